@@ -1,0 +1,150 @@
+//! Access categories and traffic identifiers, in mac80211's numbering.
+
+use core::fmt;
+
+/// An 802.11e access category, numbered as mac80211 numbers them (VO = 0 .. BK = 3);
+/// debugfs files and the `aql_txq_limit` write format use these numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Ac {
+    /// Voice: never aggregated by AQL's estimate (reference 3.8).
+    Vo = 0,
+    /// Video.
+    Vi = 1,
+    /// Best effort: where bulk TCP lives, and where ath11k charges received airtime.
+    Be = 2,
+    /// Background.
+    Bk = 3,
+}
+
+impl Ac {
+    /// Number of access categories.
+    pub const COUNT: usize = 4;
+    /// All access categories in mac80211 order.
+    pub const ALL: [Ac; 4] = [Ac::Vo, Ac::Vi, Ac::Be, Ac::Bk];
+
+    /// The index used for per-AC arrays (0..4).
+    #[inline]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The access category with mac80211 number `n`, if `n < 4`.
+    pub const fn from_index(n: usize) -> Option<Ac> {
+        match n {
+            0 => Some(Ac::Vo),
+            1 => Some(Ac::Vi),
+            2 => Some(Ac::Be),
+            3 => Some(Ac::Bk),
+            _ => None,
+        }
+    }
+
+    /// Whether AQL prices frames of this AC as aggregated (mainline's proxy: "not VO", reference E7).
+    #[inline]
+    pub const fn aggregated(self) -> bool {
+        !matches!(self, Ac::Vo)
+    }
+
+    /// Short upper-case name as debugfs prints it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Ac::Vo => "VO",
+            Ac::Vi => "VI",
+            Ac::Be => "BE",
+            Ac::Bk => "BK",
+        }
+    }
+}
+
+impl fmt::Display for Ac {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A traffic identifier: 0..=15 for data, or [`Tid::MGMT`] (16) for the per-station
+/// management (MMPDU) queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Tid(u8);
+
+/// A TID outside 0..=16.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidTid(pub u8);
+
+impl fmt::Display for InvalidTid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TID {} is outside 0..=16", self.0)
+    }
+}
+
+impl core::error::Error for InvalidTid {}
+
+impl Tid {
+    /// The per-station management-frame TID (mac80211's TID 16), mapped to VO.
+    pub const MGMT: Tid = Tid(16);
+    /// TID 0, best effort.
+    pub const BE: Tid = Tid(0);
+
+    /// A TID from its number; 0..=15 are data TIDs, 16 is [`Tid::MGMT`].
+    pub const fn new(tid: u8) -> Result<Tid, InvalidTid> {
+        if tid <= 16 { Ok(Tid(tid)) } else { Err(InvalidTid(tid)) }
+    }
+
+    /// The TID number.
+    #[inline]
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+
+    /// Whether this is the management TID.
+    #[inline]
+    pub const fn is_mgmt(self) -> bool {
+        self.0 == 16
+    }
+
+    /// The access category: TIDs 6,7 → VO; 4,5 → VI; 0,3 → BE; 1,2 → BK, after masking
+    /// with 7 (so 8..=15 map like 0..=7); the management TID → VO (reference, conventions).
+    pub const fn ac(self) -> Ac {
+        if self.is_mgmt() {
+            return Ac::Vo;
+        }
+        match self.0 & 7 {
+            6 | 7 => Ac::Vo,
+            4 | 5 => Ac::Vi,
+            1 | 2 => Ac::Bk,
+            _ => Ac::Be,
+        }
+    }
+}
+
+impl fmt::Display for Tid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_mgmt() { f.write_str("mgmt") } else { write!(f, "{}", self.0) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tid_to_ac_follows_mac80211() {
+        let expect = [Ac::Be, Ac::Bk, Ac::Bk, Ac::Be, Ac::Vi, Ac::Vi, Ac::Vo, Ac::Vo];
+        for tid in 0..16u8 {
+            assert_eq!(Tid::new(tid).unwrap().ac(), expect[usize::from(tid & 7)], "tid {tid}");
+        }
+        assert_eq!(Tid::MGMT.ac(), Ac::Vo);
+        assert_eq!(Tid::new(17), Err(InvalidTid(17)));
+    }
+
+    #[test]
+    fn only_vo_is_priced_unaggregated() {
+        assert!(!Ac::Vo.aggregated());
+        assert!(Ac::Vi.aggregated() && Ac::Be.aggregated() && Ac::Bk.aggregated());
+        for ac in Ac::ALL {
+            assert_eq!(Ac::from_index(ac.index()), Some(ac));
+        }
+        assert_eq!(Ac::from_index(4), None);
+    }
+}

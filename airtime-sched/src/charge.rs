@@ -1,0 +1,131 @@
+//! AQL charge tokens.
+//!
+//! Charging a frame at dequeue returns a [`Charge`]; releasing it at completion
+//! consumes it. The token is `#[must_use]` and neither `Clone` nor `Copy`, so the
+//! exactly-once release that mac80211 keeps by convention (and has broken: reference
+//! B2, invariant A2) is kept by the type system here.
+
+use crate::{Ac, StationId};
+use core::fmt;
+
+/// The airtime charged for one frame, to be released exactly once when the frame
+/// leaves the hardware (completed, dropped, or freed: every exit, invariant A5).
+///
+/// Dropping a `Charge` without releasing it leaks pending airtime (the station would
+/// throttle for good, reference B3); the `#[must_use]` attribute and the absence of
+/// `Clone` make that visible at compile time in ordinary code.
+#[must_use = "a charge must be released with Scheduler::release when its frame completes"]
+#[derive(Debug, PartialEq, Eq)]
+pub struct Charge {
+    pub(crate) station: StationId,
+    pub(crate) ac: Ac,
+    pub(crate) airtime_us: u32,
+}
+
+impl Charge {
+    /// Largest charge, in us: 14 bits of 4 us units (mainline stores 10 bits and
+    /// clamps at 4092 us, under-charging slow frames, reference E2).
+    pub const MAX_US: u32 = ((1 << RAW_UNITS_BITS) - 1) * 4;
+
+    /// The station charged.
+    #[inline]
+    pub fn station(&self) -> StationId {
+        self.station
+    }
+
+    /// The access category charged.
+    #[inline]
+    pub fn ac(&self) -> Ac {
+        self.ac
+    }
+
+    /// The charged airtime in us: a multiple of 4 in `[4, MAX_US]` (invariant A3).
+    #[inline]
+    pub fn airtime_us(&self) -> u32 {
+        self.airtime_us
+    }
+
+    /// The token as one `u32`, for a driver that must keep it in a C frame's control
+    /// block. The value must come back through [`Charge::from_raw`] exactly once.
+    ///
+    /// Layout: bits 0..14 the charge in 4 us units, 14..16 the AC, 16..28 the station
+    /// slot, 28..32 the low four bits of the station's generation. A raw value is never 0.
+    #[inline]
+    pub fn into_raw(self) -> u32 {
+        (self.airtime_us / 4)
+            | ((self.ac as u32) << RAW_UNITS_BITS)
+            | (u32::from(self.station.index) << 16)
+            | ((u32::from(self.station.generation) & 0xf) << 28)
+    }
+
+    /// A token back from [`Charge::into_raw`]. Calling this twice for one stored value
+    /// would release twice; the scheduler then detects the underflow and reports it
+    /// ([`ReleaseError`](crate::ReleaseError)), but conservation is the caller's duty here.
+    /// Returns `None` for a value no `into_raw` can produce (a zero charge).
+    #[inline]
+    pub fn from_raw(raw: u32) -> Option<Charge> {
+        let units = raw & ((1 << RAW_UNITS_BITS) - 1);
+        if units == 0 {
+            return None;
+        }
+        let ac = Ac::from_index(((raw >> RAW_UNITS_BITS) & 3) as usize)?;
+        Some(Charge {
+            station: StationId { index: ((raw >> 16) & 0xfff) as u16, generation: (raw >> 28) as u16 },
+            ac,
+            airtime_us: units * 4,
+        })
+    }
+}
+
+const RAW_UNITS_BITS: u32 = 14;
+
+/// Whether a token's station generation (only 4 bits survive the raw encoding) matches
+/// a slot's generation.
+#[inline]
+pub(crate) const fn gen_matches(token_gen: u16, slot_gen: u16) -> bool {
+    (token_gen & 0xf) == (slot_gen & 0xf)
+}
+
+/// Rounds an estimate to a chargeable amount: a multiple of 4 us, at least 4, at most
+/// [`Charge::MAX_US`] (invariant A3, with a wider range than mainline's 4092).
+#[inline]
+pub(crate) const fn quantise_us(estimate_us: u32) -> u32 {
+    let us = if estimate_us > Charge::MAX_US { Charge::MAX_US } else { estimate_us };
+    let us = us & !3;
+    if us < 4 { 4 } else { us }
+}
+
+impl fmt::Display for Charge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} us on {} {}", self.airtime_us, self.station, self.ac)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_encoding_round_trips() {
+        for (index, generation, ac, us) in
+            [(0u16, 0u16, Ac::Vo, 4u32), (4095, 15, Ac::Bk, Charge::MAX_US), (17, 3, Ac::Be, 1912)]
+        {
+            let c = Charge { station: StationId { index, generation }, ac, airtime_us: us };
+            let raw = c.into_raw();
+            assert_ne!(raw, 0);
+            let back = Charge::from_raw(raw).unwrap();
+            assert_eq!((back.station.index, back.ac, back.airtime_us), (index, ac, us));
+            assert!(gen_matches(back.station.generation, generation));
+        }
+        assert_eq!(Charge::from_raw(0), None);
+    }
+
+    #[test]
+    fn charges_are_multiples_of_four_within_range() {
+        assert_eq!(quantise_us(0), 4);
+        assert_eq!(quantise_us(29), 28);
+        assert_eq!(quantise_us(12506), 12504);
+        assert_eq!(quantise_us(u32::MAX), Charge::MAX_US);
+        assert_eq!(Charge::MAX_US, 65532);
+    }
+}

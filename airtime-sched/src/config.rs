@@ -1,0 +1,276 @@
+//! Configuration values, each validated where it is made: a weight of 0 or a low limit
+//! above the high limit cannot exist as a value, so the data path never checks them.
+
+use core::fmt;
+
+/// A station's airtime weight: the microseconds of credit one deficit top-up adds
+/// (mac80211 has no separate quantum; the weight *is* the quantum, reference 1).
+/// Range 1..=65535; 0 is refused ([`ConfigError::ZeroWeight`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Weight(u16);
+
+impl Weight {
+    /// mac80211's default, `IEEE80211_DEFAULT_AIRTIME_WEIGHT`: 256 us.
+    pub const DEFAULT: Weight = Weight(256);
+
+    /// A weight; 0 is refused.
+    pub const fn new(w: u16) -> Result<Weight, ConfigError> {
+        if w == 0 { Err(ConfigError::ZeroWeight) } else { Ok(Weight(w)) }
+    }
+
+    /// The weight in microseconds of credit per top-up.
+    #[inline]
+    pub const fn get(self) -> u16 {
+        self.0
+    }
+}
+
+impl Default for Weight {
+    fn default() -> Self {
+        Weight::DEFAULT
+    }
+}
+
+/// A station's per-AC AQL limits in microseconds of pending (charged, not yet
+/// completed) airtime (reference 3.5). `low <= high` always holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AqlLimits {
+    low_us: u32,
+    high_us: u32,
+}
+
+impl AqlLimits {
+    /// mac80211's defaults: 5000 us low, 12000 us high (`IEEE80211_DEFAULT_AQL_TXQ_LIMIT_L/H`).
+    pub const DEFAULT: AqlLimits = AqlLimits { low_us: 5000, high_us: 12000 };
+
+    /// Limits of `low_us` and `high_us`; an inverted pair is refused.
+    pub const fn new(low_us: u32, high_us: u32) -> Result<AqlLimits, ConfigError> {
+        if low_us > high_us {
+            Err(ConfigError::InvertedLimits { low_us, high_us })
+        } else {
+            Ok(AqlLimits { low_us, high_us })
+        }
+    }
+
+    /// The low limit: always allowed, whatever the PHY total.
+    #[inline]
+    pub const fn low_us(self) -> u32 {
+        self.low_us
+    }
+
+    /// The high limit: allowed while the PHY total is below the threshold.
+    #[inline]
+    pub const fn high_us(self) -> u32 {
+        self.high_us
+    }
+
+    /// Both limits in one word, so that a limit change is seen whole (never a new low
+    /// with an old high) by a concurrent AQL check.
+    #[inline]
+    pub(crate) const fn pack(self) -> u64 {
+        (self.low_us as u64) | ((self.high_us as u64) << 32)
+    }
+
+    #[inline]
+    pub(crate) const fn unpack(word: u64) -> AqlLimits {
+        AqlLimits { low_us: word as u32, high_us: (word >> 32) as u32 }
+    }
+
+    /// TX_NO_PUSHBACK scaling (reference 3.16): both limits times `weight / 256`,
+    /// rounded down, then raised to at least `floor_us` so that no limit becomes zero.
+    /// The result keeps `low <= high`.
+    pub const fn scaled_by_weight(self, weight: Weight, floor_us: u32) -> AqlLimits {
+        const fn scale(us: u32, w: u16, floor: u32) -> u32 {
+            let v = (us as u64 * w as u64) / Weight::DEFAULT.0 as u64;
+            let v = if v > u32::MAX as u64 { u32::MAX } else { v as u32 };
+            if v < floor { floor } else { v }
+        }
+        AqlLimits { low_us: scale(self.low_us, weight.0, floor_us), high_us: scale(self.high_us, weight.0, floor_us) }
+    }
+}
+
+impl Default for AqlLimits {
+    fn default() -> Self {
+        AqlLimits::DEFAULT
+    }
+}
+
+/// What closing an AC (the per-AC PHY check failing at round start) does to the round
+/// number (reference 3.3, seed `mac80211-schedule-round-fix.txt`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RoundPolicy {
+    /// The fix: "open" is a flag of its own; the round number is left alone, so no
+    /// number is ever reused (invariant S5).
+    #[default]
+    KeepNumber,
+    /// Mainline before the fix: a closed round resets the number to 0, so the next open
+    /// round is numbered 1 again and every txq stamped 1 is skipped once. Exists only to
+    /// reproduce the seed's measurement; never use it in a driver.
+    ResetOnClose,
+}
+
+/// What [`Scheduler::may_transmit`](crate::Scheduler::may_transmit) answers while the
+/// AC is over its per-AC PHY limit (reference 3.7, E5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OverLimitPolicy {
+    /// Refuse, as a round would (invariant L3 holds for pull-mode drivers too). Default.
+    #[default]
+    Refuse,
+    /// Allow without touching the rotation: mainline's behaviour, for comparison.
+    AllowLikeMainline,
+}
+
+/// Which registered airtime is charged to the deficit (mac80211's `airtime_flags`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct AirtimeFlags {
+    /// Charge transmitted airtime (`AIRTIME_USE_TX`).
+    pub charge_tx: bool,
+    /// Charge received airtime (`AIRTIME_USE_RX`).
+    pub charge_rx: bool,
+}
+
+impl Default for AirtimeFlags {
+    fn default() -> Self {
+        AirtimeFlags { charge_tx: true, charge_rx: true }
+    }
+}
+
+impl AirtimeFlags {
+    /// Flags with both settings given.
+    pub const fn new(charge_tx: bool, charge_rx: bool) -> AirtimeFlags {
+        AirtimeFlags { charge_tx, charge_rx }
+    }
+
+    /// Neither is charged: the deficit never decreases and DRR degenerates to round
+    /// robin gated by AQL (reference 3.13).
+    pub const fn any(self) -> bool {
+        self.charge_tx || self.charge_rx
+    }
+}
+
+/// Scheduler configuration, fixed at construction (build from `Default`, then set
+/// fields; the struct is `#[non_exhaustive]` so adding a field is not a breaking change).
+/// Values that change at run time (limits, weights, threshold, AQL on/off, flags) have
+/// setters on the scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Config {
+    /// Maximum number of stations (at most 4096, the compact charge encoding's range).
+    pub max_stations: u16,
+    /// Maximum number of txqs (at most 65535).
+    pub max_txqs: u16,
+    /// Round policy; the default is the seed's fix.
+    pub round_policy: RoundPolicy,
+    /// `may_transmit` while the AC is over its PHY limit.
+    pub over_limit: OverLimitPolicy,
+    /// The driver's ring reports that firmware picks the next transmitter
+    /// (`RingCapabilities::firmware_picks_transmitter`, the proposed
+    /// `IEEE80211_HW_TX_NO_PUSHBACK`): per-station limits scale by weight/256.
+    pub tx_no_pushback: bool,
+    /// Lowest limit TX_NO_PUSHBACK scaling may produce, in us.
+    pub no_pushback_floor_us: u32,
+    /// Charge for a frame dequeued before its station's first rate report (mainline
+    /// charges nothing, reference E1), in us, used when the [`Station`](crate::Station)
+    /// cannot price the frame. The default prices a 1538-byte frame at 6 Mbit/s OFDM.
+    pub unknown_rate_charge_us: u32,
+    /// How long a station stays active on an AC after it last had frames scheduled, in
+    /// us (mac80211: `HZ/10`, 100 ms).
+    pub active_window_us: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_stations: 128,
+            max_txqs: 1024,
+            round_policy: RoundPolicy::KeepNumber,
+            over_limit: OverLimitPolicy::Refuse,
+            tx_no_pushback: false,
+            no_pushback_floor_us: 100,
+            unknown_rate_charge_us: 2084,
+            active_window_us: 100_000,
+        }
+    }
+}
+
+impl Config {
+    /// The largest `max_stations` the compact charge encoding can carry.
+    pub const MAX_STATIONS: u16 = 4096;
+}
+
+/// A refused configuration value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// An airtime weight of 0 (it would never top a deficit up).
+    ZeroWeight,
+    /// A low limit above the high limit.
+    InvertedLimits {
+        /// The low limit given.
+        low_us: u32,
+        /// The high limit given.
+        high_us: u32,
+    },
+    /// `max_stations` is 0 or above [`Config::MAX_STATIONS`], or `max_txqs` is 0.
+    Capacity,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::ZeroWeight => f.write_str("airtime weight 0 is not allowed (1..=65535)"),
+            ConfigError::InvertedLimits { low_us, high_us } => {
+                write!(f, "AQL low limit {low_us} us is above high limit {high_us} us")
+            }
+            ConfigError::Capacity => f.write_str("capacity out of range (stations 1..=4096, txqs >= 1)"),
+        }
+    }
+}
+
+impl core::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weight_zero_is_refused() {
+        assert_eq!(Weight::new(0), Err(ConfigError::ZeroWeight));
+        assert_eq!(Weight::new(1).unwrap().get(), 1);
+        assert_eq!(Weight::default().get(), 256);
+    }
+
+    #[test]
+    fn inverted_limits_are_refused() {
+        assert_eq!(AqlLimits::new(2000, 1000), Err(ConfigError::InvertedLimits { low_us: 2000, high_us: 1000 }));
+        let l = AqlLimits::new(500, 1000).unwrap();
+        assert_eq!(AqlLimits::unpack(l.pack()), l);
+    }
+
+    #[test]
+    fn no_pushback_limits_stand_four_to_one_at_weights_1024_to_256() {
+        let base = AqlLimits::new(500, 1000).unwrap();
+        let heavy = base.scaled_by_weight(Weight::new(1024).unwrap(), 100);
+        let light = base.scaled_by_weight(Weight::new(256).unwrap(), 100);
+        assert_eq!((heavy.low_us(), heavy.high_us()), (2000, 4000));
+        assert_eq!((light.low_us(), light.high_us()), (500, 1000));
+        assert_eq!(heavy.low_us(), 4 * light.low_us());
+        assert_eq!(heavy.high_us(), 4 * light.high_us());
+    }
+
+    #[test]
+    fn no_pushback_scaling_has_a_floor_and_never_overflows() {
+        let w1 = Weight::new(1).unwrap();
+        let l = AqlLimits::DEFAULT.scaled_by_weight(w1, 100);
+        assert_eq!((l.low_us(), l.high_us()), (100, 100));
+        let huge = AqlLimits::new(u32::MAX, u32::MAX).unwrap();
+        let l = huge.scaled_by_weight(Weight::new(u16::MAX).unwrap(), 0);
+        assert_eq!(l.high_us(), u32::MAX);
+        // A zero floor still cannot produce an inverted pair.
+        let l = AqlLimits::new(1, 2).unwrap().scaled_by_weight(w1, 0);
+        assert!(l.low_us() <= l.high_us());
+    }
+}

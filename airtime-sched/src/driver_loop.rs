@@ -1,0 +1,307 @@
+//! The ready driver loop: one round on one AC, moving frames from txqs into a
+//! [`Ring`] — the loop a simple driver uses instead of writing its own (mac80211's
+//! `ieee80211_handle_wake_tx_queue`, plus the ring check it lacks, reference 3.11, B12).
+//!
+//! Before each txq is taken, and before each frame is dequeued, the ring must have
+//! room. For each txq the round hands out: check the ring has room *before* dequeuing (so
+//! the frame that meets a shortage stays queued, as ath10k and mt76 do), check the
+//! station's AQL budget, dequeue, charge, push. The round ends when the ring is full or
+//! refuses a frame; a refused frame and its charge come back in the report, never lost.
+//! Txqs are returned by what happened: backlogged after progress (front), stalled
+//! without progress (back: a txq that cannot progress never pins the front, S7, B4),
+//! or empty.
+
+use crate::traits::{Frame, PushError, Ring, RingError, RingErrorKind, Station, Txq, TxqError, TxqErrorKind};
+use crate::{Ac, Charge, Instant, Scheduler, StationId, TxqId, TxqReturn};
+
+/// The driver's txqs, by handle.
+pub trait TxqTable {
+    /// The txq type.
+    type Txq: Txq;
+    /// The txq registered as `id`, if the driver still has it.
+    fn txq_mut(&mut self, id: TxqId) -> Option<&mut Self::Txq>;
+}
+
+/// The driver's stations, by handle.
+pub trait StationTable {
+    /// The station type.
+    type Station: Station;
+    /// The station registered as `id`, if the driver still has it.
+    fn station(&self, id: StationId) -> Option<&Self::Station>;
+}
+
+/// Why a round ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RoundEnd {
+    /// The AC was over its PHY limit at round start: nothing was served (L3).
+    Closed,
+    /// The scheduler had nothing more to hand out in this round.
+    Exhausted,
+    /// The ring had no room before a dequeue (nothing was dequeued for it).
+    RingFull,
+    /// The ring refused a dequeued frame; it is in [`RoundReport::refused`].
+    Refused(RingErrorKind),
+}
+
+/// A frame the ring refused, handed back with its charge (still to be released or
+/// pushed again) so that nothing is lost.
+#[derive(Debug)]
+pub struct Refused<F> {
+    /// The frame.
+    pub frame: F,
+    /// Its charge (`None` if the frame was uncharged).
+    pub charge: Option<Charge>,
+    /// The txq it came from.
+    pub txq: TxqId,
+    /// Why the ring refused it.
+    pub kind: RingErrorKind,
+}
+
+/// What one round did.
+#[derive(Debug)]
+#[must_use = "a refused frame in the report still holds its charge"]
+pub struct RoundReport<F> {
+    /// Frames pushed into the ring.
+    pub frames: u32,
+    /// Txqs handed out by the scheduler.
+    pub txqs_served: u32,
+    /// Frames pushed without a charge because their station has no entry in the
+    /// [`StationTable`] or was removed mid-round (the ring still gets them).
+    pub uncharged: u32,
+    /// Why the round ended.
+    pub end: RoundEnd,
+    /// The frame the ring refused, if it refused one.
+    pub refused: Option<Refused<F>>,
+}
+
+/// Runs one round on `ac`: see the [module documentation](self).
+pub fn run_round<T, S, R>(
+    sched: &Scheduler,
+    ac: Ac,
+    now: Instant,
+    txqs: &mut T,
+    stations: &S,
+    ring: &mut R,
+) -> RoundReport<<T::Txq as Txq>::Frame>
+where
+    T: TxqTable + ?Sized,
+    S: StationTable + ?Sized,
+    R: Ring<Frame = <T::Txq as Txq>::Frame> + ?Sized,
+{
+    let mut report = RoundReport { frames: 0, txqs_served: 0, uncharged: 0, end: RoundEnd::Exhausted, refused: None };
+    if !sched.start_round(ac) {
+        report.end = RoundEnd::Closed;
+        return report;
+    }
+    loop {
+        // Room first, before a txq is taken: a txq taken only to find the ring full
+        // would lose its turn (it returns stalled, to the back) and the next completion
+        // would serve whoever is behind it, which turns airtime fairness into frame
+        // fairness whenever the ring is the bottleneck.
+        if !ring.has_room(ac) {
+            report.end = RoundEnd::RingFull;
+            return report;
+        }
+        let Some(serving) = sched.next_txq(ac, now) else { break };
+        report.txqs_served += 1;
+        let id = serving.txq();
+        let Some(txq) = txqs.txq_mut(id) else {
+            // The driver dropped this txq: nothing to serve; let it leave the lists.
+            sched.return_txq(serving, TxqReturn::Empty, now);
+            continue;
+        };
+        let station = serving.station();
+        let mut progressed = false;
+        let mut stop = None;
+        loop {
+            if !ring.has_room(ac) {
+                stop = Some(RoundEnd::RingFull);
+                break;
+            }
+            if !serving.airtime_check() {
+                break;
+            }
+            let frame = match txq.dequeue(now) {
+                Ok(Some(frame)) => frame,
+                Ok(None) => break,
+                Err(e) => {
+                    // A stopped txq (BlockAck setup) keeps its frames; anything else too.
+                    debug_assert!(matches!(e.kind(), TxqErrorKind::Stopped | TxqErrorKind::Other));
+                    break;
+                }
+            };
+            let charge = station.and_then(|sta| {
+                let st = stations.station(sta)?;
+                sched.charge_frame(st, ac, frame.len_bytes()).ok()
+            });
+            if charge.is_none() && station.is_some() {
+                report.uncharged += 1;
+            }
+            match ring.push(frame, charge) {
+                Ok(()) => {
+                    report.frames += 1;
+                    progressed = true;
+                }
+                Err(PushError { frame, charge, error }) => {
+                    let kind = error.kind();
+                    report.refused = Some(Refused { frame, charge, txq: id, kind });
+                    stop = Some(RoundEnd::Refused(kind));
+                    break;
+                }
+            }
+        }
+        // A txq with a refused frame in the report is backlogged from the driver's
+        // point of view: it must not be dropped from the lists.
+        let backlogged = !txq.is_empty() || report.refused.is_some();
+        let outcome = match (backlogged, progressed) {
+            (false, _) => TxqReturn::Empty,
+            (true, true) => TxqReturn::Backlogged,
+            (true, false) => TxqReturn::Stalled,
+        };
+        sched.return_txq(serving, outcome, now);
+        if let Some(end) = stop {
+            report.end = end;
+            return report;
+        }
+    }
+    report
+}
+
+impl<Q: Txq> TxqTable for [Option<Q>] {
+    type Txq = Q;
+    fn txq_mut(&mut self, id: TxqId) -> Option<&mut Q> {
+        self.get_mut(id.index())?.as_mut()
+    }
+}
+
+impl<S: Station> StationTable for [Option<S>] {
+    type Station = S;
+    fn station(&self, id: StationId) -> Option<&S> {
+        self.get(id.index())?.as_ref().filter(|s| s.station_id() == id)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::traits::StationErrorKind;
+    use crate::{Config, Tid, Weight};
+    use alloc::collections::VecDeque;
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    #[derive(Debug, PartialEq)]
+    struct F(u32);
+    impl Frame for F {
+        fn len_bytes(&self) -> u32 {
+            1500
+        }
+    }
+
+    #[derive(Default)]
+    struct Q(VecDeque<F>);
+    impl Txq for Q {
+        type Frame = F;
+        type Error = core::convert::Infallible;
+        fn dequeue(&mut self, _: Instant) -> Result<Option<F>, Self::Error> {
+            Ok(self.0.pop_front())
+        }
+        fn peek_len(&self) -> Option<u32> {
+            self.0.front().map(|f| f.len_bytes())
+        }
+    }
+
+    struct Sta(StationId);
+    impl Station for Sta {
+        type Error = StationErrorKind;
+        fn station_id(&self) -> StationId {
+            self.0
+        }
+        fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+            None
+        }
+        fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
+            Ok(100)
+        }
+    }
+
+    /// A ring of `room` slots that refuses the push numbered `refuse_at` with OOM.
+    struct ToyRing {
+        room: usize,
+        refuse_at: Option<u32>,
+        pushes: u32,
+        held: Vec<(F, Option<Charge>)>,
+    }
+    impl Ring for ToyRing {
+        type Frame = F;
+        type Error = RingErrorKind;
+        fn has_room(&self, _: Ac) -> bool {
+            self.held.len() < self.room
+        }
+        fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, RingErrorKind>> {
+            self.pushes += 1;
+            if self.refuse_at == Some(self.pushes) {
+                return Err(PushError { frame, charge, error: RingErrorKind::OutOfMemory });
+            }
+            self.held.push((frame, charge));
+            Ok(())
+        }
+    }
+
+    fn setup(frames: u32) -> (Scheduler, Vec<Option<Q>>, Vec<Option<Sta>>, TxqId) {
+        let sched = Scheduler::new(Config::default()).unwrap();
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let id = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let mut txqs: Vec<Option<Q>> = (0..4).map(|_| None).collect();
+        txqs[id.index()] = Some(Q((0..frames).map(F).collect()));
+        let mut stas: Vec<Option<Sta>> = (0..4).map(|_| None).collect();
+        stas[sta.index()] = Some(Sta(sta));
+        sched.wake_txq(id, Instant::ZERO).unwrap();
+        (sched, txqs, stas, id)
+    }
+
+    #[test]
+    fn a_full_ring_ends_the_round_without_dequeuing_and_the_txq_resumes_later() {
+        let (mut sched, mut txqs, stas, id) = setup(10);
+        let mut ring = ToyRing { room: 4, refuse_at: None, pushes: 0, held: vec![] };
+        let r = run_round(&sched, Ac::Be, Instant::ZERO, &mut txqs[..], &stas[..], &mut ring);
+        assert_eq!((r.frames, r.end), (4, RoundEnd::RingFull));
+        assert_eq!(txqs[id.index()].as_ref().unwrap().0.len(), 6, "nothing dequeued past the shortage");
+        assert_eq!(sched.ac_pending_us(Ac::Be), 400);
+        // Completion frees the ring; the next round serves the rest.
+        for (_, c) in ring.held.drain(..) {
+            sched.release(c.unwrap()).unwrap();
+        }
+        ring.room = 100;
+        let r = run_round(&sched, Ac::Be, Instant::ZERO, &mut txqs[..], &stas[..], &mut ring);
+        assert_eq!((r.frames, r.end), (6, RoundEnd::Exhausted));
+        for (_, c) in ring.held.drain(..) {
+            sched.release(c.unwrap()).unwrap();
+        }
+        sched.check_invariants().unwrap();
+        assert_eq!(sched.total_pending_us(), 0);
+    }
+
+    #[test]
+    fn a_refused_frame_comes_back_with_its_charge() {
+        let (mut sched, mut txqs, stas, id) = setup(5);
+        let mut ring = ToyRing { room: 100, refuse_at: Some(3), pushes: 0, held: vec![] };
+        let r = run_round(&sched, Ac::Be, Instant::ZERO, &mut txqs[..], &stas[..], &mut ring);
+        assert_eq!(r.frames, 2);
+        assert_eq!(r.end, RoundEnd::Refused(RingErrorKind::OutOfMemory));
+        let refused = r.refused.expect("the refused frame is handed back");
+        assert_eq!((refused.frame, refused.txq), (F(2), id));
+        assert_eq!(sched.ac_pending_us(Ac::Be), 300, "the refused frame's charge is still pending");
+        sched.release(refused.charge.unwrap()).unwrap();
+        for (_, c) in ring.held.drain(..) {
+            sched.release(c.unwrap()).unwrap();
+        }
+        assert_eq!(sched.total_pending_us(), 0);
+        sched.check_invariants().unwrap();
+        // The txq kept its remaining frames and stays scheduled.
+        assert_eq!(txqs[id.index()].as_ref().unwrap().0.len(), 2);
+        let r = run_round(&sched, Ac::Be, Instant::ZERO, &mut txqs[..], &stas[..], &mut ring);
+        assert_eq!(r.frames, 2);
+    }
+}

@@ -1,0 +1,110 @@
+//! # airtime-sched
+//!
+//! Airtime Queue Limits (AQL) and weighted airtime fairness for Wi-Fi drivers: what
+//! Linux mac80211 gives its C drivers, as a lock-free, `no_std` Rust core.
+//!
+//! ## The layers, top-down
+//!
+//! 1. **[`Txq`]** — one (station, TID) software queue the scheduler pulls from. The
+//!    crate ships an FQ-CoDel one. Frames wait here, where an AQM can manage them.
+//! 2. **[`Station`]** — a peer: it prices a frame in microseconds of airtime from its
+//!    last reported tx rate (with `airtime-est`).
+//! 3. **[`Scheduler`]** — per radio. For each access category it runs *rounds*: a
+//!    round picks txqs by weighted deficit round robin (each station's deficit is
+//!    topped up by its weight and charged with the airtime the hardware reports; the
+//!    *effective* deficit subtracts the airtime still in flight), skips stations over
+//!    their AQL limit, and closes the AC when its total pending airtime is over the
+//!    per-AC PHY limit. Every frame dequeued is *charged* its expected airtime; the
+//!    charge is a token ([`Charge`]) released when the hardware completes the frame.
+//! 4. **[`Ring`]** — the hardware descriptor ring. It says whether it has room before
+//!    a frame is dequeued, takes a frame with its charge, or hands both back.
+//!
+//! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] →
+//! [`Scheduler::start_round`] → [`Scheduler::next_txq`] → dequeue, price,
+//! [`Scheduler::charge_frame`] → [`Ring::push`] → completion:
+//! [`Scheduler::release`] and [`Scheduler::register_airtime`] → a new round.
+//!
+//! ## Time
+//! The scheduler never reads a clock: operations take `now` ([`Instant`]), so tests,
+//! loom models, fuzzing and the simulator are deterministic.
+//!
+//! ## Concurrency
+//! Every data-path operation takes `&self` and no lock (atomics only, through one
+//! crate-private `sync` module that maps to loom under `cfg(loom)`). Rounds may run at
+//! once from the wake context and the completion context for the same AC: a per-txq
+//! state word (queued / serving / woken-while-serving) makes sure a txq has one server
+//! at a time and that no wake is lost.
+//!
+//! ## Where this differs from mainline, on purpose
+//! * Charges are tokens released exactly once, not a field in the frame's control block.
+//! * A frame sent before the station's first rate report is charged
+//!   [`Config::unknown_rate_charge_us`], not nothing (reference E1).
+//! * Charges are multiples of 4 us up to 65532 us, not clamped at 4092 (E2); the
+//!   estimator computes in 64 bits (E3).
+//! * The per-AC PHY limit is defined (unlimited) with no listed txq instead of wrapping
+//!   (E4), and its txq count is kept in O(1).
+//! * A closed round keeps its number by default (the seed's fix, [`RoundPolicy`]).
+//! * `may_transmit` refuses while the AC is over its PHY limit by default, and uses the
+//!   effective deficit for the asked txq (E5; [`OverLimitPolicy`]).
+//! * `next_txq` applies the laps it would walk at weight 1 at once (E6).
+//! * Weight 0 and inverted limits cannot be expressed ([`Weight`], [`AqlLimits`]).
+//! * With [`Config::tx_no_pushback`], per-station limits scale by weight/256 with a
+//!   floor, so that weights reach the air where firmware picks the transmitter
+//!   (reference 3.16, the seed's proposal).
+//! * Charges are counted even while the AQL checks are off, so toggling them with
+//!   frames in flight keeps every counter exact.
+//!
+//! ## Example
+//! ```
+//! use airtime_sched::{Ac, Config, Instant, Scheduler, Tid, TxqReturn, Weight};
+//!
+//! let sched = Scheduler::new(Config::default()).unwrap();
+//! let sta = sched.add_station(Weight::DEFAULT).unwrap();
+//! let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
+//! let now = Instant::from_millis(1);
+//!
+//! sched.wake_txq(txq, now).unwrap(); // a frame was enqueued
+//! assert!(sched.start_round(Ac::Be));
+//! let serving = sched.next_txq(Ac::Be, now).expect("the woken txq is served");
+//! assert_eq!(serving.txq(), txq);
+//! let charge = sched.charge_us(sta, Ac::Be, 28).unwrap(); // priced at dequeue
+//! sched.return_txq(serving, TxqReturn::Empty, now);
+//! assert_eq!(sched.station_pending_us(sta, Ac::Be).unwrap(), 28);
+//!
+//! sched.release(charge).unwrap(); // the hardware completed the frame
+//! sched.register_airtime(sta, Ac::Be, 91, 0, now).unwrap(); // measured airtime
+//! assert_eq!(sched.total_pending_us(), 0);
+//! ```
+
+#![cfg_attr(not(feature = "std"), no_std)]
+#![deny(clippy::float_arithmetic)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+
+mod ac;
+pub mod aql;
+mod charge;
+mod config;
+pub mod driver_loop;
+mod ids;
+mod queue;
+mod scheduler;
+mod slots;
+mod sync;
+mod time;
+pub mod traits;
+
+pub use ac::{Ac, InvalidTid, Tid};
+pub use charge::Charge;
+pub use config::{AirtimeFlags, AqlLimits, Config, ConfigError, OverLimitPolicy, RoundPolicy, Weight};
+pub use ids::{StationId, TxqId};
+pub use scheduler::{
+    AcCounters, ChargeError, DEFAULT_AQL_THRESHOLD_US, InvariantViolation, PhyAqlLimits, PhyAqlPending, ReleaseError,
+    SchedError, Scheduler, Serving, StationAirtime, StationAql, TxqReturn,
+};
+pub use time::Instant;
+pub use traits::{
+    Frame, PushError, Ring, RingCapabilities, RingError, RingErrorKind, Station, StationError, StationErrorKind, Txq,
+    TxqError, TxqErrorKind, price_from_rate,
+};

@@ -1,0 +1,83 @@
+//! Typed errors of the scheduler's operations: small and `Copy`, one per kind of
+//! operation (smoltcp's habit).
+
+use core::fmt;
+
+/// A control or data-path operation named something that does not exist (now).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SchedError {
+    /// The station handle is stale (removed) or was never issued.
+    UnknownStation,
+    /// The txq handle is stale (removed) or was never issued.
+    UnknownTxq,
+    /// Every station slot is taken (capacity fixed at construction).
+    StationsFull,
+    /// Every txq slot is taken.
+    TxqsFull,
+    /// A value the configuration types refuse (weight 0, inverted limits).
+    Config(crate::ConfigError),
+}
+
+impl fmt::Display for SchedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SchedError::UnknownStation => f.write_str("unknown or removed station"),
+            SchedError::UnknownTxq => f.write_str("unknown or removed txq"),
+            SchedError::StationsFull => f.write_str("no free station slot"),
+            SchedError::TxqsFull => f.write_str("no free txq slot"),
+            SchedError::Config(e) => write!(f, "invalid configuration: {e}"),
+        }
+    }
+}
+
+impl core::error::Error for SchedError {}
+
+impl From<crate::ConfigError> for SchedError {
+    fn from(e: crate::ConfigError) -> Self {
+        SchedError::Config(e)
+    }
+}
+
+/// A charge that could not be made; nothing was counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChargeError {
+    /// The station handle is stale or was never issued (the frame should be dropped or
+    /// sent uncharged by the caller's choice; the scheduler counts nothing).
+    UnknownStation,
+}
+
+impl fmt::Display for ChargeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChargeError::UnknownStation => f.write_str("charge for an unknown or removed station"),
+        }
+    }
+}
+
+impl core::error::Error for ChargeError {}
+
+/// A release that did not match the accounting. The AC and PHY counters were still
+/// released (saturating at 0), so a bad token never pins the radio (reference B3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReleaseError {
+    /// The token names no station slot of its generation (forged raw value); only the
+    /// AC counter was released.
+    UnknownStation,
+    /// A counter held less than the token carried (a token released twice through
+    /// [`Charge::from_raw`](crate::Charge::from_raw)); it was clamped at 0 and counted.
+    Underflow,
+}
+
+impl fmt::Display for ReleaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReleaseError::UnknownStation => f.write_str("release for an unknown station slot"),
+            ReleaseError::Underflow => f.write_str("pending airtime underflow (charge released twice?)"),
+        }
+    }
+}
+
+impl core::error::Error for ReleaseError {}

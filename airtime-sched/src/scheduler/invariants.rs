@@ -1,0 +1,119 @@
+//! The invariant checker shared by unit tests, the proptest model, fuzz targets and
+//! loom models (reference section 4). It takes `&mut self`, which proves no operation
+//! runs and no txq is held, so every invariant must hold exactly.
+
+use super::Scheduler;
+use crate::slots::{gen_of, sta, txq};
+use crate::sync::Ordering;
+use crate::{Ac, TxqId};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// An invariant of reference section 4 that does not hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InvariantViolation {
+    /// A1: an AC's pending airtime differs from the sum over its stations.
+    PendingNotConserved {
+        /// The AC.
+        ac: Ac,
+        /// The AC counter.
+        ac_pending_us: u32,
+        /// The sum of station counters.
+        stations_sum_us: u64,
+    },
+    /// S2: a txq has more than one entry in the queues.
+    QueuedTwice(TxqId),
+    /// S1/S2: a txq's QUEUED bit disagrees with the queues.
+    QueuedBitMismatch(TxqId),
+    /// S3: a txq is marked as served while no one can hold it.
+    HeldWhileQuiescent(TxqId),
+    /// The listed count of an AC differs from its queues' entries.
+    ListedCount {
+        /// The AC.
+        ac: Ac,
+        /// The counter.
+        listed: u32,
+        /// Entries found.
+        entries: u32,
+    },
+    /// S5: a round is open with number 0.
+    OpenRoundZero(Ac),
+    /// A station's limits are inverted or its weight is 0.
+    BadStationConfig(u16),
+}
+
+impl fmt::Display for InvariantViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invariant violated: {self:?}")
+    }
+}
+
+impl core::error::Error for InvariantViolation {}
+
+impl Scheduler {
+    /// Checks every invariant that must hold between operations. Cost O(capacity).
+    pub fn check_invariants(&mut self) -> Result<(), InvariantViolation> {
+        let mut seen = vec![0u8; self.txqs.len()];
+        for ac in Ac::ALL {
+            let state = &mut self.acs[ac.index()];
+            let queued: Vec<u32> = state.front.entries().chain(state.back.entries()).collect();
+            let mut entries = 0u32;
+            for raw in queued {
+                entries += 1;
+                let id = TxqId::from_raw(raw);
+                let Some(count) = seen.get_mut(id.index()) else {
+                    return Err(InvariantViolation::QueuedBitMismatch(id));
+                };
+                *count += 1;
+                if *count > 1 {
+                    return Err(InvariantViolation::QueuedTwice(id));
+                }
+                let slot = &self.txqs[id.index()];
+                let word = slot.word.load(Ordering::Relaxed);
+                if word & txq::QUEUED == 0 || gen_of(word) != id.generation || self.ac_of(slot) != ac {
+                    return Err(InvariantViolation::QueuedBitMismatch(id));
+                }
+            }
+            let state = &self.acs[ac.index()];
+            let listed = state.listed.load(Ordering::Relaxed);
+            if listed != entries {
+                return Err(InvariantViolation::ListedCount { ac, listed, entries });
+            }
+            let round = state.round.load(Ordering::Relaxed);
+            if super::rounds::round_open(round) && super::rounds::round_number(round) == 0 {
+                return Err(InvariantViolation::OpenRoundZero(ac));
+            }
+            let sum: u64 =
+                self.stations.iter().map(|s| u64::from(s.ac[ac.index()].pending_us.load(Ordering::Relaxed))).sum();
+            let ac_pending_us = state.pending_us.load(Ordering::Relaxed);
+            if sum != u64::from(ac_pending_us) {
+                return Err(InvariantViolation::PendingNotConserved { ac, ac_pending_us, stations_sum_us: sum });
+            }
+        }
+        for (index, slot) in self.txqs.iter().enumerate() {
+            let word = slot.word.load(Ordering::Relaxed);
+            let id = slot.id(index, word);
+            if word & (txq::SERVING | txq::WOKEN | txq::INIT) != 0 {
+                return Err(InvariantViolation::HeldWhileQuiescent(id));
+            }
+            if (word & txq::QUEUED != 0) != (seen[index] == 1) {
+                return Err(InvariantViolation::QueuedBitMismatch(id));
+            }
+        }
+        for (index, slot) in self.stations.iter().enumerate() {
+            if slot.word.load(Ordering::Relaxed) & sta::STATE_MASK != sta::LIVE {
+                continue;
+            }
+            let bad_limits = Ac::ALL.iter().any(|&ac| {
+                let l = slot.limits(ac);
+                l.low_us() > l.high_us()
+            });
+            if bad_limits || slot.weight() == 0 {
+                return Err(InvariantViolation::BadStationConfig(index as u16));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,183 @@
+//! Control operations: registering and removing stations and txqs, weights and limits.
+//! Slots are claimed with compare-and-swap; none of this blocks the data path.
+
+use super::{SchedError, Scheduler};
+use crate::config::{AqlLimits, Weight};
+use crate::slots::{NO_STATION, gen_of, sta, txq, with_gen};
+use crate::sync::Ordering;
+use crate::{Ac, StationId, Tid, TxqId};
+
+impl Scheduler {
+    /// Registers a station with `weight`; its limits start at the PHY defaults and each
+    /// deficit at the weight (mainline's initial value).
+    pub fn add_station(&self, weight: Weight) -> Result<StationId, SchedError> {
+        for (index, slot) in self.stations.iter().enumerate() {
+            let word = slot.word.load(Ordering::Acquire);
+            let state = word & sta::STATE_MASK;
+            let reusable = state == sta::FREE
+                || (state == sta::RETIRED && slot.ac.iter().all(|a| a.pending_us.load(Ordering::SeqCst) == 0));
+            if !reusable {
+                continue;
+            }
+            let generation = gen_of(word).wrapping_add(1);
+            // SeqCst with the charge path's SeqCst add-then-check: either a late charge
+            // sees the slot leave LIVE/RETIRED, or we see its pending and back off.
+            if slot
+                .word
+                .compare_exchange(word, with_gen(generation, sta::INIT), Ordering::SeqCst, Ordering::Relaxed)
+                .is_err()
+            {
+                continue;
+            }
+            if slot.ac.iter().any(|a| a.pending_us.load(Ordering::SeqCst) != 0) {
+                slot.word.store(word, Ordering::SeqCst);
+                continue;
+            }
+            slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
+            for ac in Ac::ALL {
+                let a = &slot.ac[ac.index()];
+                a.deficit_us.store(i64::from(weight.get()), Ordering::Relaxed);
+                a.limits.store(self.acs[ac.index()].default_limits.load(Ordering::Relaxed), Ordering::Relaxed);
+                a.last_active_us.store(0, Ordering::Relaxed);
+                a.tx_airtime_us.store(0, Ordering::Relaxed);
+                a.rx_airtime_us.store(0, Ordering::Relaxed);
+            }
+            // Release: publishes the fields above to every Acquire of the word.
+            slot.word.store(with_gen(generation, sta::LIVE), Ordering::Release);
+            return Ok(StationId { index: index as u16, generation });
+        }
+        Err(SchedError::StationsFull)
+    }
+
+    /// Removes a station and every txq registered for it. Charges still in flight stay
+    /// valid: releasing them keeps every counter exact, and the slot is reused only
+    /// once they are all released.
+    pub fn remove_station(&self, id: StationId) -> Result<(), SchedError> {
+        let slot = self.station_slot(id)?;
+        slot.word
+            .compare_exchange(
+                with_gen(id.generation, sta::LIVE),
+                with_gen(id.generation, sta::RETIRED),
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            )
+            .map_err(|_| SchedError::UnknownStation)?;
+        for (index, t) in self.txqs.iter().enumerate() {
+            let word = t.word.load(Ordering::Acquire);
+            if word & txq::LIVE != 0 && t.station.load(Ordering::Relaxed) == id.to_raw() {
+                let _ = self.remove_txq(t.id(index, word));
+            }
+        }
+        Ok(())
+    }
+
+    /// Registers a txq for `station` (or a station-less one, e.g. per-interface
+    /// multicast, with `None`) on `tid`; its AC is `tid.ac()`.
+    pub fn add_txq(&self, station: Option<StationId>, tid: Tid) -> Result<TxqId, SchedError> {
+        if let Some(sta) = station {
+            self.station_slot(sta)?;
+        }
+        for (index, slot) in self.txqs.iter().enumerate() {
+            let word = slot.word.load(Ordering::Acquire);
+            if word & txq::FLAG_MASK != 0 {
+                continue;
+            }
+            let generation = gen_of(word).wrapping_add(1);
+            if slot
+                .word
+                .compare_exchange(word, with_gen(generation, txq::INIT), Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                continue;
+            }
+            slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Relaxed);
+            slot.tid.store(u32::from(tid.get()), Ordering::Relaxed);
+            slot.round.store(0, Ordering::Relaxed);
+            // Release: publishes station and tid with LIVE.
+            slot.word.store(with_gen(generation, txq::LIVE), Ordering::Release);
+            return Ok(TxqId { index: index as u16, generation });
+        }
+        Err(SchedError::TxqsFull)
+    }
+
+    /// Removes a txq. If it is queued or being served, its slot is freed when the
+    /// scheduler next meets its entry or when the server returns it; the handle is
+    /// refused from now on.
+    pub fn remove_txq(&self, id: TxqId) -> Result<(), SchedError> {
+        let slot = self.txqs.get(id.index()).ok_or(SchedError::UnknownTxq)?;
+        let mut word = slot.word.load(Ordering::Acquire);
+        loop {
+            if word & txq::LIVE == 0 || gen_of(word) != id.generation {
+                return Err(SchedError::UnknownTxq);
+            }
+            let new = word & !(txq::LIVE | txq::WOKEN);
+            // AcqRel: orders with the queue and serving paths that read LIVE.
+            match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(()),
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// Sets a station's airtime weight; it takes effect at the next top-up (mainline
+    /// stores it as given, reference 3.13). With TX_NO_PUSHBACK it also scales limits.
+    pub fn set_weight(&self, id: StationId, weight: Weight) -> Result<(), SchedError> {
+        let slot = self.station_slot(id)?;
+        slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A station's airtime weight.
+    pub fn weight(&self, id: StationId) -> Result<Weight, SchedError> {
+        let slot = self.station_slot(id)?;
+        Ok(Weight::new(slot.weight() as u16).unwrap_or(Weight::DEFAULT))
+    }
+
+    /// Sets a station's AQL limits on `ac` (the station `aql` file's `limit` write).
+    /// Both limits change in one store, so a concurrent check sees the old pair or the
+    /// new pair, never a mix.
+    pub fn set_station_limits(&self, id: StationId, ac: Ac, limits: AqlLimits) -> Result<(), SchedError> {
+        let slot = self.station_slot(id)?;
+        slot.ac[ac.index()].limits.store(limits.pack(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// A station's configured AQL limits on `ac` (before TX_NO_PUSHBACK scaling).
+    pub fn station_limits(&self, id: StationId, ac: Ac) -> Result<AqlLimits, SchedError> {
+        Ok(self.station_slot(id)?.limits(ac))
+    }
+
+    /// The limits the AQL check applies to a station on `ac`: its configured limits,
+    /// scaled by weight/256 with a floor when `Config::tx_no_pushback` is set.
+    pub fn effective_limits(&self, id: StationId, ac: Ac) -> Result<AqlLimits, SchedError> {
+        let slot = self.station_slot(id)?;
+        Ok(self.effective_limits_of(slot, ac))
+    }
+
+    /// The station a txq belongs to, and its TID.
+    pub fn txq_info(&self, id: TxqId) -> Result<(Option<StationId>, Tid), SchedError> {
+        let slot = self.txq_slot(id)?;
+        Ok((slot.station(), Tid::new(slot.tid()).unwrap_or(Tid::BE)))
+    }
+
+    pub(crate) fn station_slot(&self, id: StationId) -> Result<&crate::slots::StationSlot, SchedError> {
+        let slot = self.stations.get(id.index()).ok_or(SchedError::UnknownStation)?;
+        if slot.is_live(id) { Ok(slot) } else { Err(SchedError::UnknownStation) }
+    }
+
+    pub(crate) fn txq_slot(&self, id: TxqId) -> Result<&crate::slots::TxqSlot, SchedError> {
+        let slot = self.txqs.get(id.index()).ok_or(SchedError::UnknownTxq)?;
+        let word = slot.word.load(Ordering::Acquire);
+        if word & txq::LIVE != 0 && gen_of(word) == id.generation { Ok(slot) } else { Err(SchedError::UnknownTxq) }
+    }
+
+    pub(crate) fn effective_limits_of(&self, slot: &crate::slots::StationSlot, ac: Ac) -> AqlLimits {
+        let limits = slot.limits(ac);
+        if self.config.tx_no_pushback {
+            let w = Weight::new(slot.weight() as u16).unwrap_or(Weight::DEFAULT);
+            limits.scaled_by_weight(w, self.config.no_pushback_floor_us)
+        } else {
+            limits
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The hardware descriptor ring a driver pushes frames into.
+
+use crate::{Ac, Charge};
+use core::fmt::{self, Debug};
+
+/// Error kinds a [`Ring`] can report when it refuses a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RingErrorKind {
+    /// No descriptor free (-ENOSPC).
+    Full,
+    /// Out of memory or a DMA mapping failure (-ENOMEM).
+    OutOfMemory,
+    /// Anything else.
+    Other,
+}
+
+/// An error a [`Ring`] reports.
+pub trait RingError: Debug {
+    /// The generic kind of this error.
+    fn kind(&self) -> RingErrorKind;
+}
+
+impl RingError for RingErrorKind {
+    fn kind(&self) -> RingErrorKind {
+        *self
+    }
+}
+
+/// What the hardware behind a ring can do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct RingCapabilities {
+    /// The firmware picks the next transmitter among the stations that have frames in
+    /// the ring, so the host's scheduling order does not reach the air (ath11k; the
+    /// proposed `IEEE80211_HW_TX_NO_PUSHBACK`, reference 3.16). The scheduler should then
+    /// be configured with `Config::tx_no_pushback` so that weights act through limits.
+    pub firmware_picks_transmitter: bool,
+}
+
+impl RingCapabilities {
+    /// Capabilities with the firmware-picks-transmitter bit as given.
+    pub const fn new(firmware_picks_transmitter: bool) -> RingCapabilities {
+        RingCapabilities { firmware_picks_transmitter }
+    }
+}
+
+/// A refused push: the frame and its charge come back to the caller, untouched, with
+/// the reason. Nothing is lost (invariant: a refused push loses no frame and no charge).
+#[must_use = "a refused frame still holds its charge; release it or push it again"]
+pub struct PushError<F, E> {
+    /// The frame that was not taken.
+    pub frame: F,
+    /// Its charge, still to be released (`None` for an uncharged frame, e.g. multicast).
+    pub charge: Option<Charge>,
+    /// Why.
+    pub error: E,
+}
+
+impl<F, E: Debug> Debug for PushError<F, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PushError").field("charge", &self.charge).field("error", &self.error).finish_non_exhaustive()
+    }
+}
+
+/// A hardware transmit ring.
+pub trait Ring {
+    /// The frame type the ring takes.
+    type Frame;
+    /// The error type of a refused push.
+    type Error: RingError;
+
+    /// What the hardware can do.
+    fn capabilities(&self) -> RingCapabilities {
+        RingCapabilities::default()
+    }
+
+    /// Whether one more frame of `ac` would fit now. Checked *before* a frame is
+    /// dequeued, so the frame that meets a shortage stays in its txq (ath10k's and
+    /// mt76's order; the seed's patch 8 frees it instead).
+    fn has_room(&self, ac: Ac) -> bool;
+
+    /// Hands a frame and its charge to the hardware, which keeps the charge until the
+    /// frame completes (then the driver releases it). Frames of station-less txqs carry
+    /// no charge (mainline does not charge multicast). On refusal both come back.
+    fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>>;
+}
+
+impl<R: Ring + ?Sized> Ring for &mut R {
+    type Frame = R::Frame;
+    type Error = R::Error;
+
+    fn capabilities(&self) -> RingCapabilities {
+        (**self).capabilities()
+    }
+
+    fn has_room(&self, ac: Ac) -> bool {
+        (**self).has_room(ac)
+    }
+
+    fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>> {
+        (**self).push(frame, charge)
+    }
+}

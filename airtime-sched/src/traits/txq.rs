@@ -1,0 +1,81 @@
+//! The software queue the scheduler pulls frames from.
+
+use crate::Instant;
+use core::fmt::Debug;
+
+/// A frame as the scheduler sees it: only its length matters for pricing.
+pub trait Frame {
+    /// Length in bytes as it will be transmitted (the length AQL prices; mac80211 uses
+    /// `skb->len` at dequeue, reference 5.7).
+    fn len_bytes(&self) -> u32;
+}
+
+impl<F: Frame + ?Sized> Frame for &F {
+    fn len_bytes(&self) -> u32 {
+        (**self).len_bytes()
+    }
+}
+
+/// Error kinds a [`Txq`] can report, for generic code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TxqErrorKind {
+    /// The queue may not be dequeued from right now (e.g. a BlockAck session is being
+    /// set up: mac80211's `IEEE80211_TXQ_STOP`); its frames stay queued.
+    Stopped,
+    /// Anything else.
+    Other,
+}
+
+/// An error a [`Txq`] reports.
+pub trait TxqError: Debug {
+    /// The generic kind of this error.
+    fn kind(&self) -> TxqErrorKind;
+}
+
+impl TxqError for core::convert::Infallible {
+    fn kind(&self) -> TxqErrorKind {
+        match *self {}
+    }
+}
+
+/// One (station, TID) software queue: the scheduler's unit of service.
+///
+/// Implementations keep frame order within a flow and never lose a frame they accepted
+/// except through drops they count themselves (CoDel, limits).
+pub trait Txq {
+    /// The frame type.
+    type Frame: Frame;
+    /// The error type.
+    type Error: TxqError;
+
+    /// Takes the next frame, `Ok(None)` if there is none right now. `now` drives AQM
+    /// (CoDel's sojourn time).
+    fn dequeue(&mut self, now: Instant) -> Result<Option<Self::Frame>, Self::Error>;
+
+    /// Length of the frame `dequeue` would most likely return next, `None` if empty.
+    /// An AQM may still drop that frame at dequeue.
+    fn peek_len(&self) -> Option<u32>;
+
+    /// Whether the queue holds no frame.
+    fn is_empty(&self) -> bool {
+        self.peek_len().is_none()
+    }
+}
+
+impl<T: Txq + ?Sized> Txq for &mut T {
+    type Frame = T::Frame;
+    type Error = T::Error;
+
+    fn dequeue(&mut self, now: Instant) -> Result<Option<Self::Frame>, Self::Error> {
+        (**self).dequeue(now)
+    }
+
+    fn peek_len(&self) -> Option<u32> {
+        (**self).peek_len()
+    }
+
+    fn is_empty(&self) -> bool {
+        (**self).is_empty()
+    }
+}
