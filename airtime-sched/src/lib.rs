@@ -87,6 +87,7 @@ pub mod aql;
 mod charge;
 mod config;
 pub mod driver_loop;
+pub mod fq_codel;
 mod ids;
 mod queue;
 mod scheduler;
@@ -98,6 +99,7 @@ pub mod traits;
 pub use ac::{Ac, InvalidTid, Tid};
 pub use charge::Charge;
 pub use config::{AirtimeFlags, AqlLimits, Config, ConfigError, OverLimitPolicy, RoundPolicy, Weight};
+pub use fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 pub use ids::{StationId, TxqId};
 pub use scheduler::{
     AcCounters, ChargeError, DEFAULT_AQL_THRESHOLD_US, InvariantViolation, PhyAqlLimits, PhyAqlPending, ReleaseError,
