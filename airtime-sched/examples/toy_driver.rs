@@ -9,9 +9,12 @@
 //! to account). Run it with `cargo run -p airtime-sched --example toy_driver`.
 
 use airtime_est::{Bandwidth, Rate};
-use airtime_sched::driver_loop::run_round;
-use airtime_sched::traits::{price_from_rate, PushError, RingErrorKind, StationErrorKind};
-use airtime_sched::{Ac, Charge, Config, Frame, Instant, Ring, RingCapabilities, Scheduler, Station, StationId, Tid, Txq, Weight};
+use airtime_sched::driver_loop::{Refused, run_round};
+use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind, price_from_rate};
+use airtime_sched::{
+    Ac, Charge, Config, Frame, Instant, ReleaseError, Ring, RingCapabilities, Scheduler, Station, StationId, Tid, Txq,
+    Weight,
+};
 use std::collections::VecDeque;
 
 /// A frame: its length and who it is for.
@@ -126,7 +129,9 @@ fn run(ring_depth: usize, verbose: bool) -> Result<[f64; 2], Box<dyn std::error:
 
     // Two stations: a fast one (VHT80 MCS9) with twice the weight, and a slow one (VHT20 MCS0).
     let mut txq_of = Vec::new();
-    for (weight, rate) in [(512, Rate::vht(9, 1, Bandwidth::Mhz80, true)?), (256, Rate::vht(4, 1, Bandwidth::Mhz80, false)?)] {
+    for (weight, rate) in
+        [(512, Rate::vht(9, 1, Bandwidth::Mhz80, true)?), (256, Rate::vht(4, 1, Bandwidth::Mhz80, false)?)]
+    {
         let sta = sched.add_station(Weight::new(weight)?)?;
         peers[sta.index()] = Some(Peer { id: sta, rate: Some(rate) });
         let txq = sched.add_txq(Some(sta), Tid::BE)?;
@@ -148,12 +153,7 @@ fn run(ring_depth: usize, verbose: bool) -> Result<[f64; 2], Box<dyn std::error:
             sched.wake_txq(txq, now)?;
         }
         let report = run_round(&sched, Ac::Be, now, &mut txqs[..], &peers[..], &mut ring);
-        if let Some(refused) = report.refused {
-            // Never lose a refused frame: here we just release its charge and drop it.
-            if let Some(c) = refused.charge {
-                sched.release(c)?;
-            }
-        }
+        drop_refused(&sched, report.refused)?;
         // Completion path: the radio had 100 us of air this tick; every frame it
         // finished has its charge released and its airtime registered, and a round
         // runs for the AC it reaped.
@@ -177,11 +177,7 @@ fn run(ring_depth: usize, verbose: bool) -> Result<[f64; 2], Box<dyn std::error:
         }
         if reaped {
             let report = run_round(&sched, Ac::Be, now, &mut txqs[..], &peers[..], &mut ring);
-            if let Some(refused) = report.refused {
-                if let Some(c) = refused.charge {
-                    sched.release(c)?;
-                }
-            }
+            drop_refused(&sched, report.refused)?;
         }
     }
 
@@ -192,9 +188,18 @@ fn run(ring_depth: usize, verbose: bool) -> Result<[f64; 2], Box<dyn std::error:
         }
         print!("{}", sched.phy_aql_pending());
     }
-    let tx = |i: usize| -> Result<f64, Box<dyn std::error::Error>> {
-        Ok(sched.station_airtime(txq_of[i].0)?.tx_us as f64)
-    };
+    let tx =
+        |i: usize| -> Result<f64, Box<dyn std::error::Error>> { Ok(sched.station_airtime(txq_of[i].0)?.tx_us as f64) };
     let (fast, slow) = (tx(0)?, tx(1)?);
     Ok([100.0 * fast / (fast + slow), 100.0 * slow / (fast + slow)])
+}
+
+/// A refused frame comes back with its charge. A real driver keeps it and pushes it
+/// again after the next completion; the toy drops it, releasing its charge so that
+/// nothing leaks.
+fn drop_refused(sched: &Scheduler, refused: Option<Refused<Packet>>) -> Result<(), ReleaseError> {
+    match refused.and_then(|r| r.charge) {
+        Some(charge) => sched.release(charge),
+        None => Ok(()),
+    }
 }

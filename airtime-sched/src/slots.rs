@@ -12,15 +12,38 @@ use crate::config::AqlLimits;
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use crate::{Ac, StationId, TxqId};
 
-/// Station slot states (low bits of `StationSlot::word`; the generation is the high half).
+/// Station slot word: bits 0..32 count the station's outstanding charges, bits 32..40
+/// hold the state, bits 48..64 the generation. Charges and releases change the count
+/// with compare-and-swap on the same word that a slot reuse must swap from "retired
+/// with no charge", so a charge can never land on a later occupant (loom model 6)
+/// without relying on sequential-consistency fences.
 pub(crate) mod sta {
-    pub(crate) const FREE: u32 = 0;
+    pub(crate) const FREE: u64 = 0;
     /// Claimed by `add_station`, fields being written.
-    pub(crate) const INIT: u32 = 1;
-    pub(crate) const LIVE: u32 = 2;
+    pub(crate) const INIT: u64 = 1;
+    pub(crate) const LIVE: u64 = 2;
     /// Removed; kept until every charge against it is released.
-    pub(crate) const RETIRED: u32 = 3;
-    pub(crate) const STATE_MASK: u32 = 0xffff;
+    pub(crate) const RETIRED: u64 = 3;
+
+    #[inline]
+    pub(crate) const fn word(generation: u16, state: u64, refs: u32) -> u64 {
+        ((generation as u64) << 48) | (state << 32) | refs as u64
+    }
+
+    #[inline]
+    pub(crate) const fn state(word: u64) -> u64 {
+        (word >> 32) & 0xff
+    }
+
+    #[inline]
+    pub(crate) const fn generation(word: u64) -> u16 {
+        (word >> 48) as u16
+    }
+
+    #[inline]
+    pub(crate) const fn refs(word: u64) -> u32 {
+        word as u32
+    }
 }
 
 /// Txq word bits (the generation is the high half).
@@ -38,6 +61,7 @@ pub(crate) mod txq {
     pub(crate) const FLAG_MASK: u32 = 0xffff;
 }
 
+/// The generation of a txq word.
 #[inline]
 pub(crate) const fn gen_of(word: u32) -> u16 {
     (word >> 16) as u16
@@ -63,7 +87,8 @@ pub(crate) struct StationAc {
 }
 
 pub(crate) struct StationSlot {
-    pub(crate) word: AtomicU32,
+    /// See [`sta`].
+    pub(crate) word: AtomicU64,
     pub(crate) weight: AtomicU32,
     pub(crate) ac: [StationAc; Ac::COUNT],
 }
@@ -71,7 +96,7 @@ pub(crate) struct StationSlot {
 impl StationSlot {
     pub(crate) fn new() -> StationSlot {
         StationSlot {
-            word: AtomicU32::new(sta::FREE),
+            word: AtomicU64::new(sta::FREE),
             weight: AtomicU32::new(256),
             ac: core::array::from_fn(|_| StationAc {
                 deficit_us: AtomicI64::new(0),
@@ -88,7 +113,55 @@ impl StationSlot {
     #[inline]
     pub(crate) fn is_live(&self, id: StationId) -> bool {
         // Acquire: pairs with the Release that published the slot's fields in add_station.
-        self.word.load(Ordering::Acquire) == with_gen(id.generation, sta::LIVE)
+        let word = self.word.load(Ordering::Acquire);
+        sta::state(word) == sta::LIVE && sta::generation(word) == id.generation
+    }
+
+    /// Counts one more outstanding charge for `id`, if it is the live occupant.
+    #[inline]
+    pub(crate) fn acquire_charge(&self, id: StationId) -> bool {
+        let mut word = self.word.load(Ordering::Relaxed);
+        loop {
+            #[cfg(airtime_weakened = "charge_order")]
+            let ok = sta::state(word) == sta::LIVE;
+            #[cfg(not(airtime_weakened = "charge_order"))]
+            let ok = sta::state(word) == sta::LIVE && sta::generation(word) == id.generation;
+            if !ok || sta::refs(word) == u32::MAX {
+                return false;
+            }
+            // Acquire: the slot's fields as published; the count pins the generation.
+            match self.word.compare_exchange_weak(word, word + 1, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// Whether a token of generation `token_gen` (4 bits survive the raw form) belongs
+    /// to this slot: live or retired, of that generation. A slot is reused only with no
+    /// charge outstanding, so a genuine token always finds its slot.
+    #[inline]
+    pub(crate) fn owns_token(&self, token_gen: u16) -> bool {
+        let word = self.word.load(Ordering::Acquire);
+        matches!(sta::state(word), sta::LIVE | sta::RETIRED)
+            && crate::charge::gen_matches(token_gen, sta::generation(word))
+    }
+
+    /// Counts one charge fewer; false if none was outstanding (a double release).
+    #[inline]
+    pub(crate) fn release_charge(&self) -> bool {
+        let mut word = self.word.load(Ordering::Relaxed);
+        loop {
+            if sta::refs(word) == 0 {
+                return false;
+            }
+            // Release: the pending-airtime subtraction before it is visible to a reuse
+            // that Acquires a zero count.
+            match self.word.compare_exchange_weak(word, word - 1, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(now) => word = now,
+            }
+        }
     }
 
     #[inline]
@@ -101,6 +174,18 @@ impl StationSlot {
     pub(crate) fn weight(&self) -> u32 {
         // Relaxed: a weight change takes effect at the next top-up, whichever that is.
         self.weight.load(Ordering::Relaxed)
+    }
+
+    /// Adds a top-up to the deficit. One atomic add, so a concurrent
+    /// `register_airtime` charge is never lost (loom model 4).
+    #[inline]
+    pub(crate) fn top_up(&self, ac: Ac, amount: i64) {
+        let deficit = &self.ac[ac.index()].deficit_us;
+        #[cfg(not(airtime_weakened = "topup"))]
+        deficit.fetch_add(amount, Ordering::Relaxed);
+        // Weakened variant, only to prove the loom model catches a lost update.
+        #[cfg(airtime_weakened = "topup")]
+        deficit.store(deficit.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
     }
 
     /// Effective deficit: stored deficit minus airtime already in flight (reference 3.4).

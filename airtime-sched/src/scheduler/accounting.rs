@@ -2,8 +2,8 @@
 //! registered from hardware reports (deficit charges).
 
 use super::{ChargeError, ReleaseError, SchedError, Scheduler};
-use crate::charge::{gen_matches, quantise_us};
-use crate::slots::{StationSlot, gen_of, sta};
+use crate::charge::quantise_us;
+use crate::slots::StationSlot;
 use crate::sync::{AtomicU32, Ordering};
 use crate::traits::{Station, StationError};
 use crate::{Ac, Charge, Instant, StationId};
@@ -15,15 +15,10 @@ impl Scheduler {
     pub fn charge_us(&self, station: StationId, ac: Ac, airtime_us: u32) -> Result<Charge, ChargeError> {
         let slot = self.stations.get(station.index()).ok_or(ChargeError::UnknownStation)?;
         let us = quantise_us(airtime_us);
-        let pending = &slot.ac[ac.index()].pending_us;
-        // SeqCst add, then SeqCst check of the slot word: with add_station's SeqCst
-        // claim-then-check, a charge racing a slot reuse either sees the slot gone (and
-        // undoes itself) or is seen by the reuse (which backs off). See slots.rs.
-        pending.fetch_add(us, Ordering::SeqCst);
-        if !slot.is_live_seqcst(station) {
-            sub_saturating(pending, us);
+        if !slot.acquire_charge(station) {
             return Err(ChargeError::UnknownStation);
         }
+        slot.ac[ac.index()].pending_us.fetch_add(us, Ordering::Relaxed);
         // Relaxed: counters whose only reader is the AQL check and statistics.
         self.acs[ac.index()].pending_us.fetch_add(us, Ordering::Relaxed);
         Ok(Charge { station, ac, airtime_us: us })
@@ -50,34 +45,32 @@ impl Scheduler {
     }
 
     /// Releases a charge when its frame leaves the hardware, whatever its status
-    /// (acked, dropped, expired, freed: invariant A5). The AC counter is always
-    /// released; the station's too while its slot still holds the charged station,
-    /// which it does until all of that station's charges are released, even after
-    /// [`remove_station`](Scheduler::remove_station).
+    /// (acked, dropped, expired, freed: invariant A5). The station's slot keeps the
+    /// charged station until all of its charges are released, even after
+    /// [`remove_station`](Scheduler::remove_station), so a genuine token always finds
+    /// it. A token that names no such slot (a forged or garbled raw value) releases
+    /// nothing: it cannot be told apart from another station's charge, and releasing the
+    /// AC counter for it would break conservation (A1).
     pub fn release(&self, charge: Charge) -> Result<(), ReleaseError> {
         let Charge { station, ac, airtime_us } = charge;
-        let mut result = Ok(());
-        if !sub_saturating(&self.acs[ac.index()].pending_us, airtime_us) {
-            result = Err(ReleaseError::Underflow);
-        }
-        let slot = self.stations.get(station.index());
-        let owns = slot.is_some_and(|slot| {
-            let word = slot.word.load(Ordering::Acquire);
-            let state = word & sta::STATE_MASK;
-            (state == sta::LIVE || state == sta::RETIRED) && gen_matches(station.generation, gen_of(word))
-        });
-        match slot {
-            Some(slot) if owns => {
-                if !sub_saturating(&slot.ac[ac.index()].pending_us, airtime_us) {
-                    result = Err(ReleaseError::Underflow);
-                }
-            }
-            _ => result = Err(ReleaseError::UnknownStation),
-        }
-        if result == Err(ReleaseError::Underflow) {
+        let Some(slot) = self.stations.get(station.index()).filter(|s| s.owns_token(station.generation)) else {
+            return Err(ReleaseError::UnknownStation);
+        };
+        // Both counters are released even if one underflows, so they stay equal to each
+        // other (A1, A4). A token released twice through `Charge::from_raw` takes another
+        // charge's place in the count; that charge's own release then finds the count at
+        // zero and is reported as an underflow, with every counter clamped at zero, so a
+        // double release leaves nothing pending (no pinned station, B3). The count goes
+        // last, so a reuse that sees it at zero sees zero pending too.
+        let sta_ok = sub_saturating(&slot.ac[ac.index()].pending_us, airtime_us);
+        let ac_ok = sub_saturating(&self.acs[ac.index()].pending_us, airtime_us);
+        let ref_ok = slot.release_charge();
+        if sta_ok && ac_ok && ref_ok {
+            Ok(())
+        } else {
             self.underflows.fetch_add(1, Ordering::Relaxed);
+            Err(ReleaseError::Underflow)
         }
-        result
     }
 
     /// Registers airtime the hardware measured for a station on `ac`
@@ -137,7 +130,7 @@ impl Scheduler {
         Ok(())
     }
 
-    /// Releases leaked underflow counts seen so far (should be 0 in a correct driver).
+    /// Releases that found less pending airtime than they carried (0 in a correct driver).
     pub fn underflows(&self) -> u64 {
         self.underflows.load(Ordering::Relaxed)
     }
@@ -169,13 +162,6 @@ impl Scheduler {
     }
 }
 
-impl StationSlot {
-    #[inline]
-    pub(crate) fn is_live_seqcst(&self, id: StationId) -> bool {
-        self.word.load(Ordering::SeqCst) == crate::slots::with_gen(id.generation, sta::LIVE)
-    }
-}
-
 /// Subtracts `amount` from `counter`, clamping at 0 (invariant A4); false if it had to clamp.
 #[inline]
 fn sub_saturating(counter: &AtomicU32, amount: u32) -> bool {
@@ -187,4 +173,9 @@ fn sub_saturating(counter: &AtomicU32, amount: u32) -> bool {
     // between; adding exactly the shortfall restores the clamped value either way.
     counter.fetch_add(amount - prev, Ordering::Relaxed);
     false
+}
+
+/// Subtracts leaked pending airtime found on a slot being reused from its AC counter.
+pub(super) fn release_stale(ac_pending: &AtomicU32, stale: u32) {
+    let _ = sub_saturating(ac_pending, stale);
 }

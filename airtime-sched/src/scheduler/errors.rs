@@ -58,16 +58,16 @@ impl fmt::Display for ChargeError {
 
 impl core::error::Error for ChargeError {}
 
-/// A release that did not match the accounting. The AC and PHY counters were still
-/// released (saturating at 0), so a bad token never pins the radio (reference B3).
+/// A release that did not match the accounting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReleaseError {
-    /// The token names no station slot of its generation (forged raw value); only the
-    /// AC counter was released.
+    /// The token names no station slot of its generation (a forged or garbled raw
+    /// value); nothing was released.
     UnknownStation,
     /// A counter held less than the token carried (a token released twice through
-    /// [`Charge::from_raw`](crate::Charge::from_raw)); it was clamped at 0 and counted.
+    /// [`Charge::from_raw`](crate::Charge::from_raw)); it was clamped at 0 (A4) and
+    /// counted in [`Scheduler::underflows`](crate::Scheduler::underflows).
     Underflow,
 }
 

@@ -42,6 +42,9 @@ pub enum InvariantViolation {
     OpenRoundZero(Ac),
     /// A station's limits are inverted or its weight is 0.
     BadStationConfig(u16),
+    /// A station slot's count of outstanding charges disagrees with its pending
+    /// airtime (one is zero and the other not).
+    ChargeCountMismatch(u16),
 }
 
 impl fmt::Display for InvariantViolation {
@@ -103,7 +106,12 @@ impl Scheduler {
             }
         }
         for (index, slot) in self.stations.iter().enumerate() {
-            if slot.word.load(Ordering::Relaxed) & sta::STATE_MASK != sta::LIVE {
+            let word = slot.word.load(Ordering::Relaxed);
+            let pending_any = slot.ac.iter().any(|a| a.pending_us.load(Ordering::Relaxed) != 0);
+            if pending_any != (sta::refs(word) != 0) {
+                return Err(InvariantViolation::ChargeCountMismatch(index as u16));
+            }
+            if sta::state(word) != sta::LIVE {
                 continue;
             }
             let bad_limits = Ac::ALL.iter().any(|&ac| {

@@ -13,29 +13,32 @@ impl Scheduler {
     pub fn add_station(&self, weight: Weight) -> Result<StationId, SchedError> {
         for (index, slot) in self.stations.iter().enumerate() {
             let word = slot.word.load(Ordering::Acquire);
-            let state = word & sta::STATE_MASK;
-            let reusable = state == sta::FREE
-                || (state == sta::RETIRED && slot.ac.iter().all(|a| a.pending_us.load(Ordering::SeqCst) == 0));
+            // A slot is reusable when free, or retired with no charge outstanding. The
+            // swap to INIT fails if a release or charge changed the count meanwhile.
+            let reusable = sta::state(word) == sta::FREE || (sta::state(word) == sta::RETIRED && sta::refs(word) == 0);
             if !reusable {
                 continue;
             }
-            let generation = gen_of(word).wrapping_add(1);
-            // SeqCst with the charge path's SeqCst add-then-check: either a late charge
-            // sees the slot leave LIVE/RETIRED, or we see its pending and back off.
+            let generation = sta::generation(word).wrapping_add(1);
+            // Acquire: sees the releases that brought the count to zero.
             if slot
                 .word
-                .compare_exchange(word, with_gen(generation, sta::INIT), Ordering::SeqCst, Ordering::Relaxed)
+                .compare_exchange(word, sta::word(generation, sta::INIT, 0), Ordering::Acquire, Ordering::Relaxed)
                 .is_err()
             {
-                continue;
-            }
-            if slot.ac.iter().any(|a| a.pending_us.load(Ordering::SeqCst) != 0) {
-                slot.word.store(word, Ordering::SeqCst);
                 continue;
             }
             slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
             for ac in Ac::ALL {
                 let a = &slot.ac[ac.index()];
+                // No charge is outstanding (the count is 0), so pending airtime left here
+                // was leaked by a token released twice: clear it, and its share of the AC
+                // counter, so the new station does not start throttled (B3).
+                let stale = a.pending_us.swap(0, Ordering::Relaxed);
+                if stale != 0 {
+                    super::accounting::release_stale(&self.acs[ac.index()].pending_us, stale);
+                    self.underflows.fetch_add(1, Ordering::Relaxed);
+                }
                 a.deficit_us.store(i64::from(weight.get()), Ordering::Relaxed);
                 a.limits.store(self.acs[ac.index()].default_limits.load(Ordering::Relaxed), Ordering::Relaxed);
                 a.last_active_us.store(0, Ordering::Relaxed);
@@ -43,7 +46,7 @@ impl Scheduler {
                 a.rx_airtime_us.store(0, Ordering::Relaxed);
             }
             // Release: publishes the fields above to every Acquire of the word.
-            slot.word.store(with_gen(generation, sta::LIVE), Ordering::Release);
+            slot.word.store(sta::word(generation, sta::LIVE, 0), Ordering::Release);
             return Ok(StationId { index: index as u16, generation });
         }
         Err(SchedError::StationsFull)
@@ -54,16 +57,21 @@ impl Scheduler {
     /// once they are all released.
     pub fn remove_station(&self, id: StationId) -> Result<(), SchedError> {
         let slot = self.station_slot(id)?;
-        slot.word
-            .compare_exchange(
-                with_gen(id.generation, sta::LIVE),
-                with_gen(id.generation, sta::RETIRED),
-                Ordering::SeqCst,
-                Ordering::Relaxed,
-            )
-            .map_err(|_| SchedError::UnknownStation)?;
+        let mut word = slot.word.load(Ordering::Acquire);
+        loop {
+            if sta::state(word) != sta::LIVE || sta::generation(word) != id.generation {
+                return Err(SchedError::UnknownStation);
+            }
+            let retired = (word & !(0xff << 32)) | (sta::RETIRED << 32);
+            // AcqRel: a charge after this sees RETIRED and is refused. SeqCst: see add_txq.
+            match slot.word.compare_exchange_weak(word, retired, Ordering::SeqCst, Ordering::Acquire) {
+                Ok(_) => break,
+                Err(now) => word = now,
+            }
+        }
         for (index, t) in self.txqs.iter().enumerate() {
-            let word = t.word.load(Ordering::Acquire);
+            // SeqCst: see add_txq.
+            let word = t.word.load(Ordering::SeqCst);
             if word & txq::LIVE != 0 && t.station.load(Ordering::Relaxed) == id.to_raw() {
                 let _ = self.remove_txq(t.id(index, word));
             }
@@ -93,9 +101,22 @@ impl Scheduler {
             slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Relaxed);
             slot.tid.store(u32::from(tid.get()), Ordering::Relaxed);
             slot.round.store(0, Ordering::Relaxed);
-            // Release: publishes station and tid with LIVE.
-            slot.word.store(with_gen(generation, txq::LIVE), Ordering::Release);
-            return Ok(TxqId { index: index as u16, generation });
+            // Release: publishes station and tid with LIVE. SeqCst, with remove_station's
+            // retire and scan: either its scan sees this txq LIVE and removes it, or the
+            // check below sees the station retired (no txq outlives its station).
+            slot.word.store(with_gen(generation, txq::LIVE), Ordering::SeqCst);
+            let id = TxqId { index: index as u16, generation };
+            if let Some(sta) = station {
+                let live = self.stations.get(sta.index()).is_some_and(|s| {
+                    let w = s.word.load(Ordering::SeqCst);
+                    sta::state(w) == sta::LIVE && sta::generation(w) == sta.generation
+                });
+                if !live {
+                    let _ = self.remove_txq(id);
+                    return Err(SchedError::UnknownStation);
+                }
+            }
+            return Ok(id);
         }
         Err(SchedError::TxqsFull)
     }

@@ -51,7 +51,10 @@ impl Scheduler {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
                 return Err(SchedError::UnknownTxq);
             }
-            let new = if word & txq::SERVING != 0 {
+            // The weakened variant forgets that a served txq must not be queued again,
+            // only to prove the loom model catches a second server.
+            let serving = cfg!(not(airtime_weakened = "wake_serving")) && word & txq::SERVING != 0;
+            let new = if serving {
                 word | txq::WOKEN
             } else if word & txq::QUEUED == 0 {
                 word | txq::QUEUED
@@ -73,10 +76,8 @@ impl Scheduler {
                 Err(now) => word = now,
             }
         }
-        if let Some(sta) = slot.station() {
-            if let Ok(sslot) = self.station_slot(sta) {
-                self.mark_active(sslot, self.ac_of(slot), now);
-            }
+        if let Some(sslot) = slot.station().and_then(|sta| self.station_slot(sta).ok()) {
+            self.mark_active(sslot, self.ac_of(slot), now);
         }
         Ok(())
     }
@@ -141,7 +142,11 @@ impl Scheduler {
             }
             if let Some(sta) = slot.station() {
                 match self.deficit_step(sta, ac, slot, &mut lap) {
-                    Step::Serve => {}
+                    Step::Serve => {
+                        if lap.boost > 0 {
+                            self.finish_boosted_lap(state, ac, &lap);
+                        }
+                    }
                     Step::Rotate => {
                         self.requeue(state, id, false);
                         if lap.visited(state) {
@@ -190,16 +195,15 @@ impl Scheduler {
     pub fn may_transmit(&self, id: TxqId, _now: Instant) -> Result<Option<Serving<'_>>, SchedError> {
         let slot = self.txq_slot(id)?;
         let ac = self.ac_of(slot);
-        if let Some(sta) = slot.station() {
-            let over = self.aql_enabled() && self.phy_limit_us(ac).is_some_and(|limit| self.ac_pending_us(ac) >= limit);
-            let over_refuses = over && self.config.over_limit == crate::config::OverLimitPolicy::Refuse;
-            if !over {
-                let sslot = self.station_slot(sta)?;
-                if sslot.effective_deficit(ac) < 0 {
-                    sslot.ac[ac.index()].deficit_us.fetch_add(i64::from(sslot.weight()), Ordering::Relaxed);
-                    return Ok(None);
-                }
-            } else if over_refuses {
+        let over = self.aql_enabled() && self.phy_limit_us(ac).is_some_and(|limit| self.ac_pending_us(ac) >= limit);
+        if over && self.config.over_limit == crate::config::OverLimitPolicy::Refuse {
+            // As a round would (L3), station-less txqs included.
+            return Ok(None);
+        }
+        if let (false, Some(sta)) = (over, slot.station()) {
+            let sslot = self.station_slot(sta)?;
+            if sslot.effective_deficit(ac) < 0 {
+                sslot.top_up(ac, i64::from(sslot.weight()));
                 return Ok(None);
             }
         }
@@ -233,10 +237,13 @@ impl Scheduler {
     fn requeue(&self, state: &AcState, id: TxqId, front: bool) {
         let queue = if front { &state.front } else { &state.back };
         state.listed.fetch_add(1, Ordering::Relaxed);
-        // Cannot fail: each txq has at most one entry and each queue holds max_txqs.
-        if queue.push(id.to_raw()).is_err() {
-            state.listed.fetch_sub(1, Ordering::Relaxed);
-            debug_assert!(false, "txq queue overflow: a txq was queued twice");
+        // Each txq has at most one entry and each queue has at least max_txqs cells, so a
+        // refused push never means "full": the pop one lap back has claimed this cell but
+        // not yet released it (Vyukov's queue), which it does two instructions later. Wait
+        // for it; dropping the entry would leave the txq QUEUED with no entry, never to be
+        // served again (S1).
+        while queue.push(id.to_raw()).is_err() {
+            crate::sync::spin_loop();
         }
     }
 
@@ -276,24 +283,48 @@ impl Scheduler {
         }
     }
 
+    /// Walked laps would have topped up the entries after the served one too, `lap.boost`
+    /// times (each only while negative): give them that credit now, keeping their order
+    /// at the back. (In a boosted lap every entry is in the back queue.)
+    fn finish_boosted_lap(&self, state: &AcState, ac: Ac, lap: &Lap) {
+        let remaining = lap.len.saturating_sub(lap.seen + 1); // the served entry was visited
+        for _ in 0..remaining {
+            let Some(raw) = state.back.pop() else { return };
+            state.listed.fetch_sub(1, Ordering::Relaxed);
+            let id = TxqId::from_raw(raw);
+            let Some(slot) = self.txqs.get(id.index()) else { continue };
+            if !self.entry_is_servable(slot) {
+                continue;
+            }
+            if let Some(sslot) = slot.station().and_then(|sta| self.station_slot(sta).ok()) {
+                let weight = i64::from(sslot.weight().max(1));
+                let d = sslot.effective_deficit(ac);
+                if d < 0 {
+                    sslot.top_up(ac, ((-d + weight - 1) / weight).min(lap.boost) * weight);
+                }
+            }
+            self.requeue(state, id, false);
+        }
+    }
+
     /// The DRR and AQL step for a station txq (reference 3.4 step 5).
-    fn deficit_step(&self, sta: crate::StationId, ac: Ac, _slot: &TxqSlot, lap: &mut Lap) -> Step {
+    fn deficit_step(&self, sta: crate::StationId, ac: Ac, slot: &TxqSlot, lap: &mut Lap) -> Step {
         let Ok(sslot) = self.station_slot(sta) else {
             // A station removed under its txq: serve nothing more of it, but let the
             // caller drop or serve the entry like a station-less one.
             return Step::Serve;
         };
-        let aql_ok = self.station_may_send(sslot, ac);
+        // The management (TID 16) txq is never AQL-limited (reference 3.5 item 4, L4).
+        let aql_ok = slot.tid() == 16 || self.station_may_send(sslot, ac);
         lap.eligible |= aql_ok;
         let weight = i64::from(sslot.weight().max(1));
-        let deficit = &sslot.ac[ac.index()].deficit_us;
         let mut d = sslot.effective_deficit(ac);
         if d < 0 && lap.boost > 0 {
             // Laps the first pass proved nobody is served in: apply them at once, but
             // never lift a station past zero with them (mainline stops topping up there).
             let needed = (-d + weight - 1) / weight;
             let extra = needed.min(lap.boost) * weight;
-            deficit.fetch_add(extra, Ordering::Relaxed);
+            sslot.top_up(ac, extra);
             d += extra;
         }
         if d < 0 {
@@ -302,7 +333,7 @@ impl Scheduler {
                 let laps = (-d + weight - 1) / weight;
                 lap.min_laps = lap.min_laps.min(laps);
             }
-            deficit.fetch_add(weight, Ordering::Relaxed);
+            sslot.top_up(ac, weight);
             return Step::Rotate;
         }
         if !aql_ok {
@@ -315,10 +346,8 @@ impl Scheduler {
         let Some(slot) = self.txqs.get(id.index()) else { return };
         let station = slot.station().and_then(|s| self.station_slot(s).ok());
         let has_frames = !matches!(outcome, TxqReturn::Empty);
-        if has_frames {
-            if let Some(sslot) = station {
-                self.mark_active(sslot, ac, now);
-            }
+        if let Some(sslot) = station.filter(|_| has_frames) {
+            self.mark_active(sslot, ac, now);
         }
         let keep_active =
             !has_frames && station.is_some_and(|s| s.effective_deficit(ac) < 0 && self.is_active(s, ac, now));
@@ -336,7 +365,13 @@ impl Scheduler {
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     if requeue {
-                        let front = woken || matches!(outcome, TxqReturn::Backlogged);
+                        // A wake makes an empty txq newly backlogged (front); a stalled one
+                        // stays at the back even if woken, or it would pin the front (S7).
+                        let front = match outcome {
+                            TxqReturn::Backlogged => true,
+                            TxqReturn::Stalled => false,
+                            TxqReturn::Empty => woken,
+                        };
                         self.requeue(&self.acs[ac.index()], id, front);
                     }
                     return;

@@ -56,9 +56,10 @@ impl<'a> Serving<'a> {
     /// Whether the station may have more airtime charged now (the AQL check a driver
     /// runs before each dequeue, reference 3.8 step 1). Always true without a station.
     pub fn airtime_check(&self) -> bool {
+        let mgmt = self.sched.txqs.get(self.txq.index()).is_some_and(|s| s.tid() == 16);
         match self.station() {
-            Some(sta) => self.sched.airtime_check(sta, self.ac).unwrap_or(true),
-            None => true,
+            Some(sta) if !mgmt => self.sched.airtime_check(sta, self.ac).unwrap_or(true),
+            _ => true,
         }
     }
 

@@ -1,0 +1,274 @@
+//! Loom models of the scheduler's concurrency, run on the real code: under
+//! `--cfg loom` the crate's `sync` module maps every atomic to loom's, so these
+//! explore the interleavings of the shipped data path.
+//!
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched --test loom_models`.
+//!
+//! Each model has two or three threads and the smallest state that still shows its
+//! race. Three of them have a deliberately weakened variant of the code
+//! (`--cfg airtime_weakened="topup"`, `"charge_order"`, `"wake_serving"`); CI builds
+//! those and requires the matching model to fail, so the models are known to be able to.
+#![cfg(loom)]
+
+use airtime_sched::{Ac, AqlLimits, Charge, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
+use loom::sync::atomic::{AtomicU32, Ordering};
+use loom::sync::{Arc, Mutex};
+use loom::thread;
+
+const NOW: Instant = Instant::ZERO;
+
+fn small(stations: u16, txqs: u16) -> Scheduler {
+    let mut config = Config::default();
+    config.max_stations = stations;
+    config.max_txqs = txqs;
+    Scheduler::new(config).expect("valid config")
+}
+
+fn unwrap_arc(sched: Arc<Scheduler>) -> Scheduler {
+    Arc::try_unwrap(sched).unwrap_or_else(|_| panic!("all threads joined"))
+}
+
+/// One context's round: serve every txq handed out, draining its frame counter, with a
+/// witness that no other context serves the same txq at the same time.
+fn serve_round(sched: &Scheduler, frames: &[AtomicU32; 2], in_service: &[AtomicU32; 2], served: &AtomicU32) {
+    if !sched.start_round(Ac::Be) {
+        return;
+    }
+    while let Some(serving) = sched.next_txq(Ac::Be, NOW) {
+        let i = serving.txq().index();
+        assert_eq!(in_service[i].fetch_add(1, Ordering::SeqCst), 0, "S3: txq {i} has two servers");
+        let n = frames[i].swap(0, Ordering::SeqCst);
+        served.fetch_add(n, Ordering::SeqCst);
+        in_service[i].fetch_sub(1, Ordering::SeqCst);
+        let outcome = if frames[i].load(Ordering::SeqCst) == 0 { TxqReturn::Empty } else { TxqReturn::Backlogged };
+        sched.return_txq(serving, outcome, NOW);
+    }
+}
+
+/// After every thread: whatever frames are left must be reachable — their txq is
+/// queued, so a final round serves them (S1: no lost backlog).
+fn drain_and_check(sched: Scheduler, frames: &[AtomicU32; 2], served: &AtomicU32, total: u32) {
+    let mut sched = sched;
+    sched.check_invariants().expect("invariants hold when quiescent");
+    let in_service = [AtomicU32::new(0), AtomicU32::new(0)];
+    for _ in 0..4 {
+        serve_round(&sched, frames, &in_service, served);
+    }
+    assert_eq!(served.load(Ordering::SeqCst), total, "S1: every enqueued frame was served exactly once");
+    sched.check_invariants().expect("invariants hold after the drain");
+}
+
+/// Model 1: the wake context and the completion context run rounds for the same AC at
+/// once. No txq has two servers; no txq with frames is lost; round numbers only grow.
+#[test]
+fn model1_concurrent_rounds_serve_each_txq_once_and_lose_none() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 2));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let b = sched.add_txq(Some(sta), Tid::new(3).unwrap()).unwrap();
+        let frames = Arc::new([AtomicU32::new(1), AtomicU32::new(1)]);
+        let in_service = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+        let served = Arc::new(AtomicU32::new(0));
+        sched.wake_txq(a, NOW).unwrap();
+        sched.wake_txq(b, NOW).unwrap();
+        let t: Vec<_> = (0..2)
+            .map(|_| {
+                let (sched, frames, in_service, served) =
+                    (sched.clone(), frames.clone(), in_service.clone(), served.clone());
+                thread::spawn(move || serve_round(&sched, &frames, &in_service, &served))
+            })
+            .collect();
+        for t in t {
+            t.join().unwrap();
+        }
+        let (open, number) = sched.round(Ac::Be);
+        assert!(open && number == 2, "two opened rounds got two distinct numbers (S5)");
+        drain_and_check(unwrap_arc(sched), &frames, &served, 2);
+    });
+}
+
+/// Model 3: a wake that arrives while its txq is being served is not lost: the server
+/// saw the queue empty, but the txq is queued again on return.
+#[test]
+fn model3_a_wake_during_service_is_not_lost() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 2));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a: TxqId = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let frames = Arc::new([AtomicU32::new(1), AtomicU32::new(0)]);
+        let served = Arc::new(AtomicU32::new(0));
+        sched.wake_txq(a, NOW).unwrap();
+        let server = {
+            let (sched, frames, served) = (sched.clone(), frames.clone(), served.clone());
+            thread::spawn(move || {
+                let in_service = [AtomicU32::new(0), AtomicU32::new(0)];
+                serve_round(&sched, &frames, &in_service, &served)
+            })
+        };
+        let producer = {
+            let (sched, frames) = (sched.clone(), frames.clone());
+            thread::spawn(move || {
+                frames[0].fetch_add(1, Ordering::SeqCst); // enqueue, then wake
+                sched.wake_txq(a, NOW).unwrap();
+            })
+        };
+        server.join().unwrap();
+        producer.join().unwrap();
+        drain_and_check(unwrap_arc(sched), &frames, &served, 2);
+    });
+}
+
+/// Model 2: charges on one thread, releases on another, the station check on a third.
+/// Pending airtime is conserved and returns to zero; a station overshoots its limit
+/// by at most one frame per concurrent server (L2).
+#[test]
+fn model2_charge_release_and_check_conserve_pending_airtime() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        sched.set_station_limits(sta, Ac::Be, AqlLimits::new(8, 8).unwrap()).unwrap();
+        let first = sched.charge_us(sta, Ac::Be, 4).unwrap();
+        let handoff: Arc<Mutex<Vec<Charge>>> = Arc::new(Mutex::new(vec![first]));
+        let charger = {
+            let (sched, handoff) = (sched.clone(), handoff.clone());
+            thread::spawn(move || {
+                // A server: check, then charge (a frame of 8 us).
+                if sched.airtime_check(sta, Ac::Be).unwrap() {
+                    let c = sched.charge_us(sta, Ac::Be, 8).unwrap();
+                    handoff.lock().unwrap().push(c);
+                }
+            })
+        };
+        let releaser = {
+            let (sched, handoff) = (sched.clone(), handoff.clone());
+            thread::spawn(move || {
+                let c = handoff.lock().unwrap().pop();
+                if let Some(c) = c {
+                    sched.release(c).unwrap();
+                }
+            })
+        };
+        let checker = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                // The check and a later read are not one step: only the bound holds.
+                let _ = sched.airtime_check(sta, Ac::Be).unwrap();
+                // Two servers may each add one 8 us frame after passing the check.
+                assert!(sched.station_pending_us(sta, Ac::Be).unwrap() <= 8 + 2 * 8, "L2 overshoot bound");
+            })
+        };
+        for t in [charger, releaser, checker] {
+            t.join().unwrap();
+        }
+        for c in handoff.lock().unwrap().drain(..) {
+            sched.release(c).unwrap();
+        }
+        assert_eq!(sched.station_pending_us(sta, Ac::Be).unwrap(), 0);
+        assert_eq!(sched.total_pending_us(), 0, "A1: all released, all zero");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 4: airtime registered from the completion context while a round tops up the
+/// same deficit: the result is exactly the initial deficit, minus the charge, plus a
+/// whole number of top-ups (no lost update).
+#[test]
+fn model4_registered_airtime_and_top_ups_are_both_counted() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta: StationId = sched.add_station(Weight::new(1000).unwrap()).unwrap();
+        let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        // 2000 us in flight against a deficit of 1000: the effective deficit is negative.
+        let inflight = sched.charge_us(sta, Ac::Be, 2000).unwrap();
+        sched.wake_txq(txq, NOW).unwrap();
+        let completion = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.register_airtime(sta, Ac::Be, 100, 0, NOW).unwrap())
+        };
+        let round = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.start_round(Ac::Be);
+                if let Some(s) = sched.next_txq(Ac::Be, NOW) {
+                    sched.return_txq(s, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        completion.join().unwrap();
+        round.join().unwrap();
+        let d = sched.deficit_us(sta, Ac::Be).unwrap();
+        let top_ups = d + 100 - 1000;
+        assert!(top_ups >= 1000 && top_ups % 1000 == 0, "deficit {d}: a top-up or the charge was lost");
+        sched.release(inflight).unwrap();
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 5: a limit change while a round checks the station: the check sees the old
+/// pair or the new pair, never a mix that breaks a limit.
+#[test]
+fn model5_a_limit_change_is_seen_whole() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let old = AqlLimits::DEFAULT;
+        let new = AqlLimits::new(100, 200).unwrap();
+        let writer = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.set_station_limits(sta, Ac::Be, new).unwrap();
+                sched.set_weight(sta, Weight::new(1024).unwrap()).unwrap();
+            })
+        };
+        let reader = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let seen = sched.effective_limits(sta, Ac::Be).unwrap();
+                assert!(seen == old || seen == new, "a torn pair of limits: {seen:?}");
+                assert!(seen.low_us() <= seen.high_us());
+            })
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+    });
+}
+
+/// Model 6: a station removed (and its slot wanted by a new station) while the
+/// completions of its last frames arrive and a late charge races in: no charge lands
+/// on the slot's next occupant, and every charge is released.
+#[test]
+fn model6_station_removal_races_charges_and_releases() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let last = sched.charge_us(sta, Ac::Be, 8).unwrap();
+        let late = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.charge_us(sta, Ac::Be, 4).ok())
+        };
+        let completion = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.release(last).unwrap())
+        };
+        let control = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.remove_station(sta).unwrap();
+                sched.add_station(Weight::DEFAULT).ok()
+            })
+        };
+        let late_charge = late.join().unwrap();
+        completion.join().unwrap();
+        let newcomer = control.join().unwrap();
+        if let Some(c) = late_charge {
+            sched.release(c).unwrap();
+        }
+        if let Some(new) = newcomer {
+            assert_ne!(new, sta);
+            assert_eq!(sched.station_pending_us(new, Ac::Be).unwrap(), 0, "a charge landed on the new station");
+        }
+        assert_eq!(sched.total_pending_us(), 0, "every charge released");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
