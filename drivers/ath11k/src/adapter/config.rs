@@ -1,0 +1,48 @@
+//! The adapter's configuration: which patches of the series are on, and the core's
+//! configuration.
+
+/// Adapter configuration (build from `Default`, then set fields). The default is the
+/// whole series plus the TX_NO_PUSHBACK flag; switching a patch off reproduces the
+/// driver without it (for the simulator's arms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Config {
+    /// The core scheduler's configuration. [`Ath11k::new`](crate::Ath11k::new) sets its
+    /// `tx_no_pushback` from [`Config::tx_no_pushback`].
+    pub sched: airtime_sched::Config,
+    /// Patch 2: the AQL checks are on (charges are counted either way).
+    pub aql: bool,
+    /// Patch 4: tx airtime from PPDU stats is registered into the deficit.
+    pub tx_airtime: bool,
+    /// Patch 6: a tx completion pass starts rounds for the ACs it reaped.
+    pub rounds_on_completion: bool,
+    /// Patch 7: received airtime is registered into the station's BE deficit.
+    pub rx_airtime: bool,
+    /// The `IEEE80211_HW_TX_NO_PUSHBACK` flag (posted with the mac80211 change, not in
+    /// the series): the firmware picks the transmitter, so per-station AQL limits scale
+    /// by weight/256.
+    pub tx_no_pushback: bool,
+    /// ath11k's `tcl_ring_retry`: when the CPU's ring has no room, try the next ones.
+    /// Off by default, so a frame goes to ring `cpu % 3` exactly.
+    pub tcl_ring_retry: bool,
+    /// Not in the series: a completion pass that reaped anything also starts rounds on
+    /// ACs whose last round ended on a full ring, since the rings are shared by all
+    /// ACs and room freed by a BE completion is room for VO too (otherwise such an AC
+    /// waits for its next enqueue).
+    pub resume_blocked_acs: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            sched: airtime_sched::Config::default(),
+            aql: true,
+            tx_airtime: true,
+            rounds_on_completion: true,
+            rx_airtime: true,
+            tx_no_pushback: true,
+            tcl_ring_retry: false,
+            resume_blocked_acs: true,
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! The tx completion ring and the way finished frames go back to the stack.
+
+use super::RingId;
+
+/// How the hardware finished with a frame (ath11k's WBM release source and reason,
+/// folded into what the stack needs). Every one of them releases the frame's charge
+/// (the seed's patch 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum TxStatus {
+    /// Transmitted and acknowledged (`HAL_WBM_TQM_REL_REASON_FRAME_ACKED`).
+    Acked = 0,
+    /// Transmitted, never acknowledged (retries exhausted).
+    NotAcked = 1,
+    /// Dropped by the firmware (`HAL_WBM_REL_HTT_TX_COMP_STATUS_DROP`).
+    FirmwareDropped = 2,
+    /// Its time to live expired in the queue (`..._STATUS_TTL`, aged frames).
+    TtlExpired = 3,
+    /// Removed by a command: station teardown, flush (`..._REMOVE_CMD_*`).
+    Removed = 4,
+    /// A descriptor or DMA failure (bad buffer, invalid release source).
+    DescriptorError = 5,
+}
+
+impl TxStatus {
+    /// Every status, in `repr` order.
+    pub const ALL: [TxStatus; 6] = [
+        TxStatus::Acked,
+        TxStatus::NotAcked,
+        TxStatus::FirmwareDropped,
+        TxStatus::TtlExpired,
+        TxStatus::Removed,
+        TxStatus::DescriptorError,
+    ];
+    /// Number of statuses.
+    pub const COUNT: usize = 6;
+
+    /// The status for its `repr` value (the C API's `u8`).
+    pub const fn from_u8(v: u8) -> Option<TxStatus> {
+        match v {
+            0 => Some(TxStatus::Acked),
+            1 => Some(TxStatus::NotAcked),
+            2 => Some(TxStatus::FirmwareDropped),
+            3 => Some(TxStatus::TtlExpired),
+            4 => Some(TxStatus::Removed),
+            5 => Some(TxStatus::DescriptorError),
+            _ => None,
+        }
+    }
+
+    /// Index in [`TxStatus::ALL`].
+    #[inline]
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether the frame went on the air (its status is worth reporting to rate
+    /// control); the others are freed (`ieee80211_free_txskb`).
+    #[inline]
+    pub const fn transmitted(self) -> bool {
+        matches!(self, TxStatus::Acked | TxStatus::NotAcked)
+    }
+
+    /// A short name for statistics.
+    pub const fn name(self) -> &'static str {
+        match self {
+            TxStatus::Acked => "acked",
+            TxStatus::NotAcked => "not acked",
+            TxStatus::FirmwareDropped => "fw dropped",
+            TxStatus::TtlExpired => "ttl expired",
+            TxStatus::Removed => "removed",
+            TxStatus::DescriptorError => "desc/dma error",
+        }
+    }
+}
+
+/// One tx completion descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxCompletion {
+    /// The TCL ring the frame was sent on (whose MSDU table holds it).
+    pub ring: RingId,
+    /// The MSDU id written into the TCL descriptor.
+    pub msdu_id: u32,
+    /// How it ended.
+    pub status: TxStatus,
+}
+
+/// The tx completion ring(s).
+pub trait TxCompletionRing {
+    /// Takes the next completion descriptor, `None` when the ring is empty now.
+    fn reap_tx_completion(&mut self) -> Option<TxCompletion>;
+}
+
+/// Where finished frames go: `ieee80211_tx_status_ext` for transmitted frames,
+/// `ieee80211_free_txskb` for the rest. The adapter has released the frame's charge
+/// before it calls this (so the stack must not release it again).
+pub trait StatusSink {
+    /// The frame type.
+    type Frame;
+
+    /// Gives a frame back with how it ended.
+    fn tx_status(&mut self, frame: Self::Frame, status: TxStatus);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_round_trip_through_their_c_value() {
+        for s in TxStatus::ALL {
+            assert_eq!(TxStatus::from_u8(s as u8), Some(s));
+            assert_eq!(TxStatus::ALL[s.index()], s);
+        }
+        assert_eq!(TxStatus::from_u8(6), None);
+        assert!(TxStatus::Acked.transmitted() && !TxStatus::Removed.transmitted());
+    }
+}

@@ -1,0 +1,99 @@
+//! Hardware airtime reports: HTT PPDU statistics (tx) and rx monitor status (rx).
+
+use airtime_est::Rate;
+
+/// Users one PPDU record carries (ath11k's `HTT_PPDU_STATS_MAX_USERS`).
+pub const MAX_PPDU_USERS: usize = 8;
+
+/// One user of a transmitted PPDU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PpduUser {
+    /// Firmware peer id.
+    pub peer_id: u16,
+    /// TID of the user's MPDUs (its AC is the one charged).
+    pub tid: u8,
+    /// The user's tx duration in us as the firmware reports it. The adapter charges
+    /// the PPDU's [`PpduStats::duration_us`] instead when that is set (patch 4).
+    pub tx_duration_us: u32,
+    /// The rate the user was sent at, if the record had the rate TLV.
+    pub rate: Option<Rate>,
+}
+
+/// One transmitted PPDU: its duration and its users (several for MU).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PpduStats {
+    /// The PPDU's duration on the air, in us (0 if unknown: each user's own
+    /// `tx_duration_us` is charged then).
+    pub duration_us: u32,
+    n_users: u8,
+    users: [Option<PpduUser>; MAX_PPDU_USERS],
+}
+
+impl PpduStats {
+    /// A record of `duration_us` with no user yet.
+    pub const fn new(duration_us: u32) -> PpduStats {
+        PpduStats { duration_us, n_users: 0, users: [None; MAX_PPDU_USERS] }
+    }
+
+    /// Adds a user; false (and nothing added) when [`MAX_PPDU_USERS`] are there.
+    pub fn push_user(&mut self, user: PpduUser) -> bool {
+        match self.users.get_mut(usize::from(self.n_users)) {
+            Some(slot) => {
+                *slot = Some(user);
+                self.n_users += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The users, in the order added.
+    pub fn users(&self) -> impl Iterator<Item = &PpduUser> {
+        self.users.iter().flatten()
+    }
+
+    /// Number of users (more than one: an MU PPDU).
+    pub fn n_users(&self) -> usize {
+        usize::from(self.n_users)
+    }
+}
+
+/// One received PPDU as rx monitor status reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RxPpdu {
+    /// Firmware peer id of the sender.
+    pub peer_id: u16,
+    /// Its duration on the air, in us (`ppdu_info.rx_duration`).
+    pub rx_duration_us: u32,
+    /// The rate it was received at, if known.
+    pub rate: Option<Rate>,
+}
+
+/// HTT PPDU statistics, one record at a time.
+pub trait PpduStatsSource {
+    /// The next PPDU record, `None` when there is none now.
+    fn next_ppdu_stats(&mut self) -> Option<PpduStats>;
+}
+
+/// Rx monitor status, one PPDU at a time.
+pub trait RxStatusSource {
+    /// The next received PPDU, `None` when there is none now.
+    fn next_rx_ppdu(&mut self) -> Option<RxPpdu>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ppdu_record_holds_at_most_eight_users() {
+        let mut p = PpduStats::new(100);
+        let u = PpduUser { peer_id: 1, tid: 0, tx_duration_us: 100, rate: None };
+        for _ in 0..MAX_PPDU_USERS {
+            assert!(p.push_user(u));
+        }
+        assert!(!p.push_user(u));
+        assert_eq!(p.n_users(), MAX_PPDU_USERS);
+        assert_eq!(p.users().count(), MAX_PPDU_USERS);
+    }
+}

@@ -1,0 +1,525 @@
+//! A simulated HAL: deterministic, in passed-in time, with fault injection.
+//!
+//! It models three TCL data rings, each with its outstanding MSDU table, and a
+//! firmware that takes descriptors from the rings when it is advanced, completes each
+//! frame a configured delay later with a configured status, and reports PPDU stats
+//! for what it transmitted (several users per PPDU when MU is configured). Nothing
+//! here reads a clock or draws a random number: the same calls give the same results.
+//!
+//! Fault injection:
+//! * full rings: small [`SimConfig::tcl_ring_size`] or [`SimConfig::msdu_capacity`],
+//!   or [`SimHal::hold_rings`] (the firmware stops taking descriptors);
+//! * refused enqueues of any kind (-ENOSPC race, -ENOMEM, other):
+//!   [`SimHal::fail_enqueues`];
+//! * every completion status: [`SimHal::script_statuses`] and
+//!   [`SimConfig::default_status`]; completions for ids that were never sent:
+//!   [`SimHal::inject_completion`];
+//! * MU PPDUs: [`SimConfig::mu_max_users`], or [`SimHal::inject_ppdu`];
+//! * completion bursts larger than any budget: many frames due at one instant
+//!   (hold the firmware with [`SimHal::pause_completions`], then release).
+//!
+//! Used by the crate's tests, the kernel module's self-test and the simulator.
+
+use crate::hal::{
+    DP_TCL_DATA_RING_SIZE, DP_TCL_NUM_RING_MAX, MSDU_TABLE_CAPACITY, Msdu, MsduTable, PpduStats, PpduStatsSource,
+    PpduUser, RingId, RxPpdu, RxStatusSource, StatusSink, TclDesc, TclRings, TxCompletion, TxCompletionRing, TxStatus,
+};
+use airtime_est::Rate;
+use airtime_sched::{Ac, Instant, RingErrorKind};
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+/// The simulated hardware's configuration (build from `Default`, then set fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SimConfig {
+    /// Descriptors per TCL ring.
+    pub tcl_ring_size: u32,
+    /// Entries per ring's outstanding MSDU table.
+    pub msdu_capacity: u32,
+    /// Time from the firmware taking a frame to its completion, in us.
+    pub completion_delay_us: u64,
+    /// Descriptors the firmware takes from each ring per [`SimHal::advance`].
+    pub fw_take_per_advance: u32,
+    /// Airtime of one frame in PPDU stats, in us (per-peer values override it).
+    pub frame_airtime_us: u32,
+    /// Users per PPDU: 1 for SU only, up to [`MAX_PPDU_USERS`](crate::hal::MAX_PPDU_USERS).
+    pub mu_max_users: u8,
+    /// Whether transmitted frames produce PPDU stats.
+    pub ppdu_stats: bool,
+    /// Status of a completion once the scripted statuses are used up.
+    pub default_status: TxStatus,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            tcl_ring_size: DP_TCL_DATA_RING_SIZE,
+            msdu_capacity: MSDU_TABLE_CAPACITY,
+            completion_delay_us: 1000,
+            fw_take_per_advance: u32::MAX,
+            frame_airtime_us: 100,
+            mu_max_users: 1,
+            ppdu_stats: true,
+            default_status: TxStatus::Acked,
+        }
+    }
+}
+
+/// One ring's outstanding MSDU table: a slab with a free list (ids are reused, lowest
+/// recently freed first), growing up to its capacity.
+#[derive(Debug)]
+struct Slab<F> {
+    entries: Vec<Option<Msdu<F>>>,
+    free: Vec<u32>,
+    count: u32,
+}
+
+impl<F> Slab<F> {
+    const fn new() -> Self {
+        Slab { entries: Vec::new(), free: Vec::new(), count: 0 }
+    }
+
+    fn insert(&mut self, capacity: u32, msdu: Msdu<F>) -> Result<u32, Msdu<F>> {
+        if self.count >= capacity {
+            return Err(msdu);
+        }
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                let Ok(id) = u32::try_from(self.entries.len()) else { return Err(msdu) };
+                self.entries.push(None);
+                id
+            }
+        };
+        match self.entries.get_mut(id as usize) {
+            Some(slot @ None) => {
+                *slot = Some(msdu);
+                self.count += 1;
+                Ok(id)
+            }
+            _ => Err(msdu),
+        }
+    }
+
+    fn take(&mut self, id: u32) -> Option<Msdu<F>> {
+        let m = self.entries.get_mut(id as usize)?.take()?;
+        self.count -= 1;
+        self.free.push(id);
+        Some(m)
+    }
+
+    fn take_any(&mut self) -> Option<(u32, Msdu<F>)> {
+        let id = self.entries.iter().position(Option::is_some)?;
+        let id = u32::try_from(id).ok()?;
+        self.take(id).map(|m| (id, m))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    ring: RingId,
+    desc: TclDesc,
+    due: Instant,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Peer {
+    peer_id: u16,
+    frame_airtime_us: u32,
+    rate: Option<Rate>,
+}
+
+/// Counters of the simulated firmware.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SimCounters {
+    /// Descriptors accepted into the TCL rings.
+    pub enqueued: u64,
+    /// Enqueues refused (faults and full rings).
+    pub refused: u64,
+    /// Descriptors the firmware took from the rings.
+    pub taken: u64,
+    /// Completions produced.
+    pub completed: u64,
+    /// PPDU stats records produced.
+    pub ppdus: u64,
+}
+
+/// The simulated HAL over frames of type `F`. See the [module documentation](self).
+#[derive(Debug)]
+pub struct SimHal<F> {
+    config: SimConfig,
+    now: Instant,
+    rings: [VecDeque<TclDesc>; DP_TCL_NUM_RING_MAX],
+    tables: [Slab<F>; DP_TCL_NUM_RING_MAX],
+    in_flight: VecDeque<InFlight>,
+    completions: VecDeque<TxCompletion>,
+    ppdus: VecDeque<PpduStats>,
+    rx: VecDeque<RxPpdu>,
+    statuses: VecDeque<TxStatus>,
+    faults: [VecDeque<RingErrorKind>; DP_TCL_NUM_RING_MAX],
+    rings_held: bool,
+    completions_paused: bool,
+    peers: Vec<Peer>,
+    done: Vec<(F, TxStatus)>,
+    counters: SimCounters,
+}
+
+impl<F> SimHal<F> {
+    /// A simulated radio at time 0.
+    pub fn new(config: SimConfig) -> SimHal<F> {
+        SimHal {
+            config,
+            now: Instant::ZERO,
+            rings: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
+            tables: [Slab::new(), Slab::new(), Slab::new()],
+            in_flight: VecDeque::new(),
+            completions: VecDeque::new(),
+            ppdus: VecDeque::new(),
+            rx: VecDeque::new(),
+            statuses: VecDeque::new(),
+            faults: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
+            rings_held: false,
+            completions_paused: false,
+            peers: Vec::new(),
+            done: Vec::new(),
+            counters: SimCounters::default(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.config
+    }
+
+    /// Changes the configuration (takes effect from the next operation).
+    pub fn config_mut(&mut self) -> &mut SimConfig {
+        &mut self.config
+    }
+
+    /// The time of the last [`advance`](Self::advance).
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> SimCounters {
+        self.counters
+    }
+
+    /// Sets a peer's airtime per frame and tx rate, as its PPDU stats will report them.
+    pub fn set_peer(&mut self, peer_id: u16, frame_airtime_us: u32, rate: Option<Rate>) {
+        let p = Peer { peer_id, frame_airtime_us, rate };
+        match self.peers.iter_mut().find(|q| q.peer_id == peer_id) {
+            Some(q) => *q = p,
+            None => self.peers.push(p),
+        }
+    }
+
+    /// The next completions get these statuses, in order (then the default).
+    pub fn script_statuses(&mut self, statuses: impl IntoIterator<Item = TxStatus>) {
+        self.statuses.extend(statuses);
+    }
+
+    /// The next enqueues on `ring` are refused with these kinds, in order.
+    pub fn fail_enqueues(&mut self, ring: RingId, kinds: impl IntoIterator<Item = RingErrorKind>) {
+        if let Some(q) = self.faults.get_mut(ring.index()) {
+            q.extend(kinds);
+        }
+    }
+
+    /// While held, the firmware takes no descriptor, so the rings fill up.
+    pub fn hold_rings(&mut self, held: bool) {
+        self.rings_held = held;
+    }
+
+    /// While paused, the firmware completes nothing (frames become due meanwhile, so
+    /// resuming releases a burst).
+    pub fn pause_completions(&mut self, paused: bool) {
+        self.completions_paused = paused;
+    }
+
+    /// Queues a completion as if the hardware wrote it (e.g. for an id never sent).
+    pub fn inject_completion(&mut self, c: TxCompletion) {
+        self.completions.push_back(c);
+    }
+
+    /// Queues a PPDU stats record.
+    pub fn inject_ppdu(&mut self, p: PpduStats) {
+        self.ppdus.push_back(p);
+    }
+
+    /// Queues a received PPDU's monitor status.
+    pub fn inject_rx(&mut self, r: RxPpdu) {
+        self.rx.push_back(r);
+    }
+
+    /// Frames handed back through [`StatusSink`], with their statuses, in order.
+    pub fn done(&self) -> &[(F, TxStatus)] {
+        &self.done
+    }
+
+    /// Takes the frames handed back so far.
+    pub fn take_done(&mut self) -> Vec<(F, TxStatus)> {
+        core::mem::take(&mut self.done)
+    }
+
+    /// Descriptors waiting in `ring` for the firmware.
+    pub fn ring_len(&self, ring: RingId) -> u32 {
+        self.rings.get(ring.index()).map_or(0, |r| r.len() as u32)
+    }
+
+    /// Frames the firmware took and has not completed.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight.len() as u32
+    }
+
+    /// Completions written and not yet reaped.
+    pub fn completions_waiting(&self) -> u32 {
+        self.completions.len() as u32
+    }
+
+    /// Moves the firmware to `now` (never backwards): takes descriptors from the
+    /// rings, completes every frame due by `now`, and writes PPDU stats for the frames
+    /// transmitted.
+    pub fn advance(&mut self, now: Instant) {
+        if now > self.now {
+            self.now = now;
+        }
+        let now = self.now;
+        if !self.rings_held {
+            let due = now.add_micros(self.config.completion_delay_us);
+            for ring in RingId::ALL {
+                let Some(q) = self.rings.get_mut(ring.index()) else { continue };
+                let mut n = 0;
+                while n < self.config.fw_take_per_advance {
+                    let Some(desc) = q.pop_front() else { break };
+                    self.in_flight.push_back(InFlight { ring, desc, due });
+                    self.counters.taken += 1;
+                    n += 1;
+                }
+            }
+        }
+        if self.completions_paused {
+            return;
+        }
+        let mut sent: Vec<(u16, Ac, u32)> = Vec::new();
+        while self.in_flight.front().is_some_and(|f| f.due <= now) {
+            let Some(f) = self.in_flight.pop_front() else { break };
+            let status = self.statuses.pop_front().unwrap_or(self.config.default_status);
+            self.completions.push_back(TxCompletion { ring: f.ring, msdu_id: f.desc.msdu_id, status });
+            self.counters.completed += 1;
+            if let (true, Some(peer)) = (status.transmitted(), f.desc.peer_id) {
+                match sent.iter_mut().find(|s| s.0 == peer && s.1 == f.desc.ac) {
+                    Some(s) => s.2 += 1,
+                    None => sent.push((peer, f.desc.ac, 1)),
+                }
+            }
+        }
+        if self.config.ppdu_stats {
+            self.write_ppdus(&sent);
+        }
+    }
+
+    /// One PPDU per group of up to `mu_max_users` (peer, AC) users; each user is
+    /// reported the whole PPDU's duration, as ath11k's firmware does for MU.
+    fn write_ppdus(&mut self, sent: &[(u16, Ac, u32)]) {
+        let users = usize::from(self.config.mu_max_users.clamp(1, crate::hal::MAX_PPDU_USERS as u8));
+        for group in sent.chunks(users) {
+            let duration = group.iter().map(|s| s.2.saturating_mul(self.airtime_of(s.0))).max().unwrap_or(0);
+            let mut p = PpduStats::new(duration);
+            for &(peer_id, ac, _) in group {
+                let rate = self.peers.iter().find(|q| q.peer_id == peer_id).and_then(|q| q.rate);
+                let _ = p.push_user(PpduUser { peer_id, tid: tid_of(ac), tx_duration_us: duration, rate });
+            }
+            self.ppdus.push_back(p);
+            self.counters.ppdus += 1;
+        }
+    }
+
+    fn airtime_of(&self, peer_id: u16) -> u32 {
+        self.peers.iter().find(|q| q.peer_id == peer_id).map_or(self.config.frame_airtime_us, |q| q.frame_airtime_us)
+    }
+}
+
+/// A TID of `ac` (the lowest of its pair).
+const fn tid_of(ac: Ac) -> u8 {
+    match ac {
+        Ac::Vo => 6,
+        Ac::Vi => 4,
+        Ac::Be => 0,
+        Ac::Bk => 1,
+    }
+}
+
+impl<F> TclRings for SimHal<F> {
+    type Error = RingErrorKind;
+
+    fn tcl_descriptors(&self, _ring: RingId) -> u32 {
+        self.config.tcl_ring_size
+    }
+
+    fn tcl_free(&self, ring: RingId) -> u32 {
+        self.config.tcl_ring_size.saturating_sub(self.ring_len(ring))
+    }
+
+    fn tcl_enqueue(&mut self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
+        if let Some(kind) = self.faults.get_mut(ring.index()).and_then(VecDeque::pop_front) {
+            self.counters.refused += 1;
+            return Err(kind);
+        }
+        let size = self.config.tcl_ring_size as usize;
+        match self.rings.get_mut(ring.index()) {
+            Some(q) if q.len() < size => {
+                q.push_back(desc);
+                self.counters.enqueued += 1;
+                Ok(())
+            }
+            _ => {
+                self.counters.refused += 1;
+                Err(RingErrorKind::Full)
+            }
+        }
+    }
+}
+
+impl<F> MsduTable for SimHal<F> {
+    type Frame = F;
+
+    fn msdu_capacity(&self, _ring: RingId) -> u32 {
+        self.config.msdu_capacity
+    }
+
+    fn msdu_outstanding(&self, ring: RingId) -> u32 {
+        self.tables.get(ring.index()).map_or(0, |t| t.count)
+    }
+
+    fn msdu_insert(&mut self, ring: RingId, msdu: Msdu<F>) -> Result<u32, Msdu<F>> {
+        let cap = self.config.msdu_capacity;
+        match self.tables.get_mut(ring.index()) {
+            Some(t) => t.insert(cap, msdu),
+            None => Err(msdu),
+        }
+    }
+
+    fn msdu_take(&mut self, ring: RingId, id: u32) -> Option<Msdu<F>> {
+        self.tables.get_mut(ring.index())?.take(id)
+    }
+
+    fn msdu_take_any(&mut self, ring: RingId) -> Option<(u32, Msdu<F>)> {
+        self.tables.get_mut(ring.index())?.take_any()
+    }
+}
+
+impl<F> TxCompletionRing for SimHal<F> {
+    fn reap_tx_completion(&mut self) -> Option<TxCompletion> {
+        self.completions.pop_front()
+    }
+}
+
+impl<F> StatusSink for SimHal<F> {
+    type Frame = F;
+
+    fn tx_status(&mut self, frame: F, status: TxStatus) {
+        self.done.push((frame, status));
+    }
+}
+
+impl<F> PpduStatsSource for SimHal<F> {
+    fn next_ppdu_stats(&mut self) -> Option<PpduStats> {
+        self.ppdus.pop_front()
+    }
+}
+
+impl<F> RxStatusSource for SimHal<F> {
+    fn next_rx_ppdu(&mut self) -> Option<RxPpdu> {
+        self.rx.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc(msdu_id: u32, peer: u16) -> TclDesc {
+        TclDesc { msdu_id, len_bytes: 1500, ac: Ac::Be, peer_id: Some(peer) }
+    }
+
+    #[test]
+    fn the_firmware_completes_frames_after_the_configured_delay() {
+        let mut hal: SimHal<u32> = SimHal::new(SimConfig { completion_delay_us: 500, ..SimConfig::default() });
+        let r = RingId::for_cpu(0);
+        let id = hal.msdu_insert(r, Msdu::new(7, None, Ac::Be)).unwrap();
+        hal.tcl_enqueue(r, desc(id, 1)).unwrap();
+        hal.advance(Instant::from_micros(100));
+        assert_eq!(hal.reap_tx_completion(), None);
+        hal.advance(Instant::from_micros(599));
+        assert_eq!(hal.reap_tx_completion(), None);
+        hal.advance(Instant::from_micros(600));
+        assert_eq!(hal.reap_tx_completion(), Some(TxCompletion { ring: r, msdu_id: id, status: TxStatus::Acked }));
+        let p = hal.next_ppdu_stats().unwrap();
+        assert_eq!((p.duration_us, p.n_users()), (100, 1));
+    }
+
+    #[test]
+    fn the_msdu_table_holds_its_capacity_and_reuses_ids() {
+        let mut hal: SimHal<u32> = SimHal::new(SimConfig { msdu_capacity: 2, ..SimConfig::default() });
+        let r = RingId::for_cpu(1);
+        let a = hal.msdu_insert(r, Msdu::new(1, None, Ac::Be)).unwrap();
+        let _b = hal.msdu_insert(r, Msdu::new(2, None, Ac::Be)).unwrap();
+        assert!(hal.msdu_insert(r, Msdu::new(3, None, Ac::Be)).is_err());
+        assert_eq!(hal.msdu_take(r, a).map(|m| m.frame), Some(1));
+        assert_eq!(hal.msdu_take(r, a), None, "an id is taken once");
+        assert_eq!(hal.msdu_insert(r, Msdu::new(4, None, Ac::Be)), Ok(a));
+        assert_eq!(hal.msdu_outstanding(r), 2);
+    }
+
+    #[test]
+    fn injected_faults_refuse_enqueues_in_order() {
+        let mut hal: SimHal<u32> = SimHal::new(SimConfig { tcl_ring_size: 1, ..SimConfig::default() });
+        let r = RingId::for_cpu(2);
+        hal.fail_enqueues(r, [RingErrorKind::OutOfMemory, RingErrorKind::Other]);
+        assert_eq!(hal.tcl_enqueue(r, desc(0, 1)), Err(RingErrorKind::OutOfMemory));
+        assert_eq!(hal.tcl_enqueue(r, desc(0, 1)), Err(RingErrorKind::Other));
+        assert_eq!(hal.tcl_enqueue(r, desc(0, 1)), Ok(()));
+        assert_eq!(hal.tcl_enqueue(r, desc(1, 1)), Err(RingErrorKind::Full));
+    }
+
+    #[test]
+    fn held_rings_fill_up_and_the_firmware_takes_a_configured_number_per_advance() {
+        let config = SimConfig { tcl_ring_size: 4, fw_take_per_advance: 3, ..SimConfig::default() };
+        let mut hal: SimHal<u32> = SimHal::new(config);
+        let r = RingId::for_cpu(0);
+        hal.hold_rings(true);
+        for i in 0..4 {
+            hal.tcl_enqueue(r, desc(i, 1)).unwrap();
+            hal.advance(Instant::from_micros(u64::from(i)));
+        }
+        assert_eq!((hal.tcl_free(r), hal.in_flight()), (0, 0));
+        hal.hold_rings(false);
+        hal.advance(Instant::from_micros(10));
+        assert_eq!((hal.ring_len(r), hal.in_flight()), (1, 3));
+        hal.advance(Instant::from_micros(11));
+        assert_eq!((hal.ring_len(r), hal.in_flight()), (0, 4));
+        hal.advance(Instant::from_micros(5)); // time never goes back
+        assert_eq!(hal.now(), Instant::from_micros(11));
+    }
+
+    #[test]
+    fn mu_ppdus_report_every_user_the_whole_duration() {
+        let mut hal: SimHal<u32> = SimHal::new(SimConfig { mu_max_users: 4, ..SimConfig::default() });
+        hal.set_peer(1, 100, None);
+        hal.set_peer(2, 300, None);
+        let r = RingId::for_cpu(0);
+        for (i, peer) in [1u16, 2, 2].into_iter().enumerate() {
+            let id = hal.msdu_insert(r, Msdu::new(i as u32, None, Ac::Be)).unwrap();
+            hal.tcl_enqueue(r, desc(id, peer)).unwrap();
+        }
+        hal.advance(Instant::ZERO);
+        hal.advance(Instant::from_micros(1000));
+        let p = hal.next_ppdu_stats().unwrap();
+        assert_eq!((p.duration_us, p.n_users()), (600, 2));
+        assert!(p.users().all(|u| u.tx_duration_us == 600));
+    }
+}

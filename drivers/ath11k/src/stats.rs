@@ -1,0 +1,149 @@
+//! Driver-side statistics (a `soc_dp_stats`-like report, with the outstanding MSDU
+//! count of patch 3) and a text buffer for debugfs files.
+
+use crate::hal::{DP_TCL_NUM_RING_MAX, TxStatus};
+use core::fmt;
+
+/// The data path's counters and the outstanding MSDU count per ring, read with
+/// [`Ath11k::dp_stats`](crate::Ath11k::dp_stats). Its `Display` is the text of a
+/// `soc_dp_stats`-like debugfs file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DpStats {
+    /// Outstanding MSDUs per ring now: frames handed to the hardware and not yet
+    /// completed (patch 3; bounded by each ring's MSDU table capacity).
+    pub pending_msdus: [u32; DP_TCL_NUM_RING_MAX],
+    /// Descriptors enqueued per ring.
+    pub enqueued: [u64; DP_TCL_NUM_RING_MAX],
+    /// Enqueues refused with no descriptor free (-ENOSPC) per ring.
+    pub ring_full: [u64; DP_TCL_NUM_RING_MAX],
+    /// Pushes refused because the ring's MSDU table was full (-ENOSPC) per ring.
+    pub msdu_table_full: [u64; DP_TCL_NUM_RING_MAX],
+    /// Enqueues refused for memory or a DMA mapping (-ENOMEM) per ring.
+    pub out_of_memory: [u64; DP_TCL_NUM_RING_MAX],
+    /// Enqueues refused for any other reason, per ring.
+    pub other_failures: [u64; DP_TCL_NUM_RING_MAX],
+    /// Completions per [`TxStatus`] (index [`TxStatus::index`]).
+    pub completions: [u64; TxStatus::COUNT],
+    /// Completions whose MSDU id named no outstanding entry (ignored).
+    pub unknown_msdu: u64,
+    /// Releases the scheduler reported as mismatched (should stay 0).
+    pub release_errors: u64,
+    /// Frames dequeued for a station without a charge (stale station record).
+    pub uncharged: u64,
+    /// Frames refused after dequeue and kept for retry (patch 8 without the free).
+    pub held_for_retry: u64,
+    /// Frames freed without being sent: held frames of removed txqs, outstanding
+    /// frames at teardown.
+    pub flushed: u64,
+    /// An enqueue failure whose MSDU table entry had vanished (a HAL bug).
+    pub msdu_table_errors: u64,
+    /// PPDU stats users and rx PPDUs naming no known peer.
+    pub unknown_peer_reports: u64,
+    /// Frames waiting in the retry slots now.
+    pub held_now: u32,
+}
+
+impl DpStats {
+    /// Outstanding MSDUs over all rings.
+    pub fn pending_msdus_total(&self) -> u32 {
+        self.pending_msdus.iter().fold(0u32, |a, b| a.saturating_add(*b))
+    }
+}
+
+fn per_ring<X: fmt::Display>(f: &mut fmt::Formatter<'_>, name: &str, v: &[X]) -> fmt::Result {
+    write!(f, "{name}:")?;
+    for (i, x) in v.iter().enumerate() {
+        write!(f, " ring{i} {x}")?;
+    }
+    writeln!(f)
+}
+
+impl fmt::Display for DpStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "SOC TX STATS:")?;
+        per_ring(f, "TCL enqueued", &self.enqueued)?;
+        per_ring(f, "TCL ring full failures", &self.ring_full)?;
+        per_ring(f, "MSDU table full failures", &self.msdu_table_full)?;
+        per_ring(f, "Out of memory/DMA failures", &self.out_of_memory)?;
+        per_ring(f, "Other enqueue failures", &self.other_failures)?;
+        writeln!(f, "Tx completions:")?;
+        for s in TxStatus::ALL {
+            writeln!(f, "  {}: {}", s.name(), self.completions.get(s.index()).copied().unwrap_or(0))?;
+        }
+        writeln!(f, "Unknown MSDU completions: {}", self.unknown_msdu)?;
+        writeln!(f, "Release errors: {}", self.release_errors)?;
+        writeln!(f, "Uncharged frames: {}", self.uncharged)?;
+        writeln!(f, "Held for retry: {} (now {})", self.held_for_retry, self.held_now)?;
+        writeln!(f, "Flushed: {}", self.flushed)?;
+        per_ring(f, "Pending tx MSDUs", &self.pending_msdus)?;
+        writeln!(f, "Pending tx MSDUs total: {}", self.pending_msdus_total())
+    }
+}
+
+/// A `fmt::Write` into a byte buffer that truncates instead of failing: how a
+/// debugfs read fills the buffer the kernel gives it.
+#[derive(Debug)]
+pub struct TextBuf<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+    truncated: bool,
+}
+
+impl<'a> TextBuf<'a> {
+    /// An empty text in `buf`.
+    pub fn new(buf: &'a mut [u8]) -> TextBuf<'a> {
+        TextBuf { buf, len: 0, truncated: false }
+    }
+
+    /// Bytes written.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether some text did not fit.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The text written (truncation may have cut a multi-byte character; the crate's
+    /// own texts are ASCII).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+}
+
+impl fmt::Write for TextBuf<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.buf.len().saturating_sub(self.len);
+        let n = s.len().min(room);
+        if n < s.len() {
+            self.truncated = true;
+        }
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + n), s.as_bytes().get(..n)) {
+            dst.copy_from_slice(src);
+            self.len += n;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::fmt::Write;
+
+    #[test]
+    fn a_text_buffer_truncates_instead_of_failing() {
+        let mut b = [0u8; 8];
+        let mut t = TextBuf::new(&mut b);
+        write!(t, "pending {} us", 12024).unwrap();
+        assert!(t.truncated());
+        assert_eq!(t.as_bytes(), b"pending ");
+    }
+}

@@ -1,0 +1,143 @@
+//! Patch 1: every completion status releases the frame's charge.
+
+mod common;
+
+use airtime_ath11k::hal::{RingId, TxCompletion, TxStatus};
+use airtime_ath11k::sim_hal::SimConfig;
+use airtime_ath11k::{Config, TextBuf};
+use common::Bench;
+use proptest::prelude::*;
+
+#[test]
+fn every_completion_status_releases_the_charge_and_hands_the_frame_back() {
+    for status in TxStatus::ALL {
+        let mut b = Bench::default();
+        let sta = b.station(1, 256);
+        let q = b.txq(sta, 0);
+        b.radio.hal_mut().script_statuses([status]);
+        let r = b.send(q, 1, 1500, 0);
+        assert_eq!(r.frames, 1);
+        assert!(b.radio.scheduler().total_pending_us() > 0, "the frame is charged");
+        b.drain(64, 0);
+        assert_eq!(b.radio.scheduler().total_pending_us(), 0, "{status:?} released the charge");
+        assert_eq!(b.radio.hal().done().len(), 1);
+        assert_eq!(b.radio.hal().done()[0].1, status);
+        assert_eq!(b.radio.dp_stats().completions[status.index()], 1);
+        assert_eq!(b.radio.dp_stats().release_errors, 0);
+        b.radio.scheduler_mut().check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn a_completion_for_an_unknown_msdu_id_is_counted_and_releases_nothing() {
+    let mut b = Bench::default();
+    let sta = b.station(1, 256);
+    let q = b.txq(sta, 0);
+    b.send(q, 3, 1500, 0);
+    let pending = b.radio.scheduler().total_pending_us();
+    b.radio.hal_mut().inject_completion(TxCompletion {
+        ring: RingId::for_cpu(0),
+        msdu_id: 9999,
+        status: TxStatus::Acked,
+    });
+    let pass = b.radio.poll_tx_completions(64, 0, b.now);
+    assert_eq!(pass.work_done, 1);
+    assert!(pass.reaped.is_empty());
+    assert_eq!(b.radio.dp_stats().unknown_msdu, 1);
+    assert_eq!(b.radio.scheduler().total_pending_us(), pending);
+}
+
+#[test]
+fn teardown_releases_every_outstanding_and_held_charge() {
+    let mut b = Bench::default();
+    let sta = b.station(1, 256);
+    let q = b.txq(sta, 0);
+    b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [airtime_sched::RingErrorKind::OutOfMemory]);
+    b.send(q, 1, 1500, 0);
+    assert_eq!(b.radio.held_frames(), 1);
+    b.radio.wake_tx_queue(q, 1, b.now).unwrap();
+    b.send(q, 5, 1500, 1);
+    assert!(b.radio.outstanding_msdus() > 0);
+    let freed = b.radio.flush_outstanding();
+    assert_eq!(freed, 6);
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+    assert_eq!(b.radio.outstanding_msdus(), 0);
+    assert!(b.radio.hal().done().iter().all(|(_, s)| *s == TxStatus::Removed));
+    b.radio.scheduler_mut().check_invariants().unwrap();
+}
+
+fn status() -> impl Strategy<Value = TxStatus> {
+    (0u8..6).prop_map(|v| TxStatus::from_u8(v).unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pending_airtime_returns_to_zero_after_any_mix_of_completion_statuses(
+        statuses in proptest::collection::vec(status(), 0..200),
+        frames in proptest::collection::vec((0usize..3, 1u32..4, 60u32..3000), 1..40),
+        budget in 1u32..80,
+        ring_size in 2u32..64,
+        msdu_capacity in 1u32..64,
+        ooms in 0usize..4,
+    ) {
+        let mut sim = SimConfig::default();
+        sim.tcl_ring_size = ring_size;
+        sim.msdu_capacity = msdu_capacity;
+        sim.completion_delay_us = 300;
+        let mut b = Bench::new(Config::default(), sim);
+        let stas: Vec<_> = (0..3u16).map(|p| b.station(p, 256)).collect();
+        let txqs: Vec<_> = stas.iter().enumerate().map(|(i, s)| b.txq(*s, [0u8, 5, 6][i])).collect();
+        b.radio.hal_mut().script_statuses(statuses);
+        b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), core::iter::repeat_n(airtime_sched::RingErrorKind::OutOfMemory, ooms));
+        let mut sent = 0u64;
+        for (i, (who, n, len)) in frames.into_iter().enumerate() {
+            b.send(txqs[who], n, len, (i % 3) as u32);
+            sent += u64::from(n);
+            prop_assert_eq!(b.frames_accounted(), sent, "no frame lost");
+            b.step(50, budget, (i % 5) as u32);
+            prop_assert_eq!(b.frames_accounted(), sent, "no frame lost");
+        }
+        b.drain(budget, 0);
+        prop_assert_eq!(b.radio.hal().done().len() as u64, sent);
+        prop_assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+        for s in &stas {
+            for ac in airtime_sched::Ac::ALL {
+                prop_assert_eq!(b.radio.scheduler().station_pending_us(*s, ac).unwrap(), 0);
+            }
+        }
+        prop_assert_eq!(b.radio.dp_stats().release_errors, 0);
+        prop_assert_eq!(b.radio.scheduler().underflows(), 0);
+        prop_assert!(b.radio.scheduler_mut().check_invariants().is_ok());
+        // Every frame came back exactly once.
+        let mut seqs: Vec<u64> = b.radio.hal().done().iter().map(|(p, _)| p.seq).collect();
+        seqs.sort_unstable();
+        seqs.dedup();
+        prop_assert_eq!(seqs.len() as u64, sent);
+        let mut text = [0u8; 2048];
+        let mut t = TextBuf::new(&mut text);
+        b.radio.write_dp_stats(&mut t);
+        prop_assert!(!t.truncated());
+    }
+}
+
+#[test]
+fn frames_in_flight_of_a_removed_station_release_at_their_completion() {
+    let mut b = Bench::default();
+    let sta = b.station(1, 256);
+    let q = b.txq(sta, 0);
+    b.send(q, 4, 1500, 0);
+    b.radio.hal_mut().script_statuses([TxStatus::Removed; 4]);
+    b.radio.remove_station(sta, drop).unwrap();
+    b.txqs.clear();
+    assert!(b.radio.scheduler().total_pending_us() > 0, "still in the hardware");
+    b.drain(64, 0);
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+    assert_eq!(b.radio.dp_stats().release_errors, 0);
+    assert_eq!(b.radio.hal().done().len(), 4);
+    // The peer id and the scheduler slot can be used again.
+    let again = b.station(1, 256);
+    assert_eq!(b.radio.station_by_peer(1), Some(again));
+    b.radio.scheduler_mut().check_invariants().unwrap();
+}

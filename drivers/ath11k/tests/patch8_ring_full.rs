@@ -1,0 +1,120 @@
+//! Patch 8: a round ends when the ring has no room, checked before dequeue, and a
+//! frame the ring refuses after dequeue is kept with its charge.
+
+mod common;
+
+use airtime_ath11k::hal::{RingId, TxStatus};
+use airtime_ath11k::sim_hal::SimConfig;
+use airtime_ath11k::{Config, RoundEnd};
+use airtime_sched::{Ac, RingErrorKind};
+use common::Bench;
+
+fn small_ring(ring: u32) -> Bench {
+    let mut sim = SimConfig::default();
+    sim.tcl_ring_size = ring;
+    let mut config = Config::default();
+    config.aql = false;
+    Bench::new(config, sim)
+}
+
+fn done_seqs(b: &Bench) -> Vec<u64> {
+    b.radio.hal().done().iter().map(|(p, _)| p.seq).collect()
+}
+
+#[test]
+fn a_full_ring_ends_the_round_loses_no_frame_and_the_txq_resumes_after_the_next_completion() {
+    let mut b = small_ring(4);
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    let r = b.send(q, 10, 1500, 0);
+    assert_eq!((r.frames, r.end, r.holding), (4, RoundEnd::RingFull, false));
+    // The frame that met the shortage was not dequeued: it heads its txq, uncharged.
+    assert_eq!(b.radio.txq(q).unwrap().0.front().map(|p| p.seq), Some(4));
+    assert_eq!(b.frames_accounted(), 10);
+    assert_eq!(b.radio.dp_stats().flushed, 0);
+    let charged = b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap();
+    b.step(0, 64, 0); // the firmware takes the four descriptors
+    assert_eq!(b.queued(), 6, "nothing restarts the txq before a completion");
+    let pass = b.step(1000, 64, 0);
+    assert_eq!(pass.work_done, 4);
+    assert_eq!(pass.frames_pushed, 4, "the completion's round resumed the txq");
+    assert!(b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap() <= charged);
+    b.drain(64, 0);
+    assert_eq!(done_seqs(&b), (0..10).collect::<Vec<_>>(), "every frame, in order");
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_refused_push_keeps_the_frame_and_its_charge_for_the_next_round() {
+    for kind in [RingErrorKind::OutOfMemory, RingErrorKind::Full, RingErrorKind::Other] {
+        let mut b = small_ring(64);
+        let s = b.station(1, 256);
+        let q = b.txq(s, 0);
+        b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [kind]);
+        let r = b.send(q, 5, 1500, 0);
+        assert_eq!((r.frames, r.end, r.holding), (0, RoundEnd::Refused(kind), true));
+        assert_eq!(b.radio.held_frames(), 1);
+        assert_eq!(b.queued(), 4);
+        let one = b.radio.config().sched.unknown_rate_charge_us & !3;
+        assert_eq!(b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap(), one, "the held frame keeps its charge");
+        assert_eq!(b.radio.outstanding_msdus(), 0, "its MSDU id was given back");
+        let r = b.radio.wake_tx_queue(q, 0, b.now).unwrap();
+        assert_eq!((r.frames, r.holding), (5, false));
+        assert_eq!(b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap(), 5 * one, "charged once each");
+        b.drain(64, 0);
+        assert_eq!(done_seqs(&b), (0..5).collect::<Vec<_>>(), "the held frame went first");
+        assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+        assert_eq!(b.radio.dp_stats().held_for_retry, 1);
+    }
+}
+
+#[test]
+fn a_held_frame_waits_while_the_ring_has_no_room() {
+    let mut b = small_ring(2);
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
+    b.send(q, 1, 1500, 0);
+    assert_eq!(b.radio.held_frames(), 1);
+    let q2 = b.txq(b.radio.station_by_peer(1).unwrap(), 6);
+    b.send(q2, 2, 200, 0); // VO fills the ring
+    let r = b.radio.wake_tx_queue(q, 0, b.now).unwrap();
+    assert_eq!((r.frames, r.end, r.holding), (0, RoundEnd::RingFull, true));
+    b.drain(64, 0);
+    assert_eq!(b.radio.hal().done().len(), 3);
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_held_frame_of_a_removed_station_is_released_and_reported_removed() {
+    let mut b = small_ring(64);
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
+    b.send(q, 3, 1500, 0);
+    let mut purged = 0;
+    b.radio.remove_station(s, |txq| purged += txq.0.len()).unwrap();
+    assert_eq!(purged, 2);
+    assert_eq!(b.radio.held_frames(), 0);
+    assert_eq!(b.radio.hal().done().len(), 1);
+    assert_eq!(b.radio.hal().done()[0].1, TxStatus::Removed);
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+    b.radio.scheduler_mut().check_invariants().unwrap();
+}
+
+#[test]
+fn with_tcl_ring_retry_a_full_ring_spills_into_the_next_ones() {
+    let mut sim = SimConfig::default();
+    sim.tcl_ring_size = 2;
+    let mut config = Config::default();
+    config.aql = false;
+    config.tcl_ring_retry = true;
+    let mut b = Bench::new(config, sim);
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    let r = b.send(q, 7, 1500, 1);
+    assert_eq!((r.frames, r.end), (6, RoundEnd::RingFull));
+    for ring in RingId::ALL {
+        assert_eq!(b.radio.hal().ring_len(ring), 2);
+    }
+}
