@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+/*
+ * airtime_shim.c - C side of airtime_ath11k.ko
+ *
+ * The module is this shim plus one object built from the Rust crate
+ * airtime-ath11k-kmod (see build.sh). The shim provides what Rust cannot
+ * reach without the kernel's C headers: the allocator wrappers behind the
+ * Rust global allocator, the panic report, and module init/exit with the
+ * load-time self-test.
+ *
+ * At load the self-test runs the scenarios selected by scenario= and prints
+ * one line per scenario:
+ *
+ *	airtime: PASS <name>
+ *	airtime: FAIL <name>: <why>
+ *
+ * Any FAIL makes init return -EINVAL, so the module does not load.
+ */
+#define pr_fmt(fmt) "airtime: " fmt
+
+#include <linux/build_bug.h>
+#include <linux/bug.h>
+#include <linux/kernel.h>
+#include <linux/limits.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "airtime_ath11k.h"
+
+/*
+ * Every Rust allocation: atomic because the adapter's data path runs in
+ * softirq (NAPI) context; no warning because the Rust side reports failures.
+ */
+#define AIRTIME_GFP (GFP_ATOMIC | __GFP_NOWARN)
+
+/* The Rust allocator relies on these kmalloc guarantees (src/kalloc.rs). */
+static_assert(ARCH_KMALLOC_MINALIGN >= AIRTIME_KMALLOC_MIN_ALIGN);
+static_assert(AIRTIME_KMALLOC_MAX_ALIGN <= PAGE_SIZE);
+/* Same layout as SelftestInfo in src/entry.rs. */
+static_assert(sizeof(struct airtime_selftest_info) == 16);
+
+static char *scenario = "all";
+module_param(scenario, charp, 0444);
+MODULE_PARM_DESC(scenario,
+		 "self-test to run at load: \"all\" (default; skips explicit-only scenarios), a scenario name, or its index");
+
+void *airtime_kmalloc(size_t size)
+{
+	return kmalloc(size, AIRTIME_GFP);
+}
+
+void *airtime_kzalloc(size_t size)
+{
+	return kzalloc(size, AIRTIME_GFP);
+}
+
+void *airtime_krealloc(void *ptr, size_t size)
+{
+	return krealloc(ptr, size, AIRTIME_GFP);
+}
+
+void airtime_kfree(void *ptr)
+{
+	kfree(ptr);
+}
+
+void __noreturn airtime_rust_panic(const char *msg, size_t len)
+{
+	pr_err("Rust panic: %.*s\n", (int)min_t(size_t, len, INT_MAX), msg);
+	BUG();
+}
+
+/**
+ * airtime_run_one() - run one scenario and print its PASS or FAIL line
+ * @index: scenario index
+ * @name: scenario name, for the line
+ *
+ * Context: Process context (module init).
+ * Return: true if the scenario passed.
+ */
+static bool airtime_run_one(u32 index, const char *name)
+{
+	char msg[AIRTIME_SELFTEST_MSG_LEN];
+	int ret;
+
+	ret = airtime_selftest_run(index, msg, sizeof(msg));
+	if (ret == AIRTIME_SELFTEST_PASS) {
+		pr_info("PASS %s\n", name);
+		return true;
+	}
+	if (ret == AIRTIME_SELFTEST_FAIL)
+		pr_err("FAIL %s: %s\n", name, msg);
+	else
+		pr_err("FAIL %s: could not run it (%d)\n", name, ret);
+	return false;
+}
+
+/**
+ * airtime_find() - resolve the scenario= parameter to one scenario
+ * @param: a scenario name or a decimal index
+ * @count: number of scenarios
+ * @index: the scenario's index, on success
+ * @info: the scenario's name and flags, on success
+ *
+ * Context: Process context (module init).
+ * Return: 0, or -ENOENT if @param names no scenario.
+ */
+static int airtime_find(const char *param, u32 count, u32 *index,
+			struct airtime_selftest_info *info)
+{
+	u32 i;
+
+	if (!kstrtou32(param, 10, &i)) {
+		if (airtime_selftest_info(i, info))
+			return -ENOENT;
+		*index = i;
+		return 0;
+	}
+
+	for (i = 0; i < count; i++) {
+		if (airtime_selftest_info(i, info))
+			return -ENOENT;
+		if (sysfs_streq(param, info->name)) {
+			*index = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/**
+ * airtime_init() - module init: run the self-test, refuse to load on failure
+ *
+ * Context: Process context; may sleep (the Rust code does not).
+ * Return: 0 if every selected scenario passed; -EINVAL if one failed or
+ * scenario= names no scenario.
+ */
+static int __init airtime_init(void)
+{
+	struct airtime_selftest_info info;
+	u32 count = airtime_selftest_count();
+	u32 i, ran = 0, failed = 0;
+
+	pr_info("%s: %u self-test scenarios, scenario=%s\n",
+		airtime_version(), count, scenario);
+
+	if (sysfs_streq(scenario, "all")) {
+		for (i = 0; i < count; i++) {
+			if (airtime_selftest_info(i, &info)) {
+				pr_err("FAIL scenario %u: no description\n", i);
+				failed++;
+				continue;
+			}
+			if (info.flags & AIRTIME_SELFTEST_EXPLICIT_ONLY)
+				continue;
+			ran++;
+			if (!airtime_run_one(i, info.name))
+				failed++;
+		}
+	} else {
+		if (airtime_find(scenario, count, &i, &info)) {
+			pr_err("unknown scenario \"%s\": use all, a name, or an index below %u\n",
+			       scenario, count);
+			return -EINVAL;
+		}
+		ran = 1;
+		if (!airtime_run_one(i, info.name))
+			failed = 1;
+	}
+
+	if (failed) {
+		pr_err("%u of %u scenarios failed: refusing to load\n", failed, ran);
+		return -EINVAL;
+	}
+	pr_info("all %u scenarios passed\n", ran);
+	return 0;
+}
+
+/**
+ * airtime_exit() - module exit
+ *
+ * Context: Process context.
+ */
+static void __exit airtime_exit(void)
+{
+	pr_info("unloaded\n");
+}
+
+module_init(airtime_init);
+module_exit(airtime_exit);
+
+MODULE_DESCRIPTION("Airtime fairness and AQL core for ath11k (Rust), with a load-time self-test");
+MODULE_AUTHOR("The airtime developers");
+MODULE_LICENSE("Dual MIT/GPL");

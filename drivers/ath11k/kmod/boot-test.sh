@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# boot-test.sh - boot the packaged kernel under qemu (software emulation)
+# with a busybox initramfs that loads airtime_ath11k.ko in several phases
+# (boot-init.sh), and check the serial output.
+#
+# Usage: drivers/ath11k/kmod/boot-test.sh [MODULE.ko]   (default: build/airtime_ath11k.ko)
+#
+# Environment: KVER (default: newest /boot/vmlinuz-*-amd64),
+#              BOOT_TIMEOUT seconds (default 300).
+#
+# Fails (exit 1) when the module does not load, a scenario FAILs or is
+# missing, the deliberately failing scenario does NOT refuse the load, the
+# kernel logs an oops/BUG/warning, the kernel is tainted by one, qemu times
+# out or exits abnormally, or the PASS marker is missing. Before judging the
+# real log, the parser is run on doctored copies of it to prove it rejects
+# each kind of failure.
+set -euo pipefail
+
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# The scenarios the default `all` run must pass, in table order
+# (src/selftest.rs). The boot test fails on any difference in either
+# direction, so add a new scenario's name here.
+EXPECTED_PASS=(
+	heap-vec-box
+	heap-btreemap
+	heap-alignment
+	heap-failure-is-reported
+	int-arithmetic
+	drr-equal-weights
+	drr-weighted
+	drr-late-joiner
+	drr-idle-station
+)
+
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
+started=$(kmod_now)
+kver=$(kmod_kver)
+kernel=/boot/vmlinuz-$kver
+module=${1:-$KMOD_BUILD_DIR/$KMOD_NAME.ko}
+boot_dir=$KMOD_BUILD_DIR/boot
+serial=$boot_dir/serial.log
+
+[[ -r $kernel ]] || kmod_die "cannot read $kernel (install linux-image-amd64; reading /boot needs root)"
+[[ -f $module ]] || kmod_die "no module at $module: run build.sh first"
+vermagic=$(modinfo -F vermagic "$module")
+[[ $vermagic == "$kver "* ]] || kmod_die "$module is built for '${vermagic%% *}', the kernel to boot is $kver"
+busybox=$(command -v busybox) || kmod_die "no busybox: install busybox-static"
+if readelf -lW "$busybox" | grep -q 'INTERP'; then
+	kmod_die "$busybox is dynamically linked: install busybox-static"
+fi
+command -v qemu-system-x86_64 >/dev/null || kmod_die "no qemu-system-x86_64: install qemu-system-x86"
+command -v cpio >/dev/null || kmod_die "no cpio: install cpio"
+
+# check_serial LOG: judges a serial log; prints each failed check, returns 1
+# if any failed.
+check_serial() {
+	local log=$1 failed=0 name before after trouble
+	# Up to the last phase nothing may go wrong; the last phase must oops.
+	before=$(sed '/^=== phase must-panic/,$d' "$log")
+	after=$(sed -n '/^=== phase must-panic/,$p' "$log")
+	trouble='Kernel panic|Oops|BUG:|kernel BUG|WARNING:|Call Trace|general protection fault|Rust panic'
+	fail() {
+		printf 'boot-test: FAIL: %s\n' "$*"
+		failed=1
+	}
+	grep -qx 'AIRTIME-BOOT-TEST: PASS ([0-9]* checks)' "$log" ||
+		fail "no 'AIRTIME-BOOT-TEST: PASS' marker from the guest"
+	! grep -q 'AIRTIME-BOOT-TEST: FAIL' "$log" ||
+		fail "the guest reported: $(grep 'AIRTIME-BOOT-TEST: FAIL' "$log")"
+	! grep -q '^BOOT-CHECK FAIL' "$log" ||
+		fail "guest checks failed: $(grep '^BOOT-CHECK FAIL' "$log" | tr '\n' ';')"
+	for name in "${EXPECTED_PASS[@]}"; do
+		grep -qx "\[all\] airtime: PASS $name" "$log" || fail "no PASS line for $name"
+	done
+	! grep -E 'airtime: FAIL ' "$log" | grep -qv 'airtime: FAIL selftest-must-fail: ' ||
+		fail "unexpected FAIL lines: $(grep 'airtime: FAIL ' "$log" | grep -v selftest-must-fail | tr '\n' ';')"
+	grep -q '^\[must-fail\] airtime: FAIL selftest-must-fail: ' "$log" ||
+		fail "the deliberately failing scenario printed no FAIL line"
+	grep -q '^BOOT-CHECK ok: must-fail: insmod refused' "$log" ||
+		fail "the deliberately failing scenario did not refuse the load"
+	! grep -qE "$trouble" <<<"$before" ||
+		fail "kernel trouble: $(grep -E "$trouble" <<<"$before" | head -n 3 | tr '\n' ';')"
+	grep -q '^\[must-panic\] airtime: Rust panic: index out of bounds' <<<"$after" ||
+		fail "the deliberate Rust panic was not reported by the panic handler"
+	grep -q 'kernel BUG at' <<<"$after" ||
+		fail "the deliberate Rust panic did not end in BUG()"
+	unset -f fail
+	return "$failed"
+}
+
+# 1. The initramfs: static busybox, the module, /init and its configuration.
+rm -rf "$boot_dir"
+root=$boot_dir/initramfs
+mkdir -p "$root"/{bin,dev,etc,proc,sys,tmp}
+cp "$busybox" "$root/bin/busybox"
+cp "$module" "$root/$KMOD_NAME.ko"
+install -m 0755 "$KMOD_DIR/boot-init.sh" "$root/init"
+printf 'MODULE=/%s.ko\nEXPECTED_PASS="%s"\n' "$KMOD_NAME" "${EXPECTED_PASS[*]}" >"$root/etc/boot-test.conf"
+# The kernel opens /dev/console before /init runs; without the node (making
+# it needs root) /init reopens it after mounting devtmpfs.
+mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$boot_dir/initramfs.gz"
+
+# 2. Boot. Software emulation: nested KVM hangs at boot on these machines.
+kmod_log "booting $kernel under qemu (tcg, timeout ${BOOT_TIMEOUT} s)"
+boot_started=$(kmod_now)
+set +e
+timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -nic none -m 512 -no-reboot -nographic \
+	-kernel "$kernel" -initrd "$boot_dir/initramfs.gz" \
+	-append "console=ttyS0 panic=-1 quiet" </dev/null >"$boot_dir/serial.raw" 2>&1
+qemu_rc=$?
+set -e
+# Drop carriage returns and the terminal-control sequences of the firmware.
+tr -d '\r' <"$boot_dir/serial.raw" | sed -e $'s/\x1b\\[[0-9;?]*[A-Za-z]//g' -e $'s/\x1bc//g' >"$serial"
+kmod_log "qemu exited with $qemu_rc after $(kmod_elapsed "$boot_started") s; serial log $serial"
+grep -E '^(\[[a-z-]+\] airtime: |BOOT-CHECK |AIRTIME-BOOT-TEST|=== )' "$serial" || true
+
+# 3. Prove the parser rejects each kind of failure, on doctored copies.
+proof=$boot_dir/parser-proof
+mkdir -p "$proof"
+grep -v "airtime: PASS ${EXPECTED_PASS[-1]}\$" "$serial" >"$proof/missing-pass.log" || true
+sed 's/^\[all\] airtime: PASS heap-btreemap$/[all] airtime: FAIL heap-btreemap: doctored/' "$serial" >"$proof/fail-line.log"
+sed '/^\[all\] airtime: PASS heap-vec-box$/a [    9.999] BUG: kernel NULL pointer dereference, address: 0000000000000000' \
+	"$serial" >"$proof/oops.log"
+grep -vE '^\[must-panic\]|kernel BUG' "$serial" >"$proof/no-panic-report.log" || true
+grep -v '^\[must-fail\]' "$serial" | sed 's/must-fail: insmod refused/must-fail: insmod loaded/' >"$proof/accepted.log"
+grep -v 'AIRTIME-BOOT-TEST' "$serial" >"$proof/no-marker.log" || true
+parser_broken=0
+doctored_logs=(missing-pass fail-line oops accepted no-marker no-panic-report)
+for doctored in "${doctored_logs[@]}"; do
+	if check_serial "$proof/$doctored.log" >/dev/null; then
+		kmod_log "the serial-log parser accepted a doctored log ($doctored)"
+		parser_broken=1
+	fi
+done
+
+# 4. Judge.
+status=0
+if ((qemu_rc == 124)); then
+	kmod_log "FAIL: timeout after ${BOOT_TIMEOUT} s"
+	status=1
+elif ((qemu_rc != 0)); then
+	kmod_log "FAIL: qemu exited with $qemu_rc"
+	status=1
+fi
+check_serial "$serial" || status=1
+((parser_broken == 0)) || status=1
+guest_checks=$(grep -c '^BOOT-CHECK ' "$serial" || true)
+guest_failed=$(grep -c '^BOOT-CHECK FAIL' "$serial" || true)
+if ((status != 0)); then
+	kmod_log "last 40 lines of the serial log:"
+	tail -n 40 "$serial" >&2
+	printf 'boot-test: %d passed, %d failed\n' "$((guest_checks - guest_failed))" "$((guest_failed > 0 ? guest_failed : 1))"
+	printf 'KMOD BOOT TEST: FAIL (%s s)\n' "$(kmod_elapsed "$started")"
+	exit 1
+fi
+printf 'boot-test: %d passed, 0 failed\n' "$guest_checks"
+printf 'KMOD BOOT TEST: PASS (%d guest checks, parser proven on %d doctored logs, %s s)\n' \
+	"$guest_checks" "${#doctored_logs[@]}" "$(kmod_elapsed "$started")"

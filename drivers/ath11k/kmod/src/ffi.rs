@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+
+//! Functions the C shim (`airtime_shim.c`) provides to Rust.
+//!
+//! These are the only undefined symbols the Rust object may have, besides
+//! `memcpy`, `memmove`, `memset`, `memcmp` and `bcmp` (which the kernel
+//! exports); `build.sh` fails the build on any other. Their C declarations,
+//! with kernel-doc, are in `include/airtime_ath11k.h`.
+
+use core::ffi::{c_char, c_void};
+
+unsafe extern "C" {
+    /// `kmalloc(size, GFP_ATOMIC | __GFP_NOWARN)`.
+    ///
+    /// Returns null on failure. The result is aligned to
+    /// [`KMALLOC_MIN_ALIGN`](crate::kalloc::KMALLOC_MIN_ALIGN), and to `size`
+    /// when `size` is a power of two.
+    pub fn airtime_kmalloc(size: usize) -> *mut c_void;
+
+    /// `kzalloc(size, GFP_ATOMIC | __GFP_NOWARN)`: like [`airtime_kmalloc`],
+    /// zero-filled.
+    pub fn airtime_kzalloc(size: usize) -> *mut c_void;
+
+    /// `krealloc(ptr, size, GFP_ATOMIC | __GFP_NOWARN)`.
+    ///
+    /// On failure returns null and leaves `ptr` allocated and unchanged.
+    pub fn airtime_krealloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+
+    /// `kfree(ptr)`; `ptr` may be null.
+    pub fn airtime_kfree(ptr: *mut c_void);
+
+    /// Prints `len` bytes at `msg` with `pr_err` and calls `BUG()`.
+    ///
+    /// Never returns (`__noreturn` on the C side).
+    pub fn airtime_rust_panic(msg: *const c_char, len: usize) -> !;
+}

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+
+//! The Rust half of the `airtime_ath11k` Linux kernel module.
+//!
+//! This crate is a `#![no_std]` static library. `build.sh` links it with
+//! `ld -r` into one relocatable object, checks that object (no x87/SSE/AVX
+//! instructions, only relocations the module loader handles, only known
+//! undefined symbols), and Kbuild links it with the C shim
+//! (`airtime_shim.c`) into `airtime_ath11k.ko`.
+//!
+//! Layers, from the kernel down:
+//!
+//! - [`entry`]: the `extern "C"` entry points declared in
+//!   `include/airtime_ath11k.h`. They are thin: they check raw pointers,
+//!   call safe Rust, and turn a Rust `Result` into a negative errno at the
+//!   boundary and nowhere else.
+//! - [`selftest`]: the table of named self-test scenarios the module runs at
+//!   load. Each scenario returns pass or fail with a message.
+//! - [`kalloc`]: the `#[global_allocator]`, Rust's heap over the shim's
+//!   `kmalloc`/`krealloc`/`kfree` wrappers (`GFP_ATOMIC`, see there why).
+//! - `panic`: the `#[panic_handler]`, which formats the panic message and
+//!   hands it to the shim, which prints it and calls `BUG()`.
+//! - [`ffi`]: the functions the C shim provides to Rust.
+//! - [`msg`] and [`errno`]: a bounded, always NUL-terminated message writer
+//!   for C buffers, and the errno values used at the boundary.
+//! - `unwind`: the two unwinding symbols that prebuilt library code still
+//!   names after LTO, defined as dead ends.
+//!
+//! Everything here is integer-only: a float would become x87 code with SSE
+//! disabled, which the kernel does not allow (and `build.sh` rejects).
+
+#![no_std]
+#![deny(clippy::float_arithmetic)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+extern crate alloc;
+
+pub mod entry;
+pub mod errno;
+pub mod ffi;
+pub mod kalloc;
+pub mod msg;
+mod panic;
+pub mod selftest;
+mod unwind;
