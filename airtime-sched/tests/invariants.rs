@@ -443,9 +443,9 @@ fn s6_next_txq_terminates_at_weight_one_with_a_huge_debt() {
     s.check_invariants().unwrap();
 }
 
-/// rounds.rs says applying the laps at once has "the same result" as walking them. For the
-/// served station it does; a station behind it in the lap must also have been topped up
-/// once per walked lap (mainline: both reach 0 here), but it gets only the first lap's.
+/// Applying the laps at once has the same result as walking them (mainline), for the
+/// served station and for the stations behind it in the lap, which walked laps would
+/// have topped up once per lap too: both reach 0 here.
 #[test]
 fn s6_boosted_laps_credit_every_station_like_walked_laps() {
     let mut s = sched();

@@ -14,8 +14,17 @@
 //! When every listed txq has a negative deficit, mainline walks the list again and
 //! again, adding one weight per lap, until one turns non-negative (reference E6: many
 //! laps under the AC lock at weight 1). Here the first lap computes how many laps that
-//! takes and the second lap applies them at once, with the same result, so a call
-//! looks at each listed txq at most about twice.
+//! takes and the second lap applies them at once — to the txqs before the one it
+//! serves as it meets them, and to the rest of the lap right after — with the same
+//! deficits walked laps would leave, so a call looks at each listed txq at most about
+//! twice.
+//!
+//! # The end of a round
+//! A txq already served in the current round ends the round when `next_txq` meets it
+//! (S4); it goes back to the tail of the front queue, so among front entries the order
+//! rotates from round to round. The PHY limit's `n` (`listed`) counts queue entries,
+//! including those of txqs removed or taken through `may_transmit` until `next_txq`
+//! meets and drops them; mainline counts list members, which those are not.
 
 use super::serving::{Serving, TxqReturn};
 use super::{AcState, SchedError, Scheduler};
@@ -51,11 +60,10 @@ impl Scheduler {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
                 return Err(SchedError::UnknownTxq);
             }
-            // The weakened variant forgets that a served txq must not be queued again,
-            // only to prove the loom model catches a second server.
-            let serving = cfg!(not(airtime_weakened = "wake_serving")) && word & txq::SERVING != 0;
-            let new = if serving {
-                word | txq::WOKEN
+            let new = if word & txq::SERVING != 0 {
+                // The weakened variant drops a wake that arrives during service (the
+                // classic lost wake-up), only to prove the loom model catches it.
+                if cfg!(airtime_weakened = "wake_serving") { word } else { word | txq::WOKEN }
             } else if word & txq::QUEUED == 0 {
                 word | txq::QUEUED
             } else {
@@ -129,9 +137,9 @@ impl Scheduler {
         let mut lap = Lap::new(state);
         let mut laps = 0;
         loop {
-            let (raw, from_front) = match state.front.pop() {
-                Some(raw) => (raw, true),
-                None => (state.back.pop()?, false),
+            let raw = match state.front.pop() {
+                Some(raw) => raw,
+                None => state.back.pop()?,
             };
             // Relaxed: `listed` is the PHY limit's count; the queue ordered the entry.
             state.listed.fetch_sub(1, Ordering::Relaxed);
@@ -161,11 +169,10 @@ impl Scheduler {
                 }
             }
             if slot.round.load(Ordering::Relaxed) == number {
-                // Already served in this round: it keeps its place at the front and the
-                // round ends here (mainline returns NULL at the head).
+                // Already served in this round: the round ends here (mainline returns NULL
+                // at the head) and the txq goes back to the front queue for the next one.
                 self.requeue(state, id, true);
                 state.counters.count_skipped();
-                let _ = from_front;
                 return None;
             }
             if let Some(serving) = self.take_for_service(slot, id, ac) {
