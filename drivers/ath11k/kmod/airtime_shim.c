@@ -12,6 +12,7 @@
  * one line per scenario:
  *
  *	airtime: PASS <name>
+ *	airtime: RESULT <name>: <measured numbers>	(after a PASS, if any)
  *	airtime: FAIL <name>: <why>
  *
  * Any FAIL makes init return -EINVAL, so the module does not load.
@@ -41,6 +42,16 @@ static_assert(ARCH_KMALLOC_MINALIGN >= AIRTIME_KMALLOC_MIN_ALIGN);
 static_assert(AIRTIME_KMALLOC_MAX_ALIGN <= PAGE_SIZE);
 /* Same layout as SelftestInfo in src/entry.rs. */
 static_assert(sizeof(struct airtime_selftest_info) == 16);
+/* Same layouts as the #[repr(C)] types of src/api.rs and src/chal.rs. */
+static_assert(sizeof(struct airtime_radio_config) == 32);
+static_assert(sizeof(struct airtime_rate) == 8);
+static_assert(sizeof(struct airtime_ppdu_user) == 16);
+static_assert(sizeof(struct airtime_ppdu_stats) == 136);
+static_assert(sizeof(struct airtime_radio_stats) == 32);
+static_assert(sizeof(struct airtime_tx_status) == 8);
+static_assert(sizeof(struct airtime_msdu) == 24);
+static_assert(sizeof(struct airtime_tcl_desc) == 12);
+static_assert(sizeof(struct airtime_hal_ops) == 9 * sizeof(void *));
 
 static char *scenario = "all";
 module_param(scenario, charp, 0444);
@@ -89,6 +100,8 @@ static bool airtime_run_one(u32 index, const char *name)
 	ret = airtime_selftest_run(index, msg, sizeof(msg));
 	if (ret == AIRTIME_SELFTEST_PASS) {
 		pr_info("PASS %s\n", name);
+		if (msg[0])
+			pr_info("RESULT %s: %s\n", name, msg);
 		return true;
 	}
 	if (ret == AIRTIME_SELFTEST_FAIL)

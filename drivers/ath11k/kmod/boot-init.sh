@@ -111,8 +111,8 @@ check "all: summary line" logged "airtime: all $expected_count scenarios passed"
 check "all: the explicit-only scenario did not run" not_logged 'selftest-must-fail'
 check "all: unload logged" logged 'airtime: unloaded'
 
-phase by-name load scenario=drr-weighted
-check "by-name: PASS drr-weighted" logged 'airtime: PASS drr-weighted$'
+phase by-name load scenario=c-api-roundtrip
+check "by-name: PASS c-api-roundtrip" logged 'airtime: PASS c-api-roundtrip$'
 check "by-name: exactly one scenario ran" [ "$(count_passes)" -eq 1 ]
 
 phase by-index load scenario=0

@@ -30,10 +30,14 @@ EXPECTED_PASS=(
 	heap-alignment
 	heap-failure-is-reported
 	int-arithmetic
-	drr-equal-weights
-	drr-weighted
-	drr-late-joiner
-	drr-idle-station
+	aql-pending-returns-to-zero
+	aql-limit-bounds-inflight
+	weights-reach-air-with-no-pushback
+	napi-budget-bounds-a-pass
+	ring-full-loses-no-frame
+	round-fix-no-skip
+	debugfs-text
+	c-api-roundtrip
 )
 
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}

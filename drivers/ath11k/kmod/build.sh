@@ -34,9 +34,17 @@ CRATE=airtime-ath11k-kmod
 TARGET=x86_64-unknown-linux-gnu
 RUST_OBJ=${KMOD_NAME}_rust.o
 # Entry points the Rust object exports (include/airtime_ath11k.h).
-EXPORTS=(airtime_version airtime_selftest_count airtime_selftest_info airtime_selftest_run)
+EXPORTS=(
+	airtime_version airtime_selftest_count airtime_selftest_info airtime_selftest_run
+	airtime_radio_create airtime_radio_destroy airtime_sta_add airtime_sta_remove airtime_txq_add
+	airtime_sta_set_weight airtime_sta_set_aql_limits airtime_set_aql_limits airtime_set_aql_threshold
+	airtime_txq_wake airtime_tx_complete airtime_ppdu_tx_stats airtime_rx_duration airtime_radio_get_stats
+	airtime_debugfs_aql airtime_debugfs_airtime airtime_debugfs_dp_stats
+)
 # Functions the shim provides to the Rust object (include/airtime_ath11k.h).
-SHIM_SYMBOLS=(airtime_kmalloc airtime_kzalloc airtime_krealloc airtime_kfree airtime_rust_panic)
+SHIM_SYMBOLS=(airtime_kmalloc airtime_kzalloc airtime_krealloc airtime_kfree airtime_rust_panic airtime_capi_selftest)
+# The C sources of the module (Kbuild).
+C_SOURCES=(airtime_shim.c airtime_capi_selftest.c)
 
 KBUILD_DIR=$KMOD_BUILD_DIR/kbuild
 started=$(kmod_now)
@@ -110,13 +118,16 @@ AIRTIME_KMALLOC_MAX_ALIGN src/kalloc.rs MAX_ALIGN
 AIRTIME_SELFTEST_PASS src/selftest.rs PASS
 AIRTIME_SELFTEST_FAIL src/selftest.rs FAIL
 AIRTIME_SELFTEST_EXPLICIT_ONLY src/selftest.rs EXPLICIT_ONLY
+AIRTIME_RADIO_TX_NO_PUSHBACK src/api.rs RADIO_TX_NO_PUSHBACK
+AIRTIME_RADIO_AQL_DISABLED src/api.rs RADIO_AQL_DISABLED
+AIRTIME_PPDU_MAX_USERS src/api.rs PPDU_MAX_USERS
 EOF_CONSTANTS
-perl "$kdir/scripts/kernel-doc" -none -Werror "$KMOD_DIR/include/airtime_ath11k.h" "$KMOD_DIR/airtime_shim.c" ||
+perl "$kdir/scripts/kernel-doc" -none -Werror "$KMOD_DIR/include/airtime_ath11k.h" "${C_SOURCES[@]/#/$KMOD_DIR/}" ||
 	kmod_die "kernel-doc warnings in the header or the shim"
 
 # 6. Kbuild, in a copy of the sources next to the object (6.1 cannot put an
 # external module's output elsewhere).
-cp "$KMOD_DIR/Kbuild" "$KMOD_DIR/airtime_shim.c" "$KBUILD_DIR/"
+cp "$KMOD_DIR/Kbuild" "${C_SOURCES[@]/#/$KMOD_DIR/}" "$KBUILD_DIR/"
 cp -r "$KMOD_DIR/include" "$KBUILD_DIR/"
 # modpost reads a .cmd file for every object of the module.
 printf 'cmd_%s := cp %s %s\n' "$KBUILD_DIR/$RUST_OBJ" "${RUST_OBJ}_shipped" "$RUST_OBJ" \

@@ -11,9 +11,20 @@
  *
  * Everything declared here is implemented; build.sh checks that the Rust
  * object defines every export and needs no symbol beyond the imports below
- * and memcpy/memmove/memset/memcmp/bcmp. The planned adapter API (per-radio
- * state, stations, txq wake, tx completion, PPDU stats, debugfs text) is
- * described in README.md and will be declared here when it is implemented.
+ * and memcpy/memmove/memset/memcmp/bcmp.
+ *
+ * The adapter API (struct airtime_radio, below) is the ath11k adapter of the
+ * airtime scheduler (Rust crate airtime-ath11k) for one radio: a driver
+ * creates one per radio with a table of HAL callbacks (struct
+ * airtime_hal_ops) and calls it from mac80211's wake_tx_queue, its tx
+ * completion NAPI poll, its HTT PPDU stats and rx monitor paths, and its
+ * station and debugfs code.
+ *
+ * Locking: the adapter takes its radio exclusively, so the caller serialises
+ * every call on one radio with one spinlock taken with spin_lock_bh() (the
+ * NAPI poll and the wake path may run on other CPUs at the same time). No
+ * function sleeps; the HAL callbacks run under that lock, in the caller's
+ * context, and must not call back into the same radio.
  *
  * Return convention of the exports: a non-negative value on success and a
  * negative errno on error, as kernel functions do.
@@ -47,7 +58,7 @@
 
 /**
  * struct airtime_selftest_info - description of one self-test scenario
- * @name: static NUL-terminated name, e.g. "drr-weighted"; valid for the
+ * @name: static NUL-terminated name, e.g. "debugfs-text"; valid for the
  *	lifetime of the module
  * @flags: AIRTIME_SELFTEST_* flags
  *
@@ -96,7 +107,7 @@ int airtime_selftest_info(u32 index, struct airtime_selftest_info *info);
  *	NUL-terminated when @len > 0. AIRTIME_SELFTEST_MSG_LEN is enough.
  *
  * On failure the message says which check failed and with what values; on
- * success it is empty.
+ * success it is empty or holds the scenario's measured numbers.
  *
  * Context: Process context, no spinlock held (module init). Does not sleep
  * (allocations are GFP_ATOMIC), but may run for milliseconds. Not reentrant:
@@ -106,6 +117,443 @@ int airtime_selftest_info(u32 index, struct airtime_selftest_info *info);
  * is out of range; -EFAULT if @msg is NULL and @len is not 0.
  */
 int airtime_selftest_run(u32 index, char *msg, size_t len);
+
+/* ---- The adapter API (Rust, src/api.rs) -------------------------------- */
+
+/* TCL data rings per radio (ath11k's DP_TCL_NUM_RING_MAX). */
+#define AIRTIME_TCL_RINGS		3
+/* Users in one PPDU record (ath11k's HTT_PPDU_STATS_MAX_USERS). */
+#define AIRTIME_PPDU_MAX_USERS		8
+
+/* Access category indices (mac80211's order). */
+#define AIRTIME_AC_VO			0
+#define AIRTIME_AC_VI			1
+#define AIRTIME_AC_BE			2
+#define AIRTIME_AC_BK			3
+#define AIRTIME_NUM_ACS			4
+
+/* Radio flags (struct airtime_radio_config.flags). */
+#define AIRTIME_RADIO_TX_NO_PUSHBACK	(1U << 0)
+#define AIRTIME_RADIO_AQL_DISABLED	(1U << 1)
+
+/* How the hardware finished with a frame (enum TxStatus in Rust). */
+#define AIRTIME_TX_ACKED		0
+#define AIRTIME_TX_NOT_ACKED		1
+#define AIRTIME_TX_FW_DROPPED		2
+#define AIRTIME_TX_TTL_EXPIRED		3
+#define AIRTIME_TX_REMOVED		4
+#define AIRTIME_TX_DESC_ERROR		5
+
+/* Rate encodings (struct airtime_rate.encoding). */
+#define AIRTIME_RATE_NONE		0
+#define AIRTIME_RATE_CCK		1
+#define AIRTIME_RATE_OFDM		2
+#define AIRTIME_RATE_HT			3
+#define AIRTIME_RATE_VHT		4
+#define AIRTIME_RATE_HE			5
+
+/*
+ * struct airtime_radio: one radio's adapter, opaque. Created by
+ * airtime_radio_create(), freed by airtime_radio_destroy().
+ */
+struct airtime_radio;
+
+/**
+ * struct airtime_msdu - one outstanding MSDU, as the HAL stores it
+ * @frame: the driver's frame (an skb); never NULL for a stored entry
+ * @len: frame length in bytes
+ * @charge: the frame's AQL charge token, 0 for none; store it opaquely (a
+ *	u32 in the skb's control block) and give it back unchanged
+ * @ac: access category index (AIRTIME_AC_*)
+ */
+struct airtime_msdu {
+	void *frame;
+	u32 len;
+	u32 charge;
+	u8 ac;
+};
+
+/**
+ * struct airtime_tcl_desc - what the driver writes into a TCL descriptor
+ * @msdu_id: the MSDU id the completion carries back (ath11k's buf_id)
+ * @len_bytes: frame length in bytes
+ * @peer_id: firmware peer id, valid if @has_peer
+ * @ac: access category index of the round that sent it
+ * @has_peer: 1 if @peer_id is valid
+ */
+struct airtime_tcl_desc {
+	u32 msdu_id;
+	u32 len_bytes;
+	u16 peer_id;
+	u8 ac;
+	u8 has_peer;
+};
+
+/**
+ * struct airtime_hal_ops - the HAL of one radio, as C callbacks
+ * @tcl_free: free descriptors of TCL ring @ring now
+ *	(ath11k_hal_srng_src_num_free()); read before every dequeue, keep it cheap
+ * @tcl_enqueue: write one descriptor into ring @ring: 0, -ENOSPC (no
+ *	descriptor), -ENOMEM (memory or DMA mapping); on error the MSDU is taken
+ *	back out of the table by the adapter
+ * @msdu_outstanding: entries in ring @ring's MSDU table (tx_ring->txbuf_idr)
+ * @msdu_insert: store a copy of *@msdu in ring @ring's table (idr_alloc()):
+ *	its id (0 or more), or -ENOSPC when the table is full
+ * @msdu_take: remove entry @id of ring @ring into *@msdu (idr_remove()): 0,
+ *	or -ENOENT if there is none
+ * @msdu_take_any: remove any one entry of ring @ring into *@msdu (teardown):
+ *	its id, or -ENOENT when the table is empty
+ * @tx_status: a finished frame goes back to the stack with its status
+ *	(AIRTIME_TX_*): ieee80211_tx_status_ext() or ieee80211_free_txskb(); its
+ *	AQL charge is already released
+ * @txq_dequeue: dequeue one frame from the driver's txq @txq
+ *	(ieee80211_tx_dequeue()): the frame with *@len set, or NULL when empty
+ * @txq_peek_len: length of the frame at the head of @txq, 0 when empty
+ *
+ * Every callback is required. @hw is the pointer given in struct
+ * airtime_radio_config. Callbacks run under the caller's per-radio lock and
+ * must not sleep or call the adapter.
+ */
+struct airtime_hal_ops {
+	u32 (*tcl_free)(void *hw, u8 ring);
+	int (*tcl_enqueue)(void *hw, u8 ring, const struct airtime_tcl_desc *desc);
+	u32 (*msdu_outstanding)(void *hw, u8 ring);
+	int (*msdu_insert)(void *hw, u8 ring, const struct airtime_msdu *msdu);
+	int (*msdu_take)(void *hw, u8 ring, u32 id, struct airtime_msdu *msdu);
+	int (*msdu_take_any)(void *hw, u8 ring, struct airtime_msdu *msdu);
+	void (*tx_status)(void *hw, void *frame, u8 status);
+	void *(*txq_dequeue)(void *hw, void *txq, u32 *len);
+	u32 (*txq_peek_len)(void *hw, void *txq);
+};
+
+/**
+ * struct airtime_radio_config - how to create a radio
+ * @ops: the HAL callbacks; must stay valid until the radio is destroyed
+ * @hw: the driver's context (e.g. struct ath11k *), passed to every callback
+ * @flags: AIRTIME_RADIO_* flags
+ * @tcl_descriptors: descriptors per TCL ring; 0 for ath11k's 512
+ * @msdu_capacity: entries per ring's MSDU table; 0 for ath11k's 32767
+ * @max_stations: most stations; 0 for 128
+ * @max_txqs: most txqs; 0 for 1024
+ */
+struct airtime_radio_config {
+	const struct airtime_hal_ops *ops;
+	void *hw;
+	u32 flags;
+	u32 tcl_descriptors;
+	u32 msdu_capacity;
+	u16 max_stations;
+	u16 max_txqs;
+};
+
+/**
+ * struct airtime_tx_status - one tx completion the driver read
+ * @msdu_id: the MSDU id of the descriptor
+ * @ring: the TCL ring it was sent on, 0 to AIRTIME_TCL_RINGS - 1
+ * @status: AIRTIME_TX_*
+ * @reserved: must be 0
+ */
+struct airtime_tx_status {
+	u32 msdu_id;
+	u8 ring;
+	u8 status;
+	u16 reserved;
+};
+
+/**
+ * struct airtime_rate - a PHY rate, for pricing a station's frames
+ * @encoding: AIRTIME_RATE_*; AIRTIME_RATE_NONE for unknown
+ * @mcs: MCS index (HT 0-31, VHT 0-9, HE 0-11)
+ * @nss: spatial streams (VHT, HE), 1-8
+ * @bw: 0 for 20, 1 for 40, 2 for 80, 3 for 160 MHz
+ * @gi: HT/VHT: 1 for short GI; HE: 0, 1, 2 for 0.8, 1.6, 3.2 us; CCK: 1 for
+ *	short preamble
+ * @reserved: must be 0
+ * @legacy_100kbps: CCK/OFDM bitrate in 100 kbit/s (e.g. 60 for 6 Mbit/s)
+ */
+struct airtime_rate {
+	u8 encoding;
+	u8 mcs;
+	u8 nss;
+	u8 bw;
+	u8 gi;
+	u8 reserved;
+	u16 legacy_100kbps;
+};
+
+/**
+ * struct airtime_ppdu_user - one user of a transmitted PPDU
+ * @peer_id: firmware peer id
+ * @tid: TID of its MPDUs, 0-15 (its AC is charged)
+ * @reserved: must be 0
+ * @tx_duration_us: its tx duration; charged only when the PPDU has none
+ * @rate: the rate it was sent at (prices its next frames)
+ */
+struct airtime_ppdu_user {
+	u16 peer_id;
+	u8 tid;
+	u8 reserved;
+	u32 tx_duration_us;
+	struct airtime_rate rate;
+};
+
+/**
+ * struct airtime_ppdu_stats - one HTT PPDU stats record
+ * @duration_us: the PPDU's duration on the air; each user is charged all of
+ *	it (MU); 0 if unknown
+ * @n_users: users in @users, 0 to AIRTIME_PPDU_MAX_USERS
+ * @users: the users
+ */
+struct airtime_ppdu_stats {
+	u32 duration_us;
+	u32 n_users;
+	struct airtime_ppdu_user users[AIRTIME_PPDU_MAX_USERS];
+};
+
+/**
+ * struct airtime_radio_stats - pending airtime and frame counts of a radio
+ * @pending_us: pending (charged, not completed) airtime per AC index, us
+ * @total_pending_us: their sum, us
+ * @outstanding_msdus: MSDUs in the hardware, all rings
+ * @held_frames: frames a ring refused after dequeue, kept for the next round
+ * @blocked_acs: bit per AC index whose last round ended on a full ring
+ */
+struct airtime_radio_stats {
+	u32 pending_us[AIRTIME_NUM_ACS];
+	u32 total_pending_us;
+	u32 outstanding_msdus;
+	u32 held_frames;
+	u32 blocked_acs;
+};
+
+/**
+ * airtime_radio_create() - create the adapter for one radio
+ * @cfg: configuration and HAL callbacks
+ * @err: set to the error when NULL is returned; may be NULL
+ *
+ * The only call that allocates its tables (GFP_ATOMIC); call it when the
+ * radio is registered (ath11k_mac_register()).
+ *
+ * Context: Process context, may hold the wiphy lock or ar->conf_mutex.
+ * Return: the radio, or NULL with *@err = -EINVAL (unknown flag, missing
+ * callback, bad sizes), -ENOMEM or -EFAULT (@cfg NULL).
+ */
+struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cfg, int *err);
+
+/**
+ * airtime_radio_destroy() - destroy a radio
+ * @radio: the radio; not usable afterwards
+ *
+ * Every frame still in the MSDU tables or the retry slots is handed back
+ * with tx_status(AIRTIME_TX_REMOVED) and its charge released; then the memory
+ * is freed. The driver frees its txqs' own frames.
+ *
+ * Context: Process context, after the data path is stopped (NAPI disabled).
+ * Return: the frames handed back, or -EFAULT if @radio is NULL.
+ */
+int airtime_radio_destroy(struct airtime_radio *radio);
+
+/**
+ * airtime_sta_add() - add a station
+ * @radio: the radio
+ * @peer_id: its firmware peer id
+ * @weight: its airtime weight, 1-65535 (mac80211's default 256)
+ *
+ * Context: Process context (mac80211 sta_state), radio lock held.
+ * Return: 0; -EINVAL for weight 0; -EEXIST if @peer_id is in use; -ENOSPC
+ * if the radio has max_stations stations.
+ */
+int airtime_sta_add(struct airtime_radio *radio, u16 peer_id, u16 weight);
+
+/**
+ * airtime_sta_remove() - remove a station and its txqs
+ * @radio: the radio
+ * @peer_id: its firmware peer id
+ *
+ * A frame of the station waiting in a retry slot is handed back with
+ * AIRTIME_TX_REMOVED; frames in the hardware complete normally.
+ *
+ * Context: Process context, radio lock held.
+ * Return: 0, or -ENOENT for an unknown peer.
+ */
+int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
+
+/**
+ * airtime_txq_add() - register a station's txq
+ * @radio: the radio
+ * @peer_id: the station
+ * @tid: its TID, 0-15 (16 for the management queue)
+ * @txq: the driver's txq (struct ieee80211_txq *), passed to txq_dequeue()
+ *	and txq_peek_len(); must stay valid until the station is removed
+ *
+ * Context: Process context, radio lock held.
+ * Return: 0; -ENOENT for an unknown peer; -EEXIST if the TID has a txq;
+ * -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs; -EFAULT if
+ * @txq is NULL.
+ */
+int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq);
+
+/**
+ * airtime_sta_set_weight() - set a station's airtime weight
+ * @radio: the radio
+ * @peer_id: the station
+ * @weight: 1-65535; with AIRTIME_RADIO_TX_NO_PUSHBACK its AQL limits scale
+ *	by @weight / 256
+ *
+ * Context: Process context, radio lock held.
+ * Return: 0; -EINVAL for weight 0; -ENOENT for an unknown peer.
+ */
+int airtime_sta_set_weight(struct airtime_radio *radio, u16 peer_id, u16 weight);
+
+/**
+ * airtime_sta_set_aql_limits() - set a station's AQL limits on one AC
+ * @radio: the radio
+ * @peer_id: the station
+ * @ac: AIRTIME_AC_*
+ * @low_us: low limit, always allowed
+ * @high_us: high limit, allowed while the radio is below its threshold
+ *
+ * Context: Process context, radio lock held.
+ * Return: 0; -EINVAL for a bad AC or @low_us > @high_us; -ENOENT for an
+ * unknown peer.
+ */
+int airtime_sta_set_aql_limits(struct airtime_radio *radio, u16 peer_id, u8 ac, u32 low_us, u32 high_us);
+
+/**
+ * airtime_set_aql_limits() - set the radio's default AQL limits on one AC
+ * @radio: the radio
+ * @ac: AIRTIME_AC_*
+ * @low_us: low limit
+ * @high_us: high limit
+ *
+ * Context: Process context, radio lock held.
+ * Return: 0, or -EINVAL for a bad AC or @low_us > @high_us.
+ */
+int airtime_set_aql_limits(struct airtime_radio *radio, u8 ac, u32 low_us, u32 high_us);
+
+/**
+ * airtime_set_aql_threshold() - set the radio's AQL threshold
+ * @radio: the radio
+ * @threshold_us: below this much pending airtime on the radio, stations may
+ *	use their high limit (mac80211's aql_threshold, default 24000)
+ *
+ * Context: Process context, radio lock held.
+ * Return: 0, or -EFAULT if @radio is NULL.
+ */
+int airtime_set_aql_threshold(struct airtime_radio *radio, u32 threshold_us);
+
+/**
+ * airtime_txq_wake() - a station's txq has frames: run a round on its AC
+ * @radio: the radio
+ * @peer_id: the station
+ * @tid: the txq's TID
+ * @cpu: the sending CPU (smp_processor_id()); picks TCL ring @cpu % 3
+ * @now_us: monotonic time in us (ktime_get_ns() / 1000)
+ *
+ * mac80211's wake_tx_queue: dequeues through txq_dequeue() and pushes into
+ * the rings until AQL, the airtime scheduler or the ring stops the round.
+ *
+ * Context: Process context or softirq, radio lock held with BHs disabled.
+ * Return: the frames pushed; -ENOENT for an unknown peer or txq; -EINVAL for
+ * a bad TID.
+ */
+int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, u64 now_us);
+
+/**
+ * airtime_tx_complete() - the tx completion NAPI poll, over a batch
+ * @radio: the radio
+ * @status: completions the driver read from the WBM ring, in order
+ * @n: entries in @status
+ * @budget: the NAPI budget: at most this many are processed
+ * @cpu: the polling CPU (picks the ring of the rounds it starts)
+ * @now_us: monotonic time in us
+ *
+ * Each processed entry releases its frame's charge whatever its status and
+ * hands the frame to tx_status(); then one round runs on each AC reaped.
+ * The entries after the first @budget are left for the next poll.
+ *
+ * Context: Softirq (NAPI), radio lock held.
+ * Return: the entries processed (the NAPI work done, at most @budget);
+ * -EINVAL, with nothing processed, if an entry names no ring or status;
+ * -EFAULT if @status is NULL and @n is not 0.
+ */
+int airtime_tx_complete(struct airtime_radio *radio, const struct airtime_tx_status *status, u32 n, u32 budget,
+			u32 cpu, u64 now_us);
+
+/**
+ * airtime_ppdu_tx_stats() - one HTT PPDU stats record
+ * @radio: the radio
+ * @ppdu: the record; every user is charged the PPDU's whole duration (MU)
+ * @now_us: monotonic time in us
+ *
+ * Users naming no known peer are skipped and counted.
+ *
+ * Context: Softirq, radio lock held.
+ * Return: the users charged; -EINVAL, with nothing done, for a bad user
+ * count, TID or rate; -EFAULT if @ppdu is NULL.
+ */
+int airtime_ppdu_tx_stats(struct airtime_radio *radio, const struct airtime_ppdu_stats *ppdu, u64 now_us);
+
+/**
+ * airtime_rx_duration() - received airtime of one PPDU
+ * @radio: the radio
+ * @peer_id: the sender
+ * @duration_us: its duration on the air (charged to the station's BE deficit)
+ * @rate: the rate it was received at, or NULL
+ * @now_us: monotonic time in us
+ *
+ * Context: Softirq (rx monitor status), after ab->base_lock is dropped,
+ * radio lock held.
+ * Return: 0; -ENOENT for an unknown peer; -EINVAL for a bad rate.
+ */
+int airtime_rx_duration(struct airtime_radio *radio, u16 peer_id, u32 duration_us,
+			const struct airtime_rate *rate, u64 now_us);
+
+/**
+ * airtime_radio_get_stats() - pending airtime and frame counts
+ * @radio: the radio
+ * @stats: filled on success
+ *
+ * Context: Any context except hard IRQ, radio lock held.
+ * Return: 0, or -EFAULT for a NULL argument.
+ */
+int airtime_radio_get_stats(struct airtime_radio *radio, struct airtime_radio_stats *stats);
+
+/**
+ * airtime_debugfs_aql() - the text of a station's aql debugfs file
+ * @radio: the radio
+ * @peer_id: the station
+ * @buf: buffer for the text, NUL-terminated
+ * @len: size of @buf (256 bytes is enough)
+ *
+ * Context: Process context (debugfs read), radio lock held.
+ * Return: the text's length; -ENOENT for an unknown peer; -ENOSPC if @len
+ * is too small (@buf then holds a terminated prefix); -EFAULT.
+ */
+int airtime_debugfs_aql(struct airtime_radio *radio, u16 peer_id, char *buf, size_t len);
+
+/**
+ * airtime_debugfs_airtime() - the text of a station's airtime debugfs file
+ * @radio: the radio
+ * @peer_id: the station
+ * @buf: buffer for the text, NUL-terminated
+ * @len: size of @buf (256 bytes is enough)
+ *
+ * Context: Process context (debugfs read), radio lock held.
+ * Return: as airtime_debugfs_aql().
+ */
+int airtime_debugfs_airtime(struct airtime_radio *radio, u16 peer_id, char *buf, size_t len);
+
+/**
+ * airtime_debugfs_dp_stats() - the text of the radio's soc_dp_stats file
+ * @radio: the radio
+ * @buf: buffer for the text, NUL-terminated
+ * @len: size of @buf (1024 bytes is enough)
+ *
+ * Context: Process context (debugfs read), radio lock held.
+ * Return: the text's length; -ENOSPC if @len is too small; -EFAULT.
+ */
+int airtime_debugfs_dp_stats(struct airtime_radio *radio, char *buf, size_t len);
 
 /* ---- Imported by the Rust object (implemented in airtime_shim.c) ------- */
 
@@ -166,5 +614,20 @@ void airtime_kfree(void *ptr);
  * Context: Any context. Does not return.
  */
 void __noreturn airtime_rust_panic(const char *msg, size_t len);
+
+/**
+ * airtime_capi_selftest() - the C self-test of the adapter API
+ * @msg: buffer for the result: its numbers on success, the failed check
+ *	otherwise; always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * Implemented in airtime_capi_selftest.c; run by the Rust scenario
+ * c-api-roundtrip. Drives every function of the adapter API above over a
+ * small HAL written in C.
+ *
+ * Context: Process context (module init).
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_selftest(char *msg, size_t len);
 
 #endif /* AIRTIME_ATH11K_H */

@@ -26,7 +26,7 @@ const VERSION: &CStr =
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct SelftestInfo {
-    /// Static NUL-terminated name, e.g. `"drr-weighted"`.
+    /// Static NUL-terminated name, e.g. `"debugfs-text"`.
     pub name: *const c_char,
     /// `AIRTIME_SELFTEST_*` flags ([`selftest::EXPLICIT_ONLY`]).
     pub flags: u32,
@@ -80,7 +80,8 @@ pub unsafe extern "C" fn airtime_selftest_info(index: u32, info: *mut SelftestIn
 /// truncated to `len` bytes, into `msg`.
 ///
 /// Returns `AIRTIME_SELFTEST_PASS` (0) or `AIRTIME_SELFTEST_FAIL` (1), with a
-/// message saying why in `msg`; `-ENOENT` when `index` is out of range;
+/// message saying why in `msg` (on a pass, `msg` holds the scenario's measured
+/// numbers, or nothing); `-ENOENT` when `index` is out of range;
 /// `-EFAULT` when `msg` is null and `len` is not 0. `len == 0` discards the
 /// message.
 ///

@@ -17,8 +17,21 @@ impl Errno {
     pub const ENOMEM: Self = Self(12);
     /// `EFAULT`: a required pointer was null.
     pub const EFAULT: Self = Self(14);
+    /// `EEXIST`: the entry exists already (a peer id in use).
+    pub const EEXIST: Self = Self(17);
     /// `EINVAL`: an argument is out of its domain.
     pub const EINVAL: Self = Self(22);
+    /// `ENOSPC`: no room (a table full, a text buffer too small).
+    pub const ENOSPC: Self = Self(28);
+    /// `EIO`: any other failure.
+    pub const EIO: Self = Self(5);
+
+    /// The errno of a negative kernel return value such as
+    /// `Ath11kError::errno()`; anything not negative becomes `EIO`.
+    #[must_use]
+    pub const fn from_negative(ret: i32) -> Self {
+        if ret < 0 && ret > -4096 { Self(-ret) } else { Self::EIO }
+    }
 
     /// The value a C entry point returns for this error: `-errno`.
     #[must_use]

@@ -33,4 +33,9 @@ unsafe extern "C" {
     ///
     /// Never returns (`__noreturn` on the C side).
     pub fn airtime_rust_panic(msg: *const c_char, len: usize) -> !;
+
+    /// The C self-test of the adapter's C API (`airtime_capi_selftest.c`):
+    /// 0 on success, `-errno` or 1 on failure; writes a NUL-terminated message
+    /// (its numbers on success, the failed check otherwise) into `msg[..len]`.
+    pub fn airtime_capi_selftest(msg: *mut c_char, len: usize) -> i32;
 }

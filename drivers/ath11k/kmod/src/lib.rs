@@ -14,6 +14,9 @@
 //!   `include/airtime_ath11k.h`. They are thin: they check raw pointers,
 //!   call safe Rust, and turn a Rust `Result` into a negative errno at the
 //!   boundary and nowhere else.
+//! - [`api`]: the adapter's C API (`struct airtime_radio`), one function per
+//!   method of `airtime_ath11k::Ath11k`, over [`chal`], the HAL whose roles
+//!   are C callbacks (`struct airtime_hal_ops`).
 //! - [`selftest`]: the table of named self-test scenarios the module runs at
 //!   load. Each scenario returns pass or fail with a message.
 //! - [`kalloc`]: the `#[global_allocator]`, Rust's heap over the shim's
@@ -35,6 +38,8 @@
 
 extern crate alloc;
 
+pub mod api;
+pub mod chal;
 pub mod entry;
 pub mod errno;
 pub mod ffi;

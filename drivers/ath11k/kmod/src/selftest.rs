@@ -9,8 +9,13 @@
 //! `airtime: FAIL <name>: <message>` for each and refuses to load the module
 //! on any failure; `boot-test.sh` checks those lines in a booted kernel.
 //!
-//! Adding a scenario (for example one that drives the real scheduler or the
-//! ath11k adapter over a simulated HAL): write a
+//! The scheduling scenarios (`adapter`) run the real code: the ath11k adapter
+//! over its simulated HAL with the core's FQ-CoDel txqs and scheduler. On
+//! success a scenario may leave its measured numbers in the message; the shim
+//! prints them as `airtime: RESULT <name>: <numbers>`. `c-api-roundtrip` is
+//! driven from C (`airtime_capi_selftest.c`) through the header.
+//!
+//! Adding a scenario: write a
 //! `fn(&mut MsgBuf<'_>) -> Outcome`, add a line to [`SCENARIOS`], and add its
 //! name to `EXPECTED_PASS` in `boot-test.sh`, which fails on any difference
 //! between the two lists. Scenarios must be deterministic, integer-only, keep
@@ -25,8 +30,9 @@ use core::ffi::CStr;
 
 use crate::msg::MsgBuf;
 
+mod adapter;
 mod arith;
-mod drr;
+mod capi;
 mod heap;
 
 /// Checks `cond`; when it is false, writes the formatted message into `msg`
@@ -103,10 +109,14 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"heap-alignment", heap::alignment),
     Scenario::new(c"heap-failure-is-reported", heap::failure_is_reported),
     Scenario::new(c"int-arithmetic", arith::integer_arithmetic),
-    Scenario::new(c"drr-equal-weights", drr::equal_weights),
-    Scenario::new(c"drr-weighted", drr::weighted),
-    Scenario::new(c"drr-late-joiner", drr::late_joiner),
-    Scenario::new(c"drr-idle-station", drr::idle_station),
+    Scenario::new(c"aql-pending-returns-to-zero", adapter::aql_pending_returns_to_zero),
+    Scenario::new(c"aql-limit-bounds-inflight", adapter::aql_limit_bounds_inflight),
+    Scenario::new(c"weights-reach-air-with-no-pushback", adapter::weights_reach_air_with_no_pushback),
+    Scenario::new(c"napi-budget-bounds-a-pass", adapter::napi_budget_bounds_a_pass),
+    Scenario::new(c"ring-full-loses-no-frame", adapter::ring_full_loses_no_frame),
+    Scenario::new(c"round-fix-no-skip", adapter::round_fix_no_skip),
+    Scenario::new(c"debugfs-text", adapter::debugfs_text),
+    Scenario::new(c"c-api-roundtrip", capi::roundtrip),
     Scenario::explicit_only(c"selftest-must-fail", must_fail),
     Scenario::explicit_only(c"selftest-must-panic", must_panic),
 ];

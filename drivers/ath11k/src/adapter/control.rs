@@ -17,6 +17,9 @@ where
     /// Creates the adapter for one radio over `hal` (process context; allocates every
     /// table here, never on the data path). Sets the scheduler's TX_NO_PUSHBACK from
     /// `config.tx_no_pushback` and turns AQL on per `config.aql` (patch 2).
+    // Never inlined: building the adapter takes about twice its size of stack, which
+    // must stay out of callers' frames (the kernel module checks for 2 KiB frames).
+    #[inline(never)]
     pub fn new(hal: H, config: Config) -> Result<Self, Ath11kError> {
         let mut sched_config = config.sched;
         sched_config.tx_no_pushback = config.tx_no_pushback;

@@ -1,0 +1,694 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+
+//! The adapter's C API: one `struct airtime_radio` per ath11k radio, over the
+//! C-backed HAL ([`crate::chal`]). Declared, with kernel-doc, in
+//! `include/airtime_ath11k.h`; each function maps onto one method of
+//! [`airtime_ath11k::Ath11k`] (see `drivers/ath11k/README.md`).
+//!
+//! Conventions: a non-negative return on success, `-errno` on error; nothing is
+//! changed when an error is returned (except where a function says so). Every
+//! function takes the radio exclusively (the adapter's methods take `&mut self`):
+//! the C side serialises all calls on one radio with one spinlock taken with
+//! `spin_lock_bh()`. No function sleeps; only `airtime_radio_create()` and
+//! `airtime_sta_add()`/`airtime_txq_add()` may allocate (`GFP_ATOMIC`).
+
+use alloc::boxed::Box;
+use core::alloc::Layout;
+use core::ffi::{c_char, c_void};
+use core::mem::MaybeUninit;
+use core::ptr::NonNull;
+
+use airtime_ath11k::hal::{DP_TCL_DATA_RING_SIZE, MAX_PPDU_USERS, MSDU_TABLE_CAPACITY, PpduStats, PpduUser, RxPpdu};
+use airtime_ath11k::{Ath11k, Config, TextBuf};
+use airtime_est::{Bandwidth, HeGi, Rate};
+use airtime_sched::{Ac, AqlLimits, Instant, StationId, Tid, Weight};
+
+use crate::chal::{CHal, CTxStatus, CTxq, HalOps, Ops};
+use crate::errno::{Errno, result_to_c};
+
+/// Radio flag: the hardware picks the next transmitter itself
+/// (`IEEE80211_HW_TX_NO_PUSHBACK`): per-station AQL limits scale by weight/256.
+/// C: `AIRTIME_RADIO_TX_NO_PUSHBACK`.
+pub const RADIO_TX_NO_PUSHBACK: u32 = 1 << 0;
+/// Radio flag: start with the AQL checks off (charges are still counted).
+/// C: `AIRTIME_RADIO_AQL_DISABLED`.
+pub const RADIO_AQL_DISABLED: u32 = 1 << 1;
+const RADIO_FLAGS: u32 = RADIO_TX_NO_PUSHBACK | RADIO_AQL_DISABLED;
+
+/// Users in one PPDU record. C: `AIRTIME_PPDU_MAX_USERS`.
+pub const PPDU_MAX_USERS: usize = 8;
+const _: () = assert!(PPDU_MAX_USERS == MAX_PPDU_USERS);
+
+/// The adapter over the C HAL, for one radio.
+pub type CRadio = Ath11k<CHal, CTxq>;
+
+/// Radio configuration. C: `struct airtime_radio_config`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RadioConfig {
+    /// The HAL callbacks; every one required; must outlive the radio.
+    pub ops: *const HalOps,
+    /// The driver's context, passed to every callback.
+    pub hw: *mut c_void,
+    /// `AIRTIME_RADIO_*` flags.
+    pub flags: u32,
+    /// Descriptors per TCL ring; 0 for ath11k's 512.
+    pub tcl_descriptors: u32,
+    /// Entries per ring's MSDU table; 0 for ath11k's 32767.
+    pub msdu_capacity: u32,
+    /// Most stations; 0 for 128.
+    pub max_stations: u16,
+    /// Most txqs; 0 for 1024.
+    pub max_txqs: u16,
+}
+
+/// A PHY rate. C: `struct airtime_rate`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CRate {
+    /// `AIRTIME_RATE_*`: 0 none, 1 CCK, 2 OFDM, 3 HT, 4 VHT, 5 HE.
+    pub encoding: u8,
+    /// MCS (HT 0-31, VHT 0-9, HE 0-11).
+    pub mcs: u8,
+    /// Spatial streams (VHT, HE), 1-8.
+    pub nss: u8,
+    /// 0: 20, 1: 40, 2: 80, 3: 160 MHz.
+    pub bw: u8,
+    /// HT/VHT: 1 for short GI. HE: 0, 1, 2 for 0.8, 1.6, 3.2 us. CCK: 1 for short preamble.
+    pub gi: u8,
+    /// Must be 0.
+    pub reserved: u8,
+    /// CCK/OFDM bitrate in 100 kbit/s.
+    pub legacy_100kbps: u16,
+}
+
+impl CRate {
+    /// `Ok(None)` for no rate, the rate, or `EINVAL`.
+    fn to_rate(self) -> Result<Option<Rate>, Errno> {
+        let bw = match self.bw {
+            0 => Bandwidth::Mhz20,
+            1 => Bandwidth::Mhz40,
+            2 => Bandwidth::Mhz80,
+            3 => Bandwidth::Mhz160,
+            _ => return Err(Errno::EINVAL),
+        };
+        let rate = match self.encoding {
+            0 => return Ok(None),
+            1 => Rate::legacy_cck(self.legacy_100kbps, self.gi != 0),
+            2 => Rate::legacy_ofdm(self.legacy_100kbps),
+            3 => Rate::ht(self.mcs, bw, self.gi != 0),
+            4 => Rate::vht(self.mcs, self.nss, bw, self.gi != 0),
+            5 => {
+                let gi = match self.gi {
+                    0 => HeGi::Gi0_8,
+                    1 => HeGi::Gi1_6,
+                    2 => HeGi::Gi3_2,
+                    _ => return Err(Errno::EINVAL),
+                };
+                Rate::he(self.mcs, self.nss, bw, gi)
+            }
+            _ => return Err(Errno::EINVAL),
+        };
+        rate.map(Some).map_err(|_| Errno::EINVAL)
+    }
+}
+
+/// One user of a PPDU. C: `struct airtime_ppdu_user`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CPpduUser {
+    /// Firmware peer id.
+    pub peer_id: u16,
+    /// TID (0-15) of its MPDUs.
+    pub tid: u8,
+    /// Must be 0.
+    pub reserved: u8,
+    /// Its tx duration in us (charged when the PPDU has no duration).
+    pub tx_duration_us: u32,
+    /// The rate it was sent at (encoding 0 if unknown).
+    pub rate: CRate,
+}
+
+/// One PPDU record. C: `struct airtime_ppdu_stats`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CPpduStats {
+    /// The PPDU's duration in us, 0 if unknown.
+    pub duration_us: u32,
+    /// Users in `users`, 1 to `AIRTIME_PPDU_MAX_USERS`.
+    pub n_users: u32,
+    /// The users.
+    pub users: [CPpduUser; PPDU_MAX_USERS],
+}
+
+/// A radio's counters. C: `struct airtime_radio_stats`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RadioStats {
+    /// Pending (charged, not completed) airtime per AC index, us.
+    pub pending_us: [u32; Ac::COUNT],
+    /// Their sum, us.
+    pub total_pending_us: u32,
+    /// MSDUs in the hardware (all rings).
+    pub outstanding_msdus: u32,
+    /// Frames waiting in the retry slots.
+    pub held_frames: u32,
+    /// ACs (bit = AC index) whose last round ended on a full ring.
+    pub blocked_acs: u32,
+}
+
+// The C header asserts the same sizes.
+const _: () = assert!(core::mem::size_of::<RadioConfig>() == 32);
+const _: () = assert!(core::mem::size_of::<CRate>() == 8);
+const _: () = assert!(core::mem::size_of::<CPpduUser>() == 16);
+const _: () = assert!(core::mem::size_of::<CPpduStats>() == 136);
+const _: () = assert!(core::mem::size_of::<RadioStats>() == 32);
+const _: () = assert!(core::mem::size_of::<CTxStatus>() == 8);
+const _: () = assert!(core::mem::size_of::<crate::chal::CMsdu>() == 24);
+const _: () = assert!(core::mem::size_of::<crate::chal::CTclDesc>() == 12);
+
+/// An uninitialised heap slot for a `T`, without aborting when memory is short.
+fn try_box_uninit<T>() -> Result<Box<MaybeUninit<T>>, Errno> {
+    let layout = Layout::new::<T>();
+    if layout.size() == 0 {
+        return Ok(Box::new(MaybeUninit::uninit()));
+    }
+    // SAFETY: the layout has a non-zero size.
+    let ptr = unsafe { alloc::alloc::alloc(layout) }.cast::<MaybeUninit<T>>();
+    if ptr.is_null() {
+        return Err(Errno::ENOMEM);
+    }
+    // SAFETY: `ptr` is a fresh allocation from the global allocator with the
+    // layout of `T` (the same as `MaybeUninit<T>`'s), so the box owns it; an
+    // uninitialised `MaybeUninit` is valid.
+    Ok(unsafe { Box::from_raw(ptr) })
+}
+
+/// Writes what `make` returns into `slot`. Never inlined, so that `make`'s
+/// result is built in place in the heap slot (the callee writes through the
+/// return pointer) instead of on the caller's stack and copied: the adapter
+/// is well over a kilobyte by value and the kernel stack is 16 KiB.
+#[inline(never)]
+fn build_in<T>(slot: &mut MaybeUninit<T>, make: impl FnOnce() -> T) {
+    let dst = slot.as_mut_ptr();
+    // SAFETY: `dst` is valid for writing one `T` (it is `slot`'s storage);
+    // the previous content is uninitialised, so nothing is leaked.
+    unsafe { dst.write(make()) };
+}
+
+/// Builds the value `make` returns straight on the heap: `Ok(Ok(box))`,
+/// `Ok(Err(e))` when `make` fails, `Err(ENOMEM)` when memory is short. The value
+/// goes heap to heap, never through this stack frame.
+pub(crate) fn try_box_with<T, E: Copy>(make: impl FnOnce() -> Result<T, E>) -> Result<Result<Box<T>, E>, Errno> {
+    let mut slot = try_box_uninit::<Result<T, E>>()?;
+    build_in(&mut slot, make);
+    // SAFETY: `build_in` initialised the slot.
+    let made = unsafe { slot.assume_init_mut() };
+    let value: *const T = match made {
+        Err(e) => return Ok(Err(*e)),
+        Ok(v) => v,
+    };
+    let mut dst = match try_box_uninit::<T>() {
+        Ok(dst) => dst,
+        Err(e) => {
+            // SAFETY: initialised above and not used again.
+            unsafe { slot.assume_init_drop() };
+            return Err(e);
+        }
+    };
+    // SAFETY: `value` points at the initialised `T` inside `slot`, `dst` is a
+    // separate allocation of `T`'s layout; after the copy `dst` owns the value
+    // and `slot` is freed without dropping its content (a `MaybeUninit` never
+    // drops it), so the value is dropped exactly once, through `dst`.
+    unsafe {
+        dst.as_mut_ptr().copy_from_nonoverlapping(value, 1);
+        drop(slot);
+        Ok(Ok(dst.assume_init()))
+    }
+}
+
+fn adapter_err(e: airtime_ath11k::Ath11kError) -> Errno {
+    Errno::from_negative(e.errno())
+}
+
+/// Turns `radio` into a reference for the duration of one call.
+///
+/// # Safety
+///
+/// `radio` must be null or a pointer from `airtime_radio_create()` not yet
+/// destroyed, and no other call on it may run concurrently.
+unsafe fn radio_mut<'a>(radio: *mut CRadio) -> Result<&'a mut CRadio, Errno> {
+    // SAFETY: guaranteed by the caller; `as_mut` maps null to None.
+    unsafe { radio.as_mut() }.ok_or(Errno::EFAULT)
+}
+
+fn station(radio: &CRadio, peer_id: u16) -> Result<StationId, Errno> {
+    radio.station_by_peer(peer_id).ok_or(Errno::ENOENT)
+}
+
+fn ac_of(ac: u8) -> Result<Ac, Errno> {
+    Ac::from_index(usize::from(ac)).ok_or(Errno::EINVAL)
+}
+
+fn limits(low_us: u32, high_us: u32) -> Result<AqlLimits, Errno> {
+    AqlLimits::new(low_us, high_us).map_err(|_| Errno::EINVAL)
+}
+
+/// Creates the adapter for one radio. Returns the radio, or null with `*err`
+/// set (`-EINVAL` for a bad config or a missing callback, `-ENOMEM`,
+/// `-EFAULT`) when `err` is not null.
+///
+/// # Safety
+///
+/// `cfg` must be null or valid for reading; `cfg->ops` and `cfg->hw` must stay
+/// valid until `airtime_radio_destroy()`; `err` must be null or valid for one
+/// write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_create(cfg: *const RadioConfig, err: *mut i32) -> *mut CRadio {
+    // SAFETY: the caller guarantees `cfg` is null or readable.
+    let result = unsafe { cfg.as_ref() }.ok_or(Errno::EFAULT).and_then(|cfg| {
+        // SAFETY: the caller guarantees `cfg->ops` is null or readable.
+        let ops = unsafe { cfg.ops.as_ref() }.ok_or(Errno::EINVAL)?;
+        create(cfg, Ops::from_c(ops)?)
+    });
+    match result {
+        Ok(radio) => Box::into_raw(radio),
+        Err(e) => {
+            // SAFETY: the caller guarantees `err` is null or valid for one write.
+            if let Some(err) = unsafe { err.as_mut() } {
+                *err = e.to_c();
+            }
+            core::ptr::null_mut()
+        }
+    }
+}
+
+fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
+    if cfg.flags & !RADIO_FLAGS != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let nonzero = |v: u32, d: u32| if v == 0 { d } else { v };
+    let hal = CHal::new(
+        ops,
+        cfg.hw,
+        nonzero(cfg.tcl_descriptors, DP_TCL_DATA_RING_SIZE),
+        nonzero(cfg.msdu_capacity, MSDU_TABLE_CAPACITY),
+    );
+    let mut config = Config::default();
+    config.tx_no_pushback = cfg.flags & RADIO_TX_NO_PUSHBACK != 0;
+    config.aql = cfg.flags & RADIO_AQL_DISABLED == 0;
+    if cfg.max_stations != 0 {
+        config.sched.max_stations = cfg.max_stations;
+    }
+    if cfg.max_txqs != 0 {
+        config.sched.max_txqs = cfg.max_txqs;
+    }
+    try_box_with(move || new_out_of_line(hal, config))?.map_err(adapter_err)
+}
+
+/// `Ath11k::new`, called through a function pointer so that it is never
+/// inlined into its caller: its frame (it builds the adapter, about twice its
+/// size on the stack) then stays apart from the caller's.
+pub(crate) fn new_out_of_line<H, T>(hal: H, config: Config) -> Result<Ath11k<H, T>, airtime_ath11k::Ath11kError>
+where
+    H: airtime_ath11k::Hal,
+    T: airtime_sched::Txq<Frame = airtime_ath11k::hal::FrameOf<H>>,
+    airtime_ath11k::hal::FrameOf<H>: airtime_sched::traits::Frame,
+{
+    let new: fn(H, Config) -> Result<Ath11k<H, T>, airtime_ath11k::Ath11kError> = Ath11k::new;
+    core::hint::black_box(new)(hal, config)
+}
+
+/// Destroys a radio: every frame still in the hardware tables or the retry
+/// slots is handed back with `tx_status(AIRTIME_TX_REMOVED)` and its charge
+/// released, then the memory is freed. Returns the frames handed back, or
+/// `-EFAULT` for null.
+///
+/// # Safety
+///
+/// `radio` must be null or from `airtime_radio_create()` and not destroyed;
+/// it must not be used afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_destroy(radio: *mut CRadio) -> i32 {
+    if radio.is_null() {
+        return Errno::EFAULT.to_c();
+    }
+    // SAFETY: non-null and from `Box::into_raw` in `airtime_radio_create`; the
+    // caller gives it up.
+    let mut radio = unsafe { Box::from_raw(radio) };
+    let n = radio.flush_outstanding();
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// Adds a station with firmware peer id `peer_id` and airtime weight `weight`.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_sta_add(radio: *mut CRadio, peer_id: u16, weight: u16) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let weight = Weight::new(weight).map_err(|_| Errno::EINVAL)?;
+        radio.add_station(peer_id, weight).map_err(adapter_err)?;
+        Ok(0)
+    })())
+}
+
+/// Removes a station and its txqs; a frame of theirs in a retry slot is
+/// handed back `AIRTIME_TX_REMOVED`; frames in the hardware complete normally.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_sta_remove(radio: *mut CRadio, peer_id: u16) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let sta = station(radio, peer_id)?;
+        radio.remove_station(sta, drop).map_err(adapter_err)?;
+        Ok(0)
+    })())
+}
+
+/// Registers the driver's txq `txq` (mac80211's `struct ieee80211_txq *`) for
+/// station `peer_id`, TID `tid` (0-15, 16 for management).
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock);
+/// `txq` must stay valid until the station is removed or the radio destroyed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_txq_add(radio: *mut CRadio, peer_id: u16, tid: u8, txq: *mut c_void) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let txq = NonNull::new(txq).ok_or(Errno::EFAULT)?;
+        let tid = Tid::new(tid).map_err(|_| Errno::EINVAL)?;
+        let sta = station(radio, peer_id)?;
+        let ctxq = radio.hal().txq(txq);
+        radio.add_txq(Some(sta), tid, ctxq).map_err(|(e, _)| adapter_err(e))?;
+        Ok(0)
+    })())
+}
+
+/// Sets a station's airtime weight (1-65535).
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_sta_set_weight(radio: *mut CRadio, peer_id: u16, weight: u16) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let weight = Weight::new(weight).map_err(|_| Errno::EINVAL)?;
+        let sta = station(radio, peer_id)?;
+        radio.set_weight(sta, weight).map_err(adapter_err)?;
+        Ok(0)
+    })())
+}
+
+/// Sets a station's AQL limits on AC index `ac`.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_sta_set_aql_limits(
+    radio: *mut CRadio,
+    peer_id: u16,
+    ac: u8,
+    low_us: u32,
+    high_us: u32,
+) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let (ac, limits) = (ac_of(ac)?, limits(low_us, high_us)?);
+        let sta = station(radio, peer_id)?;
+        radio.set_station_limits(sta, ac, limits).map_err(adapter_err)?;
+        Ok(0)
+    })())
+}
+
+/// Sets the radio's default AQL limits on AC index `ac` (`aql_txq_limit`).
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_set_aql_limits(radio: *mut CRadio, ac: u8, low_us: u32, high_us: u32) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        radio.set_default_limits(ac_of(ac)?, limits(low_us, high_us)?);
+        Ok(0)
+    })())
+}
+
+/// Sets the radio's AQL threshold (`aql_threshold`), us.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_set_aql_threshold(radio: *mut CRadio, threshold_us: u32) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        radio.set_aql_threshold_us(threshold_us);
+        Ok(0)
+    })())
+}
+
+/// mac80211's `wake_tx_queue`: the station's txq on `tid` has frames; runs a
+/// round on its AC pushing into TCL ring `cpu % 3`. Returns the frames pushed.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_txq_wake(radio: *mut CRadio, peer_id: u16, tid: u8, cpu: u32, now_us: u64) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let tid = Tid::new(tid).map_err(|_| Errno::EINVAL)?;
+        let txq = radio.txq_for(station(radio, peer_id)?, tid).ok_or(Errno::ENOENT)?;
+        let round = radio.wake_tx_queue(txq, cpu, Instant::from_micros(now_us)).map_err(adapter_err)?;
+        Ok(i32::try_from(round.frames).unwrap_or(i32::MAX))
+    })())
+}
+
+/// The tx completion NAPI poll over `n` completions the driver read: processes
+/// at most `budget` of them in order (each frame's charge released whatever its
+/// status, the frame handed to `tx_status`), then runs one round on each AC it
+/// reaped. Returns how many it processed (the NAPI work done); the driver keeps
+/// the rest for its next poll. `-EINVAL` (nothing processed) if an entry names
+/// no ring or status.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `status` must be valid for reading `n` entries (or null
+/// with `n == 0`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_tx_complete(
+    radio: *mut CRadio,
+    status: *const CTxStatus,
+    n: u32,
+    budget: u32,
+    cpu: u32,
+    now_us: u64,
+) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let n = usize::try_from(n).map_err(|_| Errno::EINVAL)?;
+        let entries: &[CTxStatus] = if n == 0 {
+            &[]
+        } else if status.is_null() {
+            return Err(Errno::EFAULT);
+        } else {
+            // SAFETY: non-null and valid for `n` reads (the caller's promise);
+            // only read during this call.
+            unsafe { core::slice::from_raw_parts(status, n) }
+        };
+        if entries.iter().any(|e| e.reserved != 0 || e.to_completion().is_none()) {
+            return Err(Errno::EINVAL);
+        }
+        // SAFETY: `entries` stays borrowed (readable) until `end_batch` below,
+        // and every entry is valid (checked above).
+        unsafe { radio.hal_mut().begin_batch(entries.as_ptr(), entries.len()) };
+        let pass = radio.poll_tx_completions(budget, cpu, Instant::from_micros(now_us));
+        radio.hal_mut().end_batch();
+        Ok(i32::try_from(pass.work_done).unwrap_or(i32::MAX))
+    })())
+}
+
+/// One HTT PPDU stats record. Returns the users charged; `-EINVAL` (nothing
+/// done) for a bad user count, TID or rate.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `ppdu` must be null or readable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_ppdu_tx_stats(radio: *mut CRadio, ppdu: *const CPpduStats, now_us: u64) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        // SAFETY: the caller guarantees `ppdu` is null or readable.
+        let c = unsafe { ppdu.as_ref() }.ok_or(Errno::EFAULT)?;
+        let n = usize::try_from(c.n_users).map_err(|_| Errno::EINVAL)?;
+        let users = c.users.get(..n).ok_or(Errno::EINVAL)?;
+        let mut stats = PpduStats::new(c.duration_us);
+        for u in users {
+            if Tid::new(u.tid).is_err() || u.reserved != 0 {
+                return Err(Errno::EINVAL);
+            }
+            let user =
+                PpduUser { peer_id: u.peer_id, tid: u.tid, tx_duration_us: u.tx_duration_us, rate: u.rate.to_rate()? };
+            if !stats.push_user(user) {
+                return Err(Errno::EINVAL);
+            }
+        }
+        let out = radio.on_ppdu_tx_stats(&stats, Instant::from_micros(now_us));
+        Ok(i32::try_from(out.users_charged).unwrap_or(i32::MAX))
+    })())
+}
+
+/// Received airtime of one PPDU from station `peer_id` (charged to its BE
+/// deficit); `rate` may be null.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `rate` must be null or readable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_rx_duration(
+    radio: *mut CRadio,
+    peer_id: u16,
+    duration_us: u32,
+    rate: *const CRate,
+    now_us: u64,
+) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        // SAFETY: the caller guarantees `rate` is null or readable.
+        let rate = match unsafe { rate.as_ref() } {
+            Some(r) => r.to_rate()?,
+            None => None,
+        };
+        let rx = RxPpdu { peer_id, rx_duration_us: duration_us, rate };
+        radio.on_rx_ppdu(&rx, Instant::from_micros(now_us)).map_err(adapter_err)?;
+        Ok(0)
+    })())
+}
+
+/// Fills `*stats` with the radio's pending airtime and frame counts.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `stats` must be null or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_get_stats(radio: *mut CRadio, stats: *mut RadioStats) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        // SAFETY: the caller guarantees `stats` is null or writable.
+        let out = unsafe { stats.as_mut() }.ok_or(Errno::EFAULT)?;
+        let s = radio.scheduler();
+        *out = RadioStats {
+            pending_us: Ac::ALL.map(|ac| s.ac_pending_us(ac)),
+            total_pending_us: s.total_pending_us(),
+            outstanding_msdus: radio.outstanding_msdus(),
+            held_frames: radio.held_frames(),
+            blocked_acs: u32::from(radio.blocked_acs().bits()),
+        };
+        Ok(0)
+    })())
+}
+
+/// Which debugfs text to write.
+#[derive(Clone, Copy)]
+enum Text {
+    Aql(u16),
+    Airtime(u16),
+    DpStats,
+}
+
+/// Writes a text into `buf[..len]`, NUL-terminated; returns its length, or
+/// `-ENOSPC` if it did not fit (the buffer then holds a terminated prefix).
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `buf` must be valid for writing `len` bytes.
+unsafe fn write_text(radio: *mut CRadio, which: Text, buf: *mut c_char, len: usize) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        if buf.is_null() || len == 0 {
+            return Err(Errno::EFAULT);
+        }
+        // SAFETY: non-null, valid for `len` writes (the caller's promise), not
+        // aliased during the call; u8 and c_char have the same layout.
+        let bytes = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };
+        // One byte stays for the NUL.
+        let (text_room, _) = bytes.split_at_mut(len - 1);
+        let mut text = TextBuf::new(text_room);
+        match which {
+            Text::Aql(peer) => radio.write_station_aql(station(radio, peer)?, &mut text).map_err(adapter_err)?,
+            Text::Airtime(peer) => {
+                radio.write_station_airtime(station(radio, peer)?, &mut text).map_err(adapter_err)?;
+            }
+            Text::DpStats => radio.write_dp_stats(&mut text),
+        }
+        let (n, truncated) = (text.len(), text.truncated());
+        if let Some(nul) = bytes.get_mut(n) {
+            *nul = 0;
+        }
+        if truncated {
+            return Err(Errno::ENOSPC);
+        }
+        i32::try_from(n).map_err(|_| Errno::ENOSPC)
+    })())
+}
+
+/// The text of station `peer_id`'s `aql` debugfs file.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `buf` must be valid for writing `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_debugfs_aql(radio: *mut CRadio, peer_id: u16, buf: *mut c_char, len: usize) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { write_text(radio, Text::Aql(peer_id), buf, len) }
+}
+
+/// The text of station `peer_id`'s `airtime` debugfs file.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `buf` must be valid for writing `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_debugfs_airtime(
+    radio: *mut CRadio,
+    peer_id: u16,
+    buf: *mut c_char,
+    len: usize,
+) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { write_text(radio, Text::Airtime(peer_id), buf, len) }
+}
+
+/// The text of the radio's `soc_dp_stats`-like file.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `buf` must be valid for writing `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_debugfs_dp_stats(radio: *mut CRadio, buf: *mut c_char, len: usize) -> i32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { write_text(radio, Text::DpStats, buf, len) }
+}

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+
+//! The C-backed HAL: the adapter's hardware roles ([`airtime_ath11k::hal`]) and its
+//! txqs, implemented by calling C function pointers (`struct airtime_hal_ops` in
+//! `include/airtime_ath11k.h`).
+//!
+//! A driver fills one `struct airtime_hal_ops` (static, const) and passes it with
+//! its own context pointer (`hw`, e.g. `struct ath11k *`) to
+//! `airtime_radio_create()`. Each role of the adapter's HAL maps onto callbacks:
+//!
+//! | Rust role | C callbacks | ath11k code they wrap |
+//! |---|---|---|
+//! | `TclRings` | `tcl_free`, `tcl_enqueue` (+ `tcl_descriptors` in the config) | `ath11k_hal_srng_src_num_free()`, the descriptor half of `ath11k_dp_tx()` |
+//! | `MsduTable` | `msdu_outstanding`, `msdu_insert`, `msdu_take`, `msdu_take_any` (+ `msdu_capacity` in the config) | `tx_ring->txbuf_idr`: `idr_alloc()`, `idr_remove()`, `idr_for_each()` |
+//! | `StatusSink` | `tx_status` | `ieee80211_tx_status_ext()` / `ieee80211_free_txskb()` |
+//! | `Txq` | `txq_dequeue`, `txq_peek_len` | `ieee80211_tx_dequeue()` on the `struct ieee80211_txq` |
+//! | `TxCompletionRing` | none: the completion batch the driver passes to `airtime_tx_complete()` | the WBM ring walk of `ath11k_dp_tx_completion_handler()` |
+//! | `PpduStatsSource`, `RxStatusSource` | none: pushed with `airtime_ppdu_tx_stats()` and `airtime_rx_duration()` | HTT PPDU stats, monitor status |
+//!
+//! Every callback runs with the radio's lock held by the caller (the C side
+//! serialises all calls on one radio), in the context of the entry point that
+//! made it: so a callback must not sleep and must not call back into the same
+//! radio.
+
+use core::ffi::c_void;
+use core::ptr::NonNull;
+
+use airtime_ath11k::hal::{
+    Msdu, MsduTable, PpduStats, PpduStatsSource, RingId, RxPpdu, RxStatusSource, StatusSink, TclDesc, TclRings,
+    TxCompletion, TxCompletionRing, TxStatus,
+};
+use airtime_sched::traits::Frame;
+use airtime_sched::{Ac, Instant, RingErrorKind, Txq};
+
+use crate::errno::Errno;
+
+/// One outstanding MSDU as C sees it. C: `struct airtime_msdu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CMsdu {
+    /// The driver's frame (an skb); never null for a stored entry.
+    pub frame: *mut c_void,
+    /// Frame length in bytes.
+    pub len: u32,
+    /// The AQL charge token (`airtime_sched::Charge::into_raw`), 0 for none; the
+    /// driver stores it opaquely (a `u32` in `ATH11K_SKB_CB(skb)`).
+    pub charge: u32,
+    /// Access category index (0 VO, 1 VI, 2 BE, 3 BK).
+    pub ac: u8,
+}
+
+impl CMsdu {
+    const EMPTY: CMsdu = CMsdu { frame: core::ptr::null_mut(), len: 0, charge: 0, ac: 0 };
+}
+
+/// One TCL descriptor. C: `struct airtime_tcl_desc`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CTclDesc {
+    /// The MSDU id the completion will carry back.
+    pub msdu_id: u32,
+    /// Frame length in bytes.
+    pub len_bytes: u32,
+    /// Firmware peer id, valid when `has_peer` is 1.
+    pub peer_id: u16,
+    /// Access category index.
+    pub ac: u8,
+    /// 1 if `peer_id` is valid.
+    pub has_peer: u8,
+}
+
+/// The callbacks of a C HAL. C: `struct airtime_hal_ops`. Every field is required;
+/// `airtime_radio_create()` refuses a table with a null one.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HalOps {
+    /// Free descriptors of TCL ring `ring` now.
+    pub tcl_free: Option<unsafe extern "C" fn(hw: *mut c_void, ring: u8) -> u32>,
+    /// Writes one descriptor: 0, `-ENOSPC` or `-ENOMEM` (any other negative value
+    /// is an "other" failure).
+    pub tcl_enqueue: Option<unsafe extern "C" fn(hw: *mut c_void, ring: u8, desc: *const CTclDesc) -> i32>,
+    /// Entries held in ring `ring`'s MSDU table now.
+    pub msdu_outstanding: Option<unsafe extern "C" fn(hw: *mut c_void, ring: u8) -> u32>,
+    /// Stores an entry: its id (0 or more), or `-ENOSPC` when the table is full.
+    pub msdu_insert: Option<unsafe extern "C" fn(hw: *mut c_void, ring: u8, msdu: *const CMsdu) -> i32>,
+    /// Removes entry `id` into `*msdu`: 0, or `-ENOENT` if there is none.
+    pub msdu_take: Option<unsafe extern "C" fn(hw: *mut c_void, ring: u8, id: u32, msdu: *mut CMsdu) -> i32>,
+    /// Removes any one entry into `*msdu`: its id, or `-ENOENT` when empty.
+    pub msdu_take_any: Option<unsafe extern "C" fn(hw: *mut c_void, ring: u8, msdu: *mut CMsdu) -> i32>,
+    /// Gives a finished frame back with its status (`AIRTIME_TX_*`).
+    pub tx_status: Option<unsafe extern "C" fn(hw: *mut c_void, frame: *mut c_void, status: u8)>,
+    /// Dequeues one frame from the driver's txq `txq`: the frame and `*len`, or null.
+    pub txq_dequeue: Option<unsafe extern "C" fn(hw: *mut c_void, txq: *mut c_void, len: *mut u32) -> *mut c_void>,
+    /// Length of the frame at the head of `txq`, 0 if it is empty.
+    pub txq_peek_len: Option<unsafe extern "C" fn(hw: *mut c_void, txq: *mut c_void) -> u32>,
+}
+
+type TclFree = unsafe extern "C" fn(*mut c_void, u8) -> u32;
+type TclEnqueue = unsafe extern "C" fn(*mut c_void, u8, *const CTclDesc) -> i32;
+type MsduInsert = unsafe extern "C" fn(*mut c_void, u8, *const CMsdu) -> i32;
+type MsduTake = unsafe extern "C" fn(*mut c_void, u8, u32, *mut CMsdu) -> i32;
+type MsduTakeAny = unsafe extern "C" fn(*mut c_void, u8, *mut CMsdu) -> i32;
+type TxStatusFn = unsafe extern "C" fn(*mut c_void, *mut c_void, u8);
+type TxqDequeue = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut u32) -> *mut c_void;
+type TxqPeekLen = unsafe extern "C" fn(*mut c_void, *mut c_void) -> u32;
+
+/// The ops table with every callback present (checked once, at creation).
+#[derive(Clone, Copy, Debug)]
+pub struct Ops {
+    tcl_free: TclFree,
+    tcl_enqueue: TclEnqueue,
+    msdu_outstanding: TclFree,
+    msdu_insert: MsduInsert,
+    msdu_take: MsduTake,
+    msdu_take_any: MsduTakeAny,
+    tx_status: TxStatusFn,
+    txq_dequeue: TxqDequeue,
+    txq_peek_len: TxqPeekLen,
+}
+
+impl Ops {
+    /// The callbacks of `ops`, or `EINVAL` if one is missing.
+    pub fn from_c(ops: &HalOps) -> Result<Ops, Errno> {
+        Ok(Ops {
+            tcl_free: ops.tcl_free.ok_or(Errno::EINVAL)?,
+            tcl_enqueue: ops.tcl_enqueue.ok_or(Errno::EINVAL)?,
+            msdu_outstanding: ops.msdu_outstanding.ok_or(Errno::EINVAL)?,
+            msdu_insert: ops.msdu_insert.ok_or(Errno::EINVAL)?,
+            msdu_take: ops.msdu_take.ok_or(Errno::EINVAL)?,
+            msdu_take_any: ops.msdu_take_any.ok_or(Errno::EINVAL)?,
+            tx_status: ops.tx_status.ok_or(Errno::EINVAL)?,
+            txq_dequeue: ops.txq_dequeue.ok_or(Errno::EINVAL)?,
+            txq_peek_len: ops.txq_peek_len.ok_or(Errno::EINVAL)?,
+        })
+    }
+}
+
+/// A driver frame (an skb) and its length. Dropping one does nothing: the
+/// driver owns the frame, and every frame the adapter takes is handed back
+/// through `tx_status` (completion, or `Removed` at teardown).
+#[derive(Debug)]
+pub struct CFrame {
+    ptr: NonNull<c_void>,
+    len: u32,
+}
+
+impl Frame for CFrame {
+    fn len_bytes(&self) -> u32 {
+        self.len
+    }
+}
+
+/// The C completion entries of one `airtime_tx_complete()` call, already
+/// validated, that [`TxCompletionRing`] hands out in order.
+#[derive(Debug)]
+struct Batch {
+    entries: *const CTxStatus,
+    len: usize,
+    next: usize,
+}
+
+/// One tx completion from C. C: `struct airtime_tx_status`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CTxStatus {
+    /// The MSDU id of the descriptor.
+    pub msdu_id: u32,
+    /// The TCL ring it was sent on (0..3).
+    pub ring: u8,
+    /// `AIRTIME_TX_*`.
+    pub status: u8,
+    /// Must be 0.
+    pub reserved: u16,
+}
+
+impl CTxStatus {
+    /// The adapter's completion, or `None` for an invalid ring or status.
+    pub fn to_completion(self) -> Option<TxCompletion> {
+        Some(TxCompletion {
+            ring: RingId::new(self.ring)?,
+            msdu_id: self.msdu_id,
+            status: TxStatus::from_u8(self.status)?,
+        })
+    }
+}
+
+/// The HAL over C callbacks.
+#[derive(Debug)]
+pub struct CHal {
+    ops: Ops,
+    hw: *mut c_void,
+    tcl_descriptors: u32,
+    msdu_capacity: u32,
+    batch: Option<Batch>,
+}
+
+impl CHal {
+    /// A HAL calling `ops` with `hw`.
+    pub fn new(ops: Ops, hw: *mut c_void, tcl_descriptors: u32, msdu_capacity: u32) -> CHal {
+        CHal { ops, hw, tcl_descriptors, msdu_capacity, batch: None }
+    }
+
+    /// The txq of the driver's `txq` pointer (non-null, checked by the caller).
+    pub fn txq(&self, txq: NonNull<c_void>) -> CTxq {
+        CTxq { hw: self.hw, dequeue: self.ops.txq_dequeue, peek_len: self.ops.txq_peek_len, txq }
+    }
+
+    /// Makes `entries[..len]` the completions the next poll reaps.
+    ///
+    /// # Safety
+    ///
+    /// `entries` must be valid for reading `len` entries until
+    /// [`end_batch`](Self::end_batch) is called, and each must be valid
+    /// ([`CTxStatus::to_completion`] is `Some`).
+    pub unsafe fn begin_batch(&mut self, entries: *const CTxStatus, len: usize) {
+        self.batch = Some(Batch { entries, len, next: 0 });
+    }
+
+    /// Forgets the batch; returns how many entries were reaped.
+    pub fn end_batch(&mut self) -> usize {
+        self.batch.take().map_or(0, |b| b.next)
+    }
+
+    fn msdu_from_c(m: CMsdu) -> Option<Msdu<CFrame>> {
+        let ptr = NonNull::new(m.frame)?;
+        let ac = Ac::from_index(usize::from(m.ac)).unwrap_or(Ac::Be);
+        Some(Msdu { frame: CFrame { ptr, len: m.len }, charge_raw: m.charge, ac })
+    }
+}
+
+fn ring_u8(ring: RingId) -> u8 {
+    // RingId is always below DP_TCL_NUM_RING_MAX (3).
+    u8::try_from(ring.index()).unwrap_or(u8::MAX)
+}
+
+impl TclRings for CHal {
+    type Error = RingErrorKind;
+
+    fn tcl_descriptors(&self, _ring: RingId) -> u32 {
+        self.tcl_descriptors
+    }
+
+    fn tcl_free(&self, ring: RingId) -> u32 {
+        // SAFETY: the ops and `hw` were given by the driver at creation with the
+        // promise that they stay valid until the radio is destroyed; the callback
+        // only reads.
+        unsafe { (self.ops.tcl_free)(self.hw, ring_u8(ring)) }
+    }
+
+    fn tcl_enqueue(&mut self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
+        let c = CTclDesc {
+            msdu_id: desc.msdu_id,
+            len_bytes: desc.len_bytes,
+            peer_id: desc.peer_id.unwrap_or(0),
+            ac: u8::try_from(desc.ac.index()).unwrap_or(2),
+            has_peer: u8::from(desc.peer_id.is_some()),
+        };
+        // SAFETY: as in `tcl_free`; `&c` is valid for the call and not kept.
+        let ret = unsafe { (self.ops.tcl_enqueue)(self.hw, ring_u8(ring), &c) };
+        match ret {
+            0.. => Ok(()),
+            -28 => Err(RingErrorKind::Full),
+            -12 => Err(RingErrorKind::OutOfMemory),
+            _ => Err(RingErrorKind::Other),
+        }
+    }
+}
+
+impl MsduTable for CHal {
+    type Frame = CFrame;
+
+    fn msdu_capacity(&self, _ring: RingId) -> u32 {
+        self.msdu_capacity
+    }
+
+    fn msdu_outstanding(&self, ring: RingId) -> u32 {
+        // SAFETY: as in `tcl_free`.
+        unsafe { (self.ops.msdu_outstanding)(self.hw, ring_u8(ring)) }
+    }
+
+    fn msdu_insert(&mut self, ring: RingId, msdu: Msdu<CFrame>) -> Result<u32, Msdu<CFrame>> {
+        let c = CMsdu {
+            frame: msdu.frame.ptr.as_ptr(),
+            len: msdu.frame.len,
+            charge: msdu.charge_raw,
+            ac: u8::try_from(msdu.ac.index()).unwrap_or(2),
+        };
+        // SAFETY: as in `tcl_free`; `&c` is valid for the call and not kept (the
+        // driver copies the entry).
+        let ret = unsafe { (self.ops.msdu_insert)(self.hw, ring_u8(ring), &c) };
+        u32::try_from(ret).map_err(|_| msdu)
+    }
+
+    fn msdu_take(&mut self, ring: RingId, id: u32) -> Option<Msdu<CFrame>> {
+        let mut c = CMsdu::EMPTY;
+        // SAFETY: as in `tcl_free`; `&mut c` is valid for one write during the call.
+        let ret = unsafe { (self.ops.msdu_take)(self.hw, ring_u8(ring), id, &mut c) };
+        if ret < 0 {
+            return None;
+        }
+        Self::msdu_from_c(c)
+    }
+
+    fn msdu_take_any(&mut self, ring: RingId) -> Option<(u32, Msdu<CFrame>)> {
+        let mut c = CMsdu::EMPTY;
+        // SAFETY: as in `msdu_take`.
+        let ret = unsafe { (self.ops.msdu_take_any)(self.hw, ring_u8(ring), &mut c) };
+        let id = u32::try_from(ret).ok()?;
+        Self::msdu_from_c(c).map(|m| (id, m))
+    }
+}
+
+impl TxCompletionRing for CHal {
+    fn reap_tx_completion(&mut self) -> Option<TxCompletion> {
+        let batch = self.batch.as_mut()?;
+        if batch.next >= batch.len {
+            return None;
+        }
+        // SAFETY: `begin_batch`'s caller guarantees `entries[..len]` readable until
+        // `end_batch`, and `next < len`.
+        let entry = unsafe { batch.entries.add(batch.next).read() };
+        batch.next += 1;
+        entry.to_completion()
+    }
+}
+
+impl StatusSink for CHal {
+    type Frame = CFrame;
+
+    fn tx_status(&mut self, frame: CFrame, status: TxStatus) {
+        // SAFETY: as in `tcl_free`; the frame goes back to its owner.
+        unsafe { (self.ops.tx_status)(self.hw, frame.ptr.as_ptr(), status as u8) }
+    }
+}
+
+impl PpduStatsSource for CHal {
+    /// Pushed by `airtime_ppdu_tx_stats()` instead.
+    fn next_ppdu_stats(&mut self) -> Option<PpduStats> {
+        None
+    }
+}
+
+impl RxStatusSource for CHal {
+    /// Pushed by `airtime_rx_duration()` instead.
+    fn next_rx_ppdu(&mut self) -> Option<RxPpdu> {
+        None
+    }
+}
+
+/// A driver txq (mac80211's `struct ieee80211_txq`), dequeued through C.
+#[derive(Debug)]
+pub struct CTxq {
+    hw: *mut c_void,
+    dequeue: TxqDequeue,
+    peek_len: TxqPeekLen,
+    txq: NonNull<c_void>,
+}
+
+impl Txq for CTxq {
+    type Frame = CFrame;
+    type Error = core::convert::Infallible;
+
+    fn dequeue(&mut self, _now: Instant) -> Result<Option<CFrame>, Self::Error> {
+        let mut len = 0u32;
+        // SAFETY: the driver promised at `airtime_txq_add()` that `txq` stays
+        // valid until the txq or its station is removed; `&mut len` is valid for
+        // one write.
+        let frame = unsafe { (self.dequeue)(self.hw, self.txq.as_ptr(), &mut len) };
+        Ok(NonNull::new(frame).map(|ptr| CFrame { ptr, len }))
+    }
+
+    fn peek_len(&self) -> Option<u32> {
+        // SAFETY: as in `dequeue`.
+        let len = unsafe { (self.peek_len)(self.hw, self.txq.as_ptr()) };
+        (len != 0).then_some(len)
+    }
+}
