@@ -1,0 +1,142 @@
+//! The seed's series through the real adapter crate, `airtime-ath11k`, over the
+//! simulated HAL ([`super::sim_hal`]): the AP's txqs and scheduler live inside the
+//! adapter, and the simulator calls the adapter's entry points as ath11k's C side would
+//! (wake_tx_queue, the tx completion NAPI poll, PPDU stats and rx status).
+
+use super::hardware::{Hardware, TxStatus};
+use super::mac80211::SimTxq;
+use super::sim_hal::AdapterHal;
+use super::{ApConfig, ApError, RoundPolicyName};
+use crate::engine::Nanos;
+use crate::engine::time::instant;
+use crate::net::Packet;
+use airtime_ath11k::hal::{PpduStats, PpduUser, RingId, RxPpdu, TxCompletion, TxStatus as HalTxStatus};
+use airtime_ath11k::{Ath11k, Config};
+use airtime_est::Rate;
+use airtime_sched::fq_codel::FqCodelConfig;
+use airtime_sched::{Ac, AqlLimits, RoundPolicy, Scheduler, StationId, Tid, TxqId, Weight};
+
+/// The adapter and what the simulator keeps beside it.
+pub struct AdapterAp {
+    adapter: Box<Ath11k<AdapterHal, SimTxq>>,
+    /// Scheduler handle of each station.
+    pub sta_ids: Vec<StationId>,
+    /// BE txq of each station.
+    pub txq_ids: Vec<TxqId>,
+    reported: Vec<Rate>,
+}
+
+impl AdapterAp {
+    /// The adapter for stations whose frames are priced at `reported` rates.
+    pub fn new(config: &ApConfig, hw: Hardware, reported: &[Rate], weights: &[u16]) -> Result<AdapterAp, ApError> {
+        let mut c = Config::default();
+        c.sched.round_policy = match config.round_policy {
+            RoundPolicyName::Fixed => RoundPolicy::KeepNumber,
+            RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
+        };
+        c.sched.tx_no_pushback = config.tx_no_pushback;
+        c.tx_no_pushback = config.tx_no_pushback;
+        let mut adapter =
+            Box::new(Ath11k::new(AdapterHal::new(hw), c).map_err(|e| ApError(format!("ath11k adapter: {e:?}")))?);
+        if let Some([low, high]) = config.aql_be_us {
+            let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
+            adapter.set_default_limits(Ac::Be, limits);
+        }
+        let mut fq = FqCodelConfig::MAC80211;
+        fq.codel_target_us = config.codel_target_us;
+        let (mut sta_ids, mut txq_ids) = (Vec::new(), Vec::new());
+        for (s, w) in weights.iter().enumerate() {
+            let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
+            let id = adapter.add_station(s as u16, weight).map_err(|e| ApError(format!("{e:?}")))?;
+            let txq = adapter
+                .add_txq(Some(id), Tid::BE, super::mac80211::new_txq(fq))
+                .map_err(|(e, _)| ApError(format!("{e:?}")))?;
+            sta_ids.push(id);
+            txq_ids.push(txq);
+        }
+        Ok(AdapterAp { adapter, sta_ids, txq_ids, reported: reported.to_vec() })
+    }
+
+    /// The radio.
+    pub fn hw(&self) -> &Hardware {
+        &self.adapter.hal().hw
+    }
+
+    /// The radio, mutably.
+    pub fn hw_mut(&mut self) -> &mut Hardware {
+        &mut self.adapter.hal_mut().hw
+    }
+
+    /// The scheduler inside the adapter.
+    pub fn sched(&self) -> &Scheduler {
+        self.adapter.scheduler()
+    }
+
+    /// Enqueues into station `s`'s txq and calls `wake_tx_queue` from `cpu`; frames
+    /// FQ-CoDel drops go to `dropped`.
+    pub fn enqueue(&mut self, s: u16, pkt: Packet, cpu: u8, now: Nanos, dropped: &mut Vec<Packet>) -> u64 {
+        let Some(&txq) = self.txq_ids.get(usize::from(s)) else {
+            dropped.push(pkt);
+            return 1;
+        };
+        let mut drops = 0;
+        if let Some(q) = self.adapter.txq_mut(txq) {
+            let _ = q.enqueue(pkt, instant(now));
+            drops += self.drain(txq, dropped);
+        }
+        let _ = self.adapter.wake_tx_queue(txq, u32::from(cpu), instant(now));
+        drops + self.drain_all(dropped)
+    }
+
+    fn drain(&mut self, txq: TxqId, dropped: &mut Vec<Packet>) -> u64 {
+        let Some(q) = self.adapter.txq_mut(txq) else { return 0 };
+        let before = dropped.len();
+        dropped.extend(q.drain_drops().map(|d| d.frame));
+        (dropped.len() - before) as u64
+    }
+
+    fn drain_all(&mut self, dropped: &mut Vec<Packet>) -> u64 {
+        let ids = self.txq_ids.clone();
+        ids.into_iter().map(|t| self.drain(t, dropped)).sum()
+    }
+
+    /// The hardware wrote completions for `statuses`; the NAPI poll reaps them in
+    /// budgets from the CPU of their ring.
+    pub fn tx_status(&mut self, statuses: &[TxStatus], now: Nanos, dropped: &mut Vec<Packet>) -> u64 {
+        let budget = self.hw().config.napi_budget.max(1);
+        let mut cpu = 0u32;
+        for st in statuses {
+            let (Some(ring), Some(msdu_id)) = (RingId::new(st.ring), st.msdu_id) else { continue };
+            cpu = u32::from(st.ring);
+            // The hardware frees the descriptor when it writes the completion.
+            self.hw_mut().free_descriptor(st.ring);
+            self.adapter.hal_mut().completions.push_back(TxCompletion { ring, msdu_id, status: HalTxStatus::Acked });
+        }
+        while !self.adapter.hal().completions.is_empty() {
+            let pass = self.adapter.poll_tx_completions(budget, cpu, instant(now));
+            if pass.work_done == 0 {
+                break;
+            }
+        }
+        // The stack frees the originals; the simulator accounts them through the
+        // statuses it already has.
+        self.adapter.hal_mut().finished.clear();
+        self.drain_all(dropped)
+    }
+
+    /// A PPDU-stats record for station `s`.
+    pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, now: Nanos) {
+        let mut p = PpduStats::new(airtime_us);
+        let rate = self.reported.get(usize::from(s)).copied();
+        let _ = p.push_user(PpduUser { peer_id: s, tid: 0, tx_duration_us: airtime_us, rate });
+        self.adapter.hal_mut().ppdu_stats.push_back(p);
+        let _ = self.adapter.poll_airtime_reports(8, instant(now));
+    }
+
+    /// An rx status record for a PPDU from station `s`.
+    pub fn rx_airtime(&mut self, s: u16, airtime_us: u32, now: Nanos) {
+        let rate = self.reported.get(usize::from(s)).copied();
+        self.adapter.hal_mut().rx_ppdus.push_back(RxPpdu { peer_id: s, rx_duration_us: airtime_us, rate });
+        let _ = self.adapter.poll_airtime_reports(8, instant(now));
+    }
+}

@@ -1,0 +1,239 @@
+//! The timed hardware model of an ath11k-like radio (IPQ8074): TCL data rings that the
+//! host fills, firmware that takes frames from the rings into per-station queues and
+//! picks which station transmits next, and the completion path back to the host.
+//!
+//! * **TCL rings.** The host pushes a frame into the ring of the CPU it runs on
+//!   ([`Hardware::push`]); a ring has `ring_entries` descriptors, held from push until
+//!   the frame's completion is reaped, and refuses a push when none is free. That
+//!   descriptor pool is the hardware queue a stock driver fills (the stock arm's
+//!   calibrated depth).
+//! * **Firmware queues.** Before each transmission the firmware admits frames from the
+//!   heads of the rings, round robin over rings, into its per-station queues while a
+//!   station holds fewer than `fw_queue_aggregates` BlockAck windows. A frame in
+//!   another ring than the bulk flow's (the seed's ping) is admitted within one
+//!   transmission rather than behind the whole ring.
+//! * **Transmitter choice.** The firmware serves stations with admitted frames in round
+//!   robin, one A-MPDU per channel access: the host's scheduling order does not reach
+//!   the air (the reason for TX_NO_PUSHBACK).
+
+use super::super::net::Packet;
+use super::super::wifi::PhyTiming;
+use super::super::wifi::ampdu::{self, AmpduLimits};
+use crate::engine::Nanos;
+use airtime_sched::Charge;
+use std::collections::VecDeque;
+
+/// Parameters of the hardware model.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HardwareConfig {
+    /// TCL data rings (ath11k: 3, chosen by the sending CPU).
+    pub rings: u8,
+    /// Descriptors per ring: frames pushed and not yet completed.
+    pub ring_entries: u32,
+    /// Firmware per-station queue, in full-sized aggregates at the station's rate (the
+    /// frames one A-MPDU of 1500-byte packets can take: the BlockAck window, or fewer
+    /// where the PPDU time binds).
+    pub fw_queue_aggregates: u32,
+    /// Longest PPDU the firmware builds, in us.
+    pub max_ppdu_us: f64,
+    /// From the end of the BlockAck to the host reaping the completion, in us.
+    pub tx_completion_delay_us: u64,
+    /// From the end of the exchange to the PPDU-stats report, in us.
+    pub ppdu_stats_delay_us: u64,
+    /// Completions the host handles per NAPI poll (the series' patch 9).
+    pub napi_budget: u32,
+}
+
+impl Default for HardwareConfig {
+    fn default() -> Self {
+        HardwareConfig {
+            rings: 3,
+            ring_entries: 2304,
+            fw_queue_aggregates: 1,
+            max_ppdu_us: super::super::wifi::phy::MAX_PPDU_US,
+            tx_completion_delay_us: 500,
+            ppdu_stats_delay_us: 1000,
+            napi_budget: 64,
+        }
+    }
+}
+
+/// A frame in the hardware, with its AQL charge and the ring that holds its descriptor.
+#[derive(Debug)]
+pub struct HwFrame {
+    /// The packet.
+    pub pkt: Packet,
+    /// Its AQL charge, if the design charges.
+    pub charge: Option<Charge>,
+    /// The TCL ring of its descriptor.
+    pub ring: u8,
+    /// The station it goes to.
+    pub station: u16,
+    /// The ring whose FIFO it waits in for the firmware (its flow's; see
+    /// [`super::tcl_port`]). Equal to `ring` except under the adapter.
+    pub fifo: u8,
+    /// The MSDU id the completion carries back (adapter design only).
+    pub msdu_id: Option<u32>,
+}
+
+/// What the host learns from one completion: the frame has left the hardware.
+#[derive(Debug)]
+pub struct TxStatus {
+    /// The charge to release.
+    pub charge: Option<Charge>,
+    /// The ring whose descriptor is freed.
+    pub ring: u8,
+    /// The station.
+    pub station: u16,
+    /// The packet's flow and source, for TCP small queues and metrics.
+    pub flow: crate::net::packet::FlowTag,
+    /// Whether the AP itself generated the packet.
+    pub from_ap: bool,
+    /// IPv4 bytes.
+    pub len_bytes: u32,
+    /// The MSDU id written into the descriptor (adapter design only).
+    pub msdu_id: Option<u32>,
+}
+
+#[derive(Debug, Default)]
+struct TclRing {
+    queue: VecDeque<HwFrame>,
+    outstanding: u32,
+}
+
+/// The radio below the driver.
+#[derive(Debug)]
+pub struct Hardware {
+    /// Parameters.
+    pub config: HardwareConfig,
+    rings: Vec<TclRing>,
+    fw: Vec<VecDeque<HwFrame>>,
+    fw_limit: Vec<usize>,
+    next_station: usize,
+    next_ring: usize,
+}
+
+impl Hardware {
+    /// Hardware for stations whose timings are `timings` (their aggregate sizes size the
+    /// firmware queues).
+    pub fn new(config: HardwareConfig, timings: &[PhyTiming]) -> Hardware {
+        Hardware {
+            config,
+            rings: (0..config.rings.max(1)).map(|_| TclRing::default()).collect(),
+            fw: timings.iter().map(|_| VecDeque::new()).collect(),
+            fw_limit: timings
+                .iter()
+                .map(|t| {
+                    let limits = AmpduLimits { max_ppdu_us: config.max_ppdu_us };
+                    let per_aggregate = ampdu::fill(t, limits, std::iter::repeat_n(1560, t.ba_window as usize)).0;
+                    per_aggregate * config.fw_queue_aggregates.max(1) as usize
+                })
+                .collect(),
+            next_station: 0,
+            next_ring: 0,
+        }
+    }
+
+    /// The ring a context on `cpu` pushes into.
+    pub fn ring_of_cpu(&self, cpu: u8) -> u8 {
+        cpu % self.rings.len() as u8
+    }
+
+    /// Whether `ring` has a free descriptor.
+    pub fn has_room(&self, ring: u8) -> bool {
+        self.rings.get(usize::from(ring)).is_some_and(|r| r.outstanding < self.config.ring_entries)
+    }
+
+    /// Pushes a frame into its ring; refused (and handed back) without a free descriptor.
+    pub fn push(&mut self, frame: HwFrame) -> Result<(), HwFrame> {
+        if !self.has_room(frame.ring) || usize::from(frame.station) >= self.fw.len() {
+            return Err(frame);
+        }
+        self.rings[usize::from(frame.ring)].outstanding += 1;
+        let fifo = usize::from(frame.fifo).min(self.rings.len() - 1);
+        self.rings[fifo].queue.push_back(frame);
+        Ok(())
+    }
+
+    /// Frees the descriptor of a completed frame.
+    pub fn free_descriptor(&mut self, ring: u8) {
+        if let Some(r) = self.rings.get_mut(usize::from(ring)) {
+            r.outstanding = r.outstanding.saturating_sub(1);
+        }
+    }
+
+    /// Whether any frame waits anywhere in the hardware.
+    pub fn has_frames(&self) -> bool {
+        self.rings.iter().any(|r| !r.queue.is_empty()) || self.fw.iter().any(|q| !q.is_empty())
+    }
+
+    /// Frames held for `station` (rings and firmware).
+    pub fn frames_for(&self, station: u16) -> usize {
+        let s = usize::from(station);
+        self.fw.get(s).map_or(0, VecDeque::len)
+            + self.rings.iter().map(|r| r.queue.iter().filter(|f| f.station == station).count()).sum::<usize>()
+    }
+
+    /// Descriptors in use on `ring`.
+    pub fn outstanding(&self, ring: u8) -> u32 {
+        self.rings.get(usize::from(ring)).map_or(0, |r| r.outstanding)
+    }
+
+    /// Descriptors in use per ring.
+    pub fn ring_outstanding(&self) -> Vec<u32> {
+        self.rings.iter().map(|r| r.outstanding).collect()
+    }
+
+    fn admit(&mut self) {
+        let n = self.rings.len();
+        loop {
+            let mut moved = false;
+            for k in 0..n {
+                let i = (self.next_ring + k) % n;
+                let Some(head) = self.rings[i].queue.front() else { continue };
+                let s = usize::from(head.station);
+                if self.fw[s].len() >= self.fw_limit[s] {
+                    continue;
+                }
+                if let Some(f) = self.rings[i].queue.pop_front() {
+                    self.fw[s].push_back(f);
+                    moved = true;
+                }
+            }
+            self.next_ring = (self.next_ring + 1) % n;
+            if !moved {
+                break;
+            }
+        }
+    }
+
+    /// The firmware's next A-MPDU: admits frames from the rings, picks the next station
+    /// in round robin that has frames, and aggregates its queue within the limits.
+    /// Returns the station, the frames and the PSDU length in bytes.
+    pub fn next_ampdu(&mut self, timings: &[PhyTiming]) -> Option<(u16, Vec<HwFrame>, u32)> {
+        self.admit();
+        let n = self.fw.len();
+        let s = (0..n).map(|k| (self.next_station + k) % n).find(|&s| !self.fw[s].is_empty())?;
+        self.next_station = (s + 1) % n;
+        let limits = AmpduLimits { max_ppdu_us: self.config.max_ppdu_us };
+        let timing = timings.get(s)?;
+        let (count, bytes) = ampdu::fill(timing, limits, self.fw[s].iter().map(|f| f.pkt.ampdu_subframe_bytes()));
+        let frames: Vec<HwFrame> = self.fw[s].drain(..count).collect();
+        Some((s as u16, frames, bytes))
+    }
+
+    /// Puts back an A-MPDU that collided, in order, at the head of its station's queue.
+    pub fn requeue_front(&mut self, station: u16, frames: Vec<HwFrame>) {
+        if let Some(q) = self.fw.get_mut(usize::from(station)) {
+            for f in frames.into_iter().rev() {
+                q.push_front(f);
+            }
+        }
+    }
+
+    /// When a completion for an exchange ending at `end` is reaped.
+    pub fn completion_at(&self, end: Nanos) -> Nanos {
+        end + self.config.tx_completion_delay_us * 1_000
+    }
+}

@@ -1,0 +1,348 @@
+//! The access point's queueing designs, over one timed hardware model.
+//!
+//! * [`mac80211`]: the per-station FQ-CoDel txqs and stations registered with the
+//!   `airtime-sched` scheduler (shared by every design).
+//! * [`hardware`]: the radio (TCL rings, firmware queues and transmitter choice,
+//!   completions); [`tcl_port`] presents one ring as the scheduler's `Ring`.
+//! * The designs, one file each: [`stock`] (mac80211's default wake handler on ath11k,
+//!   no AQL, no airtime reports), [`ath11k_like`] (the seed's series: driver rounds on
+//!   wake and on completion, AQL, airtime from PPDU stats, received airtime to BE, a round
+//!   ended by a full ring, NAPI-budgeted completions, optional TX_NO_PUSHBACK; the same
+//!   driver path serves the generic mac80211 designs, round robin, airtime fairness and
+//!   AQL, over a shallow driver FIFO) and [`qdisc`] (a qdisc in front of the driver).
+//!
+//! The ath11k adapter crate (`airtime-ath11k`) plugs in through [`ath11k_adapter`] and
+//! [`sim_hal`] behind [`Ap`]'s four entry points (enqueue, tx status, PPDU stats, rx
+//! airtime); [`ath11k_like`] plays the same role without the crate, as a cross-check.
+
+pub mod ath11k_adapter;
+pub mod ath11k_like;
+pub mod hardware;
+pub mod mac80211;
+pub mod qdisc;
+pub mod sim_hal;
+pub mod stock;
+pub mod tcl_port;
+
+use crate::engine::Nanos;
+use crate::engine::time::instant;
+use crate::net::{Node, Packet};
+use crate::wifi::PhyTiming;
+use airtime_est::Rate;
+use airtime_sched::fq_codel::FqCodelConfig;
+use airtime_sched::{Ac, AirtimeFlags, AqlLimits, Config, RoundPolicy, Scheduler, StationId, Tid, TxqId, Weight};
+use hardware::{Hardware, HardwareConfig, TxStatus};
+use mac80211::{SimStation, SimTxq};
+
+/// A queueing design of the access point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Design {
+    /// Upstream ath11k: mac80211's default wake handler pushes until the txq is empty;
+    /// a full ring drops the frame. No AQL, no airtime fairness.
+    Stock,
+    /// The seed's ath11k series (see [`ath11k_like`]).
+    Ath11kSeries,
+    /// The seed's series through the `airtime-ath11k` adapter crate (see
+    /// [`ath11k_adapter`]).
+    Ath11kAdapter,
+    /// A driver with its own FIFO of a few aggregates under mac80211's intermediate
+    /// queues, scheduled round robin (no airtime reports, no AQL): driver rounds on wake
+    /// and on completion, as ath9k runs them.
+    Mac80211Rr,
+    /// The same with airtime fairness: transmit airtime registered, DRR by airtime.
+    Mac80211Atf,
+    /// The same with airtime fairness and AQL.
+    Mac80211Aql,
+    /// A `pfifo_fast` qdisc (1000 packets) over the driver's FIFO; no mac80211 txqs.
+    QdiscPfifo,
+    /// An `fq_codel` qdisc over the driver's FIFO; no mac80211 txqs.
+    QdiscFqCodel,
+}
+
+impl Design {
+    /// A short name for tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Design::Stock => "stock",
+            Design::Ath11kSeries => "ath11k series",
+            Design::Ath11kAdapter => "ath11k series (adapter crate)",
+            Design::Mac80211Rr => "mac80211 txqs, round robin",
+            Design::Mac80211Atf => "mac80211 txqs, airtime fairness",
+            Design::Mac80211Aql => "mac80211 txqs, airtime fairness and AQL",
+            Design::QdiscPfifo => "pfifo_fast qdisc",
+            Design::QdiscFqCodel => "fq_codel qdisc",
+        }
+    }
+
+    /// Whether the design runs driver rounds through the scheduler (wake and completion).
+    fn driver_rounds(self) -> bool {
+        matches!(self, Design::Ath11kSeries | Design::Mac80211Rr | Design::Mac80211Atf | Design::Mac80211Aql)
+    }
+
+    /// Whether transmit airtime is registered with the scheduler.
+    fn registers_airtime(self) -> bool {
+        matches!(self, Design::Ath11kSeries | Design::Mac80211Atf | Design::Mac80211Aql)
+    }
+}
+
+/// The scheduler's round policy, as a scenario names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundPolicyName {
+    /// The seed's fix (a closed round keeps its number).
+    #[default]
+    Fixed,
+    /// mac80211 before the fix (a closed round resets the number).
+    ResetOnClose,
+}
+
+/// Access point configuration.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApConfig {
+    /// The queueing design.
+    pub design: Design,
+    /// BE `aql_txq_limit` low and high, in us (default 5000/12000).
+    #[serde(default)]
+    pub aql_be_us: Option<[u32; 2]>,
+    /// Scale per-station AQL limits by weight/256 (the proposed TX_NO_PUSHBACK).
+    #[serde(default)]
+    pub tx_no_pushback: bool,
+    /// Round policy.
+    #[serde(default)]
+    pub round_policy: RoundPolicyName,
+    /// The hardware model.
+    #[serde(default)]
+    pub hardware: HardwareConfig,
+    /// CoDel target of the mac80211 txqs, in us.
+    #[serde(default = "default_codel_target")]
+    pub codel_target_us: u64,
+}
+
+fn default_codel_target() -> u64 {
+    20_000
+}
+
+/// Round and drop counters of the AP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ApCounters {
+    /// Frames dropped because a ring had no descriptor (stock only).
+    pub ring_drops: u64,
+    /// Frames dropped by FQ-CoDel (CoDel or limits).
+    pub txq_drops: u64,
+    /// Driver rounds run.
+    pub driver_rounds: u64,
+}
+
+/// The access point.
+pub struct Ap {
+    /// Configuration.
+    pub config: ApConfig,
+    /// The scheduler (AQL, DRR, rounds).
+    pub sched: Scheduler,
+    stations: Vec<Option<SimStation>>,
+    txqs: Vec<Option<SimTxq>>,
+    /// Scheduler handle of each station, by station number.
+    pub sta_ids: Vec<StationId>,
+    /// BE txq of each station, by station number.
+    pub txq_ids: Vec<TxqId>,
+    /// The radio.
+    pub hw: Hardware,
+    /// Packets the AP dropped since the owner last took them.
+    pub dropped: Vec<Packet>,
+    /// Counters.
+    pub counters: ApCounters,
+    /// The interface qdisc of the qdisc designs.
+    pub qdisc: Option<qdisc::Qdisc>,
+    /// The adapter crate, for [`Design::Ath11kAdapter`].
+    pub adapter: Option<ath11k_adapter::AdapterAp>,
+}
+
+/// Why an AP could not be built.
+#[derive(Debug)]
+pub struct ApError(pub String);
+
+impl Ap {
+    /// An AP for stations whose transmissions take `rates` on the air, reported to
+    /// mac80211 as `reported` (AQL prices at those), with `weights`.
+    pub fn new(config: ApConfig, rates: &[Rate], reported: &[Rate], weights: &[u16]) -> Result<Ap, ApError> {
+        let mut sc = Config::default();
+        sc.round_policy = match config.round_policy {
+            RoundPolicyName::Fixed => RoundPolicy::KeepNumber,
+            RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
+        };
+        sc.tx_no_pushback = config.tx_no_pushback;
+        let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
+        if let Some([low, high]) = config.aql_be_us {
+            let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
+            sched.set_default_limits(Ac::Be, limits);
+        }
+        let aql = matches!(config.design, Design::Ath11kSeries | Design::Mac80211Aql);
+        sched.set_aql_enabled(aql);
+        if !config.design.registers_airtime() {
+            sched.set_airtime_flags(AirtimeFlags::new(false, false));
+        }
+        let qdisc = match config.design {
+            Design::QdiscPfifo => Some(qdisc::Qdisc::pfifo()),
+            Design::QdiscFqCodel => Some(qdisc::Qdisc::fq_codel()),
+            _ => None,
+        };
+        let mut fq = FqCodelConfig::MAC80211;
+        fq.codel_target_us = config.codel_target_us;
+        let cap = usize::from(sc.max_txqs);
+        let mut stations: Vec<Option<SimStation>> = (0..usize::from(sc.max_stations)).map(|_| None).collect();
+        let mut txqs: Vec<Option<SimTxq>> = (0..cap).map(|_| None).collect();
+        let (mut sta_ids, mut txq_ids) = (Vec::new(), Vec::new());
+        for (rate, w) in reported.iter().zip(weights) {
+            let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
+            let id = sched.add_station(weight).map_err(|e| ApError(format!("{e:?}")))?;
+            let txq = sched.add_txq(Some(id), Tid::BE).map_err(|e| ApError(format!("{e:?}")))?;
+            stations[id.index()] = Some(SimStation { id, rate: *rate });
+            txqs[txq.index()] = Some(mac80211::new_txq(fq));
+            sta_ids.push(id);
+            txq_ids.push(txq);
+        }
+        let timings: Vec<PhyTiming> = rates.iter().map(|r| PhyTiming::new(*r)).collect();
+        let hw = Hardware::new(config.hardware, &timings);
+        let adapter = if config.design == Design::Ath11kAdapter {
+            Some(ath11k_adapter::AdapterAp::new(&config, Hardware::new(config.hardware, &timings), reported, weights)?)
+        } else {
+            None
+        };
+        Ok(Ap {
+            config,
+            sched,
+            stations,
+            txqs,
+            sta_ids,
+            txq_ids,
+            hw,
+            dropped: Vec::new(),
+            counters: ApCounters::default(),
+            qdisc,
+            adapter,
+        })
+    }
+
+    /// The network stack hands a packet for a station to mac80211 (`ieee80211_tx`): it
+    /// is queued in the station's txq, the txq is woken, and the driver's wake handler
+    /// runs on the packet's CPU.
+    pub fn enqueue(&mut self, mut pkt: Packet, now: Nanos) {
+        if let Some(a) = self.adapter.as_mut() {
+            let Node::Station(s) = pkt.dst else {
+                self.dropped.push(pkt);
+                return;
+            };
+            pkt.enqueue_ns = now;
+            let cpu = pkt.cpu;
+            self.counters.txq_drops += a.enqueue(s, pkt, cpu, now, &mut self.dropped);
+            return;
+        }
+        if self.qdisc.is_some() {
+            pkt.enqueue_ns = now;
+            qdisc::xmit(self, pkt, now);
+            return;
+        }
+        let Node::Station(s) = pkt.dst else {
+            self.dropped.push(pkt);
+            return;
+        };
+        let Some(&txq) = self.txq_ids.get(usize::from(s)) else {
+            self.dropped.push(pkt);
+            return;
+        };
+        let cpu = pkt.cpu;
+        pkt.enqueue_ns = now;
+        if let Some(q) = self.txqs.get_mut(txq.index()).and_then(Option::as_mut) {
+            let _ = q.enqueue(pkt, instant(now));
+        }
+        self.collect_txq_drops();
+        let _ = self.sched.wake_txq(txq, instant(now));
+        if self.config.design.driver_rounds() {
+            ath11k_like::wake_tx_queue(self, cpu, now);
+        } else {
+            stock::wake_tx_queue(self, cpu, now);
+        }
+        self.collect_txq_drops();
+    }
+
+    /// Completions reaped by the host, in the order the hardware wrote them.
+    pub fn tx_status(&mut self, statuses: &mut [TxStatus], now: Nanos) {
+        if let Some(a) = self.adapter.as_mut() {
+            self.counters.txq_drops += a.tx_status(statuses, now, &mut self.dropped);
+            return;
+        }
+        if self.qdisc.is_some() {
+            qdisc::tx_status(self, statuses, now);
+        } else if self.config.design.driver_rounds() {
+            ath11k_like::tx_status(self, statuses, now);
+        } else {
+            stock::tx_status(self, statuses);
+        }
+        self.collect_txq_drops();
+    }
+
+    /// A PPDU-stats report: `airtime_us` of transmit airtime to station `s`.
+    pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, now: Nanos) {
+        if let Some(a) = self.adapter.as_mut() {
+            a.ppdu_stats(s, airtime_us, now);
+        } else if self.config.design.registers_airtime() {
+            ath11k_like::ppdu_stats(self, s, airtime_us, now);
+        }
+    }
+
+    /// The receive path saw a PPDU of `airtime_us` from station `s`.
+    pub fn rx_airtime(&mut self, s: u16, airtime_us: u32, now: Nanos) {
+        if let Some(a) = self.adapter.as_mut() {
+            a.rx_airtime(s, airtime_us, now);
+        } else if self.config.design.registers_airtime() {
+            ath11k_like::rx_airtime(self, s, airtime_us, now);
+        }
+    }
+
+    /// Station `s`'s BE pending airtime, as its `aql` file reads, in us.
+    pub fn aql_pending_us(&self, s: u16) -> u32 {
+        let ids = self.adapter.as_ref().map_or(&self.sta_ids, |a| &a.sta_ids);
+        ids.get(usize::from(s)).and_then(|id| self.sched().station_pending_us(*id, Ac::Be).ok()).unwrap_or(0)
+    }
+
+    /// The scheduler in use (the adapter's, under [`Design::Ath11kAdapter`]).
+    pub fn sched(&self) -> &Scheduler {
+        self.adapter.as_ref().map_or(&self.sched, |a| a.sched())
+    }
+
+    /// The radio.
+    pub fn hw(&self) -> &Hardware {
+        self.adapter.as_ref().map_or(&self.hw, |a| a.hw())
+    }
+
+    /// The radio, mutably.
+    pub fn hw_mut(&mut self) -> &mut Hardware {
+        match self.adapter.as_mut() {
+            Some(a) => a.hw_mut(),
+            None => &mut self.hw,
+        }
+    }
+
+    /// Frames waiting in station `s`'s txq.
+    pub fn txq_backlog(&self, s: u16) -> u64 {
+        self.txq_ids
+            .get(usize::from(s))
+            .and_then(|id| self.txqs.get(id.index()))
+            .and_then(Option::as_ref)
+            .map_or(0, SimTxq::backlog_packets)
+    }
+
+    fn collect_txq_drops(&mut self) {
+        for id in &self.txq_ids {
+            let Some(q) = self.txqs.get_mut(id.index()).and_then(Option::as_mut) else { continue };
+            if q.pending_drops() > 0 {
+                for d in q.drain_drops() {
+                    self.counters.txq_drops += 1;
+                    self.dropped.push(d.frame);
+                }
+            }
+        }
+    }
+}

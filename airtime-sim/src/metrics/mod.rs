@@ -1,0 +1,86 @@
+//! What a run measures, per flow and per station, and the summaries the report prints.
+
+pub mod stats;
+
+use serde::Serialize;
+
+/// Figures of one flow in one run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowResult {
+    /// Station number.
+    pub station: u16,
+    /// Goodput after warm-up, Mbit/s.
+    pub throughput_mbps: f64,
+    /// Mean TCP RTT per acknowledged segment, ms.
+    pub tcp_rtt_mean_ms: f64,
+    /// Max TCP RTT per acknowledged segment, ms.
+    pub tcp_rtt_max_ms: f64,
+    /// Mean of the sender's smoothed RTT (as `tcp_info` reports it), sampled at each
+    /// ACK, ms (Linux-like stack; the per-segment mean otherwise).
+    pub tcp_srtt_mean_ms: f64,
+    /// Max of the smoothed RTT, ms.
+    pub tcp_srtt_max_ms: f64,
+    /// Packets of this flow the AP dropped.
+    pub ap_drops: u64,
+    /// Segments the sender retransmitted (Linux-like stack).
+    pub retransmissions: u64,
+    /// Retransmission timeouts (Linux-like stack).
+    pub timeouts: u64,
+    /// (time s, RTT ms) samples, thinned for plots.
+    #[serde(skip)]
+    pub rtt_series: Vec<(f32, f32)>,
+    /// All RTT samples after warm-up, ms (for CDFs), thinned.
+    #[serde(skip)]
+    pub rtt_cdf: Vec<f32>,
+}
+
+/// Figures of one station in one run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StationResult {
+    /// Its name.
+    pub name: String,
+    /// Ping RTT median, ms.
+    pub ping_p50_ms: f64,
+    /// Ping RTT 99th percentile, ms.
+    pub ping_p99_ms: f64,
+    /// Pings answered / sent.
+    pub ping_loss_pct: f64,
+    /// Median BE AQL pending, us (the `aql` file, sampled every ms).
+    pub aql_pending_p50_us: f64,
+    /// Share of the AP's downlink airtime, per cent.
+    pub airtime_share_pct: f64,
+    /// Median A-MPDU size of the AP's transmissions to it, frames.
+    pub ampdu_p50: f64,
+    /// (time s, RTT ms) ping samples.
+    #[serde(skip)]
+    pub ping_series: Vec<(f32, f32)>,
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunResult {
+    /// Run number.
+    pub run: u32,
+    /// Seed used.
+    pub seed: u64,
+    /// Flows.
+    pub flows: Vec<FlowResult>,
+    /// Stations.
+    pub stations: Vec<StationResult>,
+    /// Skipped selections on BE (a round ended at an already-served txq).
+    pub skipped_selections: u64,
+    /// Round starts that found BE over its PHY limit.
+    pub closed_rounds: u64,
+    /// Frames dropped at a full ring.
+    pub ring_drops: u64,
+    /// Frames dropped by FQ-CoDel.
+    pub txq_drops: u64,
+    /// Collisions on the medium.
+    pub collisions: u64,
+    /// Packets that crossed a link or the air.
+    pub packets: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Wall-clock seconds the run took.
+    pub wall_s: f64,
+}

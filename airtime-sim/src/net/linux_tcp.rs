@@ -1,0 +1,540 @@
+//! A compact Linux-like bulk TCP, in segments of one MSS: CUBIC with HyStart, SACK-based
+//! loss recovery (every out-of-order arrival is acknowledged at once with the segment it
+//! brought, so the sender's scoreboard is exact; a segment three below the highest
+//! SACKed one is lost, as FACK marks it), a 200 ms minimum RTO, a delayed ACK every
+//! second segment or after 40 ms, and a receive window cap.
+//!
+//! Why not smoltcp for these flows: smoltcp 0.14 has no SACK recovery and a 1 s minimum
+//! RTO; when a full ring drops a burst of segments (the stock arm), it stalls for a
+//! second and then regrows far more slowly than Linux, so the stock arm's queue never
+//! builds as the seed measured. smoltcp stays available per flow (`stack = "smoltcp"`).
+
+use crate::engine::Nanos;
+use crate::engine::time::ms;
+use std::collections::{BTreeSet, VecDeque};
+
+/// Payload bytes per segment (1500-byte packets with TCP timestamps).
+pub const MSS_BYTES: u32 = 1448;
+/// IPv4 length of a data segment.
+pub const DATA_IP_BYTES: u32 = 1500;
+/// IPv4 length of a pure ACK (with timestamps).
+pub const ACK_IP_BYTES: u32 = 52;
+/// IPv4 length of an ACK with one SACK block.
+pub const SACK_IP_BYTES: u32 = 64;
+
+const RTO_MIN: Nanos = ms(200);
+const RTO_MAX: Nanos = ms(120_000);
+const DELAYED_ACK: Nanos = ms(40);
+const BETA: f64 = 0.7;
+const CUBIC_C: f64 = 0.4;
+const HYSTART_LOW_WINDOW: f64 = 16.0;
+
+/// A TCP segment of the simulated flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Segment {
+    /// Data segment number `seq`.
+    Data {
+        /// Segment number.
+        seq: u64,
+    },
+    /// Cumulative ACK of everything below `ack`, and the segment that arrived out of
+    /// order, if that is what triggered it.
+    Ack {
+        /// Next segment expected.
+        ack: u64,
+        /// A segment received above a hole.
+        sacked: Option<u64>,
+    },
+}
+
+impl Segment {
+    /// IPv4 length in bytes.
+    pub fn ip_bytes(&self) -> u32 {
+        match self {
+            Segment::Data { .. } => DATA_IP_BYTES,
+            Segment::Ack { sacked: None, .. } => ACK_IP_BYTES,
+            Segment::Ack { sacked: Some(_), .. } => SACK_IP_BYTES,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    at: Nanos,
+    retransmitted: bool,
+    sacked: bool,
+    in_flight: bool,
+}
+
+/// The TSQ budget of a sender on the AP (see `net::tcp::TsqGate` for the smoltcp one).
+#[derive(Clone, Copy, Debug)]
+pub struct Tsq {
+    /// `sk_pacing_shift`.
+    pub pacing_shift: u32,
+    /// Bytes handed down and not yet freed.
+    pub in_host_bytes: u64,
+}
+
+/// The sending end.
+#[derive(Debug)]
+pub struct Sender {
+    snd_una: u64,
+    snd_nxt: u64,
+    board: VecDeque<Sent>,
+    in_flight: u64,
+    to_retransmit: BTreeSet<u64>,
+    highest_sacked: Option<u64>,
+    lost_mark: u64,
+    cwnd: f64,
+    ssthresh: f64,
+    in_recovery: bool,
+    recovery_point: u64,
+    srtt: Option<f64>,
+    rttvar: f64,
+    min_rtt: Option<Nanos>,
+    backoff: u32,
+    rto_at: Option<Nanos>,
+    // CUBIC
+    epoch_start: Option<Nanos>,
+    w_max: f64,
+    last_w_max: f64,
+    k: f64,
+    origin: f64,
+    tcp_cwnd: f64,
+    // HyStart (delay)
+    round_end: u64,
+    round_min: Option<Nanos>,
+    round_samples: u32,
+    rwnd_segments: u64,
+    hystart: bool,
+    /// TCP small queues, for a sender on the AP.
+    pub tsq: Option<Tsq>,
+    /// Segments retransmitted.
+    pub retransmissions: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+}
+
+impl Sender {
+    /// A sender with initial window 10, a receive window of `rwnd_bytes`, and HyStart
+    /// (Linux's delay-based slow-start exit) on or off.
+    pub fn new(rwnd_bytes: u64, hystart: bool, tsq: Option<Tsq>) -> Sender {
+        Sender {
+            snd_una: 0,
+            snd_nxt: 0,
+            board: VecDeque::new(),
+            in_flight: 0,
+            to_retransmit: BTreeSet::new(),
+            highest_sacked: None,
+            lost_mark: 0,
+            cwnd: 10.0,
+            ssthresh: f64::INFINITY,
+            in_recovery: false,
+            recovery_point: 0,
+            srtt: None,
+            rttvar: 0.0,
+            min_rtt: None,
+            backoff: 0,
+            rto_at: None,
+            epoch_start: None,
+            w_max: 0.0,
+            last_w_max: 0.0,
+            k: 0.0,
+            origin: 0.0,
+            tcp_cwnd: 0.0,
+            round_end: 0,
+            round_min: None,
+            round_samples: 0,
+            rwnd_segments: (rwnd_bytes / u64::from(MSS_BYTES)).max(2),
+            hystart,
+            tsq,
+            retransmissions: 0,
+            timeouts: 0,
+        }
+    }
+
+    /// The smoothed RTT (what `ss -ti` and `tcp_info` report), once measured.
+    pub fn srtt_ns(&self) -> Option<f64> {
+        self.srtt
+    }
+
+    /// Congestion window in segments.
+    pub fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// Segments sent and not yet acknowledged.
+    pub fn outstanding(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+
+    fn rto(&self) -> Nanos {
+        let base = match self.srtt {
+            Some(s) => (s + 4.0 * self.rttvar) as Nanos,
+            None => ms(1000),
+        };
+        (base.max(RTO_MIN) << self.backoff.min(10)).min(RTO_MAX)
+    }
+
+    fn tsq_budget(&self) -> u64 {
+        let Some(t) = self.tsq else { return u64::MAX };
+        let srtt = self.srtt.unwrap_or(1e6).max(1.0);
+        let ratio = if self.cwnd < self.ssthresh { 2.0 } else { 1.2 };
+        let rate = ratio * self.cwnd * f64::from(MSS_BYTES) / (srtt * 1e-9);
+        ((rate / f64::from(1u32 << t.pacing_shift)) as u64).clamp(2 * 2304, 1 << 20)
+    }
+
+    /// Frees `bytes` of TSQ budget (a frame completed or was dropped below TCP).
+    pub fn tsq_release(&mut self, bytes: u64) {
+        if let Some(t) = self.tsq.as_mut() {
+            t.in_host_bytes = t.in_host_bytes.saturating_sub(bytes);
+        }
+    }
+
+    fn sent(&mut self, seq: u64) -> Option<&mut Sent> {
+        let i = seq.checked_sub(self.snd_una)?;
+        self.board.get_mut(i as usize)
+    }
+
+    /// Sends what the windows allow at `now`, appending segments to `out`.
+    pub fn send(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        let budget = self.tsq_budget();
+        loop {
+            if (self.in_flight as f64) >= self.cwnd.floor().max(1.0) {
+                break;
+            }
+            if self.tsq.is_some_and(|t| t.in_host_bytes >= budget) {
+                break;
+            }
+            let seq = if let Some(&seq) = self.to_retransmit.iter().next() {
+                self.to_retransmit.remove(&seq);
+                let Some(s) = self.sent(seq) else { continue };
+                if s.sacked {
+                    continue;
+                }
+                s.retransmitted = true;
+                s.in_flight = true;
+                s.at = now;
+                self.retransmissions += 1;
+                seq
+            } else {
+                if self.snd_nxt - self.snd_una >= self.rwnd_segments {
+                    break;
+                }
+                let seq = self.snd_nxt;
+                self.snd_nxt += 1;
+                self.board.push_back(Sent { at: now, retransmitted: false, sacked: false, in_flight: true });
+                seq
+            };
+            self.in_flight += 1;
+            if let Some(t) = self.tsq.as_mut() {
+                t.in_host_bytes += u64::from(DATA_IP_BYTES);
+            }
+            out.push(Segment::Data { seq });
+            if self.rto_at.is_none() {
+                self.rto_at = Some(now + self.rto());
+            }
+        }
+    }
+
+    fn rtt_sample(&mut self, rtt: Nanos) {
+        let r = rtt as f64;
+        match self.srtt {
+            None => {
+                self.srtt = Some(r);
+                self.rttvar = r / 2.0;
+            }
+            Some(s) => {
+                self.rttvar = 0.75 * self.rttvar + 0.25 * (s - r).abs();
+                self.srtt = Some(0.875 * s + 0.125 * r);
+            }
+        }
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        // HyStart's delay test (Linux `hystart_update`): the smallest of the first eight
+        // RTT samples of a round against the connection's minimum plus an eighth of it,
+        // clamped to 4..16 ms.
+        if self.hystart && self.cwnd < self.ssthresh && self.cwnd >= HYSTART_LOW_WINDOW && self.round_samples < 8 {
+            self.round_min = Some(self.round_min.map_or(rtt, |m| m.min(rtt)));
+            self.round_samples += 1;
+            if let (Some(cur), Some(base)) = (self.round_min, self.min_rtt) {
+                let thresh = (base / 8).clamp(ms(4), ms(16));
+                if self.round_samples >= 8 && cur >= base + thresh {
+                    self.ssthresh = self.cwnd;
+                }
+            }
+        }
+    }
+
+    fn enter_recovery(&mut self) {
+        self.in_recovery = true;
+        self.recovery_point = self.snd_nxt;
+        self.cubic_loss();
+        self.cwnd = self.ssthresh;
+    }
+
+    fn cubic_loss(&mut self) {
+        self.epoch_start = None;
+        self.w_max = if self.cwnd < self.last_w_max { self.cwnd * (1.0 + BETA) / 2.0 } else { self.cwnd };
+        self.last_w_max = self.cwnd;
+        self.ssthresh = (self.cwnd * BETA).max(2.0);
+    }
+
+    fn cubic_ack(&mut self, acked: f64, now: Nanos) {
+        let epoch = *self.epoch_start.get_or_insert(now);
+        if epoch == now {
+            if self.cwnd < self.w_max {
+                self.k = ((self.w_max - self.cwnd) / CUBIC_C).cbrt();
+                self.origin = self.w_max;
+            } else {
+                self.k = 0.0;
+                self.origin = self.cwnd;
+            }
+            self.tcp_cwnd = self.cwnd;
+        }
+        let t = (now - epoch) as f64 * 1e-9 + self.min_rtt.unwrap_or(0) as f64 * 1e-9;
+        let target = self.origin + CUBIC_C * (t - self.k).powi(3);
+        let mut cnt = if target > self.cwnd { self.cwnd / (target - self.cwnd) } else { 100.0 * self.cwnd };
+        self.tcp_cwnd += acked * 3.0 * (1.0 - BETA) / (1.0 + BETA) / self.cwnd;
+        if self.tcp_cwnd > self.cwnd {
+            cnt = cnt.min(self.cwnd / (self.tcp_cwnd - self.cwnd));
+        }
+        self.cwnd += acked / cnt.max(2.0);
+    }
+
+    /// An ACK arrived at `now`: updates the scoreboard, the windows and the timer, puts
+    /// RTT samples of newly acknowledged segments in `samples`, then sends.
+    pub fn on_ack(
+        &mut self,
+        ack: u64,
+        sacked: Option<u64>,
+        now: Nanos,
+        out: &mut Vec<Segment>,
+        samples: &mut Vec<Nanos>,
+    ) {
+        let ack = ack.min(self.snd_nxt);
+        let mut acked = 0u64;
+        let mut sample = None;
+        while self.snd_una < ack {
+            let Some(s) = self.board.pop_front() else { break };
+            if s.in_flight && !s.sacked {
+                self.in_flight -= 1;
+            }
+            if !s.retransmitted && !s.sacked {
+                sample = Some(now.saturating_sub(s.at));
+                // One sample per acknowledged segment, as the report asks.
+                samples.push(now.saturating_sub(s.at));
+            }
+            self.to_retransmit.remove(&self.snd_una);
+            self.snd_una += 1;
+            acked += 1;
+        }
+        if let Some(rtt) = sample {
+            // The estimator takes the newest sample of this ACK.
+            self.rtt_sample(rtt);
+        }
+        if acked > 0 {
+            self.backoff = 0;
+            self.rto_at = (self.snd_nxt > self.snd_una).then(|| now + self.rto());
+            self.lost_mark = self.lost_mark.max(self.snd_una);
+        }
+        if let Some(seq) = sacked {
+            if let Some(s) = self.sent(seq)
+                && !s.sacked
+            {
+                s.sacked = true;
+                let was_in_flight = s.in_flight;
+                if was_in_flight {
+                    self.in_flight -= 1;
+                }
+                self.to_retransmit.remove(&seq);
+            }
+            self.highest_sacked = Some(self.highest_sacked.map_or(seq, |h| h.max(seq)));
+        }
+        // FACK: everything three or more below the highest SACKed segment is lost.
+        if let Some(h) = self.highest_sacked.filter(|h| *h >= self.snd_una + 3) {
+            let mut newly_lost = false;
+            while self.lost_mark + 3 <= h {
+                let seq = self.lost_mark;
+                self.lost_mark += 1;
+                if let Some(s) = self.sent(seq)
+                    && !s.sacked
+                    && s.in_flight
+                    && !s.retransmitted
+                {
+                    s.in_flight = false;
+                    self.in_flight -= 1;
+                    self.to_retransmit.insert(seq);
+                    newly_lost = true;
+                }
+            }
+            if newly_lost && !self.in_recovery {
+                self.enter_recovery();
+            }
+        }
+        if self.in_recovery && self.snd_una >= self.recovery_point {
+            self.in_recovery = false;
+        }
+        if acked > 0 && !self.in_recovery {
+            if self.cwnd < self.ssthresh {
+                self.cwnd += acked as f64;
+                if self.snd_una > self.round_end {
+                    self.round_end = self.snd_nxt;
+                    self.round_min = None;
+                    self.round_samples = 0;
+                }
+            } else {
+                self.cubic_ack(acked as f64, now);
+            }
+        }
+        self.send(now, out);
+    }
+
+    /// When the retransmission timer fires, if armed.
+    pub fn timer_at(&self) -> Option<Nanos> {
+        self.rto_at
+    }
+
+    /// The retransmission timer fired at `now` (if it was due): everything outstanding
+    /// and not SACKed is lost; the window restarts at one segment.
+    pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        let Some(at) = self.rto_at else { return };
+        if now < at {
+            return;
+        }
+        if self.snd_una == self.snd_nxt {
+            self.rto_at = None;
+            return;
+        }
+        self.timeouts += 1;
+        self.cubic_loss();
+        self.cwnd = 1.0;
+        self.in_recovery = false;
+        for (i, s) in self.board.iter_mut().enumerate() {
+            if !s.sacked && s.in_flight {
+                s.in_flight = false;
+                s.retransmitted = false;
+                self.to_retransmit.insert(self.snd_una + i as u64);
+            } else if !s.sacked {
+                self.to_retransmit.insert(self.snd_una + i as u64);
+            }
+        }
+        self.in_flight = 0;
+        self.highest_sacked = None;
+        self.lost_mark = self.snd_nxt;
+        self.backoff += 1;
+        self.rto_at = Some(now + self.rto());
+        self.send(now, out);
+    }
+}
+
+/// The receiving end.
+#[derive(Debug, Default)]
+pub struct Receiver {
+    rcv_nxt: u64,
+    ooo: BTreeSet<u64>,
+    unacked: u32,
+    delack_at: Option<Nanos>,
+    /// Payload bytes delivered in order.
+    pub delivered_bytes: u64,
+}
+
+impl Receiver {
+    /// A data segment arrived; returns the ACK to send now, if any.
+    pub fn on_data(&mut self, seq: u64, now: Nanos) -> Option<Segment> {
+        if seq == self.rcv_nxt {
+            let had_holes = !self.ooo.is_empty();
+            self.rcv_nxt += 1;
+            while self.ooo.remove(&self.rcv_nxt) {
+                self.rcv_nxt += 1;
+            }
+            let advanced = self.rcv_nxt - seq;
+            self.delivered_bytes += advanced * u64::from(MSS_BYTES);
+            self.unacked += 1;
+            if had_holes || self.unacked >= 2 {
+                return Some(self.ack(None));
+            }
+            if self.delack_at.is_none() {
+                self.delack_at = Some(now + DELAYED_ACK);
+            }
+            None
+        } else if seq > self.rcv_nxt {
+            self.ooo.insert(seq);
+            Some(self.ack(Some(seq)))
+        } else {
+            Some(self.ack(None))
+        }
+    }
+
+    fn ack(&mut self, sacked: Option<u64>) -> Segment {
+        self.unacked = 0;
+        self.delack_at = None;
+        Segment::Ack { ack: self.rcv_nxt, sacked }
+    }
+
+    /// When the delayed-ACK timer fires, if armed.
+    pub fn timer_at(&self) -> Option<Nanos> {
+        self.delack_at
+    }
+
+    /// The delayed-ACK timer fired at `now`.
+    pub fn on_timer(&mut self, now: Nanos) -> Option<Segment> {
+        match self.delack_at {
+            Some(at) if now >= at => Some(self.ack(None)),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Delivers `segs` from sender to receiver with a fixed one-way delay and no loss
+    /// except `drop`, and returns the sender after `rounds` round trips.
+    fn run(drop: &[u64], rounds: u32) -> (Sender, Receiver) {
+        let mut s = Sender::new(64 << 20, false, None);
+        let mut r = Receiver::default();
+        let mut now = 0;
+        let mut out = Vec::new();
+        s.send(now, &mut out);
+        let mut samples = Vec::new();
+        for _ in 0..rounds {
+            now += ms(10);
+            let mut acks = Vec::new();
+            for seg in out.drain(..) {
+                if let Segment::Data { seq } = seg {
+                    if drop.contains(&seq) && s.retransmissions == 0 && s.timeouts == 0 {
+                        continue;
+                    }
+                    acks.extend(r.on_data(seq, now));
+                }
+            }
+            if let Some(a) = r.on_timer(now + DELAYED_ACK) {
+                acks.push(a);
+            }
+            now += ms(10);
+            for a in acks {
+                if let Segment::Ack { ack, sacked } = a {
+                    s.on_ack(ack, sacked, now, &mut out, &mut samples);
+                }
+            }
+            s.on_timer(now, &mut out);
+        }
+        (s, r)
+    }
+
+    #[test]
+    fn slow_start_doubles_the_window_each_round_trip() {
+        let (s, _) = run(&[], 3);
+        assert!(s.cwnd() >= 70.0 && s.cwnd() <= 90.0, "{}", s.cwnd());
+    }
+
+    #[test]
+    fn a_burst_of_losses_is_repaired_by_sack_without_a_timeout() {
+        let (s, r) = run(&[40, 41, 42, 50, 60], 12);
+        assert_eq!(s.timeouts, 0);
+        assert_eq!(s.retransmissions, 5);
+        assert!(r.delivered_bytes > 100 * u64::from(MSS_BYTES));
+        assert!(s.cwnd() < 300.0, "the window was reduced: {}", s.cwnd());
+    }
+}

@@ -1,0 +1,189 @@
+//! From runs to figures: each figure of an arm with our per-run values, the seed's range,
+//! whether a model constant was calibrated on it, and whether it meets its target
+//! (throughput and RTT within ±25 % of the seed's range, airtime shares within ±5
+//! points).
+
+use crate::metrics::RunResult;
+use crate::metrics::stats::mean;
+use crate::scenario::{Range, Resolved};
+use crate::sim::run::ArmResult;
+use serde::Serialize;
+
+/// How a figure is judged against the seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Tolerance {
+    /// Within ±25 % of the seed's range.
+    Relative25,
+    /// Within ±5 percentage points.
+    Points5,
+    /// Reported, no target.
+    None,
+}
+
+/// One figure of one arm.
+#[derive(Clone, Debug, Serialize)]
+pub struct Figure {
+    /// Key, as in `[seed_figures]`.
+    pub key: &'static str,
+    /// Label with unit.
+    pub label: String,
+    /// Our value per run.
+    pub ours: Vec<f64>,
+    /// The seed's range.
+    pub seed: Option<Range>,
+    /// Whether a model constant was calibrated on this figure.
+    pub calibrated: bool,
+    /// How it is judged.
+    pub tolerance: Tolerance,
+    /// Whether our mean meets the target (None without a seed figure or a target).
+    pub within_target: Option<bool>,
+}
+
+impl Figure {
+    /// Mean of our runs.
+    pub fn mean(&self) -> f64 {
+        mean(&self.ours)
+    }
+}
+
+/// Whether `v` meets the target for the seed's `range`.
+pub fn within(v: f64, range: Range, tol: Tolerance) -> Option<bool> {
+    let [lo, hi] = range;
+    match tol {
+        Tolerance::Relative25 => Some(v >= lo * 0.75 && v <= hi * 1.25),
+        Tolerance::Points5 => Some(v >= lo - 5.0 && v <= hi + 5.0),
+        Tolerance::None => None,
+    }
+}
+
+/// The figures of one arm.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArmSummary {
+    /// Arm name.
+    pub name: String,
+    /// Title.
+    pub title: String,
+    /// Table group.
+    pub group: String,
+    /// Figures.
+    pub figures: Vec<Figure>,
+    /// Packets simulated per wall-clock second over the arm's runs.
+    pub packets_per_wall_s: f64,
+    /// The scenario's note on what the model lacks, if any.
+    pub note: Option<String>,
+}
+
+fn share_station(sc: &Resolved) -> usize {
+    sc.spec
+        .seed_figures
+        .as_ref()
+        .and_then(|f| f.share_station.as_ref())
+        .and_then(|n| sc.spec.stations.iter().position(|s| &s.name == n))
+        .unwrap_or(0)
+}
+
+/// Summarises an arm.
+pub fn summarise(arm: &ArmResult) -> ArmSummary {
+    let sc = &arm.scenario;
+    let sf = sc.spec.seed_figures.clone().unwrap_or_default();
+    let share = share_station(sc);
+    type Get = fn(&RunResult, usize) -> f64;
+    let rows: [(&'static str, &'static str, Option<Range>, Tolerance, Get); 9] = [
+        ("throughput_mbps", "Mbit/s, flow 0", sf.throughput_mbps, Tolerance::Relative25, |r, _| {
+            r.flows.first().map_or(0.0, |f| f.throughput_mbps)
+        }),
+        ("tcp_rtt_mean_ms", "TCP srtt mean ms", sf.tcp_rtt_mean_ms, Tolerance::Relative25, |r, _| {
+            r.flows.first().map_or(0.0, |f| f.tcp_srtt_mean_ms)
+        }),
+        ("tcp_rtt_max_ms", "TCP srtt max ms", sf.tcp_rtt_max_ms, Tolerance::Relative25, |r, _| {
+            r.flows.first().map_or(0.0, |f| f.tcp_srtt_max_ms)
+        }),
+        ("tcp_seg_rtt_mean_ms", "per-segment RTT mean", None, Tolerance::None, |r, _| {
+            r.flows.first().map_or(0.0, |f| f.tcp_rtt_mean_ms)
+        }),
+        ("tcp_seg_rtt_max_ms", "per-segment RTT max", None, Tolerance::None, |r, _| {
+            r.flows.first().map_or(0.0, |f| f.tcp_rtt_max_ms)
+        }),
+        ("ping_ms", "ping median ms", sf.ping_ms, Tolerance::Relative25, |r, _| {
+            r.stations.first().map_or(0.0, |s| s.ping_p50_ms)
+        }),
+        ("aql_pending_us", "aql pending p50 us", sf.aql_pending_us, Tolerance::Relative25, |r, _| {
+            r.stations.first().map_or(0.0, |s| s.aql_pending_p50_us)
+        }),
+        ("airtime_share_pct", "airtime share %", sf.airtime_share_pct, Tolerance::Points5, |r, s| {
+            r.stations.get(s).map_or(0.0, |s| s.airtime_share_pct)
+        }),
+        ("skipped_selections", "skipped selections", sf.skipped_selections, Tolerance::None, |r, _| {
+            r.skipped_selections as f64
+        }),
+    ];
+    let mut figures = Vec::new();
+    for (key, label, seed, tolerance, get) in rows {
+        let ours: Vec<f64> = arm.runs.iter().map(|r| get(r, share)).collect();
+        // Figures without a seed value are shown only where they say something.
+        let always = matches!(
+            key,
+            "throughput_mbps"
+                | "tcp_rtt_mean_ms"
+                | "tcp_rtt_max_ms"
+                | "tcp_seg_rtt_mean_ms"
+                | "tcp_seg_rtt_max_ms"
+                | "ping_ms"
+        );
+        let shows = always
+            || seed.is_some()
+            || (key == "airtime_share_pct" && sc.spec.stations.len() > 1)
+            || (key == "aql_pending_us" && ours.iter().any(|v| *v > 0.0));
+        let no_tcp = sc.spec.flows.is_empty() && (key.starts_with("tcp") || key == "throughput_mbps");
+        if !shows || no_tcp {
+            continue;
+        }
+        let within_target = seed.and_then(|s| within(mean(&ours), s, tolerance));
+        figures.push(Figure {
+            key,
+            label: label.to_string(),
+            ours,
+            seed,
+            calibrated: sf.calibrated.iter().any(|c| c == key),
+            tolerance,
+            within_target,
+        });
+    }
+    // Further flows: their download rate (no seed figure).
+    for (j, fs) in sc.spec.flows.iter().enumerate().skip(1) {
+        let ours: Vec<f64> = arm.runs.iter().map(|r| r.flows.get(j).map_or(0.0, |f| f.throughput_mbps)).collect();
+        figures.push(Figure {
+            key: "throughput_mbps",
+            label: format!("Mbit/s to {}", fs.station.get_ref()),
+            ours,
+            seed: None,
+            calibrated: false,
+            tolerance: Tolerance::None,
+            within_target: None,
+        });
+    }
+    let packets: u64 = arm.runs.iter().map(|r| r.packets).sum();
+    let wall: f64 = arm.runs.iter().map(|r| r.wall_s).sum();
+    ArmSummary {
+        name: sc.spec.name.clone(),
+        title: sc.spec.title.clone(),
+        group: sc.spec.group.clone(),
+        figures,
+        packets_per_wall_s: if wall > 0.0 { packets as f64 / wall } else { 0.0 },
+        note: sf.note.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_25_percent_or_5_points_around_the_seed_range() {
+        assert_eq!(within(76.0, [101.0, 101.0], Tolerance::Relative25), Some(true));
+        assert_eq!(within(75.0, [101.0, 101.0], Tolerance::Relative25), Some(false));
+        assert_eq!(within(82.0, [74.0, 77.0], Tolerance::Points5), Some(true));
+        assert_eq!(within(83.0, [74.0, 77.0], Tolerance::Points5), Some(false));
+        assert_eq!(within(1.0, [2.0, 2.0], Tolerance::None), None);
+    }
+}

@@ -1,0 +1,75 @@
+//! The text table: per arm, our figures (mean and the range over runs) beside the seed's,
+//! with C for a figure a constant was calibrated on, P for a prediction, and whether the
+//! prediction meets its target.
+
+use super::summary::{ArmSummary, Figure};
+use std::fmt::Write;
+
+fn fmt_v(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn range(lo: f64, hi: f64) -> String {
+    if (hi - lo).abs() < 1e-9 { fmt_v(lo) } else { format!("{}-{}", fmt_v(lo), fmt_v(hi)) }
+}
+
+fn ours(f: &Figure) -> String {
+    let lo = f.ours.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = f.ours.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if f.ours.len() > 1 { format!("{} ({})", fmt_v(f.mean()), range(lo, hi)) } else { fmt_v(f.mean()) }
+}
+
+fn verdict(f: &Figure) -> &'static str {
+    match (f.seed.is_some(), f.calibrated, f.within_target) {
+        (false, _, _) => "",
+        (true, true, Some(true)) => "C  ok",
+        (true, true, _) => "C  off",
+        (true, false, Some(true)) => "P  ok",
+        (true, false, Some(false)) => "P  MISS",
+        (true, false, None) => "P",
+    }
+}
+
+/// The table for `arms`; `extra` lines (suite-level figures) follow it.
+pub fn render(arms: &[ArmSummary], extra: &[String]) -> String {
+    let mut out = String::new();
+    let mut group = None;
+    let _ = writeln!(out, "{:<34} {:<20} {:>24} {:>14}  C/P  target", "arm", "figure", "ours: mean (runs)", "seed");
+    for a in arms {
+        if group != Some(&a.group) {
+            let _ = writeln!(out, "\n== {} ==", if a.group.is_empty() { &a.name } else { &a.group });
+            group = Some(&a.group);
+        }
+        let title = if a.title.is_empty() { &a.name } else { &a.title };
+        for (i, f) in a.figures.iter().enumerate() {
+            let name = if i == 0 { title.as_str() } else { "" };
+            let seed = f.seed.map_or(String::new(), |[lo, hi]| range(lo, hi));
+            let _ = writeln!(out, "{:<34} {:<20} {:>24} {:>14}  {}", name, f.label, ours(f), seed, verdict(f));
+        }
+        if let Some(note) = &a.note {
+            let mut line = String::from("    note:");
+            for word in note.split_whitespace() {
+                if line.len() + word.len() > 110 {
+                    let _ = writeln!(out, "{line}");
+                    line = String::from("         ");
+                }
+                line.push(' ');
+                line.push_str(word);
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    if !extra.is_empty() {
+        let _ = writeln!(out);
+        for l in extra {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    out
+}

@@ -1,0 +1,72 @@
+//! Rates as scenario files write them: `vht80-1ss-mcs9-sgi`, `he80-2ss-mcs11`,
+//! `ht20-mcs15`, `ht40-mcs7-sgi`, `he80-1ss-mcs11-gi1.6`.
+
+use airtime_est::{Bandwidth, HeGi, Rate};
+
+/// Parses a rate; the error says what was wrong.
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let mut parts = lower.split('-');
+    let head = parts.next().unwrap_or_default();
+    let (family, bw) = head.split_at(head.find(|c: char| c.is_ascii_digit()).unwrap_or(head.len()));
+    let bandwidth = match bw {
+        "20" => Bandwidth::Mhz20,
+        "40" => Bandwidth::Mhz40,
+        "80" => Bandwidth::Mhz80,
+        "160" => Bandwidth::Mhz160,
+        _ => return Err(format!("rate `{s}`: bandwidth `{bw}` is not 20, 40, 80 or 160")),
+    };
+    let (mut nss, mut mcs, mut sgi, mut gi) = (None, None, false, HeGi::Gi0_8);
+    for p in parts {
+        if let Some(n) = p.strip_suffix("ss") {
+            nss = Some(n.parse::<u8>().map_err(|_| format!("rate `{s}`: bad stream count `{p}`"))?);
+        } else if let Some(n) = p.strip_prefix("mcs") {
+            mcs = Some(n.parse::<u8>().map_err(|_| format!("rate `{s}`: bad MCS `{p}`"))?);
+        } else if p == "sgi" {
+            sgi = true;
+        } else if p == "lgi" {
+            sgi = false;
+        } else if let Some(g) = p.strip_prefix("gi") {
+            gi = match g {
+                "0.8" => HeGi::Gi0_8,
+                "1.6" => HeGi::Gi1_6,
+                "3.2" => HeGi::Gi3_2,
+                _ => return Err(format!("rate `{s}`: guard interval `{p}` is not gi0.8, gi1.6 or gi3.2")),
+            };
+        } else {
+            return Err(format!("rate `{s}`: unknown part `{p}`"));
+        }
+    }
+    let mcs = mcs.ok_or_else(|| format!("rate `{s}`: no `mcsN` part"))?;
+    let r = match family {
+        "ht" => {
+            // HT numbers streams in the MCS (0-7 one stream, 8-15 two, ...).
+            Rate::ht(mcs, bandwidth, sgi)
+        }
+        "vht" => Rate::vht(mcs, nss.unwrap_or(1), bandwidth, sgi),
+        "he" => Rate::he(mcs, nss.unwrap_or(1), bandwidth, gi),
+        _ => return Err(format!("rate `{s}`: family `{family}` is not ht, vht or he")),
+    };
+    r.map_err(|e| format!("rate `{s}`: {e:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seed_rates_parse() {
+        let v = parse_rate("vht80-1ss-mcs9-sgi").unwrap();
+        assert_eq!((v.mcs(), v.nss(), v.short_gi()), (Some(9), 1, true));
+        let h = parse_rate("he80-2ss-mcs11").unwrap();
+        assert_eq!((h.mcs(), h.nss()), (Some(11), 2));
+        assert_eq!(parse_rate("ht20-mcs15").unwrap().nss(), 2);
+    }
+
+    #[test]
+    fn bad_rates_say_what_is_wrong() {
+        assert!(parse_rate("vht80-1ss").unwrap_err().contains("mcs"));
+        assert!(parse_rate("vht90-mcs1").unwrap_err().contains("bandwidth"));
+        assert!(parse_rate("xx80-mcs1").unwrap_err().contains("family"));
+    }
+}

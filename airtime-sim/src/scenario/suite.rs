@@ -1,0 +1,89 @@
+//! Suites: lists of scenarios. The default suite is the seed cover letter's tables, from
+//! the files in `airtime-sim/scenarios/`, built into the binary so that `cargo run` needs
+//! no path. A named suite is the default suite's arms whose names start with that name
+//! (`vht80`, `mcs0`, `split`, `roundfix`), or a directory of scenario files.
+
+use super::{Resolved, ScenarioError, parse};
+use std::path::Path;
+
+/// The default suite's files, in table order.
+pub const DEFAULT_SUITE: &[(&str, &str)] = &[
+    ("vht80-stock.toml", include_str!("../../scenarios/vht80-stock.toml")),
+    ("vht80-series-default.toml", include_str!("../../scenarios/vht80-series-default.toml")),
+    ("vht80-series-500-1000.toml", include_str!("../../scenarios/vht80-series-500-1000.toml")),
+    ("mcs0-stock.toml", include_str!("../../scenarios/mcs0-stock.toml")),
+    ("mcs0-series-default.toml", include_str!("../../scenarios/mcs0-series-default.toml")),
+    ("mcs0-series-500-1000.toml", include_str!("../../scenarios/mcs0-series-500-1000.toml")),
+    ("split-equal.toml", include_str!("../../scenarios/split-equal.toml")),
+    ("split-1024-256.toml", include_str!("../../scenarios/split-1024-256.toml")),
+    ("split-256-1024.toml", include_str!("../../scenarios/split-256-1024.toml")),
+    ("split-nopushback-equal.toml", include_str!("../../scenarios/split-nopushback-equal.toml")),
+    ("split-nopushback-1024-256.toml", include_str!("../../scenarios/split-nopushback-1024-256.toml")),
+    ("split-nopushback-256-1024.toml", include_str!("../../scenarios/split-nopushback-256-1024.toml")),
+    ("roundfix-forwarded-bug.toml", include_str!("../../scenarios/roundfix-forwarded-bug.toml")),
+    ("roundfix-forwarded-fixed.toml", include_str!("../../scenarios/roundfix-forwarded-fixed.toml")),
+    ("roundfix-ap-bug.toml", include_str!("../../scenarios/roundfix-ap-bug.toml")),
+    ("roundfix-ap-fixed.toml", include_str!("../../scenarios/roundfix-ap-fixed.toml")),
+];
+
+/// The queueing-design comparison (not part of the default suite).
+pub const DESIGNS_SUITE: &[(&str, &str)] = &[
+    ("designs-qdisc-pfifo.toml", include_str!("../../scenarios/designs/designs-qdisc-pfifo.toml")),
+    ("designs-qdisc-fq-codel.toml", include_str!("../../scenarios/designs/designs-qdisc-fq-codel.toml")),
+    ("designs-mac80211-rr.toml", include_str!("../../scenarios/designs/designs-mac80211-rr.toml")),
+    ("designs-mac80211-atf.toml", include_str!("../../scenarios/designs/designs-mac80211-atf.toml")),
+    ("designs-mac80211-aql.toml", include_str!("../../scenarios/designs/designs-mac80211-aql.toml")),
+];
+
+/// The default suite, parsed.
+pub fn default_suite() -> Result<Vec<Resolved>, ScenarioError> {
+    DEFAULT_SUITE.iter().map(|(name, text)| parse(text, name)).collect()
+}
+
+/// A suite by name (a prefix of default-suite arm names) or by directory.
+pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
+    if name == "default" {
+        return default_suite();
+    }
+    if name == "designs" {
+        return DESIGNS_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
+    }
+    let dir = Path::new(name);
+    if dir.is_dir() {
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| ScenarioError(format!("{name}: {e}")))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        paths.sort();
+        return paths.iter().map(|p| super::load(p)).collect();
+    }
+    let arms: Vec<Resolved> = default_suite()?.into_iter().filter(|r| r.spec.name.starts_with(name)).collect();
+    if arms.is_empty() {
+        return Err(ScenarioError(format!(
+            "no suite `{name}`: use default, vht80, mcs0, split, roundfix, designs, or a directory of scenario files"
+        )));
+    }
+    Ok(arms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_scenario_parses_and_names_match_files() {
+        let arms = default_suite().unwrap();
+        assert_eq!(arms.len(), DEFAULT_SUITE.len());
+        for (r, (file, _)) in arms.iter().zip(DEFAULT_SUITE) {
+            assert_eq!(format!("{}.toml", r.spec.name), *file);
+        }
+    }
+
+    #[test]
+    fn named_suites_select_by_prefix() {
+        assert_eq!(named("split").unwrap().len(), 6);
+        assert_eq!(named("designs").unwrap().len(), 5);
+        assert!(named("nonsense").is_err());
+    }
+}

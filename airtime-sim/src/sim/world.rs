@@ -1,0 +1,762 @@
+//! One run: every entity of the scenario and the event dispatch between them.
+//!
+//! Topology: the wired host reaches the AP over a wired link; the AP reaches each station
+//! over the shared medium. Hosts are smoltcp stacks (`net::tcp`); the AP is a queueing
+//! design over the hardware model (`ap`); the medium decides who transmits (`wifi`).
+//! Contender 0 on the medium is the AP, contender `1 + s` is station `s`.
+
+use crate::ap::Ap;
+use crate::ap::hardware::{HwFrame, TxStatus};
+use crate::engine::time::{ms, us};
+use crate::engine::{EventQueue, Nanos, Rng};
+use crate::metrics::stats::{mean, quantile, thin};
+use crate::metrics::{FlowResult, RunResult, StationResult};
+use crate::net::link::WiredLink;
+use crate::net::linux_tcp::{Receiver, Segment, Sender, Tsq};
+use crate::net::packet::FlowTag;
+use crate::net::tcp::{HostOutput, TcpHost, TsqGate};
+use crate::net::{Node, Packet, Payload, ping};
+use crate::scenario::{Direction, Endpoint, Resolved, Stack};
+use crate::wifi::ampdu::{self, AmpduLimits};
+use crate::wifi::edca::EdcaParams;
+use crate::wifi::medium::Medium;
+use crate::wifi::{PhyTiming, phy};
+use smoltcp::wire::Ipv4Packet;
+use std::collections::VecDeque;
+
+/// Socket buffer of a bulk flow's data direction: larger than any queue it can fill.
+const FLOW_BUFFER_BYTES: usize = 8 << 20;
+/// Host indices: the wired host, the AP's own stack, then the stations.
+const WIRED: usize = 0;
+const AP_HOST: usize = 1;
+/// AQL pending is sampled this often.
+const SAMPLE_NS: Nanos = ms(1);
+
+enum Event {
+    Poll(usize),
+    WiredToAp(Packet),
+    WiredToHost(Packet),
+    PingTick(u16),
+    Access(u64),
+    ExchangeEnd,
+    TxStatus(Vec<TxStatus>),
+    PpduStats(u16, u32),
+    Sample,
+    FlowStart(usize),
+    TcpTimer(usize),
+}
+
+/// A flow run by the Linux-like TCP.
+struct LinuxFlow {
+    sender: Sender,
+    receiver: Receiver,
+    sender_node: Node,
+    receiver_node: Node,
+    timer_at: Option<Nanos>,
+    delivered: u64,
+}
+
+enum Tx {
+    Ap { station: u16, frames: Vec<HwFrame>, airtime_ns: Nanos },
+    Sta { station: u16, frames: Vec<Packet>, airtime_ns: Nanos },
+}
+
+/// The world of one run.
+pub struct World {
+    q: EventQueue<Event>,
+    rng: Rng,
+    end_ns: Nanos,
+    warmup_ns: Nanos,
+    down: WiredLink,
+    up: WiredLink,
+    hosts: Vec<TcpHost>,
+    poll_at: Vec<Option<Nanos>>,
+    ap: Ap,
+    medium: Medium,
+    timings: Vec<PhyTiming>,
+    uplink: Vec<VecDeque<Packet>>,
+    exchange: Vec<Tx>,
+    collided: bool,
+    flow_cpu: Vec<u8>,
+    ping_cpu: Vec<u8>,
+    ping_interval_ns: Option<Nanos>,
+    ping_seq: u64,
+    // measurements
+    flow_bytes: Vec<u64>,
+    flow_rtts: Vec<Vec<(f32, f32)>>,
+    flow_srtt: Vec<(f64, f64, u64)>,
+    flow_drops: Vec<u64>,
+    ping_rtts: Vec<Vec<(f32, f32)>>,
+    pings_sent: Vec<u64>,
+    aql_samples: Vec<Vec<f64>>,
+    ampdu_sizes: Vec<Vec<f64>>,
+    sta_airtime_ns: Vec<Nanos>,
+    packets: u64,
+    trace: bool,
+    linux: Vec<Option<LinuxFlow>>,
+    segs: Vec<Segment>,
+    samples: Vec<Nanos>,
+}
+
+fn node_of_host(i: usize) -> Node {
+    match i {
+        WIRED => Node::Wired,
+        AP_HOST => Node::Ap,
+        n => Node::Station((n - 2) as u16),
+    }
+}
+
+fn dst_of(ip: &[u8]) -> Node {
+    Ipv4Packet::new_checked(ip).ok().and_then(|p| Node::from_addr(p.dst_addr())).unwrap_or(Node::Wired)
+}
+
+impl World {
+    /// Builds the world of run `run` of scenario `sc` with `seed`.
+    pub fn new(sc: &Resolved, seed: u64) -> Result<World, String> {
+        let spec = &sc.spec;
+        let n = spec.stations.len();
+        let weights: Vec<u16> = spec.stations.iter().map(|s| s.weight).collect();
+        let ap = Ap::new(spec.ap.clone(), &sc.rates, &sc.reported_rates, &weights).map_err(|e| e.0)?;
+        let rings = ap.hw().config.rings.max(1);
+        let mut hosts = vec![
+            TcpHost::new(Node::Wired, seed ^ 0x11, None),
+            TcpHost::new(Node::Ap, seed ^ 0x22, Some(TsqGate::new(7))),
+        ];
+        for s in 0..n {
+            hosts.push(TcpHost::new(Node::Station(s as u16), seed ^ (0x33 + s as u64), None));
+        }
+        let mut flow_cpu = Vec::new();
+        let mut linux = Vec::new();
+        for (f, fs) in spec.flows.iter().enumerate() {
+            let s = sc.flow_station[f];
+            let flow = f as u16;
+            let sta = Node::Station(s);
+            let wired_side = match fs.endpoint {
+                Endpoint::Wired => WIRED,
+                Endpoint::Ap => AP_HOST,
+            };
+            flow_cpu.push(fs.cpu.unwrap_or((f as u8) % rings));
+            if fs.stack == Stack::Linux {
+                let (sender_node, receiver_node) = match fs.direction {
+                    Direction::Download => (node_of_host(wired_side), sta),
+                    Direction::Upload => (sta, node_of_host(wired_side)),
+                };
+                let tsq = (sender_node == Node::Ap).then_some(Tsq { pacing_shift: 7, in_host_bytes: 0 });
+                linux.push(Some(LinuxFlow {
+                    sender: Sender::new(fs.rwnd_bytes, fs.hystart, tsq),
+                    receiver: Receiver::default(),
+                    sender_node,
+                    receiver_node,
+                    timer_at: None,
+                    delivered: 0,
+                }));
+                continue;
+            }
+            linux.push(None);
+            match fs.direction {
+                Direction::Download => {
+                    hosts[wired_side].add_sender(flow, sta, fs.cc, FLOW_BUFFER_BYTES);
+                    hosts[2 + usize::from(s)].add_receiver(flow, fs.cc, FLOW_BUFFER_BYTES);
+                }
+                Direction::Upload => {
+                    hosts[2 + usize::from(s)].add_sender(flow, node_of_host(wired_side), fs.cc, FLOW_BUFFER_BYTES);
+                    hosts[wired_side].add_receiver(flow, fs.cc, FLOW_BUFFER_BYTES);
+                }
+            }
+        }
+        let ping_cpu = (0..n)
+            .map(|s| {
+                let base = sc.flow_station.iter().position(|&fs| usize::from(fs) == s).map_or(s as u8, |f| flow_cpu[f]);
+                (base + 1) % rings
+            })
+            .collect();
+        let timings: Vec<PhyTiming> = sc.rates.iter().map(|r| PhyTiming::new(*r)).collect();
+        let mut edca = vec![EdcaParams::AP_BE];
+        edca.extend(std::iter::repeat_n(EdcaParams::STATION_BE, n));
+        let nflows = spec.flows.len();
+        let mut w = World {
+            q: EventQueue::default(),
+            rng: Rng::new(seed),
+            end_ns: (spec.duration_s * 1e9) as Nanos,
+            warmup_ns: (spec.warmup_s * 1e9) as Nanos,
+            down: WiredLink::new((spec.wired.rate_mbps * 1e6) as u64, us(spec.wired.delay_us)),
+            up: WiredLink::new((spec.wired.rate_mbps * 1e6) as u64, us(spec.wired.delay_us)),
+            poll_at: vec![None; hosts.len()],
+            hosts,
+            ap,
+            medium: Medium::new(&edca),
+            timings,
+            uplink: (0..n).map(|_| VecDeque::new()).collect(),
+            exchange: Vec::new(),
+            collided: false,
+            flow_cpu,
+            ping_cpu,
+            ping_interval_ns: (spec.ping.rate_hz > 0.0).then(|| (1e9 / spec.ping.rate_hz) as Nanos),
+            ping_seq: 0,
+            flow_bytes: vec![0; nflows],
+            flow_rtts: vec![Vec::new(); nflows],
+            flow_srtt: vec![(0.0, 0.0, 0); nflows],
+            flow_drops: vec![0; nflows],
+            ping_rtts: vec![Vec::new(); n],
+            pings_sent: vec![0; n],
+            aql_samples: vec![Vec::new(); n],
+            ampdu_sizes: vec![Vec::new(); n],
+            sta_airtime_ns: vec![0; n],
+            packets: 0,
+            trace: std::env::var_os("AIRTIME_SIM_TRACE").is_some(),
+            linux,
+            segs: Vec::new(),
+            samples: Vec::new(),
+        };
+        for f in 0..w.linux.len() {
+            if w.linux[f].is_some() {
+                w.q.schedule(us(100 + 50 * f as u64), Event::FlowStart(f));
+            }
+        }
+        for i in 0..w.hosts.len() {
+            if !w.hosts[i].is_empty() {
+                w.q.schedule(us(100 * i as u64), Event::Poll(i));
+                w.poll_at[i] = Some(us(100 * i as u64));
+            }
+        }
+        if let Some(iv) = w.ping_interval_ns {
+            for s in 0..n {
+                let phase = w.rng.below_or_eq(iv);
+                w.q.schedule(phase, Event::PingTick(s as u16));
+            }
+        }
+        w.q.schedule(w.warmup_ns, Event::Sample);
+        Ok(w)
+    }
+
+    /// Runs to the end and returns what was measured.
+    pub fn run(mut self, run: u32, seed: u64, names: &[String], flow_station: &[u16]) -> RunResult {
+        let started = std::time::Instant::now();
+        while let Some((now, ev)) = self.q.pop_until(self.end_ns) {
+            self.handle(now, ev);
+        }
+        self.result(run, seed, names, flow_station, started.elapsed().as_secs_f64())
+    }
+
+    fn handle(&mut self, now: Nanos, ev: Event) {
+        match ev {
+            Event::Poll(i) => {
+                if self.poll_at[i] == Some(now) {
+                    self.poll_at[i] = None;
+                    self.poll_host(i, now);
+                }
+            }
+            Event::WiredToAp(pkt) => {
+                if pkt.dst == Node::Ap {
+                    self.arrive_at_host(AP_HOST, pkt, now);
+                } else {
+                    self.ap.enqueue(pkt, now);
+                    self.after_ap(now);
+                }
+            }
+            Event::WiredToHost(pkt) => match pkt.payload {
+                Payload::PingReply { sent_ns, .. } => {
+                    if let FlowTag::Ping(s) = pkt.flow
+                        && sent_ns >= self.warmup_ns
+                    {
+                        let rtt = (now - sent_ns) as f32 / 1e6;
+                        self.ping_rtts[usize::from(s)].push((now as f32 / 1e9, rtt));
+                    }
+                }
+                Payload::Ip(_) | Payload::Tcp(_) => self.arrive_at_host(WIRED, pkt, now),
+                Payload::PingRequest { .. } => {}
+            },
+            Event::PingTick(s) => {
+                self.ping_seq += 1;
+                let pkt = ping::request(s, self.ping_seq, now, self.ping_cpu[usize::from(s)]);
+                if now >= self.warmup_ns {
+                    self.pings_sent[usize::from(s)] += 1;
+                }
+                let at = self.down.send(now, pkt.len_bytes);
+                self.packets += 1;
+                self.q.schedule(at, Event::WiredToAp(pkt));
+                if let Some(iv) = self.ping_interval_ns {
+                    self.q.schedule(now + iv, Event::PingTick(s));
+                }
+            }
+            Event::Access(generation) => self.access(now, generation),
+            Event::ExchangeEnd => self.exchange_end(now),
+            Event::TxStatus(mut statuses) => {
+                self.ap.tx_status(&mut statuses, now);
+                let mut freed = 0;
+                for st in &statuses {
+                    if st.from_ap {
+                        freed += u64::from(st.len_bytes);
+                        if let FlowTag::Tcp(f) = st.flow {
+                            self.tsq_release(usize::from(f), u64::from(st.len_bytes));
+                        }
+                    }
+                }
+                for f in 0..self.linux.len() {
+                    if self.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some()) {
+                        if let Some(l) = self.linux[f].as_mut() {
+                            l.sender.send(now, &mut self.segs);
+                        }
+                        self.flush_segments(f, true, now);
+                    }
+                }
+                if freed > 0 {
+                    self.hosts[AP_HOST].tsq_release(freed);
+                    self.poll_host(AP_HOST, now);
+                }
+                self.after_ap(now);
+            }
+            Event::PpduStats(s, airtime_us) => self.ap.ppdu_stats(s, airtime_us, now),
+            Event::FlowStart(f) => {
+                if let Some(l) = self.linux[f].as_mut() {
+                    l.sender.send(now, &mut self.segs);
+                }
+                self.flush_segments(f, true, now);
+            }
+            Event::TcpTimer(f) => {
+                let Some(l) = self.linux[f].as_mut() else { return };
+                if l.timer_at != Some(now) {
+                    return;
+                }
+                l.timer_at = None;
+                l.sender.on_timer(now, &mut self.segs);
+                self.flush_segments(f, true, now);
+                if let Some(l) = self.linux[f].as_mut()
+                    && let Some(a) = l.receiver.on_timer(now)
+                {
+                    self.segs.push(a);
+                }
+                self.flush_segments(f, false, now);
+            }
+            Event::Sample => {
+                if self.trace && now.is_multiple_of(ms(100)) {
+                    eprintln!(
+                        "t={:.1}s flight={:?} rings={:?} txq={} aql={} drops={:?}",
+                        now as f64 / 1e9,
+                        self.linux
+                            .iter()
+                            .map(|l| l
+                                .as_ref()
+                                .map_or((0.0, 0.0), |l| (l.sender.cwnd(), l.sender.srtt_ns().unwrap_or(0.0) / 1e6)))
+                            .collect::<Vec<_>>(),
+                        self.ap.hw().ring_outstanding(),
+                        self.ap.txq_backlog(0),
+                        self.ap.aql_pending_us(0),
+                        self.flow_drops
+                    );
+                }
+                for s in 0..self.aql_samples.len() {
+                    let v = f64::from(self.ap.aql_pending_us(s as u16));
+                    self.aql_samples[s].push(v);
+                }
+                self.q.schedule(now + SAMPLE_NS, Event::Sample);
+            }
+        }
+    }
+
+    fn poll_host(&mut self, i: usize, now: Nanos) {
+        let mut out = HostOutput::default();
+        self.hosts[i].poll(now, &mut out);
+        let measuring = now >= self.warmup_ns;
+        for (flow, bytes) in out.received {
+            if measuring {
+                self.flow_bytes[usize::from(flow)] += bytes;
+            }
+        }
+        for (flow, rtt) in out.rtt_samples {
+            if measuring && let Some(v) = self.flow_rtts.get_mut(usize::from(flow)) {
+                v.push((now as f32 / 1e9, rtt as f32 / 1e6));
+            }
+        }
+        let src = node_of_host(i);
+        for (ip, flow) in out.packets {
+            let pkt = Packet {
+                len_bytes: ip.len() as u32,
+                dst: dst_of(&ip),
+                payload: Payload::Ip(ip),
+                src,
+                flow: FlowTag::Tcp(flow),
+                cpu: self.flow_cpu.get(usize::from(flow)).copied().unwrap_or(0),
+                enqueue_ns: now,
+            };
+            match i {
+                WIRED => {
+                    let at = self.down.send(now, pkt.len_bytes);
+                    self.packets += 1;
+                    self.q.schedule(at, Event::WiredToAp(pkt));
+                }
+                AP_HOST => {
+                    self.ap.enqueue(pkt, now);
+                    self.after_ap(now);
+                }
+                _ => {
+                    let s = i - 2;
+                    self.uplink[s].push_back(pkt);
+                    if self.medium.set_ready(1 + s, true, now, &mut self.rng) {
+                        self.reschedule_access();
+                    }
+                }
+            }
+        }
+        if let Some(mut t) = self.hosts[i].poll_at(now) {
+            if t <= now {
+                // The stack wants to send but its device is gated (TSQ): a completion
+                // will poll it; keep a timer running for its retransmissions.
+                t = now + ms(1);
+            }
+            if self.poll_at[i].is_none_or(|p| t < p || p < now) {
+                self.poll_at[i] = Some(t);
+                self.q.schedule(t, Event::Poll(i));
+            }
+        }
+    }
+
+    /// After the AP acted: account drops, free TSQ budget, update the AP's readiness.
+    fn after_ap(&mut self, now: Nanos) {
+        let mut freed = 0u64;
+        let dropped = std::mem::take(&mut self.ap.dropped);
+        for p in dropped {
+            if let FlowTag::Tcp(f) = p.flow
+                && let Some(d) = self.flow_drops.get_mut(usize::from(f))
+            {
+                *d += 1;
+            }
+            if p.src == Node::Ap {
+                freed += u64::from(p.len_bytes);
+                if let FlowTag::Tcp(f) = p.flow {
+                    self.tsq_release(usize::from(f), u64::from(p.len_bytes));
+                }
+            }
+        }
+        if freed > 0 {
+            self.hosts[AP_HOST].tsq_release(freed);
+            if self.poll_at[AP_HOST].is_none_or(|p| p > now) {
+                self.poll_at[AP_HOST] = Some(now);
+                self.q.schedule(now, Event::Poll(AP_HOST));
+            }
+        }
+        let ready = self.ap.hw().has_frames();
+        if self.medium.set_ready(0, ready, now, &mut self.rng) {
+            self.reschedule_access();
+        }
+    }
+
+    fn reschedule_access(&mut self) {
+        if let Some((t, g)) = self.medium.next_access() {
+            self.q.schedule(t, Event::Access(g));
+        }
+    }
+
+    fn access(&mut self, now: Nanos, generation: u64) {
+        let winners = self.medium.access(now, generation);
+        if winners.is_empty() {
+            return;
+        }
+        let mut longest: Nanos = 0;
+        for w in winners {
+            let tx = if w == 0 {
+                self.ap.hw_mut().next_ampdu(&self.timings).map(|(station, frames, psdu)| {
+                    let t = &self.timings[usize::from(station)];
+                    let airtime_ns = (t.exchange_us(psdu) * 1000.0) as Nanos;
+                    Tx::Ap { station, frames, airtime_ns }
+                })
+            } else {
+                let s = w - 1;
+                let t = &self.timings[s];
+                let limits = AmpduLimits { max_ppdu_us: phy::MAX_PPDU_US };
+                let (count, psdu) = ampdu::fill(t, limits, self.uplink[s].iter().map(Packet::ampdu_subframe_bytes));
+                (count > 0).then(|| {
+                    let frames: Vec<Packet> = self.uplink[s].drain(..count).collect();
+                    let airtime_ns = (t.exchange_us(psdu) * 1000.0) as Nanos;
+                    Tx::Sta { station: s as u16, frames, airtime_ns }
+                })
+            };
+            if let Some(tx) = tx {
+                longest = longest.max(match &tx {
+                    Tx::Ap { airtime_ns, .. } | Tx::Sta { airtime_ns, .. } => *airtime_ns,
+                });
+                self.exchange.push(tx);
+            }
+        }
+        self.collided = self.exchange.len() > 1;
+        self.q.schedule(now + longest, Event::ExchangeEnd);
+    }
+
+    fn exchange_end(&mut self, now: Nanos) {
+        let collided = self.collided;
+        let measuring = now >= self.warmup_ns;
+        let mut transmitted = Vec::new();
+        let mut ap_touched = false;
+        for tx in std::mem::take(&mut self.exchange) {
+            match tx {
+                Tx::Ap { station, frames, airtime_ns } => {
+                    transmitted.push((0, airtime_ns));
+                    if collided {
+                        self.ap.hw_mut().requeue_front(station, frames);
+                        continue;
+                    }
+                    let s = usize::from(station);
+                    if measuring {
+                        self.sta_airtime_ns[s] += airtime_ns;
+                        self.ampdu_sizes[s].push(frames.len() as f64);
+                    }
+                    let mut statuses = Vec::with_capacity(frames.len());
+                    for f in frames {
+                        statuses.push(TxStatus {
+                            charge: f.charge,
+                            msdu_id: f.msdu_id,
+                            ring: f.ring,
+                            station,
+                            flow: f.pkt.flow,
+                            from_ap: f.pkt.src == Node::Ap,
+                            len_bytes: f.pkt.len_bytes,
+                        });
+                        self.packets += 1;
+                        self.deliver_to_station(s, f.pkt, now);
+                    }
+                    if !self.hosts[2 + s].is_empty() {
+                        self.poll_host(2 + s, now);
+                    }
+                    let at = self.ap.hw().completion_at(now);
+                    self.q.schedule(at, Event::TxStatus(statuses));
+                    let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
+                    self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32));
+                }
+                Tx::Sta { station, frames, airtime_ns } => {
+                    transmitted.push((1 + usize::from(station), airtime_ns));
+                    let s = usize::from(station);
+                    if collided {
+                        for p in frames.into_iter().rev() {
+                            self.uplink[s].push_front(p);
+                        }
+                        continue;
+                    }
+                    self.ap.rx_airtime(station, (airtime_ns / 1000) as u32, now);
+                    ap_touched = true;
+                    for p in frames {
+                        self.packets += 1;
+                        self.deliver_from_station(p, now);
+                    }
+                }
+            }
+        }
+        self.medium.end_exchange(now, &transmitted, collided, &mut self.rng);
+        if ap_touched {
+            self.after_ap(now);
+        }
+        let ap_ready = self.ap.hw().has_frames();
+        self.medium.set_ready(0, ap_ready, now, &mut self.rng);
+        for s in 0..self.uplink.len() {
+            let r = !self.uplink[s].is_empty();
+            self.medium.set_ready(1 + s, r, now, &mut self.rng);
+        }
+        self.reschedule_access();
+    }
+
+    /// A packet reached the wired host or the AP's own stack.
+    fn arrive_at_host(&mut self, i: usize, pkt: Packet, now: Nanos) {
+        match pkt.payload {
+            Payload::Ip(ip) => {
+                self.hosts[i].deliver(ip, now);
+                self.poll_host(i, now);
+            }
+            Payload::Tcp(seg) => self.tcp_arrive(node_of_host(i), pkt.flow, seg, now),
+            _ => {}
+        }
+    }
+
+    /// A Linux-like TCP segment reached `node`.
+    fn tcp_arrive(&mut self, _node: Node, flow: FlowTag, seg: Segment, now: Nanos) {
+        let FlowTag::Tcp(f) = flow else { return };
+        let f = usize::from(f);
+        let Some(l) = self.linux.get_mut(f).and_then(Option::as_mut) else { return };
+        match seg {
+            Segment::Data { seq } => {
+                if let Some(a) = l.receiver.on_data(seq, now) {
+                    self.segs.push(a);
+                }
+                let delivered = l.receiver.delivered_bytes;
+                if now >= self.warmup_ns {
+                    self.flow_bytes[f] += delivered - l.delivered;
+                }
+                l.delivered = delivered;
+                self.flush_segments(f, false, now);
+            }
+            Segment::Ack { ack, sacked } => {
+                l.sender.on_ack(ack, sacked, now, &mut self.segs, &mut self.samples);
+                if now >= self.warmup_ns {
+                    for rtt in self.samples.drain(..) {
+                        self.flow_rtts[f].push((now as f32 / 1e9, rtt as f32 / 1e6));
+                    }
+                    if let Some(srtt) = l.sender.srtt_ns() {
+                        let (sum, max, n) = &mut self.flow_srtt[f];
+                        *sum += srtt / 1e6;
+                        *max = f64::max(*max, srtt / 1e6);
+                        *n += 1;
+                    }
+                }
+                self.samples.clear();
+                self.flush_segments(f, true, now);
+            }
+        }
+    }
+
+    fn tsq_release(&mut self, f: usize, bytes: u64) {
+        if let Some(l) = self.linux.get_mut(f).and_then(Option::as_mut) {
+            l.sender.tsq_release(bytes);
+        }
+    }
+
+    /// Sends the segments in `self.segs` from flow `f`'s sender (or receiver) and
+    /// re-arms the flow's timer.
+    fn flush_segments(&mut self, f: usize, from_sender: bool, now: Nanos) {
+        let Some(l) = self.linux.get_mut(f).and_then(Option::as_mut) else {
+            self.segs.clear();
+            return;
+        };
+        let (src, dst) = if from_sender { (l.sender_node, l.receiver_node) } else { (l.receiver_node, l.sender_node) };
+        let next = [l.sender.timer_at(), l.receiver.timer_at()].into_iter().flatten().min();
+        if let Some(t) = next
+            && l.timer_at.is_none_or(|p| t < p || p < now)
+        {
+            l.timer_at = Some(t);
+            self.q.schedule(t, Event::TcpTimer(f));
+        }
+        let segs = std::mem::take(&mut self.segs);
+        for seg in &segs {
+            let pkt = Packet {
+                payload: Payload::Tcp(*seg),
+                len_bytes: seg.ip_bytes(),
+                src,
+                dst,
+                flow: FlowTag::Tcp(f as u16),
+                cpu: self.flow_cpu.get(f).copied().unwrap_or(0),
+                enqueue_ns: now,
+            };
+            self.emit(src, pkt, now);
+        }
+        self.segs = segs;
+        self.segs.clear();
+    }
+
+    /// A node sends a packet into the network.
+    fn emit(&mut self, src: Node, pkt: Packet, now: Nanos) {
+        match src {
+            Node::Wired => {
+                let at = self.down.send(now, pkt.len_bytes);
+                self.packets += 1;
+                self.q.schedule(at, Event::WiredToAp(pkt));
+            }
+            Node::Ap => {
+                self.ap.enqueue(pkt, now);
+                self.after_ap(now);
+            }
+            Node::Station(s) => {
+                let s = usize::from(s);
+                self.uplink[s].push_back(pkt);
+                if self.medium.set_ready(1 + s, true, now, &mut self.rng) {
+                    self.reschedule_access();
+                }
+            }
+        }
+    }
+
+    fn deliver_to_station(&mut self, s: usize, pkt: Packet, now: Nanos) {
+        match pkt.payload {
+            Payload::Ip(ip) => self.hosts[2 + s].deliver(ip, now),
+            Payload::Tcp(seg) => self.tcp_arrive(Node::Station(s as u16), pkt.flow, seg, now),
+            Payload::PingRequest { .. } => {
+                if let Some(r) = ping::reply(&pkt) {
+                    self.uplink[s].push_back(r);
+                }
+            }
+            Payload::PingReply { .. } => {}
+        }
+    }
+
+    fn deliver_from_station(&mut self, pkt: Packet, now: Nanos) {
+        match pkt.dst {
+            Node::Ap => self.arrive_at_host(AP_HOST, pkt, now),
+            Node::Wired => {
+                let at = self.up.send(now, pkt.len_bytes);
+                self.packets += 1;
+                self.q.schedule(at, Event::WiredToHost(pkt));
+            }
+            Node::Station(_) => {
+                // Station to station goes through the AP's downlink.
+                self.ap.enqueue(pkt, now);
+                self.after_ap(now);
+            }
+        }
+    }
+
+    fn result(mut self, run: u32, seed: u64, names: &[String], flow_station: &[u16], wall_s: f64) -> RunResult {
+        let secs = (self.end_ns - self.warmup_ns) as f64 / 1e9;
+        let flows = (0..self.flow_bytes.len())
+            .map(|f| {
+                let rtts: Vec<f64> = self.flow_rtts[f].iter().map(|&(_, r)| f64::from(r)).collect();
+                let mut cdf: Vec<f32> = self.flow_rtts[f].iter().map(|&(_, r)| r).collect();
+                cdf.sort_by(f32::total_cmp);
+                FlowResult {
+                    station: flow_station.get(f).copied().unwrap_or(0),
+                    throughput_mbps: self.flow_bytes[f] as f64 * 8.0 / secs / 1e6,
+                    tcp_rtt_mean_ms: mean(&rtts),
+                    tcp_rtt_max_ms: rtts.iter().copied().fold(0.0, f64::max),
+                    tcp_srtt_mean_ms: match self.flow_srtt[f] {
+                        (sum, _, n) if n > 0 => sum / n as f64,
+                        _ => mean(&rtts),
+                    },
+                    tcp_srtt_max_ms: match self.flow_srtt[f] {
+                        (_, max, n) if n > 0 => max,
+                        _ => rtts.iter().copied().fold(0.0, f64::max),
+                    },
+                    ap_drops: self.flow_drops[f],
+                    retransmissions: self.linux[f].as_ref().map_or(0, |l| l.sender.retransmissions),
+                    timeouts: self.linux[f].as_ref().map_or(0, |l| l.sender.timeouts),
+                    rtt_series: thin(&self.flow_rtts[f], 4000),
+                    rtt_cdf: thin(&cdf, 1000),
+                }
+            })
+            .collect();
+        let total_air: Nanos = self.sta_airtime_ns.iter().sum();
+        let stations = (0..self.uplink.len())
+            .map(|s| {
+                let mut pings: Vec<f64> = self.ping_rtts[s].iter().map(|&(_, r)| f64::from(r)).collect();
+                let answered = pings.len() as f64;
+                StationResult {
+                    name: names.get(s).cloned().unwrap_or_default(),
+                    ping_p50_ms: quantile(&mut pings, 0.5),
+                    ping_p99_ms: quantile(&mut pings, 0.99),
+                    ping_loss_pct: if self.pings_sent[s] > 0 {
+                        (100.0 * (1.0 - answered / self.pings_sent[s] as f64)).max(0.0)
+                    } else {
+                        0.0
+                    },
+                    aql_pending_p50_us: quantile(&mut self.aql_samples[s], 0.5),
+                    airtime_share_pct: if total_air > 0 {
+                        100.0 * self.sta_airtime_ns[s] as f64 / total_air as f64
+                    } else {
+                        0.0
+                    },
+                    ampdu_p50: quantile(&mut self.ampdu_sizes[s], 0.5),
+                    ping_series: self.ping_rtts[s].clone(),
+                }
+            })
+            .collect();
+        let c = self.ap.sched().ac_counters(airtime_sched::Ac::Be);
+        RunResult {
+            run,
+            seed,
+            flows,
+            stations,
+            skipped_selections: c.skipped_selections,
+            closed_rounds: c.closed_rounds,
+            ring_drops: self.ap.counters.ring_drops,
+            txq_drops: self.ap.counters.txq_drops,
+            collisions: self.medium.collisions,
+            packets: self.packets,
+            events: self.q.popped(),
+            wall_s,
+        }
+    }
+}

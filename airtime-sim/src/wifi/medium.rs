@@ -1,0 +1,184 @@
+//! The shared medium: who transmits next.
+//!
+//! Every transmitter with frames is a contender with its own EDCA parameters and a
+//! backoff counter drawn from `[0, CW]`. In an idle period a contender counts down after
+//! its AIFS, one slot at a time; the first to reach zero transmits. Counters of the
+//! others freeze and resume in the next idle period. Contenders that reach zero in the
+//! same slot collide: all of them lose the exchange and double their window.
+
+use super::edca::{EdcaParams, SLOT_NS};
+use crate::engine::{Nanos, Rng};
+
+#[derive(Clone, Debug)]
+struct Contender {
+    edca: EdcaParams,
+    cw: u32,
+    backoff: Option<u64>,
+    ready: bool,
+    /// When its countdown (AIFS first) began in the current idle period.
+    origin: Nanos,
+}
+
+/// The channel.
+#[derive(Clone, Debug)]
+pub struct Medium {
+    contenders: Vec<Contender>,
+    busy: bool,
+    idle_since: Nanos,
+    /// Generation of the pending access decision: a stale one is ignored.
+    generation: u64,
+    /// Airtime by transmitter, in ns (successful and collided exchanges).
+    pub airtime_ns: Vec<Nanos>,
+    /// Collisions seen.
+    pub collisions: u64,
+}
+
+impl Medium {
+    /// A medium with one contender per entry of `params` (indexed as given).
+    pub fn new(params: &[EdcaParams]) -> Medium {
+        Medium {
+            contenders: params
+                .iter()
+                .map(|&edca| Contender { edca, cw: edca.cw_min, backoff: None, ready: false, origin: 0 })
+                .collect(),
+            busy: false,
+            idle_since: 0,
+            generation: 0,
+            airtime_ns: vec![0; params.len()],
+            collisions: 0,
+        }
+    }
+
+    /// Contender `i` has (or no longer has) frames at `now`; returns whether that changed.
+    pub fn set_ready(&mut self, i: usize, ready: bool, now: Nanos, rng: &mut Rng) -> bool {
+        let Some(c) = self.contenders.get_mut(i) else { return false };
+        if c.ready == ready {
+            return false;
+        }
+        c.ready = ready;
+        if ready {
+            if c.backoff.is_none() {
+                c.backoff = Some(rng.below_or_eq(u64::from(c.cw)));
+            }
+            c.origin = if self.busy { Nanos::MAX } else { now.max(self.idle_since) };
+        }
+        true
+    }
+
+    /// Whether contender `i` is waiting to transmit.
+    pub fn is_ready(&self, i: usize) -> bool {
+        self.contenders.get(i).is_some_and(|c| c.ready)
+    }
+
+    fn start_time(c: &Contender) -> Option<Nanos> {
+        if !c.ready || c.origin == Nanos::MAX {
+            return None;
+        }
+        Some(c.origin + c.edca.aifs_ns() + c.backoff.unwrap_or(0) * SLOT_NS)
+    }
+
+    /// The next access: when it happens and a generation to check it against, or
+    /// `None` while the medium is busy or nobody is ready. Every call makes the
+    /// previous answer stale.
+    pub fn next_access(&mut self) -> Option<(Nanos, u64)> {
+        self.generation += 1;
+        if self.busy {
+            return None;
+        }
+        let t = self.contenders.iter().filter_map(Self::start_time).min()?;
+        Some((t, self.generation))
+    }
+
+    /// Carries out the access decided for `generation` at `now`: returns the
+    /// contenders that transmit (more than one is a collision), or nothing if stale.
+    pub fn access(&mut self, now: Nanos, generation: u64) -> Vec<usize> {
+        if generation != self.generation || self.busy {
+            return Vec::new();
+        }
+        let winners: Vec<usize> =
+            (0..self.contenders.len()).filter(|&i| Self::start_time(&self.contenders[i]) == Some(now)).collect();
+        if winners.is_empty() {
+            return winners;
+        }
+        for (i, c) in self.contenders.iter_mut().enumerate() {
+            if winners.contains(&i) {
+                c.backoff = None;
+                continue;
+            }
+            if c.ready && c.origin != Nanos::MAX {
+                let counting_from = c.origin + c.edca.aifs_ns();
+                if now > counting_from {
+                    let slots = (now - counting_from) / SLOT_NS;
+                    c.backoff = c.backoff.map(|b| b.saturating_sub(slots));
+                }
+            }
+        }
+        self.busy = true;
+        if winners.len() > 1 {
+            self.collisions += 1;
+        }
+        winners
+    }
+
+    /// The exchange that began at an access ended at `now`. `collided` lists the
+    /// transmitters whose exchange failed; `ready` says who still has frames.
+    pub fn end_exchange(&mut self, now: Nanos, transmitted: &[(usize, Nanos)], collided: bool, rng: &mut Rng) {
+        self.busy = false;
+        self.idle_since = now;
+        for &(i, airtime) in transmitted {
+            if let Some(a) = self.airtime_ns.get_mut(i) {
+                *a += airtime;
+            }
+            if let Some(c) = self.contenders.get_mut(i) {
+                c.cw = if collided { (c.cw * 2 + 1).min(c.edca.cw_max) } else { c.edca.cw_min };
+                c.backoff = Some(rng.below_or_eq(u64::from(c.cw)));
+            }
+        }
+        for c in self.contenders.iter_mut() {
+            if c.ready {
+                c.origin = now;
+                if c.backoff.is_none() {
+                    c.backoff = Some(rng.below_or_eq(u64::from(c.cw)));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lone_contender_transmits_after_aifs_plus_its_backoff() {
+        let mut rng = Rng::new(1);
+        let mut m = Medium::new(&[EdcaParams::AP_BE]);
+        m.set_ready(0, true, 1_000, &mut rng);
+        let (t, g) = m.next_access().unwrap();
+        assert!((1_000 + 43_000..=1_000 + 43_000 + 15 * SLOT_NS).contains(&t));
+        assert_eq!(m.access(t, g), vec![0]);
+        assert!(m.next_access().is_none(), "busy medium decides nothing");
+    }
+
+    #[test]
+    fn two_contenders_share_the_medium_roughly_evenly() {
+        let mut rng = Rng::new(7);
+        let mut m = Medium::new(&[EdcaParams::AP_BE, EdcaParams::STATION_BE]);
+        let mut now = 0;
+        m.set_ready(0, true, now, &mut rng);
+        m.set_ready(1, true, now, &mut rng);
+        let mut wins = [0u32; 2];
+        for _ in 0..2000 {
+            let (t, g) = m.next_access().unwrap();
+            let w = m.access(t, g);
+            for &i in &w {
+                wins[i] += 1;
+            }
+            now = t + 1_000_000;
+            let tx: Vec<(usize, Nanos)> = w.iter().map(|&i| (i, 1_000_000)).collect();
+            m.end_exchange(now, &tx, w.len() > 1, &mut rng);
+        }
+        assert!(wins[0] > 800 && wins[1] > 800, "{wins:?}");
+        assert!(m.collisions > 20 && m.collisions < 300, "{}", m.collisions);
+    }
+}

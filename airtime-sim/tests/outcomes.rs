@@ -1,0 +1,120 @@
+//! Small deterministic scenarios with asserted outcomes: what the seed's mechanisms do,
+//! in the model, at short durations.
+
+use airtime_sim::scenario::{self, Resolved};
+use airtime_sim::sim::run::{Overrides, run_one};
+
+fn arm(name: &str, duration_s: f64) -> Resolved {
+    let mut a = scenario::suite::named(name).unwrap().into_iter().find(|a| a.spec.name == name).unwrap();
+    Overrides { seed: Some(7), duration_s: Some(duration_s), runs: Some(1) }.apply(&mut a);
+    a
+}
+
+#[test]
+fn the_aql_arm_keeps_tcp_rtt_far_below_stock_at_the_same_throughput() {
+    let stock = run_one(&arm("vht80-stock", 8.0), 0).unwrap();
+    let aql = run_one(&arm("vht80-series-500-1000", 8.0), 0).unwrap();
+    let (s, a) = (&stock.flows[0], &aql.flows[0]);
+    assert!(
+        a.tcp_srtt_mean_ms * 3.0 < s.tcp_srtt_mean_ms,
+        "aql {} ms vs stock {} ms",
+        a.tcp_srtt_mean_ms,
+        s.tcp_srtt_mean_ms
+    );
+    assert!(
+        a.throughput_mbps > 0.8 * s.throughput_mbps,
+        "aql {} vs stock {} Mbit/s",
+        a.throughput_mbps,
+        s.throughput_mbps
+    );
+}
+
+#[test]
+fn with_no_pushback_scaling_the_heavy_station_takes_over_65_percent_at_1024_to_256() {
+    let r = run_one(&arm("split-nopushback-1024-256", 6.0), 0).unwrap();
+    let he = r.stations.iter().find(|s| s.name == "he").unwrap();
+    assert!(he.airtime_share_pct > 65.0, "HE share {}", he.airtime_share_pct);
+}
+
+#[test]
+fn without_no_pushback_scaling_the_weights_do_not_move_the_split() {
+    let a = run_one(&arm("split-1024-256", 6.0), 0).unwrap();
+    let b = run_one(&arm("split-256-1024", 6.0), 0).unwrap();
+    let share = |r: &airtime_sim::metrics::RunResult| r.stations[1].airtime_share_pct;
+    assert!((share(&a) - share(&b)).abs() < 5.0, "{} vs {}", share(&a), share(&b));
+}
+
+#[test]
+fn the_round_fix_raises_the_throughput_of_a_download_generated_on_the_ap() {
+    // The full 20 s of the default suite's first run: the bug's cost builds up once
+    // CUBIC has grown past the TSQ budget (some seeds take longer than others).
+    let full = |name| {
+        let mut a = arm(name, 20.0);
+        Overrides { seed: Some(1), ..Overrides::default() }.apply(&mut a);
+        a
+    };
+    let bug = run_one(&full("roundfix-ap-bug"), 0).unwrap();
+    let fixed = run_one(&full("roundfix-ap-fixed"), 0).unwrap();
+    let (b, f) = (bug.flows[0].throughput_mbps, fixed.flows[0].throughput_mbps);
+    assert!(f > 1.1 * b, "fixed {f} vs bug {b} Mbit/s");
+    assert!(fixed.skipped_selections * 10 < bug.skipped_selections.max(1));
+}
+
+#[test]
+fn the_round_bug_skips_thousands_of_selections_on_a_forwarded_download_and_the_fix_almost_none() {
+    let bug = run_one(&arm("roundfix-forwarded-bug", 6.0), 0).unwrap();
+    let fixed = run_one(&arm("roundfix-forwarded-fixed", 6.0), 0).unwrap();
+    assert!(bug.skipped_selections > 500, "{}", bug.skipped_selections);
+    assert!(fixed.skipped_selections < 50, "{}", fixed.skipped_selections);
+}
+
+#[test]
+fn a_run_replays_exactly_with_the_same_seed() {
+    let a = run_one(&arm("vht80-series-default", 3.0), 0).unwrap();
+    let b = run_one(&arm("vht80-series-default", 3.0), 0).unwrap();
+    assert_eq!(a.flows[0].throughput_mbps, b.flows[0].throughput_mbps);
+    assert_eq!(a.flows[0].tcp_rtt_max_ms, b.flows[0].tcp_rtt_max_ms);
+    assert_eq!(a.events, b.events);
+}
+
+#[test]
+fn a_smoltcp_flow_runs_through_the_aql_arm_at_a_similar_rate() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/vht80-series-500-1000.toml"))
+        .unwrap()
+        .replace("hystart = false", "stack = \"smoltcp\"");
+    let mut smol = scenario::parse(&text, "smoltcp.toml").unwrap();
+    Overrides { seed: Some(7), duration_s: Some(6.0), runs: Some(1) }.apply(&mut smol);
+    let s = run_one(&smol, 0).unwrap();
+    let l = run_one(&arm("vht80-series-500-1000", 6.0), 0).unwrap();
+    let (a, b) = (s.flows[0].throughput_mbps, l.flows[0].throughput_mbps);
+    assert!(a > 0.7 * b && a < 1.3 * b, "smoltcp {a} vs linux-like {b} Mbit/s");
+    assert!(s.flows[0].tcp_rtt_mean_ms > 0.0);
+}
+
+/// The same arm with the in-simulator series model instead of the adapter crate.
+fn with_design(name: &str, design: &str, duration_s: f64) -> Resolved {
+    let file = format!("{}/scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(file)
+        .unwrap()
+        .replace("design = \"ath11k_adapter\"", &format!("design = \"{design}\""));
+    let mut a = scenario::parse(&text, name).unwrap();
+    Overrides { seed: Some(7), duration_s: Some(duration_s), runs: Some(1) }.apply(&mut a);
+    a
+}
+
+#[test]
+fn the_adapter_crate_and_the_in_simulator_series_model_give_the_same_figures() {
+    for name in ["vht80-series-500-1000", "vht80-series-default"] {
+        let a = run_one(&with_design(name, "ath11k_adapter", 6.0), 0).unwrap();
+        let b = run_one(&with_design(name, "ath11k_series", 6.0), 0).unwrap();
+        let (ta, tb) = (a.flows[0].throughput_mbps, b.flows[0].throughput_mbps);
+        assert!((ta - tb).abs() < 0.05 * tb, "{name}: adapter {ta} vs model {tb} Mbit/s");
+        let (ra, rb) = (a.flows[0].tcp_srtt_mean_ms, b.flows[0].tcp_srtt_mean_ms);
+        assert!((ra - rb).abs() < 0.15 * rb, "{name}: adapter {ra} vs model {rb} ms");
+        assert_eq!(a.stations[0].aql_pending_p50_us, b.stations[0].aql_pending_p50_us, "{name}");
+    }
+    let a = run_one(&with_design("split-nopushback-1024-256", "ath11k_adapter", 6.0), 0).unwrap();
+    let b = run_one(&with_design("split-nopushback-1024-256", "ath11k_series", 6.0), 0).unwrap();
+    let (sa, sb) = (a.stations[1].airtime_share_pct, b.stations[1].airtime_share_pct);
+    assert!((sa - sb).abs() < 2.0, "HE share: adapter {sa} vs model {sb}");
+}
