@@ -87,8 +87,12 @@ impl Scheduler {
     ) -> Result<(), SchedError> {
         let slot = self.station_slot(station)?;
         let a = &slot.ac[ac.index()];
-        a.tx_airtime_us.fetch_add(u64::from(tx_us), Ordering::Relaxed);
-        a.rx_airtime_us.fetch_add(u64::from(rx_us), Ordering::Relaxed);
+        if tx_us != 0 {
+            a.tx_airtime_us.fetch_add(u64::from(tx_us), Ordering::Relaxed);
+        }
+        if rx_us != 0 {
+            a.rx_airtime_us.fetch_add(u64::from(rx_us), Ordering::Relaxed);
+        }
         if self.is_active(slot, ac, now) {
             let flags = self.airtime_flags();
             let charge =
@@ -157,10 +161,19 @@ impl Scheduler {
 
     #[inline]
     pub(crate) fn mark_active(&self, slot: &StationSlot, ac: Ac, now: Instant) {
-        // fetch_max: two contexts passing slightly different `now` never move it back.
-        slot.ac[ac.index()].last_active_us.fetch_max(now.micros(), Ordering::Relaxed);
+        // A load and, at most once per millisecond, a store: this runs for every wake
+        // and return, and an atomic read-modify-write here would cost a contended line
+        // each time. Two contexts racing may leave the older of two close times, which
+        // the 100 ms window does not notice; time never moves back by more than that.
+        let last = &slot.ac[ac.index()].last_active_us;
+        if now.micros() >= last.load(Ordering::Relaxed).saturating_add(ACTIVE_STAMP_US) {
+            last.store(now.micros(), Ordering::Relaxed);
+        }
     }
 }
+
+/// Granularity of the active stamp, in us (see `mark_active`).
+const ACTIVE_STAMP_US: u64 = 1000;
 
 /// Subtracts `amount` from `counter`, clamping at 0 (invariant A4); false if it had to clamp.
 #[inline]

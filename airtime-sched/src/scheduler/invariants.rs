@@ -80,7 +80,7 @@ impl Scheduler {
                 }
             }
             let state = &self.acs[ac.index()];
-            let listed = state.listed.load(Ordering::Relaxed);
+            let listed = state.listed();
             if listed != entries {
                 return Err(InvariantViolation::ListedCount { ac, listed, entries });
             }

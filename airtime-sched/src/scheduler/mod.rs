@@ -23,7 +23,7 @@ use crate::Ac;
 use crate::config::{AirtimeFlags, AqlLimits, Config, ConfigError};
 use crate::queue::MpmcQueue;
 use crate::slots::{StationSlot, TxqSlot};
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, CachePadded, Ordering};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
@@ -35,19 +35,26 @@ pub const DEFAULT_AQL_THRESHOLD_US: u32 = 24_000;
 pub(crate) struct AcState {
     /// Round word: bits 0..32 the round number, bit 32 "open" (the seed's fix keeps
     /// them apart; both live in one word so a reader sees a consistent pair).
-    pub(crate) round: AtomicU64,
+    pub(crate) round: CachePadded<AtomicU64>,
     /// Txqs newly backlogged or returned after progress: served first (head insertion).
     pub(crate) front: MpmcQueue,
     /// Txqs rotated for a negative deficit or a full AQL budget (tail insertion).
     pub(crate) back: MpmcQueue,
-    /// Entries in `front` + `back`: the per-AC PHY limit's `n`, kept in O(1) (mainline
-    /// walks the list, reference E4).
-    pub(crate) listed: AtomicU32,
-    /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`).
-    pub(crate) pending_us: AtomicU32,
+    /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`); on its own
+    /// cache line, since every charge, release and check touches it.
+    pub(crate) pending_us: CachePadded<AtomicU32>,
     /// PHY default limits for new stations and for the per-AC PHY limit.
     pub(crate) default_limits: AtomicU64,
     pub(crate) counters: stats::AtomicAcCounters,
+}
+
+impl AcState {
+    /// Entries in `front` + `back`: the per-AC PHY limit's `n`, in O(1) from the queues'
+    /// positions (mainline walks the list, reference E4).
+    #[inline]
+    pub(crate) fn listed(&self) -> u32 {
+        u32::try_from(self.front.len() + self.back.len()).unwrap_or(u32::MAX)
+    }
 }
 
 /// The AQL and airtime-fairness scheduler for one radio (mac80211's per-PHY state).
@@ -92,11 +99,10 @@ impl Scheduler {
             stations: stations.into_boxed_slice(),
             txqs: txqs.into_boxed_slice(),
             acs: core::array::from_fn(|_| AcState {
-                round: AtomicU64::new(0),
+                round: CachePadded(AtomicU64::new(0)),
                 front: MpmcQueue::new(cap),
                 back: MpmcQueue::new(cap),
-                listed: AtomicU32::new(0),
-                pending_us: AtomicU32::new(0),
+                pending_us: CachePadded(AtomicU32::new(0)),
                 default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 counters: stats::AtomicAcCounters::new(),
             }),
@@ -181,7 +187,6 @@ impl Scheduler {
     /// txqs listed on the AC, or `None` (no limit) when none is listed; mainline wraps
     /// to about 2^31 there (E4), which has the same effect by accident.
     pub fn phy_limit_us(&self, ac: Ac) -> Option<u32> {
-        let n = self.acs[ac.index()].listed.load(Ordering::Relaxed);
-        crate::aql::phy_limit_us(n, self.default_limits(ac))
+        crate::aql::phy_limit_us(self.acs[ac.index()].listed(), self.default_limits(ac))
     }
 }

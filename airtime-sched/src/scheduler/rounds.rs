@@ -141,8 +141,6 @@ impl Scheduler {
                 Some(raw) => raw,
                 None => state.back.pop()?,
             };
-            // Relaxed: `listed` is the PHY limit's count; the queue ordered the entry.
-            state.listed.fetch_sub(1, Ordering::Relaxed);
             let id = TxqId::from_raw(raw);
             let Some(slot) = self.txqs.get(id.index()) else { continue };
             if !self.entry_is_servable(slot) {
@@ -243,7 +241,6 @@ impl Scheduler {
 
     fn requeue(&self, state: &AcState, id: TxqId, front: bool) {
         let queue = if front { &state.front } else { &state.back };
-        state.listed.fetch_add(1, Ordering::Relaxed);
         // Each txq has at most one entry and each queue has at least max_txqs cells, so a
         // refused push never means "full": the pop one lap back has claimed this cell but
         // not yet released it (Vyukov's queue), which it does two instructions later. Wait
@@ -297,7 +294,6 @@ impl Scheduler {
         let remaining = lap.len.saturating_sub(lap.seen + 1); // the served entry was visited
         for _ in 0..remaining {
             let Some(raw) = state.back.pop() else { return };
-            state.listed.fetch_sub(1, Ordering::Relaxed);
             let id = TxqId::from_raw(raw);
             let Some(slot) = self.txqs.get(id.index()) else { continue };
             if !self.entry_is_servable(slot) {
@@ -409,7 +405,7 @@ struct Lap {
 
 impl Lap {
     fn new(state: &AcState) -> Lap {
-        Lap { len: state.listed.load(Ordering::Relaxed).max(1), seen: 0, eligible: false, min_laps: i64::MAX, boost: 0 }
+        Lap { len: state.listed().max(1), seen: 0, eligible: false, min_laps: i64::MAX, boost: 0 }
     }
 
     /// Counts a rotated entry; true when the lap is complete.
