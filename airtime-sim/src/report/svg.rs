@@ -103,9 +103,22 @@ fn cdf(v: &[f32]) -> Vec<(f32, f32)> {
     v.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f32 / n)).collect()
 }
 
-/// Writes the figures of every arm into `dir`.
+/// Writes the figures of every arm into `dir`, and `suite-tcp-rtt-cdf.svg`: the first
+/// TCP flow's RTT CDF of every arm on one chart (run 1), the figure that shows at a glance
+/// what each arm does to latency.
 pub fn write_all(dir: &Path, arms: &[(ArmSummary, Vec<RunResult>)]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    let suite: Vec<(String, Vec<(f32, f32)>)> = arms
+        .iter()
+        .filter_map(|(summary, runs)| {
+            let flow = runs.first()?.flows.first()?;
+            Some((summary.name.clone(), cdf(&flow.rtt_cdf).into_iter().map(|(x, y)| (x, y * 100.0)).collect()))
+        })
+        .collect();
+    std::fs::write(
+        dir.join("suite-tcp-rtt-cdf.svg"),
+        line_chart("TCP RTT CDF by arm, run 1", "RTT (ms)", "per cent", &suite),
+    )?;
     for (summary, runs) in arms {
         let Some(r) = runs.first() else { continue };
         let mut time = Vec::new();
