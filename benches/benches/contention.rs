@@ -1,0 +1,46 @@
+//! Two contexts on two threads driving the same AC: a wake context (enqueue, wake, round,
+//! send one frame into a ring) and a completion context (reap the ring: release and
+//! register airtime; then one round per frame reaped, to refill). Throughput is in frames
+//! (elements) per second: each iteration is a run of `ROUNDS` wake rounds, whose time is
+//! scaled to exactly `2 * ROUNDS` completed frames.
+
+use airtime_benches::SchedulerUnderTest;
+use airtime_benches::baseline::Baseline;
+use airtime_benches::workload::TwoContexts;
+use airtime_sched::Scheduler;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main, measurement::WallTime,
+};
+use std::time::Duration;
+
+const ROUNDS: u64 = 10_000;
+const FRAMES: u64 = 2 * ROUNDS;
+
+fn one<S: SchedulerUnderTest>(g: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
+    let w = TwoContexts::<S>::new(n);
+    w.run(ROUNDS);
+    g.bench_function(BenchmarkId::new(S::NAME, n), |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let c = w.run_counted(ROUNDS);
+                    c.elapsed.mul_f64(FRAMES as f64 / c.completed.max(1) as f64)
+                })
+                .sum::<Duration>()
+        })
+    });
+}
+
+fn contention(c: &mut Criterion) {
+    let mut g = c.benchmark_group("contention");
+    g.throughput(Throughput::Elements(FRAMES));
+    g.sample_size(20);
+    for n in [16, 256] {
+        one::<Scheduler>(&mut g, n);
+        one::<Baseline>(&mut g, n);
+    }
+    g.finish();
+}
+
+criterion_group!(benches, contention);
+criterion_main!(benches);

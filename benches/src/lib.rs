@@ -1,0 +1,85 @@
+//! # airtime-benches
+//!
+//! Benchmarks of [`airtime_sched::Scheduler`] against a baseline built the way Linux
+//! mac80211 builds its scheduler: one lock per access category around an intrusive
+//! doubly linked list of txqs, walked as `ieee80211_next_txq` walks it
+//! ([`baseline::Baseline`]).
+//!
+//! ## The layers, top-down
+//!
+//! 1. **[`SchedulerUnderTest`]** — the operations a driver calls on either scheduler
+//!    (wake, start a round, next txq, AQL check, charge, return, release, register
+//!    airtime), in one small trait so that the *same* workload code drives both.
+//! 2. **[`ours`]** — the trait for `airtime_sched::Scheduler`, a thin mapping.
+//! 3. **[`baseline`]** — mainline's design in Rust, for comparison only, with unit tests
+//!    that pin its behaviour to mainline's (reference sections 3.2 to 3.6, 3.9, 3.10).
+//! 4. **[`workload`]** — the workloads: the single-threaded frame cycle at any number of
+//!    stations, the many-laps round of reference E6, and the two-thread (wake context +
+//!    completion context) run, whose contexts hand frames over through [`spsc`].
+//!
+//! The criterion benches in `benches/benches/`, the instruction-count example
+//! `examples/frame_cycle.rs` (run by `instructions.sh` under valgrind) and the
+//! interleaved two-thread example `examples/two_contexts.rs` are thin drivers of
+//! [`workload`]; `/BENCHMARKS.md` has the numbers and how to reproduce them.
+
+pub mod baseline;
+pub mod ours;
+pub mod spsc;
+pub mod workload;
+
+use airtime_sched::{Ac, Tid};
+
+/// The operations a driver performs on a scheduler, as both the airtime scheduler and the
+/// mac80211-style baseline offer them. Times are microseconds since an arbitrary epoch,
+/// passed in (neither scheduler reads a clock).
+///
+/// Setup (`new`, `add_station`, `add_txq`, `set_weight`) takes `&mut self`; everything
+/// the data path uses takes `&self`, so two threads can drive one scheduler.
+pub trait SchedulerUnderTest: Sync + Sized {
+    /// A station handle.
+    type Station: Copy + Send + Sync;
+    /// A txq handle.
+    type Txq: Copy + Send + Sync;
+    /// Sole service of a txq, from `next_txq` to `return_txq`.
+    type Held<'a>
+    where
+        Self: 'a;
+    /// An AQL charge, released once at completion.
+    type Charge;
+
+    /// Short name used in benchmark ids: `ours` or `baseline`.
+    const NAME: &'static str;
+
+    /// A scheduler with room for `max_stations` stations and as many txqs.
+    fn new(max_stations: u16) -> Self;
+    /// Registers a station of airtime weight `weight` (1..=65535).
+    fn add_station(&mut self, weight: u16) -> Self::Station;
+    /// Registers a txq of `station` on `tid`.
+    fn add_txq(&mut self, station: Self::Station, tid: Tid) -> Self::Txq;
+
+    /// A frame was enqueued on `txq` (mac80211's `ieee80211_schedule_txq`).
+    fn wake(&self, txq: Self::Txq, now: u64);
+    /// Starts a round on `ac`; whether it is open.
+    fn start_round(&self, ac: Ac) -> bool;
+    /// The next txq to serve on `ac`, if any.
+    fn next_txq(&self, ac: Ac, now: u64) -> Option<Self::Held<'_>>;
+    /// The registration index (0, 1, ...) of a held txq, to find the workload's queue.
+    fn held_index(held: &Self::Held<'_>) -> usize;
+    /// The station AQL check for a held txq (`ieee80211_txq_airtime_check`).
+    fn airtime_check(&self, held: &Self::Held<'_>) -> bool;
+    /// Returns a held txq; `backlogged` says whether it still has frames.
+    fn return_txq(&self, held: Self::Held<'_>, backlogged: bool, now: u64);
+    /// Charges `airtime_us` of expected airtime to `station` on `ac` at dequeue.
+    fn charge(&self, station: Self::Station, ac: Ac, airtime_us: u32) -> Option<Self::Charge>;
+    /// Releases a charge at completion.
+    fn release(&self, charge: Self::Charge);
+    /// Registers measured tx airtime (`ieee80211_sta_register_airtime`).
+    fn register_airtime(&self, station: Self::Station, ac: Ac, tx_us: u32, now: u64);
+    /// Resets a station's deficits to its weight (the debugfs `airtime` write).
+    fn reset_deficit(&self, station: Self::Station);
+
+    /// A charge as one `u32`, to carry it to another thread (a frame's control block).
+    fn charge_into_raw(charge: Self::Charge) -> u32;
+    /// A charge back from [`charge_into_raw`](Self::charge_into_raw).
+    fn charge_from_raw(raw: u32) -> Option<Self::Charge>;
+}

@@ -1,0 +1,474 @@
+//! The workloads, written once over [`SchedulerUnderTest`] so that ours and the baseline
+//! run exactly the same driver code.
+//!
+//! * [`FrameCycle`]: one frame's whole life per call, on one AC with every station
+//!   backlogged: enqueue a frame on the next station in turn and wake its txq, start a
+//!   round, take the next txq, run the AQL check, dequeue from a counter txq, charge,
+//!   return the txq, release the charge and register the measured airtime.
+//! * [`DebtRound`]: reference E6: every station at weight 1 owes airtime and has airtime
+//!   in flight, so mainline walks many laps before it finds a txq to serve.
+//! * [`TwoContexts`]: a wake context and a completion context drive the same AC at once
+//!   on two threads, with a ring of charged frames between them.
+
+use crate::SchedulerUnderTest;
+use crate::spsc::Spsc;
+use airtime_est::{Bandwidth, Rate, expected_tx_airtime_us};
+use airtime_sched::{Ac, Tid};
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The AC every workload drives.
+pub const AC: Ac = Ac::Be;
+/// Frames each counter txq starts with: far more than any run dequeues, so every
+/// station stays backlogged.
+pub const BACKLOG: u32 = 1 << 28;
+
+/// The rate the workloads price frames at: VHT80, 1 stream, MCS 9, short GI.
+pub fn bench_rate() -> Rate {
+    match Rate::vht(9, 1, Bandwidth::Mhz80, true) {
+        Ok(r) => r,
+        Err(e) => panic!("VHT80 MCS9 is a valid rate: {e:?}"),
+    }
+}
+
+/// The charge of one 1500-byte frame at [`bench_rate`], aggregated, rounded down to
+/// 4 us (both schedulers charge multiples of 4): what every workload charges and
+/// registers per frame.
+pub fn frame_airtime_us() -> u32 {
+    (expected_tx_airtime_us(bench_rate(), 1500, true) & !3).max(4)
+}
+
+/// A scheduler with `n` stations of weight `weight`, one BE txq each, txq i of station i.
+fn populate<S: SchedulerUnderTest>(n: usize, weight: u16) -> (S, Vec<S::Station>, Vec<S::Txq>) {
+    let n16 = u16::try_from(n).unwrap_or(u16::MAX);
+    let mut sched = S::new(n16);
+    let stations: Vec<_> = (0..n).map(|_| sched.add_station(weight)).collect();
+    let txqs: Vec<_> = stations.iter().map(|&s| sched.add_txq(s, Tid::BE)).collect();
+    (sched, stations, txqs)
+}
+
+/// The single-threaded frame cycle at a fixed number of backlogged stations.
+pub struct FrameCycle<S: SchedulerUnderTest> {
+    sched: S,
+    stations: Vec<S::Station>,
+    txqs: Vec<S::Txq>,
+    /// The counter txqs: frames queued per txq.
+    frames: Vec<u32>,
+    /// Frames served per txq.
+    served: Vec<u64>,
+    cursor: usize,
+    now: u64,
+    airtime_us: u32,
+}
+
+impl<S: SchedulerUnderTest> FrameCycle<S> {
+    /// `n` stations of weight 256 (mainline's default), all backlogged and woken.
+    pub fn new(n: usize) -> Self {
+        Self::with_weights(&vec![256; n.max(1)])
+    }
+
+    /// One station per weight, all backlogged and woken.
+    pub fn with_weights(weights: &[u16]) -> Self {
+        let n = weights.len().max(1);
+        let mut sched = S::new(u16::try_from(n).unwrap_or(u16::MAX));
+        let stations: Vec<_> = weights.iter().map(|&w| sched.add_station(w)).collect();
+        let txqs: Vec<_> = stations.iter().map(|&s| sched.add_txq(s, Tid::BE)).collect();
+        let now = 1_000_000;
+        for &t in &txqs {
+            sched.wake(t, now);
+        }
+        FrameCycle {
+            sched,
+            stations,
+            frames: vec![BACKLOG; txqs.len()],
+            served: vec![0; txqs.len()],
+            txqs,
+            cursor: 0,
+            now,
+            airtime_us: frame_airtime_us(),
+        }
+    }
+
+    /// One frame cycle; whether a frame was sent. Time advances 1 us per cycle.
+    #[inline]
+    pub fn cycle(&mut self) -> bool {
+        let s = &self.sched;
+        let now = self.now;
+        self.now += 1;
+        // The stack enqueues a frame for the next station in turn and wakes its txq.
+        let i = self.cursor;
+        self.cursor = if i + 1 == self.txqs.len() { 0 } else { i + 1 };
+        self.frames[i] += 1;
+        s.wake(self.txqs[i], now);
+        // The driver runs a round and sends one frame.
+        s.start_round(AC);
+        let Some(held) = s.next_txq(AC, now) else { return false };
+        let t = S::held_index(&held);
+        if !s.airtime_check(&held) || self.frames[t] == 0 {
+            s.return_txq(held, self.frames[t] > 0, now);
+            return false;
+        }
+        self.frames[t] -= 1;
+        let station = self.stations[t];
+        let charge = s.charge(station, AC, self.airtime_us);
+        s.return_txq(held, self.frames[t] > 0, now);
+        self.served[t] += 1;
+        // The hardware completes it: release, then register the measured airtime.
+        if let Some(c) = charge {
+            s.release(c);
+        }
+        s.register_airtime(station, AC, self.airtime_us, now);
+        true
+    }
+
+    /// Frames served so far, per station.
+    pub fn served(&self) -> &[u64] {
+        &self.served
+    }
+
+    /// The scheduler.
+    pub fn scheduler(&self) -> &S {
+        &self.sched
+    }
+}
+
+/// Reference E6: `n` stations at weight 1, each with `pending_us` in flight and a
+/// registered debt of `debt_us`, every txq listed. Mainline needs about
+/// `(pending_us + debt_us) / 1` laps over all `n` txqs before it serves one.
+pub struct DebtRound<S: SchedulerUnderTest> {
+    sched: S,
+    stations: Vec<S::Station>,
+    txqs: Vec<S::Txq>,
+    /// The in-flight charges (released when the workload is dropped).
+    in_flight: Vec<S::Charge>,
+    debt_us: u32,
+}
+
+/// The moment every [`DebtRound`] operation runs at: inside the stations' active window.
+const DEBT_NOW: u64 = 1_000_000;
+
+impl<S: SchedulerUnderTest> DebtRound<S> {
+    /// `n` stations of weight 1 with `pending_us` in flight each; [`prepare`](Self::prepare)
+    /// sets the debt.
+    pub fn new(n: usize, pending_us: u32, debt_us: u32) -> Self {
+        let (sched, stations, txqs) = populate::<S>(n.max(1), 1);
+        let in_flight = stations.iter().filter_map(|&s| sched.charge(s, AC, pending_us)).collect();
+        let w = DebtRound { sched, stations, txqs, in_flight, debt_us };
+        w.prepare();
+        w
+    }
+
+    /// Puts every station back at the same debt (deficit reset to the weight, then the
+    /// debt registered) and makes sure every txq is listed (a wake of a listed txq is a
+    /// no-op in both schedulers).
+    pub fn prepare(&self) {
+        for (&s, &t) in self.stations.iter().zip(&self.txqs) {
+            self.sched.wake(t, DEBT_NOW);
+            self.sched.reset_deficit(s);
+            self.sched.register_airtime(s, AC, self.debt_us, DEBT_NOW);
+        }
+    }
+
+    /// One selection from the debt state: start a round, take the next txq, return it
+    /// backlogged. Whether one was served.
+    #[inline]
+    pub fn select(&self) -> bool {
+        self.sched.start_round(AC);
+        match self.sched.next_txq(AC, DEBT_NOW) {
+            Some(held) => {
+                self.sched.return_txq(held, true, DEBT_NOW);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A whole round from the debt state: serve every station once (each txq returned
+    /// empty, so it leaves the list once its debt is paid). The number served.
+    pub fn drain(&self) -> usize {
+        self.sched.start_round(AC);
+        let mut served = 0;
+        while let Some(held) = self.sched.next_txq(AC, DEBT_NOW) {
+            self.sched.return_txq(held, false, DEBT_NOW);
+            served += 1;
+        }
+        served
+    }
+
+    /// The scheduler.
+    pub fn scheduler(&self) -> &S {
+        &self.sched
+    }
+}
+
+impl<S: SchedulerUnderTest> Drop for DebtRound<S> {
+    fn drop(&mut self) {
+        for c in self.in_flight.drain(..) {
+            self.sched.release(c);
+        }
+    }
+}
+
+/// Two contexts on two threads driving one AC: the wake context enqueues, wakes, runs a
+/// round and sends one frame into a ring; the completion context reaps the ring
+/// (release + register airtime, up to [`REAP_BUDGET`] per pass, like a NAPI budget),
+/// then, as completion handlers do, runs rounds to refill what it reaped: one round and
+/// one frame per frame reaped, so both contexts run about as many rounds.
+pub struct TwoContexts<S: SchedulerUnderTest> {
+    sched: S,
+    stations: Vec<S::Station>,
+    txqs: Vec<S::Txq>,
+    frames: Vec<AtomicU32>,
+    ring: Spsc,
+    clock: AtomicU64,
+    airtime_us: u32,
+}
+
+/// Completions the completion context reaps per pass.
+pub const REAP_BUDGET: usize = 64;
+/// Frames the ring between the contexts holds.
+pub const RING_FRAMES: usize = 256;
+
+impl<S: SchedulerUnderTest> TwoContexts<S> {
+    /// `n` backlogged stations of weight 256, every txq woken.
+    pub fn new(n: usize) -> Self {
+        let (sched, stations, txqs) = populate::<S>(n.max(1), 256);
+        let now = 1_000_000;
+        for &t in &txqs {
+            sched.wake(t, now);
+        }
+        TwoContexts {
+            frames: txqs.iter().map(|_| AtomicU32::new(BACKLOG)).collect(),
+            sched,
+            stations,
+            txqs,
+            ring: Spsc::new(RING_FRAMES),
+            clock: AtomicU64::new(now),
+            airtime_us: frame_airtime_us(),
+        }
+    }
+
+    /// A round that sends at most one frame; the charged frame's txq index and charge.
+    #[inline]
+    fn send_one(&self, now: u64) -> Option<(usize, S::Charge)> {
+        let s = &self.sched;
+        s.start_round(AC);
+        let held = s.next_txq(AC, now)?;
+        let t = S::held_index(&held);
+        if !s.airtime_check(&held) {
+            s.return_txq(held, true, now);
+            return None;
+        }
+        let left = self.frames[t].fetch_sub(1, Ordering::Relaxed).saturating_sub(1);
+        let charge = s.charge(self.stations[t], AC, self.airtime_us);
+        s.return_txq(held, left > 0, now);
+        charge.map(|c| (t, c))
+    }
+
+    #[inline]
+    fn complete(&self, t: usize, charge: S::Charge, now: u64) {
+        self.sched.release(charge);
+        self.sched.register_airtime(self.stations[t], AC, self.airtime_us, now);
+    }
+
+    /// Runs both contexts: the wake context runs `rounds` rounds; the completion context
+    /// reaps until the wake context is done and everything sent has completed, and after
+    /// each reap sends as many frames as it reaped (a completion-triggered round per
+    /// frame). Returns the wall time from both threads ready to the last completion.
+    pub fn run(&self, rounds: u64) -> Duration {
+        self.run_counted(rounds).elapsed
+    }
+
+    /// [`run`](Self::run), with counts of what each context did.
+    pub fn run_counted(&self, rounds: u64) -> RunCounts {
+        let start_clock = self.clock.load(Ordering::Relaxed);
+        let wake_done = AtomicBool::new(false);
+        let ready = Barrier::new(3);
+        std::thread::scope(|scope| {
+            let wake = scope.spawn(|| {
+                ready.wait();
+                let mut now = start_clock;
+                let mut sent = 0u64;
+                for k in 0..rounds {
+                    now += 1;
+                    let i = (k % self.txqs.len() as u64) as usize;
+                    self.frames[i].fetch_add(1, Ordering::Relaxed);
+                    self.sched.wake(self.txqs[i], now);
+                    if let Some((t, c)) = self.send_one(now) {
+                        sent += 1;
+                        let mut v = ((t as u64) << 32) | u64::from(S::charge_into_raw(c));
+                        let mut spins = 0u32;
+                        while let Err(back) = self.ring.push(v) {
+                            v = back;
+                            spins = backoff(spins);
+                        }
+                    }
+                }
+                // Release: the ring's last pushes happen before the flag is seen.
+                wake_done.store(true, Ordering::Release);
+                sent
+            });
+            let completion = scope.spawn(|| {
+                ready.wait();
+                let mut now = start_clock;
+                let (mut rounds, mut sent, mut completed) = (0u64, 0u64, 0u64);
+                let mut own: Vec<(usize, S::Charge)> = Vec::with_capacity(REAP_BUDGET);
+                let mut idle = 0u32;
+                loop {
+                    now += 1;
+                    // Acquire: pairs with the wake context's Release of its done flag.
+                    let finished = wake_done.load(Ordering::Acquire);
+                    let mut reaped = 0;
+                    while reaped < REAP_BUDGET {
+                        let Some(v) = self.ring.pop() else { break };
+                        if let Some(c) = S::charge_from_raw(v as u32) {
+                            self.complete((v >> 32) as usize, c, now);
+                        }
+                        reaped += 1;
+                    }
+                    completed += reaped as u64 + own.len() as u64;
+                    for (t, c) in own.drain(..) {
+                        self.complete(t, c, now);
+                    }
+                    if reaped == 0 && finished {
+                        break;
+                    }
+                    if reaped == 0 {
+                        idle = backoff(idle);
+                    } else {
+                        idle = 0;
+                    }
+                    for _ in 0..reaped {
+                        rounds += 1;
+                        if let Some(f) = self.send_one(now) {
+                            sent += 1;
+                            own.push(f);
+                        }
+                    }
+                }
+                (now, rounds, sent, completed)
+            });
+            ready.wait();
+            let t0 = Instant::now();
+            let (end_now, completion_rounds, completion_sent, completed) =
+                completion.join().unwrap_or((start_clock, 0, 0, 0));
+            let elapsed = t0.elapsed();
+            let wake_sent = wake.join().unwrap_or(0);
+            self.clock.store(end_now.max(start_clock + rounds) + 1, Ordering::Relaxed);
+            RunCounts { elapsed, wake_rounds: rounds, wake_sent, completion_rounds, completion_sent, completed }
+        })
+    }
+
+    /// The scheduler.
+    pub fn scheduler(&self) -> &S {
+        &self.sched
+    }
+}
+
+/// Waits a little for the other context: spins first, then yields the CPU, so that on a
+/// machine with fewer free cores than threads a waiting context does not burn the time
+/// slice the other one needs. Returns the new spin count.
+#[inline]
+fn backoff(spins: u32) -> u32 {
+    if spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+    spins.saturating_add(1)
+}
+
+/// What one [`TwoContexts::run_counted`] did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunCounts {
+    /// Wall time from both threads ready to the last completion.
+    pub elapsed: Duration,
+    /// Rounds the wake context started.
+    pub wake_rounds: u64,
+    /// Frames the wake context sent.
+    pub wake_sent: u64,
+    /// Rounds the completion context started.
+    pub completion_rounds: u64,
+    /// Frames the completion context sent.
+    pub completion_sent: u64,
+    /// Frames completed (released and registered): every frame sent.
+    pub completed: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::Baseline;
+    use airtime_sched::Scheduler;
+
+    fn shares<S: SchedulerUnderTest>(weights: &[u16], cycles: usize) -> Vec<f64> {
+        let mut w = FrameCycle::<S>::with_weights(weights);
+        let mut sent = 0;
+        for _ in 0..cycles {
+            sent += usize::from(w.cycle());
+        }
+        assert!(sent * 10 >= cycles * 9, "{}: only {sent} of {cycles} cycles sent a frame", S::NAME);
+        let total: u64 = w.served().iter().sum();
+        w.served().iter().map(|&s| s as f64 / total as f64).collect()
+    }
+
+    fn assert_shares_follow_weights<S: SchedulerUnderTest>() {
+        let weights = [256, 256, 512, 1024];
+        let got = shares::<S>(&weights, 200_000);
+        let sum: f64 = weights.iter().map(|&w| f64::from(w)).sum();
+        for (g, &w) in got.iter().zip(&weights) {
+            let want = f64::from(w) / sum;
+            assert!((g - want).abs() < 0.02, "{}: share {g:.3}, weight share {want:.3} ({got:?})", S::NAME);
+        }
+    }
+
+    #[test]
+    fn the_frame_cycle_gives_both_schedulers_airtime_shares_in_proportion_to_weight() {
+        assert_shares_follow_weights::<Scheduler>();
+        assert_shares_follow_weights::<Baseline>();
+    }
+
+    #[test]
+    fn the_frame_cycle_sends_a_frame_every_cycle_and_leaves_nothing_pending() {
+        fn check<S: SchedulerUnderTest>(n: usize, pending: impl Fn(&S) -> i64) {
+            let mut w = FrameCycle::<S>::new(n);
+            let sent = (0..10_000).filter(|_| w.cycle()).count();
+            assert_eq!(sent, 10_000, "{} at {n} stations", S::NAME);
+            assert_eq!(pending(w.scheduler()), 0);
+        }
+        for n in [1, 16, 4096] {
+            check::<Scheduler>(n, |s| i64::from(s.total_pending_us()));
+            check::<Baseline>(n, |b| i64::from(b.total_pending()));
+        }
+    }
+
+    #[test]
+    fn the_debt_round_serves_one_txq_per_selection_in_both_schedulers() {
+        fn check<S: SchedulerUnderTest>() {
+            let w = DebtRound::<S>::new(8, 100, 100);
+            for _ in 0..5 {
+                w.prepare();
+                assert!(w.select(), "{}", S::NAME);
+            }
+            w.prepare();
+            assert_eq!(w.drain(), 8, "{}: a round from debt serves every station once", S::NAME);
+        }
+        check::<Scheduler>();
+        check::<Baseline>();
+    }
+
+    #[test]
+    fn two_contexts_complete_every_frame_sent_and_release_every_charge() {
+        fn check<S: SchedulerUnderTest>(pending: impl Fn(&S) -> i64) {
+            let w = TwoContexts::<S>::new(16);
+            let c = w.run_counted(20_000);
+            assert_eq!(c.wake_rounds, 20_000);
+            assert!(c.wake_sent > 0 && c.completion_sent > 0, "{}: {c:?}", S::NAME);
+            assert_eq!(c.completed, c.wake_sent + c.completion_sent, "{}", S::NAME);
+            assert_eq!(pending(w.scheduler()), 0, "{}", S::NAME);
+        }
+        check::<Scheduler>(|s| i64::from(s.total_pending_us()));
+        check::<Baseline>(|b| i64::from(b.total_pending()));
+    }
+}
