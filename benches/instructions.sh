@@ -20,7 +20,7 @@ N=${1:-20000}
 shift || true
 if [ $# -gt 0 ]; then STATIONS=("$@"); else STATIONS=(1 4096); fi
 WORKLOAD=${WORKLOAD:-cycle}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/work/targets/bench}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
 cargo build --quiet --release -p airtime-benches --example frame_cycle
 BIN="$CARGO_TARGET_DIR/release/examples/frame_cycle"
 command -v valgrind >/dev/null || { echo "valgrind not found" >&2; exit 1; }

@@ -3,7 +3,7 @@
 # run's target/criterion/<group>/{ours,baseline}/<param>/new/estimates.json.
 # ratio = baseline / ours (above 1: ours is faster). Needs jq.
 set -euo pipefail
-CRIT=${CARGO_TARGET_DIR:-/work/targets/bench}/criterion
+CRIT=${CARGO_TARGET_DIR:-target}/criterion
 fmt() { # ns -> human
     awk -v ns="$1" 'BEGIN { if (ns < 1e3) printf "%.1f ns", ns; else if (ns < 1e6) printf "%.2f us", ns/1e3; else printf "%.2f ms", ns/1e6 }'
 }
