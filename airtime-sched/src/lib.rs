@@ -76,7 +76,9 @@
 //! assert_eq!(sched.total_pending_us(), 0);
 //! ```
 
-#![cfg_attr(not(feature = "std"), no_std)]
+// Never std outside tests: a std user elsewhere in a build (the simulator) must not be
+// able to pull std into the kernel module's staticlib through feature unification.
+#![cfg_attr(not(test), no_std)]
 #![deny(clippy::float_arithmetic)]
 #![warn(missing_docs)]
 

@@ -135,7 +135,6 @@ mod tests {
         }
     }
 
-    #[cfg(feature = "std")]
     #[test]
     fn concurrent_push_pop_loses_and_duplicates_nothing() {
         extern crate std;
