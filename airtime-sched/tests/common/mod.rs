@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod reference_model;
+
 use airtime_sched::{Ac, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
 
 /// A time well past the epoch, so that "active within 100 ms" is decided by the test's

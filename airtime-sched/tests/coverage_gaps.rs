@@ -1,0 +1,292 @@
+//! Paths the other tests left uncovered (cargo-llvm-cov) that a driver relies on: the
+//! driver loop's early ends and its handling of dropped, stopped and unpriced txqs,
+//! `Serving::finish`, the blanket trait impls through references, and the debugfs texts.
+
+mod common;
+
+use airtime_sched::driver_loop::{RoundEnd, run_round};
+use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
+use airtime_sched::{
+    Ac, Charge, Frame, Instant, PushError, Ring, RingErrorKind, Scheduler, Station, StationErrorKind, StationId, Tid,
+    Txq, TxqErrorKind, TxqReturn,
+};
+use common::{T0, sched, station_with_txq};
+use std::collections::VecDeque;
+
+#[derive(Debug, PartialEq)]
+struct F(u32);
+impl Frame for F {
+    fn len_bytes(&self) -> u32 {
+        1500
+    }
+}
+impl FqFrame for F {
+    fn flow_hash(&self) -> u32 {
+        self.0
+    }
+}
+
+#[derive(Debug)]
+struct Stopped;
+impl airtime_sched::TxqError for Stopped {
+    fn kind(&self) -> TxqErrorKind {
+        TxqErrorKind::Stopped
+    }
+}
+
+/// A FIFO txq that can be stopped (BlockAck setup): dequeue then errs and keeps its frames.
+#[derive(Default)]
+struct Q {
+    frames: VecDeque<F>,
+    stopped: bool,
+}
+impl Txq for Q {
+    type Frame = F;
+    type Error = Stopped;
+    fn dequeue(&mut self, _: Instant) -> Result<Option<F>, Stopped> {
+        if self.stopped { Err(Stopped) } else { Ok(self.frames.pop_front()) }
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.frames.front().map(F::len_bytes)
+    }
+}
+
+struct Sta(StationId);
+impl Station for Sta {
+    type Error = StationErrorKind;
+    fn station_id(&self) -> StationId {
+        self.0
+    }
+    fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+        None
+    }
+    fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
+        Ok(100)
+    }
+}
+
+struct VecRing {
+    room: usize,
+    held: Vec<(F, Option<Charge>)>,
+}
+impl Ring for VecRing {
+    type Frame = F;
+    type Error = RingErrorKind;
+    fn has_room(&self, _: Ac) -> bool {
+        self.held.len() < self.room
+    }
+    fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, RingErrorKind>> {
+        self.held.push((frame, charge));
+        Ok(())
+    }
+}
+
+fn tables(s: &Scheduler, frames: u32) -> (Vec<Option<Q>>, Vec<Option<Sta>>, StationId, airtime_sched::TxqId) {
+    let (sta, txq) = station_with_txq(s, 256, Ac::Be);
+    let mut txqs: Vec<Option<Q>> = (0..8).map(|_| None).collect();
+    txqs[txq.index()] = Some(Q { frames: (0..frames).map(F).collect(), stopped: false });
+    let mut stas: Vec<Option<Sta>> = (0..8).map(|_| None).collect();
+    stas[sta.index()] = Some(Sta(sta));
+    s.wake_txq(txq, T0).unwrap();
+    (txqs, stas, sta, txq)
+}
+
+fn release(s: &Scheduler, ring: &mut VecRing) {
+    for (_, c) in ring.held.drain(..) {
+        if let Some(c) = c {
+            s.release(c).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_round_on_an_ac_over_its_phy_limit_ends_closed_and_serves_nothing() {
+    let mut s = sched();
+    let (mut txqs, stas, sta, txq) = tables(&s, 3);
+    let big = s.charge_us(sta, Ac::Be, 20_000).unwrap(); // over 12000, the limit with one txq listed
+    let mut ring = VecRing { room: 8, held: vec![] };
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.end, r.frames, r.txqs_served), (RoundEnd::Closed, 0, 0));
+    assert_eq!(txqs[txq.index()].as_ref().unwrap().frames.len(), 3, "nothing dequeued");
+    s.release(big).unwrap();
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.end, r.frames), (RoundEnd::Exhausted, 3));
+    release(&s, &mut ring);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_ring_without_room_ends_the_round_before_any_txq_is_taken() {
+    let mut s = sched();
+    let (mut txqs, stas, _, txq) = tables(&s, 2);
+    let mut ring = VecRing { room: 0, held: vec![] };
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.end, r.frames, r.txqs_served), (RoundEnd::RingFull, 0, 0));
+    // The txq kept its place: the next round with room serves it first.
+    ring.room = 8;
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.end, r.frames, r.txqs_served), (RoundEnd::Exhausted, 2, 1));
+    assert!(txqs[txq.index()].as_ref().unwrap().frames.is_empty());
+    release(&s, &mut ring);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_txq_the_driver_no_longer_has_leaves_the_lists_without_a_frame_pushed() {
+    let mut s = sched();
+    let (mut txqs, stas, _, txq) = tables(&s, 2);
+    txqs[txq.index()] = None;
+    let mut ring = VecRing { room: 8, held: vec![] };
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.end, r.frames, r.txqs_served), (RoundEnd::Exhausted, 0, 1));
+    assert_eq!(s.phy_limit_us(Ac::Be), None, "returned empty: no longer listed");
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_stopped_txq_keeps_its_frames_stays_listed_and_is_served_once_resumed() {
+    let mut s = sched();
+    let (mut txqs, stas, _, txq) = tables(&s, 2);
+    txqs[txq.index()].as_mut().unwrap().stopped = true;
+    let mut ring = VecRing { room: 8, held: vec![] };
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.end, r.frames, r.txqs_served), (RoundEnd::Exhausted, 0, 1));
+    assert_eq!(txqs[txq.index()].as_ref().unwrap().frames.len(), 2);
+    assert!(s.phy_limit_us(Ac::Be).is_some(), "stalled, still listed");
+    txqs[txq.index()].as_mut().unwrap().stopped = false;
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!(r.frames, 2);
+    release(&s, &mut ring);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn frames_of_a_station_missing_from_the_table_are_pushed_uncharged_and_counted() {
+    let mut s = sched();
+    let (mut txqs, _, _, _) = tables(&s, 3);
+    let no_stations: Vec<Option<Sta>> = (0..8).map(|_| None).collect();
+    let mut ring = VecRing { room: 8, held: vec![] };
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &no_stations[..], &mut ring);
+    assert_eq!((r.frames, r.uncharged), (3, 3));
+    assert!(ring.held.iter().all(|(_, c)| c.is_none()));
+    assert_eq!(s.total_pending_us(), 0);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn the_ring_station_and_txq_traits_work_through_references() {
+    let mut s = sched();
+    let (mut txqs, stas, sta, txq) = tables(&s, 1);
+    let mut ring = VecRing { room: 8, held: vec![] };
+    let by_ref: &mut VecRing = &mut ring;
+    let mut by_ref2 = by_ref;
+    assert!(Ring::has_room(&by_ref2, Ac::Be));
+    assert!(!Ring::capabilities(&by_ref2).firmware_picks_transmitter);
+    let station = stas[sta.index()].as_ref().unwrap();
+    let sref: &Sta = station;
+    assert_eq!((Station::station_id(&sref), Station::last_tx_rate(&sref)), (sta, None));
+    assert_eq!(Station::airtime_weight(&sref), airtime_sched::Weight::DEFAULT);
+    assert_eq!(Station::expected_airtime_us(&sref, 1500, Ac::Be), Ok(100));
+    let q = txqs[txq.index()].as_mut().unwrap();
+    let mut qref: &mut Q = q;
+    assert_eq!((Txq::peek_len(&qref), Txq::is_empty(&qref)), (Some(1500), false));
+    let frame = Txq::dequeue(&mut qref, T0).unwrap().unwrap();
+    let charge = s.charge_frame(&sref, Ac::Be, frame.len_bytes()).unwrap();
+    Ring::push(&mut by_ref2, frame, Some(charge)).unwrap();
+    assert_eq!(Frame::len_bytes(&&F(0)), 1500);
+    release(&s, &mut ring);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn serving_finish_returns_the_txq_like_return_txq() {
+    let mut s = sched();
+    let (_, txq) = station_with_txq(&s, 256, Ac::Vi);
+    s.wake_txq(txq, T0).unwrap();
+    assert!(s.start_round(Ac::Vi));
+    let serving = s.next_txq(Ac::Vi, T0).unwrap();
+    assert_eq!((serving.txq(), serving.ac()), (txq, Ac::Vi));
+    serving.finish(TxqReturn::Backlogged, T0);
+    assert!(s.phy_limit_us(Ac::Vi).is_some(), "backlogged: listed again");
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn debugfs_texts_show_pending_limits_weight_and_deficit() {
+    let s = sched();
+    let (sta, _) = station_with_txq(&s, 300, Ac::Be);
+    let c = s.charge_us(sta, Ac::Be, 400).unwrap();
+    s.register_airtime(sta, Ac::Be, 0, 0, T0).unwrap();
+    let aql = s.station_aql(sta).unwrap().to_string();
+    assert!(aql.contains("AQL pending") && aql.contains("400 us") && aql.contains("5000\t\t12000"), "{aql}");
+    let airtime = s.station_airtime(sta).unwrap().to_string();
+    assert!(airtime.contains("Weight: 300") && airtime.contains("Deficit:"), "{airtime}");
+    let pending = s.phy_aql_pending().to_string();
+    assert!(pending.contains("total  400 us"), "{pending}");
+    let limits = s.phy_aql_limits().to_string();
+    assert!(limits.contains("AQL limit low") && limits.contains("5000\t\t12000"), "{limits}");
+    assert!(c.to_string().starts_with("400 us on "), "{c}");
+    s.release(c).unwrap();
+}
+
+#[test]
+fn errors_say_what_is_wrong() {
+    let s = sched();
+    let sta = s.add_station(airtime_sched::Weight::DEFAULT).unwrap();
+    s.remove_station(sta).unwrap();
+    assert_eq!(s.add_txq(Some(sta), Tid::BE).unwrap_err().to_string(), "unknown or removed station");
+    assert!(s.charge_us(sta, Ac::Be, 10).unwrap_err().to_string().contains("unknown or removed station"));
+    let cfg = common::sched_with(|c| c.max_txqs = 1);
+    cfg.add_txq(None, Tid::BE).unwrap();
+    assert_eq!(cfg.add_txq(None, Tid::BE).unwrap_err().to_string(), "no free txq slot");
+}
+
+#[test]
+fn an_fq_codel_txq_reports_its_backlog_and_config() {
+    let mut q: FqCodelTxq<F> = FqCodelTxq::new(FqCodelConfig::default()).unwrap();
+    assert!(q.enqueue(F(1), T0).is_queued());
+    assert!(q.enqueue(F(2), T0).is_queued());
+    assert_eq!((q.backlog_packets(), q.backlog_bytes()), (2, 3000));
+    assert_eq!(q.config().quantum_bytes, 300);
+    assert!(format!("{q:?}").contains("backlog_packets: 2"));
+    assert_eq!(q.purge(), 2);
+    assert_eq!((q.backlog_packets(), q.backlog_bytes()), (0, 0));
+}
+
+#[test]
+fn the_driver_loop_stops_a_txq_whose_station_reaches_its_aql_limit_mid_round() {
+    let mut s = sched();
+    let (mut txqs, stas, sta, txq) = tables(&s, 5);
+    // Priced 100 us a frame: 0 and 100 pending pass a 150 us limit, 200 does not.
+    s.set_station_limits(sta, Ac::Be, airtime_sched::AqlLimits::new(150, 150).unwrap()).unwrap();
+    let mut ring = VecRing { room: 8, held: vec![] };
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.end, r.frames), (RoundEnd::Exhausted, 2));
+    assert_eq!(txqs[txq.index()].as_ref().unwrap().frames.len(), 3, "the rest stays queued");
+    assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 200);
+    assert!(s.phy_limit_us(Ac::Be).is_some(), "backlogged after progress: still listed");
+    release(&s, &mut ring);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn airtime_leaked_by_a_forged_double_release_is_cleared_when_the_slot_is_reused() {
+    let mut s = sched();
+    let sta = s.add_station(airtime_sched::Weight::DEFAULT).unwrap();
+    let a = s.charge_us(sta, Ac::Be, 100).unwrap();
+    let b = s.charge_us(sta, Ac::Be, 200).unwrap();
+    let raw = a.into_raw();
+    s.release(Charge::from_raw(raw).unwrap()).unwrap();
+    // The forged second release takes b's place in the count: 100 us stay pending, 0 charges.
+    let _ = s.release(Charge::from_raw(raw).unwrap());
+    assert_eq!(s.ac_pending_us(Ac::Be), 100);
+    s.remove_station(sta).unwrap();
+    let again = s.add_station(airtime_sched::Weight::DEFAULT).unwrap();
+    assert_eq!(again.index(), sta.index(), "the slot is reused");
+    assert_eq!((s.station_pending_us(again, Ac::Be).unwrap(), s.ac_pending_us(Ac::Be)), (0, 0));
+    assert!(s.underflows() >= 1, "the leak is counted");
+    // b names the old generation: it can no longer touch the new station's counters.
+    assert!(s.release(b).is_err());
+    assert_eq!(s.total_pending_us(), 0);
+    s.check_invariants().unwrap();
+}
