@@ -11,7 +11,7 @@
 //! Each cell's `seq` is `pos` when the cell is free for the push at position `pos`, and
 //! `pos + 1` when it holds the value pushed at `pos`. `head`/`tail` only grow (wrapping).
 
-use crate::sync::{AtomicU32, AtomicU64, CachePadded, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
@@ -23,11 +23,10 @@ struct Cell {
 pub(crate) struct MpmcQueue {
     cells: Box<[Cell]>,
     mask: u64,
-    /// Next position to push (its own cache line: pushers and poppers are different
-    /// contexts).
-    tail: CachePadded<AtomicU64>,
+    /// Next position to push.
+    tail: AtomicU64,
     /// Next position to pop.
-    head: CachePadded<AtomicU64>,
+    head: AtomicU64,
 }
 
 impl MpmcQueue {
@@ -39,8 +38,8 @@ impl MpmcQueue {
         MpmcQueue {
             cells: cells.into_boxed_slice(),
             mask: cap as u64 - 1,
-            tail: CachePadded(AtomicU64::new(0)),
-            head: CachePadded(AtomicU64::new(0)),
+            tail: AtomicU64::new(0),
+            head: AtomicU64::new(0),
         }
     }
 

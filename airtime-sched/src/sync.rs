@@ -17,17 +17,3 @@ pub(crate) use loom::hint::spin_loop;
 
 #[cfg(not(loom))]
 pub(crate) use core::hint::spin_loop;
-
-/// A value on a cache line of its own (128 bytes: x86 prefetches lines in pairs), so
-/// that atomics written by different contexts do not share a line.
-#[derive(Debug, Default)]
-#[repr(align(128))]
-pub(crate) struct CachePadded<T>(pub(crate) T);
-
-impl<T> core::ops::Deref for CachePadded<T> {
-    type Target = T;
-    #[inline]
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}

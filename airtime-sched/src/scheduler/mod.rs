@@ -23,7 +23,7 @@ use crate::Ac;
 use crate::config::{AirtimeFlags, AqlLimits, Config, ConfigError};
 use crate::queue::MpmcQueue;
 use crate::slots::{StationSlot, TxqSlot};
-use crate::sync::{AtomicU32, AtomicU64, CachePadded, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
@@ -35,14 +35,13 @@ pub const DEFAULT_AQL_THRESHOLD_US: u32 = 24_000;
 pub(crate) struct AcState {
     /// Round word: bits 0..32 the round number, bit 32 "open" (the seed's fix keeps
     /// them apart; both live in one word so a reader sees a consistent pair).
-    pub(crate) round: CachePadded<AtomicU64>,
+    pub(crate) round: AtomicU64,
     /// Txqs newly backlogged or returned after progress: served first (head insertion).
     pub(crate) front: MpmcQueue,
     /// Txqs rotated for a negative deficit or a full AQL budget (tail insertion).
     pub(crate) back: MpmcQueue,
-    /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`); on its own
-    /// cache line, since every charge, release and check touches it.
-    pub(crate) pending_us: CachePadded<AtomicU32>,
+    /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`).
+    pub(crate) pending_us: AtomicU32,
     /// PHY default limits for new stations and for the per-AC PHY limit.
     pub(crate) default_limits: AtomicU64,
     pub(crate) counters: stats::AtomicAcCounters,
@@ -99,10 +98,10 @@ impl Scheduler {
             stations: stations.into_boxed_slice(),
             txqs: txqs.into_boxed_slice(),
             acs: core::array::from_fn(|_| AcState {
-                round: CachePadded(AtomicU64::new(0)),
+                round: AtomicU64::new(0),
                 front: MpmcQueue::new(cap),
                 back: MpmcQueue::new(cap),
-                pending_us: CachePadded(AtomicU32::new(0)),
+                pending_us: AtomicU32::new(0),
                 default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 counters: stats::AtomicAcCounters::new(),
             }),
