@@ -155,7 +155,7 @@ impl Scheduler {
                     }
                     Step::Rotate => {
                         self.requeue(state, id, false);
-                        if lap.visited(state) {
+                        if lap.visited() {
                             laps += 1;
                             if !lap.eligible || laps >= MAX_LAPS {
                                 return None;
@@ -409,7 +409,7 @@ impl Lap {
     }
 
     /// Counts a rotated entry; true when the lap is complete.
-    fn visited(&mut self, _state: &AcState) -> bool {
+    fn visited(&mut self) -> bool {
         self.seen += 1;
         self.seen >= self.len
     }
