@@ -22,7 +22,8 @@
 //! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] →
 //! [`Scheduler::start_round`] → [`Scheduler::next_txq`] → dequeue, price,
 //! [`Scheduler::charge_frame`] → [`Ring::push`] → completion:
-//! [`Scheduler::release`] and [`Scheduler::register_airtime`] → a new round.
+//! [`Scheduler::release`] (or [`Scheduler::release_batch`] for a whole completion pass)
+//! and [`Scheduler::register_airtime`] → a new round.
 //!
 //! ## Time
 //! The scheduler never reads a clock: operations take `now` ([`Instant`]), so tests,
@@ -104,8 +105,8 @@ pub use config::{AirtimeFlags, AqlLimits, Config, ConfigError, OverLimitPolicy, 
 pub use fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 pub use ids::{StationId, TxqId};
 pub use scheduler::{
-    AcCounters, ChargeError, DEFAULT_AQL_THRESHOLD_US, InvariantViolation, PhyAqlLimits, PhyAqlPending, ReleaseError,
-    SchedError, Scheduler, Serving, StationAirtime, StationAql, TxqReturn,
+    AcCounters, BatchRelease, ChargeError, DEFAULT_AQL_THRESHOLD_US, InvariantViolation, PhyAqlLimits, PhyAqlPending,
+    ReleaseError, SchedError, Scheduler, Serving, StationAirtime, StationAql, TxqReturn,
 };
 pub use time::Instant;
 pub use traits::{

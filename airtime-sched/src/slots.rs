@@ -147,18 +147,25 @@ impl StationSlot {
             && crate::charge::gen_matches(token_gen, sta::generation(word))
     }
 
-    /// Counts one charge fewer; false if none was outstanding (a double release).
+    /// Counts `n` charges fewer; false if fewer than `n` were outstanding (a double
+    /// release), in which case the count goes to zero.
     #[inline]
-    pub(crate) fn release_charge(&self) -> bool {
+    pub(crate) fn release_charges(&self, n: u32) -> bool {
         let mut word = self.word.load(Ordering::Relaxed);
         loop {
-            if sta::refs(word) == 0 {
-                return false;
+            let refs = sta::refs(word);
+            if refs == 0 {
+                return n == 0;
             }
             // Release: the pending-airtime subtraction before it is visible to a reuse
             // that Acquires a zero count.
-            match self.word.compare_exchange_weak(word, word - 1, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return true,
+            match self.word.compare_exchange_weak(
+                word,
+                word - u64::from(refs.min(n)),
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return refs >= n,
                 Err(now) => word = now,
             }
         }

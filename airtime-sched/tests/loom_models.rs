@@ -5,8 +5,9 @@
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched --test loom_models`.
 //!
 //! Each model has two or three threads and the smallest state that still shows its
-//! race. Three of them have a deliberately weakened variant of the code
-//! (`--cfg airtime_weakened="topup"`, `"charge_order"`, `"wake_serving"`); CI builds
+//! race. Four of them have a deliberately weakened variant of the code
+//! (`--cfg airtime_weakened="topup"`, `"charge_order"`, `"wake_serving"`,
+//! `"batch_order"`); CI builds
 //! those and requires the matching model to fail, so the models are known to be able to.
 #![cfg(loom)]
 
@@ -260,6 +261,47 @@ fn model6_station_removal_races_charges_and_releases() {
         };
         let late_charge = late.join().unwrap();
         completion.join().unwrap();
+        let newcomer = control.join().unwrap();
+        if let Some(c) = late_charge {
+            sched.release(c).unwrap();
+        }
+        if let Some(new) = newcomer {
+            assert_ne!(new, sta);
+            assert_eq!(sched.station_pending_us(new, Ac::Be).unwrap(), 0, "a charge landed on the new station");
+        }
+        assert_eq!(sched.total_pending_us(), 0, "every charge released");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 7 (model 6 for a completion pass): the station's last two charges released by
+/// one `release_batch` while the station is removed, its slot wanted again, and a late
+/// charge races in. The batch writes each counter once, the charge count last, so a
+/// reuse that sees no charge outstanding finds nothing pending.
+#[test]
+fn model7_batch_release_races_station_removal() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let pass = vec![sched.charge_us(sta, Ac::Be, 8).unwrap(), sched.charge_us(sta, Ac::Be, 12).unwrap()];
+        let late = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.charge_us(sta, Ac::Be, 4).ok())
+        };
+        let completion = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.release_batch(pass))
+        };
+        let control = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.remove_station(sta).unwrap();
+                sched.add_station(Weight::DEFAULT).ok()
+            })
+        };
+        let late_charge = late.join().unwrap();
+        let done = completion.join().unwrap();
+        assert_eq!((done.released, done.unknown_station, done.underflows), (2, 0, 0), "{done:?}");
         let newcomer = control.join().unwrap();
         if let Some(c) = late_charge {
             sched.release(c).unwrap();

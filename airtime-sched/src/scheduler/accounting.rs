@@ -64,7 +64,7 @@ impl Scheduler {
         // last, so a reuse that sees it at zero sees zero pending too.
         let sta_ok = sub_saturating(&slot.ac[ac.index()].pending_us, airtime_us);
         let ac_ok = sub_saturating(&self.acs[ac.index()].pending_us, airtime_us);
-        let ref_ok = slot.release_charge();
+        let ref_ok = slot.release_charges(1);
         if sta_ok && ac_ok && ref_ok {
             Ok(())
         } else {
@@ -177,7 +177,7 @@ const ACTIVE_STAMP_US: u64 = 1000;
 
 /// Subtracts `amount` from `counter`, clamping at 0 (invariant A4); false if it had to clamp.
 #[inline]
-fn sub_saturating(counter: &AtomicU32, amount: u32) -> bool {
+pub(super) fn sub_saturating(counter: &AtomicU32, amount: u32) -> bool {
     let prev = counter.fetch_sub(amount, Ordering::Relaxed);
     if prev >= amount {
         return true;

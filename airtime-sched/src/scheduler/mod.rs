@@ -7,6 +7,7 @@
 //! with compare-and-swap, so they need no lock either.
 
 mod accounting;
+mod batch_release;
 mod errors;
 mod invariants;
 mod registry;
@@ -14,6 +15,7 @@ mod rounds;
 mod serving;
 mod stats;
 
+pub use batch_release::BatchRelease;
 pub use errors::{ChargeError, ReleaseError, SchedError};
 pub use invariants::InvariantViolation;
 pub use serving::{Serving, TxqReturn};
