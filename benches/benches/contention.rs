@@ -2,11 +2,14 @@
 //! send one frame into a ring) and a completion context (reap the ring: release and
 //! register airtime; then one round per frame reaped, to refill). Throughput is in frames
 //! (elements) per second: each iteration is a run of `ROUNDS` wake rounds, whose time is
-//! scaled to exactly `2 * ROUNDS` completed frames.
+//! scaled to exactly `2 * ROUNDS` completed frames. Ids `<scheduler>/<stations>` release
+//! each charge as its frame is reaped; `<scheduler>_per_pass/<stations>` release a
+//! completion pass's charges at once (ours with `Scheduler::release_batch`; the
+//! baseline has no batch call and loops).
 
 use airtime_benches::SchedulerUnderTest;
 use airtime_benches::baseline::Baseline;
-use airtime_benches::workload::TwoContexts;
+use airtime_benches::workload::{Release, TwoContexts};
 use airtime_sched::Scheduler;
 use criterion::{
     BenchmarkGroup, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main, measurement::WallTime,
@@ -16,10 +19,14 @@ use std::time::Duration;
 const ROUNDS: u64 = 10_000;
 const FRAMES: u64 = 2 * ROUNDS;
 
-fn one<S: SchedulerUnderTest>(g: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
-    let w = TwoContexts::<S>::new(n);
+fn one<S: SchedulerUnderTest>(g: &mut BenchmarkGroup<'_, WallTime>, n: usize, release: Release) {
+    let w = TwoContexts::<S>::with_release(n, release);
     w.run(ROUNDS);
-    g.bench_function(BenchmarkId::new(S::NAME, n), |b| {
+    let name = match release {
+        Release::PerFrame => S::NAME.to_string(),
+        Release::PerPass => format!("{}_per_pass", S::NAME),
+    };
+    g.bench_function(BenchmarkId::new(name, n), |b| {
         b.iter_custom(|iters| {
             (0..iters)
                 .map(|_| {
@@ -36,8 +43,10 @@ fn contention(c: &mut Criterion) {
     g.throughput(Throughput::Elements(FRAMES));
     g.sample_size(20);
     for n in [16, 256] {
-        one::<Scheduler>(&mut g, n);
-        one::<Baseline>(&mut g, n);
+        for release in [Release::PerFrame, Release::PerPass] {
+            one::<Scheduler>(&mut g, n, release);
+            one::<Baseline>(&mut g, n, release);
+        }
     }
     g.finish();
 }

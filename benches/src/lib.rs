@@ -73,6 +73,14 @@ pub trait SchedulerUnderTest: Sync + Sized {
     fn charge(&self, station: Self::Station, ac: Ac, airtime_us: u32) -> Option<Self::Charge>;
     /// Releases a charge at completion.
     fn release(&self, charge: Self::Charge);
+    /// Releases a completion pass's charges (draining `charges`). The default releases
+    /// them one by one, as mac80211 does (it has no batch call); ours overrides it with
+    /// `Scheduler::release_batch`.
+    fn release_pass(&self, charges: &mut Vec<Self::Charge>) {
+        for c in charges.drain(..) {
+            self.release(c);
+        }
+    }
     /// Registers measured tx airtime (`ieee80211_sta_register_airtime`).
     fn register_airtime(&self, station: Self::Station, ac: Ac, tx_us: u32, now: u64);
     /// Resets a station's deficits to its weight (the debugfs `airtime` write).

@@ -79,6 +79,11 @@ impl SchedulerUnderTest for Scheduler {
     }
 
     #[inline]
+    fn release_pass(&self, charges: &mut Vec<Charge>) {
+        let _ = self.release_batch(charges.drain(..));
+    }
+
+    #[inline]
     fn register_airtime(&self, station: StationId, ac: Ac, tx_us: u32, now: u64) {
         let _ = Scheduler::register_airtime(self, station, ac, tx_us, 0, Instant::from_micros(now));
     }

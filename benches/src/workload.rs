@@ -215,7 +215,11 @@ impl<S: SchedulerUnderTest> Drop for DebtRound<S> {
 /// (release + register airtime, up to [`REAP_BUDGET`] per pass, like a NAPI budget),
 /// then, as completion handlers do, runs rounds to refill what it reaped: one round and
 /// one frame per frame reaped, so both contexts run about as many rounds.
+///
+/// [`Release::PerPass`] hands each pass's charges to
+/// [`SchedulerUnderTest::release_pass`] at once instead of releasing each as it is reaped.
 pub struct TwoContexts<S: SchedulerUnderTest> {
+    release: Release,
     sched: S,
     stations: Vec<S::Station>,
     txqs: Vec<S::Txq>,
@@ -225,20 +229,35 @@ pub struct TwoContexts<S: SchedulerUnderTest> {
     airtime_us: u32,
 }
 
+/// How the completion context of [`TwoContexts`] releases charges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// Each charge as its frame is reaped (mac80211's `ieee80211_tx_status` path).
+    PerFrame,
+    /// All the charges of a completion pass at once, after the pass.
+    PerPass,
+}
+
 /// Completions the completion context reaps per pass.
 pub const REAP_BUDGET: usize = 64;
 /// Frames the ring between the contexts holds.
 pub const RING_FRAMES: usize = 256;
 
 impl<S: SchedulerUnderTest> TwoContexts<S> {
-    /// `n` backlogged stations of weight 256, every txq woken.
+    /// `n` backlogged stations of weight 256, every txq woken; charges released per frame.
     pub fn new(n: usize) -> Self {
+        Self::with_release(n, Release::PerFrame)
+    }
+
+    /// [`new`](Self::new), with the completion context releasing as `release` says.
+    pub fn with_release(n: usize, release: Release) -> Self {
         let (sched, stations, txqs) = populate::<S>(n.max(1), 256);
         let now = 1_000_000;
         for &t in &txqs {
             sched.wake(t, now);
         }
         TwoContexts {
+            release,
             frames: txqs.iter().map(|_| AtomicU32::new(BACKLOG)).collect(),
             sched,
             stations,
@@ -266,9 +285,14 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
         charge.map(|c| (t, c))
     }
 
+    /// A frame's completion: its airtime registered, its charge released now or kept
+    /// in `pass` for the end of the pass.
     #[inline]
-    fn complete(&self, t: usize, charge: S::Charge, now: u64) {
-        self.sched.release(charge);
+    fn complete(&self, t: usize, charge: S::Charge, now: u64, pass: &mut Vec<S::Charge>) {
+        match self.release {
+            Release::PerFrame => self.sched.release(charge),
+            Release::PerPass => pass.push(charge),
+        }
         self.sched.register_airtime(self.stations[t], AC, self.airtime_us, now);
     }
 
@@ -314,6 +338,7 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
                 let mut now = start_clock;
                 let (mut rounds, mut sent, mut completed) = (0u64, 0u64, 0u64);
                 let mut own: Vec<(usize, S::Charge)> = Vec::with_capacity(REAP_BUDGET);
+                let mut pass: Vec<S::Charge> = Vec::with_capacity(2 * REAP_BUDGET);
                 let mut idle = 0u32;
                 loop {
                     now += 1;
@@ -323,14 +348,15 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
                     while reaped < REAP_BUDGET {
                         let Some(v) = self.ring.pop() else { break };
                         if let Some(c) = S::charge_from_raw(v as u32) {
-                            self.complete((v >> 32) as usize, c, now);
+                            self.complete((v >> 32) as usize, c, now, &mut pass);
                         }
                         reaped += 1;
                     }
                     completed += reaped as u64 + own.len() as u64;
                     for (t, c) in own.drain(..) {
-                        self.complete(t, c, now);
+                        self.complete(t, c, now, &mut pass);
                     }
+                    self.sched.release_pass(&mut pass);
                     if reaped == 0 && finished {
                         break;
                     }
