@@ -91,11 +91,18 @@ impl Bench {
 
     /// Steps until nothing is queued, held, or in the hardware (bounded).
     pub fn drain(&mut self, budget: u32, cpu: u32) {
+        self.drain_by(100, budget, cpu);
+    }
+
+    /// [`drain`](Self::drain) in steps of `dt_us`: at least the completion delay when
+    /// frames complete one at a time (an MSDU table of one), so that the bound of
+    /// 100 000 steps is on frames, not on simulated seconds.
+    pub fn drain_by(&mut self, dt_us: u64, budget: u32, cpu: u32) {
         for _ in 0..100_000 {
             if self.idle() {
                 return;
             }
-            self.step(100, budget, cpu);
+            self.step(dt_us, budget, cpu);
             // A held frame or a txq blocked without traffic in flight needs a kick.
             if self.radio.outstanding_msdus() == 0 && self.radio.hal().completions_waiting() == 0 {
                 let ids = self.txqs.clone();
