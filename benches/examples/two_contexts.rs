@@ -1,9 +1,9 @@
 //! Runs the two-context workload (wake + completion threads on one AC) outside criterion,
 //! ours and the baseline interleaved run by run so that both meet the same machine load,
 //! and prints frames per second (min / median / max over the runs) and the median of the
-//! per-pair ratios, once with charges released per frame and once per completion pass
-//! (ours: `Scheduler::release_batch`; the baseline, like mac80211, has no batch call and
-//! releases them one by one either way).
+//! per-pair ratios, for both completion modes ([`Completion`]): per frame, and per
+//! budget as the seed's patches 6 and 9 run it (ours releases the pass with
+//! `Scheduler::release_batch`; the baseline, like mac80211, has no batch call).
 //!
 //! ```text
 //! cargo run --release -p airtime-benches --example two_contexts -- [STATIONS] [WAKE_ROUNDS] [RUNS]
@@ -11,7 +11,7 @@
 
 use airtime_benches::SchedulerUnderTest;
 use airtime_benches::baseline::Baseline;
-use airtime_benches::workload::{Release, TwoContexts};
+use airtime_benches::workload::{Completion, TwoContexts};
 use airtime_sched::Scheduler;
 
 fn fps<S: SchedulerUnderTest>(w: &TwoContexts<S>, rounds: u64) -> f64 {
@@ -32,9 +32,9 @@ fn main() {
     let rounds = args.get(1).copied().unwrap_or(50_000) as u64;
     let runs = args.get(2).copied().unwrap_or(15).max(1);
     println!("stations={stations} wake_rounds={rounds} runs={runs}");
-    for release in [Release::PerFrame, Release::PerPass] {
-        let ours = TwoContexts::<Scheduler>::with_release(stations, release);
-        let base = TwoContexts::<Baseline>::with_release(stations, release);
+    for completion in [Completion::PerFrame, Completion::PerBudget] {
+        let ours = TwoContexts::<Scheduler>::with_completion(stations, completion);
+        let base = TwoContexts::<Baseline>::with_completion(stations, completion);
         ours.run(rounds);
         base.run(rounds);
         let (mut o, mut b, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
@@ -45,7 +45,7 @@ fn main() {
             b.push(y);
             ratio.push(x / y);
         }
-        println!("release {release:?}:");
+        println!("completion {completion:?}:");
         summary("ours", &mut o);
         summary("baseline", &mut b);
         ratio.sort_by(f64::total_cmp);

@@ -216,10 +216,10 @@ impl<S: SchedulerUnderTest> Drop for DebtRound<S> {
 /// then, as completion handlers do, runs rounds to refill what it reaped: one round and
 /// one frame per frame reaped, so both contexts run about as many rounds.
 ///
-/// [`Release::PerPass`] hands each pass's charges to
-/// [`SchedulerUnderTest::release_pass`] at once instead of releasing each as it is reaped.
+/// [`Completion::PerBudget`] runs the completion context as the seed's patches 6 and 9
+/// do instead: one release call and one round per budget of completions.
 pub struct TwoContexts<S: SchedulerUnderTest> {
-    release: Release,
+    completion: Completion,
     sched: S,
     stations: Vec<S::Station>,
     txqs: Vec<S::Txq>,
@@ -229,13 +229,18 @@ pub struct TwoContexts<S: SchedulerUnderTest> {
     airtime_us: u32,
 }
 
-/// How the completion context of [`TwoContexts`] releases charges.
+/// How the completion context of [`TwoContexts`] handles a pass of reaped completions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Release {
-    /// Each charge as its frame is reaped (mac80211's `ieee80211_tx_status` path).
+pub enum Completion {
+    /// Each reaped frame's charge released as it is reaped, and each refilled by a round
+    /// of its own that sends one frame: the most rounds and the most shared writes.
     PerFrame,
-    /// All the charges of a completion pass at once, after the pass.
-    PerPass,
+    /// The seed's patches 6 and 9: the pass's charges handed to
+    /// [`SchedulerUnderTest::release_pass`] together, then one round per budget of
+    /// completions, each txq it hands out dequeued while its station's AQL check passes
+    /// (as ath11k's round does), until as many frames as were reaped are sent or the
+    /// round ends.
+    PerBudget,
 }
 
 /// Completions the completion context reaps per pass.
@@ -246,18 +251,18 @@ pub const RING_FRAMES: usize = 256;
 impl<S: SchedulerUnderTest> TwoContexts<S> {
     /// `n` backlogged stations of weight 256, every txq woken; charges released per frame.
     pub fn new(n: usize) -> Self {
-        Self::with_release(n, Release::PerFrame)
+        Self::with_completion(n, Completion::PerFrame)
     }
 
-    /// [`new`](Self::new), with the completion context releasing as `release` says.
-    pub fn with_release(n: usize, release: Release) -> Self {
+    /// [`new`](Self::new), with the completion context working as `completion` says.
+    pub fn with_completion(n: usize, completion: Completion) -> Self {
         let (sched, stations, txqs) = populate::<S>(n.max(1), 256);
         let now = 1_000_000;
         for &t in &txqs {
             sched.wake(t, now);
         }
         TwoContexts {
-            release,
+            completion,
             frames: txqs.iter().map(|_| AtomicU32::new(BACKLOG)).collect(),
             sched,
             stations,
@@ -285,13 +290,36 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
         charge.map(|c| (t, c))
     }
 
+    /// One round that sends up to `quota` frames, each txq it hands out dequeued while
+    /// its station's AQL check passes; the frames sent go to `sent`. Returns their number.
+    #[inline]
+    fn send_round(&self, now: u64, quota: usize, sent: &mut Vec<(usize, S::Charge)>) -> usize {
+        let s = &self.sched;
+        let mut n = 0;
+        s.start_round(AC);
+        while n < quota {
+            let Some(held) = s.next_txq(AC, now) else { break };
+            let t = S::held_index(&held);
+            let mut left = 1;
+            while n < quota && left > 0 && s.airtime_check(&held) {
+                left = self.frames[t].fetch_sub(1, Ordering::Relaxed).saturating_sub(1);
+                if let Some(c) = s.charge(self.stations[t], AC, self.airtime_us) {
+                    sent.push((t, c));
+                    n += 1;
+                }
+            }
+            s.return_txq(held, left > 0, now);
+        }
+        n
+    }
+
     /// A frame's completion: its airtime registered, its charge released now or kept
     /// in `pass` for the end of the pass.
     #[inline]
     fn complete(&self, t: usize, charge: S::Charge, now: u64, pass: &mut Vec<S::Charge>) {
-        match self.release {
-            Release::PerFrame => self.sched.release(charge),
-            Release::PerPass => pass.push(charge),
+        match self.completion {
+            Completion::PerFrame => self.sched.release(charge),
+            Completion::PerBudget => pass.push(charge),
         }
         self.sched.register_airtime(self.stations[t], AC, self.airtime_us, now);
     }
@@ -365,12 +393,21 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
                     } else {
                         idle = 0;
                     }
-                    for _ in 0..reaped {
-                        rounds += 1;
-                        if let Some(f) = self.send_one(now) {
-                            sent += 1;
-                            own.push(f);
+                    match self.completion {
+                        Completion::PerFrame => {
+                            for _ in 0..reaped {
+                                rounds += 1;
+                                if let Some(f) = self.send_one(now) {
+                                    sent += 1;
+                                    own.push(f);
+                                }
+                            }
                         }
+                        Completion::PerBudget if reaped > 0 => {
+                            rounds += 1;
+                            sent += self.send_round(now, reaped, &mut own) as u64;
+                        }
+                        Completion::PerBudget => {}
                     }
                 }
                 (now, rounds, sent, completed)

@@ -145,12 +145,11 @@ impl Scheduler {
             return true;
         }
         let pending = slot.ac[ac.index()].pending_us.load(Ordering::Relaxed);
-        crate::aql::station_may_send(
-            pending,
-            self.effective_limits_of(slot, ac),
-            self.total_pending_us(),
-            self.aql_threshold_us(),
-        )
+        let limits = self.effective_limits_of(slot, ac);
+        // Under the low limit the PHY total does not matter: skip reading the four AC
+        // counters, which the other context keeps writing (`aql::station_may_send`).
+        pending < limits.low_us()
+            || crate::aql::station_may_send(pending, limits, self.total_pending_us(), self.aql_threshold_us())
     }
 
     #[inline]

@@ -96,7 +96,7 @@ impl Scheduler {
     /// nothing until a later start opens it (L3). Returns whether the round is open.
     pub fn start_round(&self, ac: Ac) -> bool {
         let state = &self.acs[ac.index()];
-        let open = !self.aql_enabled() || self.phy_limit_us(ac).is_none_or(|limit| self.ac_pending_us(ac) < limit);
+        let open = !self.aql_enabled() || self.ac_under_phy_limit(ac);
         let policy = self.config.round_policy;
         // AcqRel: publishes the new number to next_txq calls that Acquire it.
         let _ = state.round.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
@@ -117,6 +117,18 @@ impl Scheduler {
         open
     }
 
+    /// Whether `ac`'s pending airtime is under its PHY limit. The limit is at least the
+    /// default high limit whatever the number of listed txqs (`aql::phy_limit_us`), so
+    /// below that the queues' positions, which the other context keeps writing, are not
+    /// read.
+    #[inline]
+    fn ac_under_phy_limit(&self, ac: Ac) -> bool {
+        let pending = self.ac_pending_us(ac);
+        let defaults = self.default_limits(ac);
+        pending < defaults.high_us()
+            || crate::aql::phy_limit_us(self.acs[ac.index()].listed(), defaults).is_none_or(|limit| pending < limit)
+    }
+
     /// Whether a round is open on `ac`, and its number.
     pub fn round(&self, ac: Ac) -> (bool, u32) {
         let w = self.acs[ac.index()].round.load(Ordering::Acquire);
@@ -134,7 +146,7 @@ impl Scheduler {
             return None;
         }
         let number = round_number(round);
-        let mut lap = Lap::new(state);
+        let mut lap = Lap::new();
         let mut laps = 0;
         loop {
             let raw = match state.front.pop() {
@@ -142,8 +154,12 @@ impl Scheduler {
                 None => state.back.pop()?,
             };
             let id = TxqId::from_raw(raw);
-            let Some(slot) = self.txqs.get(id.index()) else { continue };
+            let Some(slot) = self.txqs.get(id.index()) else {
+                lap.dropped();
+                continue;
+            };
             if !self.entry_is_servable(slot) {
+                lap.dropped();
                 continue;
             }
             if let Some(sta) = slot.station() {
@@ -155,7 +171,7 @@ impl Scheduler {
                     }
                     Step::Rotate => {
                         self.requeue(state, id, false);
-                        if lap.visited() {
+                        if lap.visited(state) {
                             laps += 1;
                             if !lap.eligible || laps >= MAX_LAPS {
                                 return None;
@@ -177,6 +193,7 @@ impl Scheduler {
                 slot.round.store(number, Ordering::Relaxed);
                 return Some(serving);
             }
+            lap.dropped();
         }
     }
 
@@ -200,7 +217,7 @@ impl Scheduler {
     pub fn may_transmit(&self, id: TxqId, _now: Instant) -> Result<Option<Serving<'_>>, SchedError> {
         let slot = self.txq_slot(id)?;
         let ac = self.ac_of(slot);
-        let over = self.aql_enabled() && self.phy_limit_us(ac).is_some_and(|limit| self.ac_pending_us(ac) >= limit);
+        let over = self.aql_enabled() && !self.ac_under_phy_limit(ac);
         if over && self.config.over_limit == crate::config::OverLimitPolicy::Refuse {
             // As a round would (L3), station-less txqs included.
             return Ok(None);
@@ -392,8 +409,13 @@ enum Step {
 
 /// Bookkeeping of one lap over the listed txqs.
 struct Lap {
-    /// Entries to visit before the lap is complete (the listed count when it began).
+    /// Entries to visit before the lap is complete: the listed count when the lap
+    /// began, worked out at its first rotation (most calls serve the first entry and
+    /// never need it; the queues' positions are lines the other context keeps writing).
+    /// 0 until then.
     len: u32,
+    /// Entries popped and dropped (not requeued) before the length was read.
+    dropped: u32,
     seen: u32,
     /// Some visited station passed its AQL check (mainline's `found_eligible`).
     eligible: bool,
@@ -404,18 +426,31 @@ struct Lap {
 }
 
 impl Lap {
-    fn new(state: &AcState) -> Lap {
-        Lap { len: state.listed().max(1), seen: 0, eligible: false, min_laps: i64::MAX, boost: 0 }
+    fn new() -> Lap {
+        Lap { len: 0, dropped: 0, seen: 0, eligible: false, min_laps: i64::MAX, boost: 0 }
     }
 
-    /// Counts a rotated entry; true when the lap is complete.
-    fn visited(&mut self) -> bool {
+    /// Counts a rotated entry (already requeued, so the count includes it as it did
+    /// when the lap began); true when the lap is complete.
+    fn visited(&mut self, state: &AcState) -> bool {
+        if self.len == 0 {
+            self.len = state.listed().saturating_add(self.dropped).max(1);
+        }
         self.seen += 1;
         self.seen >= self.len
     }
 
+    /// Counts an entry popped and not requeued, while the length is still unread.
+    fn dropped(&mut self) {
+        if self.len == 0 {
+            self.dropped += 1;
+        }
+    }
+
+    /// Starts the next lap (the rare path: its length is read now, as
+    /// `finish_boosted_lap` needs it even when the lap's first entry is served).
     fn next(&mut self, state: &AcState) {
         let boost = if self.min_laps == i64::MAX { 0 } else { (self.min_laps - 1).max(0) };
-        *self = Lap { boost, ..Lap::new(state) };
+        *self = Lap { boost, len: state.listed().max(1), ..Lap::new() };
     }
 }
