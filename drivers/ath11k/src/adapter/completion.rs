@@ -1,11 +1,31 @@
 //! The tx completion handler: every status releases the charge (patch 1), a pass
 //! starts rounds only for the ACs it reaped (patch 6), and stops at the NAPI budget
-//! (patch 9).
+//! (patch 9). A pass releases its charges together ([`Scheduler::release_batch`]),
+//! so the station and AC counters the transmit path also writes are written once per
+//! station per pass, not once per frame.
+//!
+//! [`Scheduler::release_batch`]: airtime_sched::Scheduler::release_batch
 
 use super::{AcSet, Ath11k};
 use crate::hal::{FrameOf, Hal, TxCompletion};
 use airtime_sched::traits::Frame;
-use airtime_sched::{Ac, Instant, Txq};
+use airtime_sched::{Ac, Charge, Instant, Txq};
+
+/// Charges a pass holds before it releases them (raw, 4 bytes each, so the buffer
+/// stays small on a kernel stack).
+const PASS_CHARGES: usize = 32;
+
+/// The charges of a completion pass not yet released.
+struct PassCharges {
+    raw: [u32; PASS_CHARGES],
+    len: usize,
+}
+
+impl PassCharges {
+    const fn new() -> Self {
+        PassCharges { raw: [0; PASS_CHARGES], len: 0 }
+    }
+}
 
 /// What one completion pass did (a NAPI poll's result and more).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,13 +62,15 @@ where
     /// runs once per budget of completions.
     pub fn poll_tx_completions(&mut self, budget: u32, cpu: u32, now: Instant) -> CompletionPass {
         let mut pass = CompletionPass { work_done: 0, reaped: AcSet::EMPTY, rounds: AcSet::EMPTY, frames_pushed: 0 };
+        let mut charges = PassCharges::new();
         while pass.work_done < budget {
             let Some(c) = self.hal.reap_tx_completion() else { break };
             pass.work_done += 1;
-            if let Some(ac) = self.complete_msdu(c) {
+            if let Some(ac) = self.complete_msdu_in_pass(c, &mut charges) {
                 pass.reaped.insert(ac);
             }
         }
+        self.release_pass_charges(&mut charges);
         self.finish_pass(&mut pass, cpu, now);
         pass
     }
@@ -65,12 +87,14 @@ where
         now: Instant,
     ) -> CompletionPass {
         let mut pass = CompletionPass { work_done: 0, reaped: AcSet::EMPTY, rounds: AcSet::EMPTY, frames_pushed: 0 };
+        let mut charges = PassCharges::new();
         for c in completions.iter().take(budget as usize) {
             pass.work_done += 1;
-            if let Some(ac) = self.complete_msdu(*c) {
+            if let Some(ac) = self.complete_msdu_in_pass(*c, &mut charges) {
                 pass.reaped.insert(ac);
             }
         }
+        self.release_pass_charges(&mut charges);
         self.finish_pass(&mut pass, cpu, now);
         pass
     }
@@ -97,20 +121,43 @@ where
     /// The building block of [`poll_tx_completions`](Self::poll_tx_completions) for a
     /// caller that reads the completion ring itself.
     pub fn complete_msdu(&mut self, c: TxCompletion) -> Option<Ac> {
+        let mut charges = PassCharges::new();
+        let ac = self.complete_msdu_in_pass(c, &mut charges);
+        self.release_pass_charges(&mut charges);
+        ac
+    }
+
+    /// [`complete_msdu`](Self::complete_msdu) within a pass: the charge joins the
+    /// pass's, released when the buffer is full or the pass ends. The frame is handed
+    /// back at once: its charge token, not the frame, is what the release needs.
+    fn complete_msdu_in_pass(&mut self, c: TxCompletion, charges: &mut PassCharges) -> Option<Ac> {
         let Some(msdu) = self.hal.msdu_take(c.ring, c.msdu_id) else {
             self.counters.unknown_msdu = self.counters.unknown_msdu.saturating_add(1);
             return None;
         };
         let (frame, charge, ac) = msdu.into_parts();
-        if let Some(charge) = charge
-            && self.sched.release(charge).is_err()
-        {
-            self.counters.release_errors = self.counters.release_errors.saturating_add(1);
+        if let Some(charge) = charge {
+            if charges.len == PASS_CHARGES {
+                self.release_pass_charges(charges);
+            }
+            charges.raw[charges.len] = charge.into_raw();
+            charges.len += 1;
         }
         if let Some(n) = self.counters.completions.get_mut(c.status.index()) {
             *n = n.saturating_add(1);
         }
         self.hal.tx_status(frame, c.status);
         Some(ac)
+    }
+
+    /// Releases the pass's charges held so far; a token the scheduler refuses or a
+    /// release that clamps counts as a release error, as a single release would.
+    fn release_pass_charges(&mut self, charges: &mut PassCharges) {
+        let held = &charges.raw[..charges.len];
+        let done = self.sched.release_batch(held.iter().filter_map(|&raw| Charge::from_raw(raw)));
+        let refused = held.len() as u64 - u64::from(done.released) - u64::from(done.unknown_station);
+        let errors = u64::from(done.unknown_station) + u64::from(done.underflows) + refused;
+        self.counters.release_errors = self.counters.release_errors.saturating_add(errors);
+        charges.len = 0;
     }
 }
