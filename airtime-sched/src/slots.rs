@@ -1,9 +1,10 @@
 //! Per-station and per-txq state, all in atomics so the data path takes no lock.
 //!
 //! # Invariants
-//! * A station slot's `pending_us[ac]` is the sum of the outstanding charges made
-//!   against that slot's current generation (A1). A slot is reused only when every
-//!   `pending_us` is 0, so a charge can never be released against a later occupant.
+//! * A station slot's AQL word for an AC holds the sum of the outstanding charges made
+//!   against that slot's current generation (A1). A slot is reused only when every AQL
+//!   word is closed with nothing pending, so a charge can never be released against a
+//!   later occupant.
 //! * A txq slot's word has `QUEUED` set iff exactly one entry for it sits in one of its
 //!   AC's queues or is held by a `next_txq` call that popped it and has not yet decided
 //!   (S2); `SERVING` iff one context holds a `Serving` handle for it (S3).
@@ -12,11 +13,9 @@ use crate::config::AqlLimits;
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use crate::{Ac, StationId, TxqId};
 
-/// Station slot word: bits 0..32 count the station's outstanding charges, bits 32..40
-/// hold the state, bits 48..64 the generation. Charges and releases change the count
-/// with compare-and-swap on the same word that a slot reuse must swap from "retired
-/// with no charge", so a charge can never land on a later occupant (loom model 6)
-/// without relying on sequential-consistency fences.
+/// Station slot word: bits 32..40 the state, bits 48..64 the generation. The data path
+/// only reads it: charges and releases write the per-AC [`aql`] words instead, so the
+/// word every operation reads is not also a line both contexts write per frame.
 pub(crate) mod sta {
     pub(crate) const FREE: u64 = 0;
     /// Claimed by `add_station`, fields being written.
@@ -26,8 +25,8 @@ pub(crate) mod sta {
     pub(crate) const RETIRED: u64 = 3;
 
     #[inline]
-    pub(crate) const fn word(generation: u16, state: u64, refs: u32) -> u64 {
-        ((generation as u64) << 48) | (state << 32) | refs as u64
+    pub(crate) const fn word(generation: u16, state: u64) -> u64 {
+        ((generation as u64) << 48) | (state << 32)
     }
 
     #[inline]
@@ -39,11 +38,51 @@ pub(crate) mod sta {
     pub(crate) const fn generation(word: u64) -> u16 {
         (word >> 48) as u16
     }
+}
+
+/// A station's AQL word for one AC: bits 0..32 its pending airtime in us
+/// (`aql_tx_pending`), bit 32 "open" (charges accepted), bits 48..64 the generation of
+/// the occupant it counts for. A charge checks the generation and adds in one
+/// compare-and-swap, so it can never land on a later occupant of the slot; a slot is
+/// reused only once all four words are closed with nothing pending (loom models 6, 7).
+/// Every charge is at least 4 us (A3), so nothing pending means no charge outstanding.
+pub(crate) mod aql {
+    pub(crate) const OPEN: u64 = 1 << 32;
 
     #[inline]
-    pub(crate) const fn refs(word: u64) -> u32 {
+    pub(crate) const fn word(generation: u16, open: bool, pending_us: u32) -> u64 {
+        ((generation as u64) << 48) | if open { OPEN } else { 0 } | pending_us as u64
+    }
+
+    #[inline]
+    pub(crate) const fn pending_us(word: u64) -> u32 {
         word as u32
     }
+
+    #[inline]
+    pub(crate) const fn is_open(word: u64) -> bool {
+        word & OPEN != 0
+    }
+
+    #[inline]
+    pub(crate) const fn generation(word: u64) -> u16 {
+        (word >> 48) as u16
+    }
+
+    /// The word with `pending_us` in place of its pending airtime.
+    #[inline]
+    pub(crate) const fn with_pending(word: u64, pending_us: u32) -> u64 {
+        (word & !0xffff_ffff) | pending_us as u64
+    }
+}
+
+/// Why a station slot refused a charge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChargeRefused {
+    /// Not the slot's live occupant (removed, or another generation).
+    NotLive,
+    /// The charge would carry the AC's pending airtime past `u32::MAX` us.
+    Overflow,
 }
 
 /// Txq word bits (the generation is the high half).
@@ -75,8 +114,8 @@ pub(crate) const fn with_gen(generation: u16, low: u32) -> u32 {
 pub(crate) struct StationAc {
     /// DRR deficit in us (mainline's s32, widened so no sum of charges can wrap it).
     pub(crate) deficit_us: AtomicI64,
-    /// AQL pending airtime in us (`aql_tx_pending`).
-    pub(crate) pending_us: AtomicU32,
+    /// See [`aql`]: pending airtime, open bit and generation in one word.
+    pub(crate) aql: AtomicU64,
     /// Packed [`AqlLimits`] (one word, so readers never see half a change).
     pub(crate) limits: AtomicU64,
     /// Last time this AC had frames scheduled, in us (`last_active`).
@@ -100,7 +139,7 @@ impl StationSlot {
             weight: AtomicU32::new(256),
             ac: core::array::from_fn(|_| StationAc {
                 deficit_us: AtomicI64::new(0),
-                pending_us: AtomicU32::new(0),
+                aql: AtomicU64::new(aql::word(0, false, 0)),
                 limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 last_active_us: AtomicU64::new(0),
                 tx_airtime_us: AtomicU64::new(0),
@@ -117,22 +156,29 @@ impl StationSlot {
         sta::state(word) == sta::LIVE && sta::generation(word) == id.generation
     }
 
-    /// Counts one more outstanding charge for `id`, if it is the live occupant.
+    /// Adds a charge of `us` to `id`'s pending airtime on `ac`, if `id` is the slot's
+    /// live occupant. One compare-and-swap checks the generation and adds.
     #[inline]
-    pub(crate) fn acquire_charge(&self, id: StationId) -> bool {
-        let mut word = self.word.load(Ordering::Relaxed);
+    pub(crate) fn charge(&self, id: StationId, ac: Ac, us: u32) -> Result<(), ChargeRefused> {
+        let word = &self.ac[ac.index()].aql;
+        let mut now = word.load(Ordering::Relaxed);
         loop {
             #[cfg(airtime_weakened = "charge_order")]
-            let ok = sta::state(word) == sta::LIVE;
+            let ok = aql::is_open(now);
             #[cfg(not(airtime_weakened = "charge_order"))]
-            let ok = sta::state(word) == sta::LIVE && sta::generation(word) == id.generation;
-            if !ok || sta::refs(word) == u32::MAX {
-                return false;
+            let ok = aql::is_open(now) && aql::generation(now) == id.generation;
+            if !ok {
+                return Err(ChargeRefused::NotLive);
             }
-            // Acquire: the slot's fields as published; the count pins the generation.
-            match self.word.compare_exchange_weak(word, word + 1, Ordering::Acquire, Ordering::Relaxed) {
-                Ok(_) => return true,
-                Err(now) => word = now,
+            let Some(pending) = aql::pending_us(now).checked_add(us) else {
+                return Err(ChargeRefused::Overflow);
+            };
+            // Acquire: pairs with the Release that opened the word for this occupant, so
+            // the charge lands after the reuse's reset of the slot's fields.
+            match word.compare_exchange_weak(now, aql::with_pending(now, pending), Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(seen) => now = seen,
             }
         }
     }
@@ -147,27 +193,75 @@ impl StationSlot {
             && crate::charge::gen_matches(token_gen, sta::generation(word))
     }
 
-    /// Counts `n` charges fewer; false if fewer than `n` were outstanding (a double
-    /// release), in which case the count goes to zero.
+    /// Subtracts `us` of released charges of generation `token_gen` from the pending
+    /// airtime on `ac`, clamping at zero (A4). `None` if the word counts for another
+    /// generation (only a forged token can meet that); otherwise whether nothing had to
+    /// be clamped.
     #[inline]
-    pub(crate) fn release_charges(&self, n: u32) -> bool {
-        let mut word = self.word.load(Ordering::Relaxed);
+    pub(crate) fn release(&self, token_gen: u16, ac: Ac, us: u32) -> Option<bool> {
+        let word = &self.ac[ac.index()].aql;
+        let mut now = word.load(Ordering::Relaxed);
         loop {
-            let refs = sta::refs(word);
-            if refs == 0 {
-                return n == 0;
+            if !crate::charge::gen_matches(token_gen, aql::generation(now)) {
+                return None;
             }
-            // Release: the pending-airtime subtraction before it is visible to a reuse
-            // that Acquires a zero count.
-            match self.word.compare_exchange_weak(
-                word,
-                word - u64::from(refs.min(n)),
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return refs >= n,
-                Err(now) => word = now,
+            let pending = aql::pending_us(now);
+            if pending == 0 {
+                return Some(us == 0);
             }
+            let next = aql::with_pending(now, pending.saturating_sub(us));
+            // Weakened variant, only to prove loom models 6 and 7 catch it: a load and a
+            // store instead of one read-modify-write, which loses a racing charge.
+            #[cfg(airtime_weakened = "release_store")]
+            {
+                word.store(next, Ordering::Release);
+                return Some(pending >= us);
+            }
+            // Release: a reuse that Acquires this word with nothing pending sees every
+            // write the releasing context made before it.
+            #[cfg(not(airtime_weakened = "release_store"))]
+            match word.compare_exchange_weak(now, next, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return Some(pending >= us),
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
+    /// Pending airtime on `ac`, in us.
+    #[inline]
+    pub(crate) fn pending_us(&self, ac: Ac) -> u32 {
+        // Relaxed: a counter read by the AQL check and statistics.
+        aql::pending_us(self.ac[ac.index()].aql.load(Ordering::Relaxed))
+    }
+
+    /// Closes the AQL words of occupant `generation`: no charge is accepted after this.
+    pub(crate) fn close(&self, generation: u16) {
+        for a in &self.ac {
+            let mut now = a.aql.load(Ordering::Relaxed);
+            while aql::is_open(now) && aql::generation(now) == generation {
+                match a.aql.compare_exchange_weak(now, now & !aql::OPEN, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => break,
+                    Err(seen) => now = seen,
+                }
+            }
+        }
+    }
+
+    /// Whether every AQL word is closed with nothing pending: no charge can be made or
+    /// is outstanding, so the slot may take a new occupant.
+    pub(crate) fn drained(&self) -> bool {
+        // Acquire: pairs with the releases' Release, so a reuse sees what they wrote.
+        self.ac.iter().all(|a| {
+            let w = a.aql.load(Ordering::Acquire);
+            !aql::is_open(w) && aql::pending_us(w) == 0
+        })
+    }
+
+    /// Opens the AQL words for occupant `generation`, nothing pending.
+    pub(crate) fn open(&self, generation: u16) {
+        for a in &self.ac {
+            // Release: a charge that Acquires the open word sees the slot's reset fields.
+            a.aql.store(aql::word(generation, true, 0), Ordering::Release);
         }
     }
 
@@ -199,7 +293,7 @@ impl StationSlot {
     #[inline]
     pub(crate) fn effective_deficit(&self, ac: Ac) -> i64 {
         let a = &self.ac[ac.index()];
-        a.deficit_us.load(Ordering::Relaxed) - i64::from(a.pending_us.load(Ordering::Relaxed))
+        a.deficit_us.load(Ordering::Relaxed) - i64::from(aql::pending_us(a.aql.load(Ordering::Relaxed)))
     }
 }
 

@@ -435,3 +435,28 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_charge_that_would_overflow_the_pending_airtime_is_refused_and_counts_nothing() {
+    let mut s = sched();
+    let sta = s.add_station(w(256)).unwrap();
+    s.set_aql_enabled(false);
+    // Charges of the largest size until one would carry the counter past u32::MAX us:
+    // that one is refused with a typed error.
+    let mut held = Vec::new();
+    let refused = loop {
+        match s.charge_us(sta, Ac::Bk, Charge::MAX_US) {
+            Ok(c) => held.push(c),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(refused, ChargeError::PendingOverflow);
+    let pending = u64::from(s.station_pending_us(sta, Ac::Bk).unwrap());
+    assert_eq!(pending, held.len() as u64 * u64::from(Charge::MAX_US), "nothing counted for the refusal");
+    assert!(pending + u64::from(Charge::MAX_US) > u64::from(u32::MAX));
+    assert_eq!(s.ac_pending_us(Ac::Bk) as u64, pending);
+    s.check_invariants().unwrap();
+    assert!(s.release_batch(held).is_clean());
+    assert_eq!(s.total_pending_us(), 0);
+    s.check_invariants().unwrap();
+}

@@ -270,23 +270,27 @@ fn the_driver_loop_stops_a_txq_whose_station_reaches_its_aql_limit_mid_round() {
 }
 
 #[test]
-fn airtime_leaked_by_a_forged_double_release_is_cleared_when_the_slot_is_reused() {
+fn airtime_leaked_by_a_forged_double_release_pins_the_slot_until_the_last_genuine_release() {
     let mut s = sched();
     let sta = s.add_station(airtime_sched::Weight::DEFAULT).unwrap();
     let a = s.charge_us(sta, Ac::Be, 100).unwrap();
     let b = s.charge_us(sta, Ac::Be, 200).unwrap();
     let raw = a.into_raw();
     s.release(Charge::from_raw(raw).unwrap()).unwrap();
-    // The forged second release takes b's place in the count: 100 us stay pending, 0 charges.
+    // The forged second release takes 100 us of b's airtime: 100 us stay pending.
     let _ = s.release(Charge::from_raw(raw).unwrap());
     assert_eq!(s.ac_pending_us(Ac::Be), 100);
     s.remove_station(sta).unwrap();
-    let again = s.add_station(airtime_sched::Weight::DEFAULT).unwrap();
-    assert_eq!(again.index(), sta.index(), "the slot is reused");
-    assert_eq!((s.station_pending_us(again, Ac::Be).unwrap(), s.ac_pending_us(Ac::Be)), (0, 0));
-    assert!(s.underflows() >= 1, "the leak is counted");
-    // b names the old generation: it can no longer touch the new station's counters.
-    assert!(s.release(b).is_err());
+    let other = s.add_station(airtime_sched::Weight::DEFAULT).unwrap();
+    assert_ne!(other.index(), sta.index(), "b is still in flight: the slot is not reused");
+    // b's genuine release finds 100 us for its 200: clamped, counted, nothing left.
+    assert_eq!(s.release(b), Err(airtime_sched::ReleaseError::Underflow));
+    assert_eq!(s.underflows(), 1, "the leak is counted once");
     assert_eq!(s.total_pending_us(), 0);
+    s.check_invariants().unwrap();
+    s.remove_station(other).unwrap();
+    let again = s.add_station(airtime_sched::Weight::DEFAULT).unwrap();
+    assert_eq!(again.index(), sta.index(), "now the slot is reused");
+    assert_eq!(s.station_pending_us(again, Ac::Be).unwrap(), 0);
     s.check_invariants().unwrap();
 }

@@ -7,7 +7,7 @@
 //! Each model has two or three threads and the smallest state that still shows its
 //! race. Four of them have a deliberately weakened variant of the code
 //! (`--cfg airtime_weakened="topup"`, `"charge_order"`, `"wake_serving"`,
-//! `"batch_order"`); CI builds
+//! `"release_store"`); CI builds
 //! those and requires the matching model to fail, so the models are known to be able to.
 #![cfg(loom)]
 
@@ -285,8 +285,8 @@ fn model6_station_removal_races_charges_and_releases() {
 }
 
 /// Model 7 (model 6 for a completion pass): the station's last two charges released by
-/// one `release_batch`. The batch writes each counter once, the charge count last, so a
-/// reuse that sees no charge outstanding finds nothing pending.
+/// one `release_batch`, in one compare-and-swap on the station's AQL word, racing the
+/// late charge on that word and a reuse that waits for it to empty.
 #[test]
 fn model7_batch_release_races_station_removal() {
     station_removal_race(&[8, 12], |sched, charges| {

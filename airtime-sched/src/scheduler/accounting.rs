@@ -1,10 +1,11 @@
 //! AQL accounting (charge at dequeue, release at completion) and the airtime
 //! registered from hardware reports (deficit charges).
 
+use super::batch_release::StationRelease;
 use super::{ChargeError, ReleaseError, SchedError, Scheduler};
 use crate::charge::quantise_us;
-use crate::slots::StationSlot;
-use crate::sync::{AtomicU32, Ordering};
+use crate::slots::{ChargeRefused, StationSlot};
+use crate::sync::Ordering;
 use crate::traits::{Station, StationError};
 use crate::{Ac, Charge, Instant, StationId};
 
@@ -15,11 +16,11 @@ impl Scheduler {
     pub fn charge_us(&self, station: StationId, ac: Ac, airtime_us: u32) -> Result<Charge, ChargeError> {
         let slot = self.stations.get(station.index()).ok_or(ChargeError::UnknownStation)?;
         let us = quantise_us(airtime_us);
-        if !slot.acquire_charge(station) {
-            return Err(ChargeError::UnknownStation);
-        }
-        slot.ac[ac.index()].pending_us.fetch_add(us, Ordering::Relaxed);
-        // Relaxed: counters whose only reader is the AQL check and statistics.
+        slot.charge(station, ac, us).map_err(|refused| match refused {
+            ChargeRefused::NotLive => ChargeError::UnknownStation,
+            ChargeRefused::Overflow => ChargeError::PendingOverflow,
+        })?;
+        // Relaxed: a counter whose only readers are the AQL checks and statistics.
         self.acs[ac.index()].pending_us.fetch_add(us, Ordering::Relaxed);
         Ok(Charge { station, ac, airtime_us: us })
     }
@@ -50,26 +51,22 @@ impl Scheduler {
     /// [`remove_station`](Scheduler::remove_station), so a genuine token always finds
     /// it. A token that names no such slot (a forged or garbled raw value) releases
     /// nothing: it cannot be told apart from another station's charge, and releasing the
-    /// AC counter for it would break conservation (A1).
+    /// AC counter for it would break conservation (A1). A counter holding less than the
+    /// token carries (a token released twice through `Charge::from_raw`) is clamped at
+    /// zero, with the other counter released all the same, and reported once.
     pub fn release(&self, charge: Charge) -> Result<(), ReleaseError> {
+        // A release is a completion pass of one charge: the same protocol, in one place.
         let Charge { station, ac, airtime_us } = charge;
-        let Some(slot) = self.stations.get(station.index()).filter(|s| s.owns_token(station.generation)) else {
-            return Err(ReleaseError::UnknownStation);
-        };
-        // Both counters are released even if one underflows, so they stay equal to each
-        // other (A1, A4). A token released twice through `Charge::from_raw` takes another
-        // charge's place in the count; that charge's own release then finds the count at
-        // zero and is reported as an underflow, with every counter clamped at zero, so a
-        // double release leaves nothing pending (no pinned station, B3). The count goes
-        // last, so a reuse that sees it at zero sees zero pending too.
-        let sta_ok = sub_saturating(&slot.ac[ac.index()].pending_us, airtime_us);
-        let ac_ok = sub_saturating(&self.acs[ac.index()].pending_us, airtime_us);
-        let ref_ok = slot.release_charges(1);
-        if sta_ok && ac_ok && ref_ok {
-            Ok(())
-        } else {
-            self.underflows.fetch_add(1, Ordering::Relaxed);
-            Err(ReleaseError::Underflow)
+        match self.release_station_part(station, ac, airtime_us) {
+            StationRelease::Unknown => Err(ReleaseError::UnknownStation),
+            StationRelease::Released { clamped } => {
+                if self.release_ac_part(ac, airtime_us, clamped) || clamped {
+                    self.underflows.fetch_add(1, Ordering::Relaxed);
+                    Err(ReleaseError::Underflow)
+                } else {
+                    Ok(())
+                }
+            }
         }
     }
 
@@ -113,7 +110,7 @@ impl Scheduler {
 
     /// Pending airtime of a station on `ac`, in us.
     pub fn station_pending_us(&self, station: StationId, ac: Ac) -> Result<u32, SchedError> {
-        Ok(self.station_slot(station)?.ac[ac.index()].pending_us.load(Ordering::Relaxed))
+        Ok(self.station_slot(station)?.pending_us(ac))
     }
 
     /// A station's DRR deficit on `ac` as stored (not minus pending), in us.
@@ -144,7 +141,7 @@ impl Scheduler {
         if !self.aql_enabled() {
             return true;
         }
-        let pending = slot.ac[ac.index()].pending_us.load(Ordering::Relaxed);
+        let pending = slot.pending_us(ac);
         let limits = self.effective_limits_of(slot, ac);
         // Under the low limit the PHY total does not matter: skip reading the four AC
         // counters, which the other context keeps writing (`aql::station_may_send`).
@@ -173,21 +170,3 @@ impl Scheduler {
 
 /// Granularity of the active stamp, in us (see `mark_active`).
 const ACTIVE_STAMP_US: u64 = 1000;
-
-/// Subtracts `amount` from `counter`, clamping at 0 (invariant A4); false if it had to clamp.
-#[inline]
-pub(super) fn sub_saturating(counter: &AtomicU32, amount: u32) -> bool {
-    let prev = counter.fetch_sub(amount, Ordering::Relaxed);
-    if prev >= amount {
-        return true;
-    }
-    // It wrapped: add back what was not there. Concurrent charges may have arrived in
-    // between; adding exactly the shortfall restores the clamped value either way.
-    counter.fetch_add(amount - prev, Ordering::Relaxed);
-    false
-}
-
-/// Subtracts leaked pending airtime found on a slot being reused from its AC counter.
-pub(super) fn release_stale(ac_pending: &AtomicU32, stale: u32) {
-    let _ = sub_saturating(ac_pending, stale);
-}

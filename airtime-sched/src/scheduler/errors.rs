@@ -46,12 +46,17 @@ pub enum ChargeError {
     /// The station handle is stale or was never issued (the frame should be dropped or
     /// sent uncharged by the caller's choice; the scheduler counts nothing).
     UnknownStation,
+    /// The station already has so much airtime pending on the AC (over 71 minutes, so
+    /// only a driver that never releases can get here) that the charge would carry its
+    /// counter past `u32::MAX` us; nothing was counted.
+    PendingOverflow,
 }
 
 impl fmt::Display for ChargeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ChargeError::UnknownStation => f.write_str("charge for an unknown or removed station"),
+            ChargeError::PendingOverflow => f.write_str("charge would overflow the station's pending airtime"),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! runs and no txq is held, so every invariant must hold exactly.
 
 use super::Scheduler;
-use crate::slots::{gen_of, sta, txq};
+use crate::slots::{aql, gen_of, sta, txq};
 use crate::sync::Ordering;
 use crate::{Ac, TxqId};
 use alloc::vec;
@@ -42,9 +42,9 @@ pub enum InvariantViolation {
     OpenRoundZero(Ac),
     /// A station's limits are inverted or its weight is 0.
     BadStationConfig(u16),
-    /// A station slot's count of outstanding charges disagrees with its pending
-    /// airtime (one is zero and the other not).
-    ChargeCountMismatch(u16),
+    /// A station slot's AQL word disagrees with the slot: open while the slot has no
+    /// live occupant, closed while it has, or counting for another generation.
+    AqlWordMismatch(u16),
 }
 
 impl fmt::Display for InvariantViolation {
@@ -88,8 +88,7 @@ impl Scheduler {
             if super::rounds::round_open(round) && super::rounds::round_number(round) == 0 {
                 return Err(InvariantViolation::OpenRoundZero(ac));
             }
-            let sum: u64 =
-                self.stations.iter().map(|s| u64::from(s.ac[ac.index()].pending_us.load(Ordering::Relaxed))).sum();
+            let sum: u64 = self.stations.iter().map(|s| u64::from(s.pending_us(ac))).sum();
             let ac_pending_us = state.pending_us.load(Ordering::Relaxed);
             if sum != u64::from(ac_pending_us) {
                 return Err(InvariantViolation::PendingNotConserved { ac, ac_pending_us, stations_sum_us: sum });
@@ -107,9 +106,14 @@ impl Scheduler {
         }
         for (index, slot) in self.stations.iter().enumerate() {
             let word = slot.word.load(Ordering::Relaxed);
-            let pending_any = slot.ac.iter().any(|a| a.pending_us.load(Ordering::Relaxed) != 0);
-            if pending_any != (sta::refs(word) != 0) {
-                return Err(InvariantViolation::ChargeCountMismatch(index as u16));
+            let live = sta::state(word) == sta::LIVE;
+            let mismatch = slot.ac.iter().any(|a| {
+                let w = a.aql.load(Ordering::Relaxed);
+                let stale = sta::state(word) == sta::FREE || aql::generation(w) != sta::generation(word);
+                aql::is_open(w) != live || (stale && aql::pending_us(w) != 0)
+            });
+            if mismatch {
+                return Err(InvariantViolation::AqlWordMismatch(index as u16));
             }
             if sta::state(word) != sta::LIVE {
                 continue;

@@ -13,17 +13,17 @@ impl Scheduler {
     pub fn add_station(&self, weight: Weight) -> Result<StationId, SchedError> {
         for (index, slot) in self.stations.iter().enumerate() {
             let word = slot.word.load(Ordering::Acquire);
-            // A slot is reusable when free, or retired with no charge outstanding. The
-            // swap to INIT fails if a release or charge changed the count meanwhile.
-            let reusable = sta::state(word) == sta::FREE || (sta::state(word) == sta::RETIRED && sta::refs(word) == 0);
+            // A slot is reusable when free, or retired with every AQL word closed and
+            // nothing pending: no charge can be made or is outstanding, and neither can
+            // change until the slot is opened again below.
+            let reusable = sta::state(word) == sta::FREE || (sta::state(word) == sta::RETIRED && slot.drained());
             if !reusable {
                 continue;
             }
             let generation = sta::generation(word).wrapping_add(1);
-            // Acquire: sees the releases that brought the count to zero.
             if slot
                 .word
-                .compare_exchange(word, sta::word(generation, sta::INIT, 0), Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(word, sta::word(generation, sta::INIT), Ordering::Acquire, Ordering::Relaxed)
                 .is_err()
             {
                 continue;
@@ -31,22 +31,16 @@ impl Scheduler {
             slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
             for ac in Ac::ALL {
                 let a = &slot.ac[ac.index()];
-                // No charge is outstanding (the count is 0), so pending airtime left here
-                // was leaked by a token released twice: clear it, and its share of the AC
-                // counter, so the new station does not start throttled (B3).
-                let stale = a.pending_us.swap(0, Ordering::Relaxed);
-                if stale != 0 {
-                    super::accounting::release_stale(&self.acs[ac.index()].pending_us, stale);
-                    self.underflows.fetch_add(1, Ordering::Relaxed);
-                }
                 a.deficit_us.store(i64::from(weight.get()), Ordering::Relaxed);
                 a.limits.store(self.acs[ac.index()].default_limits.load(Ordering::Relaxed), Ordering::Relaxed);
                 a.last_active_us.store(0, Ordering::Relaxed);
                 a.tx_airtime_us.store(0, Ordering::Relaxed);
                 a.rx_airtime_us.store(0, Ordering::Relaxed);
             }
+            // Release (inside): charges for the new occupant see the fields above.
+            slot.open(generation);
             // Release: publishes the fields above to every Acquire of the word.
-            slot.word.store(sta::word(generation, sta::LIVE, 0), Ordering::Release);
+            slot.word.store(sta::word(generation, sta::LIVE), Ordering::Release);
             return Ok(StationId { index: index as u16, generation });
         }
         Err(SchedError::StationsFull)
@@ -62,13 +56,16 @@ impl Scheduler {
             if sta::state(word) != sta::LIVE || sta::generation(word) != id.generation {
                 return Err(SchedError::UnknownStation);
             }
-            let retired = (word & !(0xff << 32)) | (sta::RETIRED << 32);
-            // AcqRel: a charge after this sees RETIRED and is refused. SeqCst: see add_txq.
+            let retired = sta::word(id.generation, sta::RETIRED);
+            // SeqCst: see add_txq.
             match slot.word.compare_exchange_weak(word, retired, Ordering::SeqCst, Ordering::Acquire) {
                 Ok(_) => break,
                 Err(now) => word = now,
             }
         }
+        // Charges are refused from here on; the slot is reused once those in flight are
+        // released.
+        slot.close(id.generation);
         for (index, t) in self.txqs.iter().enumerate() {
             // SeqCst: see add_txq.
             let word = t.word.load(Ordering::SeqCst);

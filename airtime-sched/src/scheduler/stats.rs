@@ -145,7 +145,7 @@ impl Scheduler {
     pub fn station_aql(&self, id: StationId) -> Result<StationAql, SchedError> {
         let slot = self.station_slot(id)?;
         Ok(StationAql {
-            pending_us: core::array::from_fn(|i| slot.ac[i].pending_us.load(Ordering::Relaxed)),
+            pending_us: Ac::ALL.map(|ac| slot.pending_us(ac)),
             limits: Ac::ALL.map(|ac| self.effective_limits_of(slot, ac)),
         })
     }
