@@ -1,12 +1,13 @@
-//! Two contexts on two threads driving the same AC: a wake context (enqueue, wake, round,
-//! send one frame into a ring) and a completion context (reap the ring: release and
-//! register airtime; then one round per frame reaped, to refill). Throughput is in frames
+//! Two contexts on two threads, pinned to two CPUs, driving the same AC: a wake context
+//! (enqueue, wake, a round that sends one frame into a ring) and a completion context
+//! (reap the ring, release, register airtime, refill by rounds). Throughput is in frames
 //! (elements) per second: each iteration is a run of `ROUNDS` wake rounds, whose time is
-//! scaled to exactly `2 * ROUNDS` completed frames. Ids `<scheduler>/<stations>` release
-//! and refill per frame reaped; `<scheduler>_per_budget/<stations>` run the completion
-//! context as the seed's patches 6 and 9 do: one release call (ours:
-//! `Scheduler::release_batch`; the baseline has no batch call and loops) and one round
-//! per budget of completions.
+//! scaled to exactly `2 * ROUNDS` completed frames. Ids `<scheduler>/<stations>` hand
+//! over, release, register and refill frame by frame (the stress case);
+//! `<scheduler>_per_budget/<stations>` run as ath11k with the seed's patches 6 and 9:
+//! completions a PPDU at a time, one release call per pass (ours:
+//! `Scheduler::release_batch`; the baseline has no batch call and loops), airtime
+//! registered per station per pass, one round per budget ([`Completion`]).
 
 use airtime_benches::SchedulerUnderTest;
 use airtime_benches::baseline::Baseline;
@@ -21,7 +22,7 @@ const ROUNDS: u64 = 10_000;
 const FRAMES: u64 = 2 * ROUNDS;
 
 fn one<S: SchedulerUnderTest>(g: &mut BenchmarkGroup<'_, WallTime>, n: usize, completion: Completion) {
-    let w = TwoContexts::<S>::with_completion(n, completion);
+    let w = TwoContexts::<S>::with_completion(n, completion).pinned();
     w.run(ROUNDS);
     let name = match completion {
         Completion::PerFrame => S::NAME.to_string(),

@@ -8,6 +8,9 @@
 //! ```text
 //! cargo run --release -p airtime-benches --example two_contexts -- [STATIONS] [WAKE_ROUNDS] [RUNS]
 //! ```
+//!
+//! The contexts are pinned to the first two CPUs the process may use
+//! ([`TwoContexts::pinned`]); `TWO_CONTEXTS_UNPINNED=1` leaves them to the OS.
 
 use airtime_benches::SchedulerUnderTest;
 use airtime_benches::baseline::Baseline;
@@ -31,10 +34,25 @@ fn main() {
     let stations = args.first().copied().unwrap_or(16).clamp(1, 4096);
     let rounds = args.get(1).copied().unwrap_or(50_000) as u64;
     let runs = args.get(2).copied().unwrap_or(15).max(1);
-    println!("stations={stations} wake_rounds={rounds} runs={runs}");
+    let pinned = std::env::var_os("TWO_CONTEXTS_UNPINNED").is_none();
+    let cpus = TwoContexts::<Baseline>::new(1).pinned().cpus();
+    println!("stations={stations} wake_rounds={rounds} runs={runs} cpus(wake, completion)={cpus:?} pinned={pinned}");
+    if let Some(cpus) = cpus.filter(|_| pinned) {
+        let ns = airtime_benches::line_transfer::one_way_ns(cpus, 200_000, 5);
+        println!("one-way cache-line transfer between them: {ns:.1} ns (median of 5)");
+    }
     for completion in [Completion::PerFrame, Completion::PerBudget] {
-        let ours = TwoContexts::<Scheduler>::with_completion(stations, completion);
-        let base = TwoContexts::<Baseline>::with_completion(stations, completion);
+        let (ours, base) = if pinned {
+            (
+                TwoContexts::<Scheduler>::with_completion(stations, completion).pinned(),
+                TwoContexts::<Baseline>::with_completion(stations, completion).pinned(),
+            )
+        } else {
+            (
+                TwoContexts::<Scheduler>::with_completion(stations, completion),
+                TwoContexts::<Baseline>::with_completion(stations, completion),
+            )
+        };
         ours.run(rounds);
         base.run(rounds);
         let (mut o, mut b, mut ratio) = (Vec::new(), Vec::new(), Vec::new());

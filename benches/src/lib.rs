@@ -16,14 +16,20 @@
 //! 4. **[`workload`]** — the workloads: the single-threaded frame cycle at any number of
 //!    stations, the many-laps round of reference E6, and the two-thread (wake context +
 //!    completion context) run, whose contexts hand frames over through [`spsc`].
+//! 5. **Measurement aids** — [`affinity`] pins the two contexts to two CPUs,
+//!    [`padded`] keeps the harness's own shared values on lines of their own, and
+//!    [`line_transfer`] measures what moving a cache line between the two CPUs costs.
 //!
 //! The criterion benches in `benches/benches/`, the instruction-count example
 //! `examples/frame_cycle.rs` (run by `instructions.sh` under valgrind) and the
 //! interleaved two-thread example `examples/two_contexts.rs` are thin drivers of
 //! [`workload`]; `/BENCHMARKS.md` has the numbers and how to reproduce them.
 
+pub mod affinity;
 pub mod baseline;
+pub mod line_transfer;
 pub mod ours;
+pub mod padded;
 pub mod spsc;
 pub mod workload;
 

@@ -11,6 +11,7 @@
 //!   on two threads, with a ring of charged frames between them.
 
 use crate::SchedulerUnderTest;
+use crate::padded::Padded;
 use crate::spsc::Spsc;
 use airtime_est::{Bandwidth, Rate, expected_tx_airtime_us};
 use airtime_sched::{Ac, Tid};
@@ -211,37 +212,59 @@ impl<S: SchedulerUnderTest> Drop for DebtRound<S> {
 }
 
 /// Two contexts on two threads driving one AC: the wake context enqueues, wakes, runs a
-/// round and sends one frame into a ring; the completion context reaps the ring
-/// (release + register airtime, up to [`REAP_BUDGET`] per pass, like a NAPI budget),
-/// then, as completion handlers do, runs rounds to refill what it reaped: one round and
-/// one frame per frame reaped, so both contexts run about as many rounds.
+/// round that sends one frame and hands the frame to the completion context through a
+/// ring; the completion context reaps the ring (up to [`REAP_BUDGET`] per pass, like a
+/// NAPI budget), releases the charges and registers the airtime, then, as completion
+/// handlers do, runs rounds to refill what it reaped, so both contexts run rounds.
 ///
-/// [`Completion::PerBudget`] runs the completion context as the seed's patches 6 and 9
-/// do instead: one release call and one round per budget of completions.
+/// [`Completion`] says how faithfully to ath11k: frame by frame (the stress case), or a
+/// PPDU's completions at a time, released and registered per pass, one round per budget
+/// (the seed's patches 6 and 9). [`pinned`](Self::pinned) puts the contexts on two CPUs.
 pub struct TwoContexts<S: SchedulerUnderTest> {
     completion: Completion,
     sched: S,
     stations: Vec<S::Station>,
     txqs: Vec<S::Txq>,
-    frames: Vec<AtomicU32>,
+    /// The counter txqs, each on its own lines as a driver's txqs are separate objects.
+    frames: Vec<Padded<AtomicU32>>,
     ring: Spsc,
     clock: AtomicU64,
     airtime_us: u32,
+    /// CPUs of the wake and completion contexts ([`pinned`](Self::pinned)).
+    cpus: Option<[usize; 2]>,
 }
 
 /// How the completion context of [`TwoContexts`] handles a pass of reaped completions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Completion {
-    /// Each reaped frame's charge released as it is reaped, and each refilled by a round
-    /// of its own that sends one frame: the most rounds and the most shared writes.
+    /// Each frame handed to the completion context on its own; its charge released and
+    /// its airtime registered as it is reaped, and each refilled by a round of its own
+    /// that sends one frame: the most rounds and the most shared writes.
     PerFrame,
-    /// The seed's patches 6 and 9: the pass's charges handed to
-    /// [`SchedulerUnderTest::release_pass`] together, then one round per budget of
-    /// completions, each txq it hands out dequeued while its station's AQL check passes
-    /// (as ath11k's round does), until as many frames as were reaped are sent or the
-    /// round ends.
+    /// As ath11k runs with the seed's patches 6 and 9: completions arrive a PPDU at a
+    /// time ([`PPDU_FRAMES`]); the pass's charges are handed to
+    /// [`SchedulerUnderTest::release_pass`] together and each station's airtime is
+    /// registered once per pass (as PPDU statistics report it); then one round per
+    /// budget of completions, each txq it hands out dequeued while its station's AQL
+    /// check passes (as ath11k's round does), until as many frames as were reaped are
+    /// sent or the round ends.
     PerBudget,
 }
+
+impl Completion {
+    /// Frames whose completions reach the completion context together: one per frame,
+    /// or a PPDU's worth, as a BlockAck completes an A-MPDU's frames at once.
+    pub const fn ppdu_frames(self) -> usize {
+        match self {
+            Completion::PerFrame => 1,
+            Completion::PerBudget => PPDU_FRAMES,
+        }
+    }
+}
+
+/// Frames per PPDU in [`Completion::PerBudget`]: 32 frames of 28 us, a 0.9 ms A-MPDU
+/// (VHT80 MCS 9), whose BlockAck completes them together.
+pub const PPDU_FRAMES: usize = 32;
 
 /// Completions the completion context reaps per pass.
 pub const REAP_BUDGET: usize = 64;
@@ -263,31 +286,39 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
         }
         TwoContexts {
             completion,
-            frames: txqs.iter().map(|_| AtomicU32::new(BACKLOG)).collect(),
+            frames: txqs.iter().map(|_| Padded(AtomicU32::new(BACKLOG))).collect(),
             sched,
             stations,
             txqs,
             ring: Spsc::new(RING_FRAMES),
             clock: AtomicU64::new(now),
             airtime_us: frame_airtime_us(),
+            cpus: None,
         }
     }
 
-    /// A round that sends at most one frame; the charged frame's txq index and charge.
-    #[inline]
-    fn send_one(&self, now: u64) -> Option<(usize, S::Charge)> {
-        let s = &self.sched;
-        s.start_round(AC);
-        let held = s.next_txq(AC, now)?;
-        let t = S::held_index(&held);
-        if !s.airtime_check(&held) {
-            s.return_txq(held, true, now);
-            return None;
+    /// The same workload with its wake context pinned to the first CPU this process may
+    /// use and its completion context to the second ([`affinity`](crate::affinity)), so
+    /// that every run has the contexts on two CPUs, as a driver's are. Unchanged (left
+    /// to the OS) where fewer than two CPUs are allowed or pinning is unavailable.
+    pub fn pinned(mut self) -> Self {
+        if let [wake, completion, ..] = crate::affinity::allowed_cpus()[..] {
+            self.cpus = Some([wake, completion]);
         }
-        let left = self.frames[t].fetch_sub(1, Ordering::Relaxed).saturating_sub(1);
-        let charge = s.charge(self.stations[t], AC, self.airtime_us);
-        s.return_txq(held, left > 0, now);
-        charge.map(|c| (t, c))
+        self
+    }
+
+    /// The CPUs the wake and completion contexts are pinned to, if they are.
+    pub fn cpus(&self) -> Option<[usize; 2]> {
+        self.cpus
+    }
+
+    /// Pins the calling context's thread to the `which`-th CPU (0 wake, 1 completion).
+    fn pin(&self, which: usize) {
+        if let Some(cpus) = self.cpus {
+            // Unpinned if refused: the run still completes, on the OS's choice of CPU.
+            let _ = crate::affinity::pin_current_thread(cpus[which]);
+        }
     }
 
     /// One round that sends up to `quota` frames, each txq it hands out dequeued while
@@ -313,15 +344,33 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
         n
     }
 
-    /// A frame's completion: its airtime registered, its charge released now or kept
-    /// in `pass` for the end of the pass.
+    /// A frame's completion: per frame, its charge released and its airtime registered
+    /// now; per budget, both kept in `pass` for the end of the pass.
     #[inline]
-    fn complete(&self, t: usize, charge: S::Charge, now: u64, pass: &mut Vec<S::Charge>) {
+    fn complete(&self, t: usize, charge: S::Charge, now: u64, pass: &mut Pass<S>) {
         match self.completion {
-            Completion::PerFrame => self.sched.release(charge),
-            Completion::PerBudget => pass.push(charge),
+            Completion::PerFrame => {
+                self.sched.release(charge);
+                self.sched.register_airtime(self.stations[t], AC, self.airtime_us, now);
+            }
+            Completion::PerBudget => {
+                pass.charges.push(charge);
+                if pass.airtime_us[t] == 0 {
+                    pass.touched.push(t);
+                }
+                pass.airtime_us[t] += self.airtime_us;
+            }
         }
-        self.sched.register_airtime(self.stations[t], AC, self.airtime_us, now);
+    }
+
+    /// The end of a completion pass: its charges released together, and each station's
+    /// airtime registered once, as PPDU statistics report a station's aggregate.
+    fn finish_pass(&self, pass: &mut Pass<S>, now: u64) {
+        self.sched.release_pass(&mut pass.charges);
+        for t in pass.touched.drain(..) {
+            let us = core::mem::take(&mut pass.airtime_us[t]);
+            self.sched.register_airtime(self.stations[t], AC, us, now);
+        }
     }
 
     /// Runs both contexts: the wake context runs `rounds` rounds; the completion context
@@ -339,22 +388,30 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
         let ready = Barrier::new(3);
         std::thread::scope(|scope| {
             let wake = scope.spawn(|| {
+                self.pin(0);
                 ready.wait();
                 let mut now = start_clock;
                 let mut sent = 0u64;
+                let ppdu_frames = self.completion.ppdu_frames();
+                let mut ppdu: Vec<u64> = Vec::with_capacity(ppdu_frames);
+                let mut one: Vec<(usize, S::Charge)> = Vec::with_capacity(1);
                 for k in 0..rounds {
                     now += 1;
                     let i = (k % self.txqs.len() as u64) as usize;
                     self.frames[i].fetch_add(1, Ordering::Relaxed);
                     self.sched.wake(self.txqs[i], now);
-                    if let Some((t, c)) = self.send_one(now) {
+                    if self.send_round(now, 1, &mut one) == 1 {
                         sent += 1;
-                        let mut v = ((t as u64) << 32) | u64::from(S::charge_into_raw(c));
+                    }
+                    for (t, c) in one.drain(..) {
+                        ppdu.push(((t as u64) << 32) | u64::from(S::charge_into_raw(c)));
+                    }
+                    if ppdu.len() == ppdu_frames || (k + 1 == rounds && !ppdu.is_empty()) {
                         let mut spins = 0u32;
-                        while let Err(back) = self.ring.push(v) {
-                            v = back;
+                        while !self.ring.push_all(&ppdu) {
                             spins = backoff(spins);
                         }
+                        ppdu.clear();
                     }
                 }
                 // Release: the ring's last pushes happen before the flag is seen.
@@ -362,11 +419,12 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
                 sent
             });
             let completion = scope.spawn(|| {
+                self.pin(1);
                 ready.wait();
                 let mut now = start_clock;
                 let (mut rounds, mut sent, mut completed) = (0u64, 0u64, 0u64);
                 let mut own: Vec<(usize, S::Charge)> = Vec::with_capacity(REAP_BUDGET);
-                let mut pass: Vec<S::Charge> = Vec::with_capacity(2 * REAP_BUDGET);
+                let mut pass = Pass::<S>::new(self.txqs.len());
                 let mut idle = 0u32;
                 loop {
                     now += 1;
@@ -384,7 +442,7 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
                     for (t, c) in own.drain(..) {
                         self.complete(t, c, now, &mut pass);
                     }
-                    self.sched.release_pass(&mut pass);
+                    self.finish_pass(&mut pass, now);
                     if reaped == 0 && finished {
                         break;
                     }
@@ -397,10 +455,7 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
                         Completion::PerFrame => {
                             for _ in 0..reaped {
                                 rounds += 1;
-                                if let Some(f) = self.send_one(now) {
-                                    sent += 1;
-                                    own.push(f);
-                                }
+                                sent += self.send_round(now, 1, &mut own) as u64;
                             }
                         }
                         Completion::PerBudget if reaped > 0 => {
@@ -426,6 +481,21 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
     /// The scheduler.
     pub fn scheduler(&self) -> &S {
         &self.sched
+    }
+}
+
+/// What a completion pass keeps for its end ([`Completion::PerBudget`]).
+struct Pass<S: SchedulerUnderTest> {
+    charges: Vec<S::Charge>,
+    /// Airtime completed per txq (one txq per station here) in this pass, in us.
+    airtime_us: Vec<u32>,
+    /// The txqs with airtime in `airtime_us`, in first-completion order.
+    touched: Vec<usize>,
+}
+
+impl<S: SchedulerUnderTest> Pass<S> {
+    fn new(txqs: usize) -> Self {
+        Pass { charges: Vec::with_capacity(2 * REAP_BUDGET), airtime_us: vec![0; txqs], touched: Vec::new() }
     }
 }
 
@@ -522,16 +592,29 @@ mod tests {
     }
 
     #[test]
-    fn two_contexts_complete_every_frame_sent_and_release_every_charge() {
-        fn check<S: SchedulerUnderTest>(pending: impl Fn(&S) -> i64) {
-            let w = TwoContexts::<S>::new(16);
+    fn two_contexts_complete_every_frame_sent_and_release_and_register_every_one() {
+        fn check<S: SchedulerUnderTest>(
+            completion: Completion,
+            pending: impl Fn(&S) -> i64,
+            tx_us: impl Fn(&S, S::Station) -> u64,
+        ) {
+            let w = TwoContexts::<S>::with_completion(16, completion).pinned();
             let c = w.run_counted(20_000);
+            let name = (S::NAME, completion);
             assert_eq!(c.wake_rounds, 20_000);
-            assert!(c.wake_sent > 0 && c.completion_sent > 0, "{}: {c:?}", S::NAME);
-            assert_eq!(c.completed, c.wake_sent + c.completion_sent, "{}", S::NAME);
-            assert_eq!(pending(w.scheduler()), 0, "{}", S::NAME);
+            assert!(c.wake_sent > 0 && c.completion_sent > 0, "{name:?}: {c:?}");
+            assert_eq!(c.completed, c.wake_sent + c.completion_sent, "{name:?}");
+            assert_eq!(pending(w.scheduler()), 0, "{name:?}");
+            let registered: u64 = w.stations.iter().map(|&sta| tx_us(w.scheduler(), sta)).sum();
+            assert_eq!(registered, c.completed * u64::from(w.airtime_us), "{name:?}: every frame's airtime, once");
         }
-        check::<Scheduler>(|s| i64::from(s.total_pending_us()));
-        check::<Baseline>(|b| i64::from(b.total_pending()));
+        for completion in [Completion::PerFrame, Completion::PerBudget] {
+            check::<Scheduler>(
+                completion,
+                |s| i64::from(s.total_pending_us()),
+                |s, sta| s.station_airtime(sta).map_or(0, |a| a.tx_us),
+            );
+            check::<Baseline>(completion, |b| i64::from(b.total_pending()), |b, sta| b.tx_airtime(sta, AC));
+        }
     }
 }
