@@ -17,7 +17,20 @@ pub fn one_way_ns(cpus: [usize; 2], handoffs: u64, runs: usize) -> f64 {
 
 fn run(cpus: [usize; 2], handoffs: u64) -> f64 {
     let turn = Padded(AtomicU64::new(0));
+    // Both sides on threads of their own: pinning the caller's thread would leave it
+    // pinned for whatever it runs next.
     std::thread::scope(|s| {
+        let first = s.spawn(|| {
+            let _ = crate::affinity::pin_current_thread(cpus[0]);
+            let t0 = Instant::now();
+            for i in 0..handoffs {
+                turn.store(2 * i + 1, Ordering::Release);
+                while turn.load(Ordering::Acquire) != 2 * i + 2 {
+                    std::hint::spin_loop();
+                }
+            }
+            t0.elapsed().as_nanos() as f64 / (2 * handoffs) as f64
+        });
         s.spawn(|| {
             let _ = crate::affinity::pin_current_thread(cpus[1]);
             for i in 0..handoffs {
@@ -28,15 +41,7 @@ fn run(cpus: [usize; 2], handoffs: u64) -> f64 {
                 turn.store(2 * i + 2, Ordering::Release);
             }
         });
-        let _ = crate::affinity::pin_current_thread(cpus[0]);
-        let t0 = Instant::now();
-        for i in 0..handoffs {
-            turn.store(2 * i + 1, Ordering::Release);
-            while turn.load(Ordering::Acquire) != 2 * i + 2 {
-                std::hint::spin_loop();
-            }
-        }
-        t0.elapsed().as_nanos() as f64 / (2 * handoffs) as f64
+        first.join().unwrap_or(f64::NAN)
     })
 }
 

@@ -390,6 +390,9 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
             let wake = scope.spawn(|| {
                 self.pin(0);
                 ready.wait();
+                // Timed by the contexts themselves: the spawning thread is not pinned and
+                // may wait for a CPU while both pinned contexts run.
+                let t0 = Instant::now();
                 let mut now = start_clock;
                 let mut sent = 0u64;
                 let ppdu_frames = self.completion.ppdu_frames();
@@ -416,7 +419,7 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
                 }
                 // Release: the ring's last pushes happen before the flag is seen.
                 wake_done.store(true, Ordering::Release);
-                sent
+                (sent, t0)
             });
             let completion = scope.spawn(|| {
                 self.pin(1);
@@ -465,14 +468,13 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
                         Completion::PerBudget => {}
                     }
                 }
-                (now, rounds, sent, completed)
+                (now, rounds, sent, completed, Instant::now())
             });
             ready.wait();
-            let t0 = Instant::now();
-            let (end_now, completion_rounds, completion_sent, completed) =
-                completion.join().unwrap_or((start_clock, 0, 0, 0));
-            let elapsed = t0.elapsed();
-            let wake_sent = wake.join().unwrap_or(0);
+            let (end_now, completion_rounds, completion_sent, completed, end) =
+                completion.join().unwrap_or_else(|_| (start_clock, 0, 0, 0, Instant::now()));
+            let (wake_sent, t0) = wake.join().unwrap_or((0, end));
+            let elapsed = end.saturating_duration_since(t0);
             self.clock.store(end_now.max(start_clock + rounds) + 1, Ordering::Relaxed);
             RunCounts { elapsed, wake_rounds: rounds, wake_sent, completion_rounds, completion_sent, completed }
         })
