@@ -88,10 +88,9 @@ fn a2_a_token_releases_exactly_what_was_charged_and_a_second_release_is_refused(
 
 /// The `Charge::from_raw` contract: a value released twice is detected and reported
 /// (`ReleaseError`). With another charge of the station still out, the second release
-/// takes that charge's place in the slot's outstanding-charge count and succeeds; the
-/// other charge's genuine release then finds the count at zero, is reported as an
-/// underflow, and clamps every counter at zero: nothing stays pending (no pinned
-/// station, reference B3).
+/// takes part of that charge's pending airtime and succeeds; the other charge's genuine
+/// release then finds less than it carries, is reported as an underflow, and clamps
+/// every counter at zero: nothing stays pending (no pinned station, reference B3).
 #[test]
 fn a2_a_double_release_through_raw_is_reported_and_leaks_nothing() {
     let mut s = sched();
@@ -108,8 +107,8 @@ fn a2_a_double_release_through_raw_is_reported_and_leaks_nothing() {
 }
 
 /// After the leak above, the station is removed and its slot reused: the new station
-/// must start with nothing pending (`add_station` reuses a slot whose outstanding-charge
-/// count is 0 without clearing its `pending_us`).
+/// must start with nothing pending (`add_station` reuses a slot only when its AQL words
+/// are closed and hold nothing).
 #[test]
 fn a1_a_new_station_never_inherits_pending_airtime() {
     let mut s = sched_with(|c| c.max_stations = 1);
