@@ -20,6 +20,9 @@ pub struct Charge {
     pub(crate) station: StationId,
     pub(crate) ac: Ac,
     pub(crate) airtime_us: u32,
+    /// Whether `station` carries the whole generation (a token from a charge) or only
+    /// the four bits the raw form keeps (a token from [`Charge::from_raw`]).
+    pub(crate) full_generation: bool,
 }
 
 impl Charge {
@@ -73,17 +76,18 @@ impl Charge {
             station: StationId { index: ((raw >> 16) & 0xfff) as u16, generation: (raw >> 28) as u16 },
             ac,
             airtime_us: units * 4,
+            full_generation: false,
         })
     }
 }
 
 const RAW_UNITS_BITS: u32 = 14;
 
-/// Whether a token's station generation (only 4 bits survive the raw encoding) matches
-/// a slot's generation.
+/// Whether a token's station generation matches a slot's: all 16 bits for a token that
+/// never left Rust (`full`), the 4 that survive the raw encoding otherwise.
 #[inline]
-pub(crate) const fn gen_matches(token_gen: u16, slot_gen: u16) -> bool {
-    (token_gen & 0xf) == (slot_gen & 0xf)
+pub(crate) const fn gen_matches(token_gen: u16, full: bool, slot_gen: u16) -> bool {
+    if full { token_gen == slot_gen } else { (token_gen & 0xf) == (slot_gen & 0xf) }
 }
 
 /// Rounds an estimate to a chargeable amount: a multiple of 4 us, at least 4, at most
@@ -110,12 +114,13 @@ mod tests {
         for (index, generation, ac, us) in
             [(0u16, 0u16, Ac::Vo, 4u32), (4095, 15, Ac::Bk, Charge::MAX_US), (17, 3, Ac::Be, 1912)]
         {
-            let c = Charge { station: StationId { index, generation }, ac, airtime_us: us };
+            let c = Charge { station: StationId { index, generation }, ac, airtime_us: us, full_generation: true };
             let raw = c.into_raw();
             assert_ne!(raw, 0);
             let back = Charge::from_raw(raw).unwrap();
             assert_eq!((back.station.index, back.ac, back.airtime_us), (index, ac, us));
-            assert!(gen_matches(back.station.generation, generation));
+            assert!(gen_matches(back.station.generation, back.full_generation, generation));
+            assert!(!back.full_generation, "only four bits of the generation survive");
         }
         assert_eq!(Charge::from_raw(0), None);
     }

@@ -183,45 +183,48 @@ impl StationSlot {
         }
     }
 
-    /// Whether a token of generation `token_gen` (4 bits survive the raw form) belongs
-    /// to this slot: live or retired, of that generation. A slot is reused only with no
-    /// charge outstanding, so a genuine token always finds its slot.
+    /// Whether a token of generation `token_gen` (`full`: all 16 bits, else the 4 that
+    /// survive the raw form) belongs to this slot: live or retired, of that generation.
+    /// A slot is reused only with no charge outstanding, so a genuine token always finds
+    /// its slot.
     #[inline]
-    pub(crate) fn owns_token(&self, token_gen: u16) -> bool {
+    pub(crate) fn owns_token(&self, token_gen: u16, full: bool) -> bool {
         let word = self.word.load(Ordering::Acquire);
         matches!(sta::state(word), sta::LIVE | sta::RETIRED)
-            && crate::charge::gen_matches(token_gen, sta::generation(word))
+            && crate::charge::gen_matches(token_gen, full, sta::generation(word))
     }
 
-    /// Subtracts `us` of released charges of generation `token_gen` from the pending
-    /// airtime on `ac`, clamping at zero (A4). `None` if the word counts for another
-    /// generation (only a forged token can meet that); otherwise whether nothing had to
-    /// be clamped.
+    /// Subtracts up to `us` of released charges of generation `token_gen` from the
+    /// pending airtime on `ac`, clamping at zero (A4). `None` if the word counts for
+    /// another generation (only a forged token can meet that); otherwise the amount
+    /// subtracted, less than `us` only if the word held less (a charge released twice),
+    /// so that the caller takes exactly that from the AC's counter (A1).
     #[inline]
-    pub(crate) fn release(&self, token_gen: u16, ac: Ac, us: u32) -> Option<bool> {
+    pub(crate) fn release(&self, token_gen: u16, full: bool, ac: Ac, us: u32) -> Option<u32> {
         let word = &self.ac[ac.index()].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
-            if !crate::charge::gen_matches(token_gen, aql::generation(now)) {
+            if !crate::charge::gen_matches(token_gen, full, aql::generation(now)) {
                 return None;
             }
             let pending = aql::pending_us(now);
-            if pending == 0 {
-                return Some(us == 0);
+            let removed = pending.min(us);
+            if removed == 0 {
+                return Some(0);
             }
-            let next = aql::with_pending(now, pending.saturating_sub(us));
+            let next = aql::with_pending(now, pending - removed);
             // Weakened variant, only to prove loom models 6 and 7 catch it: a load and a
             // store instead of one read-modify-write, which loses a racing charge.
             #[cfg(airtime_weakened = "release_store")]
             {
                 word.store(next, Ordering::Release);
-                return Some(pending >= us);
+                return Some(removed);
             }
             // Release: a reuse that Acquires this word with nothing pending sees every
             // write the releasing context made before it.
             #[cfg(not(airtime_weakened = "release_store"))]
             match word.compare_exchange_weak(now, next, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return Some(pending >= us),
+                Ok(_) => return Some(removed),
                 Err(seen) => now = seen,
             }
         }
@@ -253,7 +256,10 @@ impl StationSlot {
         // Acquire: pairs with the releases' Release, so a reuse sees what they wrote.
         self.ac.iter().all(|a| {
             let w = a.aql.load(Ordering::Acquire);
-            !aql::is_open(w) && aql::pending_us(w) == 0
+            // Weakened variant, only to prove loom model 8 catches it: a slot retired but
+            // not yet closed looks reusable, and a late charge lands in the reuse.
+            let closed = cfg!(airtime_weakened = "drained_ignores_open") || !aql::is_open(w);
+            closed && aql::pending_us(w) == 0
         })
     }
 

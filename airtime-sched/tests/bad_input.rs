@@ -437,26 +437,82 @@ proptest! {
 }
 
 #[test]
-fn a_charge_that_would_overflow_the_pending_airtime_is_refused_and_counts_nothing() {
+fn a_charge_that_would_overflow_a_station_is_refused_and_the_ac_counter_never_wraps() {
     let mut s = sched();
-    let sta = s.add_station(w(256)).unwrap();
+    let (one, two) = (s.add_station(w(256)).unwrap(), s.add_station(w(256)).unwrap());
     s.set_aql_enabled(false);
-    // Charges of the largest size until one would carry the counter past u32::MAX us:
-    // that one is refused with a typed error.
+    // Charges of the largest size until one would carry the station's counter past
+    // u32::MAX us: that one is refused with a typed error and counts nothing.
     let mut held = Vec::new();
     let refused = loop {
-        match s.charge_us(sta, Ac::Bk, Charge::MAX_US) {
+        match s.charge_us(one, Ac::Bk, Charge::MAX_US) {
             Ok(c) => held.push(c),
             Err(e) => break e,
         }
     };
     assert_eq!(refused, ChargeError::PendingOverflow);
-    let pending = u64::from(s.station_pending_us(sta, Ac::Bk).unwrap());
+    let pending = u64::from(s.station_pending_us(one, Ac::Bk).unwrap());
     assert_eq!(pending, held.len() as u64 * u64::from(Charge::MAX_US), "nothing counted for the refusal");
     assert!(pending + u64::from(Charge::MAX_US) > u64::from(u32::MAX));
-    assert_eq!(s.ac_pending_us(Ac::Bk) as u64, pending);
+    // A second station takes the AC past u32::MAX: the AC counter is 64 bits, so the
+    // sum stays exact (A1) and the u32 readers saturate instead of wrapping.
+    for _ in 0..4 {
+        held.push(s.charge_us(two, Ac::Bk, Charge::MAX_US).unwrap());
+    }
+    assert_eq!(s.ac_pending_us(Ac::Bk), u32::MAX);
+    assert_eq!(s.total_pending_us(), u32::MAX);
     s.check_invariants().unwrap();
     assert!(s.release_batch(held).is_clean());
     assert_eq!(s.total_pending_us(), 0);
     s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_double_release_takes_from_the_ac_only_what_its_station_had() {
+    for batch in [false, true] {
+        let mut s = sched();
+        let (one, two) = (s.add_station(w(256)).unwrap(), s.add_station(w(256)).unwrap());
+        let a = s.charge_us(one, Ac::Be, 100).unwrap().into_raw();
+        let b = s.charge_us(two, Ac::Be, 100).unwrap();
+        s.release(Charge::from_raw(a).unwrap()).unwrap();
+        // The second release of `a` finds nothing on its station: the AC keeps b's 100.
+        let again = Charge::from_raw(a).unwrap();
+        if batch {
+            let done = s.release_batch([again]);
+            assert_eq!((done.released, done.underflows), (1, 1), "{done:?}");
+        } else {
+            assert_eq!(s.release(again), Err(ReleaseError::Underflow));
+        }
+        assert_eq!(s.ac_pending_us(Ac::Be), 100, "batch={batch}: the other station's airtime stays counted");
+        s.check_invariants().unwrap();
+        assert_eq!(s.release(b), Ok(()), "batch={batch}: the genuine release is exact");
+        assert_eq!((s.total_pending_us(), s.underflows()), (0, 1));
+        s.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn a_token_that_never_left_rust_is_checked_against_the_whole_generation() {
+    let mut config = Config::default();
+    config.max_stations = 1;
+    let s = Scheduler::new(config).unwrap();
+    let sta = s.add_station(w(256)).unwrap();
+    let a = s.charge_us(sta, Ac::Be, 100).unwrap().into_raw();
+    let b = s.charge_us(sta, Ac::Be, 100).unwrap();
+    // A double release of `a` empties the station while b is still out, so the slot
+    // can be reused: sixteen occupants later the raw form's four bits match again.
+    s.release(Charge::from_raw(a).unwrap()).unwrap();
+    s.release(Charge::from_raw(a).unwrap()).unwrap();
+    let mut id = sta;
+    for _ in 0..16 {
+        s.remove_station(id).unwrap();
+        id = s.add_station(w(256)).unwrap();
+    }
+    assert_eq!(id.index(), sta.index());
+    let held = s.charge_us(id, Ac::Be, 300).unwrap();
+    // b carries the whole generation: it cannot take the newcomer's airtime.
+    assert_eq!(s.release(b), Err(ReleaseError::UnknownStation));
+    assert_eq!(s.station_pending_us(id, Ac::Be).unwrap(), 300);
+    s.release(held).unwrap();
+    assert_eq!(s.total_pending_us(), 0);
 }

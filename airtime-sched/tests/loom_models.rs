@@ -5,9 +5,9 @@
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched --test loom_models`.
 //!
 //! Each model has two or three threads and the smallest state that still shows its
-//! race. Four of them have a deliberately weakened variant of the code
+//! race. Five of them have a deliberately weakened variant of the code
 //! (`--cfg airtime_weakened="topup"`, `"charge_order"`, `"wake_serving"`,
-//! `"release_store"`); CI builds
+//! `"release_store"`, `"drained_ignores_open"`); CI builds
 //! those and requires the matching model to fail, so the models are known to be able to.
 #![cfg(loom)]
 
@@ -262,12 +262,12 @@ fn station_removal_race(charges_us: &'static [u32], complete: fn(&Scheduler, Vec
         let late_charge = late.join().unwrap();
         completion.join().unwrap();
         let newcomer = control.join().unwrap();
-        if let Some(c) = late_charge {
-            sched.release(c).unwrap();
-        }
         if let Some(new) = newcomer {
             assert_ne!(new, sta);
             assert_eq!(sched.station_pending_us(new, Ac::Be).unwrap(), 0, "a charge landed on the new station");
+        }
+        if let Some(c) = late_charge {
+            sched.release(c).expect("a late charge is released against its own station");
         }
         assert_eq!(sched.total_pending_us(), 0, "every charge released");
         unwrap_arc(sched).check_invariants().unwrap();
@@ -292,5 +292,42 @@ fn model7_batch_release_races_station_removal() {
     station_removal_race(&[8, 12], |sched, charges| {
         let done = sched.release_batch(charges);
         assert_eq!((done.released, done.unknown_station, done.underflows), (2, 0, 0), "{done:?}");
+    });
+}
+
+/// Model 8: removal and reuse on two threads, so a reuse can meet the slot retired but
+/// not yet closed, racing a late charge and its release. A slot is reused only once its
+/// AQL words are closed and empty, so the late charge either lands before the close and
+/// holds the slot until it is released, or is refused.
+#[test]
+fn model8_a_reuse_never_meets_a_slot_still_open_for_charges() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let remove = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.remove_station(sta).unwrap())
+        };
+        let reuse = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.add_station(Weight::DEFAULT).ok())
+        };
+        let late = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                if let Ok(c) = sched.charge_us(sta, Ac::Be, 4) {
+                    sched.release(c).expect("a late charge is released against its own station");
+                }
+            })
+        };
+        remove.join().unwrap();
+        let newcomer = reuse.join().unwrap();
+        late.join().unwrap();
+        if let Some(new) = newcomer {
+            assert_ne!(new, sta);
+            assert_eq!(sched.station_pending_us(new, Ac::Be).unwrap(), 0, "a charge landed on the new station");
+        }
+        assert_eq!(sched.total_pending_us(), 0, "every charge released");
+        unwrap_arc(sched).check_invariants().unwrap();
     });
 }

@@ -1,7 +1,6 @@
 //! AQL accounting (charge at dequeue, release at completion) and the airtime
 //! registered from hardware reports (deficit charges).
 
-use super::batch_release::StationRelease;
 use super::{ChargeError, ReleaseError, SchedError, Scheduler};
 use crate::charge::quantise_us;
 use crate::slots::{ChargeRefused, StationSlot};
@@ -21,8 +20,8 @@ impl Scheduler {
             ChargeRefused::Overflow => ChargeError::PendingOverflow,
         })?;
         // Relaxed: a counter whose only readers are the AQL checks and statistics.
-        self.acs[ac.index()].pending_us.fetch_add(us, Ordering::Relaxed);
-        Ok(Charge { station, ac, airtime_us: us })
+        self.acs[ac.index()].pending_us.fetch_add(u64::from(us), Ordering::Relaxed);
+        Ok(Charge { station, ac, airtime_us: us, full_generation: true })
     }
 
     /// Prices a frame with the station's [`Station::expected_airtime_us`] and charges
@@ -51,16 +50,18 @@ impl Scheduler {
     /// [`remove_station`](Scheduler::remove_station), so a genuine token always finds
     /// it. A token that names no such slot (a forged or garbled raw value) releases
     /// nothing: it cannot be told apart from another station's charge, and releasing the
-    /// AC counter for it would break conservation (A1). A counter holding less than the
+    /// AC counter for it would break conservation (A1). A station holding less than the
     /// token carries (a token released twice through `Charge::from_raw`) is clamped at
-    /// zero, with the other counter released all the same, and reported once.
+    /// zero, the AC's counter loses what the station lost, and the release reports
+    /// [`ReleaseError::Underflow`].
     pub fn release(&self, charge: Charge) -> Result<(), ReleaseError> {
         // A release is a completion pass of one charge: the same protocol, in one place.
-        let Charge { station, ac, airtime_us } = charge;
-        match self.release_station_part(station, ac, airtime_us) {
-            StationRelease::Unknown => Err(ReleaseError::UnknownStation),
-            StationRelease::Released { clamped } => {
-                if self.release_ac_part(ac, airtime_us, clamped) || clamped {
+        let Charge { station, ac, airtime_us, full_generation } = charge;
+        match self.release_station_part(station, full_generation, ac, airtime_us) {
+            None => Err(ReleaseError::UnknownStation),
+            Some(removed) => {
+                let clamped = self.release_ac_part(ac, u64::from(removed)) || removed < airtime_us;
+                if clamped {
                     self.underflows.fetch_add(1, Ordering::Relaxed);
                     Err(ReleaseError::Underflow)
                 } else {

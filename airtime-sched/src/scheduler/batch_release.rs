@@ -12,11 +12,13 @@
 //!
 //! The protocol, for one (station, AC) and a sum of its charges: the station's AQL word
 //! first (generation checked and subtracted in one compare-and-swap, clamped at zero),
-//! then the AC's counter. A reuse of the slot waits for the station's word to reach
-//! zero; the AC's counter is a sum that holds at quiescence (A1), whichever comes first.
+//! then the AC's counter, by exactly what the station's word gave up, so the AC counter
+//! stays the sum of its stations' (A1) even when a token is released twice. A reuse of
+//! the slot waits for the station's word to empty; the AC's counter is a sum that holds
+//! at quiescence, whichever comes first.
 
 use super::Scheduler;
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 use crate::{Ac, Charge, StationId};
 
 /// What a [`Scheduler::release_batch`] call did. Every charge handed in is counted in
@@ -31,9 +33,8 @@ pub struct BatchRelease {
     /// with [`ReleaseError::UnknownStation`](super::ReleaseError::UnknownStation).
     pub unknown_station: u32,
     /// Clamps at zero (invariant A4), each also counted in [`Scheduler::underflows`]: one
-    /// per (station, AC) sum that found less pending than it carried, and one per AC
-    /// counter that did so while none of its stations' sums had; 0 in a correct driver.
-    /// A single release counts at most one.
+    /// per (station, AC) sum that found less pending than it carried (a charge released
+    /// twice); 0 in a correct driver.
     pub underflows: u32,
 }
 
@@ -53,18 +54,17 @@ const GROUPS: usize = 8;
 #[derive(Clone, Copy)]
 struct Group {
     station: StationId,
+    /// Whether the tokens carried the whole generation (see `Charge`).
+    full_generation: bool,
     ac: Ac,
     airtime_us: u32,
     charges: u32,
 }
 
-/// What releasing a sum of one station's charges on one AC did to the station.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum StationRelease {
-    /// The token names no slot of its generation: nothing released.
-    Unknown,
-    /// Released; `clamped` if the station held less than the sum.
-    Released { clamped: bool },
+impl Group {
+    fn holds(&self, charge: &Charge) -> bool {
+        self.station == charge.station && self.ac == charge.ac && self.full_generation == charge.full_generation
+    }
 }
 
 impl Scheduler {
@@ -74,27 +74,31 @@ impl Scheduler {
     /// charges.
     pub fn release_batch<I: IntoIterator<Item = Charge>>(&self, charges: I) -> BatchRelease {
         let mut out = BatchRelease::default();
-        let mut groups = [Group { station: StationId::from_raw(0), ac: Ac::Be, airtime_us: 0, charges: 0 }; GROUPS];
+        let mut groups =
+            [Group { station: StationId::from_raw(0), full_generation: true, ac: Ac::Be, airtime_us: 0, charges: 0 };
+                GROUPS];
         let mut used = 0;
         for charge in charges {
-            let Charge { station, ac, airtime_us } = charge;
-            let hit = groups[..used].iter_mut().find(|g| g.station == station && g.ac == ac);
-            match hit {
+            match groups[..used].iter_mut().find(|g| g.holds(&charge)) {
                 // A group's sum stays below 2^32 (a station's word cannot hold more); if
                 // it would not, the group is flushed and restarted.
-                Some(g) if g.airtime_us.checked_add(airtime_us).is_some() && g.charges < u32::MAX => {
-                    g.airtime_us += airtime_us;
+                Some(g) if g.airtime_us.checked_add(charge.airtime_us).is_some() && g.charges < u32::MAX => {
+                    g.airtime_us += charge.airtime_us;
                     g.charges += 1;
                     continue;
                 }
-                _ => {}
+                None if used < GROUPS => {
+                    groups[used] = group_of(&charge);
+                    used += 1;
+                    continue;
+                }
+                // This group's sum would wrap, or no room for a new group: write what is
+                // summed and start anew.
+                Some(_) | None => {}
             }
-            if used == GROUPS || groups[..used].iter().any(|g| g.station == station && g.ac == ac) {
-                self.flush_groups(&groups[..used], &mut out);
-                used = 0;
-            }
-            groups[used] = Group { station, ac, airtime_us, charges: 1 };
-            used += 1;
+            self.flush_groups(&groups[..used], &mut out);
+            groups[0] = group_of(&charge);
+            used = 1;
         }
         self.flush_groups(&groups[..used], &mut out);
         out
@@ -102,33 +106,24 @@ impl Scheduler {
 
     fn flush_groups(&self, groups: &[Group], out: &mut BatchRelease) {
         let mut underflows = 0u32;
-        let mut ac_sum = [0u32; Ac::COUNT];
-        let mut ac_clamped = [false; Ac::COUNT];
+        // Eight groups of under 2^32 us each: no sum can wrap 64 bits.
+        let mut ac_sum = [0u64; Ac::COUNT];
         // 1. Each station's word, once per group.
         for g in groups {
-            let a = g.ac.index();
-            match self.release_station_part(g.station, g.ac, g.airtime_us) {
-                StationRelease::Unknown => out.unknown_station = out.unknown_station.saturating_add(g.charges),
-                StationRelease::Released { clamped } => {
+            match self.release_station_part(g.station, g.full_generation, g.ac, g.airtime_us) {
+                None => out.unknown_station = out.unknown_station.saturating_add(g.charges),
+                Some(removed) => {
                     out.released = out.released.saturating_add(g.charges);
-                    underflows += u32::from(clamped);
-                    ac_clamped[a] |= clamped;
-                    ac_sum[a] = match ac_sum[a].checked_add(g.airtime_us) {
-                        Some(sum) => sum,
-                        // Only garbled tokens can sum past u32::MAX: write what is summed so far.
-                        None => {
-                            underflows += u32::from(self.release_ac_part(g.ac, ac_sum[a], ac_clamped[a]));
-                            g.airtime_us
-                        }
-                    };
+                    underflows += u32::from(removed < g.airtime_us);
+                    ac_sum[g.ac.index()] += u64::from(removed);
                 }
             }
         }
         // 2. One write per AC (a zero sum subtracts nothing and is skipped).
         for ac in Ac::ALL {
-            let a = ac.index();
-            if ac_sum[a] != 0 {
-                underflows += u32::from(self.release_ac_part(ac, ac_sum[a], ac_clamped[a]));
+            let sum = ac_sum[ac.index()];
+            if sum != 0 {
+                underflows += u32::from(self.release_ac_part(ac, sum));
             }
         }
         if underflows != 0 {
@@ -138,33 +133,43 @@ impl Scheduler {
         }
     }
 
-    /// Releases `airtime_us` of `station`'s charges on `ac` from its AQL word.
+    /// Releases up to `airtime_us` of `station`'s charges on `ac` from its AQL word:
+    /// `None` if the token names no slot of its generation, else the amount released.
     #[inline]
-    pub(super) fn release_station_part(&self, station: StationId, ac: Ac, airtime_us: u32) -> StationRelease {
-        let slot = self.stations.get(station.index()).filter(|s| s.owns_token(station.generation));
-        match slot.and_then(|s| s.release(station.generation, ac, airtime_us)) {
-            Some(exact) => StationRelease::Released { clamped: !exact },
-            None => StationRelease::Unknown,
-        }
+    pub(super) fn release_station_part(&self, station: StationId, full: bool, ac: Ac, airtime_us: u32) -> Option<u32> {
+        let slot = self.stations.get(station.index()).filter(|s| s.owns_token(station.generation, full))?;
+        slot.release(station.generation, full, ac, airtime_us)
     }
 
-    /// Releases `airtime_us` from `ac`'s counter. True if it clamped and no station's
-    /// clamp (`station_clamped`) already accounts for it: a new underflow to count.
+    /// Releases `airtime_us` from `ac`'s counter. True if it had to clamp, which only a
+    /// broken conservation (A1) can cause: the stations' words gave up exactly this much.
     #[inline]
-    pub(super) fn release_ac_part(&self, ac: Ac, airtime_us: u32, station_clamped: bool) -> bool {
-        !sub_saturating(&self.acs[ac.index()].pending_us, airtime_us) && !station_clamped
+    pub(super) fn release_ac_part(&self, ac: Ac, airtime_us: u64) -> bool {
+        !sub_saturating(&self.acs[ac.index()].pending_us, airtime_us)
     }
 }
 
-/// Subtracts `amount` from `counter`, clamping at 0 (invariant A4); false if it had to clamp.
-#[inline]
-fn sub_saturating(counter: &AtomicU32, amount: u32) -> bool {
-    let prev = counter.fetch_sub(amount, Ordering::Relaxed);
-    if prev >= amount {
-        return true;
+/// The group a charge starts.
+fn group_of(charge: &Charge) -> Group {
+    Group {
+        station: charge.station,
+        full_generation: charge.full_generation,
+        ac: charge.ac,
+        airtime_us: charge.airtime_us,
+        charges: 1,
     }
-    // It wrapped: add back what was not there. Concurrent charges may have arrived in
-    // between; adding exactly the shortfall restores the clamped value either way.
-    counter.fetch_add(amount - prev, Ordering::Relaxed);
-    false
+}
+
+/// Subtracts `amount` from `counter`, clamping at 0 (invariant A4) in the same atomic
+/// step, so a racing release never sees a wrapped value; false if it had to clamp.
+#[inline]
+fn sub_saturating(counter: &AtomicU64, amount: u64) -> bool {
+    let mut exact = true;
+    // Relaxed: a counter read by the AQL checks and statistics; the closure may run
+    // again on contention, so it sets `exact` from the value it finally saw.
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+        exact = v >= amount;
+        Some(v.saturating_sub(amount))
+    });
+    exact
 }

@@ -19,7 +19,7 @@ pub enum InvariantViolation {
         /// The AC.
         ac: Ac,
         /// The AC counter.
-        ac_pending_us: u32,
+        ac_pending_us: u64,
         /// The sum of station counters.
         stations_sum_us: u64,
     },
@@ -90,7 +90,7 @@ impl Scheduler {
             }
             let sum: u64 = self.stations.iter().map(|s| u64::from(s.pending_us(ac))).sum();
             let ac_pending_us = state.pending_us.load(Ordering::Relaxed);
-            if sum != u64::from(ac_pending_us) {
+            if sum != ac_pending_us {
                 return Err(InvariantViolation::PendingNotConserved { ac, ac_pending_us, stations_sum_us: sum });
             }
         }
@@ -106,11 +106,15 @@ impl Scheduler {
         }
         for (index, slot) in self.stations.iter().enumerate() {
             let word = slot.word.load(Ordering::Relaxed);
-            let live = sta::state(word) == sta::LIVE;
             let mismatch = slot.ac.iter().any(|a| {
                 let w = a.aql.load(Ordering::Relaxed);
-                let stale = sta::state(word) == sta::FREE || aql::generation(w) != sta::generation(word);
-                aql::is_open(w) != live || (stale && aql::pending_us(w) != 0)
+                let ours = aql::generation(w) == sta::generation(word);
+                match sta::state(word) {
+                    sta::LIVE => !aql::is_open(w) || !ours,
+                    sta::RETIRED => aql::is_open(w) || !ours,
+                    // FREE (INIT cannot be seen between operations).
+                    _ => aql::is_open(w) || aql::pending_us(w) != 0,
+                }
             });
             if mismatch {
                 return Err(InvariantViolation::AqlWordMismatch(index as u16));

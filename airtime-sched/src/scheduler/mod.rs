@@ -26,6 +26,12 @@ use crate::config::{AirtimeFlags, AqlLimits, Config, ConfigError};
 use crate::queue::MpmcQueue;
 use crate::slots::{StationSlot, TxqSlot};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
+
+/// A 64-bit count of us as the `u32` the public API and mainline's debugfs use.
+#[inline]
+fn saturate(us: u64) -> u32 {
+    u32::try_from(us).unwrap_or(u32::MAX)
+}
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
@@ -42,8 +48,9 @@ pub(crate) struct AcState {
     pub(crate) front: MpmcQueue,
     /// Txqs rotated for a negative deficit or a full AQL budget (tail insertion).
     pub(crate) back: MpmcQueue,
-    /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`).
-    pub(crate) pending_us: AtomicU32,
+    /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`), in 64 bits
+    /// so that no number of stations, each under `u32::MAX`, can wrap it.
+    pub(crate) pending_us: AtomicU64,
     /// PHY default limits for new stations and for the per-AC PHY limit.
     pub(crate) default_limits: AtomicU64,
     pub(crate) counters: stats::AtomicAcCounters,
@@ -103,7 +110,7 @@ impl Scheduler {
                 round: AtomicU64::new(0),
                 front: MpmcQueue::new(cap),
                 back: MpmcQueue::new(cap),
-                pending_us: AtomicU32::new(0),
+                pending_us: AtomicU64::new(0),
                 default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 counters: stats::AtomicAcCounters::new(),
             }),
@@ -173,15 +180,22 @@ impl Scheduler {
         AqlLimits::unpack(self.acs[ac.index()].default_limits.load(Ordering::Relaxed))
     }
 
-    /// Pending (charged, not yet released) airtime on `ac`, all stations, in us.
+    /// Pending (charged, not yet released) airtime on `ac`, all stations, in us
+    /// (`u32::MAX` if more: over 71 minutes in flight).
     pub fn ac_pending_us(&self, ac: Ac) -> u32 {
+        saturate(self.ac_pending_wide_us(ac))
+    }
+
+    /// [`ac_pending_us`](Self::ac_pending_us) unsaturated.
+    #[inline]
+    pub(crate) fn ac_pending_wide_us(&self, ac: Ac) -> u64 {
         self.acs[ac.index()].pending_us.load(Ordering::Relaxed)
     }
 
     /// Pending airtime over all ACs (`aql_total_pending_airtime`), in us. Derived from
     /// the per-AC counters, so it always equals their sum (invariant A1).
     pub fn total_pending_us(&self) -> u32 {
-        self.acs.iter().fold(0u32, |sum, a| sum.saturating_add(a.pending_us.load(Ordering::Relaxed)))
+        saturate(Ac::ALL.iter().map(|&ac| self.ac_pending_wide_us(ac)).sum())
     }
 
     /// The per-AC PHY limit (reference 3.6): `high + (n - 1) * low / 2` over the `n`
