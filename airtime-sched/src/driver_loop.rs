@@ -103,7 +103,7 @@ where
             report.end = RoundEnd::RingFull;
             return report;
         }
-        let Some(serving) = sched.next_txq(ac, now) else { break };
+        let Some(mut serving) = sched.next_txq(ac, now) else { break };
         report.txqs_served += 1;
         let id = serving.txq();
         let Some(txq) = txqs.txq_mut(id) else {
@@ -133,7 +133,7 @@ where
             };
             let charge = station.and_then(|sta| {
                 let st = stations.station(sta)?;
-                sched.charge_frame(st, ac, frame.len_bytes()).ok()
+                serving.charge_frame(st, frame.len_bytes()).ok()
             });
             if charge.is_none() && station.is_some() {
                 report.uncharged += 1;

@@ -21,7 +21,8 @@
 //!
 //! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] →
 //! [`Scheduler::start_round`] → [`Scheduler::next_txq`] → dequeue, price,
-//! [`Scheduler::charge_frame`] → [`Ring::push`] → completion:
+//! [`Serving::charge_frame`] (through the held txq; [`Scheduler::charge_frame`] without
+//! one) → [`Ring::push`] → completion:
 //! [`Scheduler::release`] (or [`Scheduler::release_batch`] for a whole completion pass)
 //! and [`Scheduler::register_airtime`] → a new round.
 //!
@@ -54,6 +55,10 @@
 //!   (reference 3.16, the seed's proposal).
 //! * Charges are counted even while the AQL checks are off, so toggling them with
 //!   frames in flight keeps every counter exact.
+//! * Frames charged through a held txq ([`Serving::charge_frame`]) reach the AC's
+//!   pending counter once, when the txq is returned, not once per frame, so the wake
+//!   and completion contexts do not pass that line back and forth for every frame;
+//!   the serving context's own checks count them at once.
 //!
 //! ## Example
 //! ```

@@ -5,9 +5,9 @@
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched --test loom_models`.
 //!
 //! Each model has two or three threads and the smallest state that still shows its
-//! race. Five of them have a deliberately weakened variant of the code
+//! race. Six of them have a deliberately weakened variant of the code
 //! (`--cfg airtime_weakened="topup"`, `"charge_order"`, `"wake_serving"`,
-//! `"release_store"`, `"drained_ignores_open"`); CI builds
+//! `"release_store"`, `"drained_ignores_open"`, `"deferred_lost"`); CI builds
 //! those and requires the matching model to fail, so the models are known to be able to.
 #![cfg(loom)]
 
@@ -328,6 +328,56 @@ fn model8_a_reuse_never_meets_a_slot_still_open_for_charges() {
             assert_eq!(sched.station_pending_us(new, Ac::Be).unwrap(), 0, "a charge landed on the new station");
         }
         assert_eq!(sched.total_pending_us(), 0, "every charge released");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 9: frames charged through a held txq reach the AC's counter when the txq is
+/// returned, while the completion context releases them, possibly first: the counter may
+/// dip below the stations' sum meanwhile (readers see at least 0), and is exactly the
+/// sum once the txq is back (A1).
+#[test]
+fn model9_charges_through_a_held_txq_are_counted_once_returned() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.wake_txq(txq, NOW).unwrap();
+        let handoff: Arc<Mutex<Vec<Charge>>> = Arc::new(Mutex::new(Vec::new()));
+        let server = {
+            let (sched, handoff) = (sched.clone(), handoff.clone());
+            thread::spawn(move || {
+                assert!(sched.start_round(Ac::Be));
+                let mut serving = sched.next_txq(Ac::Be, NOW).expect("the woken txq is served");
+                for us in [8, 12] {
+                    let c = serving.charge_us(sta, us).unwrap();
+                    // This context's own check counts what it charged.
+                    assert!(serving.airtime_check());
+                    handoff.lock().unwrap().push(c);
+                }
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+            })
+        };
+        let completion = {
+            let (sched, handoff) = (sched.clone(), handoff.clone());
+            thread::spawn(move || {
+                let c = handoff.lock().unwrap().pop();
+                if let Some(c) = c {
+                    sched.release(c).unwrap();
+                }
+                // Never more than was charged, never below 0.
+                assert!(sched.ac_pending_us(Ac::Be) <= 20);
+            })
+        };
+        server.join().unwrap();
+        completion.join().unwrap();
+        let left: u32 = handoff.lock().unwrap().iter().map(Charge::airtime_us).sum();
+        assert_eq!(sched.ac_pending_us(Ac::Be), left, "the AC counts what is still out");
+        for c in handoff.lock().unwrap().drain(..) {
+            sched.release(c).unwrap();
+        }
+        assert_eq!(sched.total_pending_us(), 0, "every charge released");
+        assert_eq!(sched.underflows(), 0);
         unwrap_arc(sched).check_invariants().unwrap();
     });
 }

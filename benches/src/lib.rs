@@ -77,6 +77,20 @@ pub trait SchedulerUnderTest: Sync + Sized {
     fn return_txq(&self, held: Self::Held<'_>, backlogged: bool, now: u64);
     /// Charges `airtime_us` of expected airtime to `station` on `ac` at dequeue.
     fn charge(&self, station: Self::Station, ac: Ac, airtime_us: u32) -> Option<Self::Charge>;
+    /// [`charge`](Self::charge) for a frame dequeued from the held txq `held`, the way a
+    /// driver's round charges. The default is `charge` (mac80211 charges in
+    /// `ieee80211_tx_dequeue`, whatever holds the txq); ours charges through the
+    /// `Serving` handle, which writes the AC's counter once per service.
+    fn charge_held(
+        &self,
+        held: &mut Self::Held<'_>,
+        station: Self::Station,
+        ac: Ac,
+        airtime_us: u32,
+    ) -> Option<Self::Charge> {
+        let _ = held;
+        self.charge(station, ac, airtime_us)
+    }
     /// Releases a charge at completion.
     fn release(&self, charge: Self::Charge);
     /// Releases a completion pass's charges (draining `charges`). The default releases

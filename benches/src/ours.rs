@@ -74,6 +74,11 @@ impl SchedulerUnderTest for Scheduler {
     }
 
     #[inline]
+    fn charge_held(&self, held: &mut Serving<'_>, station: StationId, _ac: Ac, airtime_us: u32) -> Option<Charge> {
+        held.charge_us(station, airtime_us).ok()
+    }
+
+    #[inline]
     fn release(&self, charge: Charge) {
         let _ = Scheduler::release(self, charge);
     }

@@ -104,7 +104,7 @@ impl<S: SchedulerUnderTest> FrameCycle<S> {
         s.wake(self.txqs[i], now);
         // The driver runs a round and sends one frame.
         s.start_round(AC);
-        let Some(held) = s.next_txq(AC, now) else { return false };
+        let Some(mut held) = s.next_txq(AC, now) else { return false };
         let t = S::held_index(&held);
         if !s.airtime_check(&held) || self.frames[t] == 0 {
             s.return_txq(held, self.frames[t] > 0, now);
@@ -112,7 +112,7 @@ impl<S: SchedulerUnderTest> FrameCycle<S> {
         }
         self.frames[t] -= 1;
         let station = self.stations[t];
-        let charge = s.charge(station, AC, self.airtime_us);
+        let charge = s.charge_held(&mut held, station, AC, self.airtime_us);
         s.return_txq(held, self.frames[t] > 0, now);
         self.served[t] += 1;
         // The hardware completes it: release, then register the measured airtime.
@@ -329,12 +329,12 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
         let mut n = 0;
         s.start_round(AC);
         while n < quota {
-            let Some(held) = s.next_txq(AC, now) else { break };
+            let Some(mut held) = s.next_txq(AC, now) else { break };
             let t = S::held_index(&held);
             let mut left = 1;
             while n < quota && left > 0 && s.airtime_check(&held) {
                 left = self.frames[t].fetch_sub(1, Ordering::Relaxed).saturating_sub(1);
-                if let Some(c) = s.charge(self.stations[t], AC, self.airtime_us) {
+                if let Some(c) = s.charge_held(&mut held, self.stations[t], AC, self.airtime_us) {
                     sent.push((t, c));
                     n += 1;
                 }

@@ -13,15 +13,34 @@ impl Scheduler {
     /// station's pending airtime on `ac` (`ieee80211_sta_update_pending_airtime` with
     /// `completed = false`). The charge is counted whether or not the AQL checks are on.
     pub fn charge_us(&self, station: StationId, ac: Ac, airtime_us: u32) -> Result<Charge, ChargeError> {
+        let charge = self.charge_station(station, ac, airtime_us)?;
+        self.add_ac_pending(ac, i64::from(charge.airtime_us));
+        Ok(charge)
+    }
+
+    /// The station's half of a charge: its AQL word. The caller adds the airtime to the
+    /// AC's counter, now ([`charge_us`](Self::charge_us)) or when its held txq is
+    /// returned ([`Serving::charge_us`](super::Serving::charge_us)).
+    pub(super) fn charge_station(&self, station: StationId, ac: Ac, airtime_us: u32) -> Result<Charge, ChargeError> {
         let slot = self.stations.get(station.index()).ok_or(ChargeError::UnknownStation)?;
         let us = quantise_us(airtime_us);
         slot.charge(station, ac, us).map_err(|refused| match refused {
             ChargeRefused::NotLive => ChargeError::UnknownStation,
             ChargeRefused::Overflow => ChargeError::PendingOverflow,
         })?;
-        // Relaxed: a counter whose only readers are the AQL checks and statistics.
-        self.acs[ac.index()].pending_us.fetch_add(u64::from(us), Ordering::Relaxed);
         Ok(Charge { station, ac, airtime_us: us, full_generation: true })
+    }
+
+    /// The airtime [`charge_frame`](Self::charge_frame) charges for a frame.
+    pub(super) fn frame_airtime_us<S: Station + ?Sized>(&self, station: &S, ac: Ac, frame_len: u32) -> u32 {
+        match station.expected_airtime_us(frame_len, ac) {
+            Ok(us) if us > 0 => us,
+            Ok(_) => self.config.unknown_rate_charge_us,
+            Err(e) => {
+                let _ = e.kind();
+                self.config.unknown_rate_charge_us
+            }
+        }
     }
 
     /// Prices a frame with the station's [`Station::expected_airtime_us`] and charges
@@ -33,15 +52,7 @@ impl Scheduler {
         ac: Ac,
         frame_len: u32,
     ) -> Result<Charge, ChargeError> {
-        let us = match station.expected_airtime_us(frame_len, ac) {
-            Ok(us) if us > 0 => us,
-            Ok(_) => self.config.unknown_rate_charge_us,
-            Err(e) => {
-                let _ = e.kind();
-                self.config.unknown_rate_charge_us
-            }
-        };
-        self.charge_us(station.station_id(), ac, us)
+        self.charge_us(station.station_id(), ac, self.frame_airtime_us(station, ac, frame_len))
     }
 
     /// Releases a charge when its frame leaves the hardware, whatever its status
@@ -60,8 +71,8 @@ impl Scheduler {
         match self.release_station_part(station, full_generation, ac, airtime_us) {
             None => Err(ReleaseError::UnknownStation),
             Some(removed) => {
-                let clamped = self.release_ac_part(ac, u64::from(removed)) || removed < airtime_us;
-                if clamped {
+                self.release_ac_part(ac, i64::from(removed));
+                if removed < airtime_us {
                     self.underflows.fetch_add(1, Ordering::Relaxed);
                     Err(ReleaseError::Underflow)
                 } else {
@@ -106,7 +117,7 @@ impl Scheduler {
     /// the station may have more airtime charged on `ac`. Always true while AQL is off.
     pub fn airtime_check(&self, station: StationId, ac: Ac) -> Result<bool, SchedError> {
         let slot = self.station_slot(station)?;
-        Ok(self.station_may_send(slot, ac))
+        Ok(self.station_may_send(slot, ac, 0))
     }
 
     /// Pending airtime of a station on `ac`, in us.
@@ -137,8 +148,11 @@ impl Scheduler {
         self.underflows.load(Ordering::Relaxed)
     }
 
+    /// The station check, counting `own_us` more in the PHY total: the charges the
+    /// calling context made through the txq it holds, which the AC counters do not have
+    /// yet.
     #[inline]
-    pub(crate) fn station_may_send(&self, slot: &StationSlot, ac: Ac) -> bool {
+    pub(crate) fn station_may_send(&self, slot: &StationSlot, ac: Ac, own_us: u64) -> bool {
         if !self.aql_enabled() {
             return true;
         }
@@ -146,8 +160,10 @@ impl Scheduler {
         let limits = self.effective_limits_of(slot, ac);
         // Under the low limit the PHY total does not matter: skip reading the four AC
         // counters, which the other context keeps writing (`aql::station_may_send`).
-        pending < limits.low_us()
-            || crate::aql::station_may_send(pending, limits, self.total_pending_us(), self.aql_threshold_us())
+        pending < limits.low_us() || {
+            let total = u32::try_from(self.total_pending_wide_us().saturating_add(own_us)).unwrap_or(u32::MAX);
+            crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us())
+        }
     }
 
     #[inline]

@@ -15,10 +15,10 @@
 //! then the AC's counter, by exactly what the station's word gave up, so the AC counter
 //! stays the sum of its stations' (A1) even when a token is released twice. A reuse of
 //! the slot waits for the station's word to empty; the AC's counter is a sum that holds
-//! at quiescence, whichever comes first.
+//! between operations, whichever comes first.
 
 use super::Scheduler;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::Ordering;
 use crate::{Ac, Charge, StationId};
 
 /// What a [`Scheduler::release_batch`] call did. Every charge handed in is counted in
@@ -106,8 +106,8 @@ impl Scheduler {
 
     fn flush_groups(&self, groups: &[Group], out: &mut BatchRelease) {
         let mut underflows = 0u32;
-        // Eight groups of under 2^32 us each: no sum can wrap 64 bits.
-        let mut ac_sum = [0u64; Ac::COUNT];
+        // Eight groups of under 2^32 us each: no sum can wrap 63 bits.
+        let mut ac_sum = [0i64; Ac::COUNT];
         // 1. Each station's word, once per group.
         for g in groups {
             match self.release_station_part(g.station, g.full_generation, g.ac, g.airtime_us) {
@@ -115,16 +115,13 @@ impl Scheduler {
                 Some(removed) => {
                     out.released = out.released.saturating_add(g.charges);
                     underflows += u32::from(removed < g.airtime_us);
-                    ac_sum[g.ac.index()] += u64::from(removed);
+                    ac_sum[g.ac.index()] += i64::from(removed);
                 }
             }
         }
         // 2. One write per AC (a zero sum subtracts nothing and is skipped).
         for ac in Ac::ALL {
-            let sum = ac_sum[ac.index()];
-            if sum != 0 {
-                underflows += u32::from(self.release_ac_part(ac, sum));
-            }
+            self.release_ac_part(ac, ac_sum[ac.index()]);
         }
         if underflows != 0 {
             // Keep the scheduler's count in step with what this flush found.
@@ -141,11 +138,14 @@ impl Scheduler {
         slot.release(station.generation, full, ac, airtime_us)
     }
 
-    /// Releases `airtime_us` from `ac`'s counter. True if it had to clamp, which only a
-    /// broken conservation (A1) can cause: the stations' words gave up exactly this much.
+    /// Releases `airtime_us` (what the stations' words gave up) from `ac`'s counter.
+    /// No clamp: the counter is the stations' sum once every held txq is returned (A1),
+    /// and may dip below it, even below 0, while one holds charges not yet added.
     #[inline]
-    pub(super) fn release_ac_part(&self, ac: Ac, airtime_us: u64) -> bool {
-        !sub_saturating(&self.acs[ac.index()].pending_us, airtime_us)
+    pub(super) fn release_ac_part(&self, ac: Ac, airtime_us: i64) {
+        if airtime_us != 0 {
+            self.add_ac_pending(ac, -airtime_us);
+        }
     }
 }
 
@@ -158,18 +158,4 @@ fn group_of(charge: &Charge) -> Group {
         airtime_us: charge.airtime_us,
         charges: 1,
     }
-}
-
-/// Subtracts `amount` from `counter`, clamping at 0 (invariant A4) in the same atomic
-/// step, so a racing release never sees a wrapped value; false if it had to clamp.
-#[inline]
-fn sub_saturating(counter: &AtomicU64, amount: u64) -> bool {
-    let mut exact = true;
-    // Relaxed: a counter read by the AQL checks and statistics; the closure may run
-    // again on contention, so it sets `exact` from the value it finally saw.
-    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-        exact = v >= amount;
-        Some(v.saturating_sub(amount))
-    });
-    exact
 }

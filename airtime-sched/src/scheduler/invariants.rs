@@ -18,8 +18,8 @@ pub enum InvariantViolation {
     PendingNotConserved {
         /// The AC.
         ac: Ac,
-        /// The AC counter.
-        ac_pending_us: u64,
+        /// The AC counter (signed: it may only dip below the sum while a txq is held).
+        ac_pending_us: i64,
         /// The sum of station counters.
         stations_sum_us: u64,
     },
@@ -90,7 +90,7 @@ impl Scheduler {
             }
             let sum: u64 = self.stations.iter().map(|s| u64::from(s.pending_us(ac))).sum();
             let ac_pending_us = state.pending_us.load(Ordering::Relaxed);
-            if sum != ac_pending_us {
+            if i64::try_from(sum).ok() != Some(ac_pending_us) {
                 return Err(InvariantViolation::PendingNotConserved { ac, ac_pending_us, stations_sum_us: sum });
             }
         }

@@ -25,7 +25,7 @@ use crate::Ac;
 use crate::config::{AirtimeFlags, AqlLimits, Config, ConfigError};
 use crate::queue::MpmcQueue;
 use crate::slots::{StationSlot, TxqSlot};
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// A 64-bit count of us as the `u32` the public API and mainline's debugfs use.
 #[inline]
@@ -49,8 +49,11 @@ pub(crate) struct AcState {
     /// Txqs rotated for a negative deficit or a full AQL budget (tail insertion).
     pub(crate) back: MpmcQueue,
     /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`), in 64 bits
-    /// so that no number of stations, each under `u32::MAX`, can wrap it.
-    pub(crate) pending_us: AtomicU64,
+    /// so that no number of stations, each under `u32::MAX`, can wrap it. Signed: charges
+    /// made through a held txq are added when it is returned (see [`Serving`]), so a
+    /// release that overtakes them takes it below their sum for a while, even below 0;
+    /// readers see at least 0. Between operations it is exactly the sum (A1).
+    pub(crate) pending_us: AtomicI64,
     /// PHY default limits for new stations and for the per-AC PHY limit.
     pub(crate) default_limits: AtomicU64,
     pub(crate) counters: stats::AtomicAcCounters,
@@ -110,7 +113,7 @@ impl Scheduler {
                 round: AtomicU64::new(0),
                 front: MpmcQueue::new(cap),
                 back: MpmcQueue::new(cap),
-                pending_us: AtomicU64::new(0),
+                pending_us: AtomicI64::new(0),
                 default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 counters: stats::AtomicAcCounters::new(),
             }),
@@ -186,16 +189,29 @@ impl Scheduler {
         saturate(self.ac_pending_wide_us(ac))
     }
 
-    /// [`ac_pending_us`](Self::ac_pending_us) unsaturated.
+    /// [`ac_pending_us`](Self::ac_pending_us) unsaturated (and at least 0).
     #[inline]
     pub(crate) fn ac_pending_wide_us(&self, ac: Ac) -> u64 {
-        self.acs[ac.index()].pending_us.load(Ordering::Relaxed)
+        u64::try_from(self.acs[ac.index()].pending_us.load(Ordering::Relaxed)).unwrap_or(0)
+    }
+
+    /// Adds `us` (negative: subtracts) to `ac`'s pending counter.
+    #[inline]
+    pub(crate) fn add_ac_pending(&self, ac: Ac, us: i64) {
+        // Relaxed: a counter read by the AQL checks and statistics.
+        self.acs[ac.index()].pending_us.fetch_add(us, Ordering::Relaxed);
     }
 
     /// Pending airtime over all ACs (`aql_total_pending_airtime`), in us. Derived from
     /// the per-AC counters, so it always equals their sum (invariant A1).
     pub fn total_pending_us(&self) -> u32 {
-        saturate(Ac::ALL.iter().map(|&ac| self.ac_pending_wide_us(ac)).sum())
+        saturate(self.total_pending_wide_us())
+    }
+
+    /// [`total_pending_us`](Self::total_pending_us) unsaturated.
+    #[inline]
+    pub(crate) fn total_pending_wide_us(&self) -> u64 {
+        Ac::ALL.iter().map(|&ac| self.ac_pending_wide_us(ac)).sum()
     }
 
     /// The per-AC PHY limit (reference 3.6): `high + (n - 1) * low / 2` over the `n`

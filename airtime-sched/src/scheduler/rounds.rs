@@ -335,7 +335,7 @@ impl Scheduler {
             return Step::Serve;
         };
         // The management (TID 16) txq is never AQL-limited (reference 3.5 item 4, L4).
-        let aql_ok = slot.tid() == 16 || self.station_may_send(sslot, ac);
+        let aql_ok = slot.tid() == 16 || self.station_may_send(sslot, ac, 0);
         lap.eligible |= aql_ok;
         let weight = i64::from(sslot.weight().max(1));
         let mut d = sslot.effective_deficit(ac);

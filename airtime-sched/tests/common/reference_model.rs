@@ -666,8 +666,8 @@ impl Harness {
                 let real = sched.may_transmit(d.model.txqs[t].id, now);
                 let expected = d.model.may_transmit(t);
                 assert_eq!(real.as_ref().map(Option::is_some).map_err(|e| *e), expected, "may_transmit");
-                if let Ok(Some(serving)) = real {
-                    let served = d.dequeue(&serving, t, max_frames, airtime_us);
+                if let Ok(Some(mut serving)) = real {
+                    let served = d.dequeue(&mut serving, t, max_frames, airtime_us, airtime_us.is_multiple_of(2));
                     d.give_back(serving, served, backlogged, now);
                 }
             }
@@ -704,11 +704,12 @@ impl Harness {
         // (model, frame counters, held charges) is updated.
         let sched: &Scheduler = &self.sched;
         let mut d = Driver { sched, model: &mut self.model, held: &mut self.held };
-        let Some((first, t1)) = d.take(ac, now) else { return };
-        let served1 = d.dequeue(&first, t1, max_frames, airtime_us);
+        let Some((mut first, t1)) = d.take(ac, now) else { return };
+        // Through the handle only while it is the one held (see `dequeue`).
+        let served1 = d.dequeue(&mut first, t1, max_frames, airtime_us, !second && airtime_us.is_multiple_of(2));
         let inner = if second {
-            d.take(ac, now).map(|(other, t2)| {
-                let served2 = d.dequeue(&other, t2, 1, airtime_us);
+            d.take(ac, now).map(|(mut other, t2)| {
+                let served2 = d.dequeue(&mut other, t2, 1, airtime_us, false);
                 (other, served2)
             })
         } else {
@@ -846,7 +847,18 @@ impl<'a> Driver<'a> {
 
     /// Dequeues up to `max` frames of a held txq the way a driver does: the AQL check
     /// before each frame, then the charge (station txqs only; multicast is not charged).
-    fn dequeue(&mut self, serving: &Serving<'_>, t: usize, max: u32, airtime_us: u32) -> Served {
+    /// Serves up to `max` frames of txq `t`. With `through_handle`, charges go through the
+    /// `Serving` handle (the AC's counter gets them on return; the handle's own check
+    /// counts them), else through the scheduler; the model sees no difference, as long as
+    /// the context holds no other handle with charges (each handle counts only its own).
+    fn dequeue(
+        &mut self,
+        serving: &mut Serving<'_>,
+        t: usize,
+        max: u32,
+        airtime_us: u32,
+        through_handle: bool,
+    ) -> Served {
         let ac = self.model.txqs[t].ac;
         let mut moved = 0;
         while moved < max && self.model.txqs[t].frames > 0 {
@@ -857,7 +869,13 @@ impl<'a> Driver<'a> {
                 break;
             }
             if let Some(s) = station {
-                let charge = self.sched.charge_us(self.model.stations[s].id, ac, airtime_us).unwrap();
+                let id = self.model.stations[s].id;
+                let charge = if through_handle {
+                    serving.charge_us(id, airtime_us)
+                } else {
+                    self.sched.charge_us(id, ac, airtime_us)
+                };
+                let charge = charge.unwrap();
                 assert_eq!(charge.airtime_us(), quantise(airtime_us));
                 self.model.stations[s].pending[ac.index()] += charge.airtime_us();
                 self.held.push(Held { charge, station: s });

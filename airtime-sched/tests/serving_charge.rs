@@ -1,0 +1,107 @@
+//! Charging through a held txq (`Serving::charge_us`): the station counts each frame at
+//! once, the AC's counter gets the service's sum when the txq is returned, and the
+//! serving context's own checks see the charges meanwhile, so a single context decides
+//! exactly as it would charging through the scheduler.
+
+mod common;
+
+use airtime_sched::{Ac, AqlLimits, Charge, Scheduler, StationId, Tid, TxqId, TxqReturn};
+use common::{T0, sched, w};
+
+fn one_station() -> (Scheduler, StationId, TxqId) {
+    let s = sched();
+    let sta = s.add_station(w(256)).unwrap();
+    let txq = s.add_txq(Some(sta), Tid::BE).unwrap();
+    s.wake_txq(txq, T0).unwrap();
+    (s, sta, txq)
+}
+
+#[test]
+fn the_station_counts_at_once_and_the_ac_when_the_txq_is_returned() {
+    let (mut s, sta, _) = one_station();
+    assert!(s.start_round(Ac::Be));
+    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let a = serving.charge_us(sta, 100).unwrap();
+    let b = serving.charge_us(sta, 200).unwrap();
+    assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 300, "the station, at once");
+    assert_eq!(s.ac_pending_us(Ac::Be), 0, "the AC, not yet");
+    s.return_txq(serving, TxqReturn::Backlogged, T0);
+    assert_eq!(s.ac_pending_us(Ac::Be), 300, "the AC, on return");
+    s.check_invariants().unwrap();
+    assert!(s.release_batch([a, b]).is_clean());
+    assert_eq!(s.total_pending_us(), 0);
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_handle_dropped_without_return_still_hands_its_charges_to_the_ac() {
+    let (mut s, sta, _) = one_station();
+    assert!(s.start_round(Ac::Be));
+    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let c = serving.charge_us(sta, 400).unwrap();
+    drop(serving);
+    assert_eq!(s.ac_pending_us(Ac::Be), 400);
+    s.check_invariants().unwrap();
+    s.release(c).unwrap();
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_release_that_overtakes_the_return_reads_as_zero_and_nothing_is_lost() {
+    let (mut s, sta, _) = one_station();
+    assert!(s.start_round(Ac::Be));
+    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let c = serving.charge_us(sta, 100).unwrap();
+    // The completion context releases the frame before the wake context returns the txq.
+    assert_eq!(s.release(c), Ok(()), "a genuine release, not an underflow");
+    assert_eq!(s.ac_pending_us(Ac::Be), 0, "below the sum for a while, read as 0");
+    assert_eq!(s.total_pending_us(), 0);
+    s.return_txq(serving, TxqReturn::Empty, T0);
+    assert_eq!((s.ac_pending_us(Ac::Be), s.underflows()), (0, 0));
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_charge_for_a_removed_station_through_the_handle_is_refused_and_counts_nothing() {
+    let (mut s, sta, _) = one_station();
+    assert!(s.start_round(Ac::Be));
+    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    s.remove_station(sta).unwrap();
+    assert!(serving.charge_us(sta, 100).is_err());
+    s.return_txq(serving, TxqReturn::Empty, T0);
+    assert_eq!(s.total_pending_us(), 0);
+    s.check_invariants().unwrap();
+}
+
+/// One context: the same AQL decisions frame by frame whether it charges through the
+/// handle or through the scheduler, including where the PHY-wide threshold decides.
+#[test]
+fn a_single_context_decides_as_it_would_charging_through_the_scheduler() {
+    fn run(through_handle: bool) -> Vec<bool> {
+        let (s, sta, _) = one_station();
+        // Low 200 us, high 2000 us, threshold 1000 us: between 200 and 2000 us pending,
+        // the PHY total (this station's own charges here) decides.
+        s.set_station_limits(sta, Ac::Be, AqlLimits::new(200, 2000).unwrap()).unwrap();
+        s.set_aql_threshold_us(1000);
+        assert!(s.start_round(Ac::Be));
+        let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+        let mut decisions = Vec::new();
+        let mut held: Vec<Charge> = Vec::new();
+        for _ in 0..12 {
+            let may = serving.airtime_check();
+            decisions.push(may);
+            if !may {
+                break;
+            }
+            let c = if through_handle { serving.charge_us(sta, 120) } else { s.charge_us(sta, Ac::Be, 120) };
+            held.push(c.unwrap());
+        }
+        s.return_txq(serving, TxqReturn::Backlogged, T0);
+        assert!(s.release_batch(held).is_clean());
+        decisions
+    }
+    let through_handle = run(true);
+    assert_eq!(through_handle, run(false));
+    // 120 us frames: checks pass up to 960 us (under the threshold), refuse at 1080.
+    assert_eq!(through_handle.iter().filter(|&&d| d).count(), 9, "{through_handle:?}");
+}
