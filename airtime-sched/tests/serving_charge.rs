@@ -5,7 +5,7 @@
 
 mod common;
 
-use airtime_sched::{Ac, AqlLimits, Charge, Scheduler, StationId, Tid, TxqId, TxqReturn};
+use airtime_sched::{Ac, AqlLimits, Charge, ChargeError, Scheduler, Serving, StationId, Tid, TxqId, TxqReturn};
 use common::{T0, sched, w};
 
 fn one_station() -> (Scheduler, StationId, TxqId) {
@@ -21,8 +21,8 @@ fn the_station_counts_at_once_and_the_ac_when_the_txq_is_returned() {
     let (mut s, sta, _) = one_station();
     assert!(s.start_round(Ac::Be));
     let mut serving = s.next_txq(Ac::Be, T0).unwrap();
-    let a = serving.charge_us(sta, 100).unwrap();
-    let b = serving.charge_us(sta, 200).unwrap();
+    let a = serving.charge_us(100).unwrap();
+    let b = serving.charge_us(200).unwrap();
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 300, "the station, at once");
     assert_eq!(s.ac_pending_us(Ac::Be), 0, "the AC, not yet");
     s.return_txq(serving, TxqReturn::Backlogged, T0);
@@ -35,10 +35,10 @@ fn the_station_counts_at_once_and_the_ac_when_the_txq_is_returned() {
 
 #[test]
 fn a_handle_dropped_without_return_still_hands_its_charges_to_the_ac() {
-    let (mut s, sta, _) = one_station();
+    let (mut s, _, _) = one_station();
     assert!(s.start_round(Ac::Be));
     let mut serving = s.next_txq(Ac::Be, T0).unwrap();
-    let c = serving.charge_us(sta, 400).unwrap();
+    let c = serving.charge_us(400).unwrap();
     drop(serving);
     assert_eq!(s.ac_pending_us(Ac::Be), 400);
     s.check_invariants().unwrap();
@@ -48,10 +48,10 @@ fn a_handle_dropped_without_return_still_hands_its_charges_to_the_ac() {
 
 #[test]
 fn a_release_that_overtakes_the_return_reads_as_zero_and_nothing_is_lost() {
-    let (mut s, sta, _) = one_station();
+    let (mut s, _, _) = one_station();
     assert!(s.start_round(Ac::Be));
     let mut serving = s.next_txq(Ac::Be, T0).unwrap();
-    let c = serving.charge_us(sta, 100).unwrap();
+    let c = serving.charge_us(100).unwrap();
     // The completion context releases the frame before the wake context returns the txq.
     assert_eq!(s.release(c), Ok(()), "a genuine release, not an underflow");
     assert_eq!(s.ac_pending_us(Ac::Be), 0, "below the sum for a while, read as 0");
@@ -67,17 +67,28 @@ fn a_charge_for_a_removed_station_through_the_handle_is_refused_and_counts_nothi
     assert!(s.start_round(Ac::Be));
     let mut serving = s.next_txq(Ac::Be, T0).unwrap();
     s.remove_station(sta).unwrap();
-    assert!(serving.charge_us(sta, 100).is_err());
+    assert!(serving.charge_us(100).is_err());
     s.return_txq(serving, TxqReturn::Empty, T0);
     assert_eq!(s.total_pending_us(), 0);
     s.check_invariants().unwrap();
 }
 
 /// One context: the same AQL decisions frame by frame whether it charges through the
-/// handle or through the scheduler, including where the PHY-wide threshold decides.
+/// handle or through the scheduler, including where the PHY-wide threshold decides, and
+/// with frames completing while the txq is held (`release_every`: after every n-th
+/// charge, release the oldest held charge).
 #[test]
 fn a_single_context_decides_as_it_would_charging_through_the_scheduler() {
-    fn run(through_handle: bool) -> Vec<bool> {
+    for release_every in [0, 1, 2, 3] {
+        let through_handle = run(true, release_every);
+        assert_eq!(through_handle, run(false, release_every), "release_every={release_every}");
+        if release_every == 0 {
+            // 120 us frames: checks pass up to 960 us (under the threshold), refuse at 1080.
+            assert_eq!(through_handle.iter().filter(|&&d| d).count(), 9, "{through_handle:?}");
+        }
+    }
+
+    fn run(through_handle: bool, release_every: usize) -> Vec<bool> {
         let (s, sta, _) = one_station();
         // Low 200 us, high 2000 us, threshold 1000 us: between 200 and 2000 us pending,
         // the PHY total (this station's own charges here) decides.
@@ -87,21 +98,71 @@ fn a_single_context_decides_as_it_would_charging_through_the_scheduler() {
         let mut serving = s.next_txq(Ac::Be, T0).unwrap();
         let mut decisions = Vec::new();
         let mut held: Vec<Charge> = Vec::new();
-        for _ in 0..12 {
+        for n in 1..=24 {
             let may = serving.airtime_check();
             decisions.push(may);
             if !may {
                 break;
             }
-            let c = if through_handle { serving.charge_us(sta, 120) } else { s.charge_us(sta, Ac::Be, 120) };
+            let c = if through_handle { serving.charge_us(120) } else { s.charge_us(sta, Ac::Be, 120) };
             held.push(c.unwrap());
+            if release_every != 0 && n % release_every == 0 {
+                s.release(held.remove(0)).unwrap();
+            }
         }
         s.return_txq(serving, TxqReturn::Backlogged, T0);
         assert!(s.release_batch(held).is_clean());
         decisions
     }
-    let through_handle = run(true);
-    assert_eq!(through_handle, run(false));
-    // 120 us frames: checks pass up to 960 us (under the threshold), refuse at 1080.
-    assert_eq!(through_handle.iter().filter(|&&d| d).count(), 9, "{through_handle:?}");
+}
+
+#[test]
+fn a_held_sum_reaching_the_flush_bound_goes_to_the_ac_before_the_return() {
+    let (mut s, _, _) = one_station();
+    s.set_aql_enabled(false);
+    assert!(s.start_round(Ac::Be));
+    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let half = u32::try_from(Serving::FLUSH_US / 2).unwrap();
+    let a = serving.charge_us(half).unwrap();
+    assert_eq!(s.ac_pending_us(Ac::Be), 0, "under the bound: held");
+    let b = serving.charge_us(half).unwrap();
+    assert_eq!(u64::from(s.ac_pending_us(Ac::Be)), Serving::FLUSH_US, "at the bound: added");
+    s.return_txq(serving, TxqReturn::Empty, T0);
+    assert_eq!(u64::from(s.ac_pending_us(Ac::Be)), Serving::FLUSH_US, "nothing added twice");
+    assert!(s.release_batch([a, b]).is_clean());
+    s.check_invariants().unwrap();
+}
+
+#[test]
+fn a_handle_charges_only_its_own_txq_station() {
+    struct Priced(StationId);
+    impl airtime_sched::Station for Priced {
+        type Error = airtime_sched::StationErrorKind;
+        fn station_id(&self) -> StationId {
+            self.0
+        }
+        fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+            None
+        }
+        fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, Self::Error> {
+            airtime_sched::price_from_rate(self.last_tx_rate(), frame_len, ac)
+        }
+    }
+    let (mut s, sta, _) = one_station();
+    let other = s.add_station(w(256)).unwrap();
+    let lone = s.add_txq(None, Tid::new(3).unwrap()).unwrap();
+    s.wake_txq(lone, T0).unwrap();
+    assert!(s.start_round(Ac::Be));
+    let mut first = s.next_txq(Ac::Be, T0).unwrap();
+    let mut second = s.next_txq(Ac::Be, T0).unwrap();
+    let (station_txq, lone_txq) =
+        if first.station() == Some(sta) { (&mut first, &mut second) } else { (&mut second, &mut first) };
+    assert_eq!(station_txq.charge_frame(&Priced(other), 1500), Err(ChargeError::OtherStation));
+    let c = station_txq.charge_frame(&Priced(sta), 1500).unwrap();
+    assert_eq!(lone_txq.charge_us(100), Err(ChargeError::UnknownStation), "a station-less txq");
+    s.return_txq(first, TxqReturn::Empty, T0);
+    s.return_txq(second, TxqReturn::Empty, T0);
+    s.release(c).unwrap();
+    assert_eq!(s.total_pending_us(), 0);
+    s.check_invariants().unwrap();
 }

@@ -77,7 +77,8 @@ pub trait SchedulerUnderTest: Sync + Sized {
     fn return_txq(&self, held: Self::Held<'_>, backlogged: bool, now: u64);
     /// Charges `airtime_us` of expected airtime to `station` on `ac` at dequeue.
     fn charge(&self, station: Self::Station, ac: Ac, airtime_us: u32) -> Option<Self::Charge>;
-    /// [`charge`](Self::charge) for a frame dequeued from the held txq `held`, the way a
+    /// [`charge`](Self::charge) for a frame dequeued from the held txq `held` (`station`
+    /// and `ac` are that txq's), the way a
     /// driver's round charges. The default is `charge` (mac80211 charges in
     /// `ieee80211_tx_dequeue`, whatever holds the txq); ours charges through the
     /// `Serving` handle, which writes the AC's counter once per service.

@@ -74,8 +74,9 @@ impl SchedulerUnderTest for Scheduler {
     }
 
     #[inline]
-    fn charge_held(&self, held: &mut Serving<'_>, station: StationId, _ac: Ac, airtime_us: u32) -> Option<Charge> {
-        held.charge_us(station, airtime_us).ok()
+    fn charge_held(&self, held: &mut Serving<'_>, _station: StationId, _ac: Ac, airtime_us: u32) -> Option<Charge> {
+        // The handle charges its txq's station on its AC, which are these.
+        held.charge_us(airtime_us).ok()
     }
 
     #[inline]

@@ -115,6 +115,9 @@ impl Scheduler {
 
     /// The station AQL check (`ieee80211_txq_airtime_check`, reference 3.5): whether
     /// the station may have more airtime charged on `ac`. Always true while AQL is off.
+    /// A context that holds the station's txq should ask the handle
+    /// ([`Serving::airtime_check`](super::Serving::airtime_check)), which also counts the
+    /// charges made through it that the AC's counter does not have yet.
     pub fn airtime_check(&self, station: StationId, ac: Ac) -> Result<bool, SchedError> {
         let slot = self.station_slot(station)?;
         Ok(self.station_may_send(slot, ac, 0))
@@ -161,7 +164,7 @@ impl Scheduler {
         // Under the low limit the PHY total does not matter: skip reading the four AC
         // counters, which the other context keeps writing (`aql::station_may_send`).
         pending < limits.low_us() || {
-            let total = u32::try_from(self.total_pending_wide_us().saturating_add(own_us)).unwrap_or(u32::MAX);
+            let total = u32::try_from(self.total_pending_counting_us(ac, own_us)).unwrap_or(u32::MAX);
             crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us())
         }
     }

@@ -143,9 +143,19 @@ impl Scheduler {
     /// and may dip below it, even below 0, while one holds charges not yet added.
     #[inline]
     pub(super) fn release_ac_part(&self, ac: Ac, airtime_us: i64) {
-        if airtime_us != 0 {
-            self.add_ac_pending(ac, -airtime_us);
+        if airtime_us == 0 {
+            return;
         }
+        // Weakened variant, only to prove loom model 9 catches it: the counter clamped at
+        // zero, as it was before held txqs could owe it charges; a release that overtakes
+        // the return then loses airtime for good.
+        #[cfg(airtime_weakened = "ac_clamp")]
+        {
+            let counter = &self.acs[ac.index()].pending_us;
+            let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some((v - airtime_us).max(0)));
+        }
+        #[cfg(not(airtime_weakened = "ac_clamp"))]
+        self.add_ac_pending(ac, -airtime_us);
     }
 }
 

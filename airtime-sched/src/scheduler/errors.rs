@@ -50,6 +50,9 @@ pub enum ChargeError {
     /// only a driver that never releases can get here) that the charge would carry its
     /// counter past `u32::MAX` us; nothing was counted.
     PendingOverflow,
+    /// A frame was charged through the handle of a txq of another station
+    /// ([`Serving::charge_frame`](crate::Serving::charge_frame)); nothing was counted.
+    OtherStation,
 }
 
 impl fmt::Display for ChargeError {
@@ -57,6 +60,7 @@ impl fmt::Display for ChargeError {
         match self {
             ChargeError::UnknownStation => f.write_str("charge for an unknown or removed station"),
             ChargeError::PendingOverflow => f.write_str("charge would overflow the station's pending airtime"),
+            ChargeError::OtherStation => f.write_str("charge for another station than the served txq's"),
         }
     }
 }

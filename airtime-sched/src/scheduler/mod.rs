@@ -184,7 +184,9 @@ impl Scheduler {
     }
 
     /// Pending (charged, not yet released) airtime on `ac`, all stations, in us
-    /// (`u32::MAX` if more: over 71 minutes in flight).
+    /// (`u32::MAX` if more: over 71 minutes in flight). Charges made through a held txq
+    /// count here once its handle adds them (see [`Serving`]: less than
+    /// [`Serving::FLUSH_US`] per handle is ever missing).
     pub fn ac_pending_us(&self, ac: Ac) -> u32 {
         saturate(self.ac_pending_wide_us(ac))
     }
@@ -203,7 +205,8 @@ impl Scheduler {
     }
 
     /// Pending airtime over all ACs (`aql_total_pending_airtime`), in us. Derived from
-    /// the per-AC counters, so it always equals their sum (invariant A1).
+    /// the per-AC counters, so it always equals their sum (invariant A1); like them, it
+    /// counts a held txq's charges once its handle adds them.
     pub fn total_pending_us(&self) -> u32 {
         saturate(self.total_pending_wide_us())
     }
@@ -211,7 +214,23 @@ impl Scheduler {
     /// [`total_pending_us`](Self::total_pending_us) unsaturated.
     #[inline]
     pub(crate) fn total_pending_wide_us(&self) -> u64 {
-        Ac::ALL.iter().map(|&ac| self.ac_pending_wide_us(ac)).sum()
+        self.total_pending_counting_us(Ac::Be, 0)
+    }
+
+    /// The total as a context holding `own_us` of charges on `ac` not yet added to that
+    /// AC's counter sees it: added to that counter before it is read as at least 0, so
+    /// that releases of those charges, already subtracted, are not counted twice.
+    #[inline]
+    pub(crate) fn total_pending_counting_us(&self, ac: Ac, own_us: u64) -> u64 {
+        let own = i64::try_from(own_us).unwrap_or(i64::MAX);
+        Ac::ALL
+            .iter()
+            .map(|&a| {
+                let counter = self.acs[a.index()].pending_us.load(Ordering::Relaxed);
+                let seen = if a == ac { counter.saturating_add(own) } else { counter };
+                u64::try_from(seen).unwrap_or(0)
+            })
+            .sum()
     }
 
     /// The per-AC PHY limit (reference 3.6): `high + (n - 1) * low / 2` over the `n`

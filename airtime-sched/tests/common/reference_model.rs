@@ -871,7 +871,7 @@ impl<'a> Driver<'a> {
             if let Some(s) = station {
                 let id = self.model.stations[s].id;
                 let charge = if through_handle {
-                    serving.charge_us(id, airtime_us)
+                    serving.charge_us(airtime_us)
                 } else {
                     self.sched.charge_us(id, ac, airtime_us)
                 };
