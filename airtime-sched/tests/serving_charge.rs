@@ -8,6 +8,12 @@ mod common;
 use airtime_sched::{Ac, AqlLimits, Charge, ChargeError, Scheduler, Serving, StationId, Tid, TxqId, TxqReturn};
 use common::{T0, sched, w};
 
+/// A round on BE and its first txq (the one station's, in these tests).
+fn serve(s: &Scheduler) -> Serving<'_> {
+    assert!(s.start_round(Ac::Be));
+    s.next_txq(Ac::Be, T0).expect("the woken txq is served")
+}
+
 fn one_station() -> (Scheduler, StationId, TxqId) {
     let s = sched();
     let sta = s.add_station(w(256)).unwrap();
@@ -19,8 +25,7 @@ fn one_station() -> (Scheduler, StationId, TxqId) {
 #[test]
 fn the_station_counts_at_once_and_the_ac_when_the_txq_is_returned() {
     let (mut s, sta, _) = one_station();
-    assert!(s.start_round(Ac::Be));
-    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let mut serving = serve(&s);
     let a = serving.charge_us(100).unwrap();
     let b = serving.charge_us(200).unwrap();
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 300, "the station, at once");
@@ -36,8 +41,7 @@ fn the_station_counts_at_once_and_the_ac_when_the_txq_is_returned() {
 #[test]
 fn a_handle_dropped_without_return_still_hands_its_charges_to_the_ac() {
     let (mut s, _, _) = one_station();
-    assert!(s.start_round(Ac::Be));
-    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let mut serving = serve(&s);
     let c = serving.charge_us(400).unwrap();
     drop(serving);
     assert_eq!(s.ac_pending_us(Ac::Be), 400);
@@ -49,8 +53,7 @@ fn a_handle_dropped_without_return_still_hands_its_charges_to_the_ac() {
 #[test]
 fn a_release_that_overtakes_the_return_reads_as_zero_and_nothing_is_lost() {
     let (mut s, _, _) = one_station();
-    assert!(s.start_round(Ac::Be));
-    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let mut serving = serve(&s);
     let c = serving.charge_us(100).unwrap();
     // The completion context releases the frame before the wake context returns the txq.
     assert_eq!(s.release(c), Ok(()), "a genuine release, not an underflow");
@@ -64,8 +67,7 @@ fn a_release_that_overtakes_the_return_reads_as_zero_and_nothing_is_lost() {
 #[test]
 fn a_charge_for_a_removed_station_through_the_handle_is_refused_and_counts_nothing() {
     let (mut s, sta, _) = one_station();
-    assert!(s.start_round(Ac::Be));
-    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let mut serving = serve(&s);
     s.remove_station(sta).unwrap();
     assert!(serving.charge_us(100).is_err());
     s.return_txq(serving, TxqReturn::Empty, T0);
@@ -94,8 +96,7 @@ fn a_single_context_decides_as_it_would_charging_through_the_scheduler() {
         // the PHY total (this station's own charges here) decides.
         s.set_station_limits(sta, Ac::Be, AqlLimits::new(200, 2000).unwrap()).unwrap();
         s.set_aql_threshold_us(1000);
-        assert!(s.start_round(Ac::Be));
-        let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+        let mut serving = serve(&s);
         let mut decisions = Vec::new();
         let mut held: Vec<Charge> = Vec::new();
         for n in 1..=24 {
@@ -120,8 +121,7 @@ fn a_single_context_decides_as_it_would_charging_through_the_scheduler() {
 fn a_held_sum_reaching_the_flush_bound_goes_to_the_ac_before_the_return() {
     let (mut s, _, _) = one_station();
     s.set_aql_enabled(false);
-    assert!(s.start_round(Ac::Be));
-    let mut serving = s.next_txq(Ac::Be, T0).unwrap();
+    let mut serving = serve(&s);
     let half = u32::try_from(Serving::FLUSH_US / 2).unwrap();
     let a = serving.charge_us(half).unwrap();
     assert_eq!(s.ac_pending_us(Ac::Be), 0, "under the bound: held");

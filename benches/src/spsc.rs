@@ -47,19 +47,7 @@ impl Spsc {
     /// Appends `value`; `Err(value)` when full. Producer only.
     #[inline]
     pub fn push(&self, value: u64) -> Result<(), u64> {
-        let tail = self.tail.pos.load(Ordering::Relaxed);
-        if tail.wrapping_sub(self.tail.seen.load(Ordering::Relaxed)) > self.mask {
-            // Acquire: the consumer's Release of `head` freed the slots we will reuse.
-            let head = self.head.pos.load(Ordering::Acquire);
-            self.tail.seen.store(head, Ordering::Relaxed);
-            if tail.wrapping_sub(head) > self.mask {
-                return Err(value);
-            }
-        }
-        self.slots[(tail & self.mask) as usize].store(value, Ordering::Relaxed);
-        // Release: publishes the slot's value to the consumer's Acquire of `tail`.
-        self.tail.pos.store(tail.wrapping_add(1), Ordering::Release);
-        Ok(())
+        if self.push_all(&[value]) { Ok(()) } else { Err(value) }
     }
 
     /// Appends all of `values` and makes them visible together (as hardware reports a

@@ -164,7 +164,7 @@ impl Scheduler {
         // Under the low limit the PHY total does not matter: skip reading the four AC
         // counters, which the other context keeps writing (`aql::station_may_send`).
         pending < limits.low_us() || {
-            let total = u32::try_from(self.total_pending_counting_us(ac, own_us)).unwrap_or(u32::MAX);
+            let total = u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX);
             crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us())
         }
     }

@@ -188,13 +188,7 @@ impl Scheduler {
     /// count here once its handle adds them (see [`Serving`]: less than
     /// [`Serving::FLUSH_US`] per handle is ever missing).
     pub fn ac_pending_us(&self, ac: Ac) -> u32 {
-        saturate(self.ac_pending_wide_us(ac))
-    }
-
-    /// [`ac_pending_us`](Self::ac_pending_us) unsaturated (and at least 0).
-    #[inline]
-    pub(crate) fn ac_pending_wide_us(&self, ac: Ac) -> u64 {
-        u64::try_from(self.acs[ac.index()].pending_us.load(Ordering::Relaxed)).unwrap_or(0)
+        saturate(u64::try_from(self.acs[ac.index()].pending_us.load(Ordering::Relaxed)).unwrap_or(0))
     }
 
     /// Adds `us` (negative: subtracts) to `ac`'s pending counter.
@@ -208,26 +202,23 @@ impl Scheduler {
     /// the per-AC counters, so it always equals their sum (invariant A1); like them, it
     /// counts a held txq's charges once its handle adds them.
     pub fn total_pending_us(&self) -> u32 {
-        saturate(self.total_pending_wide_us())
+        saturate(self.total_pending_counting_us(None))
     }
 
-    /// [`total_pending_us`](Self::total_pending_us) unsaturated.
+    /// The total, in us, as a context that holds `held = (ac, us)` of charges not yet
+    /// added to that AC's counter sees it: they are added to that counter before it is
+    /// read as at least 0, so that releases of them, already subtracted, are not counted
+    /// twice. `None`: the total as every other reader sees it.
     #[inline]
-    pub(crate) fn total_pending_wide_us(&self) -> u64 {
-        self.total_pending_counting_us(Ac::Be, 0)
-    }
-
-    /// The total as a context holding `own_us` of charges on `ac` not yet added to that
-    /// AC's counter sees it: added to that counter before it is read as at least 0, so
-    /// that releases of those charges, already subtracted, are not counted twice.
-    #[inline]
-    pub(crate) fn total_pending_counting_us(&self, ac: Ac, own_us: u64) -> u64 {
-        let own = i64::try_from(own_us).unwrap_or(i64::MAX);
+    pub(crate) fn total_pending_counting_us(&self, held: Option<(Ac, u64)>) -> u64 {
         Ac::ALL
             .iter()
             .map(|&a| {
                 let counter = self.acs[a.index()].pending_us.load(Ordering::Relaxed);
-                let seen = if a == ac { counter.saturating_add(own) } else { counter };
+                let seen = match held {
+                    Some((ac, us)) if ac == a => counter.saturating_add(i64::try_from(us).unwrap_or(i64::MAX)),
+                    _ => counter,
+                };
                 u64::try_from(seen).unwrap_or(0)
             })
             .sum()
