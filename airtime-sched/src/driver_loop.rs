@@ -90,7 +90,8 @@ where
     R: Ring<Frame = <T::Txq as Txq>::Frame> + ?Sized,
 {
     let mut report = RoundReport { frames: 0, txqs_served: 0, uncharged: 0, end: RoundEnd::Exhausted, refused: None };
-    if !sched.start_round(ac) {
+    let round = sched.start_round(ac);
+    if !round.is_open() {
         report.end = RoundEnd::Closed;
         return report;
     }
@@ -103,7 +104,7 @@ where
             report.end = RoundEnd::RingFull;
             return report;
         }
-        let Some(mut serving) = sched.next_txq(ac, now) else { break };
+        let Some(mut serving) = sched.next_txq(round, now) else { break };
         report.txqs_served += 1;
         let id = serving.txq();
         let Some(txq) = txqs.txq_mut(id) else {

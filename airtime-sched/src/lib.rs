@@ -20,7 +20,7 @@
 //!    a frame is dequeued, takes a frame with its charge, or hands both back.
 //!
 //! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] →
-//! [`Scheduler::start_round`] → [`Scheduler::next_txq`] → dequeue, price,
+//! [`Scheduler::start_round`] (a [`Round`]) → [`Scheduler::next_txq`] → dequeue, price,
 //! [`Serving::charge_frame`] (through the held txq; [`Scheduler::charge_frame`] without
 //! one) → [`Ring::push`] → completion:
 //! [`Scheduler::release`] (or [`Scheduler::release_batch`] for a whole completion pass)
@@ -70,10 +70,12 @@
 //! let now = Instant::from_millis(1);
 //!
 //! sched.wake_txq(txq, now).unwrap(); // a frame was enqueued
-//! assert!(sched.start_round(Ac::Be));
-//! let serving = sched.next_txq(Ac::Be, now).expect("the woken txq is served");
+//! let round = sched.start_round(Ac::Be); // this context's round
+//! assert!(round.is_open());
+//! let mut serving = sched.next_txq(round, now).expect("the woken txq is served");
 //! assert_eq!(serving.txq(), txq);
-//! let charge = sched.charge_us(sta, Ac::Be, 28).unwrap(); // priced at dequeue
+//! assert!(serving.airtime_check()); // the station's AQL budget allows a frame
+//! let charge = serving.charge_us(28).unwrap(); // dequeued and priced: charged through the handle
 //! sched.return_txq(serving, TxqReturn::Empty, now);
 //! assert_eq!(sched.station_pending_us(sta, Ac::Be).unwrap(), 28);
 //!
@@ -111,7 +113,7 @@ pub use fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 pub use ids::{StationId, TxqId};
 pub use scheduler::{
     AcCounters, BatchRelease, ChargeError, DEFAULT_AQL_THRESHOLD_US, InvariantViolation, PhyAqlLimits, PhyAqlPending,
-    ReleaseError, SchedError, Scheduler, Serving, StationAirtime, StationAql, TxqReturn,
+    ReleaseError, Round, SchedError, Scheduler, Serving, StationAirtime, StationAql, TxqReturn,
 };
 pub use time::Instant;
 pub use traits::{

@@ -313,7 +313,7 @@ pub(crate) struct TxqSlot {
     /// TID number (0..=16); written before LIVE.
     pub(crate) tid: AtomicU32,
     /// The round number in which `next_txq` last handed this txq out (`schedule_round`).
-    pub(crate) round: AtomicU32,
+    pub(crate) round: AtomicU64,
 }
 
 impl TxqSlot {
@@ -322,7 +322,7 @@ impl TxqSlot {
             word: AtomicU32::new(0),
             station: AtomicU32::new(NO_STATION),
             tid: AtomicU32::new(0),
-            round: AtomicU32::new(0),
+            round: AtomicU64::new(0),
         }
     }
 

@@ -121,14 +121,15 @@ fn removing_a_txq_while_it_is_listed_or_served_loses_nothing() {
     let (_, served) = station_with_txq(&s, 256, Ac::Be);
     s.wake_txq(listed, T0).unwrap();
     s.wake_txq(served, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    let serving = s.next_txq(Ac::Be, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    let serving = s.next_txq(round, T0).unwrap();
     assert_eq!(serving.txq(), listed);
     s.remove_txq(listed).unwrap();
     s.remove_txq(served).unwrap(); // listed, not served
     s.return_txq(serving, TxqReturn::Backlogged, T0); // returned after removal: dropped
     s.check_invariants().unwrap();
-    assert!(s.next_txq(Ac::Be, T0).is_none(), "removed txqs are not handed out");
+    assert!(s.next_txq(round, T0).is_none(), "removed txqs are not handed out");
     s.check_invariants().unwrap();
     assert_eq!(s.phy_limit_us(Ac::Be), None, "their entries are gone");
 }
@@ -269,8 +270,9 @@ fn extreme_times_and_airtimes_do_not_panic() {
     for now in [Instant::ZERO, Instant::from_micros(u64::MAX), Instant::from_millis(u64::MAX), Instant::ZERO] {
         s.wake_txq(txq, now).unwrap();
         s.register_airtime(sta, Ac::Be, u32::MAX, u32::MAX, now).unwrap();
-        assert!(s.start_round(Ac::Be));
-        if let Some(serving) = s.next_txq(Ac::Be, now) {
+        let round = s.start_round(Ac::Be);
+        assert!(round.is_open());
+        if let Some(serving) = s.next_txq(round, now) {
             s.return_txq(serving, TxqReturn::Stalled, now);
         }
     }
@@ -289,8 +291,9 @@ fn l3_may_transmit_refuses_a_station_less_txq_while_the_ac_is_over_its_limit() {
     let mcast = s.add_txq(None, Tid::BE).unwrap();
     s.wake_txq(a, T0).unwrap();
     let c = s.charge_us(sta, Ac::Be, 20_000).unwrap();
-    assert!(!s.start_round(Ac::Be));
-    assert!(s.next_txq(Ac::Be, T0).is_none(), "a round serves nothing");
+    let round = s.start_round(Ac::Be);
+    assert!(!round.is_open());
+    assert!(s.next_txq(round, T0).is_none(), "a round serves nothing");
     let allowed = match s.may_transmit(mcast, T0).unwrap() {
         Some(p) => {
             s.return_txq(p, TxqReturn::Empty, T0);
@@ -415,8 +418,8 @@ proptest! {
                 }
                 Call::Round(ac) => {
                     let ac = Ac::ALL[usize::from(ac)];
-                    s.start_round(ac);
-                    while let Some(serving) = s.next_txq(ac, now) {
+                    let round = s.start_round(ac);
+                    while let Some(serving) = s.next_txq(round, now) {
                         s.return_txq(serving, TxqReturn::Empty, now);
                     }
                 }

@@ -47,12 +47,13 @@ impl World {
     /// One scheduling round on BE, the way a driver runs it from either context.
     fn round(&self) -> usize {
         let now = self.now();
-        if !self.s.start_round(Ac::Be) {
+        let round = self.s.start_round(Ac::Be);
+        if !round.is_open() {
             return 0;
         }
         let mut total = 0;
         while self.ring_has_room() {
-            let Some(serving) = self.s.next_txq(Ac::Be, now) else { break };
+            let Some(serving) = self.s.next_txq(round, now) else { break };
             let q = self.queues.iter().find(|q| q.id == serving.txq()).expect("a known txq");
             if q.in_service.swap(true, Ordering::AcqRel) {
                 self.double_service.store(true, Ordering::Relaxed);

@@ -203,8 +203,9 @@ fn serving_finish_returns_the_txq_like_return_txq() {
     let mut s = sched();
     let (_, txq) = station_with_txq(&s, 256, Ac::Vi);
     s.wake_txq(txq, T0).unwrap();
-    assert!(s.start_round(Ac::Vi));
-    let serving = s.next_txq(Ac::Vi, T0).unwrap();
+    let round = s.start_round(Ac::Vi);
+    assert!(round.is_open());
+    let serving = s.next_txq(round, T0).unwrap();
     assert_eq!((serving.txq(), serving.ac()), (txq, Ac::Vi));
     serving.finish(TxqReturn::Backlogged, T0);
     assert!(s.phy_limit_us(Ac::Vi).is_some(), "backlogged: listed again");

@@ -295,17 +295,20 @@ fn s1_a_wake_during_service_is_not_lost() {
     let mut s = sched();
     let (_, a) = station_with_txq(&s, 256, Ac::Be);
     s.wake_txq(a, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    let serving = s.next_txq(Ac::Be, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    let serving = s.next_txq(round, T0).unwrap();
     // A frame arrives while the server holds the txq; the server then sees it empty.
     s.wake_txq(a, T0).unwrap();
     s.return_txq(serving, TxqReturn::Empty, T0);
     s.check_invariants().unwrap();
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0), Some(a), "the woken txq is still listed");
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a), "the woken txq is still listed");
     // Returned empty with nothing new: no longer listed (its deficit is not negative).
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0), None);
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), None);
     s.check_invariants().unwrap();
 }
 
@@ -315,19 +318,23 @@ fn s1_a_txq_returned_with_frames_stays_listed_whatever_the_outcome() {
     let (_, a) = station_with_txq(&s, 256, Ac::Be);
     for outcome in [TxqReturn::Backlogged, TxqReturn::Stalled] {
         s.wake_txq(a, T0).unwrap();
-        assert!(s.start_round(Ac::Be));
-        assert_eq!(serve_once(&s, Ac::Be, outcome, T0), Some(a));
+        let round = s.start_round(Ac::Be);
+        assert!(round.is_open());
+        assert_eq!(serve_once(&s, round, outcome, T0), Some(a));
         s.check_invariants().unwrap();
-        assert!(s.start_round(Ac::Be));
-        assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0), Some(a), "{outcome:?} kept it listed");
+        let round = s.start_round(Ac::Be);
+        assert!(round.is_open());
+        assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a), "{outcome:?} kept it listed");
     }
     // A dropped Serving handle counts as Stalled: the backlog is not lost either.
     s.wake_txq(a, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    drop(s.next_txq(Ac::Be, T0).unwrap());
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    drop(s.next_txq(round, T0).unwrap());
     s.check_invariants().unwrap();
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0), Some(a));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a));
 }
 
 #[test]
@@ -339,9 +346,10 @@ fn s2_a_txq_is_listed_at_most_once() {
     }
     assert_eq!(s.phy_limit_us(Ac::Be), Some(12_000), "n = 1 listed txq");
     s.check_invariants().unwrap();
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0), Some(a));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0), None, "no second entry");
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a));
+    assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), None, "no second entry");
     assert_eq!(s.phy_limit_us(Ac::Be), None, "nothing listed");
     s.check_invariants().unwrap();
 }
@@ -351,12 +359,14 @@ fn s3_a_served_txq_has_one_server_at_a_time() {
     let mut s = sched();
     let (_, a) = station_with_txq(&s, 256, Ac::Be);
     s.wake_txq(a, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    let serving = s.next_txq(Ac::Be, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    let serving = s.next_txq(round, T0).unwrap();
     assert_eq!(serving.txq(), a);
     s.wake_txq(a, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    assert!(s.next_txq(Ac::Be, T0).is_none(), "a wake while held does not list it again");
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert!(s.next_txq(round, T0).is_none(), "a wake while held does not list it again");
     assert!(s.may_transmit(a, T0).unwrap().is_none(), "may_transmit refuses a second server");
     s.return_txq(serving, TxqReturn::Backlogged, T0);
     s.check_invariants().unwrap();
@@ -373,9 +383,10 @@ fn s4_a_txq_is_handed_out_at_most_once_per_round() {
     let (_, b) = station_with_txq(&s, 256, Ac::Be);
     s.wake_txq(a, T0).unwrap();
     s.wake_txq(b, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
     let mut served = Vec::new();
-    while let Some(id) = serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0) {
+    while let Some(id) = serve_once(&s, round, TxqReturn::Backlogged, T0) {
         served.push(id);
         assert!(served.len() <= 2, "served {served:?} in one round");
     }
@@ -384,15 +395,16 @@ fn s4_a_txq_is_handed_out_at_most_once_per_round() {
     s.check_invariants().unwrap();
     // Every new round serves each of them once again. (The order alternates: the txq met
     // again at the end of a round is re-queued behind the other front entries.)
-    for round in 2..6 {
-        assert!(s.start_round(Ac::Be));
+    for r in 2..6 {
+        let round = s.start_round(Ac::Be);
+        assert!(round.is_open());
         let mut served = Vec::new();
-        while let Some(id) = serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0) {
+        while let Some(id) = serve_once(&s, round, TxqReturn::Backlogged, T0) {
             served.push(id);
         }
         served.sort();
-        assert_eq!(served, vec![a, b], "round {round}");
-        assert_eq!(s.ac_counters(Ac::Be).skipped_selections, round);
+        assert_eq!(served, vec![a, b], "round {r}");
+        assert_eq!(s.ac_counters(Ac::Be).skipped_selections, r);
     }
     s.check_invariants().unwrap();
 }
@@ -402,14 +414,15 @@ fn s5_closing_an_ac_never_reuses_a_round_number() {
     let mut s = sched();
     let (sta, a) = station_with_txq(&s, 256, Ac::Be);
     s.wake_txq(a, T0).unwrap();
-    let mut last = 0u32;
+    let mut last = 0u64;
     let mut held = Vec::new();
     for step in 0..20 {
         let close = step % 3 == 1;
         if close {
             held.push(s.charge_us(sta, Ac::Be, 20_000).unwrap());
         }
-        let open = s.start_round(Ac::Be);
+        let round = s.start_round(Ac::Be);
+        let open = round.is_open();
         let (flag, number) = s.round(Ac::Be);
         assert_eq!(open, flag);
         assert_eq!(open, !close, "step {step}");
@@ -435,9 +448,10 @@ fn s6_next_txq_terminates_at_weight_one_with_a_huge_debt() {
     s.register_airtime(sta, Ac::Be, u32::MAX, 0, T0).unwrap();
     let debt = 1 - i64::from(u32::MAX);
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), debt);
-    assert!(s.start_round(Ac::Be));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
     // Walking this one lap at a time would take 4.3e9 laps; the boost applies them at once.
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0), Some(a));
+    assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a));
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 0, "lifted exactly to zero, as walked laps would");
     s.check_invariants().unwrap();
 }
@@ -454,8 +468,9 @@ fn s6_boosted_laps_credit_every_station_like_walked_laps() {
     s.wake_txq(b, T0).unwrap();
     s.register_airtime(sta, Ac::Be, 1001, 0, T0).unwrap();
     s.register_airtime(stb, Ac::Be, 1001, 0, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0), Some(a));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), Some(a));
     // Walked: 1000 laps, each topping both up by 1; A is met first in lap 1001 and served.
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 0);
     assert_eq!(s.deficit_us(stb, Ac::Be).unwrap(), 0, "B was topped up in every walked lap too");
@@ -471,10 +486,11 @@ fn s6_a_lap_without_an_aql_eligible_station_returns_none() {
     s.wake_txq(a, T0).unwrap();
     s.wake_txq(b, T0).unwrap();
     s.set_aql_enabled(false);
-    assert!(s.start_round(Ac::Be), "the round opens with AQL off");
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open(), "the round opens with AQL off");
     s.set_aql_enabled(true);
     let before = [s.deficit_us(sta, Ac::Be).unwrap(), s.deficit_us(stb, Ac::Be).unwrap()];
-    assert!(s.next_txq(Ac::Be, T0).is_none());
+    assert!(s.next_txq(round, T0).is_none());
     let after = [s.deficit_us(sta, Ac::Be).unwrap(), s.deficit_us(stb, Ac::Be).unwrap()];
     assert_eq!(after, [before[0] + 256, before[1] + 256], "exactly one lap of top-ups");
     s.check_invariants().unwrap();
@@ -491,22 +507,25 @@ fn s7_a_stalled_txq_does_not_pin_the_front() {
     let (_, b) = station_with_txq(&s, 256, Ac::Be);
     s.wake_txq(a, T0).unwrap();
     s.wake_txq(b, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Stalled, T0), Some(a));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Stalled, T0), Some(b), "a stalled txq does not end the round");
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(a));
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(b), "a stalled txq does not end the round");
     s.check_invariants().unwrap();
     // Across rounds, a txq that stalls every time does not keep the other from service.
     for _ in 0..4 {
-        assert!(s.start_round(Ac::Be));
-        let first = serve_once(&s, Ac::Be, TxqReturn::Stalled, T0).unwrap();
-        let second = serve_once(&s, Ac::Be, TxqReturn::Stalled, T0).unwrap();
+        let round = s.start_round(Ac::Be);
+        assert!(round.is_open());
+        let first = serve_once(&s, round, TxqReturn::Stalled, T0).unwrap();
+        let second = serve_once(&s, round, TxqReturn::Stalled, T0).unwrap();
         assert_ne!(first, second, "both served in every round");
     }
     // The contrast: returned Backlogged (it made progress), the txq goes to the front, is met
     // again first and ends the round there (mainline's head insertion).
-    assert!(s.start_round(Ac::Be));
-    assert!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0).is_some());
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0), None);
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert!(serve_once(&s, round, TxqReturn::Backlogged, T0).is_some());
+    assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), None);
     assert_eq!(s.ac_counters(Ac::Be).skipped_selections, 1);
     s.check_invariants().unwrap();
 }
@@ -522,14 +541,16 @@ fn s7_a_stalled_txq_woken_during_service_does_not_pin_the_front() {
     s.wake_txq(a, T0).unwrap();
     s.wake_txq(b, T0).unwrap();
     // A first round in which both stall (ring full): both go to the back, A ahead of B.
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Stalled, T0), Some(a));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Stalled, T0), Some(b));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(a));
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(b));
     // From now on B could send, A cannot, and A keeps receiving frames.
-    for round in 0..4 {
-        assert!(s.start_round(Ac::Be));
+    for r in 0..4 {
+        let round = s.start_round(Ac::Be);
+        assert!(round.is_open());
         let mut served = Vec::new();
-        while let Some(serving) = s.next_txq(Ac::Be, T0) {
+        while let Some(serving) = s.next_txq(round, T0) {
             let id = serving.txq();
             served.push(id);
             if id == a {
@@ -542,7 +563,7 @@ fn s7_a_stalled_txq_woken_during_service_does_not_pin_the_front() {
                 break;
             }
         }
-        assert!(served.contains(&b), "round {round}: B served (got {served:?})");
+        assert!(served.contains(&b), "round {r}: B served (got {served:?})");
     }
     s.check_invariants().unwrap();
 }
@@ -554,16 +575,18 @@ fn s8_a_top_up_adds_exactly_the_current_weight() {
     s.wake_txq(a, T0).unwrap();
     s.register_airtime(sta, Ac::Be, 356, 0, T0).unwrap();
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), -100);
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0), Some(a));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), Some(a));
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 156, "one top-up of 256");
 
     s.set_weight(sta, w(500)).unwrap();
     assert_eq!(s.weight(sta).unwrap(), w(500));
     s.register_airtime(sta, Ac::Be, 556, 0, T0).unwrap();
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), -400);
-    assert!(s.start_round(Ac::Be));
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0), Some(a));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a));
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 100, "one top-up of the new weight, 500");
     s.check_invariants().unwrap();
 }
@@ -641,13 +664,15 @@ fn l1_a_station_over_its_limit_is_gated() {
     s.wake_txq(a, T0).unwrap();
     s.set_aql_enabled(false);
     assert!(s.airtime_check(sta, Ac::Be).unwrap(), "AQL off: no gate");
-    assert!(s.start_round(Ac::Be));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
     s.set_aql_enabled(true);
-    assert!(s.next_txq(Ac::Be, T0).is_none(), "next_txq does not hand out a gated station");
+    assert!(s.next_txq(round, T0).is_none(), "next_txq does not hand out a gated station");
     s.check_invariants().unwrap();
     release_all(&s, &mut held);
-    assert!(s.start_round(Ac::Be));
-    let serving = s.next_txq(Ac::Be, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    let serving = s.next_txq(round, T0).unwrap();
     assert!(serving.airtime_check());
     s.return_txq(serving, TxqReturn::Empty, T0);
     s.check_invariants().unwrap();
@@ -665,8 +690,9 @@ fn l2_overshoot_is_at_most_one_frame_per_server() {
 
     // One server checking before each dequeue.
     s.wake_txq(t0, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    let serving = s.next_txq(Ac::Be, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    let serving = s.next_txq(round, T0).unwrap();
     while serving.airtime_check() {
         held.push(s.charge_us(sta, Ac::Be, frame_us).unwrap());
     }
@@ -678,9 +704,10 @@ fn l2_overshoot_is_at_most_one_frame_per_server() {
     // Two servers of the same station, interleaved: each passes its check once more.
     held.push(s.charge_us(sta, Ac::Be, 10_000).unwrap());
     s.wake_txq(t3, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    let first = s.next_txq(Ac::Be, T0).unwrap();
-    let second = s.next_txq(Ac::Be, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    let first = s.next_txq(round, T0).unwrap();
+    let second = s.next_txq(round, T0).unwrap();
     assert_ne!(first.txq(), second.txq());
     let servers = vec![first, second];
     loop {
@@ -714,9 +741,10 @@ fn l3_a_closed_ac_serves_nothing() {
         let limit = s.phy_limit_us(Ac::Be).unwrap();
         assert_eq!(limit, 14_500, "two listed txqs");
         let c = s.charge_us(sta, Ac::Be, limit).unwrap();
-        assert!(!s.start_round(Ac::Be));
+        let round = s.start_round(Ac::Be);
+        assert!(!round.is_open());
         assert!(!s.round(Ac::Be).0);
-        assert!(s.next_txq(Ac::Be, T0).is_none(), "nothing served, station-less txqs included");
+        assert!(s.next_txq(round, T0).is_none(), "nothing served, station-less txqs included");
         assert_eq!(s.ac_counters(Ac::Be).closed_rounds, 1);
         match s.may_transmit(a, T0).unwrap() {
             None => assert_eq!(policy, OverLimitPolicy::Refuse, "may_transmit honours L3 by default"),
@@ -727,8 +755,9 @@ fn l3_a_closed_ac_serves_nothing() {
         }
         s.check_invariants().unwrap();
         s.release(c).unwrap();
-        assert!(s.start_round(Ac::Be));
-        assert!(serve_once(&s, Ac::Be, TxqReturn::Empty, T0).is_some());
+        let round = s.start_round(Ac::Be);
+        assert!(round.is_open());
+        assert!(serve_once(&s, round, TxqReturn::Empty, T0).is_some());
         s.check_invariants().unwrap();
     }
 }
@@ -739,7 +768,8 @@ fn l3_an_ac_with_nothing_listed_has_no_limit() {
     let sta = s.add_station(w(256)).unwrap();
     let c = s.charge_us(sta, Ac::Be, 60_000).unwrap();
     assert_eq!(s.phy_limit_us(Ac::Be), None);
-    assert!(s.start_round(Ac::Be), "n = 0 is defined as unlimited (E4)");
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open(), "n = 0 is defined as unlimited (E4)");
     s.release(c).unwrap();
     s.check_invariants().unwrap();
 }
@@ -752,8 +782,9 @@ fn l4_multicast_txqs_are_never_aql_limited() {
     let c = s.charge_us(sta, Ac::Be, 12_000).unwrap();
     s.wake_txq(a, T0).unwrap();
     s.wake_txq(mcast, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    let serving = s.next_txq(Ac::Be, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    let serving = s.next_txq(round, T0).unwrap();
     assert_eq!(serving.txq(), mcast, "the gated station is passed over, the multicast txq is not");
     assert_eq!(serving.station(), None);
     assert!(serving.airtime_check());
@@ -771,8 +802,9 @@ fn l4_management_txqs_are_never_aql_limited() {
     let c = s.charge_us(sta, Ac::Vo, 6000).unwrap();
     assert!(!s.airtime_check(sta, Ac::Vo).unwrap(), "the station's data is gated");
     s.wake_txq(mgmt, T0).unwrap();
-    assert!(s.start_round(Ac::Vo));
-    let serving = s.next_txq(Ac::Vo, T0).expect("a management frame is not held back by AQL");
+    let round = s.start_round(Ac::Vo);
+    assert!(round.is_open());
+    let serving = s.next_txq(round, T0).expect("a management frame is not held back by AQL");
     assert_eq!(serving.txq(), mgmt);
     assert!(serving.airtime_check(), "the dequeue gate passes for MMPDUs");
     s.return_txq(serving, TxqReturn::Empty, T0);

@@ -32,10 +32,11 @@ fn unwrap_arc(sched: Arc<Scheduler>) -> Scheduler {
 /// One context's round: serve every txq handed out, draining its frame counter, with a
 /// witness that no other context serves the same txq at the same time.
 fn serve_round(sched: &Scheduler, frames: &[AtomicU32; 2], in_service: &[AtomicU32; 2], served: &AtomicU32) {
-    if !sched.start_round(Ac::Be) {
+    let round = sched.start_round(Ac::Be);
+    if !round.is_open() {
         return;
     }
-    while let Some(serving) = sched.next_txq(Ac::Be, NOW) {
+    while let Some(serving) = sched.next_txq(round, NOW) {
         let i = serving.txq().index();
         assert_eq!(in_service[i].fetch_add(1, Ordering::SeqCst), 0, "S3: txq {i} has two servers");
         let n = frames[i].swap(0, Ordering::SeqCst);
@@ -190,8 +191,8 @@ fn model4_registered_airtime_and_top_ups_are_both_counted() {
         let round = {
             let sched = sched.clone();
             thread::spawn(move || {
-                sched.start_round(Ac::Be);
-                if let Some(s) = sched.next_txq(Ac::Be, NOW) {
+                let round = sched.start_round(Ac::Be);
+                if let Some(s) = sched.next_txq(round, NOW) {
                     sched.return_txq(s, TxqReturn::Empty, NOW);
                 }
             })
@@ -349,8 +350,9 @@ fn model9_charges_through_a_held_txq_are_counted_once_returned() {
         let server = {
             let (sched, handoff) = (sched.clone(), handoff.clone());
             thread::spawn(move || {
-                assert!(sched.start_round(Ac::Be));
-                let mut serving = sched.next_txq(Ac::Be, NOW).expect("the woken txq is served");
+                let round = sched.start_round(Ac::Be);
+                assert!(round.is_open());
+                let mut serving = sched.next_txq(round, NOW).expect("the woken txq is served");
                 for us in [8, 12] {
                     let c = serving.charge_us(us).unwrap();
                     handoff.lock().unwrap().push(c);

@@ -15,18 +15,21 @@ fn serve_close_reopen(policy: RoundPolicy) -> (Option<airtime_sched::TxqId>, air
     let mut s = sched_with(|c| c.round_policy = policy);
     let (sta, a) = station_with_txq(&s, 65_535, Ac::Be);
     s.wake_txq(a, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
     assert_eq!(s.round(Ac::Be), (true, 1));
-    let serving = s.next_txq(Ac::Be, T0).unwrap();
+    let serving = s.next_txq(round, T0).unwrap();
     let charge = s.charge_us(sta, Ac::Be, 12_000).unwrap();
     s.return_txq(serving, TxqReturn::Backlogged, T0);
     assert_eq!(s.phy_limit_us(Ac::Be), Some(12_000));
 
-    assert!(!s.start_round(Ac::Be), "pending 12000 us is not below the limit: the AC closes");
-    assert!(s.next_txq(Ac::Be, T0).is_none());
+    let round = s.start_round(Ac::Be);
+    assert!(!round.is_open(), "pending 12000 us is not below the limit: the AC closes");
+    assert!(s.next_txq(round, T0).is_none());
     s.release(charge).unwrap();
-    assert!(s.start_round(Ac::Be), "under the limit again: the AC reopens");
-    let got = serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0);
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open(), "under the limit again: the AC reopens");
+    let got = serve_once(&s, round, TxqReturn::Backlogged, T0);
     s.check_invariants().unwrap();
     (got, a, s)
 }
@@ -61,10 +64,11 @@ fn alternating_rounds(policy: RoundPolicy, starts: u32) -> (u32, u32) {
     let mut in_flight: Vec<Charge> = Vec::new();
     let (mut open_rounds, mut lost) = (0, 0);
     for _ in 0..starts {
-        if s.start_round(Ac::Be) {
+        let round = s.start_round(Ac::Be);
+        if round.is_open() {
             open_rounds += 1;
             let mut served = 0;
-            while let Some(serving) = s.next_txq(Ac::Be, T0) {
+            while let Some(serving) = s.next_txq(round, T0) {
                 in_flight.push(s.charge_us(sta, Ac::Be, 12_000).unwrap());
                 s.return_txq(serving, TxqReturn::Backlogged, T0);
                 served += 1;
@@ -100,18 +104,22 @@ fn reset_on_close_skips_every_txq_stamped_with_the_reused_number() {
     let (_, b) = station_with_txq(&s, 65_535, Ac::Be);
     s.wake_txq(a, T0).unwrap();
     s.wake_txq(b, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    assert!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0).is_some());
-    assert!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0).is_some());
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert!(serve_once(&s, round, TxqReturn::Backlogged, T0).is_some());
+    assert!(serve_once(&s, round, TxqReturn::Backlogged, T0).is_some());
     let charge = s.charge_us(sta, Ac::Be, 20_000).unwrap();
-    assert!(!s.start_round(Ac::Be));
+    let round = s.start_round(Ac::Be);
+    assert!(!round.is_open());
     s.release(charge).unwrap();
-    assert!(s.start_round(Ac::Be));
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
     assert_eq!(s.round(Ac::Be), (true, 1));
     // Each call meets one of the two stale stamps and ends there.
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0), None);
-    assert_eq!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0), None);
+    assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), None);
+    assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), None);
     assert_eq!(s.ac_counters(Ac::Be).skipped_selections, 2);
-    assert!(s.start_round(Ac::Be));
-    assert!(serve_once(&s, Ac::Be, TxqReturn::Backlogged, T0).is_some(), "round 2 serves again");
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    assert!(serve_once(&s, round, TxqReturn::Backlogged, T0).is_some(), "round 2 serves again");
 }

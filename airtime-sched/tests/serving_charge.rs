@@ -10,8 +10,9 @@ use common::{T0, sched, w};
 
 /// A round on BE and its first txq (the one station's, in these tests).
 fn serve(s: &Scheduler) -> Serving<'_> {
-    assert!(s.start_round(Ac::Be));
-    s.next_txq(Ac::Be, T0).expect("the woken txq is served")
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    s.next_txq(round, T0).expect("the woken txq is served")
 }
 
 fn one_station() -> (Scheduler, StationId, TxqId) {
@@ -152,9 +153,10 @@ fn a_handle_charges_only_its_own_txq_station() {
     let other = s.add_station(w(256)).unwrap();
     let lone = s.add_txq(None, Tid::new(3).unwrap()).unwrap();
     s.wake_txq(lone, T0).unwrap();
-    assert!(s.start_round(Ac::Be));
-    let mut first = s.next_txq(Ac::Be, T0).unwrap();
-    let mut second = s.next_txq(Ac::Be, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    assert!(round.is_open());
+    let mut first = s.next_txq(round, T0).unwrap();
+    let mut second = s.next_txq(round, T0).unwrap();
     let (station_txq, lone_txq) =
         if first.station() == Some(sta) { (&mut first, &mut second) } else { (&mut second, &mut first) };
     assert_eq!(station_txq.charge_frame(&Priced(other), 1500), Err(ChargeError::OtherStation));

@@ -40,11 +40,12 @@ fn run(weights: &[u16], frame_us: &[u32], frames: usize, ring_frames: usize) -> 
         let mut rounds = 0;
         while ring.len() < ring_frames && rounds < 4 {
             rounds += 1;
-            if !s.start_round(Ac::Be) {
+            let round = s.start_round(Ac::Be);
+            if !round.is_open() {
                 break;
             }
             while ring.len() < ring_frames {
-                let Some(serving) = s.next_txq(Ac::Be, now) else { break };
+                let Some(serving) = s.next_txq(round, now) else { break };
                 let i = stas.iter().position(|st| st.txq == serving.txq()).unwrap();
                 let mut moved = 0;
                 while ring.len() < ring_frames && serving.airtime_check() {

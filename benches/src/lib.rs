@@ -52,6 +52,8 @@ pub trait SchedulerUnderTest: Sync + Sized {
         Self: 'a;
     /// An AQL charge, released once at completion.
     type Charge;
+    /// One context's round on one AC, from `start_round` to the `next_txq` calls of it.
+    type Round: Copy;
 
     /// Short name used in benchmark ids: `ours` or `baseline`.
     const NAME: &'static str;
@@ -65,10 +67,10 @@ pub trait SchedulerUnderTest: Sync + Sized {
 
     /// A frame was enqueued on `txq` (mac80211's `ieee80211_schedule_txq`).
     fn wake(&self, txq: Self::Txq, now: u64);
-    /// Starts a round on `ac`; whether it is open.
-    fn start_round(&self, ac: Ac) -> bool;
-    /// The next txq to serve on `ac`, if any.
-    fn next_txq(&self, ac: Ac, now: u64) -> Option<Self::Held<'_>>;
+    /// Starts a round on `ac`; `None` if it did not open (the AC is over its PHY limit).
+    fn start_round(&self, ac: Ac) -> Option<Self::Round>;
+    /// The next txq to serve in `round`, if any.
+    fn next_txq(&self, round: Self::Round, now: u64) -> Option<Self::Held<'_>>;
     /// The registration index (0, 1, ...) of a held txq, to find the workload's queue.
     fn held_index(held: &Self::Held<'_>) -> usize;
     /// The station AQL check for a held txq (`ieee80211_txq_airtime_check`).

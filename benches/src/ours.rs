@@ -2,13 +2,14 @@
 //! driver makes, nothing more.
 
 use crate::SchedulerUnderTest;
-use airtime_sched::{Ac, Charge, Config, Instant, Scheduler, Serving, StationId, Tid, TxqId, TxqReturn, Weight};
+use airtime_sched::{Ac, Charge, Config, Instant, Round, Scheduler, Serving, StationId, Tid, TxqId, TxqReturn, Weight};
 
 impl SchedulerUnderTest for Scheduler {
     type Station = StationId;
     type Txq = TxqId;
     type Held<'a> = Serving<'a>;
     type Charge = Charge;
+    type Round = Round;
 
     const NAME: &'static str = "ours";
 
@@ -43,13 +44,13 @@ impl SchedulerUnderTest for Scheduler {
     }
 
     #[inline]
-    fn start_round(&self, ac: Ac) -> bool {
-        Scheduler::start_round(self, ac)
+    fn start_round(&self, ac: Ac) -> Option<Round> {
+        Some(Scheduler::start_round(self, ac)).filter(|r| r.is_open())
     }
 
     #[inline]
-    fn next_txq(&self, ac: Ac, now: u64) -> Option<Serving<'_>> {
-        Scheduler::next_txq(self, ac, Instant::from_micros(now))
+    fn next_txq(&self, round: Round, now: u64) -> Option<Serving<'_>> {
+        Scheduler::next_txq(self, round, Instant::from_micros(now))
     }
 
     #[inline]

@@ -103,8 +103,8 @@ impl<S: SchedulerUnderTest> FrameCycle<S> {
         self.frames[i] += 1;
         s.wake(self.txqs[i], now);
         // The driver runs a round and sends one frame.
-        s.start_round(AC);
-        let Some(mut held) = s.next_txq(AC, now) else { return false };
+        let Some(round) = s.start_round(AC) else { return false };
+        let Some(mut held) = s.next_txq(round, now) else { return false };
         let t = S::held_index(&held);
         if !s.airtime_check(&held) || self.frames[t] == 0 {
             s.return_txq(held, self.frames[t] > 0, now);
@@ -175,8 +175,8 @@ impl<S: SchedulerUnderTest> DebtRound<S> {
     /// backlogged. Whether one was served.
     #[inline]
     pub fn select(&self) -> bool {
-        self.sched.start_round(AC);
-        match self.sched.next_txq(AC, DEBT_NOW) {
+        let Some(round) = self.sched.start_round(AC) else { return false };
+        match self.sched.next_txq(round, DEBT_NOW) {
             Some(held) => {
                 self.sched.return_txq(held, true, DEBT_NOW);
                 true
@@ -188,9 +188,9 @@ impl<S: SchedulerUnderTest> DebtRound<S> {
     /// A whole round from the debt state: serve every station once (each txq returned
     /// empty, so it leaves the list once its debt is paid). The number served.
     pub fn drain(&self) -> usize {
-        self.sched.start_round(AC);
+        let Some(round) = self.sched.start_round(AC) else { return 0 };
         let mut served = 0;
-        while let Some(held) = self.sched.next_txq(AC, DEBT_NOW) {
+        while let Some(held) = self.sched.next_txq(round, DEBT_NOW) {
             self.sched.return_txq(held, false, DEBT_NOW);
             served += 1;
         }
@@ -327,9 +327,9 @@ impl<S: SchedulerUnderTest> TwoContexts<S> {
     fn send_round(&self, now: u64, quota: usize, sent: &mut Vec<(usize, S::Charge)>) -> usize {
         let s = &self.sched;
         let mut n = 0;
-        s.start_round(AC);
+        let Some(round) = s.start_round(AC) else { return 0 };
         while n < quota {
-            let Some(mut held) = s.next_txq(AC, now) else { break };
+            let Some(mut held) = s.next_txq(round, now) else { break };
             let t = S::held_index(&held);
             let mut left = 1;
             while n < quota && left > 0 && s.airtime_check(&held) {

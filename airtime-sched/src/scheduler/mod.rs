@@ -11,6 +11,7 @@ mod batch_release;
 mod errors;
 mod invariants;
 mod registry;
+mod round;
 mod rounds;
 mod serving;
 mod stats;
@@ -18,6 +19,7 @@ mod stats;
 pub use batch_release::BatchRelease;
 pub use errors::{ChargeError, ReleaseError, SchedError};
 pub use invariants::InvariantViolation;
+pub use round::Round;
 pub use serving::{Serving, TxqReturn};
 pub use stats::{AcCounters, PhyAqlLimits, PhyAqlPending, StationAirtime, StationAql};
 
@@ -41,8 +43,9 @@ pub const DEFAULT_AQL_THRESHOLD_US: u32 = 24_000;
 
 /// Per-AC scheduler state.
 pub(crate) struct AcState {
-    /// Round word: bits 0..32 the round number, bit 32 "open" (the seed's fix keeps
-    /// them apart; both live in one word so a reader sees a consistent pair).
+    /// Round word: bits 0..63 the number of the latest round started, bit 63 "open"
+    /// (the seed's fix keeps them apart; both live in one word so a reader sees a
+    /// consistent pair).
     pub(crate) round: AtomicU64,
     /// Txqs newly backlogged or returned after progress: served first (head insertion).
     pub(crate) front: MpmcQueue,

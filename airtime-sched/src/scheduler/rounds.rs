@@ -26,6 +26,7 @@
 //! including those of txqs removed or taken through `may_transmit` until `next_txq`
 //! meets and drops them; mainline counts list members, which those are not.
 
+use super::round::Round;
 use super::serving::{Serving, TxqReturn};
 use super::{AcState, SchedError, Scheduler};
 use crate::config::RoundPolicy;
@@ -33,14 +34,16 @@ use crate::slots::{TxqSlot, gen_of, txq};
 use crate::sync::Ordering;
 use crate::{Ac, Instant, TxqId};
 
-const OPEN: u64 = 1 << 32;
+/// The round word's "open" bit; the other 63 bits are the round number, which never
+/// wraps (at a round a nanosecond it would take 292 years).
+const OPEN: u64 = 1 << 63;
 /// Laps one `next_txq` call may take before it gives up for this round (a bound that
 /// only concurrent changes can reach: the second lap normally serves).
 const MAX_LAPS: u32 = 3;
 
 #[inline]
-pub(crate) const fn round_number(word: u64) -> u32 {
-    word as u32
+pub(crate) const fn round_number(word: u64) -> u64 {
+    word & !OPEN
 }
 
 #[inline]
@@ -93,28 +96,42 @@ impl Scheduler {
     /// Starts a round on `ac` (`ieee80211_txq_schedule_start`): if the AC's pending
     /// airtime is under its PHY limit the round opens with a new number (never 0, never
     /// reused: S5); otherwise the AC closes and [`next_txq`](Self::next_txq) returns
-    /// nothing until a later start opens it (L3). Returns whether the round is open.
-    pub fn start_round(&self, ac: Ac) -> bool {
+    /// nothing until a later start opens it (L3).
+    ///
+    /// The returned [`Round`] is this context's: pass it to every `next_txq` of the
+    /// round. Another context may start its own round on the same AC meanwhile; each
+    /// round still ends (S4), because a txq handed out in this round *or any later one*
+    /// ends it (mainline forbids two rounds on an AC at once, so it only needs "this
+    /// round").
+    pub fn start_round(&self, ac: Ac) -> Round {
         let state = &self.acs[ac.index()];
         let open = !self.aql_enabled() || self.ac_under_phy_limit(ac);
         let policy = self.config.round_policy;
         // AcqRel: publishes the new number to next_txq calls that Acquire it.
-        let _ = state.round.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+        let previous = state.round.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
             let n = round_number(w);
             Some(match (open, policy) {
                 (true, _) => {
-                    let mut next = n.wrapping_add(1);
+                    let mut next = n.wrapping_add(1) & !OPEN;
                     if next == 0 {
                         next = 1;
                     }
-                    OPEN | u64::from(next)
+                    OPEN | next
                 }
                 (false, RoundPolicy::ResetOnClose) => 0,
-                (false, _) => u64::from(n),
+                (false, _) => n,
             })
         });
         state.counters.count_round(open);
-        open
+        // fetch_update with a closure that always returns Some cannot fail.
+        let previous = previous.unwrap_or_else(|w| w);
+        let number = if open {
+            let next = round_number(previous).wrapping_add(1) & !OPEN;
+            if next == 0 { 1 } else { next }
+        } else {
+            0
+        };
+        Round { ac, number }
     }
 
     /// Whether `ac`'s pending airtime is under its PHY limit. The limit is at least the
@@ -129,23 +146,24 @@ impl Scheduler {
             || crate::aql::phy_limit_us(self.acs[ac.index()].listed(), defaults).is_none_or(|limit| pending < limit)
     }
 
-    /// Whether a round is open on `ac`, and its number.
-    pub fn round(&self, ac: Ac) -> (bool, u32) {
+    /// Whether a round is open on `ac`, and the number of the latest round started on it.
+    pub fn round(&self, ac: Ac) -> (bool, u64) {
         let w = self.acs[ac.index()].round.load(Ordering::Acquire);
         (round_open(w), round_number(w))
     }
 
-    /// The next txq to serve on `ac` in the current round (`ieee80211_next_txq`), or
-    /// `None` when the AC is closed, nothing eligible is listed, or the txq at the front
-    /// was already served in this round (which ends the round, S4). The returned handle
+    /// The next txq to serve in `round` (`ieee80211_next_txq`), or `None` when the AC is
+    /// closed, nothing eligible is listed, or the txq at the front was already handed
+    /// out in this round or a later one (which ends the round, S4). The returned handle
     /// gives the caller sole service of the txq (S3) until it is returned.
-    pub fn next_txq(&self, ac: Ac, _now: Instant) -> Option<Serving<'_>> {
+    pub fn next_txq(&self, round: Round, _now: Instant) -> Option<Serving<'_>> {
+        let ac = round.ac;
         let state = &self.acs[ac.index()];
-        let round = state.round.load(Ordering::Acquire);
-        if !round_open(round) {
+        // Another context's start may have closed the AC since: L3 holds for every round.
+        if !round.is_open() || !round_open(state.round.load(Ordering::Acquire)) {
             return None;
         }
-        let number = round_number(round);
+        let number = round.number;
         let mut lap = Lap::new();
         let mut laps = 0;
         loop {
@@ -182,7 +200,7 @@ impl Scheduler {
                     }
                 }
             }
-            if slot.round.load(Ordering::Relaxed) == number {
+            if self.served_since(slot.round.load(Ordering::Relaxed), number) {
                 // Already served in this round: the round ends here (mainline returns NULL
                 // at the head) and the txq goes back to the front queue for the next one.
                 self.requeue(state, id, true);
@@ -202,9 +220,12 @@ impl Scheduler {
     /// (frames it could not move now, e.g. a full ring: back, so it cannot pin the front,
     /// S7 and reference B4), or empty (dropped from the lists unless a wake arrived
     /// meanwhile or its station is still paying off debt within the active window).
+    ///
+    /// The txq goes back to the scheduler the handle came from, whichever scheduler this
+    /// is called on: a handle cannot release another scheduler's txq.
     pub fn return_txq(&self, serving: Serving<'_>, outcome: TxqReturn, now: Instant) {
-        let (id, ac) = serving.into_parts();
-        self.finish_service(id, ac, outcome, now);
+        let (sched, id, ac) = serving.into_parts();
+        sched.finish_service(id, ac, outcome, now);
     }
 
     /// May this txq transmit now (`ieee80211_txq_may_transmit`, reference 3.7), for
@@ -242,6 +263,17 @@ impl Scheduler {
                 Ok(_) => return Ok(Some(Serving::new(self, id, ac))),
                 Err(now) => word = now,
             }
+        }
+    }
+
+    /// Whether a txq stamped `stamp` was handed out in round `number` or a later one.
+    /// With [`RoundPolicy::ResetOnClose`] numbers restart at 1, so only equality means
+    /// "this round" (mainline's test, kept exactly for that policy).
+    #[inline]
+    fn served_since(&self, stamp: u64, number: u64) -> bool {
+        match self.config.round_policy {
+            RoundPolicy::ResetOnClose => stamp == number,
+            _ => stamp >= number,
         }
     }
 

@@ -128,11 +128,11 @@ impl<'a> Serving<'a> {
     }
 
     /// Ends the service: the charges made through it go to the AC's counter before the
-    /// txq can be listed again.
-    pub(crate) fn into_parts(mut self) -> (TxqId, Ac) {
+    /// txq can be listed again. The scheduler returned is the handle's own.
+    pub(crate) fn into_parts(mut self) -> (&'a Scheduler, TxqId, Ac) {
         self.flush();
         self.live = false;
-        (self.txq, self.ac)
+        (self.sched, self.txq, self.ac)
     }
 }
 

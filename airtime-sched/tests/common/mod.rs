@@ -4,7 +4,7 @@
 
 pub mod reference_model;
 
-use airtime_sched::{Ac, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
+use airtime_sched::{Ac, Config, Instant, Round, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
 
 /// A time well past the epoch, so that "active within 100 ms" is decided by the test's
 /// own wakes and not by the initial `last_active` of 0.
@@ -45,9 +45,9 @@ pub fn station_with_txq(s: &Scheduler, weight: u16, ac: Ac) -> (StationId, TxqId
     (sta, txq)
 }
 
-/// Starts a round on `ac` and asks for one txq; returns it with `outcome` if any.
-pub fn serve_once(s: &Scheduler, ac: Ac, outcome: TxqReturn, now: Instant) -> Option<TxqId> {
-    let serving = s.next_txq(ac, now)?;
+/// Asks `round` for one txq; returns it with `outcome` if any.
+pub fn serve_once(s: &Scheduler, round: Round, outcome: TxqReturn, now: Instant) -> Option<TxqId> {
+    let serving = s.next_txq(round, now)?;
     let id = serving.txq();
     s.return_txq(serving, outcome, now);
     Some(id)

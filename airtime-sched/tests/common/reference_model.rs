@@ -31,8 +31,8 @@
 
 use airtime_sched::aql;
 use airtime_sched::{
-    Ac, AirtimeFlags, AqlLimits, Charge, Config, DEFAULT_AQL_THRESHOLD_US, Instant, OverLimitPolicy, RoundPolicy,
-    SchedError, Scheduler, Serving, StationId, Tid, TxqId, TxqReturn, Weight,
+    Ac, AirtimeFlags, AqlLimits, Charge, Config, DEFAULT_AQL_THRESHOLD_US, Instant, OverLimitPolicy, Round,
+    RoundPolicy, SchedError, Scheduler, Serving, StationId, Tid, TxqId, TxqReturn, Weight,
 };
 use std::collections::VecDeque;
 pub const MAX_STATIONS: u16 = 4;
@@ -69,7 +69,7 @@ struct ModelTxq {
     /// Woken while served: requeue at the front on return.
     woken: bool,
     /// The round in which it was last handed out.
-    round: u32,
+    round: u64,
     /// The test's stand-in for the txq's frames.
     frames: u32,
 }
@@ -78,7 +78,7 @@ struct ModelTxq {
 struct ModelAc {
     front: VecDeque<usize>,
     back: VecDeque<usize>,
-    round: u32,
+    round: u64,
     open: bool,
     skipped: u64,
 }
@@ -508,6 +508,8 @@ pub struct Harness {
     sched: Scheduler,
     model: Model,
     held: Vec<Held>,
+    /// The driver's latest round per AC (index as in `ACS`).
+    rounds: [Option<Round>; 4],
 }
 
 /// What one server did.
@@ -518,7 +520,12 @@ struct Served {
 
 impl Harness {
     pub fn new(config: Config, now: u64) -> Harness {
-        Harness { sched: Scheduler::new(config).unwrap(), model: Model::new(config, now), held: Vec::new() }
+        Harness {
+            sched: Scheduler::new(config).unwrap(),
+            model: Model::new(config, now),
+            held: Vec::new(),
+            rounds: [None; 4],
+        }
     }
 
     fn now(&self) -> Instant {
@@ -607,7 +614,9 @@ impl Harness {
                 assert_eq!(self.sched.wake_txq(self.model.txqs[t].id, now), self.model.wake(t));
             }
             Op::StartRound { ac } => {
-                assert_eq!(self.sched.start_round(ACS[ac]), self.model.start_round(ACS[ac]), "start_round");
+                let round = self.sched.start_round(ACS[ac]);
+                assert_eq!(round.is_open(), self.model.start_round(ACS[ac]), "start_round");
+                self.rounds[ac] = Some(round);
             }
             Op::Serve { ac, start, max_frames, airtime_us, backlogged, wake, second } => {
                 if start {
@@ -662,7 +671,7 @@ impl Harness {
             Op::Pull { txq, max_frames, airtime_us, backlogged } => {
                 let Some(t) = Self::pick(&self.model.txqs, txq) else { return };
                 let sched: &Scheduler = &self.sched;
-                let mut d = Driver { sched, model: &mut self.model, held: &mut self.held };
+                let mut d = Driver { sched, model: &mut self.model, held: &mut self.held, round: None };
                 let real = sched.may_transmit(d.model.txqs[t].id, now);
                 let expected = d.model.may_transmit(t);
                 assert_eq!(real.as_ref().map(Option::is_some).map_err(|e| *e), expected, "may_transmit");
@@ -703,7 +712,8 @@ impl Harness {
         // Split borrows: `Serving` handles borrow the scheduler while the driver side
         // (model, frame counters, held charges) is updated.
         let sched: &Scheduler = &self.sched;
-        let mut d = Driver { sched, model: &mut self.model, held: &mut self.held };
+        let round = self.rounds[ACS.iter().position(|&a| a == ac).unwrap_or(0)];
+        let mut d = Driver { sched, model: &mut self.model, held: &mut self.held, round };
         let Some((mut first, t1)) = d.take(ac, now) else { return };
         // Through the handle only while it is the one held (see `dequeue`).
         let served1 = d.dequeue(&mut first, t1, max_frames, airtime_us, !second && airtime_us.is_multiple_of(2));
@@ -834,12 +844,15 @@ struct Driver<'a> {
     sched: &'a Scheduler,
     model: &'a mut Model,
     held: &'a mut Vec<Held>,
+    /// The driver's latest round on the AC served (one driver context: rounds follow
+    /// one another).
+    round: Option<Round>,
 }
 
 impl<'a> Driver<'a> {
     /// Takes the next txq from both; they must agree.
     fn take(&mut self, ac: Ac, now: Instant) -> Option<(Serving<'a>, usize)> {
-        let real = self.sched.next_txq(ac, now);
+        let real = self.round.and_then(|round| self.sched.next_txq(round, now));
         let expected = self.model.next_txq(ac);
         assert_eq!(real.as_ref().map(Serving::txq), expected.map(|t| self.model.txqs[t].id), "next_txq on {ac}");
         Some((real?, expected?))

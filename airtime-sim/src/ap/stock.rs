@@ -16,11 +16,12 @@ use airtime_sched::{Ac, Txq, TxqReturn};
 pub fn wake_tx_queue(ap: &mut Ap, cpu: u8, now: Nanos) {
     let now_i = instant(now);
     let _ = cpu;
-    if !ap.sched.start_round(Ac::Be) {
+    let round = ap.sched.start_round(Ac::Be);
+    if !round.is_open() {
         return;
     }
     ap.counters.driver_rounds += 1;
-    while let Some(serving) = ap.sched.next_txq(Ac::Be, now_i) {
+    while let Some(serving) = ap.sched.next_txq(round, now_i) {
         if let Some(q) = ap.txqs.get_mut(serving.txq().index()).and_then(Option::as_mut) {
             while let Ok(Some(pkt)) = q.dequeue(now_i) {
                 let Node::Station(station) = pkt.dst else { continue };

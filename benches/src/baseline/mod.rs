@@ -460,6 +460,8 @@ impl SchedulerUnderTest for Baseline {
     type Txq = u32;
     type Held<'a> = Held;
     type Charge = BaselineCharge;
+    /// mac80211 keeps one round per AC: the AC is all a round needs to name.
+    type Round = Ac;
 
     const NAME: &'static str = "baseline";
 
@@ -488,8 +490,8 @@ impl SchedulerUnderTest for Baseline {
     }
 
     #[inline]
-    fn start_round(&self, ac: Ac) -> bool {
-        self.schedule_start(ac)
+    fn start_round(&self, ac: Ac) -> Option<Ac> {
+        self.schedule_start(ac).then_some(ac)
     }
 
     #[inline]
