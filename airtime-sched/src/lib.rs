@@ -99,7 +99,7 @@ mod config;
 pub mod driver_loop;
 pub mod fq_codel;
 mod ids;
-mod queue;
+mod list;
 mod scheduler;
 mod slots;
 mod sync;

@@ -5,9 +5,11 @@
 //!   against that slot's current generation (A1). A slot is reused only when every AQL
 //!   word is closed with nothing pending, so a charge can never be released against a
 //!   later occupant.
-//! * A txq slot's word has `QUEUED` set iff exactly one entry for it sits in one of its
-//!   AC's queues or is held by a `next_txq` call that popped it and has not yet decided
-//!   (S2); `SERVING` iff one context holds a `Serving` handle for it (S3).
+//! * A txq slot's word has `queued(ac)` set iff exactly one entry for the slot sits on
+//!   `ac`'s list or is held by a `next_txq` call that popped it and has not yet decided
+//!   (S2); `SERVING` iff one context holds a `Serving` handle for it (S3). An entry
+//!   stands for the live txq iff the txq is on that AC and not `ORPHAN`; every other
+//!   entry is counted dead on its list until a pop drops it.
 
 use crate::config::AqlLimits;
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64, Ordering};
@@ -87,17 +89,38 @@ pub(crate) enum ChargeRefused {
 
 /// Txq word bits (the generation is the high half).
 pub(crate) mod txq {
+    use crate::Ac;
+
     /// Registered and not removed.
     pub(crate) const LIVE: u32 = 1 << 0;
-    /// One entry is in a queue (or popped and being looked at).
-    pub(crate) const QUEUED: u32 = 1 << 1;
     /// Held by exactly one context between `next_txq`/`may_transmit` and its return.
     pub(crate) const SERVING: u32 = 1 << 2;
     /// A wake arrived while SERVING: requeue on return even if the server saw it empty.
     pub(crate) const WOKEN: u32 = 1 << 3;
     /// Claimed by `add_txq`, fields being written.
     pub(crate) const INIT: u32 = 1 << 4;
-    pub(crate) const FLAG_MASK: u32 = 0xffff;
+    /// The live txq's entry on its AC's list is one its slot's previous occupant left
+    /// there: it stands for no wake of this txq, and is dropped when met unless a wake
+    /// takes it over first.
+    pub(crate) const ORPHAN: u32 = 1 << 5;
+    /// Bits 8..12: one entry of this slot is on AC `i`'s list (or popped from it and
+    /// being looked at). Per AC, because a removed txq's entry may still be on its old
+    /// AC's list when the slot takes a txq of another AC (S2 is per list).
+    const QUEUED_SHIFT: u32 = 8;
+    pub(crate) const QUEUED_ANY: u32 = 0xf << QUEUED_SHIFT;
+
+    /// The QUEUED bit of `ac`'s list.
+    #[inline]
+    pub(crate) const fn queued(ac: Ac) -> u32 {
+        1 << (QUEUED_SHIFT + ac as u32)
+    }
+
+    /// Whether the slot may take a new txq: no txq lives in it or is being set up, and
+    /// no context holds it. Entries its earlier txqs left on lists do not matter.
+    #[inline]
+    pub(crate) const fn reusable(word: u32) -> bool {
+        word & (LIVE | INIT | SERVING | WOKEN) == 0
+    }
 }
 
 /// The generation of a txq word.

@@ -9,11 +9,3 @@ pub(crate) use loom::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(not(loom))]
 pub(crate) use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
-
-/// Busy-wait hint for the rare wait on a lagging queue pop (loom: a yield, so the model
-/// lets the popper run).
-#[cfg(loom)]
-pub(crate) use loom::hint::spin_loop;
-
-#[cfg(not(loom))]
-pub(crate) use core::hint::spin_loop;

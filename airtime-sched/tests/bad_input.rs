@@ -124,9 +124,9 @@ fn removing_a_txq_while_it_is_listed_or_served_loses_nothing() {
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     let serving = s.next_txq(round, T0).unwrap();
-    assert_eq!(serving.txq(), listed);
-    s.remove_txq(listed).unwrap();
-    s.remove_txq(served).unwrap(); // listed, not served
+    assert_eq!(serving.txq(), served, "the txq woken last is at the head (mainline's list_add)");
+    s.remove_txq(served).unwrap();
+    s.remove_txq(listed).unwrap(); // listed, not served
     s.return_txq(serving, TxqReturn::Backlogged, T0); // returned after removal: dropped
     s.check_invariants().unwrap();
     assert!(s.next_txq(round, T0).is_none(), "removed txqs are not handed out");

@@ -390,17 +390,20 @@ fn s4_a_txq_is_handed_out_at_most_once_per_round() {
         served.push(id);
         assert!(served.len() <= 2, "served {served:?} in one round");
     }
-    assert_eq!(served, vec![a, b]);
+    // B, woken last, is at the head (mainline's list_add); returned with frames it goes
+    // back to the head, keeps its turn, and ends the round when met again.
+    assert_eq!(served, vec![b]);
     assert_eq!(s.ac_counters(Ac::Be).skipped_selections, 1, "the round ended at a txq it had served");
     s.check_invariants().unwrap();
-    // Every new round serves each of them once again. (The order alternates: the txq met
-    // again at the end of a round is re-queued behind the other front entries.)
+    // Returned stalled (to the tail), each is handed out once in every round, and the
+    // round ends when it meets the first of them again.
     for r in 2..6 {
         let round = s.start_round(Ac::Be);
         assert!(round.is_open());
         let mut served = Vec::new();
-        while let Some(id) = serve_once(&s, round, TxqReturn::Backlogged, T0) {
+        while let Some(id) = serve_once(&s, round, TxqReturn::Stalled, T0) {
             served.push(id);
+            assert!(served.len() <= 2, "round {r}: served {served:?}");
         }
         served.sort();
         assert_eq!(served, vec![a, b], "round {r}");
@@ -470,10 +473,11 @@ fn s6_boosted_laps_credit_every_station_like_walked_laps() {
     s.register_airtime(stb, Ac::Be, 1001, 0, T0).unwrap();
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
-    assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), Some(a));
-    // Walked: 1000 laps, each topping both up by 1; A is met first in lap 1001 and served.
-    assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 0);
-    assert_eq!(s.deficit_us(stb, Ac::Be).unwrap(), 0, "B was topped up in every walked lap too");
+    assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), Some(b));
+    // Walked: 1000 laps, each topping both up by 1; B (woken last, at the head) is met
+    // first in lap 1001 and served.
+    assert_eq!(s.deficit_us(stb, Ac::Be).unwrap(), 0);
+    assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 0, "A was topped up in every walked lap too");
     s.check_invariants().unwrap();
 }
 
@@ -509,8 +513,8 @@ fn s7_a_stalled_txq_does_not_pin_the_front() {
     s.wake_txq(b, T0).unwrap();
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
-    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(a));
-    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(b), "a stalled txq does not end the round");
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(b), "woken last, at the head");
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(a), "a stalled txq does not end the round");
     s.check_invariants().unwrap();
     // Across rounds, a txq that stalls every time does not keep the other from service.
     for _ in 0..4 {
@@ -540,11 +544,11 @@ fn s7_a_stalled_txq_woken_during_service_does_not_pin_the_front() {
     let (_, b) = station_with_txq(&s, 256, Ac::Be);
     s.wake_txq(a, T0).unwrap();
     s.wake_txq(b, T0).unwrap();
-    // A first round in which both stall (ring full): both go to the back, A ahead of B.
+    // A first round in which both stall (ring full): both go to the tail, B ahead of A.
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
-    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(a));
     assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(b));
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(a));
     // From now on B could send, A cannot, and A keeps receiving frames.
     for r in 0..4 {
         let round = s.start_round(Ac::Be);

@@ -104,10 +104,11 @@ fn reset_on_close_skips_every_txq_stamped_with_the_reused_number() {
     let (_, b) = station_with_txq(&s, 65_535, Ac::Be);
     s.wake_txq(a, T0).unwrap();
     s.wake_txq(b, T0).unwrap();
+    // Round 1 serves both (returned stalled, to the tail, so the round goes on to A).
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
-    assert!(serve_once(&s, round, TxqReturn::Backlogged, T0).is_some());
-    assert!(serve_once(&s, round, TxqReturn::Backlogged, T0).is_some());
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(b));
+    assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(a));
     let charge = s.charge_us(sta, Ac::Be, 20_000).unwrap();
     let round = s.start_round(Ac::Be);
     assert!(!round.is_open());
@@ -115,10 +116,11 @@ fn reset_on_close_skips_every_txq_stamped_with_the_reused_number() {
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     assert_eq!(s.round(Ac::Be), (true, 1));
-    // Each call meets one of the two stale stamps and ends there.
+    // The reused number 1 is stale on both: the round ends at whichever is at the head,
+    // every time it is asked, and serves nothing.
     assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), None);
     assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), None);
-    assert_eq!(s.ac_counters(Ac::Be).skipped_selections, 2);
+    assert_eq!(s.ac_counters(Ac::Be).skipped_selections, 2, "each call ended at a stale stamp");
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     assert!(serve_once(&s, round, TxqReturn::Backlogged, T0).is_some(), "round 2 serves again");

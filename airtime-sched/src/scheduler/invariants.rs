@@ -3,11 +3,10 @@
 //! runs and no txq is held, so every invariant must hold exactly.
 
 use super::Scheduler;
-use crate::slots::{aql, gen_of, sta, txq};
+use crate::slots::{aql, sta, txq};
 use crate::sync::Ordering;
 use crate::{Ac, TxqId};
 use alloc::vec;
-use alloc::vec::Vec;
 use core::fmt;
 
 /// An invariant of reference section 4 that does not hold.
@@ -23,19 +22,21 @@ pub enum InvariantViolation {
         /// The sum of station counters.
         stations_sum_us: u64,
     },
-    /// S2: a txq has more than one entry in the queues.
+    /// S2: a txq slot has more than one entry on one AC's list.
     QueuedTwice(TxqId),
-    /// S1/S2: a txq's QUEUED bit disagrees with the queues.
+    /// S1/S2: a txq slot's QUEUED bit for an AC disagrees with that AC's list, or its
+    /// ORPHAN bit with its entry.
     QueuedBitMismatch(TxqId),
     /// S3: a txq is marked as served while no one can hold it.
     HeldWhileQuiescent(TxqId),
-    /// The listed count of an AC differs from its queues' entries.
+    /// The listed count of an AC (entries less dead ones) differs from the entries on
+    /// its list that stand for a live txq.
     ListedCount {
         /// The AC.
         ac: Ac,
         /// The counter.
         listed: u32,
-        /// Entries found.
+        /// Entries found standing for a live txq.
         entries: u32,
     },
     /// S5: a round is open with number 0.
@@ -58,31 +59,34 @@ impl core::error::Error for InvariantViolation {}
 impl Scheduler {
     /// Checks every invariant that must hold between operations. Cost O(capacity).
     pub fn check_invariants(&mut self) -> Result<(), InvariantViolation> {
+        // seen[slot] has bit `ac` set for the slot's entry on `ac`'s list.
         let mut seen = vec![0u8; self.txqs.len()];
         for ac in Ac::ALL {
-            let state = &mut self.acs[ac.index()];
-            let queued: Vec<u32> = state.front.entries().chain(state.back.entries()).collect();
-            let mut entries = 0u32;
-            for raw in queued {
-                entries += 1;
-                let id = TxqId::from_raw(raw);
-                let Some(count) = seen.get_mut(id.index()) else {
-                    return Err(InvariantViolation::QueuedBitMismatch(id));
+            let (entries, dead) = self.acs[ac.index()].list.snapshot();
+            let total = entries.len() as i64;
+            let mut standing = 0u32;
+            for index in entries {
+                let Some(mask) = seen.get_mut(index as usize) else {
+                    return Err(InvariantViolation::QueuedBitMismatch(TxqId::from_raw(index)));
                 };
-                *count += 1;
-                if *count > 1 {
+                let slot = &self.txqs[index as usize];
+                let word = slot.word.load(Ordering::Relaxed);
+                let id = slot.id(index as usize, word);
+                if *mask & (1 << ac.index()) != 0 {
                     return Err(InvariantViolation::QueuedTwice(id));
                 }
-                let slot = &self.txqs[id.index()];
-                let word = slot.word.load(Ordering::Relaxed);
-                if word & txq::QUEUED == 0 || gen_of(word) != id.generation || self.ac_of(slot) != ac {
+                *mask |= 1 << ac.index();
+                if word & txq::queued(ac) == 0 {
                     return Err(InvariantViolation::QueuedBitMismatch(id));
+                }
+                if word & txq::LIVE != 0 && self.ac_of(slot) == ac && word & txq::ORPHAN == 0 {
+                    standing += 1;
                 }
             }
             let state = &self.acs[ac.index()];
             let listed = state.listed();
-            if listed != entries {
-                return Err(InvariantViolation::ListedCount { ac, listed, entries });
+            if listed != standing || total - dead != i64::from(standing) {
+                return Err(InvariantViolation::ListedCount { ac, listed, entries: standing });
             }
             let round = state.round.load(Ordering::Relaxed);
             if super::rounds::round_open(round) && super::rounds::round_number(round) == 0 {
@@ -100,7 +104,10 @@ impl Scheduler {
             if word & (txq::SERVING | txq::WOKEN | txq::INIT) != 0 {
                 return Err(InvariantViolation::HeldWhileQuiescent(id));
             }
-            if (word & txq::QUEUED != 0) != (seen[index] == 1) {
+            let bits = Ac::ALL.iter().fold(0u8, |m, &ac| m | (u8::from(word & txq::queued(ac) != 0) << ac.index()));
+            let orphan_ok =
+                word & txq::ORPHAN == 0 || (word & txq::LIVE != 0 && word & txq::queued(self.ac_of(slot)) != 0);
+            if bits != seen[index] || !orphan_ok {
                 return Err(InvariantViolation::QueuedBitMismatch(id));
             }
         }

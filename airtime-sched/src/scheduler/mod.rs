@@ -8,8 +8,10 @@
 
 mod accounting;
 mod batch_release;
+mod drr;
 mod errors;
 mod invariants;
+mod listing;
 mod registry;
 mod round;
 mod rounds;
@@ -25,7 +27,7 @@ pub use stats::{AcCounters, PhyAqlLimits, PhyAqlPending, StationAirtime, Station
 
 use crate::Ac;
 use crate::config::{AirtimeFlags, AqlLimits, Config, ConfigError};
-use crate::queue::MpmcQueue;
+use crate::list::AcList;
 use crate::slots::{StationSlot, TxqSlot};
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
@@ -47,10 +49,8 @@ pub(crate) struct AcState {
     /// (the seed's fix keeps them apart; both live in one word so a reader sees a
     /// consistent pair).
     pub(crate) round: AtomicU64,
-    /// Txqs newly backlogged or returned after progress: served first (head insertion).
-    pub(crate) front: MpmcQueue,
-    /// Txqs rotated for a negative deficit or a full AQL budget (tail insertion).
-    pub(crate) back: MpmcQueue,
+    /// The txqs waiting for service, in mainline's order (`active_txqs[ac]`).
+    pub(crate) list: AcList,
     /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`), in 64 bits
     /// so that no number of stations, each under `u32::MAX`, can wrap it. Signed: charges
     /// made through a held txq are added when it is returned (see [`Serving`]), so a
@@ -63,11 +63,11 @@ pub(crate) struct AcState {
 }
 
 impl AcState {
-    /// Entries in `front` + `back`: the per-AC PHY limit's `n`, in O(1) from the queues'
-    /// positions (mainline walks the list, reference E4).
+    /// Txqs listed on the AC: the per-AC PHY limit's `n`, in O(1) (mainline walks the
+    /// list).
     #[inline]
     pub(crate) fn listed(&self) -> u32 {
-        u32::try_from(self.front.len() + self.back.len()).unwrap_or(u32::MAX)
+        self.list.listed()
     }
 }
 
@@ -114,8 +114,7 @@ impl Scheduler {
             txqs: txqs.into_boxed_slice(),
             acs: core::array::from_fn(|_| AcState {
                 round: AtomicU64::new(0),
-                front: MpmcQueue::new(cap),
-                back: MpmcQueue::new(cap),
+                list: AcList::new(cap),
                 pending_us: AtomicI64::new(0),
                 default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 counters: stats::AtomicAcCounters::new(),

@@ -78,49 +78,67 @@ impl Scheduler {
 
     /// Registers a txq for `station` (or a station-less one, e.g. per-interface
     /// multicast, with `None`) on `tid`; its AC is `tid.ac()`.
+    ///
+    /// A slot is free again as soon as its txq is removed and no context holds it, even
+    /// if the txq's entry is still on its AC's list: the entry is dropped when a round
+    /// meets it. Slots with no such entry are taken first.
     pub fn add_txq(&self, station: Option<StationId>, tid: Tid) -> Result<TxqId, SchedError> {
         if let Some(sta) = station {
             self.station_slot(sta)?;
         }
-        for (index, slot) in self.txqs.iter().enumerate() {
-            let word = slot.word.load(Ordering::Acquire);
-            if word & txq::FLAG_MASK != 0 {
-                continue;
-            }
-            let generation = gen_of(word).wrapping_add(1);
-            if slot
-                .word
-                .compare_exchange(word, with_gen(generation, txq::INIT), Ordering::Acquire, Ordering::Relaxed)
-                .is_err()
-            {
-                continue;
-            }
-            slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Relaxed);
-            slot.tid.store(u32::from(tid.get()), Ordering::Relaxed);
-            slot.round.store(0, Ordering::Relaxed);
-            // Release: publishes station and tid with LIVE. SeqCst, with remove_station's
-            // retire and scan: either its scan sees this txq LIVE and removes it, or the
-            // check below sees the station retired (no txq outlives its station).
-            slot.word.store(with_gen(generation, txq::LIVE), Ordering::SeqCst);
-            let id = TxqId { index: index as u16, generation };
-            if let Some(sta) = station {
-                let live = self.stations.get(sta.index()).is_some_and(|s| {
-                    let w = s.word.load(Ordering::SeqCst);
-                    sta::state(w) == sta::LIVE && sta::generation(w) == sta.generation
-                });
-                if !live {
-                    let _ = self.remove_txq(id);
-                    return Err(SchedError::UnknownStation);
+        let ac = tid.ac();
+        let mut claimed = None;
+        'passes: for clean_only in [true, false] {
+            for (index, slot) in self.txqs.iter().enumerate() {
+                let word = slot.word.load(Ordering::Acquire);
+                if !txq::reusable(word) || (clean_only && word & txq::QUEUED_ANY != 0) {
+                    continue;
+                }
+                let generation = gen_of(word).wrapping_add(1);
+                let init = with_gen(generation, txq::INIT | (word & txq::QUEUED_ANY));
+                if slot.word.compare_exchange(word, init, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    claimed = Some((index, slot, generation));
+                    break 'passes;
                 }
             }
-            return Ok(id);
         }
-        Err(SchedError::TxqsFull)
+        let Some((index, slot, generation)) = claimed else { return Err(SchedError::TxqsFull) };
+        slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Relaxed);
+        slot.tid.store(u32::from(tid.get()), Ordering::Relaxed);
+        slot.round.store(0, Ordering::Relaxed);
+        // Publish LIVE, keeping the QUEUED bits of entries earlier txqs left (a pop may
+        // clear them meanwhile, hence the loop). An entry on this txq's own AC becomes
+        // its ORPHAN: it stands for no wake of this txq until one takes it over.
+        // Release: publishes station and tid with LIVE. SeqCst, with remove_station's
+        // retire and scan: either its scan sees this txq LIVE and removes it, or the
+        // check below sees the station retired (no txq outlives its station).
+        let mut word = slot.word.load(Ordering::Relaxed);
+        loop {
+            let orphan = if word & txq::queued(ac) != 0 { txq::ORPHAN } else { 0 };
+            let live = with_gen(generation, txq::LIVE | orphan | (word & txq::QUEUED_ANY));
+            match slot.word.compare_exchange_weak(word, live, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(seen) => word = seen,
+            }
+        }
+        let id = TxqId { index: index as u16, generation };
+        if let Some(sta) = station {
+            let live = self.stations.get(sta.index()).is_some_and(|s| {
+                let w = s.word.load(Ordering::SeqCst);
+                sta::state(w) == sta::LIVE && sta::generation(w) == sta.generation
+            });
+            if !live {
+                let _ = self.remove_txq(id);
+                return Err(SchedError::UnknownStation);
+            }
+        }
+        Ok(id)
     }
 
-    /// Removes a txq. If it is queued or being served, its slot is freed when the
-    /// scheduler next meets its entry or when the server returns it; the handle is
-    /// refused from now on.
+    /// Removes a txq; the handle is refused from now on. A txq being served is released
+    /// when its server returns it. Its entry on the AC's list, if any, no longer counts
+    /// as listed (the per-AC PHY limit's `n`) and is dropped when a round meets it; the
+    /// slot can take a new txq at once.
     pub fn remove_txq(&self, id: TxqId) -> Result<(), SchedError> {
         let slot = self.txqs.get(id.index()).ok_or(SchedError::UnknownTxq)?;
         let mut word = slot.word.load(Ordering::Acquire);
@@ -128,10 +146,17 @@ impl Scheduler {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
                 return Err(SchedError::UnknownTxq);
             }
-            let new = word & !(txq::LIVE | txq::WOKEN);
-            // AcqRel: orders with the queue and serving paths that read LIVE.
+            let new = word & !(txq::LIVE | txq::WOKEN | txq::ORPHAN);
+            // AcqRel: orders with the list and serving paths that read LIVE.
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    let ac = self.ac_of(slot);
+                    // The entry stood for this txq: now it is dead (an orphan was already).
+                    if word & txq::queued(ac) != 0 && word & txq::ORPHAN == 0 {
+                        self.acs[ac.index()].list.add_dead(1);
+                    }
+                    return Ok(());
+                }
                 Err(now) => word = now,
             }
         }

@@ -1,0 +1,137 @@
+//! A txq's place on its AC's list, kept by its word: mainline's
+//! `__ieee80211_schedule_txq` (wake and return), the entries `next_txq` pops, and the
+//! lazy removal of entries whose txq left.
+//!
+//! The txq word's per-AC `QUEUED` bit says the slot has an entry on that AC's list;
+//! whether the entry stands for the live txq is decided when a pop meets it, with one
+//! compare-and-swap on the word, so it can never be lost between the word and the list:
+//! a txq is listed, held by one context, or being served (S1).
+
+use super::{AcState, Scheduler};
+use crate::slots::{TxqSlot, gen_of, txq};
+use crate::sync::Ordering;
+use crate::{Ac, TxqId};
+
+/// Where an entry goes on its list (mainline's `list_add` or `list_add_tail`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Place {
+    Head,
+    Tail,
+}
+
+impl Scheduler {
+    /// Tells the scheduler a txq has frames (`__ieee80211_schedule_txq` with force; call
+    /// it after every enqueue, from any context). A txq that is neither listed nor being
+    /// served is listed as mainline lists it: a station txq at the head (it keeps its
+    /// turn until its deficit runs out), a station-less one at the tail. One being
+    /// served is marked so that its server lists it on return, so no wake is lost (S1).
+    pub fn wake_txq(&self, id: TxqId, now: crate::Instant) -> Result<(), super::SchedError> {
+        let slot = self.txqs.get(id.index()).ok_or(super::SchedError::UnknownTxq)?;
+        let mut word = slot.word.load(Ordering::Acquire);
+        let ac = loop {
+            if word & txq::LIVE == 0 || gen_of(word) != id.generation {
+                return Err(super::SchedError::UnknownTxq);
+            }
+            let ac = self.ac_of(slot);
+            let queued = txq::queued(ac);
+            let new = if word & txq::SERVING != 0 {
+                // The weakened variant drops a wake that arrives during service (the
+                // classic lost wake-up), only to prove the loom model catches it.
+                if cfg!(airtime_weakened = "wake_serving") { word } else { word | txq::WOKEN }
+            } else if word & queued == 0 {
+                word | queued
+            } else {
+                // Listed already; an orphaned entry now stands for this txq.
+                word & !txq::ORPHAN
+            };
+            // Weakened variant: the "already listed" path as a plain load, only to prove
+            // the loom model catches the lost wake it allows (store buffering below).
+            if cfg!(airtime_weakened = "wake_plain_load") && new == word {
+                break ac;
+            }
+            // A read-modify-write even when nothing changes: the caller's enqueue may be
+            // a plain Release store, and a load here could be ordered before it, see
+            // QUEUED, and return while the server that clears QUEUED next misses the
+            // frame (store buffering). AcqRel: the Release half orders the enqueue before
+            // the word a server Acquires when it takes the txq; the Acquire half pairs
+            // with the server's return.
+            match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    if word & queued == 0 && new & queued != 0 {
+                        self.list(ac, id.index(), self.wake_place(slot));
+                    } else if word & txq::ORPHAN != 0 && new & txq::ORPHAN == 0 {
+                        self.acs[ac.index()].list.add_dead(-1);
+                    }
+                    break ac;
+                }
+                Err(seen) => word = seen,
+            }
+        };
+        if let Some(sslot) = slot.station().and_then(|sta| self.station_slot(sta).ok()) {
+            self.mark_active(sslot, ac, now);
+        }
+        Ok(())
+    }
+
+    /// Where a wake lists a txq: mainline inserts at the head only station txqs, and only
+    /// while airtime fairness charges something.
+    #[inline]
+    pub(super) fn wake_place(&self, slot: &TxqSlot) -> Place {
+        let fairness = self.airtime_flags.load(Ordering::Relaxed) != 0;
+        if slot.station().is_some() && fairness { Place::Head } else { Place::Tail }
+    }
+
+    /// Puts an entry for slot `index` (whose QUEUED bit for `ac` the caller set) on
+    /// `ac`'s list.
+    #[inline]
+    pub(super) fn list(&self, ac: Ac, index: usize, place: Place) {
+        self.list_on(&self.acs[ac.index()], index as u32, place);
+    }
+
+    #[inline]
+    pub(super) fn list_on(&self, state: &AcState, index: u32, place: Place) {
+        match place {
+            Place::Head => state.list.push_head(index),
+            Place::Tail => state.list.push_tail(index),
+        }
+    }
+
+    /// Looks at an entry popped from `ac`'s list. `Some` with the txq it stands for,
+    /// still QUEUED, if that txq may be served; otherwise the entry is dropped (its
+    /// QUEUED bit cleared) and `None`: its txq was removed, its slot holds a txq that was
+    /// not woken (orphan) or lives on another AC, or it is held through `may_transmit`.
+    /// With `take`, a servable txq goes from QUEUED to SERVING in the same step.
+    pub(super) fn claim_entry(&self, ac: Ac, index: u32, take: bool) -> Option<(&TxqSlot, TxqId)> {
+        let slot = self.txqs.get(index as usize)?;
+        let queued = txq::queued(ac);
+        let mut word = slot.word.load(Ordering::Acquire);
+        loop {
+            // ac_of reads the tid, published with LIVE (Acquired above).
+            let live_here = word & txq::LIVE != 0 && self.ac_of(slot) == ac;
+            let stands = live_here && word & txq::ORPHAN == 0;
+            let servable = stands && word & txq::SERVING == 0;
+            if servable && !take {
+                return Some((slot, slot.id(index as usize, word)));
+            }
+            let new = if servable {
+                (word & !(queued | txq::WOKEN)) | txq::SERVING
+            } else if live_here {
+                word & !(queued | txq::ORPHAN)
+            } else {
+                word & !queued
+            };
+            // AcqRel: Acquire sees the enqueues a wake published with the word; Release
+            // orders the caller's round stamp after the take for the next server.
+            match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) if servable => return Some((slot, slot.id(index as usize, word))),
+                Ok(_) => {
+                    if !stands {
+                        self.acs[ac.index()].list.add_dead(-1);
+                    }
+                    return None;
+                }
+                Err(seen) => word = seen,
+            }
+        }
+    }
+}
