@@ -90,9 +90,22 @@ impl TailRing {
             let seen = slot.load(Ordering::Acquire);
             let d = seq_diff(seen, pos);
             if d == 0 {
+                // Weakened variant, only to prove the loom model catches it: Vyukov's
+                // order, the position claimed first and the cell written after, which
+                // hides every later entry while the pusher is preempted in between.
+                #[cfg(airtime_weakened = "ring_claim_first")]
+                {
+                    if self.tail.compare_exchange(pos, pos + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                        slot.store(cell(pos + 1, index), Ordering::Release);
+                        return Ok(());
+                    }
+                    pos = self.tail.load(Ordering::Acquire);
+                    continue;
+                }
                 // Free for this position: publish the entry in one step. AcqRel: Release
                 // publishes it to the pop that Acquires the cell; Acquire orders it after
                 // the pop one lap back that freed the cell.
+                #[cfg_attr(airtime_weakened = "ring_claim_first", allow(unreachable_code))]
                 if slot.compare_exchange(seen, cell(pos + 1, index), Ordering::AcqRel, Ordering::Relaxed).is_ok() {
                     self.advance_tail(pos);
                     return Ok(());
