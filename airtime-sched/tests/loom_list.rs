@@ -4,7 +4,7 @@
 //! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched --test loom_list`.
 //!
 //! Each model has a weakened variant CI proves it catches: `ring_claim_first` (list 1),
-//! `listed_torn` (list 2), `wake_plain_load` (list 3).
+//! `listed_torn` (list 2), `wake_plain_load` (list 3), `remove_ac_late` (list 4).
 #![cfg(loom)]
 
 use airtime_sched::{Ac, Config, Instant, Scheduler, Tid, TxqReturn, Weight};
@@ -118,5 +118,35 @@ fn list3_a_wake_of_a_listed_txq_is_not_lost_to_a_concurrent_take() {
                 sched.return_txq(serving, TxqReturn::Empty, NOW);
             }
         }
+    });
+}
+
+/// List 4: a txq removed while listed, its slot taken at once by a txq of another AC:
+/// the removed txq's entry is counted dead on its own AC, exactly once, so every AC's
+/// listed count (the PHY limit's `n`) stays exact (found in review: the removal read
+/// the AC after freeing the slot, and counted the entry on the new txq's AC).
+#[test]
+fn list4_a_removal_counts_its_dead_entry_on_its_own_ac_while_the_slot_is_reused() {
+    loom::model(|| {
+        let vi = Tid::new(4).unwrap();
+        let sched = Arc::new(small(1, 1));
+        // An older VI entry already dead on VI's list.
+        let ancient = sched.add_txq(None, vi).unwrap();
+        sched.wake_txq(ancient, NOW).unwrap();
+        sched.remove_txq(ancient).unwrap();
+        let old = sched.add_txq(None, Tid::BE).unwrap();
+        sched.wake_txq(old, NOW).unwrap();
+        let adder = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.add_txq(None, vi).ok())
+        };
+        sched.remove_txq(old).unwrap();
+        let new = adder.join().unwrap();
+        if let Some(new) = new {
+            sched.wake_txq(new, NOW).unwrap();
+            assert!(sched.phy_limit_us(Ac::Vi).is_some(), "one VI txq listed, but VI's PHY limit is gone");
+        }
+        let mut sched = Arc::try_unwrap(sched).unwrap_or_else(|_| panic!("joined"));
+        sched.check_invariants().expect("dead counts exact after a remove racing a reuse");
     });
 }

@@ -69,9 +69,9 @@ impl AcList {
     /// limit's `n`). Exact between operations. While other contexts run, it is the count
     /// at one instant: the stack's word (with its tag, which every push and pop changes)
     /// is read on both sides of the ring's count, and only a pair that did not move is
-    /// used, so an entry moving between the two parts is never counted twice. If the
-    /// stack keeps moving, the smaller of two stack counts is used: low by at most the
-    /// entries in motion, never high.
+    /// used, so an entry moving between the two parts is not counted twice. If the stack
+    /// moves on every one of four tries, the smaller of the last two stack counts is
+    /// used, which may be off by the entries that moved meanwhile; it never wraps.
     pub(crate) fn listed(&self) -> u32 {
         // Weakened variant, only to prove the loom model catches it: one read of each
         // part, which counts an entry moving from the stack to the ring twice.

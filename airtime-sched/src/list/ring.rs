@@ -175,11 +175,12 @@ impl TailRing {
         }
     }
 
-    /// Entries in the ring: exact when no push or pop runs; otherwise a count the ring
-    /// held at one instant, give or take the one entry of a push that has published but
-    /// not yet advanced `tail`. Never more than the capacity: `tail` is read on both
-    /// sides of `head`, and only a pair that did not move in between is used (the
-    /// difference of a torn read could wrap; that was a ~2.5 s PHY limit).
+    /// Entries in the ring: exact when no push or pop runs; otherwise the count the ring
+    /// held at one instant (less the one entry of a push that has published but not yet
+    /// advanced `tail`): `tail` is read on both sides of `head`, and a pair that did not
+    /// move in between is used. If `tail` moves on every one of four tries, `head` read
+    /// before `tail` may count the pushes in between. Never more than the capacity, and
+    /// never a wrapped difference (a torn read once made it ~1025: a ~2.5 s PHY limit).
     pub(crate) fn len(&self) -> u64 {
         let mut tail = self.tail.load(Ordering::Acquire);
         for _ in 0..4 {

@@ -28,11 +28,15 @@ impl Scheduler {
     pub fn wake_txq(&self, id: TxqId, now: crate::Instant) -> Result<(), super::SchedError> {
         let slot = self.txqs.get(id.index()).ok_or(super::SchedError::UnknownTxq)?;
         let mut word = slot.word.load(Ordering::Acquire);
-        let ac = loop {
+        let (ac, station) = loop {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
                 return Err(super::SchedError::UnknownTxq);
             }
+            // The AC and the place are read while the word is LIVE with this generation:
+            // after the CAS below the txq may be removed and its slot taken.
             let ac = self.ac_of(slot);
+            let place = self.wake_place(slot);
+            let station = slot.station();
             let queued = txq::queued(ac);
             let new = if word & txq::SERVING != 0 {
                 // The weakened variant drops a wake that arrives during service (the
@@ -47,7 +51,7 @@ impl Scheduler {
             // Weakened variant: the "already listed" path as a plain load, only to prove
             // the loom model catches the lost wake it allows (store buffering below).
             if cfg!(airtime_weakened = "wake_plain_load") && new == word {
-                break ac;
+                break (ac, station);
             }
             // A read-modify-write even when nothing changes: the caller's enqueue may be
             // a plain Release store, and a load here could be ordered before it, see
@@ -58,16 +62,16 @@ impl Scheduler {
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     if word & queued == 0 && new & queued != 0 {
-                        self.list(ac, id.index(), self.wake_place(slot));
+                        self.list(ac, id.index(), place);
                     } else if word & txq::ORPHAN != 0 && new & txq::ORPHAN == 0 {
                         self.acs[ac.index()].list.add_dead(-1);
                     }
-                    break ac;
+                    break (ac, station);
                 }
                 Err(seen) => word = seen,
             }
         };
-        if let Some(sslot) = slot.station().and_then(|sta| self.station_slot(sta).ok()) {
+        if let Some(sslot) = station.and_then(|sta| self.station_slot(sta).ok()) {
             self.mark_active(sslot, ac, now);
         }
         Ok(())

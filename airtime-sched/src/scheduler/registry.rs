@@ -146,10 +146,16 @@ impl Scheduler {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
                 return Err(SchedError::UnknownTxq);
             }
+            // Read while the word is LIVE with this generation: once the CAS below frees
+            // the slot, a new txq may take it and rewrite its tid before we look. The
+            // weakened variant reads it after, only to prove the loom model catches it.
+            #[cfg(not(airtime_weakened = "remove_ac_late"))]
+            let ac = self.ac_of(slot);
             let new = word & !(txq::LIVE | txq::WOKEN | txq::ORPHAN);
             // AcqRel: orders with the list and serving paths that read LIVE.
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
+                    #[cfg(airtime_weakened = "remove_ac_late")]
                     let ac = self.ac_of(slot);
                     // The entry stood for this txq: now it is dead (an orphan was already).
                     if word & txq::queued(ac) != 0 && word & txq::ORPHAN == 0 {

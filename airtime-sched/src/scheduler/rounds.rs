@@ -234,6 +234,9 @@ impl Scheduler {
         let keep_active =
             !has_frames && station.is_some_and(|s| s.effective_deficit(ac) < 0 && self.is_active(s, ac, now));
         let queued = txq::queued(ac);
+        // Read while this context holds the txq: once SERVING is cleared below, a removed
+        // txq's slot may be taken by another.
+        let place_if_woken = self.wake_place(slot);
         let mut word = slot.word.load(Ordering::Acquire);
         loop {
             let woken = word & txq::WOKEN != 0;
@@ -255,9 +258,9 @@ impl Scheduler {
                         // one goes to the tail so it cannot pin the head (S7), and so do
                         // station-less txqs and idle ones kept for their debt.
                         let place = match outcome {
-                            TxqReturn::Backlogged => self.wake_place(slot),
+                            TxqReturn::Backlogged => place_if_woken,
                             TxqReturn::Stalled => Place::Tail,
-                            TxqReturn::Empty if woken => self.wake_place(slot),
+                            TxqReturn::Empty if woken => place_if_woken,
                             TxqReturn::Empty => Place::Tail,
                         };
                         self.list(ac, id.index(), place);
