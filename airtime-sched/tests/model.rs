@@ -55,7 +55,9 @@ fn any_config() -> impl Strategy<Value = airtime_sched::Config> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // proptest's default: 256 cases, or PROPTEST_CASES (an explicit `cases` would
+    // override the variable).
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn scheduler_follows_the_sequential_model(
