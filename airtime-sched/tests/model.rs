@@ -1,6 +1,11 @@
 //! A proptest state machine: random sequences of data-path and control operations run
-//! on the real [`Scheduler`] and, step by step, on a plain sequential reference model of
-//! the documented algorithm (src/scheduler/rounds.rs "Ordering model" and "Laps").
+//! on the real [`Scheduler`] and, step by step, on a plain sequential reference model
+//! that is Linux mac80211's algorithm: one ordered list of txqs per AC,
+//! `__ieee80211_schedule_txq` (head insertion for newly backlogged station txqs, tail
+//! for the rest), `ieee80211_txq_schedule_start`, and `ieee80211_next_txq` walked one
+//! entry and one lap at a time, with only the crate's deliberate differences (stalled
+//! txqs return to the tail, `may_transmit` does not rotate the list, round numbers are
+//! kept when an AC closes), each named in the model's documentation.
 //!
 //! The model and the harness live in tests/common/reference_model.rs, shared with the
 //! `scheduler_ops` fuzz target. This file holds the proptest strategy: which operations,
@@ -55,10 +60,15 @@ fn any_config() -> impl Strategy<Value = airtime_sched::Config> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // proptest's default: 256 cases, or PROPTEST_CASES (an explicit `cases` would
+    // override the variable).
+    #![proptest_config(ProptestConfig::default())]
 
+    // The model is mainline's single list; the scheduler still has its two FIFO queues
+    // and the lap boost, so they disagree until the queue redesign lands (head
+    // insertion order, station-less txqs at the tail, removed and pulled txqs off the
+    // list at once, laps walked one by one). Un-ignore with the redesign.
     #[test]
-    #[ignore = "the model still copies the two-FIFO design; it becomes mainline's list next"]
     fn scheduler_follows_the_sequential_model(
         config in any_config(),
         start in prop_oneof![Just(0u64), 0u64..200_000, 1_000_000u64..2_000_000],
@@ -82,4 +92,173 @@ fn charge_errors_match_the_model_for_removed_stations() {
     s.remove_station(sta).unwrap();
     assert_eq!(s.charge_us(sta, Ac::Be, 100).unwrap_err(), ChargeError::UnknownStation);
     assert_eq!(s.total_pending_us(), 0);
+}
+
+// ------------------------------------------------------------------------------------
+// The smallest sequence of each kind of disagreement between the model (mainline) and
+// the two-FIFO-queue scheduler, as the state machine finds them, replayed through the
+// same harness (every answer and counter compared after each step, then the drain).
+
+/// Runs `ops` from time `start` on the default harness configuration.
+fn replay(start: u64, ops: &[Op]) {
+    let mut h = Harness::new(config(false, false, false), start);
+    h.compare();
+    for op in ops {
+        h.apply(op);
+        h.compare();
+    }
+    h.drain();
+}
+
+/// A round on BE that serves one txq, moving up to `max_frames` frames of 100 us.
+fn serve(max_frames: u32) -> Op {
+    Op::Serve { ac: 0, start: true, max_frames, airtime_us: 100, backlogged: true, wake: None, second: false }
+}
+
+fn station(weight: u16) -> Op {
+    Op::AddStation { weight }
+}
+
+/// A BE txq of station `sta` (None: station-less).
+fn txq(sta: Option<usize>) -> Op {
+    Op::AddTxq { sta, tid: 0 }
+}
+
+fn enqueue(txq: usize) -> Op {
+    Op::Enqueue { txq, frames: 1 }
+}
+
+fn debt(sta: usize, tx_us: u32) -> Op {
+    Op::RegisterAirtime { sta, ac: 0, tx_us, rx_us: 0 }
+}
+
+/// Stops a station at the AQL check for good (limits of 0).
+fn aql_blocked(sta: usize) -> Op {
+    Op::SetLimits { sta, ac: 0, a: 0, b: 0 }
+}
+
+/// Two station txqs woken A then B: mainline's `list_add` serves B first.
+#[test]
+fn model_head_insertions_are_last_in_first_out() {
+    replay(0, &[station(256), station(256), txq(Some(0)), txq(Some(1)), enqueue(0), enqueue(1), serve(1)]);
+}
+
+/// A station txq in debt is AQL-blocked at the back; a multicast txq is woken. Mainline
+/// lists it at the tail, so the next walk visits (and tops up) the station txq before
+/// serving it; the front queue skips the station txq: its deficit is one weight short.
+#[test]
+fn model_station_less_txqs_are_listed_at_the_tail() {
+    replay(
+        0,
+        &[
+            station(1),
+            txq(Some(0)),
+            txq(None),
+            aql_blocked(0),
+            enqueue(0),
+            debt(0, 100),
+            serve(1),
+            enqueue(1),
+            serve(1),
+        ],
+    );
+}
+
+/// A removed txq leaves the list at once (`ieee80211_txq_purge`): the per-AC PHY limit
+/// counts nothing. The scheduler counts its entry until `next_txq` drops it.
+#[test]
+fn model_removed_txqs_leave_the_phy_limit_at_once() {
+    replay(0, &[txq(None), enqueue(0), Op::RemoveTxq { txq: 0 }]);
+}
+
+/// A txq allowed by `may_transmit` leaves the list (mainline's `list_del_init`) and,
+/// returned empty, is listed no more. The scheduler keeps its entry where it was: it
+/// counts in the PHY limit, and a later `next_txq` would hand out the empty txq.
+#[test]
+fn model_pulled_txqs_leave_the_list() {
+    replay(0, &[txq(None), enqueue(0), Op::Pull { txq: 0, max_frames: 1, airtime_us: 100, backlogged: true }]);
+}
+
+/// Three weight-1 txqs A, B, C, listed in that order by Stalled returns, in debt
+/// -10, -3, -9: mainline walks four laps and serves B, leaving C, A (both at -6), and
+/// serves C next. The lap boost leaves A, C and serves A.
+#[test]
+fn model_long_walks_leave_mainline_order() {
+    replay(
+        0,
+        &[
+            station(1),
+            station(1),
+            station(1),
+            txq(Some(0)),
+            txq(Some(1)),
+            txq(Some(2)),
+            enqueue(0),
+            serve(0),
+            enqueue(1),
+            serve(0),
+            enqueue(2),
+            serve(0),
+            debt(0, 11),
+            debt(1, 4),
+            debt(2, 10),
+            serve(1),
+            serve(1),
+        ],
+    );
+}
+
+/// With no airtime flags set, `__ieee80211_schedule_txq` lists station txqs at the tail
+/// too. The scheduler still puts them at the front, so, as with the multicast txq
+/// above, the AQL-blocked station txq in debt at the back is not visited.
+#[test]
+fn model_station_txqs_are_listed_at_the_tail_without_airtime_flags() {
+    replay(
+        0,
+        &[
+            station(1),
+            station(256),
+            txq(Some(0)),
+            txq(Some(1)),
+            aql_blocked(0),
+            enqueue(0),
+            debt(0, 100),
+            serve(1),
+            Op::SetAirtimeFlags { tx: false, rx: false },
+            enqueue(1),
+            serve(1),
+        ],
+    );
+}
+
+/// `ieee80211_txq_set_active` runs only when a txq is newly listed: a second wake of a
+/// listed txq 60 ms later does not refresh the station's `last_active`, so 120 ms after
+/// the first wake the station is inactive and registered airtime is not charged. The
+/// scheduler refreshes it at every wake and charges it.
+#[test]
+fn model_a_wake_of_a_listed_txq_keeps_last_active() {
+    replay(
+        0,
+        &[
+            station(256),
+            txq(Some(0)),
+            enqueue(0),
+            Op::Advance { us: 60_000 },
+            enqueue(0),
+            Op::Advance { us: 60_000 },
+            debt(0, 1000),
+        ],
+    );
+}
+
+/// Not about the queues (the old model disagreed too): the scheduler stores
+/// `last_active` at most once a millisecond (`ACTIVE_STAMP_US`), so a wake 500 us after
+/// a stamp of 0 leaves 0, and 99.8 ms after the wake the station is already inactive
+/// to it: registered airtime is not charged. The model keeps the exact time.
+#[test]
+fn model_last_active_is_the_time_of_the_wake() {
+    replay(
+        0,
+        &[station(1), txq(Some(0)), Op::Advance { us: 500 }, enqueue(0), Op::Advance { us: 99_800 }, debt(0, 1000)],
+    );
 }

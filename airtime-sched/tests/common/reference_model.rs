@@ -4,23 +4,44 @@
 //! includes this same file with `#[path = ...]`: keep it free of test-framework
 //! dependencies (no proptest), and refer to the crate only as `airtime_sched`.
 //!
-//! The model is meant to be read as documentation of the algorithm:
-//! * each AC has a *front* and a *back* FIFO of txq entries; a txq has at most one entry;
-//! * a round has a number and an open flag; closing keeps the number (or, with
-//!   `RoundPolicy::ResetOnClose`, resets it to 0, mainline's old behaviour);
-//! * `next_txq` pops front before back; a station txq goes through the DRR and AQL step
-//!   (effective deficit = deficit - pending; a negative one is topped up by the weight
-//!   and rotated to the back; a station failing its AQL check is rotated too); a txq
-//!   already stamped with the current round ends the round and goes back to the tail of
-//!   the front queue; otherwise it is stamped and handed out;
-//! * after a full lap of rotations with an AQL-eligible station, the next lap applies at
-//!   once the laps the fewest-laps eligible station still needs (the "boost"), to every
-//!   entry of that lap, also those after the one it serves;
-//! * `return_txq` puts a txq back at the front if it made progress, at the back if it
-//!   stalled (even if woken while served); an empty one is put back only if woken
-//!   meanwhile (front) or if its station is still paying off recent debt (back);
-//! * `may_transmit` (pull mode) holds a txq without touching its list entry, which the
-//!   next `next_txq` to meet it drops.
+//! # The model is mainline's algorithm
+//! [`Model`] is Linux mac80211's airtime scheduler written out plainly, not a copy of
+//! this crate's lock-free design, so that the design is checked against the algorithm
+//! it claims to implement:
+//! * each AC has ONE ordered list of txqs (`active_txqs[ac]`), a `VecDeque` of txq
+//!   indices; a txq is on it at most once;
+//! * [`Model::schedule_txq`] is `__ieee80211_schedule_txq`: a txq on no list is listed if
+//!   it has frames or `ieee80211_txq_keep_active` says so, at the head if it has a
+//!   station, airtime flags are set and it has frames (`list_add`), else at the tail
+//!   (`list_add_tail`); only then, and only with frames, is the station marked active
+//!   (`ieee80211_txq_set_active`). A txq already listed: nothing happens;
+//! * [`Model::start_round`] is `ieee80211_txq_schedule_start` with the per-AC PHY check
+//!   (`ieee80211_txq_schedule_airtime_check`: `high + (n - 1) * low / 2` over the n
+//!   txqs on the list);
+//! * [`Model::next_txq`] is `ieee80211_next_txq`, walked one entry at a time: a head
+//!   marker and `found_eligible`; a station txq is topped up by the weight when its
+//!   effective deficit (deficit - pending, `ieee80211_sta_deficit`) is negative, and
+//!   moved to the tail (`list_move_tail`) if that deficit was negative or its AQL check
+//!   (`ieee80211_txq_airtime_check`) fails; meeting the head marker again ends the call
+//!   unless some station passed its AQL check in the lap; a txq already served in this
+//!   round ends the round and stays at the head; otherwise it leaves the list
+//!   (`list_del_init`), is stamped and handed out. No shortcut over laps: a large debt at
+//!   weight 1 is walked lap by lap;
+//! * removing a txq takes it off the list at once (`ieee80211_txq_purge`,
+//!   `ieee80211_unschedule_txq`).
+//!
+//! Where this crate differs from mainline on purpose, the model follows the crate, and
+//! says so where it does:
+//! * `TxqReturn::Stalled` (frames left, no progress) lists the txq at the tail, where
+//!   `ieee80211_return_txq` would put a station txq back at the head and pin the round;
+//! * a wake while the txq is served is recorded (`woken`) and acted on when the server
+//!   returns it, instead of listing the txq under the server's feet;
+//! * [`Model::may_transmit`] is the crate's pull-mode check, not mainline's
+//!   `ieee80211_txq_may_transmit`, which rotates the txqs listed ahead of the asked one;
+//! * rounds: closing keeps the round number (`RoundPolicy::KeepNumber`), or, with
+//!   `RoundPolicy::ResetOnClose`, resets it to 0 as mainline does; the round ends at a
+//!   txq stamped with this round's number or a later one (mainline: equal; the same here,
+//!   where one context starts every round).
 //!
 //! The harness drives the scheduler like a driver would: per-txq frame counters stand in
 //! for the queues, every dequeued frame of a station txq is charged after the AQL check,
@@ -40,8 +61,8 @@ pub const MAX_TXQS: u16 = 6;
 /// The ACs the test uses, and the TIDs it registers txqs on (two on BE, one on VO).
 pub const ACS: [Ac; 2] = [Ac::Be, Ac::Vo];
 pub const TIDS: [u8; 3] = [0, 3, 6];
-/// `next_txq` gives up after this many laps (only concurrent changes can get there).
-pub const MAX_LAPS: u32 = 3;
+/// mac80211's `IEEE80211_NUM_TIDS`: the management txq's TID, never AQL-limited.
+const MGMT_TID: u8 = 16;
 
 // ------------------------------------------------------------------------ the model
 
@@ -60,50 +81,32 @@ struct ModelStation {
 struct ModelTxq {
     id: TxqId,
     station: Option<usize>,
+    tid: u8,
     ac: Ac,
     live: bool,
-    /// One entry for it sits in its AC's front or back queue.
-    queued: bool,
-    /// Held by a server (only inside a Serve step).
+    /// Held by a server (only inside a Serve or Pull step).
     serving: bool,
-    /// Woken while served: requeue at the front on return.
+    /// Woken while served: the server's return lists it.
     woken: bool,
-    /// The round in which it was last handed out.
+    /// The round in which it was last handed out (`txqi->schedule_round`).
     round: u64,
     /// The test's stand-in for the txq's frames.
     frames: u32,
+    /// Not part of the algorithm: the scheduler may still hold this txq's slot for a list
+    /// entry it drops lazily (the txq left the model's list other than through
+    /// `next_txq`: removed or pulled while listed). Mainline frees at once; when the
+    /// crate reuses such a slot is its own business, so the harness accepts either
+    /// answer from `add_txq` while such a slot could make the difference.
+    maybe_slot: bool,
 }
 
 #[derive(Clone, Debug, Default)]
 struct ModelAc {
-    front: VecDeque<usize>,
-    back: VecDeque<usize>,
+    /// `local->active_txqs[ac]`: front = head.
+    list: VecDeque<usize>,
     round: u64,
     open: bool,
     skipped: u64,
-}
-
-/// One lap of `next_txq` over the listed entries.
-struct Lap {
-    /// Rotations that complete the lap: the listed count when the lap began.
-    len: usize,
-    seen: usize,
-    /// Some station visited in this lap passed its AQL check.
-    eligible: bool,
-    /// Fewest further top-ups any AQL-eligible rotated station needs to reach zero.
-    min_laps: Option<i64>,
-    /// Top-ups to apply at once to each negative station visited in this lap.
-    boost: i64,
-}
-
-impl Lap {
-    fn start(listed: usize, boost: i64) -> Lap {
-        Lap { len: listed.max(1), seen: 0, eligible: false, min_laps: None, boost }
-    }
-}
-
-fn ceil_div(a: i64, b: i64) -> i64 {
-    (a + b - 1) / b
 }
 
 /// What the scheduler charges for an estimate: a multiple of 4 in [4, Charge::MAX_US].
@@ -148,10 +151,26 @@ impl Model {
         Ac::ALL.iter().map(|&ac| self.ac_pending(ac)).sum()
     }
 
+    /// Txqs on the AC's list: the per-AC PHY limit's n.
     fn listed(&self, ac: Ac) -> usize {
-        self.acs[ac.index()].front.len() + self.acs[ac.index()].back.len()
+        self.acs[ac.index()].list.len()
     }
 
+    /// Whether txq `t` is on its AC's list (`!list_empty(&txqi->schedule_order)`).
+    fn is_listed(&self, t: usize) -> bool {
+        self.acs[self.txqs[t].ac.index()].list.contains(&t)
+    }
+
+    /// Takes txq `t` off its AC's list (`list_del_init`); true if it was on it.
+    fn unlist(&mut self, t: usize) -> bool {
+        let list = &mut self.acs[self.txqs[t].ac.index()].list;
+        let Some(i) = list.iter().position(|&x| x == t) else { return false };
+        list.remove(i);
+        true
+    }
+
+    /// The per-AC PHY limit (`ieee80211_txq_schedule_airtime_check`), None when nothing
+    /// is listed.
     fn phy_limit(&self, ac: Ac) -> Option<u32> {
         aql::phy_limit_us(self.listed(ac) as u32, self.default_limits[ac.index()])
     }
@@ -166,7 +185,7 @@ impl Model {
         }
     }
 
-    /// The station AQL check (reference 3.5).
+    /// The station AQL check (`ieee80211_txq_airtime_check` for a station txq).
     fn station_may_send(&self, s: usize, ac: Ac) -> bool {
         !self.aql_enabled
             || aql::station_may_send(
@@ -177,10 +196,17 @@ impl Model {
             )
     }
 
+    /// `ieee80211_sta_deficit`: the deficit less the pending airtime.
+    fn effective_deficit(&self, s: usize, ac: Ac) -> i64 {
+        let st = &self.stations[s];
+        st.deficit[ac.index()] - i64::from(st.pending[ac.index()])
+    }
+
     fn is_active(&self, s: usize, ac: Ac) -> bool {
         self.now.saturating_sub(self.stations[s].last_active[ac.index()]) < self.config.active_window_us
     }
 
+    /// `ieee80211_txq_set_active`.
     fn mark_active(&mut self, s: usize, ac: Ac) {
         let last = &mut self.stations[s].last_active[ac.index()];
         *last = (*last).max(self.now);
@@ -190,33 +216,58 @@ impl Model {
         self.txqs[t].station.filter(|&s| self.stations[s].live)
     }
 
+    /// `ieee80211_txq_keep_active`: a station txq whose station is still paying off debt
+    /// and was active within the window.
+    fn keep_active(&self, t: usize) -> bool {
+        let ac = self.txqs[t].ac;
+        self.live_station_of(t).is_some_and(|s| self.effective_deficit(s, ac) < 0 && self.is_active(s, ac))
+    }
+
     fn occupied_station_slots(&self) -> usize {
         self.stations.iter().filter(|s| s.live || s.pending.iter().any(|&p| p > 0)).count()
     }
 
-    fn occupied_txq_slots(&self) -> usize {
-        self.txqs.iter().filter(|t| t.live || t.queued || t.serving).count()
+    /// `__ieee80211_schedule_txq(txq, has_queue)` for a txq nobody serves.
+    fn schedule_txq(&mut self, t: usize, has_queue: bool) {
+        if !self.txqs[t].live || self.is_listed(t) || !(has_queue || self.keep_active(t)) {
+            return;
+        }
+        let ac = self.txqs[t].ac;
+        let station = self.live_station_of(t);
+        let airtime_flags = self.flags.charge_tx || self.flags.charge_rx;
+        let list = &mut self.acs[ac.index()].list;
+        if station.is_some() && airtime_flags && has_queue {
+            list.push_front(t);
+        } else {
+            list.push_back(t);
+        }
+        if let (true, Some(s)) = (has_queue, station) {
+            self.mark_active(s, ac);
+        }
     }
 
-    /// A wake (after an enqueue): queue at the front unless queued or being served.
+    /// A wake after an enqueue (`ieee80211_schedule_txq`, i.e. with force). While the txq
+    /// is served it is only recorded; the server's return lists it.
     fn wake(&mut self, t: usize) -> Result<(), SchedError> {
         if !self.txqs[t].live {
             return Err(SchedError::UnknownTxq);
         }
-        let ac = self.txqs[t].ac;
         if self.txqs[t].serving {
-            self.txqs[t].woken = true;
-        } else if !self.txqs[t].queued {
-            self.txqs[t].queued = true;
-            self.acs[ac.index()].front.push_back(t);
-        }
-        if let Some(s) = self.live_station_of(t) {
-            self.mark_active(s, ac);
+            if !self.txqs[t].woken {
+                // Mainline would list it here, with frames: the station is active now.
+                self.txqs[t].woken = true;
+                if let Some(s) = self.live_station_of(t) {
+                    self.mark_active(s, self.txqs[t].ac);
+                }
+            }
+        } else {
+            self.schedule_txq(t, true);
         }
         Ok(())
     }
 
-    /// A round opens (new number, never 0) under the per-AC PHY limit, else the AC closes.
+    /// `ieee80211_txq_schedule_start`: under the per-AC PHY limit (or with AQL off) a new
+    /// round number, never 0; otherwise the AC closes.
     fn start_round(&mut self, ac: Ac) -> bool {
         let open = !self.aql_enabled || self.phy_limit(ac).is_none_or(|limit| self.ac_pending(ac) < limit);
         let a = &mut self.acs[ac.index()];
@@ -229,134 +280,97 @@ impl Model {
         open
     }
 
-    /// The DRR and AQL step for a station txq; true means "serve it".
-    fn deficit_step(&mut self, s: usize, ac: Ac, lap: &mut Lap) -> bool {
-        let aql_ok = self.station_may_send(s, ac);
-        lap.eligible |= aql_ok;
-        let st = &mut self.stations[s];
-        let weight = st.weight.max(1);
-        let mut d = st.deficit[ac.index()] - i64::from(st.pending[ac.index()]);
-        if d < 0 && lap.boost > 0 {
-            // Apply the laps nobody is served in at once, never past zero.
-            let extra = ceil_div(-d, weight).min(lap.boost) * weight;
-            st.deficit[ac.index()] += extra;
-            d += extra;
-        }
-        if d < 0 {
-            if aql_ok {
-                let needed = ceil_div(-d, weight);
-                lap.min_laps = Some(lap.min_laps.map_or(needed, |m| m.min(needed)));
-            }
-            st.deficit[ac.index()] += weight;
-            return false;
-        }
-        aql_ok
-    }
-
-    /// Walked laps would have topped up the entries after the served one too.
-    fn finish_boosted_lap(&mut self, ac: Ac, lap: &Lap) {
-        let remaining = lap.len.saturating_sub(lap.seen + 1);
-        for _ in 0..remaining {
-            let Some(t) = self.acs[ac.index()].back.pop_front() else { return };
-            if !self.txqs[t].live || self.txqs[t].serving {
-                self.txqs[t].queued = false;
-                continue;
-            }
-            if let Some(s) = self.live_station_of(t) {
-                let st = &mut self.stations[s];
-                let weight = st.weight.max(1);
-                let d = st.deficit[ac.index()] - i64::from(st.pending[ac.index()]);
-                if d < 0 {
-                    st.deficit[ac.index()] += ceil_div(-d, weight).min(lap.boost) * weight;
-                }
-            }
-            self.acs[ac.index()].back.push_back(t);
+    /// Whether a txq stamped `stamp` was served in round `number`: mainline's equality;
+    /// with `KeepNumber`, "this round or a later one" (the same thing sequentially).
+    fn served_in(&self, stamp: u64, number: u64) -> bool {
+        match self.config.round_policy {
+            RoundPolicy::ResetOnClose => stamp == number,
+            _ => stamp >= number,
         }
     }
 
+    /// `ieee80211_next_txq`, literally.
     fn next_txq(&mut self, ac: Ac) -> Option<usize> {
         if !self.acs[ac.index()].open {
             return None;
         }
         let number = self.acs[ac.index()].round;
-        let mut lap = Lap::start(self.listed(ac), 0);
-        let mut laps = 0;
+        let mut head: Option<usize> = None;
+        let mut found_eligible = false;
         loop {
-            let a = &mut self.acs[ac.index()];
-            let t = match a.front.pop_front() {
-                Some(t) => t,
-                None => a.back.pop_front()?,
-            };
-            // An entry of a removed txq (or of one held elsewhere) is dropped when met.
-            if !self.txqs[t].live || self.txqs[t].serving {
-                self.txqs[t].queued = false;
-                continue;
-            }
-            let rotate = match self.live_station_of(t) {
-                Some(s) => !self.deficit_step(s, ac, &mut lap),
-                None => false,
-            };
-            if rotate {
-                // Rotated to the back; a full lap of rotations ends the call unless some
-                // station was AQL-eligible, and the next lap applies the laps at once.
-                self.acs[ac.index()].back.push_back(t);
-                lap.seen += 1;
-                if lap.seen >= lap.len {
-                    laps += 1;
-                    if !lap.eligible || laps >= MAX_LAPS {
-                        return None;
-                    }
-                    let boost = lap.min_laps.map_or(0, |m| (m - 1).max(0));
-                    lap = Lap::start(self.listed(ac), boost);
+            let t = *self.acs[ac.index()].list.front()?;
+            if head == Some(t) {
+                if !found_eligible {
+                    return None;
                 }
-                continue;
+                found_eligible = false;
             }
-            if lap.boost > 0 && self.live_station_of(t).is_some() {
-                // The entries after this one in the boosted lap get the same laps of credit.
-                self.finish_boosted_lap(ac, &lap);
+            if head.is_none() {
+                head = Some(t);
             }
-            if self.txqs[t].round == number {
-                // Already served in this round: the round ends here. The entry goes back to
-                // the front queue, at its tail (behind any other front entry).
-                let a = &mut self.acs[ac.index()];
-                a.front.push_back(t);
-                a.skipped += 1;
+            if let Some(s) = self.live_station_of(t) {
+                let aql_ok = self.txqs[t].tid == MGMT_TID || self.station_may_send(s, ac);
+                let deficit = self.effective_deficit(s, ac);
+                if aql_ok {
+                    found_eligible = true;
+                }
+                if deficit < 0 {
+                    let st = &mut self.stations[s];
+                    st.deficit[ac.index()] += st.weight;
+                }
+                if deficit < 0 || !aql_ok {
+                    let list = &mut self.acs[ac.index()].list;
+                    list.pop_front();
+                    list.push_back(t);
+                    continue;
+                }
+            }
+            if self.served_in(self.txqs[t].round, number) {
+                // The round ends here; the txq stays at the head.
+                self.acs[ac.index()].skipped += 1;
                 return None;
             }
+            self.acs[ac.index()].list.pop_front();
             let txq = &mut self.txqs[t];
-            txq.queued = false;
-            txq.woken = false;
-            txq.serving = true;
             txq.round = number;
+            txq.serving = true;
+            txq.woken = false;
             return Some(t);
         }
     }
 
+    /// `ieee80211_return_txq` with the outcome the server reports.
     fn return_txq(&mut self, t: usize, outcome: TxqReturn) {
-        let ac = self.txqs[t].ac;
-        let station = self.live_station_of(t);
-        let has_frames = outcome != TxqReturn::Empty;
-        if has_frames && let Some(s) = station {
-            self.mark_active(s, ac);
-        }
-        // An empty txq of a station still paying off recent debt stays listed (at the back).
-        let keep_active = !has_frames
-            && station.is_some_and(|s| {
-                let st = &self.stations[s];
-                st.deficit[ac.index()] - i64::from(st.pending[ac.index()]) < 0 && self.is_active(s, ac)
-            });
         let txq = &mut self.txqs[t];
-        let woken = txq.woken;
+        let woken = std::mem::take(&mut txq.woken);
         txq.serving = false;
-        txq.woken = false;
-        if txq.live && !txq.queued && (has_frames || woken || keep_active) {
-            txq.queued = true;
-            if outcome == TxqReturn::Backlogged || (woken && outcome == TxqReturn::Empty) {
-                self.acs[ac.index()].front.push_back(t);
-            } else {
-                self.acs[ac.index()].back.push_back(t);
+        match outcome {
+            // Frames left after progress: `__ieee80211_schedule_txq` with frames.
+            TxqReturn::Backlogged => self.schedule_txq(t, true),
+            // Frames left, no progress: the tail, where mainline's head insertion would
+            // pin the round on a txq that cannot move (a deliberate difference).
+            TxqReturn::Stalled => {
+                if self.txqs[t].live && !self.is_listed(t) {
+                    let ac = self.txqs[t].ac;
+                    self.acs[ac.index()].list.push_back(t);
+                    if let Some(s) = self.live_station_of(t) {
+                        self.mark_active(s, ac);
+                    }
+                }
             }
+            // Empty: listed only if woken meanwhile (newly backlogged) or kept active.
+            TxqReturn::Empty => self.schedule_txq(t, woken),
         }
+    }
+
+    /// Removes a txq: off its list at once (`ieee80211_txq_purge`).
+    fn remove_txq(&mut self, t: usize) {
+        if self.unlist(t) {
+            self.txqs[t].maybe_slot = true;
+        }
+        let txq = &mut self.txqs[t];
+        txq.live = false;
+        txq.woken = false;
     }
 
     fn register_airtime(&mut self, s: usize, ac: Ac, tx_us: u32, rx_us: u32) -> Result<(), SchedError> {
@@ -373,11 +387,14 @@ impl Model {
         Ok(())
     }
 
-    /// Pull mode (`may_transmit`): a station txq with a negative effective deficit is topped
-    /// up and refused; while the AC is over its PHY limit the deficit is not looked at and
-    /// the txq is refused or allowed by policy; a txq being served is refused. An allowed
-    /// txq is held like one from `next_txq`, but its list entry (if any) stays where it is
-    /// until a `next_txq` meets and drops it.
+    /// Pull mode: the crate's `Scheduler::may_transmit`, a deliberate difference from
+    /// mainline's `ieee80211_txq_may_transmit` (which moves every txq listed ahead of the
+    /// asked one to the tail, topping them up, and looks at the raw deficit). A station
+    /// txq with a negative effective deficit is topped up by the weight and refused, and
+    /// stays where it is; while the AC is over its PHY limit the deficit is not looked at
+    /// and the txq is refused or allowed by `Config::over_limit`; a txq being served is
+    /// refused. An allowed txq leaves its list, as in mainline, and is held like one from
+    /// `next_txq` until returned.
     fn may_transmit(&mut self, t: usize) -> Result<bool, SchedError> {
         if !self.txqs[t].live {
             return Err(SchedError::UnknownTxq);
@@ -387,15 +404,19 @@ impl Model {
         if over && self.config.over_limit == OverLimitPolicy::Refuse {
             return Ok(false);
         }
-        if let (false, Some(s)) = (over, self.txqs[t].station) {
+        if !over
+            && let Some(s) = self.txqs[t].station
+            && self.effective_deficit(s, ac) < 0
+        {
             let st = &mut self.stations[s];
-            if st.deficit[ac.index()] - i64::from(st.pending[ac.index()]) < 0 {
-                st.deficit[ac.index()] += st.weight;
-                return Ok(false);
-            }
+            st.deficit[ac.index()] += st.weight;
+            return Ok(false);
         }
         if self.txqs[t].serving {
             return Ok(false);
+        }
+        if self.unlist(t) {
+            self.txqs[t].maybe_slot = true;
         }
         self.txqs[t].serving = true;
         Ok(true)
@@ -563,9 +584,9 @@ impl Harness {
                 if self.model.stations[s].live {
                     got.unwrap();
                     self.model.stations[s].live = false;
-                    for t in &mut self.model.txqs {
-                        if t.station == Some(s) {
-                            t.live = false;
+                    for t in 0..self.model.txqs.len() {
+                        if self.model.txqs[t].station == Some(s) && self.model.txqs[t].live {
+                            self.model.remove_txq(t);
                         }
                     }
                 } else {
@@ -578,22 +599,40 @@ impl Harness {
                 let got = self.sched.add_txq(s.map(|s| self.model.stations[s].id), tid);
                 if s.is_some_and(|s| !self.model.stations[s].live) {
                     assert_eq!(got, Err(SchedError::UnknownStation));
-                } else if self.model.occupied_txq_slots() < usize::from(MAX_TXQS) {
-                    let id = got.expect("a free txq slot");
-                    assert_eq!(self.sched.txq_info(id).unwrap(), (s.map(|s| self.model.stations[s].id), tid));
-                    self.model.txqs.push(ModelTxq {
-                        id,
-                        station: s,
-                        ac: tid.ac(),
-                        live: true,
-                        queued: false,
-                        serving: false,
-                        woken: false,
-                        round: 0,
-                        frames: 0,
-                    });
-                } else {
-                    assert_eq!(got, Err(SchedError::TxqsFull));
+                    return;
+                }
+                // Slots certainly taken, and those the scheduler may still hold for a list
+                // entry it drops lazily (see `ModelTxq::maybe_slot`).
+                let taken = self.model.txqs.iter().filter(|t| t.live || t.serving).count();
+                let maybe = self.model.txqs.iter().filter(|t| !t.live && !t.serving && t.maybe_slot).count();
+                match got {
+                    Ok(id) => {
+                        assert!(taken < usize::from(MAX_TXQS), "a txq slot given out twice");
+                        assert!(
+                            self.model.txqs.iter().all(|t| !((t.live || t.serving) && t.id.index() == id.index())),
+                            "a taken txq slot reissued"
+                        );
+                        for t in self.model.txqs.iter_mut().filter(|t| t.id.index() == id.index()) {
+                            t.maybe_slot = false;
+                        }
+                        assert_eq!(self.sched.txq_info(id).unwrap(), (s.map(|s| self.model.stations[s].id), tid));
+                        self.model.txqs.push(ModelTxq {
+                            id,
+                            station: s,
+                            tid: tid.get(),
+                            ac: tid.ac(),
+                            live: true,
+                            serving: false,
+                            woken: false,
+                            round: 0,
+                            frames: 0,
+                            maybe_slot: false,
+                        });
+                    }
+                    Err(e) => {
+                        assert_eq!(e, SchedError::TxqsFull);
+                        assert!(taken + maybe >= usize::from(MAX_TXQS), "a free txq slot refused");
+                    }
                 }
             }
             Op::RemoveTxq { txq } => {
@@ -601,7 +640,7 @@ impl Harness {
                 let got = self.sched.remove_txq(self.model.txqs[t].id);
                 if self.model.txqs[t].live {
                     got.unwrap();
-                    self.model.txqs[t].live = false;
+                    self.model.remove_txq(t);
                 } else {
                     assert_eq!(got, Err(SchedError::UnknownTxq));
                 }
@@ -767,11 +806,11 @@ impl Harness {
         for ac in ACS {
             assert_eq!(self.sched.default_limits(ac), m.default_limits[ac.index()]);
         }
-        for t in &m.txqs {
+        for (i, t) in m.txqs.iter().enumerate() {
             assert_eq!(self.sched.txq_info(t.id).is_ok(), t.live);
             // S1: a live txq with frames is always listed (nothing is held between steps).
             assert!(!t.serving);
-            assert!(!t.live || t.frames == 0 || t.queued, "lost backlog: {t:?}");
+            assert!(!t.live || t.frames == 0 || m.is_listed(i), "lost backlog: {t:?}");
         }
         self.sched.check_invariants().unwrap();
     }
