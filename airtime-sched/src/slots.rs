@@ -143,6 +143,9 @@ pub(crate) struct StationAc {
     pub(crate) limits: AtomicU64,
     /// Last time this AC had frames scheduled, in us (`last_active`).
     pub(crate) last_active_us: AtomicU64,
+    /// Scratch of the lap skip (`scheduler::drr`): which skip last counted this
+    /// station's visits, and what it counted. Only the skip's own context reads it back.
+    pub(crate) lap_stamp: AtomicU64,
     /// Registered airtime statistics, in us.
     pub(crate) tx_airtime_us: AtomicU64,
     pub(crate) rx_airtime_us: AtomicU64,
@@ -165,6 +168,7 @@ impl StationSlot {
                 aql: AtomicU64::new(aql::word(0, false, 0)),
                 limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 last_active_us: AtomicU64::new(0),
+                lap_stamp: AtomicU64::new(0),
                 tx_airtime_us: AtomicU64::new(0),
                 rx_airtime_us: AtomicU64::new(0),
             }),

@@ -4,10 +4,6 @@
 //! tail, and `ieee80211_next_txq` walks the list lap by lap, topping up a negative
 //! deficit by the weight at each visit. The proptest state machine (tests/model.rs)
 //! checks the same algorithm on random sequences; these pin the cases by name.
-//!
-//! The tests marked `#[ignore]` fail on the two-FIFO-queue scheduler and pass once the
-//! queue redesign (head insertion as a stack, station-less txqs at the tail, laps that
-//! leave mainline's order) lands: un-ignore them with it.
 
 mod common;
 
@@ -141,5 +137,54 @@ fn after_a_long_walk_the_list_resumes_behind_the_served_txq() {
     assert_eq!(serve(&s, TxqReturn::Empty, T0), Some(c));
     assert_eq!(s.deficit_us(sta_a, BE).unwrap(), 0);
     assert_eq!(serve(&s, TxqReturn::Empty, T0), Some(a));
+    s.check_invariants().unwrap();
+}
+
+/// A station with two txqs on one AC (TIDs 0 and 3 are both BE) is visited, and topped
+/// up, once per txq per lap. Mainline, weight 1, effective deficit 1 - 1001 = -1000, list
+/// [B, A] (B woken last): each lap adds 2; the 1000th top-up comes at the 1000th visit,
+/// the last of lap 500, which is A's; the next visit, B's in lap 501, finds 0 and serves
+/// B. The lap skip must count both visits, or it lifts the station too far and serves A.
+#[test]
+fn a_station_with_two_txqs_on_an_ac_is_topped_up_once_per_txq_per_lap() {
+    let mut s = sched();
+    let sta = s.add_station(w(1)).unwrap();
+    let a = s.add_txq(Some(sta), airtime_sched::Tid::new(0).unwrap()).unwrap();
+    let b = s.add_txq(Some(sta), airtime_sched::Tid::new(3).unwrap()).unwrap();
+    s.wake_txq(a, T0).unwrap();
+    s.wake_txq(b, T0).unwrap();
+    debt(&s, sta, 1001, T0);
+    assert_eq!(serve(&s, TxqReturn::Backlogged, T0), Some(b));
+    assert_eq!(s.deficit_us(sta, BE).unwrap(), 0, "1000 top-ups, as walked laps give");
+    s.check_invariants().unwrap();
+}
+
+/// An entry left by a txq no longer listed is not on mainline's list, so a walk that
+/// meets the lap's head again has passed it: a txq added later into that slot is listed
+/// afresh by its wake (a station-less one at the tail), not in the dead entry's place.
+#[test]
+fn a_lap_drops_the_dead_entries_ahead_of_its_head() {
+    let mut s = sched_with(|c| c.max_txqs = 2);
+    let sta = s.add_station(w(1)).unwrap();
+    let a = s.add_txq(Some(sta), airtime_sched::Tid::BE).unwrap();
+    let gone = s.add_txq(None, airtime_sched::Tid::BE).unwrap();
+    s.wake_txq(gone, T0).unwrap(); // list: [gone]
+    s.wake_txq(a, T0).unwrap(); // list: [a, gone]
+    s.remove_txq(gone).unwrap(); // mainline: [a]
+    // A is in debt and over its AQL limit: topped up once and rotated, and the lap ends
+    // at A with nobody eligible. The walk passed the dead entry on its way round.
+    debt(&s, sta, 1000, T0); // deficit 1 - 1000 = -999
+    s.set_station_limits(sta, BE, airtime_sched::AqlLimits::new(0, 0).unwrap()).unwrap();
+    assert_eq!(serve(&s, TxqReturn::Backlogged, T0), None);
+    assert_eq!(s.deficit_us(sta, BE).unwrap(), -998);
+    // A new station-less txq takes the slot; its wake lists it at the tail: [a, m].
+    let m = s.add_txq(None, airtime_sched::Tid::BE).unwrap();
+    assert_eq!(m.index(), gone.index());
+    s.wake_txq(m, T0).unwrap();
+    s.set_station_limits(sta, BE, airtime_sched::AqlLimits::DEFAULT).unwrap();
+    // Mainline: A first (topped up, rotated), then M. Had M taken the dead entry's place
+    // ahead of A, M would be served without A's top-up.
+    assert_eq!(serve(&s, TxqReturn::Empty, T0), Some(m));
+    assert_eq!(s.deficit_us(sta, BE).unwrap(), -997, "A was met, and topped up, before M");
     s.check_invariants().unwrap();
 }

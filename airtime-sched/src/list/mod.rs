@@ -59,6 +59,12 @@ impl AcList {
         }
     }
 
+    /// The entry at the head of the list, without taking it (exact when no other
+    /// operation runs).
+    pub(crate) fn front(&self) -> Option<u32> {
+        self.head.top().or_else(|| self.tail.front())
+    }
+
     /// Takes the entry at the head of the list.
     #[inline]
     pub(crate) fn pop(&self) -> Option<u32> {

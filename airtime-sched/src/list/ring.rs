@@ -175,6 +175,16 @@ impl TailRing {
         }
     }
 
+    /// The oldest entry, without taking it.
+    pub(crate) fn front(&self) -> Option<u32> {
+        let mut found = None;
+        self.peek_front(|index| {
+            found = Some(index);
+            false
+        });
+        found
+    }
+
     /// Entries in the ring: exact when no push or pop runs; otherwise the count the ring
     /// held at one instant (less the one entry of a push that has published but not yet
     /// advanced `tail`): `tail` is read on both sides of `head`, and a pair that did not

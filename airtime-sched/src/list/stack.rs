@@ -82,6 +82,12 @@ impl HeadStack {
         }
     }
 
+    /// The top entry, without taking it.
+    pub(crate) fn top(&self) -> Option<u32> {
+        let index = index_of(self.top.load(Ordering::Acquire));
+        (index != NIL).then_some(index)
+    }
+
     /// Entries in the stack, exact at the instant of the load.
     #[cfg(test)]
     pub(crate) fn len(&self) -> u32 {

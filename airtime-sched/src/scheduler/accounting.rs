@@ -177,16 +177,13 @@ impl Scheduler {
 
     #[inline]
     pub(crate) fn mark_active(&self, slot: &StationSlot, ac: Ac, now: Instant) {
-        // A load and, at most once per millisecond, a store: this runs for every wake
-        // and return, and an atomic read-modify-write here would cost a contended line
-        // each time. Two contexts racing may leave the older of two close times, which
-        // the 100 ms window does not notice; time never moves back by more than that.
+        // A load and a store, no read-modify-write: this runs when a txq is listed (every
+        // return with frames). It shares its line with the station's AQL word and
+        // deficit, which the same services write anyway. Two contexts racing may leave
+        // the older of two close times; the 100 ms window does not notice.
         let last = &slot.ac[ac.index()].last_active_us;
-        if now.micros() >= last.load(Ordering::Relaxed).saturating_add(ACTIVE_STAMP_US) {
+        if now.micros() > last.load(Ordering::Relaxed) {
             last.store(now.micros(), Ordering::Relaxed);
         }
     }
 }
-
-/// Granularity of the active stamp, in us (see `mark_active`).
-const ACTIVE_STAMP_US: u64 = 1000;

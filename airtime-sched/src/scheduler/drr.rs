@@ -2,15 +2,19 @@
 //!
 //! # Laps
 //! When every listed txq has a negative deficit, mainline walks the list again and
-//! again, adding one weight per lap, until one turns non-negative (at weight 1 and a
-//! large debt that is many laps under the AC lock). Here the first lap works out how
-//! many laps that takes and the second lap applies them at once — to the txqs before
-//! the one it serves as it meets them, and to the rest of the lap right after, in
-//! place — leaving the same deficits and the same list order that walked laps would,
-//! so a call looks at each listed txq at most about twice.
+//! again, each visit of a station's txq adding the station's weight, until a visit finds
+//! an AQL-eligible station non-negative (at weight 1 and a large debt, many laps under
+//! the AC lock). Here the first lap is walked; then, from what it left, the number of
+//! laps in which nobody would be served is worked out and their top-ups applied at once,
+//! and the next lap is walked as mainline walks the one after them. The deficits and
+//! the list order are those walked laps leave; a call looks at each listed txq about
+//! four times whatever the debt.
+//!
+//! A station with several txqs on the AC (TIDs 0 and 3 are both BE) is visited, and
+//! topped up, once per txq per lap: the skip counts the visits.
 
 use super::{AcState, Scheduler};
-use crate::slots::{TxqSlot, txq};
+use crate::slots::{StationSlot, TxqSlot, txq};
 use crate::sync::Ordering;
 use crate::{Ac, StationId};
 
@@ -25,20 +29,16 @@ pub(super) struct Lap {
     /// began, read at its first rotation (most calls serve the first entry and never
     /// need it; the list's positions are lines the other context keeps writing). 0
     /// until then.
-    len: u32,
+    pub(super) len: u32,
     /// Entries rotated in this lap.
     seen: u32,
     /// Some visited station passed its AQL check (mainline's `found_eligible`).
     pub(super) eligible: bool,
-    /// Fewest further laps any AQL-eligible station needs.
-    min_laps: i64,
-    /// Laps to apply at once in this lap (0 once applied to the whole lap).
-    pub(super) boost: i64,
 }
 
 impl Lap {
     pub(super) fn new() -> Lap {
-        Lap { len: 0, seen: 0, eligible: false, min_laps: i64::MAX, boost: 0 }
+        Lap { len: 0, seen: 0, eligible: false }
     }
 
     /// Counts a rotated entry (already back on the list, so the count includes it as it
@@ -51,53 +51,61 @@ impl Lap {
         self.seen >= self.len
     }
 
-    /// Starts the next lap (the rare path: its length is read now, as
-    /// `finish_boosted_lap` needs it even when the lap's first entry is served).
+    /// Starts the next lap.
     pub(super) fn next(&mut self, state: &AcState) {
-        let boost = if self.min_laps == i64::MAX { 0 } else { (self.min_laps - 1).max(0) };
-        *self = Lap { boost, len: state.list.listed().max(1), ..Lap::new() };
+        *self = Lap { len: state.list.listed().max(1), ..Lap::new() };
     }
 }
 
-/// Top-ups that lift a deficit `d` toward zero, at most `laps` of them, at `weight`.
-#[inline]
-fn boost_us(d: i64, weight: i64, laps: i64) -> i64 {
-    if d >= 0 {
-        return 0;
+/// A lap skip's mark on a station (`StationAc::lap_stamp`): bits 34..64 the skip's
+/// number, bit 33 "top-ups applied", bits 16..32 the visits met so far in the second
+/// pass, bits 0..16 the station's visits in the lap.
+mod stamp {
+    pub(super) const APPLIED: u64 = 1 << 33;
+    const SKIP_SHIFT: u32 = 34;
+
+    #[inline]
+    pub(super) const fn of(skip: u64) -> u64 {
+        skip << SKIP_SHIFT
     }
-    let needed = (-d + weight - 1) / weight;
-    needed.min(laps) * weight
+
+    #[inline]
+    pub(super) const fn is(word: u64, skip: u64) -> bool {
+        word >> SKIP_SHIFT == skip & ((1 << (64 - SKIP_SHIFT)) - 1)
+    }
+
+    #[inline]
+    pub(super) const fn visits(word: u64) -> u64 {
+        word & 0xffff
+    }
+
+    #[inline]
+    pub(super) const fn met(word: u64) -> u64 {
+        (word >> 16) & 0xffff
+    }
+}
+
+/// Top-ups a station of effective deficit `d` needs to reach zero at `weight`.
+#[inline]
+fn needed(d: i64, weight: i64) -> i64 {
+    if d >= 0 { 0 } else { (-d + weight - 1) / weight }
 }
 
 impl Scheduler {
-    /// The DRR and AQL step for a station txq (`ieee80211_next_txq`'s deficit and
-    /// `ieee80211_txq_airtime_check` test).
+    /// The DRR and AQL step for a station txq, as `ieee80211_next_txq` takes it: the
+    /// station AQL check (`ieee80211_txq_airtime_check`; the management TID 16 is never
+    /// limited, L4), a top-up by the weight while the effective deficit is negative, and
+    /// a rotation to the tail unless both pass.
     pub(super) fn deficit_step(&self, sta: StationId, ac: Ac, slot: &TxqSlot, lap: &mut Lap) -> Step {
         let Ok(sslot) = self.station_slot(sta) else {
             // A station removed under its txq: serve nothing more of it, but let the
             // caller drop or serve the entry like a station-less one.
             return Step::Serve;
         };
-        // The management (TID 16) txq is never AQL-limited (mainline, L4).
-        let aql_ok = slot.tid() == 16 || self.station_may_send(sslot, ac, 0);
+        let aql_ok = self.visit_eligible(slot, sslot, ac);
         lap.eligible |= aql_ok;
         let weight = i64::from(sslot.weight().max(1));
-        let mut d = sslot.effective_deficit(ac);
-        if lap.boost > 0 {
-            // Laps the first pass proved nobody is served in: apply them at once, but
-            // never lift a station past zero with them (mainline stops topping up there).
-            let extra = boost_us(d, weight, lap.boost);
-            if extra > 0 {
-                sslot.top_up(ac, extra);
-                d += extra;
-            }
-        }
-        if d < 0 {
-            if aql_ok {
-                // Laps until this station is served: it is topped now, then once a lap.
-                let laps = (-d + weight - 1) / weight;
-                lap.min_laps = lap.min_laps.min(laps);
-            }
+        if sslot.effective_deficit(ac) < 0 {
             sslot.top_up(ac, weight);
             return Step::Rotate;
         }
@@ -107,14 +115,76 @@ impl Scheduler {
         Step::Serve
     }
 
-    /// Walked laps would have topped up the entries after the served one too,
-    /// `lap.boost` times each while negative, and left them where they are, at the head
-    /// of the list: give them that credit now, in place. (In a boosted lap every entry
-    /// has been rotated once, so they are the first entries of the tail part.) The boost
-    /// is then spent: the rest of this call walks without it.
-    pub(super) fn finish_boosted_lap(&self, state: &AcState, ac: Ac, lap: &mut Lap) {
-        let mut remaining = lap.len.saturating_sub(lap.seen + 1); // the served entry was visited
-        let boost = core::mem::take(&mut lap.boost);
+    #[inline]
+    fn visit_eligible(&self, slot: &TxqSlot, sslot: &StationSlot, ac: Ac) -> bool {
+        slot.tid() == 16 || self.station_may_send(sslot, ac, 0)
+    }
+
+    /// After a first lap in which nobody was served (every entry rotated, now the first
+    /// `len` of the tail part, in lap order): applies at once the top-ups of the laps
+    /// that would serve nobody either, as walked laps would leave them.
+    ///
+    /// Station `s` with `k` visits per lap and `n` top-ups still needed is served at its
+    /// `i`-th visit of lap `l` (counting laps from the next one) when `l*k + i - 1 >= n`,
+    /// if that visit is AQL-eligible. The first such lap `L` over all visits is the skip:
+    /// each station gets `min(n, L*k)` top-ups (a station stops being topped up at zero).
+    /// Three read-only passes over the lap; the marks dedupe stations. Under concurrency
+    /// the entries may move meanwhile: a top-up never lifts a station past zero, so the
+    /// worst is a lap skipped short.
+    pub(super) fn skip_idle_laps(&self, state: &AcState, ac: Ac, len: u32) {
+        // Relaxed: a number to tell this skip's marks from others'; nothing is published.
+        let skip = state.lap_skips.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        let mark = stamp::of(skip);
+        // Pass 1: visits per station.
+        self.for_each_lap_visit(state, ac, len, |_, sslot| {
+            let a = &sslot.ac[ac.index()].lap_stamp;
+            let w = a.load(Ordering::Relaxed);
+            let visits = if stamp::is(w, skip) { stamp::visits(w) + 1 } else { 1 };
+            a.store(mark | visits.min(0xffff), Ordering::Relaxed);
+        });
+        // Pass 2: the first lap in which an eligible visit finds its station at zero.
+        let mut skip_laps = i64::MAX;
+        self.for_each_lap_visit(state, ac, len, |slot, sslot| {
+            let a = &sslot.ac[ac.index()].lap_stamp;
+            let w = a.load(Ordering::Relaxed);
+            if !stamp::is(w, skip) {
+                return;
+            }
+            let i = stamp::met(w) + 1;
+            a.store((w & !(0xffff << 16)) | (i.min(0xffff) << 16), Ordering::Relaxed);
+            if !self.visit_eligible(slot, sslot, ac) {
+                return;
+            }
+            let k = i64::try_from(stamp::visits(w).max(1)).unwrap_or(1);
+            let n = needed(sslot.effective_deficit(ac), i64::from(sslot.weight().max(1)));
+            let i = i64::try_from(i).unwrap_or(1);
+            let laps = ((n - i + 1).max(0) + k - 1) / k;
+            skip_laps = skip_laps.min(laps);
+        });
+        if skip_laps == 0 || skip_laps == i64::MAX {
+            return;
+        }
+        // Pass 3: the skipped laps' top-ups, once per station.
+        self.for_each_lap_visit(state, ac, len, |_, sslot| {
+            let a = &sslot.ac[ac.index()].lap_stamp;
+            let w = a.load(Ordering::Relaxed);
+            if !stamp::is(w, skip) || w & stamp::APPLIED != 0 {
+                return;
+            }
+            a.store(w | stamp::APPLIED, Ordering::Relaxed);
+            let weight = i64::from(sslot.weight().max(1));
+            let k = i64::try_from(stamp::visits(w).max(1)).unwrap_or(1);
+            let top_ups = needed(sslot.effective_deficit(ac), weight).min(skip_laps.saturating_mul(k));
+            if top_ups > 0 {
+                sslot.top_up(ac, top_ups.saturating_mul(weight));
+            }
+        });
+    }
+
+    /// Calls `f` for each of the first `len` entries of the tail part that stand for a
+    /// live station txq on `ac` (dead entries are not part of the lap).
+    fn for_each_lap_visit(&self, state: &AcState, ac: Ac, len: u32, mut f: impl FnMut(&TxqSlot, &StationSlot)) {
+        let mut remaining = len;
         state.list.peek_tail(|index| {
             if remaining == 0 {
                 return false;
@@ -122,15 +192,11 @@ impl Scheduler {
             let Some(slot) = self.txqs.get(index as usize) else { return true };
             let word = slot.word.load(Ordering::Acquire);
             if word & txq::LIVE == 0 || word & txq::ORPHAN != 0 || self.ac_of(slot) != ac {
-                return true; // a dead entry: not part of the lap
+                return true;
             }
             remaining -= 1;
             if let Some(sslot) = slot.station().and_then(|sta| self.station_slot(sta).ok()) {
-                let weight = i64::from(sslot.weight().max(1));
-                let extra = boost_us(sslot.effective_deficit(ac), weight, boost);
-                if extra > 0 {
-                    sslot.top_up(ac, extra);
-                }
+                f(slot, sslot);
             }
             true
         });

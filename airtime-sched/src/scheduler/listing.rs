@@ -51,7 +51,7 @@ impl Scheduler {
             // Weakened variant: the "already listed" path as a plain load, only to prove
             // the loom model catches the lost wake it allows (store buffering below).
             if cfg!(airtime_weakened = "wake_plain_load") && new == word {
-                break (ac, station);
+                break (ac, None);
             }
             // A read-modify-write even when nothing changes: the caller's enqueue may be
             // a plain Release store, and a load here could be ordered before it, see
@@ -61,12 +61,18 @@ impl Scheduler {
             // with the server's return.
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
-                    if word & queued == 0 && new & queued != 0 {
+                    // Mainline stamps the station active only when the wake lists the txq
+                    // (or would, for one being served, which mainline keeps off its list).
+                    let listed_now = if word & queued == 0 && new & queued != 0 {
                         self.list(ac, id.index(), place);
+                        true
                     } else if word & txq::ORPHAN != 0 && new & txq::ORPHAN == 0 {
                         self.acs[ac.index()].list.add_dead(-1);
-                    }
-                    break (ac, station);
+                        true
+                    } else {
+                        new != word && word & txq::SERVING != 0
+                    };
+                    break (ac, station.filter(|_| listed_now));
                 }
                 Err(seen) => word = seen,
             }
@@ -98,6 +104,15 @@ impl Scheduler {
             Place::Head => state.list.push_head(index),
             Place::Tail => state.list.push_tail(index),
         }
+    }
+
+    /// Whether an entry of slot `index` on `ac`'s list stands for a listed txq (read
+    /// only; `claim_entry` decides for an entry taken off the list).
+    pub(super) fn entry_stands(&self, ac: Ac, index: u32) -> bool {
+        self.txqs.get(index as usize).is_some_and(|slot| {
+            let word = slot.word.load(Ordering::Acquire);
+            word & txq::LIVE != 0 && word & txq::ORPHAN == 0 && self.ac_of(slot) == ac
+        })
     }
 
     /// Looks at an entry popped from `ac`'s list. `Some` with the txq it stands for,

@@ -51,6 +51,8 @@ pub(crate) struct AcState {
     pub(crate) round: AtomicU64,
     /// The txqs waiting for service, in mainline's order (`active_txqs[ac]`).
     pub(crate) list: AcList,
+    /// Numbers the lap skips on this AC (`drr`), so each knows its own scratch marks.
+    pub(crate) lap_skips: AtomicU64,
     /// Sum of station pending airtime on this AC (`aql_ac_pending_airtime`), in 64 bits
     /// so that no number of stations, each under `u32::MAX`, can wrap it. Signed: charges
     /// made through a held txq are added when it is returned (see [`Serving`]), so a
@@ -115,6 +117,7 @@ impl Scheduler {
             acs: core::array::from_fn(|_| AcState {
                 round: AtomicU64::new(0),
                 list: AcList::new(cap),
+                lap_skips: AtomicU64::new(0),
                 pending_us: AtomicI64::new(0),
                 default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 counters: stats::AtomicAcCounters::new(),

@@ -29,8 +29,8 @@ use crate::{Ac, Instant, TxqId};
 /// The round word's "open" bit; the other 63 bits are the round number, which never
 /// wraps (at a round a nanosecond it would take 292 years).
 const OPEN: u64 = 1 << 63;
-/// Laps one `next_txq` call may take before it gives up for this round (a bound that
-/// only concurrent changes can reach: the second lap normally serves).
+/// Laps one `next_txq` call may walk before it gives up for this round (a bound that
+/// only concurrent changes can reach: after the skip, the second lap serves).
 const MAX_LAPS: u32 = 3;
 
 #[inline]
@@ -120,25 +120,27 @@ impl Scheduler {
         loop {
             let index = state.list.pop()?;
             let Some((slot, id)) = self.claim_entry(ac, index, false) else { continue };
-            if let Some(sta) = slot.station() {
-                match self.deficit_step(sta, ac, slot, &mut lap) {
-                    Step::Serve => {
-                        if lap.boost > 0 {
-                            self.finish_boosted_lap(state, ac, &mut lap);
-                        }
+            if let Some(sta) = slot.station()
+                && let Step::Rotate = self.deficit_step(sta, ac, slot, &mut lap)
+            {
+                self.list_on(state, index, Place::Tail);
+                if lap.visited(state) {
+                    // Mainline's walk meets the head of the lap again; entries left by
+                    // txqs no longer listed are not on its list, so none may stay
+                    // ahead of it here either.
+                    self.drop_dead_front(state, ac);
+                    laps += 1;
+                    if !lap.eligible || laps >= MAX_LAPS {
+                        return None;
                     }
-                    Step::Rotate => {
-                        self.list_on(state, index, Place::Tail);
-                        if lap.visited(state) {
-                            laps += 1;
-                            if !lap.eligible || laps >= MAX_LAPS {
-                                return None;
-                            }
-                            lap.next(state);
-                        }
-                        continue;
+                    if laps == 1 {
+                        // Nobody served in a whole lap: skip the laps that would
+                        // serve nobody either (E6), then walk the next one.
+                        self.skip_idle_laps(state, ac, lap.len);
                     }
+                    lap.next(state);
                 }
+                continue;
             }
             if self.served_since(slot.round.load(Ordering::Relaxed), number) {
                 // Already served in this round: the round ends here, and the txq stays at
@@ -200,9 +202,41 @@ impl Scheduler {
                 // Another context serves it: S3 forbids a second server.
                 return Ok(None);
             }
-            match slot.word.compare_exchange_weak(word, word | txq::SERVING, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Ok(Some(Serving::new(self, id, ac))),
+            // Mainline unlinks the txq it allows; a lock-free list cannot unlink from the
+            // middle, so a listed txq's entry is orphaned instead: it stands for nothing
+            // (not counted in the PHY limit's n, dropped when a round meets it) until the
+            // return lists the txq again, in that place (`finish_service`).
+            let queued = txq::queued(ac);
+            let orphan = if word & queued != 0 { txq::ORPHAN } else { 0 };
+            match slot.word.compare_exchange_weak(
+                word,
+                word | txq::SERVING | orphan,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if orphan != 0 && word & txq::ORPHAN == 0 {
+                        self.acs[ac.index()].list.add_dead(1);
+                    }
+                    return Ok(Some(Serving::new(self, id, ac)));
+                }
                 Err(now) => word = now,
+            }
+        }
+    }
+
+    /// Drops the entries at the head of `ac`'s list that stand for no listed txq, up to
+    /// the first that does, which stays where it is.
+    fn drop_dead_front(&self, state: &super::AcState, ac: Ac) {
+        while let Some(index) = state.list.front() {
+            if self.entry_stands(ac, index) {
+                return;
+            }
+            let Some(popped) = state.list.pop() else { return };
+            if self.claim_entry(ac, popped, false).is_some() {
+                // Another context changed the list meanwhile: put back what it left.
+                self.list_on(state, popped, Place::Head);
+                return;
             }
         }
     }

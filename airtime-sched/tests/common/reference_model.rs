@@ -92,6 +92,13 @@ struct ModelTxq {
     round: u64,
     /// The test's stand-in for the txq's frames.
     frames: u32,
+    /// Its list entry stands for nothing (not counted, dropped when `next_txq` meets it)
+    /// until the txq is listed again, when it takes that place. Two ways to get one:
+    /// taken through `may_transmit` while listed, or added into a slot whose removed txq
+    /// left its entry on this AC's list. Mainline unlinks a pulled or removed txq at once
+    /// and inserts it afresh (head or tail) when it is listed again; a lock-free list
+    /// cannot unlink from the middle, so this is the crate's deliberate difference.
+    orphan_entry: bool,
     /// Not part of the algorithm: the scheduler may still hold this txq's slot for a list
     /// entry it drops lazily (the txq left the model's list other than through
     /// `next_txq`: removed or pulled while listed). Mainline frees at once; when the
@@ -153,12 +160,30 @@ impl Model {
 
     /// Txqs on the AC's list: the per-AC PHY limit's n.
     fn listed(&self, ac: Ac) -> usize {
-        self.acs[ac.index()].list.len()
+        self.acs[ac.index()].list.iter().filter(|&&t| self.stands(t)).count()
+    }
+
+    /// Whether an entry of txq `t` on a list stands for it: mainline's list holds no
+    /// other entries (those of removed txqs, orphans: see `ModelTxq::orphan_entry`).
+    fn stands(&self, t: usize) -> bool {
+        self.txqs[t].live && !self.txqs[t].orphan_entry
     }
 
     /// Whether txq `t` is on its AC's list (`!list_empty(&txqi->schedule_order)`).
     fn is_listed(&self, t: usize) -> bool {
-        self.acs[self.txqs[t].ac.index()].list.contains(&t)
+        self.stands(t) && self.acs[self.txqs[t].ac.index()].list.contains(&t)
+    }
+
+    /// A txq added into slot `index` on `ac` takes over, as an orphan, the entry a
+    /// removed txq of that slot left on `ac`'s list.
+    fn inherit_entry(&mut self, t: usize) {
+        let (ac, index) = (self.txqs[t].ac, self.txqs[t].id.index());
+        let txqs = &self.txqs;
+        let old = self.acs[ac.index()].list.iter().position(|&o| o != t && txqs[o].id.index() == index);
+        if let Some(i) = old {
+            self.acs[ac.index()].list[i] = t;
+            self.txqs[t].orphan_entry = true;
+        }
     }
 
     /// Takes txq `t` off its AC's list (`list_del_init`); true if it was on it.
@@ -235,11 +260,12 @@ impl Model {
         let ac = self.txqs[t].ac;
         let station = self.live_station_of(t);
         let airtime_flags = self.flags.charge_tx || self.flags.charge_rx;
-        let list = &mut self.acs[ac.index()].list;
-        if station.is_some() && airtime_flags && has_queue {
-            list.push_front(t);
+        if std::mem::take(&mut self.txqs[t].orphan_entry) {
+            // The entry left while it was pulled stands for it again, in its place.
+        } else if station.is_some() && airtime_flags && has_queue {
+            self.acs[ac.index()].list.push_front(t);
         } else {
-            list.push_back(t);
+            self.acs[ac.index()].list.push_back(t);
         }
         if let (true, Some(s)) = (has_queue, station) {
             self.mark_active(s, ac);
@@ -299,6 +325,12 @@ impl Model {
         let mut found_eligible = false;
         loop {
             let t = *self.acs[ac.index()].list.front()?;
+            if !self.stands(t) {
+                // An entry that stands for no listed txq: mainline's list has none.
+                self.txqs[t].orphan_entry = false;
+                self.acs[ac.index()].list.pop_front();
+                continue;
+            }
             if head == Some(t) {
                 if !found_eligible {
                     return None;
@@ -352,7 +384,9 @@ impl Model {
             TxqReturn::Stalled => {
                 if self.txqs[t].live && !self.is_listed(t) {
                     let ac = self.txqs[t].ac;
-                    self.acs[ac.index()].list.push_back(t);
+                    if !std::mem::take(&mut self.txqs[t].orphan_entry) {
+                        self.acs[ac.index()].list.push_back(t);
+                    }
                     if let Some(s) = self.live_station_of(t) {
                         self.mark_active(s, ac);
                     }
@@ -363,14 +397,13 @@ impl Model {
         }
     }
 
-    /// Removes a txq: off its list at once (`ieee80211_txq_purge`).
+    /// Removes a txq: off its list at once (`ieee80211_txq_purge`), as far as anything
+    /// observable goes; its entry stays, standing for nothing, until met or inherited.
     fn remove_txq(&mut self, t: usize) {
-        if self.unlist(t) {
-            self.txqs[t].maybe_slot = true;
-        }
         let txq = &mut self.txqs[t];
         txq.live = false;
         txq.woken = false;
+        txq.orphan_entry = false;
     }
 
     fn register_airtime(&mut self, s: usize, ac: Ac, tx_us: u32, rx_us: u32) -> Result<(), SchedError> {
@@ -393,8 +426,8 @@ impl Model {
     /// txq with a negative effective deficit is topped up by the weight and refused, and
     /// stays where it is; while the AC is over its PHY limit the deficit is not looked at
     /// and the txq is refused or allowed by `Config::over_limit`; a txq being served is
-    /// refused. An allowed txq leaves its list, as in mainline, and is held like one from
-    /// `next_txq` until returned.
+    /// refused. An allowed txq is held like one from `next_txq` until returned; its list
+    /// entry, if any, stands for nothing meanwhile (see `ModelTxq::orphan_entry`).
     fn may_transmit(&mut self, t: usize) -> Result<bool, SchedError> {
         if !self.txqs[t].live {
             return Err(SchedError::UnknownTxq);
@@ -415,8 +448,8 @@ impl Model {
         if self.txqs[t].serving {
             return Ok(false);
         }
-        if self.unlist(t) {
-            self.txqs[t].maybe_slot = true;
+        if self.is_listed(t) {
+            self.txqs[t].orphan_entry = true;
         }
         self.txqs[t].serving = true;
         Ok(true)
@@ -626,8 +659,11 @@ impl Harness {
                             woken: false,
                             round: 0,
                             frames: 0,
+                            orphan_entry: false,
                             maybe_slot: false,
                         });
+                        let t = self.model.txqs.len() - 1;
+                        self.model.inherit_entry(t);
                     }
                     Err(e) => {
                         assert_eq!(e, SchedError::TxqsFull);
