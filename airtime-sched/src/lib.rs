@@ -33,26 +33,66 @@
 //! ## Concurrency
 //! Every data-path operation takes `&self` and no lock (atomics only, through one
 //! crate-private `sync` module that maps to loom under `cfg(loom)`). Rounds may run at
-//! once from the wake context and the completion context for the same AC: a per-txq
-//! state word (queued / serving / woken-while-serving) makes sure a txq has one server
-//! at a time and that no wake is lost.
+//! once from the wake context and the completion context for the same AC, each with its
+//! own [`Round`]: a per-txq state word (listed per AC / serving / woken-while-serving)
+//! makes sure a txq has one server at a time and that no wake is lost, and each AC's
+//! list of waiting txqs is a lock-free stack (mainline's head insertions) followed by a
+//! lock-free ring (its tail insertions).
+//!
+//! ### Progress guarantee
+//! The data path is **lock-free**: whatever any thread is preempted doing, at any
+//! instruction, every other thread's operation completes in a bounded number of its own
+//! steps, except for retries of a compare-and-swap that another thread's *completed*
+//! operation made fail. No operation waits for another thread to finish a step: a push
+//! that finds the ring's tail lagging moves it on, a push that finds a cell a stalled
+//! pop has taken frees it, and nothing spins. Each `next_txq` call is bounded (at most
+//! three laps over the listed txqs, the idle ones applied at once); a round ends when it
+//! meets a txq handed out in it or in any later round, so a round ends even while other
+//! contexts keep starting rounds.
+//!
+//! What a preempted thread can delay is only the one txq it holds:
+//! * a txq being served (between `next_txq` or `may_transmit` and its return): a wake
+//!   marks it, and the server lists it when it returns — as in mainline, where the
+//!   driver holds it;
+//! * a txq whose entry a `next_txq` has popped and not yet served or put back, or whose
+//!   wake has set its listed bit and not yet pushed the entry: it is listed again when
+//!   that thread resumes. Meanwhile another context's wake of it finds it listed and its
+//!   round does not meet it.
+//!
+//! No wake is lost in any interleaving (every txq with frames is listed, held, or being
+//! served with its wake recorded); no txq is starved by another thread's preemption. On
+//! PREEMPT_RT, where a preempted low-priority thread may not run for a long time, that
+//! one txq waits with it: there is no lock, so there is no priority inheritance either.
+//! The loom models in `tests/loom_list.rs` and `tests/loom_models.rs` check these
+//! claims on the real code, each with a deliberately broken variant that CI proves it
+//! catches.
 //!
 //! ## Where this differs from mainline, on purpose
 //! * Charges are tokens released exactly once, not a field in the frame's control block.
 //! * A frame sent before the station's first rate report is charged
-//!   [`Config::unknown_rate_charge_us`], not nothing (reference E1).
-//! * Charges are multiples of 4 us up to 65532 us, not clamped at 4092 (E2); the
-//!   estimator computes in 64 bits (E3).
+//!   [`Config::unknown_rate_charge_us`], not nothing (mainline's
+//!   `ieee80211_calc_expected_tx_airtime` returns 0 without a rate).
+//! * Charges are multiples of 4 us up to 65532 us, not clamped at 4092 (mainline's
+//!   10-bit `tx_time_est` field); the estimator computes in 64 bits.
 //! * The per-AC PHY limit is defined (unlimited) with no listed txq instead of wrapping
-//!   (E4), and its txq count is kept in O(1).
+//!   (`ieee80211_txq_schedule_airtime_check` computes `n - 1` unsigned), and its txq
+//!   count is read in O(1) instead of walking the list.
 //! * A closed round keeps its number by default (the seed's fix, [`RoundPolicy`]).
 //! * `may_transmit` refuses while the AC is over its PHY limit by default, and uses the
-//!   effective deficit for the asked txq (E5; [`OverLimitPolicy`]).
-//! * `next_txq` applies the laps it would walk at weight 1 at once (E6).
+//!   effective deficit for the asked txq ([`OverLimitPolicy`]); it does not rotate the
+//!   txqs listed ahead of the asked one (mainline's `ieee80211_txq_may_transmit` moves
+//!   each to the tail, an O(n) walk per ask): pull-mode fairness comes from the asked
+//!   station's own top-ups. A listed txq it allows keeps its place on the list, standing
+//!   for nothing until returned (mainline unlinks and re-inserts it).
+//! * `next_txq` applies the laps in which nobody would be served at once, leaving the
+//!   deficits and list order that walking them leaves (mainline walks them under the AC
+//!   lock: at weight 1 and a large debt, many laps).
+//! * A txq returned [`TxqReturn::Stalled`] goes to the tail, where mainline's head
+//!   insertion would end every later round at it.
 //! * Weight 0 and inverted limits cannot be expressed ([`Weight`], [`AqlLimits`]).
 //! * With [`Config::tx_no_pushback`], per-station limits scale by weight/256 with a
-//!   floor, so that weights reach the air where firmware picks the transmitter
-//!   (reference 3.16, the seed's proposal).
+//!   floor, so that weights reach the air where firmware picks the transmitter (the
+//!   `IEEE80211_HW_TX_NO_PUSHBACK` flag proposed with the ath11k AQL series).
 //! * Charges are counted even while the AQL checks are off, so toggling them with
 //!   frames in flight keeps every counter exact.
 //! * Frames charged through a held txq ([`Serving::charge_frame`]) reach the AC's
