@@ -103,6 +103,28 @@ pub(crate) mod txq {
     /// there: it stands for no wake of this txq, and is dropped when met unless a wake
     /// takes it over first.
     pub(crate) const ORPHAN: u32 = 1 << 5;
+    /// Bits 6..8: the txq's access category (mainline's numbering), written with LIVE,
+    /// so that every reader of the word has the AC of the occupant it describes.
+    const AC_SHIFT: u32 = 6;
+    pub(crate) const AC_MASK: u32 = 0x3 << AC_SHIFT;
+
+    /// The AC bits for `ac`.
+    #[inline]
+    pub(crate) const fn ac_bits(ac: Ac) -> u32 {
+        (ac as u32) << AC_SHIFT
+    }
+
+    /// The AC recorded in a txq word.
+    #[inline]
+    pub(crate) const fn ac(word: u32) -> Ac {
+        match (word & AC_MASK) >> AC_SHIFT {
+            0 => Ac::Vo,
+            1 => Ac::Vi,
+            2 => Ac::Be,
+            _ => Ac::Bk,
+        }
+    }
+
     /// Bits 8..12: one entry of this slot is on AC `i`'s list (or popped from it and
     /// being looked at). Per AC, because a removed txq's entry may still be on its old
     /// AC's list when the slot takes a txq of another AC (S2 is per list).

@@ -191,7 +191,7 @@ impl Scheduler {
             }
             let Some(slot) = self.txqs.get(index as usize) else { return true };
             let word = slot.word.load(Ordering::Acquire);
-            if word & txq::LIVE == 0 || word & txq::ORPHAN != 0 || self.ac_of(slot) != ac {
+            if word & txq::LIVE == 0 || word & txq::ORPHAN != 0 || txq::ac(word) != ac {
                 return true;
             }
             remaining -= 1;

@@ -79,7 +79,7 @@ impl Scheduler {
                 if word & txq::queued(ac) == 0 {
                     return Err(InvariantViolation::QueuedBitMismatch(id));
                 }
-                if word & txq::LIVE != 0 && self.ac_of(slot) == ac && word & txq::ORPHAN == 0 {
+                if word & txq::LIVE != 0 && txq::ac(word) == ac && word & txq::ORPHAN == 0 {
                     standing += 1;
                 }
             }
@@ -106,7 +106,7 @@ impl Scheduler {
             }
             let bits = Ac::ALL.iter().fold(0u8, |m, &ac| m | (u8::from(word & txq::queued(ac) != 0) << ac.index()));
             let orphan_ok =
-                word & txq::ORPHAN == 0 || (word & txq::LIVE != 0 && word & txq::queued(self.ac_of(slot)) != 0);
+                word & txq::ORPHAN == 0 || (word & txq::LIVE != 0 && word & txq::queued(txq::ac(word)) != 0);
             if bits != seen[index] || !orphan_ok {
                 return Err(InvariantViolation::QueuedBitMismatch(id));
             }

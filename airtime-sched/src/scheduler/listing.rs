@@ -34,7 +34,7 @@ impl Scheduler {
             }
             // The AC and the place are read while the word is LIVE with this generation:
             // after the CAS below the txq may be removed and its slot taken.
-            let ac = self.ac_of(slot);
+            let ac = txq::ac(word);
             let place = self.wake_place(slot);
             let station = slot.station();
             let queued = txq::queued(ac);
@@ -111,7 +111,7 @@ impl Scheduler {
     pub(super) fn entry_stands(&self, ac: Ac, index: u32) -> bool {
         self.txqs.get(index as usize).is_some_and(|slot| {
             let word = slot.word.load(Ordering::Acquire);
-            word & txq::LIVE != 0 && word & txq::ORPHAN == 0 && self.ac_of(slot) == ac
+            word & txq::LIVE != 0 && word & txq::ORPHAN == 0 && txq::ac(word) == ac
         })
     }
 
@@ -125,8 +125,7 @@ impl Scheduler {
         let queued = txq::queued(ac);
         let mut word = slot.word.load(Ordering::Acquire);
         loop {
-            // ac_of reads the tid, published with LIVE (Acquired above).
-            let live_here = word & txq::LIVE != 0 && self.ac_of(slot) == ac;
+            let live_here = word & txq::LIVE != 0 && txq::ac(word) == ac;
             let stands = live_here && word & txq::ORPHAN == 0;
             let servable = stands && word & txq::SERVING == 0;
             if servable && !take {

@@ -115,7 +115,7 @@ impl Scheduler {
         let mut word = slot.word.load(Ordering::Relaxed);
         loop {
             let orphan = if word & txq::queued(ac) != 0 { txq::ORPHAN } else { 0 };
-            let live = with_gen(generation, txq::LIVE | orphan | (word & txq::QUEUED_ANY));
+            let live = with_gen(generation, txq::LIVE | txq::ac_bits(ac) | orphan | (word & txq::QUEUED_ANY));
             match slot.word.compare_exchange_weak(word, live, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(seen) => word = seen,
@@ -150,13 +150,13 @@ impl Scheduler {
             // the slot, a new txq may take it and rewrite its tid before we look. The
             // weakened variant reads it after, only to prove the loom model catches it.
             #[cfg(not(airtime_weakened = "remove_ac_late"))]
-            let ac = self.ac_of(slot);
+            let ac = txq::ac(word);
             let new = word & !(txq::LIVE | txq::WOKEN | txq::ORPHAN);
             // AcqRel: orders with the list and serving paths that read LIVE.
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     #[cfg(airtime_weakened = "remove_ac_late")]
-                    let ac = self.ac_of(slot);
+                    let ac = txq::ac(slot.word.load(Ordering::Relaxed));
                     // The entry stood for this txq: now it is dead (an orphan was already).
                     if word & txq::queued(ac) != 0 && word & txq::ORPHAN == 0 {
                         self.acs[ac.index()].list.add_dead(1);

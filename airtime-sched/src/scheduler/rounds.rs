@@ -22,7 +22,7 @@ use super::round::Round;
 use super::serving::{Serving, TxqReturn};
 use super::{SchedError, Scheduler};
 use crate::config::RoundPolicy;
-use crate::slots::{TxqSlot, gen_of, txq};
+use crate::slots::{gen_of, txq};
 use crate::sync::Ordering;
 use crate::{Ac, Instant, TxqId};
 
@@ -151,7 +151,7 @@ impl Scheduler {
             }
             if let Some((slot, id)) = self.claim_entry(ac, index, true) {
                 slot.round.store(number, Ordering::Relaxed);
-                return Some(Serving::new(self, id, ac));
+                return Some(Serving::new(self, id, ac, slot));
             }
             // Removed or taken meanwhile: the entry is gone; look at the next one.
             let _ = id;
@@ -171,16 +171,16 @@ impl Scheduler {
         sched.finish_service(id, ac, outcome, now);
     }
 
-    /// May this txq transmit now (`ieee80211_txq_may_transmit`, reference 3.7), for
+    /// May this txq transmit now (`ieee80211_txq_may_transmit`), for
     /// drivers whose firmware asks for frames of a given station and TID (pull mode)?
     /// Allowed: station-less txqs; txqs whose station's effective deficit (deficit minus
-    /// pending, unlike mainline's raw deficit for the target, E5) is not negative.
+    /// pending, unlike mainline's raw deficit for the target) is not negative.
     /// Refused: a negative deficit (topped up by the weight, as mainline does), and,
     /// by default, an AC over its PHY limit (`Config::over_limit`; mainline allows).
     /// An allowed txq is held like one from `next_txq` and must be returned.
     pub fn may_transmit(&self, id: TxqId, _now: Instant) -> Result<Option<Serving<'_>>, SchedError> {
         let slot = self.txq_slot(id)?;
-        let ac = self.ac_of(slot);
+        let ac = txq::ac(slot.word.load(Ordering::Acquire));
         let over = self.aql_enabled() && !self.ac_under_phy_limit(ac);
         if over && self.config.over_limit == crate::config::OverLimitPolicy::Refuse {
             // As a round would (L3), station-less txqs included.
@@ -218,7 +218,7 @@ impl Scheduler {
                     if orphan != 0 && word & txq::ORPHAN == 0 {
                         self.acs[ac.index()].list.add_dead(1);
                     }
-                    return Ok(Some(Serving::new(self, id, ac)));
+                    return Ok(Some(Serving::new(self, id, ac, slot)));
                 }
                 Err(now) => word = now,
             }
@@ -250,12 +250,6 @@ impl Scheduler {
             RoundPolicy::ResetOnClose => stamp == number,
             _ => stamp >= number,
         }
-    }
-
-    /// The AC of a txq slot.
-    #[inline]
-    pub(crate) fn ac_of(&self, slot: &TxqSlot) -> Ac {
-        crate::Tid::new(slot.tid()).map_or(Ac::Be, crate::Tid::ac)
     }
 
     pub(crate) fn finish_service(&self, id: TxqId, ac: Ac, outcome: TxqReturn, now: Instant) {

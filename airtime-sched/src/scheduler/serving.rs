@@ -47,6 +47,11 @@ pub struct Serving<'a> {
     live: bool,
     /// Airtime charged through this handle and not yet added to the AC's counter, in us.
     own_us: u64,
+    /// The txq's station, read once: it is fixed while the txq lives, and the slot
+    /// cannot take another txq while this handle holds it.
+    station: Option<crate::StationId>,
+    /// The txq is the management (TID 16) txq, which AQL never limits.
+    mgmt: bool,
 }
 
 impl<'a> Serving<'a> {
@@ -56,8 +61,8 @@ impl<'a> Serving<'a> {
     /// context's view of the AC is never off by more than one station's low limit.
     pub const FLUSH_US: u64 = 2048;
 
-    pub(crate) fn new(sched: &'a Scheduler, txq: TxqId, ac: Ac) -> Serving<'a> {
-        Serving { sched, txq, ac, live: true, own_us: 0 }
+    pub(crate) fn new(sched: &'a Scheduler, txq: TxqId, ac: Ac, slot: &crate::slots::TxqSlot) -> Serving<'a> {
+        Serving { sched, txq, ac, live: true, own_us: 0, station: slot.station(), mgmt: slot.tid() == 16 }
     }
 
     /// The txq being served.
@@ -74,16 +79,15 @@ impl<'a> Serving<'a> {
 
     /// Its station, if any (`None` for station-less txqs, or if the station was removed).
     pub fn station(&self) -> Option<crate::StationId> {
-        self.sched.txqs.get(self.txq.index()).and_then(|s| s.station())
+        self.station
     }
 
     /// Whether the station may have more airtime charged now (the AQL check a driver
     /// runs before each dequeue, reference 3.8 step 1). Always true without a station.
     /// Counts the charges made through this handle.
     pub fn airtime_check(&self) -> bool {
-        let mgmt = self.sched.txqs.get(self.txq.index()).is_some_and(|s| s.tid() == 16);
-        match self.station().map(|sta| self.sched.station_slot(sta)) {
-            Some(Ok(slot)) if !mgmt => self.sched.station_may_send(slot, self.ac, self.own_us),
+        match self.station.map(|sta| self.sched.station_slot(sta)) {
+            Some(Ok(slot)) if !self.mgmt => self.sched.station_may_send(slot, self.ac, self.own_us),
             _ => true,
         }
     }
@@ -93,7 +97,7 @@ impl<'a> Serving<'a> {
     /// type's documentation). A station-less txq has no station to charge
     /// ([`ChargeError::UnknownStation`]).
     pub fn charge_us(&mut self, airtime_us: u32) -> Result<Charge, ChargeError> {
-        let station = self.station().ok_or(ChargeError::UnknownStation)?;
+        let station = self.station.ok_or(ChargeError::UnknownStation)?;
         let charge = self.sched.charge_station(station, self.ac, airtime_us)?;
         self.own_us = self.own_us.saturating_add(u64::from(charge.airtime_us));
         if self.own_us >= Self::FLUSH_US {
@@ -106,7 +110,7 @@ impl<'a> Serving<'a> {
     /// the txq's: [`ChargeError::OtherStation`] otherwise) and charges it, as
     /// [`Scheduler::charge_frame`] does, with the AC's counter written later.
     pub fn charge_frame<S: Station + ?Sized>(&mut self, station: &S, frame_len: u32) -> Result<Charge, ChargeError> {
-        if self.station() != Some(station.station_id()) {
+        if self.station != Some(station.station_id()) {
             return Err(ChargeError::OtherStation);
         }
         let us = self.sched.frame_airtime_us(station, self.ac, frame_len);
