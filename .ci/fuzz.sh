@@ -35,6 +35,7 @@ targets=(
     "driver_loop:60000:103"
     "scheduler_ops:30000:104"
     "ath11k_completion:30000:105"
+    "release_batch:30000:106"
 )
 scale=${FUZZ_RUNS_SCALE:-1}
 

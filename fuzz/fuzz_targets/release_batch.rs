@@ -17,7 +17,9 @@
 
 #![no_main]
 
-use airtime_sched::{Ac, Charge, Config, ReleaseError, Scheduler, Station, StationErrorKind, StationId, Weight};
+use airtime_sched::{
+    Ac, Charge, ChargeError, Config, ReleaseError, Scheduler, Station, StationErrorKind, StationId, Weight,
+};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 
@@ -78,6 +80,12 @@ enum Op {
     /// A raw value no charge produced (in the next pass).
     Forged {
         raw: u32,
+    },
+    /// A station charged the largest charge until its pending airtime would pass
+    /// `u32::MAX` us (`ChargeError::PendingOverflow`: a driver that never releases).
+    Overflow {
+        sta: u16,
+        ac: u8,
     },
     /// A raw token handed back `times` times in one pass (up to 70 000: one group
     /// whose sum would wrap 32 bits).
@@ -158,7 +166,12 @@ impl Twins {
                 (self.one.charge_frame(&st, ac, 1500), self.batch.charge_frame(&st, ac, 1500))
             }
         };
-        let (a, b) = (a.expect("a live station is charged"), b.expect("a live station is charged"));
+        let (a, b) = match (a, b) {
+            (Ok(a), Ok(b)) => (a, b),
+            // A station an `Overflow` filled: both refuse, nothing is counted.
+            (Err(ChargeError::PendingOverflow), Err(ChargeError::PendingOverflow)) => return,
+            (a, b) => panic!("a live station is charged: {a:?} {b:?}"),
+        };
         assert_eq!((a.station(), a.ac(), a.airtime_us()), (b.station(), b.ac(), b.airtime_us()));
         assert!(a.airtime_us() % 4 == 0 && (4..=Charge::MAX_US).contains(&a.airtime_us()));
         self.in_hand[ac.index()] += u64::from(a.airtime_us());
@@ -177,6 +190,22 @@ impl Twins {
         }
     }
 
+    /// Charges the largest charge until the station's pending airtime would pass
+    /// `u32::MAX` us: both twins refuse the same charge and count nothing for it.
+    fn overflow(&mut self, sta: StationId, ac: Ac) {
+        loop {
+            let room = u64::from(u32::MAX) - u64::from(self.one.station_pending_us(sta, ac).unwrap());
+            if room < u64::from(Charge::MAX_US) {
+                let before = self.one.phy_aql_pending();
+                assert_eq!(self.one.charge_us(sta, ac, Charge::MAX_US), Err(ChargeError::PendingOverflow));
+                assert_eq!(self.batch.charge_us(sta, ac, Charge::MAX_US), Err(ChargeError::PendingOverflow));
+                assert_eq!(self.one.phy_aql_pending(), before, "a refused charge counts nothing");
+                return;
+            }
+            self.charge(sta, ac, Charge::MAX_US, None, true);
+        }
+    }
+
     /// Every counter of the twins agrees; both pass `check_invariants`.
     fn compare(&mut self) {
         assert_eq!(self.one.phy_aql_pending(), self.batch.phy_aql_pending());
@@ -188,7 +217,9 @@ impl Twins {
         }
         if self.clean {
             for ac in Ac::ALL {
-                assert_eq!(u64::from(self.one.ac_pending_us(ac)), self.in_hand[ac.index()], "{ac}");
+                // The counter reads saturate at u32::MAX us (71 minutes in flight).
+                let expected = self.in_hand[ac.index()].min(u64::from(u32::MAX));
+                assert_eq!(u64::from(self.one.ac_pending_us(ac)), expected, "{ac}");
             }
             assert_eq!((self.one.underflows(), self.batch.underflows()), (0, 0));
         }
@@ -330,6 +361,13 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::Forged { raw } => t.extra.push(raw),
+            Op::Overflow { sta, ac } => {
+                if t.stas.is_empty() {
+                    continue;
+                }
+                let id = t.stas[usize::from(sta) % t.stas.len()];
+                t.overflow(id, ac_of(ac));
+            }
             Op::Flood { k, times } => {
                 if t.history.is_empty() {
                     continue;
