@@ -234,12 +234,14 @@ enum Op {
         lie: bool,
     },
     /// A hand-written round: `start_round`, `next_txq` up to `txqs` times.
+    /// `second`: pull mode asks for the held txq meanwhile (it must be refused).
     Serve {
         ac: u8,
         txqs: u8,
         frames: u8,
         charging: Charging,
         end: End,
+        second: bool,
     },
     /// Pull mode: `may_transmit` on one txq, then the same service.
     Pull {
@@ -331,6 +333,20 @@ enum Op {
     },
     /// The driver gives a refused frame back to its txq (head) and releases its charge.
     Requeue,
+    /// The driver drops its txq (its frames) without telling the scheduler: rounds
+    /// still hand it out and must let it go.
+    ForgetTxq {
+        txq: u16,
+    },
+    /// The driver drops its record of a station without telling the scheduler: its
+    /// txqs' frames go out uncharged.
+    ForgetStation {
+        sta: u16,
+    },
+    /// A handle of a removed txq or station is used: every call refuses it.
+    Stale {
+        k: u16,
+    },
 }
 
 /// Most frames one input creates: bounds the run time of an input.
@@ -343,6 +359,9 @@ struct World {
     d: Driver,
     ids: Vec<TxqId>,
     sta_ids: Vec<StationId>,
+    /// Handles of removed txqs and stations.
+    gone_txqs: Vec<TxqId>,
+    gone_stas: Vec<StationId>,
     next_id: u64,
     created: u64,
     completed: u64,
@@ -469,7 +488,8 @@ impl World {
 
     fn round(&mut self, ac: Ac) {
         let before = self.d.ring.held.len();
-        let r = run_round(&self.sched, ac, self.d.now, &mut self.d.txqs, &self.d.stas, &mut self.d.ring);
+        // The crate's own tables over slices, as a simple driver keeps them.
+        let r = run_round(&self.sched, ac, self.d.now, &mut self.d.txqs.0[..], &self.d.stas.0[..], &mut self.d.ring);
         assert_eq!(r.frames as usize, self.d.ring.held.len() - before, "frames counted");
         assert!(r.uncharged <= r.frames + u32::from(r.refused.is_some()));
         match r.end {
@@ -534,6 +554,7 @@ impl World {
             if let Some(q) = self.d.txqs.0[t.index()].take() {
                 self.discarded += q.frames.len() as u64;
             }
+            self.gone_txqs.push(t);
         }
     }
 
@@ -673,6 +694,8 @@ fuzz_target!(|input: Input| {
         },
         ids: Vec::new(),
         sta_ids: Vec::new(),
+        gone_txqs: Vec::new(),
+        gone_stas: Vec::new(),
         next_id: 0,
         created: 0,
         completed: 0,
@@ -720,7 +743,7 @@ fuzz_target!(|input: Input| {
                 w.round(ac_of(ac));
                 w.d.ring.lie = false;
             }
-            Op::Serve { ac, txqs, frames, charging, end } => {
+            Op::Serve { ac, txqs, frames, charging, end, second } => {
                 let ac = ac_of(ac);
                 let round = w.sched.start_round(ac);
                 assert_eq!(round.ac(), ac);
@@ -728,6 +751,10 @@ fuzz_target!(|input: Input| {
                 for _ in 0..txqs % 8 + 1 {
                     let Some(serving) = w.sched.next_txq(round, w.d.now) else { break };
                     assert!(round.is_open());
+                    if second {
+                        // Another context's pull for the same txq: one server at a time (S3).
+                        assert!(w.sched.may_transmit(serving.txq(), w.d.now).unwrap().is_none());
+                    }
                     if w.d.serve(&w.sched, serving, frames, charging, end) {
                         break;
                     }
@@ -780,6 +807,7 @@ fuzz_target!(|input: Input| {
                 let id = w.sta_ids.swap_remove(usize::from(sta) % w.sta_ids.len());
                 w.sched.remove_station(id).unwrap();
                 w.d.stas.0[id.index()] = None;
+                w.gone_stas.push(id);
                 // Its txqs go with it (the scheduler removed them).
                 w.forget_removed_txqs();
                 assert!(w.sched.station_pending_us(id, Ac::Be).is_err());
@@ -797,6 +825,7 @@ fuzz_target!(|input: Input| {
                 if let Some(q) = w.d.txqs.0[id.index()].take() {
                     w.discarded += q.frames.len() as u64;
                 }
+                w.gone_txqs.push(id);
             }
             Op::Advance { us } => w.d.now = w.d.now.add_micros(u64::from(us % 1_000_000)),
             Op::SetAql(on) => {
@@ -852,6 +881,40 @@ fuzz_target!(|input: Input| {
             }
             Op::Stats { sta } => w.stats(w.pick_sta(sta)),
             Op::Requeue => w.requeue(),
+            Op::ForgetTxq { txq } => {
+                if w.ids.is_empty() {
+                    continue;
+                }
+                let id = w.ids.swap_remove(usize::from(txq) % w.ids.len());
+                if let Some(q) = w.d.txqs.0[id.index()].take() {
+                    w.discarded += q.frames.len() as u64;
+                }
+            }
+            Op::ForgetStation { sta } => {
+                if w.sta_ids.is_empty() {
+                    continue;
+                }
+                // Its charges in hand stay counted per AC; it is no longer compared alone.
+                let id = w.sta_ids.swap_remove(usize::from(sta) % w.sta_ids.len());
+                w.d.stas.0[id.index()] = None;
+            }
+            Op::Stale { k } => {
+                use airtime_sched::SchedError;
+                if let Some(&t) = w.gone_txqs.get(usize::from(k) % w.gone_txqs.len().max(1)) {
+                    // The slot may hold a new txq by now: only its own handle answers.
+                    assert_eq!(w.sched.wake_txq(t, w.d.now), Err(SchedError::UnknownTxq));
+                    assert_eq!(w.sched.may_transmit(t, w.d.now).err(), Some(SchedError::UnknownTxq));
+                    assert_eq!(w.sched.remove_txq(t), Err(SchedError::UnknownTxq));
+                    assert_eq!(w.sched.txq_info(t), Err(SchedError::UnknownTxq));
+                }
+                if let Some(&st) = w.gone_stas.get(usize::from(k) % w.gone_stas.len().max(1)) {
+                    assert_eq!(w.sched.remove_station(st), Err(SchedError::UnknownStation));
+                    assert_eq!(w.sched.add_txq(Some(st), Tid::BE), Err(SchedError::UnknownStation));
+                    assert_eq!(w.sched.charge_us(st, Ac::Be, 100), Err(ChargeError::UnknownStation));
+                    assert_eq!(w.sched.airtime_check(st, Ac::Be), Err(SchedError::UnknownStation));
+                    assert_eq!(w.sched.set_weight(st, Weight::DEFAULT), Err(SchedError::UnknownStation));
+                }
+            }
         }
         w.check();
     }
