@@ -15,9 +15,9 @@ use crate::config::AqlLimits;
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use crate::{Ac, StationId, TxqId};
 
-/// Station slot word: bits 32..40 the state, bits 48..64 the generation. The data path
-/// only reads it: charges and releases write the per-AC [`aql`] words instead, so the
-/// word every operation reads is not also a line both contexts write per frame.
+/// Station slot word: bits 0..8 the state, bits 32..64 the whole generation. The data
+/// path only reads it: charges and releases write the per-AC [`aql`] words instead, so
+/// the word every operation reads is not also a line both contexts write per frame.
 pub(crate) mod sta {
     pub(crate) const FREE: u64 = 0;
     /// Claimed by `add_station`, fields being written.
@@ -26,34 +26,58 @@ pub(crate) mod sta {
     /// Removed; kept until every charge against it is released.
     pub(crate) const RETIRED: u64 = 3;
 
+    const STATE: u64 = 0xff;
+
     #[inline]
-    pub(crate) const fn word(generation: u16, state: u64) -> u64 {
-        ((generation as u64) << 48) | (state << 32)
+    pub(crate) const fn word(generation: u32, state: u64) -> u64 {
+        ((generation as u64) << 32) | state
     }
 
     #[inline]
     pub(crate) const fn state(word: u64) -> u64 {
-        (word >> 32) & 0xff
+        word & STATE
     }
 
     #[inline]
-    pub(crate) const fn generation(word: u64) -> u16 {
-        (word >> 48) as u16
+    pub(crate) const fn generation(word: u64) -> u32 {
+        (word >> 32) as u32
+    }
+
+    /// The word with `state` in place of its state.
+    #[inline]
+    pub(crate) const fn with_state(word: u64, state: u64) -> u64 {
+        (word & !STATE) | state
     }
 }
 
 /// A station's AQL word for one AC: bits 0..32 its pending airtime in us
-/// (`aql_tx_pending`), bit 32 "open" (charges accepted), bits 48..64 the generation of
-/// the occupant it counts for. A charge checks the generation and adds in one
+/// (`aql_tx_pending`), bit 32 "open" (charges accepted), bits 33..64 the low 31 bits of
+/// the generation of the occupant it counts for ([`tag`](aql::tag)). A charge first
+/// checks the whole generation in the station word, then checks the tag and adds in one
 /// compare-and-swap, so it can never land on a later occupant of the slot; a slot is
 /// reused only once all four words are closed with nothing pending (loom models 6, 7).
 /// Every charge is at least 4 us (A3), so nothing pending means no charge outstanding.
+///
+/// 31 bits are enough: the tag only has to tell the occupant a charge checked in the
+/// station word from the occupants after it, and those come one at a time, each only
+/// once the one before is drained. A charge meets a wrong occupant with the same tag
+/// only if its slot was reused 2^31 times between its check of the station word and its
+/// compare-and-swap, a few instructions later. A release carries a token that holds the
+/// slot (nothing is reused while a charge is outstanding), so it always meets its own
+/// occupant.
 pub(crate) mod aql {
     pub(crate) const OPEN: u64 = 1 << 32;
+    const TAG_SHIFT: u32 = 33;
+
+    /// The part of `generation` an AQL word keeps.
+    #[inline]
+    pub(crate) const fn tag(generation: u32) -> u32 {
+        generation & 0x7fff_ffff
+    }
 
     #[inline]
-    pub(crate) const fn word(generation: u16, open: bool, pending_us: u32) -> u64 {
-        ((generation as u64) << 48) | if open { OPEN } else { 0 } | pending_us as u64
+    pub(crate) const fn word(generation: u32, open: bool, pending_us: u32) -> u64 {
+        ((tag(generation) as u64) << TAG_SHIFT) | if open { OPEN } else { 0 } | pending_us as u64
     }
 
     #[inline]
@@ -66,9 +90,10 @@ pub(crate) mod aql {
         word & OPEN != 0
     }
 
+    /// The [`tag`] of the generation the word counts for.
     #[inline]
-    pub(crate) const fn generation(word: u64) -> u16 {
-        (word >> 48) as u16
+    pub(crate) const fn generation(word: u64) -> u32 {
+        (word >> TAG_SHIFT) as u32
     }
 
     /// The word with `pending_us` in place of its pending airtime.
@@ -87,51 +112,51 @@ pub(crate) enum ChargeRefused {
     Overflow,
 }
 
-/// Txq word bits (the generation is the high half).
+/// Txq word bits: flags in the low half, the generation in the high half.
 pub(crate) mod txq {
     use crate::Ac;
 
     /// Registered and not removed.
-    pub(crate) const LIVE: u32 = 1 << 0;
+    pub(crate) const LIVE: u64 = 1 << 0;
     /// Held by exactly one context between `next_txq`/`may_transmit` and its return.
-    pub(crate) const SERVING: u32 = 1 << 2;
+    pub(crate) const SERVING: u64 = 1 << 2;
     /// A wake arrived while SERVING: requeue on return even if the server saw it empty.
-    pub(crate) const WOKEN: u32 = 1 << 3;
+    pub(crate) const WOKEN: u64 = 1 << 3;
     /// Claimed by `add_txq`, fields being written.
-    pub(crate) const INIT: u32 = 1 << 4;
+    pub(crate) const INIT: u64 = 1 << 4;
     /// The live txq's entry on its AC's list is one its slot's previous occupant left
     /// there: it stands for no wake of this txq, and is dropped when met unless a wake
     /// takes it over first.
-    pub(crate) const ORPHAN: u32 = 1 << 5;
+    pub(crate) const ORPHAN: u64 = 1 << 5;
     /// Bits 8..12: one entry of this slot is on AC `i`'s list (or popped from it and
     /// being looked at). Per AC, because a removed txq's entry may still be on its old
     /// AC's list when the slot takes a txq of another AC (S2 is per list).
     const QUEUED_SHIFT: u32 = 8;
-    pub(crate) const QUEUED_ANY: u32 = 0xf << QUEUED_SHIFT;
+    pub(crate) const QUEUED_ANY: u64 = 0xf << QUEUED_SHIFT;
 
     /// The QUEUED bit of `ac`'s list.
     #[inline]
-    pub(crate) const fn queued(ac: Ac) -> u32 {
+    pub(crate) const fn queued(ac: Ac) -> u64 {
         1 << (QUEUED_SHIFT + ac as u32)
     }
 
     /// Whether the slot may take a new txq: no txq lives in it or is being set up, and
     /// no context holds it. Entries its earlier txqs left on lists do not matter.
     #[inline]
-    pub(crate) const fn reusable(word: u32) -> bool {
+    pub(crate) const fn reusable(word: u64) -> bool {
         word & (LIVE | INIT | SERVING | WOKEN) == 0
     }
 }
 
 /// The generation of a txq word.
 #[inline]
-pub(crate) const fn gen_of(word: u32) -> u16 {
-    (word >> 16) as u16
+pub(crate) const fn gen_of(word: u64) -> u32 {
+    (word >> 32) as u32
 }
 
 #[inline]
-pub(crate) const fn with_gen(generation: u16, low: u32) -> u32 {
-    ((generation as u32) << 16) | (low & 0xffff)
+pub(crate) const fn with_gen(generation: u32, low: u64) -> u64 {
+    ((generation as u64) << 32) | (low & 0xffff_ffff)
 }
 
 pub(crate) struct StationAc {
@@ -180,16 +205,20 @@ impl StationSlot {
     }
 
     /// Adds a charge of `us` to `id`'s pending airtime on `ac`, if `id` is the slot's
-    /// live occupant. One compare-and-swap checks the generation and adds.
+    /// live occupant: the whole generation checked in the station word, then one
+    /// compare-and-swap checks the AQL word's [`aql::tag`] and adds.
     #[inline]
     pub(crate) fn charge(&self, id: StationId, ac: Ac, us: u32) -> Result<(), ChargeRefused> {
+        if !self.is_live(id) {
+            return Err(ChargeRefused::NotLive);
+        }
         let word = &self.ac[ac.index()].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
             #[cfg(airtime_weakened = "charge_order")]
             let ok = aql::is_open(now);
             #[cfg(not(airtime_weakened = "charge_order"))]
-            let ok = aql::is_open(now) && aql::generation(now) == id.generation;
+            let ok = aql::is_open(now) && aql::generation(now) == aql::tag(id.generation);
             if !ok {
                 return Err(ChargeRefused::NotLive);
             }
@@ -206,12 +235,12 @@ impl StationSlot {
         }
     }
 
-    /// Whether a token of generation `token_gen` (`full`: all 16 bits, else the 4 that
+    /// Whether a token of generation `token_gen` (`full`: all 32 bits, else the 4 that
     /// survive the raw form) belongs to this slot: live or retired, of that generation.
     /// A slot is reused only with no charge outstanding, so a genuine token always finds
     /// its slot.
     #[inline]
-    pub(crate) fn owns_token(&self, token_gen: u16, full: bool) -> bool {
+    pub(crate) fn owns_token(&self, token_gen: u32, full: bool) -> bool {
         let word = self.word.load(Ordering::Acquire);
         matches!(sta::state(word), sta::LIVE | sta::RETIRED)
             && crate::charge::gen_matches(token_gen, full, sta::generation(word))
@@ -223,11 +252,11 @@ impl StationSlot {
     /// subtracted, less than `us` only if the word held less (a charge released twice),
     /// so that the caller takes exactly that from the AC's counter (A1).
     #[inline]
-    pub(crate) fn release(&self, token_gen: u16, full: bool, ac: Ac, us: u32) -> Option<u32> {
+    pub(crate) fn release(&self, token_gen: u32, full: bool, ac: Ac, us: u32) -> Option<u32> {
         let word = &self.ac[ac.index()].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
-            if !crate::charge::gen_matches(token_gen, full, aql::generation(now)) {
+            if !crate::charge::gen_matches(aql::tag(token_gen), full, aql::generation(now)) {
                 return None;
             }
             let pending = aql::pending_us(now);
@@ -261,10 +290,10 @@ impl StationSlot {
     }
 
     /// Closes the AQL words of occupant `generation`: no charge is accepted after this.
-    pub(crate) fn close(&self, generation: u16) {
+    pub(crate) fn close(&self, generation: u32) {
         for a in &self.ac {
             let mut now = a.aql.load(Ordering::Relaxed);
-            while aql::is_open(now) && aql::generation(now) == generation {
+            while aql::is_open(now) && aql::generation(now) == aql::tag(generation) {
                 match a.aql.compare_exchange_weak(now, now & !aql::OPEN, Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => break,
                     Err(seen) => now = seen,
@@ -287,7 +316,7 @@ impl StationSlot {
     }
 
     /// Opens the AQL words for occupant `generation`, nothing pending.
-    pub(crate) fn open(&self, generation: u16) {
+    pub(crate) fn open(&self, generation: u32) {
         for a in &self.ac {
             // Release: a charge that Acquires the open word sees the slot's reset fields.
             a.aql.store(aql::word(generation, true, 0), Ordering::Release);
@@ -326,13 +355,13 @@ impl StationSlot {
     }
 }
 
-/// No station (a per-interface multicast txq).
-pub(crate) const NO_STATION: u32 = u32::MAX;
+/// No station (a per-interface multicast txq): index 65535, never a slot.
+pub(crate) const NO_STATION: u64 = u64::MAX;
 
 pub(crate) struct TxqSlot {
-    pub(crate) word: AtomicU32,
+    pub(crate) word: AtomicU64,
     /// Raw [`StationId`] or [`NO_STATION`]; written before the slot is published LIVE.
-    pub(crate) station: AtomicU32,
+    pub(crate) station: AtomicU64,
     /// TID number (0..=16); written before LIVE.
     pub(crate) tid: AtomicU32,
     /// The round number in which `next_txq` last handed this txq out (`schedule_round`).
@@ -342,8 +371,8 @@ pub(crate) struct TxqSlot {
 impl TxqSlot {
     pub(crate) fn new() -> TxqSlot {
         TxqSlot {
-            word: AtomicU32::new(0),
-            station: AtomicU32::new(NO_STATION),
+            word: AtomicU64::new(0),
+            station: AtomicU64::new(NO_STATION),
             tid: AtomicU32::new(0),
             round: AtomicU64::new(0),
         }
@@ -363,7 +392,7 @@ impl TxqSlot {
     }
 
     #[inline]
-    pub(crate) fn id(&self, index: usize, word: u32) -> TxqId {
+    pub(crate) fn id(&self, index: usize, word: u64) -> TxqId {
         TxqId { index: index as u16, generation: gen_of(word) }
     }
 }

@@ -67,7 +67,7 @@ impl Scheduler {
             let mut standing = 0u32;
             for index in entries {
                 let Some(mask) = seen.get_mut(index as usize) else {
-                    return Err(InvariantViolation::QueuedBitMismatch(TxqId::from_raw(index)));
+                    return Err(InvariantViolation::QueuedBitMismatch(TxqId::from_raw(u64::from(index))));
                 };
                 let slot = &self.txqs[index as usize];
                 let word = slot.word.load(Ordering::Relaxed);
@@ -115,7 +115,7 @@ impl Scheduler {
             let word = slot.word.load(Ordering::Relaxed);
             let mismatch = slot.ac.iter().any(|a| {
                 let w = a.aql.load(Ordering::Relaxed);
-                let ours = aql::generation(w) == sta::generation(word);
+                let ours = aql::generation(w) == aql::tag(sta::generation(word));
                 match sta::state(word) {
                     sta::LIVE => !aql::is_open(w) || !ours,
                     sta::RETIRED => aql::is_open(w) || !ours,

@@ -56,7 +56,7 @@ impl Scheduler {
             if sta::state(word) != sta::LIVE || sta::generation(word) != id.generation {
                 return Err(SchedError::UnknownStation);
             }
-            let retired = sta::word(id.generation, sta::RETIRED);
+            let retired = sta::with_state(word, sta::RETIRED);
             // SeqCst: see add_txq.
             match slot.word.compare_exchange_weak(word, retired, Ordering::SeqCst, Ordering::Acquire) {
                 Ok(_) => break,
