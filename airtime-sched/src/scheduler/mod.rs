@@ -87,6 +87,11 @@ pub struct Scheduler {
     pub(crate) airtime_flags: AtomicU32,
     /// Releases that found less pending airtime than they carried (should stay 0).
     pub(crate) underflows: AtomicU64,
+    /// Next-fit cursors: where `add_station` and `add_txq` start looking for a slot (the
+    /// one after the slot each allocated last), so that a slot is reused only after
+    /// every other free one was, and no single slot takes all the churn.
+    pub(crate) station_cursor: AtomicU32,
+    pub(crate) txq_cursor: AtomicU32,
 }
 
 impl core::fmt::Debug for Scheduler {
@@ -123,6 +128,8 @@ impl Scheduler {
             aql_enabled: AtomicU32::new(1),
             airtime_flags: AtomicU32::new(0b11),
             underflows: AtomicU64::new(0),
+            station_cursor: AtomicU32::new(0),
+            txq_cursor: AtomicU32::new(0),
         })
     }
 

@@ -4,14 +4,29 @@
 use super::{SchedError, Scheduler};
 use crate::config::{AqlLimits, Weight};
 use crate::slots::{NO_STATION, gen_of, sta, txq, with_gen};
-use crate::sync::Ordering;
+use crate::sync::{AtomicU32, Ordering};
 use crate::{Ac, StationId, Tid, TxqId};
+
+/// The slots of `table` in next-fit order: from the one `cursor` names (the one after
+/// the slot allocated last) to the end, then from the start.
+fn next_fit<'a, T>(cursor: &AtomicU32, table: &'a [T]) -> impl Iterator<Item = (usize, &'a T)> + 'a {
+    // Relaxed: a hint; allocations racing from one cursor compete for slots by CAS.
+    let start = cursor.load(Ordering::Relaxed) as usize % table.len().max(1);
+    let (before, after) = table.split_at(start);
+    after.iter().enumerate().map(move |(i, slot)| (start + i, slot)).chain(before.iter().enumerate())
+}
+
+/// Moves `cursor` past slot `index`, just allocated.
+fn advance(cursor: &AtomicU32, index: usize) {
+    cursor.store(index as u32 + 1, Ordering::Relaxed);
+}
 
 impl Scheduler {
     /// Registers a station with `weight`; its limits start at the PHY defaults and each
-    /// deficit at the weight (mainline's initial value).
+    /// deficit at the weight (mainline's initial value). The slot is found next-fit,
+    /// from the one after the slot allocated last.
     pub fn add_station(&self, weight: Weight) -> Result<StationId, SchedError> {
-        for (index, slot) in self.stations.iter().enumerate() {
+        for (index, slot) in next_fit(&self.station_cursor, &self.stations) {
             let word = slot.word.load(Ordering::Acquire);
             // A slot is reusable when free, or retired with every AQL word closed and
             // nothing pending: no charge can be made or is outstanding, and neither can
@@ -28,6 +43,7 @@ impl Scheduler {
             {
                 continue;
             }
+            advance(&self.station_cursor, index);
             slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
             for ac in Ac::ALL {
                 let a = &slot.ac[ac.index()];
@@ -81,7 +97,8 @@ impl Scheduler {
     ///
     /// A slot is free again as soon as its txq is removed and no context holds it, even
     /// if the txq's entry is still on its AC's list: the entry is dropped when a round
-    /// meets it. Slots with no such entry are taken first.
+    /// meets it. Slots with no such entry are taken first; each pass looks next-fit, from
+    /// the slot after the one allocated last.
     pub fn add_txq(&self, station: Option<StationId>, tid: Tid) -> Result<TxqId, SchedError> {
         if let Some(sta) = station {
             self.station_slot(sta)?;
@@ -89,7 +106,7 @@ impl Scheduler {
         let ac = tid.ac();
         let mut claimed = None;
         'passes: for clean_only in [true, false] {
-            for (index, slot) in self.txqs.iter().enumerate() {
+            for (index, slot) in next_fit(&self.txq_cursor, &self.txqs) {
                 let word = slot.word.load(Ordering::Acquire);
                 if !txq::reusable(word) || (clean_only && word & txq::QUEUED_ANY != 0) {
                     continue;
@@ -97,6 +114,7 @@ impl Scheduler {
                 let generation = gen_of(word).wrapping_add(1);
                 let init = with_gen(generation, txq::INIT | (word & txq::QUEUED_ANY));
                 if slot.word.compare_exchange(word, init, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    advance(&self.txq_cursor, index);
                     claimed = Some((index, slot, generation));
                     break 'passes;
                 }
