@@ -3,7 +3,7 @@
 
 use super::{SchedError, Scheduler};
 use crate::config::{AqlLimits, Weight};
-use crate::slots::{NO_STATION, gen_of, sta, txq, with_gen};
+use crate::slots::{LiveStation, NO_STATION, StationSlot, gen_of, sta, txq, with_gen};
 use crate::sync::{AtomicU32, Ordering};
 use crate::{Ac, StationId, Tid, TxqId};
 
@@ -28,14 +28,18 @@ impl Scheduler {
     pub fn add_station(&self, weight: Weight) -> Result<StationId, SchedError> {
         for (index, slot) in next_fit(&self.station_cursor, &self.stations) {
             let word = slot.word.load(Ordering::Acquire);
-            // A slot is reusable when free, or retired with every AQL word closed and
-            // nothing pending: no charge can be made or is outstanding, and neither can
-            // change until the slot is opened again below.
-            let reusable = sta::state(word) == sta::FREE || (sta::state(word) == sta::RETIRED && slot.drained());
+            // A slot is reusable when free, or retired with no control write in flight
+            // and every AQL word closed with nothing pending: no charge can be made or
+            // is outstanding, and neither can change until the slot is opened again
+            // below; a control write that starts now finds the station retired.
+            let reusable = sta::state(word) == sta::FREE
+                || (sta::state(word) == sta::RETIRED && sta::guards(word) == 0 && slot.drained());
             if !reusable {
                 continue;
             }
             let generation = sta::generation(word).wrapping_add(1);
+            // Acquire: the fields written under the last guard, and by the releases of
+            // the last charges, come before the reset below.
             if slot
                 .word
                 .compare_exchange(word, sta::word(generation, sta::INIT), Ordering::Acquire, Ordering::Relaxed)
@@ -45,13 +49,12 @@ impl Scheduler {
             }
             advance(&self.station_cursor, index);
             slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
+            // Retags the per-occupant words: a late write for the last occupant that has
+            // not landed yet is refused from here on.
+            slot.reset_for(generation, weight.get());
             for ac in Ac::ALL {
-                let a = &slot.ac[ac.index()];
-                a.deficit_us.store(i64::from(weight.get()), Ordering::Relaxed);
-                a.limits.store(self.acs[ac.index()].default_limits.load(Ordering::Relaxed), Ordering::Relaxed);
-                a.last_active_us.store(0, Ordering::Relaxed);
-                a.tx_airtime_us.store(0, Ordering::Relaxed);
-                a.rx_airtime_us.store(0, Ordering::Relaxed);
+                let limits = self.acs[ac.index()].default_limits.load(Ordering::Relaxed);
+                slot.ac[ac.index()].limits.store(limits, Ordering::Relaxed);
             }
             // Release (inside): charges for the new occupant see the fields above.
             slot.open(generation);
@@ -182,10 +185,10 @@ impl Scheduler {
 
     /// Sets a station's airtime weight; it takes effect at the next top-up (mainline
     /// stores it as given, reference 3.13). With TX_NO_PUSHBACK it also scales limits.
+    /// The slot is held meanwhile, so a weight set for a station being removed never
+    /// reaches the slot's next occupant.
     pub fn set_weight(&self, id: StationId, weight: Weight) -> Result<(), SchedError> {
-        let slot = self.station_slot(id)?;
-        slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
-        Ok(())
+        self.control_write(id, |slot| slot.weight.store(u32::from(weight.get()), Ordering::Relaxed))
     }
 
     /// A station's airtime weight.
@@ -196,11 +199,9 @@ impl Scheduler {
 
     /// Sets a station's AQL limits on `ac` (the station `aql` file's `limit` write).
     /// Both limits change in one store, so a concurrent check sees the old pair or the
-    /// new pair, never a mix.
+    /// new pair, never a mix. The slot is held meanwhile, as for [`set_weight`](Self::set_weight).
     pub fn set_station_limits(&self, id: StationId, ac: Ac, limits: AqlLimits) -> Result<(), SchedError> {
-        let slot = self.station_slot(id)?;
-        slot.ac[ac.index()].limits.store(limits.pack(), Ordering::Relaxed);
-        Ok(())
+        self.control_write(id, |slot| slot.ac[ac.index()].limits.store(limits.pack(), Ordering::Relaxed))
     }
 
     /// A station's configured AQL limits on `ac` (before TX_NO_PUSHBACK scaling).
@@ -212,7 +213,7 @@ impl Scheduler {
     /// scaled by weight/256 with a floor when `Config::tx_no_pushback` is set.
     pub fn effective_limits(&self, id: StationId, ac: Ac) -> Result<AqlLimits, SchedError> {
         let slot = self.station_slot(id)?;
-        Ok(self.effective_limits_of(slot, ac))
+        Ok(self.effective_limits_of(&slot, ac))
     }
 
     /// The station a txq belongs to, and its TID.
@@ -221,9 +222,24 @@ impl Scheduler {
         Ok((slot.station(), Tid::new(slot.tid()).unwrap_or(Tid::BE)))
     }
 
-    pub(crate) fn station_slot(&self, id: StationId) -> Result<&crate::slots::StationSlot, SchedError> {
+    /// The slot of `id`, if `id` is its live occupant, as that occupant sees it: writes
+    /// through the view never land on a later occupant of the slot.
+    pub(crate) fn station_slot(&self, id: StationId) -> Result<LiveStation<'_>, SchedError> {
         let slot = self.stations.get(id.index()).ok_or(SchedError::UnknownStation)?;
-        if slot.is_live(id) { Ok(slot) } else { Err(SchedError::UnknownStation) }
+        if slot.is_live(id) { Ok(LiveStation::new(slot, id.generation)) } else { Err(SchedError::UnknownStation) }
+    }
+
+    /// Runs a control operation's `write` to the slot of `id` (its weight, limits,
+    /// statistics), with the slot held against reuse meanwhile, so the write cannot land
+    /// on a later occupant (loom models ctl4, ctl5). Refused if `id` is not live.
+    pub(crate) fn control_write(&self, id: StationId, write: impl FnOnce(LiveStation<'_>)) -> Result<(), SchedError> {
+        let slot = self.stations.get(id.index()).ok_or(SchedError::UnknownStation)?;
+        if !slot.hold(id) {
+            return Err(SchedError::UnknownStation);
+        }
+        write(LiveStation::new(slot, id.generation));
+        slot.unhold();
+        Ok(())
     }
 
     pub(crate) fn txq_slot(&self, id: TxqId) -> Result<&crate::slots::TxqSlot, SchedError> {
@@ -232,7 +248,7 @@ impl Scheduler {
         if word & txq::LIVE != 0 && gen_of(word) == id.generation { Ok(slot) } else { Err(SchedError::UnknownTxq) }
     }
 
-    pub(crate) fn effective_limits_of(&self, slot: &crate::slots::StationSlot, ac: Ac) -> AqlLimits {
+    pub(crate) fn effective_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
         let limits = slot.limits(ac);
         if self.config.tx_no_pushback {
             let w = Weight::new(slot.weight() as u16).unwrap_or(Weight::DEFAULT);
