@@ -1,6 +1,7 @@
 //! Loom models of writes that check a station is live and then write its slot: a
 //! station removed and its slot reused between the check and the write must not receive
-//! the write (it was meant for the slot's previous occupant).
+//! the write (it was meant for the slot's previous occupant), and a station added while
+//! the PHY default limits change must end with the latest default.
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 cargo test --release
 //! -p airtime-sched --test loom_control`.
@@ -13,6 +14,7 @@
 //! | `untagged_write` | data-path writes to a deficit or airtime counter skip the word's generation tag | `ctl1`, `ctl2` |
 //! | `untagged_stamp` | the activity stamp is written without checking its tag | `ctl3` |
 //! | `unguarded_control` | control writes do not hold the slot against reuse | `ctl4`, `ctl5` |
+//! | `default_no_follow` | a station's limits do not follow a default that changed meanwhile | `ctl6`, `ctl7` |
 #![cfg(loom)]
 
 use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, StationId, Tid, TxqReturn, Weight};
@@ -167,5 +169,50 @@ fn ctl5_stale_airtime_reset_never_lands_on_the_next_occupant() {
             assert_eq!(airtime.tx_us, 100, "a stale reset zeroed the newcomer's statistics");
             assert_eq!(sched.deficit_us(new, Ac::Be).unwrap(), 400, "a stale reset set the newcomer's deficit");
         }
+    });
+}
+
+/// Model ctl6: a station added while the PHY default limits of its AC change: it ends
+/// with the new default (it copies the default when added, and the change moves every
+/// station still on the old one: a station added between the two must not miss both).
+#[test]
+fn ctl6_a_new_station_gets_the_latest_default_limits() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let new_default = AqlLimits::new(100, 200).unwrap();
+        let adder = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.add_station(w(256)).unwrap())
+        };
+        let setter = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.set_default_limits(Ac::Be, new_default))
+        };
+        let sta = adder.join().unwrap();
+        setter.join().unwrap();
+        assert_eq!(sched.default_limits(Ac::Be), new_default);
+        assert_eq!(sched.station_limits(sta, Ac::Be).unwrap(), new_default, "the new station kept the old default");
+    });
+}
+
+/// Model ctl7: two changes of the PHY default limits at once: a station on the default
+/// ends with the one set last, whichever order their scans of the stations run in.
+#[test]
+fn ctl7_two_default_changes_leave_every_follower_on_the_last() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(w(256)).unwrap();
+        let setters: Vec<_> = [AqlLimits::new(100, 200).unwrap(), AqlLimits::new(300, 400).unwrap()]
+            .into_iter()
+            .map(|limits| {
+                let sched = sched.clone();
+                thread::spawn(move || sched.set_default_limits(Ac::Be, limits))
+            })
+            .collect();
+        for t in setters {
+            t.join().unwrap();
+        }
+        let default = sched.default_limits(Ac::Be);
+        assert_eq!(sched.station_limits(sta, Ac::Be).unwrap(), default, "the station was left on an older default");
     });
 }

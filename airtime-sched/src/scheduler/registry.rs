@@ -4,7 +4,7 @@
 use super::{SchedError, Scheduler};
 use crate::config::{AqlLimits, Weight};
 use crate::slots::{LiveStation, NO_STATION, StationSlot, gen_of, sta, txq, with_gen};
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::{Ac, StationId, Tid, TxqId};
 
 /// The slots of `table` in next-fit order: from the one `cursor` names (the one after
@@ -19,6 +19,37 @@ fn next_fit<'a, T>(cursor: &AtomicU32, table: &'a [T]) -> impl Iterator<Item = (
 /// Moves `cursor` past slot `index`, just allocated.
 fn advance(cursor: &AtomicU32, index: usize) {
     cursor.store(index as u32 + 1, Ordering::Relaxed);
+}
+
+/// Moves a station's `limits` on one AC from `from`, the default they were copied from,
+/// to the AC's current `default`, for as long as that keeps changing (mainline's
+/// `aql_txq_limit` write moves every station whose limits equal the old default). Stops
+/// when the limits are no longer `from`: set explicitly, or moved on by another caller,
+/// which then follows the default in turn.
+///
+/// Run by `add_station` after copying the default, and by `set_default_limits` for
+/// every station after swapping it, so a station added while the default changes ends
+/// on the latest one. The loop's first step is a read-modify-write of the default: if
+/// the adder's comes before the setter's swap, the swap reads from it and so happens
+/// after the adder's copy, and the setter's scan finds the copied limits and moves them;
+/// otherwise the adder finds the new default and moves them itself. Two setters at once
+/// meet the same way, so the later default wins (loom models ctl6, ctl7). Plain loads
+/// would not do: a load may return an older default than the swap wrote.
+pub(crate) fn follow_default(default: &AtomicU64, limits: &AtomicU64, mut from: u64) {
+    loop {
+        // A read-modify-write even when the default is still `from` (it writes the same
+        // value): AcqRel, so that a swap of the default that comes after it Acquires the
+        // limits this caller wrote before it.
+        let now = match default.compare_exchange(from, from, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return,
+            Err(now) => now,
+        };
+        // Relaxed: the next iteration's AcqRel read-modify-write of the default publishes it.
+        if limits.compare_exchange(from, now, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            return;
+        }
+        from = now;
+    }
 }
 
 impl Scheduler {
@@ -53,8 +84,14 @@ impl Scheduler {
             // not landed yet is refused from here on.
             slot.reset_for(generation, weight.get());
             for ac in Ac::ALL {
-                let limits = self.acs[ac.index()].default_limits.load(Ordering::Relaxed);
+                let default = &self.acs[ac.index()].default_limits;
+                let limits = default.load(Ordering::Acquire);
                 slot.ac[ac.index()].limits.store(limits, Ordering::Relaxed);
+                // Weakened variant, only to prove loom model ctl6 catches it: the copy
+                // alone, which a concurrent default change can miss.
+                if !cfg!(airtime_weakened = "default_no_follow") {
+                    follow_default(default, &slot.ac[ac.index()].limits, limits);
+                }
             }
             // Release (inside): charges for the new occupant see the fields above.
             slot.open(generation);
