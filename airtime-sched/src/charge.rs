@@ -58,7 +58,7 @@ impl Charge {
         (self.airtime_us / 4)
             | ((self.ac as u32) << RAW_UNITS_BITS)
             | (u32::from(self.station.index) << 16)
-            | ((u32::from(self.station.generation) & 0xf) << 28)
+            | ((self.station.generation & 0xf) << 28)
     }
 
     /// A token back from [`Charge::into_raw`]. Calling this twice for one stored value
@@ -73,7 +73,7 @@ impl Charge {
         }
         let ac = Ac::from_index(((raw >> RAW_UNITS_BITS) & 3) as usize)?;
         Some(Charge {
-            station: StationId { index: ((raw >> 16) & 0xfff) as u16, generation: (raw >> 28) as u16 },
+            station: StationId { index: ((raw >> 16) & 0xfff) as u16, generation: raw >> 28 },
             ac,
             airtime_us: units * 4,
             full_generation: false,
@@ -83,10 +83,10 @@ impl Charge {
 
 const RAW_UNITS_BITS: u32 = 14;
 
-/// Whether a token's station generation matches a slot's: all 16 bits for a token that
-/// never left Rust (`full`), the 4 that survive the raw encoding otherwise.
+/// Whether a token's station generation matches a slot's: all of it for a token that
+/// never left Rust (`full`), the 4 bits that survive the raw encoding otherwise.
 #[inline]
-pub(crate) const fn gen_matches(token_gen: u16, full: bool, slot_gen: u16) -> bool {
+pub(crate) const fn gen_matches(token_gen: u32, full: bool, slot_gen: u32) -> bool {
     if full { token_gen == slot_gen } else { (token_gen & 0xf) == (slot_gen & 0xf) }
 }
 
@@ -111,9 +111,12 @@ mod tests {
 
     #[test]
     fn raw_encoding_round_trips() {
-        for (index, generation, ac, us) in
-            [(0u16, 0u16, Ac::Vo, 4u32), (4095, 15, Ac::Bk, Charge::MAX_US), (17, 3, Ac::Be, 1912)]
-        {
+        for (index, generation, ac, us) in [
+            (0u16, 0u32, Ac::Vo, 4u32),
+            (4095, 15, Ac::Bk, Charge::MAX_US),
+            (17, 3, Ac::Be, 1912),
+            (9, 0xffff_fffe, Ac::Vi, 8),
+        ] {
             let c = Charge { station: StationId { index, generation }, ac, airtime_us: us, full_generation: true };
             let raw = c.into_raw();
             assert_ne!(raw, 0);

@@ -5,6 +5,13 @@
 //!   against that slot's current generation (A1). A slot is reused only when every AQL
 //!   word is closed with nothing pending, so a charge can never be released against a
 //!   later occupant.
+//! * A station slot's per-occupant words (deficit, airtime counters, activity stamp: see
+//!   [`tagged`]) carry the generation of the occupant they count for, and the data path
+//!   writes one only by a compare-and-swap that finds that tag. A write checked against
+//!   one occupant therefore never lands on the next, however late it comes: the next
+//!   occupant's reset retags the word first. Control writes to the untagged fields
+//!   (weight, limits) hold the slot instead: a slot is reused only once no control
+//!   write for its occupant is in flight (the guard count in the [`sta`] word).
 //! * A txq slot's word has `queued(ac)` set iff exactly one entry for the slot sits on
 //!   `ac`'s list or is held by a `next_txq` call that popped it and has not yet decided
 //!   (S2); `SERVING` iff one context holds a `Serving` handle for it (S3). An entry
@@ -12,12 +19,14 @@
 //!   entry is counted dead on its list until a pop drops it.
 
 use crate::config::AqlLimits;
-use crate::sync::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::{Ac, StationId, TxqId};
 
-/// Station slot word: bits 32..40 the state, bits 48..64 the generation. The data path
-/// only reads it: charges and releases write the per-AC [`aql`] words instead, so the
-/// word every operation reads is not also a line both contexts write per frame.
+/// Station slot word: bits 0..8 the state, bits 8..32 the number of control writes in
+/// flight for the occupant (the guard count: a slot is reused only when it is 0), bits
+/// 32..64 the whole generation. The data path only reads it: charges and releases write
+/// the per-AC [`aql`] words instead, so the word every operation reads is not also a
+/// line both contexts write per frame; only control operations write it.
 pub(crate) mod sta {
     pub(crate) const FREE: u64 = 0;
     /// Claimed by `add_station`, fields being written.
@@ -26,34 +35,67 @@ pub(crate) mod sta {
     /// Removed; kept until every charge against it is released.
     pub(crate) const RETIRED: u64 = 3;
 
+    const STATE: u64 = 0xff;
+    /// One control write in flight (see `StationSlot::hold`).
+    pub(crate) const GUARD: u64 = 1 << 8;
+    const GUARDS: u64 = 0xff_ff_ff << 8;
+
     #[inline]
-    pub(crate) const fn word(generation: u16, state: u64) -> u64 {
-        ((generation as u64) << 48) | (state << 32)
+    pub(crate) const fn word(generation: u32, state: u64) -> u64 {
+        ((generation as u64) << 32) | state
     }
 
     #[inline]
     pub(crate) const fn state(word: u64) -> u64 {
-        (word >> 32) & 0xff
+        word & STATE
     }
 
     #[inline]
-    pub(crate) const fn generation(word: u64) -> u16 {
-        (word >> 48) as u16
+    pub(crate) const fn generation(word: u64) -> u32 {
+        (word >> 32) as u32
+    }
+
+    /// Control writes in flight.
+    #[inline]
+    pub(crate) const fn guards(word: u64) -> u64 {
+        (word & GUARDS) >> 8
+    }
+
+    /// The word with `state` in place of its state.
+    #[inline]
+    pub(crate) const fn with_state(word: u64, state: u64) -> u64 {
+        (word & !STATE) | state
     }
 }
 
 /// A station's AQL word for one AC: bits 0..32 its pending airtime in us
-/// (`aql_tx_pending`), bit 32 "open" (charges accepted), bits 48..64 the generation of
-/// the occupant it counts for. A charge checks the generation and adds in one
+/// (`aql_tx_pending`), bit 32 "open" (charges accepted), bits 33..64 the low 31 bits of
+/// the generation of the occupant it counts for ([`tag`](aql::tag)). A charge first
+/// checks the whole generation in the station word, then checks the tag and adds in one
 /// compare-and-swap, so it can never land on a later occupant of the slot; a slot is
 /// reused only once all four words are closed with nothing pending (loom models 6, 7).
 /// Every charge is at least 4 us (A3), so nothing pending means no charge outstanding.
+///
+/// 31 bits are enough: the tag only has to tell the occupant a charge checked in the
+/// station word from the occupants after it, and those come one at a time, each only
+/// once the one before is drained. A charge meets a wrong occupant with the same tag
+/// only if its slot was reused 2^31 times between its check of the station word and its
+/// compare-and-swap, a few instructions later. A release carries a token that holds the
+/// slot (nothing is reused while a charge is outstanding), so it always meets its own
+/// occupant.
 pub(crate) mod aql {
     pub(crate) const OPEN: u64 = 1 << 32;
+    const TAG_SHIFT: u32 = 33;
+
+    /// The part of `generation` an AQL word keeps.
+    #[inline]
+    pub(crate) const fn tag(generation: u32) -> u32 {
+        generation & 0x7fff_ffff
+    }
 
     #[inline]
-    pub(crate) const fn word(generation: u16, open: bool, pending_us: u32) -> u64 {
-        ((generation as u64) << 48) | if open { OPEN } else { 0 } | pending_us as u64
+    pub(crate) const fn word(generation: u32, open: bool, pending_us: u32) -> u64 {
+        ((tag(generation) as u64) << TAG_SHIFT) | if open { OPEN } else { 0 } | pending_us as u64
     }
 
     #[inline]
@@ -66,9 +108,10 @@ pub(crate) mod aql {
         word & OPEN != 0
     }
 
+    /// The [`tag`] of the generation the word counts for.
     #[inline]
-    pub(crate) const fn generation(word: u64) -> u16 {
-        (word >> 48) as u16
+    pub(crate) const fn generation(word: u64) -> u32 {
+        (word >> TAG_SHIFT) as u32
     }
 
     /// The word with `pending_us` in place of its pending airtime.
@@ -76,6 +119,137 @@ pub(crate) mod aql {
     pub(crate) const fn with_pending(word: u64, pending_us: u32) -> u64 {
         (word & !0xffff_ffff) | pending_us as u64
     }
+}
+
+/// A word that counts for one occupant of a station slot (a deficit, an airtime counter,
+/// an activity stamp): bits 48..64 the low 16 bits of the occupant's generation (its
+/// tag), bits 0..48 the value. `add_station` retags the words of the slot it takes; the
+/// data path writes one only by a compare-and-swap that finds the tag of the occupant it
+/// checked in the station word, so a write racing the slot's reuse lands before the
+/// reset (which overwrites it) or finds the new tag and is dropped. That costs the data
+/// path no extra read-modify-write: the compare-and-swap takes the place of an atomic add.
+///
+/// 16 bits are enough: the tag only has to tell that occupant from those after it
+/// within the few instructions between the caller's check of the station word and its
+/// compare-and-swap. A wrong occupant with the same tag needs 65,536 removals and
+/// additions of stations through this slot in between, each reusing it only after
+/// every other free slot was (next-fit).
+pub(crate) mod tagged {
+    /// The value bits.
+    pub(crate) const VALUE: u64 = (1 << 48) - 1;
+    /// Largest and smallest signed value (a deficit): about 4.4 years of airtime either way.
+    pub(crate) const MAX: i64 = (1 << 47) - 1;
+    pub(crate) const MIN: i64 = -(1 << 47);
+
+    #[inline]
+    pub(crate) const fn tag(generation: u32) -> u64 {
+        ((generation & 0xffff) as u64) << 48
+    }
+
+    /// Whether the word counts for occupant `generation`.
+    #[inline]
+    pub(crate) const fn is_for(word: u64, generation: u32) -> bool {
+        word & !VALUE == tag(generation)
+    }
+
+    /// A word for occupant `generation` holding `value` (its low 48 bits).
+    #[inline]
+    pub(crate) const fn word(generation: u32, value: u64) -> u64 {
+        tag(generation) | (value & VALUE)
+    }
+
+    #[inline]
+    pub(crate) const fn value(word: u64) -> u64 {
+        word & VALUE
+    }
+
+    /// The value as a signed 48-bit number.
+    #[inline]
+    pub(crate) const fn signed(word: u64) -> i64 {
+        ((word << 16) as i64) >> 16
+    }
+
+    /// A signed value as value bits, clamped to `MIN..=MAX`.
+    #[inline]
+    pub(crate) const fn from_signed(value: i64) -> u64 {
+        let v = if value > MAX {
+            MAX
+        } else if value < MIN {
+            MIN
+        } else {
+            value
+        };
+        v as u64 & VALUE
+    }
+}
+
+/// The activity stamp (`last_active`) as a [`tagged`] value: the time modulo 2^48 us
+/// (8.9 years), never 0 except for time 0 itself, which is what a new station holds
+/// (mainline zeroes `last_active`). Times are exact while the stamp is less than 2^47 us
+/// (4.4 years) away from the time it is compared with, far beyond the 100 ms window.
+pub(crate) mod stamp {
+    use super::tagged::VALUE;
+
+    /// The stamp of `now_us`.
+    #[inline]
+    pub(crate) const fn of(now_us: u64) -> u64 {
+        let v = now_us & VALUE;
+        if v == 0 && now_us != 0 { 1 } else { v }
+    }
+
+    /// Microseconds from the time stamped `stamp` to `now_us`, 0 if the stamp is later
+    /// (times passed in by two contexts may be slightly out of order).
+    #[inline]
+    pub(crate) const fn since(stamp: u64, now_us: u64) -> u64 {
+        if stamp == 0 {
+            return now_us;
+        }
+        let d = now_us.wrapping_sub(stamp) & VALUE;
+        if d > VALUE / 2 { 0 } else { d }
+    }
+}
+
+/// Replaces the value of `word` by `f(value)` if the word counts for occupant
+/// `generation`, by one compare-and-swap that checks the tag; false, writing nothing, if
+/// it counts for a later occupant.
+#[inline]
+fn update_for(word: &AtomicU64, generation: u32, f: impl Fn(u64) -> u64) -> bool {
+    // Relaxed: counters; the tag check is in the compare-and-swap itself, which orders
+    // the write against the reuse's reset of the word (its modification order).
+    let mut now = word.load(Ordering::Relaxed);
+    loop {
+        // Weakened variant, only to prove loom models ctl1 and ctl2 catch it: the write
+        // lands on whichever occupant holds the word.
+        if !cfg!(airtime_weakened = "untagged_write") && !tagged::is_for(now, generation) {
+            return false;
+        }
+        let next = (now & !tagged::VALUE) | (f(tagged::value(now)) & tagged::VALUE);
+        // Weakened variant, only to prove loom model 4 catches a lost update: a load and
+        // a store instead of one read-modify-write.
+        if cfg!(airtime_weakened = "topup") {
+            word.store(next, Ordering::Relaxed);
+            return true;
+        }
+        match word.compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return true,
+            Err(seen) => now = seen,
+        }
+    }
+}
+
+/// Sets a [`tagged`] word outright (a control operation's reset), displacing whatever
+/// the data path wrote before.
+///
+/// A swap rather than a store: the same under the C11 model (a compare-and-swap of the
+/// data path either comes before it, and is overwritten, or reads it), but loom 0.7 lets
+/// a plain store fall between the read and the write of a concurrent compare-and-swap
+/// (tokio-rs/loom#254), which would report races that cannot happen. It runs only on
+/// the control path.
+#[inline]
+pub(crate) fn reset(word: &AtomicU64, value: u64) {
+    // Relaxed: published by whatever publishes the reset (add_station's Release of the
+    // open words; nothing for a reset of statistics).
+    word.swap(value, Ordering::Relaxed);
 }
 
 /// Why a station slot refused a charge.
@@ -87,36 +261,36 @@ pub(crate) enum ChargeRefused {
     Overflow,
 }
 
-/// Txq word bits (the generation is the high half).
+/// Txq word bits: flags in the low half, the generation in the high half.
 pub(crate) mod txq {
     use crate::Ac;
 
     /// Registered and not removed.
-    pub(crate) const LIVE: u32 = 1 << 0;
+    pub(crate) const LIVE: u64 = 1 << 0;
     /// Held by exactly one context between `next_txq`/`may_transmit` and its return.
-    pub(crate) const SERVING: u32 = 1 << 2;
+    pub(crate) const SERVING: u64 = 1 << 2;
     /// A wake arrived while SERVING: requeue on return even if the server saw it empty.
-    pub(crate) const WOKEN: u32 = 1 << 3;
+    pub(crate) const WOKEN: u64 = 1 << 3;
     /// Claimed by `add_txq`, fields being written.
-    pub(crate) const INIT: u32 = 1 << 4;
+    pub(crate) const INIT: u64 = 1 << 4;
     /// The live txq's entry on its AC's list is one its slot's previous occupant left
     /// there: it stands for no wake of this txq, and is dropped when met unless a wake
     /// takes it over first.
-    pub(crate) const ORPHAN: u32 = 1 << 5;
+    pub(crate) const ORPHAN: u64 = 1 << 5;
     /// Bits 6..8: the txq's access category (mainline's numbering), written with LIVE,
     /// so that every reader of the word has the AC of the occupant it describes.
     const AC_SHIFT: u32 = 6;
-    pub(crate) const AC_MASK: u32 = 0x3 << AC_SHIFT;
+    pub(crate) const AC_MASK: u64 = 0x3 << AC_SHIFT;
 
     /// The AC bits for `ac`.
     #[inline]
-    pub(crate) const fn ac_bits(ac: Ac) -> u32 {
-        (ac as u32) << AC_SHIFT
+    pub(crate) const fn ac_bits(ac: Ac) -> u64 {
+        (ac as u64) << AC_SHIFT
     }
 
     /// The AC recorded in a txq word.
     #[inline]
-    pub(crate) const fn ac(word: u32) -> Ac {
+    pub(crate) const fn ac(word: u64) -> Ac {
         match (word & AC_MASK) >> AC_SHIFT {
             0 => Ac::Vo,
             1 => Ac::Vi,
@@ -129,53 +303,56 @@ pub(crate) mod txq {
     /// being looked at). Per AC, because a removed txq's entry may still be on its old
     /// AC's list when the slot takes a txq of another AC (S2 is per list).
     const QUEUED_SHIFT: u32 = 8;
-    pub(crate) const QUEUED_ANY: u32 = 0xf << QUEUED_SHIFT;
+    pub(crate) const QUEUED_ANY: u64 = 0xf << QUEUED_SHIFT;
 
     /// The QUEUED bit of `ac`'s list.
     #[inline]
-    pub(crate) const fn queued(ac: Ac) -> u32 {
+    pub(crate) const fn queued(ac: Ac) -> u64 {
         1 << (QUEUED_SHIFT + ac as u32)
     }
 
     /// Whether the slot may take a new txq: no txq lives in it or is being set up, and
     /// no context holds it. Entries its earlier txqs left on lists do not matter.
     #[inline]
-    pub(crate) const fn reusable(word: u32) -> bool {
+    pub(crate) const fn reusable(word: u64) -> bool {
         word & (LIVE | INIT | SERVING | WOKEN) == 0
     }
 }
 
 /// The generation of a txq word.
 #[inline]
-pub(crate) const fn gen_of(word: u32) -> u16 {
-    (word >> 16) as u16
+pub(crate) const fn gen_of(word: u64) -> u32 {
+    (word >> 32) as u32
 }
 
 #[inline]
-pub(crate) const fn with_gen(generation: u16, low: u32) -> u32 {
-    ((generation as u32) << 16) | (low & 0xffff)
+pub(crate) const fn with_gen(generation: u32, low: u64) -> u64 {
+    ((generation as u64) << 32) | (low & 0xffff_ffff)
 }
 
 pub(crate) struct StationAc {
-    /// DRR deficit in us (mainline's s32, widened so no sum of charges can wrap it).
-    pub(crate) deficit_us: AtomicI64,
+    /// DRR deficit in us, signed, [`tagged`] (mainline's s32, widened to 48 bits and
+    /// saturating there, so no sum of charges can wrap it).
+    pub(crate) deficit: AtomicU64,
     /// See [`aql`]: pending airtime, open bit and generation in one word.
     pub(crate) aql: AtomicU64,
-    /// Packed [`AqlLimits`] (one word, so readers never see half a change).
+    /// Packed [`AqlLimits`] (one word, so readers never see half a change). Written by
+    /// control operations only, under the slot's guard or following the default.
     pub(crate) limits: AtomicU64,
-    /// Last time this AC had frames scheduled, in us (`last_active`).
-    pub(crate) last_active_us: AtomicU64,
+    /// Last time this AC had frames scheduled (`last_active`), a [`stamp`], [`tagged`].
+    pub(crate) last_active: AtomicU64,
+    /// Registered airtime statistics in us, [`tagged`] (saturating at 2^48 us).
     /// Scratch of the lap skip (`scheduler::drr`): which skip last counted this
     /// station's visits, and what it counted. Only the skip's own context reads it back.
     pub(crate) lap_stamp: AtomicU64,
-    /// Registered airtime statistics, in us.
-    pub(crate) tx_airtime_us: AtomicU64,
-    pub(crate) rx_airtime_us: AtomicU64,
+    pub(crate) tx_airtime: AtomicU64,
+    pub(crate) rx_airtime: AtomicU64,
 }
 
 pub(crate) struct StationSlot {
     /// See [`sta`].
     pub(crate) word: AtomicU64,
+    /// Written by control operations only, under the slot's guard.
     pub(crate) weight: AtomicU32,
     pub(crate) ac: [StationAc; Ac::COUNT],
 }
@@ -186,13 +363,13 @@ impl StationSlot {
             word: AtomicU64::new(sta::FREE),
             weight: AtomicU32::new(256),
             ac: core::array::from_fn(|_| StationAc {
-                deficit_us: AtomicI64::new(0),
+                deficit: AtomicU64::new(tagged::word(0, 0)),
                 aql: AtomicU64::new(aql::word(0, false, 0)),
                 limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
-                last_active_us: AtomicU64::new(0),
+                last_active: AtomicU64::new(tagged::word(0, 0)),
+                tx_airtime: AtomicU64::new(tagged::word(0, 0)),
+                rx_airtime: AtomicU64::new(tagged::word(0, 0)),
                 lap_stamp: AtomicU64::new(0),
-                tx_airtime_us: AtomicU64::new(0),
-                rx_airtime_us: AtomicU64::new(0),
             }),
         }
     }
@@ -206,16 +383,20 @@ impl StationSlot {
     }
 
     /// Adds a charge of `us` to `id`'s pending airtime on `ac`, if `id` is the slot's
-    /// live occupant. One compare-and-swap checks the generation and adds.
+    /// live occupant: the whole generation checked in the station word, then one
+    /// compare-and-swap checks the AQL word's [`aql::tag`] and adds.
     #[inline]
     pub(crate) fn charge(&self, id: StationId, ac: Ac, us: u32) -> Result<(), ChargeRefused> {
+        if !self.is_live(id) {
+            return Err(ChargeRefused::NotLive);
+        }
         let word = &self.ac[ac.index()].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
             #[cfg(airtime_weakened = "charge_order")]
             let ok = aql::is_open(now);
             #[cfg(not(airtime_weakened = "charge_order"))]
-            let ok = aql::is_open(now) && aql::generation(now) == id.generation;
+            let ok = aql::is_open(now) && aql::generation(now) == aql::tag(id.generation);
             if !ok {
                 return Err(ChargeRefused::NotLive);
             }
@@ -232,12 +413,12 @@ impl StationSlot {
         }
     }
 
-    /// Whether a token of generation `token_gen` (`full`: all 16 bits, else the 4 that
+    /// Whether a token of generation `token_gen` (`full`: all 32 bits, else the 4 that
     /// survive the raw form) belongs to this slot: live or retired, of that generation.
     /// A slot is reused only with no charge outstanding, so a genuine token always finds
     /// its slot.
     #[inline]
-    pub(crate) fn owns_token(&self, token_gen: u16, full: bool) -> bool {
+    pub(crate) fn owns_token(&self, token_gen: u32, full: bool) -> bool {
         let word = self.word.load(Ordering::Acquire);
         matches!(sta::state(word), sta::LIVE | sta::RETIRED)
             && crate::charge::gen_matches(token_gen, full, sta::generation(word))
@@ -249,11 +430,11 @@ impl StationSlot {
     /// subtracted, less than `us` only if the word held less (a charge released twice),
     /// so that the caller takes exactly that from the AC's counter (A1).
     #[inline]
-    pub(crate) fn release(&self, token_gen: u16, full: bool, ac: Ac, us: u32) -> Option<u32> {
+    pub(crate) fn release(&self, token_gen: u32, full: bool, ac: Ac, us: u32) -> Option<u32> {
         let word = &self.ac[ac.index()].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
-            if !crate::charge::gen_matches(token_gen, full, aql::generation(now)) {
+            if !crate::charge::gen_matches(aql::tag(token_gen), full, aql::generation(now)) {
                 return None;
             }
             let pending = aql::pending_us(now);
@@ -287,10 +468,10 @@ impl StationSlot {
     }
 
     /// Closes the AQL words of occupant `generation`: no charge is accepted after this.
-    pub(crate) fn close(&self, generation: u16) {
+    pub(crate) fn close(&self, generation: u32) {
         for a in &self.ac {
             let mut now = a.aql.load(Ordering::Relaxed);
-            while aql::is_open(now) && aql::generation(now) == generation {
+            while aql::is_open(now) && aql::generation(now) == aql::tag(generation) {
                 match a.aql.compare_exchange_weak(now, now & !aql::OPEN, Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => break,
                     Err(seen) => now = seen,
@@ -313,7 +494,7 @@ impl StationSlot {
     }
 
     /// Opens the AQL words for occupant `generation`, nothing pending.
-    pub(crate) fn open(&self, generation: u16) {
+    pub(crate) fn open(&self, generation: u32) {
         for a in &self.ac {
             // Release: a charge that Acquires the open word sees the slot's reset fields.
             a.aql.store(aql::word(generation, true, 0), Ordering::Release);
@@ -332,33 +513,163 @@ impl StationSlot {
         self.weight.load(Ordering::Relaxed)
     }
 
-    /// Adds a top-up to the deficit. One atomic add, so a concurrent
-    /// `register_airtime` charge is never lost (loom model 4).
+    /// The stored deficit on `ac`, in us.
     #[inline]
-    pub(crate) fn top_up(&self, ac: Ac, amount: i64) {
-        let deficit = &self.ac[ac.index()].deficit_us;
-        #[cfg(not(airtime_weakened = "topup"))]
-        deficit.fetch_add(amount, Ordering::Relaxed);
-        // Weakened variant, only to prove the loom model catches a lost update.
-        #[cfg(airtime_weakened = "topup")]
-        deficit.store(deficit.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
+    pub(crate) fn deficit_us(&self, ac: Ac) -> i64 {
+        // Relaxed: a counter.
+        tagged::signed(self.ac[ac.index()].deficit.load(Ordering::Relaxed))
     }
 
     /// Effective deficit: stored deficit minus airtime already in flight (reference 3.4).
     #[inline]
     pub(crate) fn effective_deficit(&self, ac: Ac) -> i64 {
+        self.deficit_us(ac) - i64::from(self.pending_us(ac))
+    }
+
+    /// Registered tx and rx airtime on `ac`, in us.
+    #[inline]
+    pub(crate) fn airtime_us(&self, ac: Ac) -> (u64, u64) {
         let a = &self.ac[ac.index()];
-        a.deficit_us.load(Ordering::Relaxed) - i64::from(aql::pending_us(a.aql.load(Ordering::Relaxed)))
+        // Relaxed: statistics.
+        (tagged::value(a.tx_airtime.load(Ordering::Relaxed)), tagged::value(a.rx_airtime.load(Ordering::Relaxed)))
+    }
+
+    /// Microseconds since `ac` last had frames scheduled, as seen at `now_us`.
+    #[inline]
+    pub(crate) fn since_active_us(&self, ac: Ac, now_us: u64) -> u64 {
+        // Relaxed: a time stamp; nothing is published with it.
+        stamp::since(tagged::value(self.ac[ac.index()].last_active.load(Ordering::Relaxed)), now_us)
+    }
+
+    /// Sets every per-occupant word to its initial value for occupant `generation`
+    /// (`add_station`, before the occupant is published): deficits at `weight`, airtime
+    /// counters at 0, activity stamped at time 0.
+    pub(crate) fn reset_for(&self, generation: u32, weight: u16) {
+        for a in &self.ac {
+            reset(&a.deficit, tagged::word(generation, tagged::from_signed(i64::from(weight))));
+            reset(&a.last_active, tagged::word(generation, 0));
+            reset(&a.tx_airtime, tagged::word(generation, 0));
+            reset(&a.rx_airtime, tagged::word(generation, 0));
+        }
+    }
+
+    /// Takes a guard on the slot for a control write to occupant `id`: until
+    /// [`unhold`](Self::unhold), the slot is not reused, so the write cannot reach a later
+    /// occupant. False, taking nothing, if `id` is not the live occupant.
+    pub(crate) fn hold(&self, id: StationId) -> bool {
+        let mut word = self.word.load(Ordering::Relaxed);
+        loop {
+            if sta::state(word) != sta::LIVE || sta::generation(word) != id.generation {
+                return false;
+            }
+            // Weakened variant, only to prove loom models ctl4 and ctl5 catch it: the
+            // live check alone, so the slot can be reused under the write.
+            if cfg!(airtime_weakened = "unguarded_control") {
+                return true;
+            }
+            // Acquire: the write that follows sees the fields add_station published.
+            match self.word.compare_exchange_weak(word, word + sta::GUARD, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(seen) => word = seen,
+            }
+        }
+    }
+
+    /// Drops a guard taken by [`hold`](Self::hold).
+    pub(crate) fn unhold(&self) {
+        if cfg!(airtime_weakened = "unguarded_control") {
+            return;
+        }
+        // Release: the reuse that finds no guard left (its compare-and-swap Acquires the
+        // word) resets the fields after the write made under this guard.
+        self.word.fetch_sub(sta::GUARD, Ordering::Release);
     }
 }
 
-/// No station (a per-interface multicast txq).
-pub(crate) const NO_STATION: u32 = u32::MAX;
+/// A station slot as seen by a caller that checked its occupant: what
+/// `Scheduler::station_slot` returns. Reads go to the slot (`Deref`); the writes here
+/// land only while the slot still holds that occupant, however late they come (see
+/// [`tagged`]).
+#[derive(Clone, Copy)]
+pub(crate) struct LiveStation<'a> {
+    slot: &'a StationSlot,
+    generation: u32,
+}
+
+impl core::ops::Deref for LiveStation<'_> {
+    type Target = StationSlot;
+
+    #[inline]
+    fn deref(&self) -> &StationSlot {
+        self.slot
+    }
+}
+
+impl<'a> LiveStation<'a> {
+    /// `slot` as seen by its occupant `generation` (checked by the caller).
+    #[inline]
+    pub(crate) fn new(slot: &'a StationSlot, generation: u32) -> LiveStation<'a> {
+        LiveStation { slot, generation }
+    }
+
+    /// Adds `amount` (negative: charges) to the deficit on `ac`, saturating. One
+    /// read-modify-write, so a concurrent top-up or `register_airtime` charge is never
+    /// lost (loom model 4), and tag-checked, so it never lands on a later occupant
+    /// (loom models ctl1, ctl2).
+    #[inline]
+    pub(crate) fn top_up(self, ac: Ac, amount: i64) {
+        update_for(&self.slot.ac[ac.index()].deficit, self.generation, |v| {
+            tagged::from_signed(tagged::signed(v).saturating_add(amount))
+        });
+    }
+
+    /// Adds registered airtime to the statistics on `ac`, saturating.
+    #[inline]
+    pub(crate) fn add_airtime(self, ac: Ac, tx_us: u32, rx_us: u32) {
+        let a = &self.slot.ac[ac.index()];
+        for (counter, us) in [(&a.tx_airtime, tx_us), (&a.rx_airtime, rx_us)] {
+            if us != 0 {
+                update_for(counter, self.generation, |v| (v + u64::from(us)).min(tagged::VALUE));
+            }
+        }
+    }
+
+    /// Stamps `ac` active at `now_us` unless it was stamped less than `every_us` before.
+    /// A load and, at most once per `every_us`, a compare-and-swap that checks the tag
+    /// (loom model ctl3). Two contexts racing may leave the older of two close times.
+    #[inline]
+    pub(crate) fn stamp_active(self, ac: Ac, now_us: u64, every_us: u64) {
+        let last = &self.slot.ac[ac.index()].last_active;
+        let word = last.load(Ordering::Relaxed);
+        if stamp::since(tagged::value(word), now_us) < every_us {
+            return;
+        }
+        // Weakened variant, only to prove loom model ctl3 catches it: a plain store
+        // into whichever occupant holds the word (what this was before the tag).
+        if cfg!(airtime_weakened = "untagged_stamp") {
+            last.store((word & !tagged::VALUE) | stamp::of(now_us), Ordering::Relaxed);
+            return;
+        }
+        if tagged::is_for(word, self.generation) {
+            // Relaxed: a time stamp. A failure means another context stamped it, or the
+            // slot was reused: either way there is nothing to do.
+            let _ = last.compare_exchange(
+                word,
+                tagged::word(self.generation, stamp::of(now_us)),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+}
+
+/// No station (a per-interface multicast txq): index 65535, never a slot.
+pub(crate) const NO_STATION: u64 = u64::MAX;
 
 pub(crate) struct TxqSlot {
-    pub(crate) word: AtomicU32,
+    pub(crate) word: AtomicU64,
     /// Raw [`StationId`] or [`NO_STATION`]; written before the slot is published LIVE.
-    pub(crate) station: AtomicU32,
+    pub(crate) station: AtomicU64,
     /// TID number (0..=16); written before LIVE.
     pub(crate) tid: AtomicU32,
     /// The round number in which `next_txq` last handed this txq out (`schedule_round`).
@@ -368,8 +679,8 @@ pub(crate) struct TxqSlot {
 impl TxqSlot {
     pub(crate) fn new() -> TxqSlot {
         TxqSlot {
-            word: AtomicU32::new(0),
-            station: AtomicU32::new(NO_STATION),
+            word: AtomicU64::new(0),
+            station: AtomicU64::new(NO_STATION),
             tid: AtomicU32::new(0),
             round: AtomicU64::new(0),
         }
@@ -389,7 +700,7 @@ impl TxqSlot {
     }
 
     #[inline]
-    pub(crate) fn id(&self, index: usize, word: u32) -> TxqId {
+    pub(crate) fn id(&self, index: usize, word: u64) -> TxqId {
         TxqId { index: index as u16, generation: gen_of(word) }
     }
 }

@@ -67,7 +67,8 @@ fn every_txq_method(s: &Scheduler, id: TxqId, now: Instant) -> usize {
 
 #[test]
 fn stale_station_handles_are_refused_by_every_method() {
-    let mut s = sched();
+    // One slot, so that the next station takes the removed one's slot.
+    let mut s = sched_with(|c| c.max_stations = 1);
     let sta = s.add_station(w(256)).unwrap();
     assert_eq!(every_station_method(&s, sta, T0), 13, "a live handle works everywhere");
     s.remove_station(sta).unwrap();
@@ -85,7 +86,9 @@ fn stale_station_handles_are_refused_by_every_method() {
 fn out_of_range_and_forged_station_handles_are_refused() {
     let mut s = sched_with(|c| c.max_stations = 2);
     s.add_station(w(256)).unwrap();
-    for raw in [0, 2, 3, 0xffff, 0x0001_0005, 0xffff_ffff, 0x0002_0000, 0x0000_0fff] {
+    for raw in
+        [0, 2, 3, 0xffff, 0x0001_0005, 0xffff_ffff, 0x0002_0000, 0x0000_0fff, 2 << 32, u64::MAX, 0xffff_ffff_0000_0000]
+    {
         let id = StationId::from_raw(raw);
         assert_eq!(every_station_method(&s, id, T0), 0, "raw {raw:#x}");
         assert_eq!(s.remove_station(id), UNKNOWN_STA);
@@ -102,7 +105,7 @@ fn stale_and_forged_txq_handles_are_refused_by_every_method() {
     s.remove_txq(txq).unwrap();
     assert_eq!(every_txq_method(&s, txq, T0), 0);
     assert_eq!(s.remove_txq(txq), Err(SchedError::UnknownTxq), "removing twice");
-    for raw in [0, 1, 0xffff, 0xffff_ffff, 0x0005_0000, 1023, 1024, 0x0001_0400] {
+    for raw in [0, 1, 0xffff, 0xffff_ffff, 0x0005_0000, 1023, 1024, 0x0001_0400, 2 << 32, u64::MAX, 0x0001_0000_0400] {
         let id = TxqId::from_raw(raw);
         assert_eq!(every_txq_method(&s, id, T0), 0, "raw {raw:#x}");
         assert_eq!(s.remove_txq(id), Err(SchedError::UnknownTxq));
@@ -256,7 +259,7 @@ fn charge_frame_for_a_stale_station_counts_nothing() {
     s.remove_station(sta).unwrap();
     assert_eq!(s.charge_frame(&StaleStation(sta), Ac::Be, 1500), Err(ChargeError::UnknownStation));
     assert_eq!(
-        s.charge_frame(&StaleStation(StationId::from_raw(u32::MAX)), Ac::Be, 1500).map(drop),
+        s.charge_frame(&StaleStation(StationId::from_raw(u64::MAX)), Ac::Be, 1500).map(drop),
         Err(ChargeError::UnknownStation)
     );
     assert_eq!(s.total_pending_us(), 0);
@@ -323,6 +326,12 @@ fn call() -> impl Strategy<Value = Call> {
     ]
 }
 
+/// A raw handle from 32 random bits: the low half the index, the high half the
+/// generation.
+fn raw_id(raw: u32) -> u64 {
+    u64::from(raw & 0xffff) | (u64::from(raw >> 16) << 32)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -345,9 +354,9 @@ proptest! {
                 Call::Station(m, raw) => {
                     // Low raw values name real slots (index in the low half, generation 1).
                     let id = if raw % 3 == 0 {
-                        StationId::from_raw(((raw >> 8) % 8) | (1 << 16))
+                        StationId::from_raw(raw_id(((raw >> 8) % 8) | (1 << 16)))
                     } else {
-                        StationId::from_raw(raw)
+                        StationId::from_raw(raw_id(raw))
                     };
                     let ac = Ac::ALL[(raw % 4) as usize];
                     let r: Result<(), SchedError> = match m {
@@ -379,9 +388,9 @@ proptest! {
                 }
                 Call::Txq(m, raw) => {
                     let id = if raw % 3 == 0 {
-                        TxqId::from_raw(((raw >> 8) % 16) | (1 << 16))
+                        TxqId::from_raw(raw_id(((raw >> 8) % 16) | (1 << 16)))
                     } else {
-                        TxqId::from_raw(raw)
+                        TxqId::from_raw(raw_id(raw))
                     };
                     let r: Result<(), SchedError> = match m {
                         0 => s.wake_txq(id, now),

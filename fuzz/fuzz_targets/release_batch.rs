@@ -179,7 +179,7 @@ impl Twins {
         let expected = (a.airtime_us() / 4)
             | ((ac.index() as u32) << 14)
             | ((sta.index() as u32) << 16)
-            | (((sta.to_raw() >> 16) & 0xf) << 28);
+            | ((((sta.to_raw() >> 32) & 0xf) as u32) << 28);
         self.history.push(expected);
         if raw {
             let (ra, rb) = (a.into_raw(), b.into_raw());

@@ -3,7 +3,8 @@
 
 use super::{ChargeError, ReleaseError, SchedError, Scheduler};
 use crate::charge::quantise_us;
-use crate::slots::{ChargeRefused, StationSlot};
+use crate::slots::{self, tagged};
+use crate::slots::{ChargeRefused, LiveStation};
 use crate::sync::Ordering;
 use crate::traits::{Station, StationError};
 use crate::{Ac, Charge, Instant, StationId};
@@ -94,20 +95,17 @@ impl Scheduler {
         rx_us: u32,
         now: Instant,
     ) -> Result<(), SchedError> {
+        // Every write below checks the generation in the word it writes, so airtime
+        // reported for a station removed meanwhile never lands on the slot's next
+        // occupant (loom model ctl1).
         let slot = self.station_slot(station)?;
-        let a = &slot.ac[ac.index()];
-        if tx_us != 0 {
-            a.tx_airtime_us.fetch_add(u64::from(tx_us), Ordering::Relaxed);
-        }
-        if rx_us != 0 {
-            a.rx_airtime_us.fetch_add(u64::from(rx_us), Ordering::Relaxed);
-        }
+        slot.add_airtime(ac, tx_us, rx_us);
         if self.is_active(slot, ac, now) {
             let flags = self.airtime_flags();
             let charge =
                 if flags.charge_tx { i64::from(tx_us) } else { 0 } + if flags.charge_rx { i64::from(rx_us) } else { 0 };
             if charge != 0 {
-                a.deficit_us.fetch_sub(charge, Ordering::Relaxed);
+                slot.top_up(ac, -charge);
             }
         }
         Ok(())
@@ -130,20 +128,24 @@ impl Scheduler {
 
     /// A station's DRR deficit on `ac` as stored (not minus pending), in us.
     pub fn deficit_us(&self, station: StationId, ac: Ac) -> Result<i64, SchedError> {
-        Ok(self.station_slot(station)?.ac[ac.index()].deficit_us.load(Ordering::Relaxed))
+        Ok(self.station_slot(station)?.deficit_us(ac))
     }
 
     /// Resets a station's airtime statistics and sets each deficit back to its weight
-    /// (any write to mac80211's station `airtime` file).
+    /// (any write to mac80211's station `airtime` file). The slot is held meanwhile, so
+    /// a reset of a station being removed never reaches the slot's next occupant.
     pub fn reset_airtime(&self, station: StationId) -> Result<(), SchedError> {
-        let slot = self.station_slot(station)?;
-        let w = i64::from(slot.weight());
-        for a in &slot.ac {
-            a.tx_airtime_us.store(0, Ordering::Relaxed);
-            a.rx_airtime_us.store(0, Ordering::Relaxed);
-            a.deficit_us.store(w, Ordering::Relaxed);
-        }
-        Ok(())
+        self.control_write(station, |slot| {
+            let generation = station.generation;
+            let w = tagged::from_signed(i64::from(slot.weight()));
+            for a in &slot.ac {
+                // A data-path write racing the reset lands before or after it, whole (the
+                // tag cannot change while the slot is held).
+                slots::reset(&a.tx_airtime, tagged::word(generation, 0));
+                slots::reset(&a.rx_airtime, tagged::word(generation, 0));
+                slots::reset(&a.deficit, tagged::word(generation, w));
+            }
+        })
     }
 
     /// Releases that found less pending airtime than they carried (0 in a correct driver).
@@ -155,12 +157,12 @@ impl Scheduler {
     /// calling context made through the txq it holds, which the AC counters do not have
     /// yet.
     #[inline]
-    pub(crate) fn station_may_send(&self, slot: &StationSlot, ac: Ac, own_us: u64) -> bool {
+    pub(crate) fn station_may_send(&self, slot: LiveStation<'_>, ac: Ac, own_us: u64) -> bool {
         if !self.aql_enabled() {
             return true;
         }
         let pending = slot.pending_us(ac);
-        let limits = self.effective_limits_of(slot, ac);
+        let limits = self.effective_limits_of(&slot, ac);
         // Under the low limit the PHY total does not matter: skip reading the four AC
         // counters, which the other context keeps writing (`aql::station_may_send`).
         pending < limits.low_us() || {
@@ -170,20 +172,18 @@ impl Scheduler {
     }
 
     #[inline]
-    pub(crate) fn is_active(&self, slot: &StationSlot, ac: Ac, now: Instant) -> bool {
-        let last = slot.ac[ac.index()].last_active_us.load(Ordering::Relaxed);
-        now.micros().saturating_sub(last) < self.config.active_window_us
+    pub(crate) fn is_active(&self, slot: LiveStation<'_>, ac: Ac, now: Instant) -> bool {
+        slot.since_active_us(ac, now.micros()) < self.config.active_window_us
     }
 
     #[inline]
-    pub(crate) fn mark_active(&self, slot: &StationSlot, ac: Ac, now: Instant) {
-        // A load and a store, no read-modify-write: this runs when a txq is listed (every
-        // return with frames). It shares its line with the station's AQL word and
+    pub(crate) fn mark_active(&self, slot: LiveStation<'_>, ac: Ac, now: Instant) {
+        // A load, and a compare-and-swap when the time moved: this runs when a txq is
+        // listed (every return with frames), on the line of the station's AQL word and
         // deficit, which the same services write anyway. Two contexts racing may leave
-        // the older of two close times; the 100 ms window does not notice.
-        let last = &slot.ac[ac.index()].last_active_us;
-        if now.micros() > last.load(Ordering::Relaxed) {
-            last.store(now.micros(), Ordering::Relaxed);
-        }
+        // the older of two close times; the 100 ms window does not notice. The
+        // compare-and-swap checks the stamp's generation, so a wake of a station removed
+        // meanwhile never marks the slot's next occupant active (loom model ctl3).
+        slot.stamp_active(ac, now.micros(), 1);
     }
 }

@@ -14,7 +14,7 @@
 //! topped up, once per txq per lap: the skip counts the visits.
 
 use super::{AcState, Scheduler};
-use crate::slots::{StationSlot, TxqSlot, txq};
+use crate::slots::{LiveStation, TxqSlot, txq};
 use crate::sync::Ordering;
 use crate::{Ac, StationId};
 
@@ -116,7 +116,7 @@ impl Scheduler {
     }
 
     #[inline]
-    fn visit_eligible(&self, slot: &TxqSlot, sslot: &StationSlot, ac: Ac) -> bool {
+    fn visit_eligible(&self, slot: &TxqSlot, sslot: LiveStation<'_>, ac: Ac) -> bool {
         slot.tid() == 16 || self.station_may_send(sslot, ac, 0)
     }
 
@@ -183,7 +183,7 @@ impl Scheduler {
 
     /// Calls `f` for each of the first `len` entries of the tail part that stand for a
     /// live station txq on `ac` (dead entries are not part of the lap).
-    fn for_each_lap_visit(&self, state: &AcState, ac: Ac, len: u32, mut f: impl FnMut(&TxqSlot, &StationSlot)) {
+    fn for_each_lap_visit(&self, state: &AcState, ac: Ac, len: u32, mut f: impl FnMut(&TxqSlot, LiveStation<'_>)) {
         let mut remaining = len;
         state.list.peek_tail(|index| {
             if remaining == 0 {

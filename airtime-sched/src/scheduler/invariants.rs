@@ -3,7 +3,7 @@
 //! runs and no txq is held, so every invariant must hold exactly.
 
 use super::Scheduler;
-use crate::slots::{aql, sta, txq};
+use crate::slots::{aql, sta, tagged, txq};
 use crate::sync::Ordering;
 use crate::{Ac, TxqId};
 use alloc::vec;
@@ -46,6 +46,10 @@ pub enum InvariantViolation {
     /// A station slot's AQL word disagrees with the slot: open while the slot has no
     /// live occupant, closed while it has, or counting for another generation.
     AqlWordMismatch(u16),
+    /// A station slot is held by a control write while no operation runs, or one of its
+    /// per-occupant words (deficit, airtime counters, activity stamp) counts for another
+    /// generation than the slot's.
+    StationWordMismatch(u16),
 }
 
 impl fmt::Display for InvariantViolation {
@@ -67,7 +71,7 @@ impl Scheduler {
             let mut standing = 0u32;
             for index in entries {
                 let Some(mask) = seen.get_mut(index as usize) else {
-                    return Err(InvariantViolation::QueuedBitMismatch(TxqId::from_raw(index)));
+                    return Err(InvariantViolation::QueuedBitMismatch(TxqId::from_raw(u64::from(index))));
                 };
                 let slot = &self.txqs[index as usize];
                 let word = slot.word.load(Ordering::Relaxed);
@@ -115,7 +119,7 @@ impl Scheduler {
             let word = slot.word.load(Ordering::Relaxed);
             let mismatch = slot.ac.iter().any(|a| {
                 let w = a.aql.load(Ordering::Relaxed);
-                let ours = aql::generation(w) == sta::generation(word);
+                let ours = aql::generation(w) == aql::tag(sta::generation(word));
                 match sta::state(word) {
                     sta::LIVE => !aql::is_open(w) || !ours,
                     sta::RETIRED => aql::is_open(w) || !ours,
@@ -125,6 +129,15 @@ impl Scheduler {
             });
             if mismatch {
                 return Err(InvariantViolation::AqlWordMismatch(index as u16));
+            }
+            let generation = sta::generation(word);
+            let tagged_for_it = slot.ac.iter().all(|a| {
+                [&a.deficit, &a.last_active, &a.tx_airtime, &a.rx_airtime]
+                    .iter()
+                    .all(|w| tagged::is_for(w.load(Ordering::Relaxed), generation))
+            });
+            if sta::guards(word) != 0 || !tagged_for_it {
+                return Err(InvariantViolation::StationWordMismatch(index as u16));
             }
             if sta::state(word) != sta::LIVE {
                 continue;

@@ -89,6 +89,11 @@ pub struct Scheduler {
     pub(crate) airtime_flags: AtomicU32,
     /// Releases that found less pending airtime than they carried (should stay 0).
     pub(crate) underflows: AtomicU64,
+    /// Next-fit cursors: where `add_station` and `add_txq` start looking for a slot (the
+    /// one after the slot each allocated last), so that a slot is reused only after
+    /// every other free one was, and no single slot takes all the churn.
+    pub(crate) station_cursor: AtomicU32,
+    pub(crate) txq_cursor: AtomicU32,
 }
 
 impl core::fmt::Debug for Scheduler {
@@ -126,6 +131,8 @@ impl Scheduler {
             aql_enabled: AtomicU32::new(1),
             airtime_flags: AtomicU32::new(0b11),
             underflows: AtomicU64::new(0),
+            station_cursor: AtomicU32::new(0),
+            txq_cursor: AtomicU32::new(0),
         })
     }
 
@@ -174,12 +181,24 @@ impl Scheduler {
     /// stations start with them, the per-AC PHY limit is computed from them, and every
     /// station whose limits still equal the old default follows (customised stations
     /// keep theirs, reference 3.13 and E8).
+    ///
+    /// A station added meanwhile ends with the new default (it copies the default, then
+    /// follows it while it changes), and of two changes at once the one made last wins
+    /// for every station still on a default.
     pub fn set_default_limits(&self, ac: Ac, limits: AqlLimits) {
         let state = &self.acs[ac.index()];
-        let old = state.default_limits.swap(limits.pack(), Ordering::Relaxed);
+        // AcqRel: Acquires the limits copied by a station added before this, whose check
+        // of the default this swap reads from (see `registry::follow_default`).
+        let old = state.default_limits.swap(limits.pack(), Ordering::AcqRel);
         for slot in self.stations.iter() {
-            let _ =
-                slot.ac[ac.index()].limits.compare_exchange(old, limits.pack(), Ordering::Relaxed, Ordering::Relaxed);
+            let station_limits = &slot.ac[ac.index()].limits;
+            // Weakened variant, only to prove loom model ctl7 catches it: one move from
+            // the old default to this one, which a concurrent change can overtake.
+            if cfg!(airtime_weakened = "default_no_follow") {
+                let _ = station_limits.compare_exchange(old, limits.pack(), Ordering::Relaxed, Ordering::Relaxed);
+            } else {
+                registry::follow_default(&state.default_limits, station_limits, old);
+            }
         }
     }
 

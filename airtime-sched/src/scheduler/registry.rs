@@ -3,24 +3,74 @@
 
 use super::{SchedError, Scheduler};
 use crate::config::{AqlLimits, Weight};
-use crate::slots::{NO_STATION, gen_of, sta, txq, with_gen};
-use crate::sync::Ordering;
+use crate::slots::{LiveStation, NO_STATION, StationSlot, gen_of, sta, txq, with_gen};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::{Ac, StationId, Tid, TxqId};
+
+/// The slots of `table` in next-fit order: from the one `cursor` names (the one after
+/// the slot allocated last) to the end, then from the start.
+fn next_fit<'a, T>(cursor: &AtomicU32, table: &'a [T]) -> impl Iterator<Item = (usize, &'a T)> + 'a {
+    // Relaxed: a hint; allocations racing from one cursor compete for slots by CAS.
+    let start = cursor.load(Ordering::Relaxed) as usize % table.len().max(1);
+    let (before, after) = table.split_at(start);
+    after.iter().enumerate().map(move |(i, slot)| (start + i, slot)).chain(before.iter().enumerate())
+}
+
+/// Moves `cursor` past slot `index`, just allocated.
+fn advance(cursor: &AtomicU32, index: usize) {
+    cursor.store(index as u32 + 1, Ordering::Relaxed);
+}
+
+/// Moves a station's `limits` on one AC from `from`, the default they were copied from,
+/// to the AC's current `default`, for as long as that keeps changing (mainline's
+/// `aql_txq_limit` write moves every station whose limits equal the old default). Stops
+/// when the limits are no longer `from`: set explicitly, or moved on by another caller,
+/// which then follows the default in turn.
+///
+/// Run by `add_station` after copying the default, and by `set_default_limits` for
+/// every station after swapping it, so a station added while the default changes ends
+/// on the latest one. The loop's first step is a read-modify-write of the default: if
+/// the adder's comes before the setter's swap, the swap reads from it and so happens
+/// after the adder's copy, and the setter's scan finds the copied limits and moves them;
+/// otherwise the adder finds the new default and moves them itself. Two setters at once
+/// meet the same way, so the later default wins (loom models ctl6, ctl7). Plain loads
+/// would not do: a load may return an older default than the swap wrote.
+pub(crate) fn follow_default(default: &AtomicU64, limits: &AtomicU64, mut from: u64) {
+    loop {
+        // A read-modify-write even when the default is still `from` (it writes the same
+        // value): AcqRel, so that a swap of the default that comes after it Acquires the
+        // limits this caller wrote before it.
+        let now = match default.compare_exchange(from, from, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return,
+            Err(now) => now,
+        };
+        // Relaxed: the next iteration's AcqRel read-modify-write of the default publishes it.
+        if limits.compare_exchange(from, now, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            return;
+        }
+        from = now;
+    }
+}
 
 impl Scheduler {
     /// Registers a station with `weight`; its limits start at the PHY defaults and each
-    /// deficit at the weight (mainline's initial value).
+    /// deficit at the weight (mainline's initial value). The slot is found next-fit,
+    /// from the one after the slot allocated last.
     pub fn add_station(&self, weight: Weight) -> Result<StationId, SchedError> {
-        for (index, slot) in self.stations.iter().enumerate() {
+        for (index, slot) in next_fit(&self.station_cursor, &self.stations) {
             let word = slot.word.load(Ordering::Acquire);
-            // A slot is reusable when free, or retired with every AQL word closed and
-            // nothing pending: no charge can be made or is outstanding, and neither can
-            // change until the slot is opened again below.
-            let reusable = sta::state(word) == sta::FREE || (sta::state(word) == sta::RETIRED && slot.drained());
+            // A slot is reusable when free, or retired with no control write in flight
+            // and every AQL word closed with nothing pending: no charge can be made or
+            // is outstanding, and neither can change until the slot is opened again
+            // below; a control write that starts now finds the station retired.
+            let reusable = sta::state(word) == sta::FREE
+                || (sta::state(word) == sta::RETIRED && sta::guards(word) == 0 && slot.drained());
             if !reusable {
                 continue;
             }
             let generation = sta::generation(word).wrapping_add(1);
+            // Acquire: the fields written under the last guard, and by the releases of
+            // the last charges, come before the reset below.
             if slot
                 .word
                 .compare_exchange(word, sta::word(generation, sta::INIT), Ordering::Acquire, Ordering::Relaxed)
@@ -28,14 +78,20 @@ impl Scheduler {
             {
                 continue;
             }
+            advance(&self.station_cursor, index);
             slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
+            // Retags the per-occupant words: a late write for the last occupant that has
+            // not landed yet is refused from here on.
+            slot.reset_for(generation, weight.get());
             for ac in Ac::ALL {
-                let a = &slot.ac[ac.index()];
-                a.deficit_us.store(i64::from(weight.get()), Ordering::Relaxed);
-                a.limits.store(self.acs[ac.index()].default_limits.load(Ordering::Relaxed), Ordering::Relaxed);
-                a.last_active_us.store(0, Ordering::Relaxed);
-                a.tx_airtime_us.store(0, Ordering::Relaxed);
-                a.rx_airtime_us.store(0, Ordering::Relaxed);
+                let default = &self.acs[ac.index()].default_limits;
+                let limits = default.load(Ordering::Acquire);
+                slot.ac[ac.index()].limits.store(limits, Ordering::Relaxed);
+                // Weakened variant, only to prove loom model ctl6 catches it: the copy
+                // alone, which a concurrent default change can miss.
+                if !cfg!(airtime_weakened = "default_no_follow") {
+                    follow_default(default, &slot.ac[ac.index()].limits, limits);
+                }
             }
             // Release (inside): charges for the new occupant see the fields above.
             slot.open(generation);
@@ -56,7 +112,7 @@ impl Scheduler {
             if sta::state(word) != sta::LIVE || sta::generation(word) != id.generation {
                 return Err(SchedError::UnknownStation);
             }
-            let retired = sta::word(id.generation, sta::RETIRED);
+            let retired = sta::with_state(word, sta::RETIRED);
             // SeqCst: see add_txq.
             match slot.word.compare_exchange_weak(word, retired, Ordering::SeqCst, Ordering::Acquire) {
                 Ok(_) => break,
@@ -81,7 +137,8 @@ impl Scheduler {
     ///
     /// A slot is free again as soon as its txq is removed and no context holds it, even
     /// if the txq's entry is still on its AC's list: the entry is dropped when a round
-    /// meets it. Slots with no such entry are taken first.
+    /// meets it. Slots with no such entry are taken first; each pass looks next-fit, from
+    /// the slot after the one allocated last.
     pub fn add_txq(&self, station: Option<StationId>, tid: Tid) -> Result<TxqId, SchedError> {
         if let Some(sta) = station {
             self.station_slot(sta)?;
@@ -89,7 +146,7 @@ impl Scheduler {
         let ac = tid.ac();
         let mut claimed = None;
         'passes: for clean_only in [true, false] {
-            for (index, slot) in self.txqs.iter().enumerate() {
+            for (index, slot) in next_fit(&self.txq_cursor, &self.txqs) {
                 let word = slot.word.load(Ordering::Acquire);
                 if !txq::reusable(word) || (clean_only && word & txq::QUEUED_ANY != 0) {
                     continue;
@@ -97,6 +154,7 @@ impl Scheduler {
                 let generation = gen_of(word).wrapping_add(1);
                 let init = with_gen(generation, txq::INIT | (word & txq::QUEUED_ANY));
                 if slot.word.compare_exchange(word, init, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                    advance(&self.txq_cursor, index);
                     claimed = Some((index, slot, generation));
                     break 'passes;
                 }
@@ -170,10 +228,10 @@ impl Scheduler {
 
     /// Sets a station's airtime weight; it takes effect at the next top-up (mainline
     /// stores it as given, reference 3.13). With TX_NO_PUSHBACK it also scales limits.
+    /// The slot is held meanwhile, so a weight set for a station being removed never
+    /// reaches the slot's next occupant.
     pub fn set_weight(&self, id: StationId, weight: Weight) -> Result<(), SchedError> {
-        let slot = self.station_slot(id)?;
-        slot.weight.store(u32::from(weight.get()), Ordering::Relaxed);
-        Ok(())
+        self.control_write(id, |slot| slot.weight.store(u32::from(weight.get()), Ordering::Relaxed))
     }
 
     /// A station's airtime weight.
@@ -184,11 +242,9 @@ impl Scheduler {
 
     /// Sets a station's AQL limits on `ac` (the station `aql` file's `limit` write).
     /// Both limits change in one store, so a concurrent check sees the old pair or the
-    /// new pair, never a mix.
+    /// new pair, never a mix. The slot is held meanwhile, as for [`set_weight`](Self::set_weight).
     pub fn set_station_limits(&self, id: StationId, ac: Ac, limits: AqlLimits) -> Result<(), SchedError> {
-        let slot = self.station_slot(id)?;
-        slot.ac[ac.index()].limits.store(limits.pack(), Ordering::Relaxed);
-        Ok(())
+        self.control_write(id, |slot| slot.ac[ac.index()].limits.store(limits.pack(), Ordering::Relaxed))
     }
 
     /// A station's configured AQL limits on `ac` (before TX_NO_PUSHBACK scaling).
@@ -200,7 +256,7 @@ impl Scheduler {
     /// scaled by weight/256 with a floor when `Config::tx_no_pushback` is set.
     pub fn effective_limits(&self, id: StationId, ac: Ac) -> Result<AqlLimits, SchedError> {
         let slot = self.station_slot(id)?;
-        Ok(self.effective_limits_of(slot, ac))
+        Ok(self.effective_limits_of(&slot, ac))
     }
 
     /// The station a txq belongs to, and its TID.
@@ -209,9 +265,24 @@ impl Scheduler {
         Ok((slot.station(), Tid::new(slot.tid()).unwrap_or(Tid::BE)))
     }
 
-    pub(crate) fn station_slot(&self, id: StationId) -> Result<&crate::slots::StationSlot, SchedError> {
+    /// The slot of `id`, if `id` is its live occupant, as that occupant sees it: writes
+    /// through the view never land on a later occupant of the slot.
+    pub(crate) fn station_slot(&self, id: StationId) -> Result<LiveStation<'_>, SchedError> {
         let slot = self.stations.get(id.index()).ok_or(SchedError::UnknownStation)?;
-        if slot.is_live(id) { Ok(slot) } else { Err(SchedError::UnknownStation) }
+        if slot.is_live(id) { Ok(LiveStation::new(slot, id.generation)) } else { Err(SchedError::UnknownStation) }
+    }
+
+    /// Runs a control operation's `write` to the slot of `id` (its weight, limits,
+    /// statistics), with the slot held against reuse meanwhile, so the write cannot land
+    /// on a later occupant (loom models ctl4, ctl5). Refused if `id` is not live.
+    pub(crate) fn control_write(&self, id: StationId, write: impl FnOnce(LiveStation<'_>)) -> Result<(), SchedError> {
+        let slot = self.stations.get(id.index()).ok_or(SchedError::UnknownStation)?;
+        if !slot.hold(id) {
+            return Err(SchedError::UnknownStation);
+        }
+        write(LiveStation::new(slot, id.generation));
+        slot.unhold();
+        Ok(())
     }
 
     pub(crate) fn txq_slot(&self, id: TxqId) -> Result<&crate::slots::TxqSlot, SchedError> {
@@ -220,7 +291,7 @@ impl Scheduler {
         if word & txq::LIVE != 0 && gen_of(word) == id.generation { Ok(slot) } else { Err(SchedError::UnknownTxq) }
     }
 
-    pub(crate) fn effective_limits_of(&self, slot: &crate::slots::StationSlot, ac: Ac) -> AqlLimits {
+    pub(crate) fn effective_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
         let limits = slot.limits(ac);
         if self.config.tx_no_pushback {
             let w = Weight::new(slot.weight() as u16).unwrap_or(Weight::DEFAULT);

@@ -146,20 +146,21 @@ impl Scheduler {
         let slot = self.station_slot(id)?;
         Ok(StationAql {
             pending_us: Ac::ALL.map(|ac| slot.pending_us(ac)),
-            limits: Ac::ALL.map(|ac| self.effective_limits_of(slot, ac)),
+            limits: Ac::ALL.map(|ac| self.effective_limits_of(&slot, ac)),
         })
     }
 
     /// A station's `airtime` file.
     pub fn station_airtime(&self, id: StationId) -> Result<StationAirtime, SchedError> {
         let slot = self.station_slot(id)?;
-        let tx_us_per_ac = core::array::from_fn(|i| slot.ac[i].tx_airtime_us.load(Ordering::Relaxed));
+        let airtime = Ac::ALL.map(|ac| slot.airtime_us(ac));
+        let tx_us_per_ac = airtime.map(|(tx, _)| tx);
         Ok(StationAirtime {
-            rx_us: slot.ac.iter().map(|a| a.rx_airtime_us.load(Ordering::Relaxed)).fold(0, u64::saturating_add),
+            rx_us: airtime.iter().map(|&(_, rx)| rx).fold(0, u64::saturating_add),
             tx_us: tx_us_per_ac.iter().copied().fold(0, u64::saturating_add),
             tx_us_per_ac,
             weight: slot.weight() as u16,
-            deficit_us: core::array::from_fn(|i| slot.ac[i].deficit_us.load(Ordering::Relaxed)),
+            deficit_us: Ac::ALL.map(|ac| slot.deficit_us(ac)),
         })
     }
 

@@ -1,0 +1,218 @@
+//! Loom models of writes that check a station is live and then write its slot: a
+//! station removed and its slot reused between the check and the write must not receive
+//! the write (it was meant for the slot's previous occupant), and a station added while
+//! the PHY default limits change must end with the latest default.
+//!
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 cargo test --release
+//! -p airtime-sched --test loom_control`.
+//!
+//! Every model has a deliberately weakened variant of the code it covers, which CI builds
+//! and requires the model to catch (`.ci/run`):
+//!
+//! | variant | what it undoes | caught by |
+//! |---|---|---|
+//! | `untagged_write` | data-path writes to a deficit or airtime counter skip the word's generation tag | `ctl1`, `ctl2` |
+//! | `untagged_stamp` | the activity stamp is written without checking its tag | `ctl3` |
+//! | `unguarded_control` | control writes do not hold the slot against reuse | `ctl4`, `ctl5` |
+//! | `default_no_follow` | a station's limits do not follow a default that changed meanwhile | `ctl6`, `ctl7` |
+#![cfg(loom)]
+
+use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, StationId, Tid, TxqReturn, Weight};
+use loom::sync::Arc;
+use loom::thread;
+
+/// The models' time: a fresh station counts as active at time 0 (mainline's zeroed
+/// `last_active`), so airtime registered now is charged to its deficit.
+const NOW: Instant = Instant::ZERO;
+/// A time past the active window of anything stamped at [`NOW`].
+const LATER: Instant = Instant::from_micros(1_000_000);
+
+fn small(stations: u16, txqs: u16) -> Scheduler {
+    let mut config = Config::default();
+    config.max_stations = stations;
+    config.max_txqs = txqs;
+    Scheduler::new(config).expect("valid config")
+}
+
+fn w(weight: u16) -> Weight {
+    Weight::new(weight).expect("non-zero weight")
+}
+
+/// One station slot: `stale` is written to by `write` on one thread while another
+/// removes it and adds a station of weight 500 (which takes the same slot), then runs
+/// `newcomer_then` on it. Returns the newcomer, if the add found the slot reusable, for
+/// the caller's checks once the threads joined.
+fn race_reuse(
+    sched: &Arc<Scheduler>,
+    write: impl FnOnce(&Scheduler) + Send + 'static,
+    newcomer_then: impl FnOnce(&Scheduler, StationId) + Send + 'static,
+    stale: StationId,
+) -> Option<StationId> {
+    let writer = {
+        let sched = sched.clone();
+        thread::spawn(move || write(&sched))
+    };
+    let control = {
+        let sched = sched.clone();
+        thread::spawn(move || {
+            sched.remove_station(stale).unwrap();
+            let new = sched.add_station(w(500)).ok();
+            if let Some(new) = new {
+                newcomer_then(&sched, new);
+            }
+            new
+        })
+    };
+    writer.join().unwrap();
+    let new = control.join().unwrap();
+    if let Some(new) = new {
+        assert_eq!(new.index(), stale.index());
+        assert_ne!(new, stale);
+    }
+    new
+}
+
+/// Model ctl1: airtime registered for a station (the completion context) while the
+/// station is removed and its slot taken by a new one: neither the deficit charge nor
+/// the airtime statistics land on the newcomer.
+#[test]
+fn ctl1_stale_register_airtime_never_lands_on_the_next_occupant() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(w(256)).unwrap();
+        let write = move |s: &Scheduler| {
+            let _ = s.register_airtime(sta, Ac::Be, 100, 0, NOW);
+        };
+        if let Some(new) = race_reuse(&sched, write, |_, _| {}, sta) {
+            assert_eq!(sched.deficit_us(new, Ac::Be).unwrap(), 500, "a stale charge landed on the newcomer's deficit");
+            assert_eq!(
+                sched.station_airtime(new).unwrap().tx_us,
+                0,
+                "stale airtime landed in the newcomer's statistics"
+            );
+        }
+    });
+}
+
+/// Model ctl2: a top-up for a station (`may_transmit` refusing a txq in debt) while the
+/// station is removed and its slot taken by a new one: the top-up does not land on the
+/// newcomer's deficit.
+#[test]
+fn ctl2_stale_top_up_never_lands_on_the_next_occupant() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(w(256)).unwrap();
+        let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        // In debt: the pull-mode check refuses and tops the deficit up by the weight.
+        sched.register_airtime(sta, Ac::Be, 1000, 0, NOW).unwrap();
+        let write = move |s: &Scheduler| {
+            if let Ok(Some(serving)) = s.may_transmit(txq, NOW) {
+                s.return_txq(serving, TxqReturn::Empty, NOW);
+            }
+        };
+        if let Some(new) = race_reuse(&sched, write, |_, _| {}, sta) {
+            assert_eq!(sched.deficit_us(new, Ac::Be).unwrap(), 500, "a stale top-up landed on the newcomer's deficit");
+        }
+    });
+}
+
+/// Model ctl3: a wake of a station's txq stamps the station active while the station is
+/// removed and its slot taken by a new one: the newcomer is not marked active, so
+/// airtime it registers later, outside the window of its own (zeroed) stamp, is not
+/// charged to its deficit.
+#[test]
+fn ctl3_stale_wake_never_marks_the_next_occupant_active() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(w(256)).unwrap();
+        let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let write = move |s: &Scheduler| {
+            let _ = s.wake_txq(txq, LATER);
+        };
+        if let Some(new) = race_reuse(&sched, write, |_, _| {}, sta) {
+            sched.register_airtime(new, Ac::Be, 100, 0, LATER).unwrap();
+            assert_eq!(sched.deficit_us(new, Ac::Be).unwrap(), 500, "a stale wake marked the newcomer active");
+        }
+    });
+}
+
+/// Model ctl4: a limit change for a station while it is removed and its slot taken by a
+/// new one: the newcomer keeps the default limits and its own weight.
+#[test]
+fn ctl4_stale_limit_write_never_lands_on_the_next_occupant() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(w(256)).unwrap();
+        let write = move |s: &Scheduler| {
+            let _ = s.set_station_limits(sta, Ac::Be, AqlLimits::new(100, 200).unwrap());
+        };
+        if let Some(new) = race_reuse(&sched, write, |_, _| {}, sta) {
+            assert_eq!(sched.station_limits(new, Ac::Be).unwrap(), AqlLimits::DEFAULT, "stale limits on the newcomer");
+        }
+    });
+}
+
+/// Model ctl5: a reset of a station's airtime (its debugfs `airtime` file) while it is
+/// removed and its slot taken by a new one, which registers airtime: the newcomer's
+/// statistics and deficit are not reset by the stale write.
+#[test]
+fn ctl5_stale_airtime_reset_never_lands_on_the_next_occupant() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(w(256)).unwrap();
+        let write = move |s: &Scheduler| {
+            let _ = s.reset_airtime(sta);
+        };
+        let registered = |s: &Scheduler, new| s.register_airtime(new, Ac::Be, 100, 0, NOW).unwrap();
+        if let Some(new) = race_reuse(&sched, write, registered, sta) {
+            let airtime = sched.station_airtime(new).unwrap();
+            assert_eq!(airtime.tx_us, 100, "a stale reset zeroed the newcomer's statistics");
+            assert_eq!(sched.deficit_us(new, Ac::Be).unwrap(), 400, "a stale reset set the newcomer's deficit");
+        }
+    });
+}
+
+/// Model ctl6: a station added while the PHY default limits of its AC change: it ends
+/// with the new default (it copies the default when added, and the change moves every
+/// station still on the old one: a station added between the two must not miss both).
+#[test]
+fn ctl6_a_new_station_gets_the_latest_default_limits() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let new_default = AqlLimits::new(100, 200).unwrap();
+        let adder = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.add_station(w(256)).unwrap())
+        };
+        let setter = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.set_default_limits(Ac::Be, new_default))
+        };
+        let sta = adder.join().unwrap();
+        setter.join().unwrap();
+        assert_eq!(sched.default_limits(Ac::Be), new_default);
+        assert_eq!(sched.station_limits(sta, Ac::Be).unwrap(), new_default, "the new station kept the old default");
+    });
+}
+
+/// Model ctl7: two changes of the PHY default limits at once: a station on the default
+/// ends with the one set last, whichever order their scans of the stations run in.
+#[test]
+fn ctl7_two_default_changes_leave_every_follower_on_the_last() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(w(256)).unwrap();
+        let setters: Vec<_> = [AqlLimits::new(100, 200).unwrap(), AqlLimits::new(300, 400).unwrap()]
+            .into_iter()
+            .map(|limits| {
+                let sched = sched.clone();
+                thread::spawn(move || sched.set_default_limits(Ac::Be, limits))
+            })
+            .collect();
+        for t in setters {
+            t.join().unwrap();
+        }
+        let default = sched.default_limits(Ac::Be);
+        assert_eq!(sched.station_limits(sta, Ac::Be).unwrap(), default, "the station was left on an older default");
+    });
+}
