@@ -136,11 +136,17 @@ fn list4_a_removal_counts_its_dead_entry_on_its_own_ac_while_the_slot_is_reused(
         sched.remove_txq(ancient).unwrap();
         let old = sched.add_txq(None, Tid::BE).unwrap();
         sched.wake_txq(old, NOW).unwrap();
+        // Both racing operations on spawned threads: with one of them on the model's
+        // main thread, loom explored a single interleaving here.
         let adder = {
             let sched = sched.clone();
             thread::spawn(move || sched.add_txq(None, vi).ok())
         };
-        sched.remove_txq(old).unwrap();
+        let remover = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.remove_txq(old).unwrap())
+        };
+        remover.join().unwrap();
         let new = adder.join().unwrap();
         if let Some(new) = new {
             sched.wake_txq(new, NOW).unwrap();

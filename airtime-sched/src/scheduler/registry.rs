@@ -204,9 +204,9 @@ impl Scheduler {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
                 return Err(SchedError::UnknownTxq);
             }
-            // Read while the word is LIVE with this generation: once the CAS below frees
-            // the slot, a new txq may take it and rewrite its tid before we look. The
-            // weakened variant reads it after, only to prove the loom model catches it.
+            // The AC of the word this CAS frees: once it succeeds, a new txq may take the
+            // slot and rewrite its tid. The weakened variant reads the tid after the CAS,
+            // as this once did, only to prove the loom model catches it.
             #[cfg(not(airtime_weakened = "remove_ac_late"))]
             let ac = txq::ac(word);
             let new = word & !(txq::LIVE | txq::WOKEN | txq::ORPHAN);
@@ -214,7 +214,7 @@ impl Scheduler {
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     #[cfg(airtime_weakened = "remove_ac_late")]
-                    let ac = txq::ac(slot.word.load(Ordering::Relaxed));
+                    let ac = crate::Tid::new(slot.tid()).map_or(Ac::Be, crate::Tid::ac);
                     // The entry stood for this txq: now it is dead (an orphan was already).
                     if word & txq::queued(ac) != 0 && word & txq::ORPHAN == 0 {
                         self.acs[ac.index()].list.add_dead(1);
