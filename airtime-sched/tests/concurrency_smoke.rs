@@ -186,15 +186,14 @@ fn wake_and_completion_rounds_at_once_serve_every_frame_exactly_once() {
 
 #[test]
 fn two_stations_at_weight_one_under_concurrent_rounds_lose_nothing() {
-    // Weight 1 against 300 us frames: every selection needs the multi-lap boost.
+    // Weight 1 against 300 us frames: every selection needs the lap skip.
     run(40_000, &[1, 1], false, Config::default().max_txqs);
 }
 
-/// The same run with queues of 8 cells, so that they wrap around constantly. It fails in
-/// about one run in five (measured: 6 of 30): a push meets the cell of a pop one lap back
-/// that has claimed it but not yet released it, Vyukov's queue answers "full", and
-/// `requeue` drops the entry (debug builds: the `debug_assert` fires), leaving the txq
-/// QUEUED with no entry, so its backlog is never served again.
+/// The same run with a table of 8 txqs, so that the AC list's ring wraps around
+/// constantly (with the Vyukov queue it replaced, a push that met the cell of a pop one
+/// lap back, claimed but not yet released, answered "full"; an early version dropped the
+/// entry and lost the txq).
 #[test]
 fn small_queues_that_wrap_constantly_lose_no_txq() {
     for _ in 0..5 {

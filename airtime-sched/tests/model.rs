@@ -64,10 +64,8 @@ proptest! {
     // override the variable).
     #![proptest_config(ProptestConfig::default())]
 
-    // The model is mainline's single list; the scheduler still has its two FIFO queues
-    // and the lap boost, so they disagree until the queue redesign lands (head
-    // insertion order, station-less txqs at the tail, removed and pulled txqs off the
-    // list at once, laps walked one by one). Un-ignore with the redesign.
+    // The model is mainline's single list, laps walked one by one; the scheduler must
+    // give the same answer at every step.
     #[test]
     fn scheduler_follows_the_sequential_model(
         config in any_config(),
@@ -145,7 +143,8 @@ fn model_head_insertions_are_last_in_first_out() {
 
 /// A station txq in debt is AQL-blocked at the back; a multicast txq is woken. Mainline
 /// lists it at the tail, so the next walk visits (and tops up) the station txq before
-/// serving it; the front queue skips the station txq: its deficit is one weight short.
+/// serving it. (The two-FIFO scheduler listed it at the front and skipped the station
+/// txq: its deficit was one weight short.)
 #[test]
 fn model_station_less_txqs_are_listed_at_the_tail() {
     replay(
@@ -181,7 +180,7 @@ fn model_pulled_txqs_leave_the_list() {
 
 /// Three weight-1 txqs A, B, C, listed in that order by Stalled returns, in debt
 /// -10, -3, -9: mainline walks four laps and serves B, leaving C, A (both at -6), and
-/// serves C next. The lap boost leaves A, C and serves A.
+/// serves C next. (The old lap boost left A, C and served A.)
 #[test]
 fn model_long_walks_leave_mainline_order() {
     replay(
