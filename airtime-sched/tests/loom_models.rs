@@ -12,7 +12,7 @@
 #![cfg(loom)]
 
 use airtime_sched::{Ac, AqlLimits, Charge, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
-use loom::sync::atomic::{AtomicU32, Ordering};
+use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
@@ -379,5 +379,153 @@ fn model9_charges_through_a_held_txq_are_counted_once_returned() {
         assert_eq!(sched.total_pending_us(), 0, "every charge released");
         assert_eq!(sched.underflows(), 0);
         unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+// ---------------------------------------------------------------------------------------
+// Models 10..=21: the paths review found no model could see. Each oracle is checked at
+// the step where it must hold (a hand-out, a charge, a check), not only after a drain.
+// ---------------------------------------------------------------------------------------
+
+/// What the test knows of each txq (by an index the model chooses, usually the slot's),
+/// checked at each hand-out: frames enqueued and not yet dequeued, the contexts serving
+/// it now (S3: at most one), and the latest round that handed it out (S4).
+struct Book {
+    frames: Vec<AtomicU32>,
+    in_service: Vec<AtomicU32>,
+    last_round: Vec<AtomicU64>,
+    served: AtomicU32,
+    dropped: AtomicU32,
+}
+
+impl Book {
+    fn new(frames: &[u32]) -> Book {
+        Book {
+            frames: frames.iter().map(|&n| AtomicU32::new(n)).collect(),
+            in_service: frames.iter().map(|_| AtomicU32::new(0)).collect(),
+            last_round: frames.iter().map(|_| AtomicU64::new(0)).collect(),
+            served: AtomicU32::new(0),
+            dropped: AtomicU32::new(0),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// A context takes txq `i` into service: nobody else may be serving it (S3).
+    fn enter(&self, i: usize) {
+        assert_eq!(self.in_service[i].fetch_add(1, Ordering::SeqCst), 0, "S3: txq {i} has two servers");
+    }
+
+    fn leave(&self, i: usize) {
+        self.in_service[i].fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Round `number` hands out txq `i`: no hand-out of it in this round or a later one
+    /// may precede (S4; the recording happens while the txq is held, so it is exact).
+    fn handed_out(&self, i: usize, number: u64) {
+        let before = self.last_round[i].fetch_max(number, Ordering::SeqCst);
+        assert!(before < number, "S4: round {number} handed out txq {i}, already handed out by round {before}");
+    }
+
+    /// Dequeues up to `max` frames of txq `i`.
+    fn dequeue(&self, i: usize, max: u32) {
+        let mut left = self.frames[i].load(Ordering::SeqCst);
+        loop {
+            let take = left.min(max);
+            match self.frames[i].compare_exchange(left, left - take, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => {
+                    self.served.fetch_add(take, Ordering::SeqCst);
+                    return;
+                }
+                Err(now) => left = now,
+            }
+        }
+    }
+
+    /// What the server saw when it is about to return txq `i`.
+    fn outcome(&self, i: usize) -> TxqReturn {
+        if self.frames[i].load(Ordering::SeqCst) == 0 { TxqReturn::Empty } else { TxqReturn::Backlogged }
+    }
+
+    /// Frames served and dropped: every frame enqueued, once the drain is over (S1).
+    fn accounted(&self) -> u32 {
+        self.served.load(Ordering::SeqCst) + self.dropped.load(Ordering::SeqCst)
+    }
+}
+
+/// One context's round on BE, every hand-out checked: the single server (S3), and with
+/// `s4` no earlier hand-out of the txq in this round or a later one, so a round hands out
+/// at most one entry per txq and ends. Each service dequeues up to `per_service` frames.
+/// `index` maps a handed-out txq to its line in the book. Returns the hand-outs.
+fn checked_round(sched: &Scheduler, book: &Book, per_service: u32, s4: bool, index: &dyn Fn(TxqId) -> usize) -> u32 {
+    let round = sched.start_round(Ac::Be);
+    if !round.is_open() {
+        return 0;
+    }
+    let mut handed = 0;
+    while let Some(serving) = sched.next_txq(round, NOW) {
+        handed += 1;
+        assert!(handed as usize <= book.len(), "S4: round {} handed out {handed} txqs", round.number());
+        let i = index(serving.txq());
+        if s4 {
+            book.handed_out(i, round.number());
+        }
+        book.enter(i);
+        book.dequeue(i, per_service);
+        book.leave(i);
+        let outcome = book.outcome(i);
+        sched.return_txq(serving, outcome, NOW);
+    }
+    handed
+}
+
+fn by_slot(id: TxqId) -> usize {
+    id.index()
+}
+
+/// After every thread: each txq with frames left is still scheduled, so rounds serve
+/// them all (S1); the invariants hold before and after.
+fn drain_book(sched: Scheduler, book: &Book, total: u32, index: &dyn Fn(TxqId) -> usize) -> Scheduler {
+    let mut sched = sched;
+    sched.check_invariants().expect("invariants hold when quiescent");
+    for _ in 0..3 {
+        checked_round(&sched, book, u32::MAX, true, index);
+    }
+    assert_eq!(book.accounted(), total, "S1: every enqueued frame was served (or dropped with its txq) once");
+    sched.check_invariants().expect("invariants hold after the drain");
+    sched
+}
+
+/// Model 10: the wake and the completion context each run a round of their own on one
+/// AC over two txqs (3 frames and 1), a server dequeuing one frame per hand-out and
+/// returning the txq backlogged while frames are left, so a round meets txqs already
+/// handed out, by it or by the other context's later round, and must end there (S4).
+/// At each hand-out: no other context serves the txq (S3); neither this round nor a
+/// later one handed it out before, so a round hands out at most one entry per txq (here
+/// at most two) and ends; at the end no frame is lost (S1). (Two rounds per context take
+/// over ten minutes; the second round adds nothing the other context's round does not.)
+#[test]
+fn model10_rounds_of_two_contexts_each_end() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 2));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let b = sched.add_txq(Some(sta), Tid::new(3).unwrap()).unwrap();
+        let book = Arc::new(Book::new(&[3, 1]));
+        sched.wake_txq(a, NOW).unwrap();
+        sched.wake_txq(b, NOW).unwrap();
+        let contexts: Vec<_> = (0..2)
+            .map(|_| {
+                let (sched, book) = (sched.clone(), book.clone());
+                thread::spawn(move || {
+                    checked_round(&sched, &book, 1, true, &by_slot);
+                })
+            })
+            .collect();
+        for t in contexts {
+            t.join().unwrap();
+        }
+        drain_book(unwrap_arc(sched), &book, 4, &by_slot);
     });
 }
