@@ -11,7 +11,9 @@
 //! those and requires the matching model to fail, so the models are known to be able to.
 #![cfg(loom)]
 
-use airtime_sched::{Ac, AqlLimits, Charge, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
+use airtime_sched::{
+    Ac, AqlLimits, Charge, ChargeError, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight,
+};
 use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
@@ -497,6 +499,59 @@ fn drain_book(sched: Scheduler, book: &Book, total: u32, index: &dyn Fn(TxqId) -
     sched
 }
 
+/// Airtime charged and not yet released, as the test counts it: `hi` grows before a
+/// charge is tried and shrinks after its release completes, so no pending counter may
+/// exceed it. Checked only in the one thread that charges (reading `hi` first): a
+/// counter read there cannot see a charge `hi` lacks, nor miss a release `hi` has.
+struct Outstanding {
+    hi: AtomicU32,
+}
+
+impl Outstanding {
+    fn new(us: u32) -> Outstanding {
+        Outstanding { hi: AtomicU32::new(us) }
+    }
+
+    fn charge(&self, us: u32, charge: impl FnOnce() -> Result<Charge, ChargeError>) -> Result<Charge, ChargeError> {
+        self.hi.fetch_add(us, Ordering::SeqCst);
+        let result = charge();
+        if result.is_err() {
+            self.hi.fetch_sub(us, Ordering::SeqCst);
+        }
+        result
+    }
+
+    fn release(&self, sched: &Scheduler, charge: Charge) {
+        let us = charge.airtime_us();
+        sched.release(charge).expect("a genuine charge is released");
+        self.hi.fetch_sub(us, Ordering::SeqCst);
+    }
+
+    /// Pending airtime is never above what is outstanding (A1's bound at each step).
+    fn check(&self, sched: &Scheduler) {
+        let hi = self.hi.load(Ordering::SeqCst);
+        let total = sched.total_pending_us();
+        assert!(total <= hi, "pending {total} us is above the {hi} us outstanding");
+    }
+}
+
+fn flag() -> Arc<AtomicU32> {
+    Arc::new(AtomicU32::new(0))
+}
+
+/// Whether `flag` is set. Flags are read and written only with read-modify-writes: an
+/// RMW reads the latest value, so "not set yet" is as reliable as "set" (a loom SeqCst
+/// load may still return the initial value after another thread's SeqCst store), and
+/// loom orders RMWs of one location totally (a plain store racing an RMW is left
+/// unordered, so a later read could return the RMW's value, which C11 forbids).
+fn is_set(flag: &AtomicU32) -> bool {
+    flag.fetch_or(0, Ordering::SeqCst) != 0
+}
+
+fn set(flag: &AtomicU32) {
+    flag.fetch_or(1, Ordering::SeqCst);
+}
+
 /// Model 10: the wake and the completion context each run a round of their own on one
 /// AC over two txqs (3 frames and 1), a server dequeuing one frame per hand-out and
 /// returning the txq backlogged while frames are left, so a round meets txqs already
@@ -527,5 +582,74 @@ fn model10_rounds_of_two_contexts_each_end() {
             t.join().unwrap();
         }
         drain_book(unwrap_arc(sched), &book, 4, &by_slot);
+    });
+}
+
+/// Model 11: a station removed while a context serves its txq. The server charges two
+/// frames through its handle, checks, and returns the txq; the control context removes
+/// the station, then releases what the server handed it. At each step: a charge tried
+/// after the removal returned is refused; pending airtime is never above what is
+/// outstanding. After: the removed txq is never handed out again and no wake can revive
+/// it; every charge made through the handle reached the AC counter once (A1, and
+/// nothing pending once all are released); the station's and txq's slots are reusable.
+#[test]
+fn model11_a_station_removed_while_its_txq_is_served() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let out = Arc::new(Outstanding::new(0));
+        let handoff: Arc<Mutex<Vec<Charge>>> = Arc::new(Mutex::new(Vec::new()));
+        let removed = flag();
+        let server = {
+            let (sched, out, handoff, removed) = (sched.clone(), out.clone(), handoff.clone(), removed.clone());
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                assert!(round.is_open());
+                let Some(mut serving) = sched.next_txq(round, NOW) else { return };
+                assert_eq!(serving.txq(), a);
+                for us in [8, 12] {
+                    let after_removal = is_set(&removed);
+                    match out.charge(us, || serving.charge_us(us)) {
+                        Ok(c) => {
+                            assert!(!after_removal, "a charge after remove_station returned was accepted");
+                            handoff.lock().unwrap().push(c);
+                        }
+                        Err(e) => assert_eq!(e, ChargeError::UnknownStation),
+                    }
+                    out.check(&sched);
+                }
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                out.check(&sched);
+            })
+        };
+        let control = {
+            let (sched, out, handoff, removed) = (sched.clone(), out.clone(), handoff.clone(), removed.clone());
+            thread::spawn(move || {
+                sched.remove_station(sta).unwrap();
+                set(&removed);
+                assert!(sched.wake_txq(a, NOW).is_err(), "a wake revived a txq removed with its station");
+                let c = handoff.lock().unwrap().pop();
+                if let Some(c) = c {
+                    out.release(&sched, c);
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        for c in handoff.lock().unwrap().drain(..) {
+            out.release(&sched, c);
+        }
+        assert_eq!(sched.total_pending_us(), 0, "every charge released");
+        assert_eq!(sched.underflows(), 0, "no charge was released twice");
+        let mut sched = unwrap_arc(sched);
+        sched.check_invariants().expect("A1: the AC counter is the stations' sum");
+        let round = sched.start_round(Ac::Be);
+        assert!(sched.next_txq(round, NOW).is_none(), "the removed txq was handed out");
+        sched.check_invariants().unwrap();
+        let newcomer = sched.add_station(Weight::DEFAULT).expect("the retired slot is reusable once drained");
+        sched.add_txq(Some(newcomer), Tid::BE).expect("the removed txq's slot is reusable");
+        sched.check_invariants().unwrap();
     });
 }

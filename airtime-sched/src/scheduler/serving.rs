@@ -116,6 +116,13 @@ impl<'a> Serving<'a> {
     /// Adds the airtime charged through this handle to the AC's counter.
     fn flush(&mut self) {
         let own = core::mem::take(&mut self.own_us);
+        // Weakened variant, only to prove loom model 11 catches it: the sum is dropped when
+        // the station was removed meanwhile, though its retired slot still holds those
+        // charges, so their releases take from the AC counter what never reached it.
+        #[cfg(airtime_weakened = "flush_live_only")]
+        if self.station().is_none_or(|sta| self.sched.station_slot(sta).is_err()) {
+            return;
+        }
         if own != 0 {
             self.sched.add_ac_pending(self.ac, i64::try_from(own).unwrap_or(i64::MAX));
         }
