@@ -653,3 +653,71 @@ fn model11_a_station_removed_while_its_txq_is_served() {
         sched.check_invariants().unwrap();
     });
 }
+
+/// Model 12: a station's weight and limits change while a round walks its debt. The
+/// station (weight 2, deficit -5) must be walked two laps to be served under its old
+/// settings; the writer sets weight 3 and limits that forbid any pending airtime. At
+/// each step: the deficit is one walked laps can leave (-5 plus top-ups of 2 and 3) and
+/// never lifted past zero by more than a weight; a served station's deficit is in
+/// `[0, 3)`. A change that happened before a `next_txq` or a check is seen by it (the
+/// station is refused); a `next_txq` and check that both happened before the writer
+/// began used the old settings (the station is served and may send).
+#[test]
+fn model12_weight_and_limits_change_while_a_round_walks_the_debt() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::new(2).unwrap()).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.register_airtime(sta, Ac::Be, 7, 0, NOW).unwrap(); // deficit 2 - 7 = -5
+        sched.wake_txq(a, NOW).unwrap();
+        let changed = flag();
+        let (x_done, x_served, x_may_send) = (flag(), flag(), flag());
+        let deficit_ok = |d: i64| d < 3 && (0..=2).any(|i| (0..=2).any(|j| -5 + 2 * i + 3 * j == d));
+        let writer = {
+            let (sched, changed, x_done, x_served, x_may_send) =
+                (sched.clone(), changed.clone(), x_done.clone(), x_served.clone(), x_may_send.clone());
+            thread::spawn(move || {
+                if is_set(&x_done) {
+                    // The whole round ran on the old settings: two laps, then served.
+                    assert!(is_set(&x_served), "the old settings serve the station on the second lap");
+                    assert!(is_set(&x_may_send), "the old limits let the station send");
+                }
+                sched.set_weight(sta, Weight::new(3).unwrap()).unwrap();
+                sched.set_station_limits(sta, Ac::Be, AqlLimits::new(0, 0).unwrap()).unwrap();
+                set(&changed);
+            })
+        };
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let changed_before = is_set(&changed);
+                let got = sched.next_txq(round, NOW);
+                let d = sched.deficit_us(sta, Ac::Be).unwrap();
+                assert!(deficit_ok(d), "deficit {d}: no walk of laps at weight 2 or 3 leaves it");
+                if changed_before {
+                    assert!(got.is_none(), "limits set before next_txq forbid the station, yet it was served");
+                }
+                if let Some(serving) = got {
+                    assert!((0..3).contains(&d), "served with deficit {d}");
+                    set(&x_served);
+                    let changed_before = is_set(&changed);
+                    let may_send = serving.airtime_check();
+                    if changed_before {
+                        assert!(!may_send, "limits set before the check forbid pending airtime");
+                    }
+                    if may_send {
+                        set(&x_may_send);
+                    }
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+                set(&x_done);
+            })
+        };
+        writer.join().unwrap();
+        server.join().unwrap();
+        let d = sched.deficit_us(sta, Ac::Be).unwrap();
+        assert!(deficit_ok(d), "deficit {d}: no walk of laps at weight 2 or 3 leaves it");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
