@@ -760,3 +760,63 @@ fn model13_a_new_station_never_keeps_a_stale_default() {
         unwrap_arc(sched).check_invariants().unwrap();
     });
 }
+
+/// Model 14: the AC closes at its PHY limit while another context serves. The serving
+/// context holds a round opened while the AC was idle, over two listed txqs; the
+/// completion context puts 14.5 ms in flight for another station (the PHY limit with two
+/// txqs listed; the served station stays under its own AQL limits) and
+/// starts a round, which closes the AC when it finds it over the limit. L3 at each
+/// step: once such a start has returned, `next_txq` of any round on the AC (the
+/// server's, opened before the close, and the closer's own) hands out nothing, until a
+/// later start opens the AC again (the drain's, after the release).
+#[test]
+fn model14_a_closed_ac_hands_out_nothing_to_any_round() {
+    loom::model(|| {
+        let sched = Arc::new(small(2, 2));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let other = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let b = sched.add_txq(Some(sta), Tid::new(3).unwrap()).unwrap();
+        let book = Arc::new(Book::new(&[1, 1]));
+        sched.wake_txq(a, NOW).unwrap();
+        sched.wake_txq(b, NOW).unwrap();
+        let round = sched.start_round(Ac::Be);
+        assert!(round.is_open());
+        let closed = flag();
+        let server = {
+            let (sched, book, closed) = (sched.clone(), book.clone(), closed.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    let closed_before = is_set(&closed);
+                    let got = sched.next_txq(round, NOW);
+                    if closed_before {
+                        assert!(got.is_none(), "L3: the AC was closed before next_txq, yet it handed out a txq");
+                    }
+                    let Some(serving) = got else { break };
+                    let i = serving.txq().index();
+                    book.handed_out(i, round.number());
+                    book.enter(i);
+                    book.dequeue(i, 1);
+                    book.leave(i);
+                    sched.return_txq(serving, book.outcome(i), NOW);
+                }
+            })
+        };
+        let closer = {
+            let (sched, closed) = (sched.clone(), closed.clone());
+            thread::spawn(move || {
+                let c = sched.charge_us(other, Ac::Be, 14_500).unwrap();
+                let mine = sched.start_round(Ac::Be);
+                if !mine.is_open() {
+                    set(&closed);
+                    assert!(sched.next_txq(mine, NOW).is_none(), "L3: the closing round handed out a txq");
+                }
+                c
+            })
+        };
+        server.join().unwrap();
+        let c = closer.join().unwrap();
+        sched.release(c).unwrap();
+        drain_book(unwrap_arc(sched), &book, 2, &by_slot);
+    });
+}
