@@ -820,3 +820,167 @@ fn model14_a_closed_ac_hands_out_nothing_to_any_round() {
         drain_book(unwrap_arc(sched), &book, 2, &by_slot);
     });
 }
+
+/// Mainline's walk of laps over this crate's order (front entries, then back): pop the
+/// head; a negative effective deficit (deficit minus pending) is topped up by the weight
+/// and goes to the back; the first non-negative one is served. `event` changes the
+/// deficits or the pending airtime before the `at`-th pop (never if the walk ends first).
+fn walk(
+    deficits: &mut [i64],
+    pending: &mut [i64],
+    weights: &[i64],
+    at: usize,
+    event: &dyn Fn(&mut [i64], &mut [i64]),
+) -> Option<usize> {
+    let mut list: std::collections::VecDeque<usize> = (0..deficits.len()).collect();
+    let mut step = 0;
+    loop {
+        if step == at {
+            event(deficits, pending);
+        }
+        step += 1;
+        let i = list.pop_front()?;
+        if deficits[i] - pending[i] >= 0 {
+            return Some(i);
+        }
+        deficits[i] += weights[i];
+        list.push_back(i);
+    }
+}
+
+/// Every outcome (served, deficits) of the sequential walk from `deficits` and
+/// `pending`, with `event` before each of its steps (or never).
+fn walks(
+    deficits: [i64; 2],
+    pending: [i64; 2],
+    weights: &[i64; 2],
+    event: &dyn Fn(&mut [i64], &mut [i64]),
+) -> Vec<(Option<usize>, [i64; 2])> {
+    let mut outcomes: Vec<_> = (0..32)
+        .map(|at| {
+            let (mut d, mut p) = (deficits, pending);
+            let served = walk(&mut d, &mut p, weights, at, event);
+            (served, d)
+        })
+        .collect();
+    outcomes.sort();
+    outcomes.dedup();
+    outcomes
+}
+
+/// Two stations in debt, each with a txq on BE, woken in order: station 0 at weight 1
+/// with `debts[0]`, station 1 at weight `weights[1]` with `debts[1]` (registered as
+/// airtime the station used); AQL off, the models are about laps.
+fn indebted(weights: [i64; 2], debts: [i64; 2]) -> (Arc<Scheduler>, [StationId; 2]) {
+    let sched = Arc::new(small(2, 2));
+    sched.set_aql_enabled(false);
+    let stations: [StationId; 2] = core::array::from_fn(|i| {
+        let sta = sched.add_station(Weight::new(weights[i] as u16).unwrap()).unwrap();
+        let txq = sched.add_txq(Some(sta), if i == 0 { Tid::BE } else { Tid::new(3).unwrap() }).unwrap();
+        let used = weights[i] - debts[i]; // a new station's deficit is its weight
+        if used > 0 {
+            sched.register_airtime(sta, Ac::Be, used as u32, 0, NOW).unwrap();
+        }
+        sched.wake_txq(txq, NOW).unwrap();
+        sta
+    });
+    (sched, stations)
+}
+
+fn deficits_of(sched: &Scheduler, stations: &[StationId; 2]) -> [i64; 2] {
+    core::array::from_fn(|i| sched.deficit_us(stations[i], Ac::Be).unwrap())
+}
+
+/// Model 15: laps walked while the completion context registers airtime. Station 0
+/// (weight 1, deficit -3) and station 1 (weight 2, deficit -5) are both in debt, so one
+/// `next_txq` must walk a lap and apply the laps a walk would take at once; meanwhile
+/// the completion context registers 4 us more of station 1's airtime. At each step: the
+/// served station's deficit is in `[0, weight)` (its holder alone touches it). After the
+/// call: it terminated and served (the walk always serves; MAX_LAPS may not be reached),
+/// with exactly the deficits the sequential walk leaves with the registration before
+/// one of its steps; nobody starves: the next round serves station 1.
+#[test]
+fn model15_laps_walked_while_airtime_is_registered() {
+    const WEIGHTS: [i64; 2] = [1, 2];
+    loom::model(|| {
+        let (sched, stations) = indebted(WEIGHTS, [-3, -5]);
+        let completion = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.register_airtime(stations[1], Ac::Be, 4, 0, NOW).unwrap())
+        };
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let serving = sched.next_txq(round, NOW).expect("walked laps always serve someone");
+                let i = serving.txq().index();
+                let d = sched.deficit_us(stations[i], Ac::Be).unwrap();
+                assert!((0..WEIGHTS[i]).contains(&d), "station {i} served with deficit {d}");
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                i
+            })
+        };
+        completion.join().unwrap();
+        let served = server.join().unwrap();
+        let d = deficits_of(&sched, &stations);
+        let outcomes = walks([-3, -5], [0, 0], &WEIGHTS, &|d, _| d[1] -= 4);
+        assert!(outcomes.contains(&(Some(served), d)), "served {served} with deficits {d:?}; walks leave {outcomes:?}");
+        // Nobody starves: the other station is still listed and the next round serves it.
+        let round = sched.start_round(Ac::Be);
+        let next = sched.next_txq(round, NOW).expect("the other station is still listed");
+        assert_ne!(next.txq().index(), served);
+        sched.return_txq(next, TxqReturn::Empty, NOW);
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 16: a completion arrives while a context walks laps. Station 0 (weight 1) has
+/// a deficit of 1 and 4 us in flight (effective -3); station 1 (weight 1) a deficit of
+/// -5. The completion context releases station 0's charge during the walk. Walked laps
+/// serve station 0 at its first visit after the release, every station topped up once
+/// per lap walked before it: the deficits must be what the sequential walk leaves with
+/// the release before one of its steps.
+#[test]
+#[ignore = "finds a real deviation from walked laps (boosted laps credited to stations after a \
+            completion makes the served station eligible); see the comment below"]
+// FINDING: `next_txq` computes in its first lap how many laps the least indebted station
+// needs (here 3, so 2 to apply at once), and `finish_boosted_lap` credits every entry
+// after the served one with those laps. When the served station became eligible for
+// another reason meanwhile (its charge completed, so its effective deficit rose), it is
+// served without those laps being walked, yet the stations after it still get them:
+// station 0 is served with deficits [2, -2], where walked laps leave [2, -4] (release
+// after the first lap) or [4, -2] (after the third). Loom's execution: the completion's
+// release ran first, but nothing orders it before the walk, so the server's Relaxed reads
+// of station 0's AQL word in the first lap still returned the 4 us (as if the release
+// landed between the laps): lap 1 takes station 0 to -2 and station 1 to -4 (boost 2);
+// in lap 2 station 0 reads effective 2 and is served without a boost, and
+// `finish_boosted_lap` tops station 1 up twice (-4 -> -2). The same happens when a txq
+// woken during the walk with a non-negative deficit is popped first in the boosted lap.
+// Up to `boost` laps of credit per walk; remove the `#[ignore]` once the laps credited
+// to the rest are the laps the served entry used.
+fn model16_a_completion_during_a_walk_of_laps() {
+    loom::model(|| {
+        let (sched, stations) = indebted([1, 1], [1, -5]);
+        let inflight = sched.charge_us(stations[0], Ac::Be, 4).unwrap();
+        let completion = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.release(inflight).unwrap())
+        };
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let serving = sched.next_txq(round, NOW).expect("walked laps always serve someone");
+                let i = serving.txq().index();
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                i
+            })
+        };
+        completion.join().unwrap();
+        let served = server.join().unwrap();
+        let d = deficits_of(&sched, &stations);
+        let outcomes = walks([1, -5], [4, 0], &[1, 1], &|_, p| p[0] = 0);
+        assert!(outcomes.contains(&(Some(served), d)), "served {served} with deficits {d:?}; walks leave {outcomes:?}");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
