@@ -984,3 +984,77 @@ fn model16_a_completion_during_a_walk_of_laps() {
         unwrap_arc(sched).check_invariants().unwrap();
     });
 }
+
+/// Model 17: wake and completion on different ACs, at the cross-AC threshold. The
+/// station is at its BE low limit (8 of 8..64 us), so it may send only while the PHY
+/// total, every AC counted, is below the threshold (48 us); another station's 40 us on
+/// VI put the total at it. The wake context serves BE; the completion context releases
+/// the VI charge. At each step: a BE hand-out or check that happened before the release
+/// began found the total at the threshold and refused; one after the release completed
+/// found 8 us and allowed; the holder's own charges count in its checks at once (at 48
+/// us of its own the station is refused whatever VI holds); pending airtime is never
+/// above what is outstanding.
+#[test]
+fn model17_the_threshold_counts_every_ac() {
+    loom::model(|| {
+        let sched = Arc::new(small(2, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let other = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.set_station_limits(sta, Ac::Be, AqlLimits::new(8, 64).unwrap()).unwrap();
+        sched.set_aql_threshold_us(48);
+        let out = Arc::new(Outstanding::new(48));
+        let at_low = sched.charge_us(sta, Ac::Be, 8).unwrap();
+        let vi = sched.charge_us(other, Ac::Vi, 40).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let (released, be_allowed) = (flag(), flag());
+        let completion = {
+            let (sched, out, released, be_allowed) = (sched.clone(), out.clone(), released.clone(), be_allowed.clone());
+            thread::spawn(move || {
+                assert!(!is_set(&be_allowed), "BE was allowed while VI's airtime put the PHY total at the threshold");
+                out.release(&sched, vi);
+                set(&released);
+            })
+        };
+        let wake = {
+            let (sched, out, released, be_allowed) = (sched.clone(), out.clone(), released.clone(), be_allowed.clone());
+            thread::spawn(move || {
+                let mut charges = Vec::new();
+                let round = sched.start_round(Ac::Be);
+                assert!(round.is_open());
+                let released_before = is_set(&released);
+                let got = sched.next_txq(round, NOW);
+                if released_before {
+                    assert!(got.is_some(), "the PHY total was 8 us, under the threshold, yet BE was not served");
+                }
+                let Some(mut serving) = got else { return charges };
+                set(&be_allowed);
+                let released_before = is_set(&released);
+                let may_send = serving.airtime_check();
+                if released_before {
+                    assert!(may_send, "the PHY total was 8 us, yet the check refused");
+                }
+                if may_send {
+                    set(&be_allowed);
+                    for us in [32, 8] {
+                        charges.push(out.charge(us, || serving.charge_us(us)).unwrap());
+                        out.check(&sched);
+                    }
+                    // 48 us pending on BE, 40 of them its own: at the threshold whatever VI holds.
+                    assert!(!serving.airtime_check(), "the holder's own charges did not count in its check");
+                }
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                out.check(&sched);
+                charges
+            })
+        };
+        completion.join().unwrap();
+        let charges = wake.join().unwrap();
+        sched.release(at_low).unwrap();
+        for c in charges {
+            sched.release(c).unwrap();
+        }
+        assert_eq!(sched.total_pending_us(), 0);
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
