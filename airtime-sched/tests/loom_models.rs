@@ -445,6 +445,10 @@ impl Book {
         }
     }
 
+    fn enqueue(&self, i: usize, n: u32) {
+        self.frames[i].fetch_add(n, Ordering::SeqCst);
+    }
+
     /// What the server saw when it is about to return txq `i`.
     fn outcome(&self, i: usize) -> TxqReturn {
         if self.frames[i].load(Ordering::SeqCst) == 0 { TxqReturn::Empty } else { TxqReturn::Backlogged }
@@ -1055,6 +1059,93 @@ fn model17_the_threshold_counts_every_ac() {
             sched.release(c).unwrap();
         }
         assert_eq!(sched.total_pending_us(), 0);
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 18: `may_transmit` (a pull-mode driver's firmware asking for the txq) races a
+/// round's `next_txq` for the same txq, then the asker enqueues a frame and wakes it. At
+/// each hand-out, by either path: nobody else serves the txq (S3). At the end no frame
+/// is lost (S1): the txq is scheduled while it has frames.
+#[test]
+fn model18_may_transmit_and_next_txq_never_both_serve() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let book = Arc::new(Book::new(&[1]));
+        sched.wake_txq(a, NOW).unwrap();
+        let round = {
+            let (sched, book) = (sched.clone(), book.clone());
+            thread::spawn(move || {
+                checked_round(&sched, &book, u32::MAX, true, &by_slot);
+            })
+        };
+        let pull = {
+            let (sched, book) = (sched.clone(), book.clone());
+            thread::spawn(move || {
+                if let Some(serving) = sched.may_transmit(a, NOW).unwrap() {
+                    book.enter(0);
+                    book.dequeue(0, u32::MAX);
+                    book.leave(0);
+                    sched.return_txq(serving, book.outcome(0), NOW);
+                }
+                book.enqueue(0, 1);
+                sched.wake_txq(a, NOW).unwrap();
+            })
+        };
+        round.join().unwrap();
+        pull.join().unwrap();
+        drain_book(unwrap_arc(sched), &book, 2, &by_slot);
+    });
+}
+
+/// Model 21: `may_transmit` and a round's `next_txq` both meet a station in debt
+/// (weight 1, deficit -1). Each tops a negative deficit up by the weight, as mainline
+/// does under its lock: together they must still leave it where walked laps would, at
+/// most `weight - 1` above zero (here 0), whichever of them serves.
+#[test]
+#[ignore = "finds a real deviation (a station topped up twice for one debt); see the comment below"]
+// FINDING: `may_transmit` reads the effective deficit and then adds the weight; so does
+// `deficit_step` in `next_txq`. Neither is one atomic step; mainline runs both under the
+// AC's lock. Sequentially consistent form: next_txq pops the txq and reads the deficit
+// (-1); may_transmit reads it (-1) and tops it up (0); next_txq tops it up (1) and
+// serves it on its second lap: one weight of credit no lap earned. Loom's first failing
+// execution is the weak-memory form: next_txq ran whole (-1 -> 0, served, returned) and
+// may_transmit's Relaxed read of the deficit still returned -1, so it topped it up to 1.
+// Two rounds serving two txqs of one station do the same. Bounded by one weight per
+// racing context; remove the `#[ignore]` once a top-up is a compare-and-swap from the
+// value read (or widen the bound here if one weight per context is accepted).
+fn model21_may_transmit_and_a_walk_top_up_a_debt_once() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::new(1).unwrap()).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.register_airtime(sta, Ac::Be, 2, 0, NOW).unwrap(); // deficit 1 - 2 = -1
+        sched.wake_txq(a, NOW).unwrap();
+        let round = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                if let Some(serving) = sched.next_txq(round, NOW) {
+                    let d = sched.deficit_us(sta, Ac::Be).unwrap();
+                    assert!(d <= 0, "served with deficit {d}: topped up past zero by more than a weight");
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        let pull = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                if let Some(serving) = sched.may_transmit(a, NOW).unwrap() {
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        round.join().unwrap();
+        pull.join().unwrap();
+        let d = sched.deficit_us(sta, Ac::Be).unwrap();
+        assert!(d <= 0, "deficit {d}: topped up past zero by more than a weight");
         unwrap_arc(sched).check_invariants().unwrap();
     });
 }
