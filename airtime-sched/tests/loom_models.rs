@@ -445,6 +445,11 @@ impl Book {
         }
     }
 
+    /// The driver drops every frame of txq `i` (its txq was removed).
+    fn drop_all(&self, i: usize) {
+        self.dropped.fetch_add(self.frames[i].swap(0, Ordering::SeqCst), Ordering::SeqCst);
+    }
+
     fn enqueue(&self, i: usize, n: u32) {
         self.frames[i].fetch_add(n, Ordering::SeqCst);
     }
@@ -1097,6 +1102,76 @@ fn model18_may_transmit_and_next_txq_never_both_serve() {
         round.join().unwrap();
         pull.join().unwrap();
         drain_book(unwrap_arc(sched), &book, 2, &by_slot);
+    });
+}
+
+/// Model 19: a txq is removed while its entry is queued, and its slot (the only one) is
+/// reused for a new txq, which is woken, while a context runs rounds. The stale entry
+/// names the old occupant. At each hand-out: nobody else serves that txq (S3); the old
+/// txq is never handed out once the new one was added before the `next_txq` began (its
+/// stale entry must not hand out the slot under the old name, whose return would not
+/// requeue the new occupant and so lose its wake). At the end the new txq's frame was
+/// served once (S1), the old one's served or dropped with it, and the invariants hold.
+#[test]
+fn model19_a_reused_txq_slot_and_the_old_occupants_entry() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let book = Arc::new(Book::new(&[1, 0])); // line 0: the old txq; line 1: the new one
+        sched.wake_txq(a, NOW).unwrap();
+        let newcomer = Arc::new(AtomicU32::new(u32::MAX));
+        let reused = flag();
+        let index = {
+            let newcomer = newcomer.clone();
+            move |id: TxqId| {
+                if id == a {
+                    return 0;
+                }
+                assert_eq!(id.to_raw(), newcomer.load(Ordering::SeqCst), "a txq nobody added was handed out");
+                1
+            }
+        };
+        let server = {
+            let (sched, book, reused, index) = (sched.clone(), book.clone(), reused.clone(), index.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    let round = sched.start_round(Ac::Be);
+                    loop {
+                        let reused_before = is_set(&reused);
+                        let Some(serving) = sched.next_txq(round, NOW) else { break };
+                        if reused_before {
+                            assert_ne!(serving.txq(), a, "the old occupant's entry handed out the reused slot");
+                        }
+                        let i = index(serving.txq());
+                        book.handed_out(i, round.number());
+                        book.enter(i);
+                        book.dequeue(i, u32::MAX);
+                        book.leave(i);
+                        sched.return_txq(serving, book.outcome(i), NOW);
+                    }
+                }
+            })
+        };
+        let control = {
+            let (sched, book, newcomer, reused) = (sched.clone(), book.clone(), newcomer.clone(), reused.clone());
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                book.drop_all(0);
+                assert!(sched.wake_txq(a, NOW).is_err(), "a removed txq was woken");
+                if let Ok(b) = sched.add_txq(Some(sta), Tid::BE) {
+                    assert_ne!(b, a);
+                    newcomer.store(b.to_raw(), Ordering::SeqCst);
+                    set(&reused);
+                    book.enqueue(1, 1);
+                    sched.wake_txq(b, NOW).unwrap();
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        let total = 1 + u32::from(is_set(&reused));
+        drain_book(unwrap_arc(sched), &book, total, &index);
     });
 }
 
