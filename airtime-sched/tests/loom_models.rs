@@ -1175,6 +1175,61 @@ fn model19_a_reused_txq_slot_and_the_old_occupants_entry() {
     });
 }
 
+/// Model 20: a `Serving` handle dropped without `return_txq` (a driver bailing out with
+/// a frame left) while the wake context enqueues and wakes the txq and the completion
+/// releases the frame charged through the handle. At each step: nobody else serves the
+/// txq (S3); pending airtime is never above what is outstanding. At the end the txq
+/// stayed scheduled (every frame is served, S1), and the charge made through the
+/// dropped handle reached the AC counter once (it counts exactly what is still out, A1).
+#[test]
+fn model20_a_dropped_handle_keeps_its_txq_and_its_charges() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let book = Arc::new(Book::new(&[2]));
+        sched.wake_txq(a, NOW).unwrap();
+        let out = Arc::new(Outstanding::new(0));
+        let handoff: Arc<Mutex<Vec<Charge>>> = Arc::new(Mutex::new(Vec::new()));
+        let server = {
+            let (sched, book, out, handoff) = (sched.clone(), book.clone(), out.clone(), handoff.clone());
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let Some(mut serving) = sched.next_txq(round, NOW) else { return };
+                book.enter(0);
+                book.dequeue(0, 1);
+                let c = out.charge(8, || serving.charge_us(8)).unwrap();
+                handoff.lock().unwrap().push(c);
+                out.check(&sched);
+                book.leave(0);
+                drop(serving); // no return_txq: the handle's drop returns the txq
+                out.check(&sched);
+            })
+        };
+        let wake = {
+            let (sched, book, out, handoff) = (sched.clone(), book.clone(), out.clone(), handoff.clone());
+            thread::spawn(move || {
+                book.enqueue(0, 1);
+                sched.wake_txq(a, NOW).unwrap();
+                let c = handoff.lock().unwrap().pop();
+                if let Some(c) = c {
+                    out.release(&sched, c);
+                }
+            })
+        };
+        server.join().unwrap();
+        wake.join().unwrap();
+        let left: u32 = handoff.lock().unwrap().iter().map(Charge::airtime_us).sum();
+        assert_eq!(sched.ac_pending_us(Ac::Be), left, "the AC counts the dropped handle's charge once");
+        for c in handoff.lock().unwrap().drain(..) {
+            sched.release(c).unwrap();
+        }
+        assert_eq!(sched.total_pending_us(), 0);
+        assert_eq!(sched.underflows(), 0);
+        drain_book(unwrap_arc(sched), &book, 3, &by_slot);
+    });
+}
+
 /// Model 21: `may_transmit` and a round's `next_txq` both meet a station in debt
 /// (weight 1, deficit -1). Each tops a negative deficit up by the weight, as mainline
 /// does under its lock: together they must still leave it where walked laps would, at

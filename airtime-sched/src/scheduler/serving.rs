@@ -146,8 +146,16 @@ impl<'a> Serving<'a> {
 impl Drop for Serving<'_> {
     fn drop(&mut self) {
         if self.live {
+            // Weakened variant, only to prove loom model 20 catches it: the charges made
+            // through a dropped handle never reach the AC counter.
+            #[cfg(not(airtime_weakened = "drop_no_flush"))]
             self.flush();
-            self.sched.finish_service(self.txq, self.ac, TxqReturn::Stalled, Instant::ZERO);
+            // Weakened variant, only to prove loom model 20 catches it: a dropped handle
+            // returns its txq as empty, so the frames it left are scheduled only if a wake
+            // arrived during the service.
+            let outcome =
+                if cfg!(airtime_weakened = "drop_unscheduled") { TxqReturn::Empty } else { TxqReturn::Stalled };
+            self.sched.finish_service(self.txq, self.ac, outcome, Instant::ZERO);
         }
     }
 }
