@@ -210,7 +210,8 @@ fn model4_registered_airtime_and_top_ups_are_both_counted() {
 }
 
 /// Model 5: a limit change while a round checks the station: the check sees the old
-/// pair or the new pair, never a mix that breaks a limit.
+/// pair or the new pair, never a mix that breaks a limit. The same for the AC's default
+/// limits, which round starts (the PHY limit) and new stations read.
 #[test]
 fn model5_a_limit_change_is_seen_whole() {
     loom::model(|| {
@@ -218,11 +219,13 @@ fn model5_a_limit_change_is_seen_whole() {
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let old = AqlLimits::DEFAULT;
         let new = AqlLimits::new(100, 200).unwrap();
+        let new_default = AqlLimits::new(15_000, 30_000).unwrap();
         let writer = {
             let sched = sched.clone();
             thread::spawn(move || {
                 sched.set_station_limits(sta, Ac::Be, new).unwrap();
                 sched.set_weight(sta, Weight::new(1024).unwrap()).unwrap();
+                sched.set_default_limits(Ac::Be, new_default);
             })
         };
         let reader = {
@@ -231,6 +234,8 @@ fn model5_a_limit_change_is_seen_whole() {
                 let seen = sched.effective_limits(sta, Ac::Be).unwrap();
                 assert!(seen == old || seen == new, "a torn pair of limits: {seen:?}");
                 assert!(seen.low_us() <= seen.high_us());
+                let seen = sched.default_limits(Ac::Be);
+                assert!(seen == old || seen == new_default, "a torn pair of default limits: {seen:?}");
             })
         };
         writer.join().unwrap();
