@@ -186,7 +186,14 @@ impl Default for Config {
         Config {
             max_stations: 128,
             max_txqs: 1024,
-            round_policy: RoundPolicy::KeepNumber,
+            // Weakened variant, only to prove loom model 10 catches it: mainline's test,
+            // "handed out in this very round", ends a round; with two contexts starting
+            // rounds, a txq handed out by the other's later round no longer ends this one.
+            round_policy: if cfg!(airtime_weakened = "round_end_this_only") {
+                RoundPolicy::ResetOnClose
+            } else {
+                RoundPolicy::KeepNumber
+            },
             over_limit: OverLimitPolicy::Refuse,
             tx_no_pushback: false,
             no_pushback_floor_us: 100,

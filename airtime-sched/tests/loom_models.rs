@@ -5,14 +5,58 @@
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched --test loom_models`.
 //!
 //! Each model has two or three threads and the smallest state that still shows its
-//! race. Six of them have a deliberately weakened variant of the code
-//! (`--cfg airtime_weakened="topup"`, `"charge_order"`, `"wake_serving"`,
-//! `"release_store"`, `"drained_ignores_open"`, `"ac_clamp"`); CI builds
-//! those and requires the matching model to fail, so the models are known to be able to.
+//! race, and checks what must hold at the step where it must hold (a hand-out, a
+//! charge, a check), not only after a final drain:
+//!
+//! | model | race | checked |
+//! |---|---|---|
+//! | 1 | rounds of two contexts, txqs returned empty | single server, no backlog lost, round numbers |
+//! | 2 | charge, release and check on three threads | pending conserved, L2 overshoot bound |
+//! | 3 | a wake during service | the wake is not lost |
+//! | 4 | registered airtime and a top-up | no lost update of the deficit |
+//! | 5 | a limit change (station and AC default) and a reader | limits seen whole |
+//! | 6, 7 | station removal and reuse, releases (one, batch) | no charge on the next occupant |
+//! | 8 | removal and reuse on two threads, a late charge | reuse only of a closed, empty slot |
+//! | 9 | charges through a held txq, releases | the AC counter once the txq is back (A1) |
+//! | 10 | rounds of two contexts, txqs returned backlogged | each round ends (S4), single server, none lost |
+//! | 11 | station removed while its txq is served | charges after removal refused, A1, no revival |
+//! | 12 | weight and limits changed during a walk of laps | deficits walked laps leave, changes seen |
+//! | 13 | default limits changed while a station is added | no stale default (ignored: finds a bug) |
+//! | 14 | the AC closed at the PHY limit while another context serves | L3 for every round |
+//! | 15 | laps walked while airtime is registered | the sequential walk's deficits, no starvation |
+//! | 16 | laps walked while a charge completes | the sequential walk's deficits (ignored: finds a deviation) |
+//! | 17 | wake on BE, completion on VI, cross-AC threshold | decisions before/after the release, own charges |
+//! | 18 | `may_transmit` and `next_txq` for one txq | single server, no wake lost |
+//! | 19 | a txq slot reused while the old entry is queued | no stale hand-out, single server, none lost |
+//! | 20 | a `Serving` dropped while its txq is woken | still scheduled, its charges counted once |
+//! | 21 | `may_transmit` and a walk top up one debt | one top-up per debt (ignored: finds a deviation) |
+//!
+//! A model that cannot fail proves nothing: each weakened variant below
+//! (`--cfg airtime_weakened="NAME"`, a deliberately broken line of the crate) must make
+//! the model beside it fail with a panic, and CI (`.ci/run`) builds each and requires it:
+//! `topup` (model 4), `charge_order` (6), `wake_serving` (3), `release_store` (7),
+//! `drained_ignores_open` (8), `ac_clamp` (9), `limits_split` (5),
+//! `round_end_this_only` (10), `flush_live_only` (11), `threshold_own_ac` (17),
+//! `drop_no_flush` and `drop_unscheduled` (20).
+//! Models 12, 14, 15, 18 and 19 and the station half of model 5 are caught by variants
+//! whose line belongs in `rounds.rs` or `registry.rs`, files being rewritten:
+//! `weight_reread` (12), `l3_round_only` (14), `boost_rest_skipped` (15),
+//! `may_transmit_serving` (18), `txq_reuse_queued` (19), `station_limits_split` (5);
+//! their names are declared in the workspace's `check-cfg` list, and their CI steps wait,
+//! commented out in `.ci/run`, for those lines.
+//!
+//! Two limits of loom shape the oracles. A loom SeqCst load may return a flag's initial
+//! value after another thread's SeqCst store, and loom leaves a plain store that races a
+//! read-modify-write of the same word unordered with it, so a later read may return the
+//! RMW's value (C11 forbids both). So the models' own flags are read and written only
+//! with RMWs, and model 13 leaves out the one race of that shape it would otherwise
+//! assert on (its finding holds under sequential consistency).
 #![cfg(loom)]
 
-use airtime_sched::{Ac, AqlLimits, Charge, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
-use loom::sync::atomic::{AtomicU32, Ordering};
+use airtime_sched::{
+    Ac, AqlLimits, Charge, ChargeError, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight,
+};
+use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 
@@ -208,7 +252,8 @@ fn model4_registered_airtime_and_top_ups_are_both_counted() {
 }
 
 /// Model 5: a limit change while a round checks the station: the check sees the old
-/// pair or the new pair, never a mix that breaks a limit.
+/// pair or the new pair, never a mix that breaks a limit. The same for the AC's default
+/// limits, which round starts (the PHY limit) and new stations read.
 #[test]
 fn model5_a_limit_change_is_seen_whole() {
     loom::model(|| {
@@ -216,11 +261,13 @@ fn model5_a_limit_change_is_seen_whole() {
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let old = AqlLimits::DEFAULT;
         let new = AqlLimits::new(100, 200).unwrap();
+        let new_default = AqlLimits::new(15_000, 30_000).unwrap();
         let writer = {
             let sched = sched.clone();
             thread::spawn(move || {
                 sched.set_station_limits(sta, Ac::Be, new).unwrap();
                 sched.set_weight(sta, Weight::new(1024).unwrap()).unwrap();
+                sched.set_default_limits(Ac::Be, new_default);
             })
         };
         let reader = {
@@ -229,6 +276,8 @@ fn model5_a_limit_change_is_seen_whole() {
                 let seen = sched.effective_limits(sta, Ac::Be).unwrap();
                 assert!(seen == old || seen == new, "a torn pair of limits: {seen:?}");
                 assert!(seen.low_us() <= seen.high_us());
+                let seen = sched.default_limits(Ac::Be);
+                assert!(seen == old || seen == new_default, "a torn pair of default limits: {seen:?}");
             })
         };
         writer.join().unwrap();
@@ -378,6 +427,908 @@ fn model9_charges_through_a_held_txq_are_counted_once_returned() {
         }
         assert_eq!(sched.total_pending_us(), 0, "every charge released");
         assert_eq!(sched.underflows(), 0);
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Models 10..=21: the paths review found no model could see. Each oracle is checked at
+// the step where it must hold (a hand-out, a charge, a check), not only after a drain.
+// ---------------------------------------------------------------------------------------
+
+/// What the test knows of each txq (by an index the model chooses, usually the slot's),
+/// checked at each hand-out: frames enqueued and not yet dequeued, the contexts serving
+/// it now (S3: at most one), and the latest round that handed it out (S4).
+struct Book {
+    frames: Vec<AtomicU32>,
+    in_service: Vec<AtomicU32>,
+    last_round: Vec<AtomicU64>,
+    served: AtomicU32,
+    dropped: AtomicU32,
+}
+
+impl Book {
+    fn new(frames: &[u32]) -> Book {
+        Book {
+            frames: frames.iter().map(|&n| AtomicU32::new(n)).collect(),
+            in_service: frames.iter().map(|_| AtomicU32::new(0)).collect(),
+            last_round: frames.iter().map(|_| AtomicU64::new(0)).collect(),
+            served: AtomicU32::new(0),
+            dropped: AtomicU32::new(0),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// A context takes txq `i` into service: nobody else may be serving it (S3).
+    fn enter(&self, i: usize) {
+        assert_eq!(self.in_service[i].fetch_add(1, Ordering::SeqCst), 0, "S3: txq {i} has two servers");
+    }
+
+    fn leave(&self, i: usize) {
+        self.in_service[i].fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Round `number` hands out txq `i`: no hand-out of it in this round or a later one
+    /// may precede (S4; the recording happens while the txq is held, so it is exact).
+    fn handed_out(&self, i: usize, number: u64) {
+        let before = self.last_round[i].fetch_max(number, Ordering::SeqCst);
+        assert!(before < number, "S4: round {number} handed out txq {i}, already handed out by round {before}");
+    }
+
+    /// Dequeues up to `max` frames of txq `i`.
+    fn dequeue(&self, i: usize, max: u32) {
+        let mut left = self.frames[i].load(Ordering::SeqCst);
+        loop {
+            let take = left.min(max);
+            match self.frames[i].compare_exchange(left, left - take, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => {
+                    self.served.fetch_add(take, Ordering::SeqCst);
+                    return;
+                }
+                Err(now) => left = now,
+            }
+        }
+    }
+
+    /// The driver drops every frame of txq `i` (its txq was removed).
+    fn drop_all(&self, i: usize) {
+        self.dropped.fetch_add(self.frames[i].swap(0, Ordering::SeqCst), Ordering::SeqCst);
+    }
+
+    fn enqueue(&self, i: usize, n: u32) {
+        self.frames[i].fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// What the server saw when it is about to return txq `i`.
+    fn outcome(&self, i: usize) -> TxqReturn {
+        if self.frames[i].load(Ordering::SeqCst) == 0 { TxqReturn::Empty } else { TxqReturn::Backlogged }
+    }
+
+    /// Frames served and dropped: every frame enqueued, once the drain is over (S1).
+    fn accounted(&self) -> u32 {
+        self.served.load(Ordering::SeqCst) + self.dropped.load(Ordering::SeqCst)
+    }
+}
+
+/// One context's round on BE, every hand-out checked: the single server (S3), and with
+/// `s4` no earlier hand-out of the txq in this round or a later one, so a round hands out
+/// at most one entry per txq and ends. Each service dequeues up to `per_service` frames.
+/// `index` maps a handed-out txq to its line in the book. Returns the hand-outs.
+fn checked_round(sched: &Scheduler, book: &Book, per_service: u32, s4: bool, index: &dyn Fn(TxqId) -> usize) -> u32 {
+    let round = sched.start_round(Ac::Be);
+    if !round.is_open() {
+        return 0;
+    }
+    let mut handed = 0;
+    while let Some(serving) = sched.next_txq(round, NOW) {
+        handed += 1;
+        assert!(handed as usize <= book.len(), "S4: round {} handed out {handed} txqs", round.number());
+        let i = index(serving.txq());
+        if s4 {
+            book.handed_out(i, round.number());
+        }
+        book.enter(i);
+        book.dequeue(i, per_service);
+        book.leave(i);
+        let outcome = book.outcome(i);
+        sched.return_txq(serving, outcome, NOW);
+    }
+    handed
+}
+
+fn by_slot(id: TxqId) -> usize {
+    id.index()
+}
+
+/// After every thread: each txq with frames left is still scheduled, so rounds serve
+/// them all (S1); the invariants hold before and after.
+fn drain_book(sched: Scheduler, book: &Book, total: u32, index: &dyn Fn(TxqId) -> usize) -> Scheduler {
+    let mut sched = sched;
+    sched.check_invariants().expect("invariants hold when quiescent");
+    for _ in 0..3 {
+        checked_round(&sched, book, u32::MAX, true, index);
+    }
+    assert_eq!(book.accounted(), total, "S1: every enqueued frame was served (or dropped with its txq) once");
+    sched.check_invariants().expect("invariants hold after the drain");
+    sched
+}
+
+/// Airtime charged and not yet released, as the test counts it: `hi` grows before a
+/// charge is tried and shrinks after its release completes, so no pending counter may
+/// exceed it. Checked only in the one thread that charges (reading `hi` first): a
+/// counter read there cannot see a charge `hi` lacks, nor miss a release `hi` has.
+struct Outstanding {
+    hi: AtomicU32,
+}
+
+impl Outstanding {
+    fn new(us: u32) -> Outstanding {
+        Outstanding { hi: AtomicU32::new(us) }
+    }
+
+    fn charge(&self, us: u32, charge: impl FnOnce() -> Result<Charge, ChargeError>) -> Result<Charge, ChargeError> {
+        self.hi.fetch_add(us, Ordering::SeqCst);
+        let result = charge();
+        if result.is_err() {
+            self.hi.fetch_sub(us, Ordering::SeqCst);
+        }
+        result
+    }
+
+    fn release(&self, sched: &Scheduler, charge: Charge) {
+        let us = charge.airtime_us();
+        sched.release(charge).expect("a genuine charge is released");
+        self.hi.fetch_sub(us, Ordering::SeqCst);
+    }
+
+    /// Pending airtime is never above what is outstanding (A1's bound at each step).
+    fn check(&self, sched: &Scheduler) {
+        let hi = self.hi.load(Ordering::SeqCst);
+        let total = sched.total_pending_us();
+        assert!(total <= hi, "pending {total} us is above the {hi} us outstanding");
+    }
+}
+
+fn flag() -> Arc<AtomicU32> {
+    Arc::new(AtomicU32::new(0))
+}
+
+/// Whether `flag` is set. Flags are read and written only with read-modify-writes: an
+/// RMW reads the latest value, so "not set yet" is as reliable as "set" (a loom SeqCst
+/// load may still return the initial value after another thread's SeqCst store), and
+/// loom orders RMWs of one location totally (a plain store racing an RMW is left
+/// unordered, so a later read could return the RMW's value, which C11 forbids).
+fn is_set(flag: &AtomicU32) -> bool {
+    flag.fetch_or(0, Ordering::SeqCst) != 0
+}
+
+fn set(flag: &AtomicU32) {
+    flag.fetch_or(1, Ordering::SeqCst);
+}
+
+/// Model 10: the wake and the completion context each run a round of their own on one
+/// AC over two txqs (3 frames and 1), a server dequeuing one frame per hand-out and
+/// returning the txq backlogged while frames are left, so a round meets txqs already
+/// handed out, by it or by the other context's later round, and must end there (S4).
+/// At each hand-out: no other context serves the txq (S3); neither this round nor a
+/// later one handed it out before, so a round hands out at most one entry per txq (here
+/// at most two) and ends; at the end no frame is lost (S1). (Two rounds per context take
+/// over ten minutes; the second round adds nothing the other context's round does not.)
+#[test]
+fn model10_rounds_of_two_contexts_each_end() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 2));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let b = sched.add_txq(Some(sta), Tid::new(3).unwrap()).unwrap();
+        let book = Arc::new(Book::new(&[3, 1]));
+        sched.wake_txq(a, NOW).unwrap();
+        sched.wake_txq(b, NOW).unwrap();
+        let contexts: Vec<_> = (0..2)
+            .map(|_| {
+                let (sched, book) = (sched.clone(), book.clone());
+                thread::spawn(move || {
+                    checked_round(&sched, &book, 1, true, &by_slot);
+                })
+            })
+            .collect();
+        for t in contexts {
+            t.join().unwrap();
+        }
+        drain_book(unwrap_arc(sched), &book, 4, &by_slot);
+    });
+}
+
+/// Model 11: a station removed while a context serves its txq. The server charges two
+/// frames through its handle, checks, and returns the txq; the control context removes
+/// the station, then releases what the server handed it. At each step: a charge tried
+/// after the removal returned is refused; pending airtime is never above what is
+/// outstanding. After: the removed txq is never handed out again and no wake can revive
+/// it; every charge made through the handle reached the AC counter once (A1, and
+/// nothing pending once all are released); the station's and txq's slots are reusable.
+#[test]
+fn model11_a_station_removed_while_its_txq_is_served() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let out = Arc::new(Outstanding::new(0));
+        let handoff: Arc<Mutex<Vec<Charge>>> = Arc::new(Mutex::new(Vec::new()));
+        let removed = flag();
+        let server = {
+            let (sched, out, handoff, removed) = (sched.clone(), out.clone(), handoff.clone(), removed.clone());
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                assert!(round.is_open());
+                let Some(mut serving) = sched.next_txq(round, NOW) else { return };
+                assert_eq!(serving.txq(), a);
+                for us in [8, 12] {
+                    let after_removal = is_set(&removed);
+                    match out.charge(us, || serving.charge_us(us)) {
+                        Ok(c) => {
+                            assert!(!after_removal, "a charge after remove_station returned was accepted");
+                            handoff.lock().unwrap().push(c);
+                        }
+                        Err(e) => assert_eq!(e, ChargeError::UnknownStation),
+                    }
+                    out.check(&sched);
+                }
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                out.check(&sched);
+            })
+        };
+        let control = {
+            let (sched, out, handoff, removed) = (sched.clone(), out.clone(), handoff.clone(), removed.clone());
+            thread::spawn(move || {
+                sched.remove_station(sta).unwrap();
+                set(&removed);
+                assert!(sched.wake_txq(a, NOW).is_err(), "a wake revived a txq removed with its station");
+                let c = handoff.lock().unwrap().pop();
+                if let Some(c) = c {
+                    out.release(&sched, c);
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        for c in handoff.lock().unwrap().drain(..) {
+            out.release(&sched, c);
+        }
+        assert_eq!(sched.total_pending_us(), 0, "every charge released");
+        assert_eq!(sched.underflows(), 0, "no charge was released twice");
+        let mut sched = unwrap_arc(sched);
+        sched.check_invariants().expect("A1: the AC counter is the stations' sum");
+        let round = sched.start_round(Ac::Be);
+        assert!(sched.next_txq(round, NOW).is_none(), "the removed txq was handed out");
+        sched.check_invariants().unwrap();
+        let newcomer = sched.add_station(Weight::DEFAULT).expect("the retired slot is reusable once drained");
+        sched.add_txq(Some(newcomer), Tid::BE).expect("the removed txq's slot is reusable");
+        sched.check_invariants().unwrap();
+    });
+}
+
+/// Model 12: a station's weight and limits change while a round walks its debt. The
+/// station (weight 2, deficit -5) must be walked two laps to be served under its old
+/// settings; the writer sets weight 3 and limits that forbid any pending airtime. At
+/// each step: the deficit is one walked laps can leave (-5 plus top-ups of 2 and 3) and
+/// never lifted past zero by more than a weight; a served station's deficit is in
+/// `[0, 3)`. A change that happened before a `next_txq` or a check is seen by it (the
+/// station is refused); a `next_txq` and check that both happened before the writer
+/// began used the old settings (the station is served and may send).
+#[test]
+fn model12_weight_and_limits_change_while_a_round_walks_the_debt() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::new(2).unwrap()).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.register_airtime(sta, Ac::Be, 7, 0, NOW).unwrap(); // deficit 2 - 7 = -5
+        sched.wake_txq(a, NOW).unwrap();
+        let changed = flag();
+        let (x_done, x_served, x_may_send) = (flag(), flag(), flag());
+        let deficit_ok = |d: i64| d < 3 && (0..=2).any(|i| (0..=2).any(|j| -5 + 2 * i + 3 * j == d));
+        let writer = {
+            let (sched, changed, x_done, x_served, x_may_send) =
+                (sched.clone(), changed.clone(), x_done.clone(), x_served.clone(), x_may_send.clone());
+            thread::spawn(move || {
+                if is_set(&x_done) {
+                    // The whole round ran on the old settings: two laps, then served.
+                    assert!(is_set(&x_served), "the old settings serve the station on the second lap");
+                    assert!(is_set(&x_may_send), "the old limits let the station send");
+                }
+                sched.set_weight(sta, Weight::new(3).unwrap()).unwrap();
+                sched.set_station_limits(sta, Ac::Be, AqlLimits::new(0, 0).unwrap()).unwrap();
+                set(&changed);
+            })
+        };
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let changed_before = is_set(&changed);
+                let got = sched.next_txq(round, NOW);
+                let d = sched.deficit_us(sta, Ac::Be).unwrap();
+                assert!(deficit_ok(d), "deficit {d}: no walk of laps at weight 2 or 3 leaves it");
+                if changed_before {
+                    assert!(got.is_none(), "limits set before next_txq forbid the station, yet it was served");
+                }
+                if let Some(serving) = got {
+                    assert!((0..3).contains(&d), "served with deficit {d}");
+                    set(&x_served);
+                    let changed_before = is_set(&changed);
+                    let may_send = serving.airtime_check();
+                    if changed_before {
+                        assert!(!may_send, "limits set before the check forbid pending airtime");
+                    }
+                    if may_send {
+                        set(&x_may_send);
+                    }
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+                set(&x_done);
+            })
+        };
+        writer.join().unwrap();
+        server.join().unwrap();
+        let d = sched.deficit_us(sta, Ac::Be).unwrap();
+        assert!(deficit_ok(d), "deficit {d}: no walk of laps at weight 2 or 3 leaves it");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 13: the PHY default limits change (`set_default_limits`) while a station is
+/// added. The new station never had limits of its own, so it must end on the new
+/// default, never on the stale one. (A station whose limits are set explicitly at the
+/// same time is left out: loom keeps the modification order of a plain store that races
+/// a compare-and-swap partial, so a later load may return the swapped value, which C11's
+/// read-modify-write atomicity forbids, and the model would fail on a race it cannot
+/// tell from a real one.)
+#[test]
+// Found in review of the model itself: `add_station` copied a stale default after
+// `set_default_limits` had converted every slot; both now finish by following the
+// latest default (`registry::follow_default`), and this model passes.
+fn model13_a_new_station_never_keeps_a_stale_default() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let new = AqlLimits::new(100, 200).unwrap();
+        let control = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.add_station(Weight::DEFAULT).unwrap())
+        };
+        let admin = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.set_default_limits(Ac::Be, new))
+        };
+        let sta = control.join().unwrap();
+        admin.join().unwrap();
+        assert_eq!(sched.default_limits(Ac::Be), new);
+        assert_eq!(sched.station_limits(sta, Ac::Be).unwrap(), new, "the new station kept the stale default");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 14: the AC closes at its PHY limit while another context serves. The serving
+/// context holds a round opened while the AC was idle, over two listed txqs; the
+/// completion context puts 14.5 ms in flight for another station (the PHY limit with two
+/// txqs listed; the served station stays under its own AQL limits) and
+/// starts a round, which closes the AC when it finds it over the limit. L3 at each
+/// step: once such a start has returned, `next_txq` of any round on the AC (the
+/// server's, opened before the close, and the closer's own) hands out nothing, until a
+/// later start opens the AC again (the drain's, after the release).
+#[test]
+fn model14_a_closed_ac_hands_out_nothing_to_any_round() {
+    loom::model(|| {
+        let sched = Arc::new(small(2, 2));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let other = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let b = sched.add_txq(Some(sta), Tid::new(3).unwrap()).unwrap();
+        let book = Arc::new(Book::new(&[1, 1]));
+        sched.wake_txq(a, NOW).unwrap();
+        sched.wake_txq(b, NOW).unwrap();
+        let round = sched.start_round(Ac::Be);
+        assert!(round.is_open());
+        let closed = flag();
+        let server = {
+            let (sched, book, closed) = (sched.clone(), book.clone(), closed.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    let closed_before = is_set(&closed);
+                    let got = sched.next_txq(round, NOW);
+                    if closed_before {
+                        assert!(got.is_none(), "L3: the AC was closed before next_txq, yet it handed out a txq");
+                    }
+                    let Some(serving) = got else { break };
+                    let i = serving.txq().index();
+                    book.handed_out(i, round.number());
+                    book.enter(i);
+                    book.dequeue(i, 1);
+                    book.leave(i);
+                    sched.return_txq(serving, book.outcome(i), NOW);
+                }
+            })
+        };
+        let closer = {
+            let (sched, closed) = (sched.clone(), closed.clone());
+            thread::spawn(move || {
+                let c = sched.charge_us(other, Ac::Be, 14_500).unwrap();
+                let mine = sched.start_round(Ac::Be);
+                if !mine.is_open() {
+                    set(&closed);
+                    assert!(sched.next_txq(mine, NOW).is_none(), "L3: the closing round handed out a txq");
+                }
+                c
+            })
+        };
+        server.join().unwrap();
+        let c = closer.join().unwrap();
+        sched.release(c).unwrap();
+        drain_book(unwrap_arc(sched), &book, 2, &by_slot);
+    });
+}
+
+/// Mainline's walk of laps over mainline's order (station txqs woken with `list_add`, so
+/// the last woken is at the head): pop the head; a negative effective deficit (deficit
+/// minus pending) is topped up by the weight and goes to the tail; the first
+/// non-negative one is served. `event` changes the
+/// deficits or the pending airtime before the `at`-th pop (after the walk if it ends first).
+fn walk(
+    deficits: &mut [i64],
+    pending: &mut [i64],
+    weights: &[i64],
+    at: usize,
+    event: &dyn Fn(&mut [i64], &mut [i64]),
+) -> Option<usize> {
+    let mut list: std::collections::VecDeque<usize> = (0..deficits.len()).rev().collect();
+    let mut step = 0;
+    loop {
+        if step == at {
+            event(deficits, pending);
+        }
+        step += 1;
+        let i = list.pop_front()?;
+        if deficits[i] - pending[i] >= 0 {
+            if step <= at {
+                // The walk ended first: the event comes after it.
+                event(deficits, pending);
+            }
+            return Some(i);
+        }
+        deficits[i] += weights[i];
+        list.push_back(i);
+    }
+}
+
+/// Every outcome (served, deficits) of the sequential walk from `deficits` and
+/// `pending`, with `event` before each of its steps or after the walk.
+fn walks(
+    deficits: [i64; 2],
+    pending: [i64; 2],
+    weights: &[i64; 2],
+    event: &dyn Fn(&mut [i64], &mut [i64]),
+) -> Vec<(Option<usize>, [i64; 2])> {
+    let mut outcomes: Vec<_> = (0..32)
+        .map(|at| {
+            let (mut d, mut p) = (deficits, pending);
+            let served = walk(&mut d, &mut p, weights, at, event);
+            (served, d)
+        })
+        .collect();
+    outcomes.sort();
+    outcomes.dedup();
+    outcomes
+}
+
+/// Two stations in debt, each with a txq on BE, woken in order: station 0 at weight 1
+/// with `debts[0]`, station 1 at weight `weights[1]` with `debts[1]` (registered as
+/// airtime the station used); AQL off, the models are about laps.
+fn indebted(weights: [i64; 2], debts: [i64; 2]) -> (Arc<Scheduler>, [StationId; 2]) {
+    let sched = Arc::new(small(2, 2));
+    sched.set_aql_enabled(false);
+    let stations: [StationId; 2] = core::array::from_fn(|i| {
+        let sta = sched.add_station(Weight::new(weights[i] as u16).unwrap()).unwrap();
+        let txq = sched.add_txq(Some(sta), if i == 0 { Tid::BE } else { Tid::new(3).unwrap() }).unwrap();
+        let used = weights[i] - debts[i]; // a new station's deficit is its weight
+        if used > 0 {
+            sched.register_airtime(sta, Ac::Be, used as u32, 0, NOW).unwrap();
+        }
+        sched.wake_txq(txq, NOW).unwrap();
+        sta
+    });
+    (sched, stations)
+}
+
+fn deficits_of(sched: &Scheduler, stations: &[StationId; 2]) -> [i64; 2] {
+    core::array::from_fn(|i| sched.deficit_us(stations[i], Ac::Be).unwrap())
+}
+
+/// Model 15: laps walked while the completion context registers airtime. Station 0
+/// (weight 1, deficit -3) and station 1 (weight 2, deficit -5) are both in debt, so one
+/// `next_txq` must walk a lap and apply the laps a walk would take at once; meanwhile
+/// the completion context registers 4 us more of station 1's airtime. At each step: the
+/// served station's deficit is in `[0, weight)` (its holder alone touches it). After the
+/// call: it terminated and served (the walk always serves; MAX_LAPS may not be reached),
+/// with deficits within those the sequential walks leave with the registration before
+/// one of their steps; nobody starves: the next round serves station 1.
+#[test]
+fn model15_laps_walked_while_airtime_is_registered() {
+    const WEIGHTS: [i64; 2] = [1, 2];
+    // A walk with its lap skip (three read-only passes) takes more steps than loom's
+    // default bound of 1000 branches per execution.
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 4_000;
+    builder.check(|| {
+        let (sched, stations) = indebted(WEIGHTS, [-3, -5]);
+        let completion = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.register_airtime(stations[1], Ac::Be, 4, 0, NOW).unwrap())
+        };
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let serving = sched.next_txq(round, NOW).expect("walked laps always serve someone");
+                let i = serving.txq().index();
+                let d = sched.deficit_us(stations[i], Ac::Be).unwrap();
+                // The completion may register station 1's 4 us while it is held.
+                let registered = if i == 1 { 4 } else { 0 };
+                assert!((-registered..WEIGHTS[i]).contains(&d), "station {i} served with deficit {d}");
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                i
+            })
+        };
+        completion.join().unwrap();
+        let served = server.join().unwrap();
+        let d = deficits_of(&sched, &stations);
+        // The lap skip reads the deficits in passes, not in one step, so a registration
+        // between its passes is not one of a walk's steps: each deficit must lie within
+        // what the sequential walks leave (registration before any step to after all),
+        // and the served station is one some walk serves.
+        let outcomes = walks([-3, -5], [0, 0], &WEIGHTS, &|d, _| d[1] -= 4);
+        let within = (0..2).all(|i| {
+            let (lo, hi) = outcomes.iter().fold((i64::MAX, i64::MIN), |(lo, hi), (_, o)| (lo.min(o[i]), hi.max(o[i])));
+            (lo..=hi).contains(&d[i])
+        });
+        let served_by_a_walk = outcomes.iter().any(|(s, _)| *s == Some(served));
+        assert!(within && served_by_a_walk, "served {served} with deficits {d:?}; walks leave {outcomes:?}");
+        // Nobody starves: the other station is still listed and the next round serves it.
+        let round = sched.start_round(Ac::Be);
+        let next = sched.next_txq(round, NOW).expect("the other station is still listed");
+        assert_ne!(next.txq().index(), served);
+        sched.return_txq(next, TxqReturn::Empty, NOW);
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 16: a completion arrives while a context walks laps. Station 0 (weight 1) has
+/// a deficit of 1 and 4 us in flight (effective -3); station 1 (weight 1) a deficit of
+/// -5. The completion context releases station 0's charge during the walk. Walked laps
+/// serve station 0 at its first visit after the release, every station topped up once
+/// per lap walked before it: the deficits must be what the sequential walk leaves with
+/// the release before one of its steps.
+#[test]
+#[ignore = "finds a bounded deviation from walked laps (a lap skip's credit after a completion \
+            made the served station eligible); see the comment below"]
+// FINDING (bounded, accepted for now): the lap skip reads the lap's deficits in passes
+// and applies the laps nobody would be served in at once. When the station served next
+// became eligible for another reason meanwhile (its charge completed), the others still
+// get the laps computed before: station 0 is served with deficits [2, -1], a pair no
+// walk interleaved with the release leaves ([1, -4], [2, -3], [3, -2] or [4, -1]). The credit is
+// capped at zero and bounded by the skipped laps per walk; mainline avoids it by walking
+// under the AC's lock. Remove the `#[ignore]` once the skip is exact under a
+// concurrent release.
+fn model16_a_completion_during_a_walk_of_laps() {
+    loom::model(|| {
+        let (sched, stations) = indebted([1, 1], [1, -5]);
+        let inflight = sched.charge_us(stations[0], Ac::Be, 4).unwrap();
+        let completion = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.release(inflight).unwrap())
+        };
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let serving = sched.next_txq(round, NOW).expect("walked laps always serve someone");
+                let i = serving.txq().index();
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                i
+            })
+        };
+        completion.join().unwrap();
+        let served = server.join().unwrap();
+        let d = deficits_of(&sched, &stations);
+        let outcomes = walks([1, -5], [4, 0], &[1, 1], &|_, p| p[0] = 0);
+        assert!(outcomes.contains(&(Some(served), d)), "served {served} with deficits {d:?}; walks leave {outcomes:?}");
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 17: wake and completion on different ACs, at the cross-AC threshold. The
+/// station is at its BE low limit (8 of 8..64 us), so it may send only while the PHY
+/// total, every AC counted, is below the threshold (48 us); another station's 40 us on
+/// VI put the total at it. The wake context serves BE; the completion context releases
+/// the VI charge. At each step: a BE hand-out or check that happened before the release
+/// began found the total at the threshold and refused; one after the release completed
+/// found 8 us and allowed; the holder's own charges count in its checks at once (at 48
+/// us of its own the station is refused whatever VI holds); pending airtime is never
+/// above what is outstanding.
+#[test]
+fn model17_the_threshold_counts_every_ac() {
+    loom::model(|| {
+        let sched = Arc::new(small(2, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let other = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.set_station_limits(sta, Ac::Be, AqlLimits::new(8, 64).unwrap()).unwrap();
+        sched.set_aql_threshold_us(48);
+        let out = Arc::new(Outstanding::new(48));
+        let at_low = sched.charge_us(sta, Ac::Be, 8).unwrap();
+        let vi = sched.charge_us(other, Ac::Vi, 40).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let (released, be_allowed) = (flag(), flag());
+        let completion = {
+            let (sched, out, released, be_allowed) = (sched.clone(), out.clone(), released.clone(), be_allowed.clone());
+            thread::spawn(move || {
+                assert!(!is_set(&be_allowed), "BE was allowed while VI's airtime put the PHY total at the threshold");
+                out.release(&sched, vi);
+                set(&released);
+            })
+        };
+        let wake = {
+            let (sched, out, released, be_allowed) = (sched.clone(), out.clone(), released.clone(), be_allowed.clone());
+            thread::spawn(move || {
+                let mut charges = Vec::new();
+                let round = sched.start_round(Ac::Be);
+                assert!(round.is_open());
+                let released_before = is_set(&released);
+                let got = sched.next_txq(round, NOW);
+                if released_before {
+                    assert!(got.is_some(), "the PHY total was 8 us, under the threshold, yet BE was not served");
+                }
+                let Some(mut serving) = got else { return charges };
+                set(&be_allowed);
+                let released_before = is_set(&released);
+                let may_send = serving.airtime_check();
+                if released_before {
+                    assert!(may_send, "the PHY total was 8 us, yet the check refused");
+                }
+                if may_send {
+                    set(&be_allowed);
+                    for us in [32, 8] {
+                        charges.push(out.charge(us, || serving.charge_us(us)).unwrap());
+                        out.check(&sched);
+                    }
+                    // 48 us pending on BE, 40 of them its own: at the threshold whatever VI holds.
+                    assert!(!serving.airtime_check(), "the holder's own charges did not count in its check");
+                }
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                out.check(&sched);
+                charges
+            })
+        };
+        completion.join().unwrap();
+        let charges = wake.join().unwrap();
+        sched.release(at_low).unwrap();
+        for c in charges {
+            sched.release(c).unwrap();
+        }
+        assert_eq!(sched.total_pending_us(), 0);
+        unwrap_arc(sched).check_invariants().unwrap();
+    });
+}
+
+/// Model 18: `may_transmit` (a pull-mode driver's firmware asking for the txq) races a
+/// round's `next_txq` for the same txq, then the asker enqueues a frame and wakes it. At
+/// each hand-out, by either path: nobody else serves the txq (S3). At the end no frame
+/// is lost (S1): the txq is scheduled while it has frames.
+#[test]
+fn model18_may_transmit_and_next_txq_never_both_serve() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let book = Arc::new(Book::new(&[1]));
+        sched.wake_txq(a, NOW).unwrap();
+        let round = {
+            let (sched, book) = (sched.clone(), book.clone());
+            thread::spawn(move || {
+                checked_round(&sched, &book, u32::MAX, true, &by_slot);
+            })
+        };
+        let pull = {
+            let (sched, book) = (sched.clone(), book.clone());
+            thread::spawn(move || {
+                if let Some(serving) = sched.may_transmit(a, NOW).unwrap() {
+                    book.enter(0);
+                    book.dequeue(0, u32::MAX);
+                    book.leave(0);
+                    sched.return_txq(serving, book.outcome(0), NOW);
+                }
+                book.enqueue(0, 1);
+                sched.wake_txq(a, NOW).unwrap();
+            })
+        };
+        round.join().unwrap();
+        pull.join().unwrap();
+        drain_book(unwrap_arc(sched), &book, 2, &by_slot);
+    });
+}
+
+/// Model 19: a txq is removed while its entry is queued, and its slot (the only one) is
+/// reused for a new txq, which is woken, while a context runs rounds. The stale entry
+/// names the old occupant. At each hand-out: nobody else serves that txq (S3); the old
+/// txq is never handed out once the new one was added before the `next_txq` began (its
+/// stale entry must not hand out the slot under the old name, whose return would not
+/// requeue the new occupant and so lose its wake). At the end the new txq's frame was
+/// served once (S1), the old one's served or dropped with it, and the invariants hold.
+#[test]
+fn model19_a_reused_txq_slot_and_the_old_occupants_entry() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let book = Arc::new(Book::new(&[1, 0])); // line 0: the old txq; line 1: the new one
+        sched.wake_txq(a, NOW).unwrap();
+        let newcomer = Arc::new(AtomicU64::new(u64::MAX));
+        let reused = flag();
+        let index = {
+            let newcomer = newcomer.clone();
+            move |id: TxqId| {
+                if id == a {
+                    return 0;
+                }
+                assert_eq!(id.to_raw(), newcomer.load(Ordering::SeqCst), "a txq nobody added was handed out");
+                1
+            }
+        };
+        let server = {
+            let (sched, book, reused, index) = (sched.clone(), book.clone(), reused.clone(), index.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    let round = sched.start_round(Ac::Be);
+                    loop {
+                        let reused_before = is_set(&reused);
+                        let Some(serving) = sched.next_txq(round, NOW) else { break };
+                        if reused_before {
+                            assert_ne!(serving.txq(), a, "the old occupant's entry handed out the reused slot");
+                        }
+                        let i = index(serving.txq());
+                        book.handed_out(i, round.number());
+                        book.enter(i);
+                        book.dequeue(i, u32::MAX);
+                        book.leave(i);
+                        sched.return_txq(serving, book.outcome(i), NOW);
+                    }
+                }
+            })
+        };
+        let control = {
+            let (sched, book, newcomer, reused) = (sched.clone(), book.clone(), newcomer.clone(), reused.clone());
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                book.drop_all(0);
+                assert!(sched.wake_txq(a, NOW).is_err(), "a removed txq was woken");
+                if let Ok(b) = sched.add_txq(Some(sta), Tid::BE) {
+                    assert_ne!(b, a);
+                    newcomer.store(b.to_raw(), Ordering::SeqCst);
+                    set(&reused);
+                    book.enqueue(1, 1);
+                    sched.wake_txq(b, NOW).unwrap();
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        let total = 1 + u32::from(is_set(&reused));
+        drain_book(unwrap_arc(sched), &book, total, &index);
+    });
+}
+
+/// Model 20: a `Serving` handle dropped without `return_txq` (a driver bailing out with
+/// a frame left) while the wake context enqueues and wakes the txq and the completion
+/// releases the frame charged through the handle. At each step: nobody else serves the
+/// txq (S3); pending airtime is never above what is outstanding. At the end the txq
+/// stayed scheduled (every frame is served, S1), and the charge made through the
+/// dropped handle reached the AC counter once (it counts exactly what is still out, A1).
+#[test]
+fn model20_a_dropped_handle_keeps_its_txq_and_its_charges() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let book = Arc::new(Book::new(&[2]));
+        sched.wake_txq(a, NOW).unwrap();
+        let out = Arc::new(Outstanding::new(0));
+        let handoff: Arc<Mutex<Vec<Charge>>> = Arc::new(Mutex::new(Vec::new()));
+        let server = {
+            let (sched, book, out, handoff) = (sched.clone(), book.clone(), out.clone(), handoff.clone());
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let Some(mut serving) = sched.next_txq(round, NOW) else { return };
+                book.enter(0);
+                book.dequeue(0, 1);
+                let c = out.charge(8, || serving.charge_us(8)).unwrap();
+                handoff.lock().unwrap().push(c);
+                out.check(&sched);
+                book.leave(0);
+                drop(serving); // no return_txq: the handle's drop returns the txq
+                out.check(&sched);
+            })
+        };
+        let wake = {
+            let (sched, book, out, handoff) = (sched.clone(), book.clone(), out.clone(), handoff.clone());
+            thread::spawn(move || {
+                book.enqueue(0, 1);
+                sched.wake_txq(a, NOW).unwrap();
+                let c = handoff.lock().unwrap().pop();
+                if let Some(c) = c {
+                    out.release(&sched, c);
+                }
+            })
+        };
+        server.join().unwrap();
+        wake.join().unwrap();
+        let left: u32 = handoff.lock().unwrap().iter().map(Charge::airtime_us).sum();
+        assert_eq!(sched.ac_pending_us(Ac::Be), left, "the AC counts the dropped handle's charge once");
+        for c in handoff.lock().unwrap().drain(..) {
+            sched.release(c).unwrap();
+        }
+        assert_eq!(sched.total_pending_us(), 0);
+        assert_eq!(sched.underflows(), 0);
+        drain_book(unwrap_arc(sched), &book, 3, &by_slot);
+    });
+}
+
+/// Model 21: `may_transmit` and a round's `next_txq` both meet a station in debt
+/// (weight 1, deficit -1). Each tops a negative deficit up by the weight, as mainline
+/// does under its lock: together they must still leave it where walked laps would, at
+/// most `weight - 1` above zero (here 0), whichever of them serves.
+#[test]
+#[ignore = "finds a real deviation (a station topped up twice for one debt); see the comment below"]
+// FINDING: `may_transmit` reads the effective deficit and then adds the weight; so does
+// `deficit_step` in `next_txq`. Neither is one atomic step; mainline runs both under the
+// AC's lock. Sequentially consistent form: next_txq pops the txq and reads the deficit
+// (-1); may_transmit reads it (-1) and tops it up (0); next_txq tops it up (1) and
+// serves it on its second lap: one weight of credit no lap earned. Loom's first failing
+// execution is the weak-memory form: next_txq ran whole (-1 -> 0, served, returned) and
+// may_transmit's Relaxed read of the deficit still returned -1, so it topped it up to 1.
+// Two rounds serving two txqs of one station do the same. Bounded by one weight per
+// racing context; remove the `#[ignore]` once a top-up is a compare-and-swap from the
+// value read (or widen the bound here if one weight per context is accepted).
+fn model21_may_transmit_and_a_walk_top_up_a_debt_once() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::new(1).unwrap()).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.register_airtime(sta, Ac::Be, 2, 0, NOW).unwrap(); // deficit 1 - 2 = -1
+        sched.wake_txq(a, NOW).unwrap();
+        let round = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                if let Some(serving) = sched.next_txq(round, NOW) {
+                    let d = sched.deficit_us(sta, Ac::Be).unwrap();
+                    assert!(d <= 0, "served with deficit {d}: topped up past zero by more than a weight");
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        let pull = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                if let Some(serving) = sched.may_transmit(a, NOW).unwrap() {
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        round.join().unwrap();
+        pull.join().unwrap();
+        let d = sched.deficit_us(sta, Ac::Be).unwrap();
+        assert!(d <= 0, "deficit {d}: topped up past zero by more than a weight");
         unwrap_arc(sched).check_invariants().unwrap();
     });
 }

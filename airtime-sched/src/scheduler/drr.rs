@@ -161,7 +161,9 @@ impl Scheduler {
             let laps = ((n - i + 1).max(0) + k - 1) / k;
             skip_laps = skip_laps.min(laps);
         });
-        if skip_laps == 0 || skip_laps == i64::MAX {
+        // Weakened variant `boost_rest_skipped`, only to prove loom model 15 catches it:
+        // the skipped laps' top-ups never applied.
+        if skip_laps == 0 || skip_laps == i64::MAX || cfg!(airtime_weakened = "boost_rest_skipped") {
             return;
         }
         // Pass 3: the skipped laps' top-ups, once per station.
@@ -175,8 +177,12 @@ impl Scheduler {
             let weight = i64::from(sslot.weight().max(1));
             let k = i64::try_from(stamp::visits(w).max(1)).unwrap_or(1);
             let top_ups = needed(sslot.effective_deficit(ac), weight).min(skip_laps.saturating_mul(k));
+            // Weakened variant `weight_reread`, only to prove loom model 12 catches it: the
+            // credit priced at a weight read again, not the one the count was made with.
+            let credit =
+                if cfg!(airtime_weakened = "weight_reread") { i64::from(sslot.weight().max(1)) } else { weight };
             if top_ups > 0 {
-                sslot.top_up(ac, top_ups.saturating_mul(weight));
+                sslot.top_up(ac, top_ups.saturating_mul(credit));
             }
         });
     }

@@ -187,8 +187,18 @@ impl Scheduler {
     /// for every station still on a default.
     pub fn set_default_limits(&self, ac: Ac, limits: AqlLimits) {
         let state = &self.acs[ac.index()];
+        // Weakened variant, only to prove loom model 5 catches it: the pair written as two
+        // words would be, the new low limit first, so a reader can meet it with the old high.
+        #[cfg(airtime_weakened = "limits_split")]
+        let old = {
+            let old = state.default_limits.load(Ordering::Relaxed);
+            state.default_limits.store((old & !0xffff_ffff) | (limits.pack() & 0xffff_ffff), Ordering::Relaxed);
+            state.default_limits.store(limits.pack(), Ordering::Relaxed);
+            old
+        };
         // AcqRel: Acquires the limits copied by a station added before this, whose check
         // of the default this swap reads from (see `registry::follow_default`).
+        #[cfg(not(airtime_weakened = "limits_split"))]
         let old = state.default_limits.swap(limits.pack(), Ordering::AcqRel);
         for slot in self.stations.iter() {
             let station_limits = &slot.ac[ac.index()].limits;

@@ -172,7 +172,13 @@ impl Scheduler {
         // check below sees the station retired (no txq outlives its station).
         let mut word = slot.word.load(Ordering::Relaxed);
         loop {
-            let orphan = if word & txq::queued(ac) != 0 { txq::ORPHAN } else { 0 };
+            // Weakened variant `reuse_no_orphan`, only to prove loom model 19 catches it: the
+            // old txq's entry taken to stand for the new one, which was never woken.
+            let orphan = if word & txq::queued(ac) != 0 && !cfg!(airtime_weakened = "reuse_no_orphan") {
+                txq::ORPHAN
+            } else {
+                0
+            };
             let live = with_gen(generation, txq::LIVE | txq::ac_bits(ac) | orphan | (word & txq::QUEUED_ANY));
             match slot.word.compare_exchange_weak(word, live, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) => break,
@@ -244,7 +250,17 @@ impl Scheduler {
     /// Both limits change in one store, so a concurrent check sees the old pair or the
     /// new pair, never a mix. The slot is held meanwhile, as for [`set_weight`](Self::set_weight).
     pub fn set_station_limits(&self, id: StationId, ac: Ac, limits: AqlLimits) -> Result<(), SchedError> {
-        self.control_write(id, |slot| slot.ac[ac.index()].limits.store(limits.pack(), Ordering::Relaxed))
+        self.control_write(id, |slot| {
+            let word = &slot.ac[ac.index()].limits;
+            // Weakened variant, only to prove loom model 5 catches it: the low limit
+            // written first, alone, so a check can meet the new low with the old high.
+            #[cfg(airtime_weakened = "station_limits_split")]
+            word.store(
+                (word.load(Ordering::Relaxed) & !0xffff_ffff) | (limits.pack() & 0xffff_ffff),
+                Ordering::Relaxed,
+            );
+            word.store(limits.pack(), Ordering::Relaxed)
+        })
     }
 
     /// A station's configured AQL limits on `ac` (before TX_NO_PUSHBACK scaling).

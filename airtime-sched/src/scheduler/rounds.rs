@@ -111,7 +111,11 @@ impl Scheduler {
         let ac = round.ac;
         let state = &self.acs[ac.index()];
         // Another context's start may have closed the AC since: L3 holds for every round.
-        if !round.is_open() || !round_open(state.round.load(Ordering::Acquire)) {
+        // Weakened variant `l3_round_only`, only to prove loom model 14 catches it: the
+        // round's own flag alone, missing a close by another context's start.
+        if !round.is_open()
+            || (!cfg!(airtime_weakened = "l3_round_only") && !round_open(state.round.load(Ordering::Acquire)))
+        {
             return None;
         }
         let number = round.number;
@@ -198,7 +202,9 @@ impl Scheduler {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
                 return Err(SchedError::UnknownTxq);
             }
-            if word & txq::SERVING != 0 {
+            // Weakened variant `may_transmit_serving`, only to prove loom model 18 catches
+            // it: a second server allowed.
+            if word & txq::SERVING != 0 && !cfg!(airtime_weakened = "may_transmit_serving") {
                 // Another context serves it: S3 forbids a second server.
                 return Ok(None);
             }

@@ -120,6 +120,13 @@ impl<'a> Serving<'a> {
     /// Adds the airtime charged through this handle to the AC's counter.
     fn flush(&mut self) {
         let own = core::mem::take(&mut self.own_us);
+        // Weakened variant, only to prove loom model 11 catches it: the sum is dropped when
+        // the station was removed meanwhile, though its retired slot still holds those
+        // charges, so their releases take from the AC counter what never reached it.
+        #[cfg(airtime_weakened = "flush_live_only")]
+        if self.station().is_none_or(|sta| self.sched.station_slot(sta).is_err()) {
+            return;
+        }
         if own != 0 {
             self.sched.add_ac_pending(self.ac, i64::try_from(own).unwrap_or(i64::MAX));
         }
@@ -143,8 +150,16 @@ impl<'a> Serving<'a> {
 impl Drop for Serving<'_> {
     fn drop(&mut self) {
         if self.live {
+            // Weakened variant, only to prove loom model 20 catches it: the charges made
+            // through a dropped handle never reach the AC counter.
+            #[cfg(not(airtime_weakened = "drop_no_flush"))]
             self.flush();
-            self.sched.finish_service(self.txq, self.ac, TxqReturn::Stalled, Instant::ZERO);
+            // Weakened variant, only to prove loom model 20 catches it: a dropped handle
+            // returns its txq as empty, so the frames it left are scheduled only if a wake
+            // arrived during the service.
+            let outcome =
+                if cfg!(airtime_weakened = "drop_unscheduled") { TxqReturn::Empty } else { TxqReturn::Stalled };
+            self.sched.finish_service(self.txq, self.ac, outcome, Instant::ZERO);
         }
     }
 }
