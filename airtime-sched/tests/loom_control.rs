@@ -17,22 +17,17 @@
 //! | `default_no_follow` | a station's limits do not follow a default that changed meanwhile | `ctl6`, `ctl7` |
 #![cfg(loom)]
 
-use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, StationId, Tid, TxqReturn, Weight};
+mod loom_common;
+
+use airtime_sched::{Ac, AqlLimits, Instant, Scheduler, StationId, Tid, TxqReturn, Weight};
 use loom::sync::Arc;
 use loom::thread;
+use loom_common::{NOW, small};
 
 /// The models' time: a fresh station counts as active at time 0 (mainline's zeroed
 /// `last_active`), so airtime registered now is charged to its deficit.
-const NOW: Instant = Instant::ZERO;
 /// A time past the active window of anything stamped at [`NOW`].
 const LATER: Instant = Instant::from_micros(1_000_000);
-
-fn small(stations: u16, txqs: u16) -> Scheduler {
-    let mut config = Config::default();
-    config.max_stations = stations;
-    config.max_txqs = txqs;
-    Scheduler::new(config).expect("valid config")
-}
 
 fn w(weight: u16) -> Weight {
     Weight::new(weight).expect("non-zero weight")

@@ -7,19 +7,13 @@
 //! `listed_torn` (list 2), `wake_plain_load` (list 3), `remove_ac_late` (list 4).
 #![cfg(loom)]
 
-use airtime_sched::{Ac, Config, Instant, Scheduler, Tid, TxqReturn, Weight};
+mod loom_common;
+
+use airtime_sched::{Ac, Tid, TxqReturn, Weight};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicU32, Ordering};
 use loom::thread;
-
-const NOW: Instant = Instant::ZERO;
-
-fn small(stations: u16, txqs: u16) -> Scheduler {
-    let mut config = Config::default();
-    config.max_stations = stations;
-    config.max_txqs = txqs;
-    Scheduler::new(config).expect("valid config")
-}
+use loom_common::{NOW, small};
 
 /// List 1: a waker's own round serves its txq, whatever another pusher is preempted
 /// doing. Two station-less txqs (tail insertions: the ring); one thread wakes A while

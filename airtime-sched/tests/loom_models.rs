@@ -53,21 +53,13 @@
 //! assert on (its finding holds under sequential consistency).
 #![cfg(loom)]
 
-use airtime_sched::{
-    Ac, AqlLimits, Charge, ChargeError, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight,
-};
+mod loom_common;
+
+use airtime_sched::{Ac, AqlLimits, Charge, ChargeError, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
 use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-
-const NOW: Instant = Instant::ZERO;
-
-fn small(stations: u16, txqs: u16) -> Scheduler {
-    let mut config = Config::default();
-    config.max_stations = stations;
-    config.max_txqs = txqs;
-    Scheduler::new(config).expect("valid config")
-}
+use loom_common::{NOW, small};
 
 fn unwrap_arc(sched: Arc<Scheduler>) -> Scheduler {
     Arc::try_unwrap(sched).unwrap_or_else(|_| panic!("all threads joined"))

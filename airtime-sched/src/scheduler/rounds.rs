@@ -123,7 +123,7 @@ impl Scheduler {
         let mut laps = 0;
         loop {
             let index = state.list.pop()?;
-            let Some((slot, id)) = self.claim_entry(ac, index, false) else { continue };
+            let Some((slot, _)) = self.claim_entry(ac, index, false) else { continue };
             if let Some(sta) = slot.station()
                 && let Step::Rotate = self.deficit_step(sta, ac, slot, &mut lap)
             {
@@ -158,7 +158,6 @@ impl Scheduler {
                 return Some(Serving::new(self, id, ac, slot));
             }
             // Removed or taken meanwhile: the entry is gone; look at the next one.
-            let _ = id;
         }
     }
 
