@@ -69,10 +69,32 @@ pub struct RoundReport<F> {
     /// Frames pushed without a charge because their station has no entry in the
     /// [`StationTable`] or was removed mid-round (the ring still gets them).
     pub uncharged: u32,
+    /// Frames the ring refused that wait in their txq's retry slot with their charges
+    /// ([`TxqTable::run_round`](crate::TxqTable::run_round) only).
+    pub held_back: u32,
+    /// Frames of station txqs kept back uncharged because no charge could be made
+    /// (station gone from the table or the scheduler;
+    /// [`TxqTable::run_round`](crate::TxqTable::run_round) only).
+    pub unpriced: u32,
     /// Why the round ended.
     pub end: RoundEnd,
     /// The frame the ring refused, if it refused one.
     pub refused: Option<Refused<F>>,
+}
+
+impl<F> RoundReport<F> {
+    /// A report of a round that has done nothing yet.
+    pub(crate) fn empty() -> RoundReport<F> {
+        RoundReport {
+            frames: 0,
+            txqs_served: 0,
+            uncharged: 0,
+            held_back: 0,
+            unpriced: 0,
+            end: RoundEnd::Exhausted,
+            refused: None,
+        }
+    }
 }
 
 /// Runs one round on `ac`: see the [module documentation](self).
@@ -89,7 +111,7 @@ where
     S: StationTable + ?Sized,
     R: Ring<Frame = <T::Txq as Txq>::Frame> + ?Sized,
 {
-    let mut report = RoundReport { frames: 0, txqs_served: 0, uncharged: 0, end: RoundEnd::Exhausted, refused: None };
+    let mut report = RoundReport::empty();
     let round = sched.start_round(ac);
     if !round.is_open() {
         report.end = RoundEnd::Closed;

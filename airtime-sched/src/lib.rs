@@ -145,6 +145,7 @@ mod slots;
 mod sync;
 mod time;
 pub mod traits;
+pub mod txqs;
 
 pub use ac::{Ac, InvalidTid, Tid};
 pub use charge::Charge;
@@ -157,6 +158,7 @@ pub use scheduler::{
 };
 pub use time::Instant;
 pub use traits::{
-    Frame, PushError, Ring, RingCapabilities, RingError, RingErrorKind, Station, StationError, StationErrorKind, Txq,
-    TxqError, TxqErrorKind, price_from_rate,
+    Enqueue, Frame, PushError, Ring, RingCapabilities, RingError, RingErrorKind, Station, StationError,
+    StationErrorKind, Txq, TxqError, TxqErrorKind, price_from_rate,
 };
+pub use txqs::{TxqTable, TxqTurn};

@@ -311,11 +311,24 @@ pub(crate) mod txq {
         1 << (QUEUED_SHIFT + ac as u32)
     }
 
-    /// Whether the slot may take a new txq: no txq lives in it or is being set up, and
-    /// no context holds it. Entries its earlier txqs left on lists do not matter.
+    /// The txq's frames are kept by a [`TxqTable`](crate::TxqTable) in the slot's cell:
+    /// after the txq is removed, the slot is reused only once the table has handed that
+    /// queue back (`TxqTable::take_removed`), so no frame of a removed txq can meet the
+    /// next occupant.
+    pub(crate) const KEPT: u64 = 1 << 13;
+
+    /// Bits 16..32: enqueues in flight into the table's intake for this txq (each holds
+    /// the slot against reuse from its check of LIVE to its wake; see
+    /// `Scheduler::hold_txq`).
+    pub(crate) const PRODUCER: u64 = 1 << 16;
+    pub(crate) const PRODUCERS: u64 = 0xffff << 16;
+
+    /// Whether the slot may take a new txq: no txq lives in it or is being set up, no
+    /// context holds it, no enqueue is in flight, and a table has taken back the queue
+    /// of the last one. Entries its earlier txqs left on lists do not matter.
     #[inline]
     pub(crate) const fn reusable(word: u64) -> bool {
-        word & (LIVE | INIT | SERVING | WOKEN) == 0
+        word & (LIVE | INIT | SERVING | WOKEN | KEPT | PRODUCERS) == 0
     }
 }
 

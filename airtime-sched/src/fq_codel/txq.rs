@@ -297,6 +297,14 @@ impl<F: FqFrame> FqCodelTxq<F> {
     }
 }
 
+impl<F: FqFrame> crate::traits::Enqueue for FqCodelTxq<F> {
+    /// [`FqCodelTxq::enqueue`]: a drop it makes is counted in the statistics and kept in
+    /// the drop buffer, so the outcome has nothing more to say.
+    fn enqueue(&mut self, frame: F, enqueued: Instant) {
+        let _ = FqCodelTxq::enqueue(self, frame, enqueued);
+    }
+}
+
 impl<F: FqFrame> Txq for FqCodelTxq<F> {
     type Frame = F;
     type Error = Infallible;

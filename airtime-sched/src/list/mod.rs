@@ -24,7 +24,7 @@ mod stack;
 
 use crate::sync::{AtomicI64, Ordering};
 use ring::TailRing;
-use stack::HeadStack;
+pub(crate) use stack::HeadStack;
 
 /// One AC's list of txq slot indices (see the module documentation).
 pub(crate) struct AcList {

@@ -26,6 +26,14 @@ impl Scheduler {
     /// turn until its deficit runs out), a station-less one at the tail. One being
     /// served is marked so that its server lists it on return, so no wake is lost (S1).
     pub fn wake_txq(&self, id: TxqId, now: crate::Instant) -> Result<(), super::SchedError> {
+        self.wake(id, now, 0)
+    }
+
+    /// [`wake_txq`](Self::wake_txq) for an enqueue that holds the txq
+    /// (`held = txq::PRODUCER`): the wake also ends the hold, in the same step. If the
+    /// txq was removed, the hold is kept and the caller must take back what it enqueued
+    /// before ending it (`TxqTable::enqueue`).
+    pub(super) fn wake(&self, id: TxqId, now: crate::Instant, held: u64) -> Result<(), super::SchedError> {
         let slot = self.txqs.get(id.index()).ok_or(super::SchedError::UnknownTxq)?;
         let mut word = slot.word.load(Ordering::Acquire);
         let (ac, station) = loop {
@@ -50,9 +58,10 @@ impl Scheduler {
             };
             // Weakened variant: the "already listed" path as a plain load, only to prove
             // the loom model catches the lost wake it allows (store buffering below).
-            if cfg!(airtime_weakened = "wake_plain_load") && new == word {
+            if cfg!(airtime_weakened = "wake_plain_load") && new == word && held == 0 {
                 break (ac, None);
             }
+            let new = new - held;
             // A read-modify-write even when nothing changes: the caller's enqueue may be
             // a plain Release store, and a load here could be ordered before it, see
             // QUEUED, and return while the server that clears QUEUED next misses the
@@ -70,7 +79,7 @@ impl Scheduler {
                         self.acs[ac.index()].list.add_dead(-1);
                         true
                     } else {
-                        new != word && word & txq::SERVING != 0
+                        new + held != word && word & txq::SERVING != 0
                     };
                     break (ac, station.filter(|_| listed_now));
                 }

@@ -11,6 +11,7 @@ mod batch_release;
 mod drr;
 mod errors;
 mod invariants;
+mod kept;
 mod listing;
 mod registry;
 mod round;
@@ -21,6 +22,7 @@ mod stats;
 pub use batch_release::BatchRelease;
 pub use errors::{ChargeError, ReleaseError, SchedError};
 pub use invariants::InvariantViolation;
+pub(crate) use kept::HoldRefused;
 pub use round::Round;
 pub use serving::{Serving, TxqReturn};
 pub use stats::{AcCounters, PhyAqlLimits, PhyAqlPending, StationAirtime, StationAql};
@@ -94,6 +96,9 @@ pub struct Scheduler {
     /// every other free one was, and no single slot takes all the churn.
     pub(crate) station_cursor: AtomicU32,
     pub(crate) txq_cursor: AtomicU32,
+    /// Slots of removed txqs whose queues a [`TxqTable`](crate::TxqTable) keeps, waiting
+    /// to be handed back (see `kept`).
+    pub(crate) retired: crate::list::HeadStack,
 }
 
 impl core::fmt::Debug for Scheduler {
@@ -133,6 +138,7 @@ impl Scheduler {
             underflows: AtomicU64::new(0),
             station_cursor: AtomicU32::new(0),
             txq_cursor: AtomicU32::new(0),
+            retired: crate::list::HeadStack::new(cap),
         })
     }
 

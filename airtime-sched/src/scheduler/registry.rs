@@ -140,6 +140,20 @@ impl Scheduler {
     /// meets it. Slots with no such entry are taken first; each pass looks next-fit, from
     /// the slot after the one allocated last.
     pub fn add_txq(&self, station: Option<StationId>, tid: Tid) -> Result<TxqId, SchedError> {
+        self.add_txq_with(station, tid, 0, |_| ())
+    }
+
+    /// [`add_txq`](Self::add_txq), with `kept` (0 or [`txq::KEPT`]) in the txq's word and
+    /// `init` run on the slot's index once it is claimed, before the txq is published:
+    /// a [`TxqTable`](crate::TxqTable) puts the txq's queue in its cell there, so nobody
+    /// can serve or enqueue to the txq before its queue is in place.
+    pub(crate) fn add_txq_with(
+        &self,
+        station: Option<StationId>,
+        tid: Tid,
+        kept: u64,
+        init: impl FnOnce(usize),
+    ) -> Result<TxqId, SchedError> {
         if let Some(sta) = station {
             self.station_slot(sta)?;
         }
@@ -152,8 +166,8 @@ impl Scheduler {
                     continue;
                 }
                 let generation = gen_of(word).wrapping_add(1);
-                let init = with_gen(generation, txq::INIT | (word & txq::QUEUED_ANY));
-                if slot.word.compare_exchange(word, init, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+                let claim = with_gen(generation, txq::INIT | kept | (word & txq::QUEUED_ANY));
+                if slot.word.compare_exchange(word, claim, Ordering::Acquire, Ordering::Relaxed).is_ok() {
                     advance(&self.txq_cursor, index);
                     claimed = Some((index, slot, generation));
                     break 'passes;
@@ -164,6 +178,7 @@ impl Scheduler {
         slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Relaxed);
         slot.tid.store(u32::from(tid.get()), Ordering::Relaxed);
         slot.round.store(0, Ordering::Relaxed);
+        init(index);
         // Publish LIVE, keeping the QUEUED bits of entries earlier txqs left (a pop may
         // clear them meanwhile, hence the loop). An entry on this txq's own AC becomes
         // its ORPHAN: it stands for no wake of this txq until one takes it over.
@@ -179,7 +194,7 @@ impl Scheduler {
             } else {
                 0
             };
-            let live = with_gen(generation, txq::LIVE | txq::ac_bits(ac) | orphan | (word & txq::QUEUED_ANY));
+            let live = with_gen(generation, txq::LIVE | kept | txq::ac_bits(ac) | orphan | (word & txq::QUEUED_ANY));
             match slot.word.compare_exchange_weak(word, live, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(seen) => word = seen,
@@ -224,6 +239,14 @@ impl Scheduler {
                     // The entry stood for this txq: now it is dead (an orphan was already).
                     if word & txq::queued(ac) != 0 && word & txq::ORPHAN == 0 {
                         self.acs[ac.index()].list.add_dead(1);
+                    }
+                    // A kept queue nobody serves goes back to its table now; a server
+                    // hands it back when it returns the txq (`finish_service`).
+                    // Weakened variant `retire_serving`, only to prove loom model txq2
+                    // catches it: the queue handed back while its server still uses it.
+                    let unserved = word & txq::SERVING == 0 || cfg!(airtime_weakened = "retire_serving");
+                    if word & txq::KEPT != 0 && unserved {
+                        self.retire_kept(id.index());
                     }
                     return Ok(());
                 }

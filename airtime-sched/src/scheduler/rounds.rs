@@ -300,6 +300,11 @@ impl Scheduler {
                     } else if word & txq::ORPHAN != 0 && new & txq::ORPHAN == 0 {
                         self.acs[ac.index()].list.add_dead(-1);
                     }
+                    // Removed while served: this context was the last to hold it, so the
+                    // kept queue goes back to its table now.
+                    if word & txq::KEPT != 0 && word & txq::LIVE == 0 && !cfg!(airtime_weakened = "retire_serving") {
+                        self.retire_kept(id.index());
+                    }
                     return;
                 }
                 Err(seen) => word = seen,

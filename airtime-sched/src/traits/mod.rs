@@ -24,4 +24,4 @@ mod txq;
 
 pub use ring::{PushError, Ring, RingCapabilities, RingError, RingErrorKind};
 pub use station::{Station, StationError, StationErrorKind, price_from_rate};
-pub use txq::{Frame, Txq, TxqError, TxqErrorKind};
+pub use txq::{Enqueue, Frame, Txq, TxqError, TxqErrorKind};

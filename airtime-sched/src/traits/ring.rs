@@ -1,6 +1,6 @@
 //! The hardware descriptor ring a driver pushes frames into.
 
-use crate::{Ac, Charge};
+use crate::{Ac, Charge, TxqId};
 use core::fmt::{self, Debug};
 
 /// Error kinds a [`Ring`] can report when it refuses a frame.
@@ -84,6 +84,13 @@ pub trait Ring {
     /// frame completes (then the driver releases it). Frames of station-less txqs carry
     /// no charge (mainline does not charge multicast). On refusal both come back.
     fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>>;
+
+    /// The turn of txq `txq` ended (the ready loops call it after the last push of each
+    /// turn, pushed or not): where a host-aggregating driver closes the A-MPDU it built
+    /// from that txq's frames and rings the doorbell. Does nothing by default.
+    fn end_turn(&mut self, txq: TxqId, ac: Ac) {
+        let _ = (txq, ac);
+    }
 }
 
 impl<R: Ring + ?Sized> Ring for &mut R {
@@ -100,5 +107,9 @@ impl<R: Ring + ?Sized> Ring for &mut R {
 
     fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>> {
         (**self).push(frame, charge)
+    }
+
+    fn end_turn(&mut self, txq: TxqId, ac: Ac) {
+        (**self).end_turn(txq, ac)
     }
 }

@@ -79,3 +79,12 @@ impl<T: Txq + ?Sized> Txq for &mut T {
         (**self).is_empty()
     }
 }
+
+/// A [`Txq`] frames can be put into: what a [`TxqTable`](crate::TxqTable) needs to move
+/// the frames of its lock-free intake into the queue when the txq's server takes them.
+pub trait Enqueue: Txq {
+    /// Queues `frame`, enqueued by the driver at `enqueued` (an AQM's sojourn time starts
+    /// there, not when the server moved it). Frames the queue drops to keep its limits
+    /// are its own to count and hand back (as [`FqCodelTxq`](crate::FqCodelTxq) does).
+    fn enqueue(&mut self, frame: Self::Frame, enqueued: Instant);
+}

@@ -1,0 +1,165 @@
+//! The ready loop over a [`TxqTable`]: one round on one AC, from the txqs' queues into
+//! a ring, with a per-turn budget, each txq's retry slot, and the ring told when each
+//! turn ends. `&self` throughout: the wake context and the completion context may run
+//! it at once on the same AC, each with its own ring (or a ring that locks itself, as
+//! ath11k has one lock per TCL ring).
+
+use super::table::{Retry, TxqTable};
+use crate::driver_loop::{Refused, RoundEnd, RoundReport, StationTable};
+use crate::traits::{Enqueue, Frame, PushError, Ring, RingError, Txq};
+use crate::{Ac, Instant, TxqReturn};
+
+/// How much one txq may send in one turn before the loop moves on, so that a slow
+/// station cannot hold the ring for a long burst while others wait (mt76 bounds its
+/// bursts the same way). A txq stopped by its budget keeps its frames and, with
+/// deficit left, its place at the head: the round then ends (a round serves a txq
+/// once, as mainline's does), and the next round starts with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TurnBudget {
+    /// Frames per turn.
+    pub frames: u32,
+    /// Airtime charged per turn, in us: the turn ends once its charges reach it.
+    pub airtime_us: u32,
+}
+
+impl TurnBudget {
+    /// No bound: a turn lasts while the station's AQL budget and the ring allow.
+    pub const UNLIMITED: TurnBudget = TurnBudget { frames: u32::MAX, airtime_us: u32::MAX };
+
+    /// At most `frames` frames per turn.
+    pub const fn frames(frames: u32) -> TurnBudget {
+        TurnBudget { frames, airtime_us: u32::MAX }
+    }
+
+    /// At most `airtime_us` of charged airtime per turn (the frame that reaches it is
+    /// sent).
+    pub const fn airtime_us(airtime_us: u32) -> TurnBudget {
+        TurnBudget { frames: u32::MAX, airtime_us }
+    }
+}
+
+impl Default for TurnBudget {
+    fn default() -> TurnBudget {
+        TurnBudget::UNLIMITED
+    }
+}
+
+impl<Q: Txq + Enqueue> TxqTable<Q> {
+    /// Runs one round on `ac`: for each txq the scheduler hands out, while the ring has
+    /// room, the turn's budget lasts and the station's AQL budget allows — the frame in
+    /// the retry slot first, then frames from the queue, each charged to its station
+    /// (priced by `stations`) and pushed. A frame the ring refuses goes to its txq's
+    /// retry slot with its charge, and the round ends ([`RoundEnd::Refused`]); a
+    /// station txq's frame that cannot be charged (its station gone from `stations` or
+    /// from the scheduler) is kept there uncharged and the txq's turn ends: it is
+    /// charged when sent, or handed back with the txq when the station's removal
+    /// removes it. No frame goes to the ring uncharged except station-less (multicast)
+    /// ones, as in mainline. After each turn the ring's [`Ring::end_turn`] runs.
+    pub fn run_round<S, R>(
+        &self,
+        ac: Ac,
+        now: Instant,
+        stations: &S,
+        ring: &mut R,
+        budget: TurnBudget,
+    ) -> RoundReport<Q::Frame>
+    where
+        S: StationTable + ?Sized,
+        R: Ring<Frame = Q::Frame> + ?Sized,
+    {
+        let mut report = RoundReport::empty();
+        let round = self.scheduler().start_round(ac);
+        if !round.is_open() {
+            report.end = RoundEnd::Closed;
+            return report;
+        }
+        loop {
+            // Room first, before a txq is taken (see `driver_loop::run_round`).
+            if !ring.has_room(ac) {
+                report.end = RoundEnd::RingFull;
+                return report;
+            }
+            let Some(mut turn) = self.next_txq(round, now) else { break };
+            report.txqs_served += 1;
+            let id = turn.txq();
+            let station = turn.station();
+            let (mut frames, mut airtime_us) = (0u32, 0u64);
+            let mut progressed = false;
+            let mut stop = None;
+            while frames < budget.frames && airtime_us < u64::from(budget.airtime_us) {
+                if !ring.has_room(ac) {
+                    stop = Some(RoundEnd::RingFull);
+                    break;
+                }
+                let (frame, charge) = match turn.take_retry() {
+                    Some(Retry { frame, charge }) => (frame, charge),
+                    None => {
+                        if !turn.serving().airtime_check() {
+                            break;
+                        }
+                        match turn.dequeue(now) {
+                            Ok(Some(frame)) => (frame, None),
+                            // Empty, or stopped (BlockAck setup): its frames stay queued.
+                            Ok(None) | Err(_) => break,
+                        }
+                    }
+                };
+                // A station txq's frame is sent charged: a fresh one, or a kept one that
+                // could not be charged before.
+                let charge = match (station, charge) {
+                    (Some(sta), None) => {
+                        let charged = match stations.station(sta) {
+                            Some(st) => turn.serving().charge_frame(st, frame.len_bytes()).ok(),
+                            None => None,
+                        };
+                        if charged.is_none() {
+                            report.unpriced += 1;
+                            if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
+                                // Unreachable: the slot was emptied above. Hand it back.
+                                report.refused = Some(Refused {
+                                    frame: back.frame,
+                                    charge: None,
+                                    txq: id,
+                                    kind: crate::RingErrorKind::Other,
+                                });
+                            }
+                            break;
+                        }
+                        charged
+                    }
+                    (_, charge) => charge,
+                };
+                airtime_us += charge.as_ref().map_or(0, |c| u64::from(c.airtime_us()));
+                match ring.push(frame, charge) {
+                    Ok(()) => {
+                        frames += 1;
+                        report.frames += 1;
+                        progressed = true;
+                    }
+                    Err(PushError { frame, charge, error }) => {
+                        let kind = error.kind();
+                        report.held_back += 1;
+                        if let Err(back) = turn.hold_back(Retry { frame, charge }) {
+                            // Unreachable, as above.
+                            report.refused = Some(Refused { frame: back.frame, charge: back.charge, txq: id, kind });
+                        }
+                        stop = Some(RoundEnd::Refused(kind));
+                        break;
+                    }
+                }
+            }
+            ring.end_turn(id, ac);
+            let outcome = match (turn.is_backlogged(), progressed) {
+                (false, _) => TxqReturn::Empty,
+                (true, true) => TxqReturn::Backlogged,
+                (true, false) => TxqReturn::Stalled,
+            };
+            turn.finish(outcome, now);
+            if let Some(end) = stop {
+                report.end = end;
+                return report;
+            }
+        }
+        report
+    }
+}

@@ -1,0 +1,137 @@
+//! A txq's turn: the scheduler's [`Serving`] handle with the txq's queue.
+
+use super::table::{Cell, Kept, Retry};
+use crate::traits::{Enqueue, Txq};
+use crate::{Ac, Instant, Serving, StationId, TxqId, TxqReturn};
+
+/// One context's turn at one txq of a [`TxqTable`](crate::TxqTable): sole access to its
+/// queue and retry slot until [`finish`](Self::finish) (or drop, which returns the txq
+/// as [`Serving`]'s drop does).
+#[must_use = "a txq's turn must be finished with TxqTurn::finish"]
+pub struct TxqTurn<'a, Q: Txq> {
+    serving: Serving<'a>,
+    cell: &'a Cell<Q>,
+}
+
+impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
+    pub(super) fn new(serving: Serving<'a>, cell: &'a Cell<Q>) -> TxqTurn<'a, Q> {
+        let mut turn = TxqTurn { serving, cell };
+        turn.pull_intake();
+        turn
+    }
+
+    /// The cell's queue and retry slot.
+    #[inline]
+    fn kept(&mut self) -> &mut Kept<Q> {
+        // SAFETY: this turn holds the txq (its `Serving` handle): no other context
+        // reaches the cell's queue until the handle is returned, which needs `self`.
+        // The borrow is tied to `&mut self`, so it cannot outlive the turn.
+        self.cell.kept.with_mut(|kept| unsafe { &mut *kept })
+    }
+
+    #[inline]
+    fn kept_ref(&self) -> &Kept<Q> {
+        // SAFETY: as in `kept`; a shared borrow of `self` excludes the `&mut` one.
+        self.cell.kept.with(|kept| unsafe { &*kept })
+    }
+
+    /// Moves the frames enqueued since the last pull into the queue, in arrival order.
+    /// Returns how many it moved. The turn pulls when it starts and whenever
+    /// [`dequeue`](Self::dequeue) finds the queue empty.
+    pub fn pull_intake(&mut self) -> usize {
+        if self.cell.intake.is_empty() {
+            return 0;
+        }
+        let batch = self.cell.intake.take_all();
+        let Some(queue) = self.kept().queue.as_mut() else {
+            // Not a table txq (added straight to the scheduler): it has no queue, and
+            // no enqueue can reach its intake (holds need a kept txq).
+            return 0;
+        };
+        let mut moved = 0;
+        for (frame, enqueued) in batch {
+            queue.enqueue(frame, enqueued);
+            moved += 1;
+        }
+        moved
+    }
+
+    /// The txq being served.
+    #[inline]
+    pub fn txq(&self) -> TxqId {
+        self.serving.txq()
+    }
+
+    /// Its access category.
+    #[inline]
+    pub fn ac(&self) -> Ac {
+        self.serving.ac()
+    }
+
+    /// Its station, as [`Serving::station`] says.
+    #[inline]
+    pub fn station(&self) -> Option<StationId> {
+        self.serving.station()
+    }
+
+    /// The scheduler's handle: AQL checks and charges through the held txq.
+    #[inline]
+    pub fn serving(&mut self) -> &mut Serving<'a> {
+        &mut self.serving
+    }
+
+    /// The txq's queue (`None` for a txq added straight to the scheduler).
+    pub fn queue(&mut self) -> Option<&mut Q> {
+        self.kept().queue.as_mut()
+    }
+
+    /// The next frame of the queue, pulling the intake first if the queue is empty.
+    /// Frames in the retry slot are not returned here: see [`take_retry`](Self::take_retry).
+    pub fn dequeue(&mut self, now: Instant) -> Result<Option<Q::Frame>, Q::Error> {
+        let Some(queue) = self.kept().queue.as_mut() else { return Ok(None) };
+        if let Some(frame) = queue.dequeue(now)? {
+            return Ok(Some(frame));
+        }
+        if self.pull_intake() == 0 {
+            return Ok(None);
+        }
+        match self.kept().queue.as_mut() {
+            Some(queue) => queue.dequeue(now),
+            None => Ok(None),
+        }
+    }
+
+    /// Takes the frame the ring refused at an earlier turn, with its charge: send it
+    /// before any other.
+    pub fn take_retry(&mut self) -> Option<Retry<Q::Frame>> {
+        self.kept().retry.take()
+    }
+
+    /// Keeps a frame the ring refused, with its charge, to be sent first at the txq's
+    /// next turn. `Err` hands it back if the slot already holds one.
+    pub fn hold_back(&mut self, retry: Retry<Q::Frame>) -> Result<(), Retry<Q::Frame>> {
+        let slot = &mut self.kept().retry;
+        if slot.is_some() {
+            return Err(retry);
+        }
+        *slot = Some(retry);
+        Ok(())
+    }
+
+    /// Whether the txq has frames: in its retry slot, its queue or its intake.
+    pub fn is_backlogged(&self) -> bool {
+        let kept = self.kept_ref();
+        kept.retry.is_some() || kept.queue.as_ref().is_some_and(|q| !q.is_empty()) || !self.cell.intake.is_empty()
+    }
+
+    /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)).
+    pub fn finish(self, outcome: TxqReturn, now: Instant) {
+        self.serving.finish(outcome, now);
+    }
+}
+
+impl<Q: Txq> core::fmt::Debug for TxqTurn<'_, Q> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TxqTurn").field("serving", &self.serving).finish_non_exhaustive()
+    }
+}

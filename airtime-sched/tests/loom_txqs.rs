@@ -1,0 +1,146 @@
+//! Loom models of the crate-owned txq table: an enqueue racing the removal of its txq
+//! and the reuse of the slot, and a server racing the removal of the txq it serves.
+//! Every frame must end in exactly one place (sent, handed back with the removed txq,
+//! or handed back to its enqueuer), never in the slot's next txq, and no two contexts
+//! may touch one txq's queue at once (loom's `UnsafeCell` checks every access).
+//!
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 cargo test --release
+//! -p airtime-sched --test loom_txqs`.
+//!
+//! | variant | what it undoes | caught by |
+//! |---|---|---|
+//! | `enqueue_unheld` | an enqueue checks the txq is live but does not hold it, so the slot can be reused before its push | `txq1` |
+//! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq1` |
+//! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
+//! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
+#![cfg(loom)]
+
+mod loom_common;
+
+use airtime_sched::txqs::{EnqueueError, RemovedTxq};
+use airtime_sched::{Ac, Enqueue, Frame, Instant, Tid, Txq, TxqReturn, TxqTable, Weight};
+use loom::sync::Arc;
+use loom::thread;
+use loom_common::{NOW, small};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pkt(u32);
+impl Frame for Pkt {
+    fn len_bytes(&self) -> u32 {
+        100
+    }
+}
+
+#[derive(Default)]
+struct Fifo(Vec<Pkt>);
+impl Txq for Fifo {
+    type Frame = Pkt;
+    type Error = core::convert::Infallible;
+    fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
+        Ok((!self.0.is_empty()).then(|| self.0.remove(0)))
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.0.first().map(|_| 100)
+    }
+}
+impl Enqueue for Fifo {
+    fn enqueue(&mut self, frame: Pkt, _: Instant) {
+        self.0.push(frame);
+    }
+}
+
+fn frames_of(removed: RemovedTxq<Fifo>) -> Vec<Pkt> {
+    let mut all = removed.queue.0;
+    all.extend(removed.retry.map(|r| r.frame));
+    all.extend(removed.intake);
+    all
+}
+
+/// txq1: an enqueue of frame 1 to txq `q` races the removal of `q`, the take-back of its
+/// frames and the reuse of its (only) slot by a txq `q2`, which is sent frame 2 and
+/// served at once. Frame 1 must end exactly once: handed back to its enqueuer, or with
+/// the removed `q` — never in `q2`'s queue, checked at the turn that would send it.
+#[test]
+fn txq1_enqueue_racing_removal_and_reuse_loses_and_misroutes_nothing() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        let producer = {
+            let table = table.clone();
+            thread::spawn(move || match table.enqueue(q, Pkt(1), NOW) {
+                Ok(()) => Vec::new(),
+                Err(EnqueueError::UnknownTxq(f)) => vec![f],
+                Err(EnqueueError::Removed(back)) => back.collect(),
+                Err(e) => panic!("unexpected {e:?}"),
+            })
+        };
+        let control = {
+            let table = table.clone();
+            thread::spawn(move || {
+                table.remove_txq(q).unwrap();
+                let mut back = table.take_removed().map(frames_of).unwrap_or_default();
+                if let Ok(q2) = table.add_txq(Some(sta), Tid::BE, Fifo::default()) {
+                    table.enqueue(q2, Pkt(2), NOW).unwrap();
+                    let round = table.scheduler().start_round(Ac::Be);
+                    let mut turn = table.next_txq(round, NOW).expect("q2 was woken");
+                    assert_eq!(turn.txq(), q2);
+                    let queued = turn.queue().unwrap().0.clone();
+                    assert_eq!(queued, [Pkt(2)], "only q2's own frame reaches q2's queue");
+                    turn.finish(TxqReturn::Backlogged, NOW);
+                    table.remove_txq(q2).unwrap();
+                    let removed = table.take_removed().expect("q2 is not served");
+                    assert_eq!(removed.id, q2);
+                    assert_eq!(frames_of(removed), [Pkt(2)]);
+                }
+                back
+            })
+        };
+        let mut seen = producer.join().unwrap();
+        seen.extend(control.join().unwrap());
+        // A removal the control thread's take-back came too early for.
+        while let Some(removed) = table.take_removed() {
+            seen.extend(frames_of(removed));
+        }
+        assert_eq!(seen, [Pkt(1)], "frame 1 ends exactly once");
+    });
+}
+
+/// txq2: a server takes `q`'s turn and sends one frame while another context removes
+/// `q` and takes back what it can. The queue must be touched by one context at a time
+/// (loom checks), and both frames end exactly once: sent, or handed back.
+#[test]
+fn txq2_removal_during_a_turn_hands_the_queue_back_after_it() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        table.enqueue(q, Pkt(2), NOW).unwrap();
+        let server = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let round = table.scheduler().start_round(Ac::Be);
+                let Some(mut turn) = table.next_txq(round, NOW) else { return Vec::new() };
+                let sent: Vec<Pkt> = turn.dequeue(NOW).unwrap().into_iter().collect();
+                let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
+                turn.finish(outcome, NOW);
+                sent
+            })
+        };
+        let control = {
+            let table = table.clone();
+            thread::spawn(move || {
+                table.remove_txq(q).unwrap();
+                table.take_removed().map(frames_of).unwrap_or_default()
+            })
+        };
+        let mut seen = server.join().unwrap();
+        seen.extend(control.join().unwrap());
+        while let Some(removed) = table.take_removed() {
+            seen.extend(frames_of(removed));
+        }
+        seen.sort_by_key(|p| p.0);
+        assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame ends exactly once");
+    });
+}

@@ -1,0 +1,318 @@
+//! The crate-owned txq table: enqueue from any context, the queue reached only through
+//! a turn, removal that hands every frame back, and its ready loop (retry slot, per-turn
+//! budget, end-of-turn hook, no uncharged station frame).
+
+use airtime_sched::driver_loop::{RoundEnd, StationTable};
+use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
+use airtime_sched::txqs::{EnqueueError, Retry, TurnBudget};
+use airtime_sched::{
+    Ac, Charge, Config, Enqueue, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, Txq, TxqId, TxqReturn,
+    TxqTable, Weight,
+};
+use std::collections::VecDeque;
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+struct Pkt(u32);
+impl Frame for Pkt {
+    fn len_bytes(&self) -> u32 {
+        1500
+    }
+}
+
+#[derive(Default)]
+struct Fifo(VecDeque<(Pkt, Instant)>);
+impl Txq for Fifo {
+    type Frame = Pkt;
+    type Error = core::convert::Infallible;
+    fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
+        Ok(self.0.pop_front().map(|(p, _)| p))
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.0.front().map(|_| 1500)
+    }
+}
+impl Enqueue for Fifo {
+    fn enqueue(&mut self, frame: Pkt, enqueued: Instant) {
+        self.0.push_back((frame, enqueued));
+    }
+}
+
+struct Peer(StationId);
+impl Station for Peer {
+    type Error = StationErrorKind;
+    fn station_id(&self) -> StationId {
+        self.0
+    }
+    fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+        None
+    }
+    fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
+        Ok(100)
+    }
+}
+
+struct Peers(Vec<Peer>);
+impl StationTable for Peers {
+    type Station = Peer;
+    fn station(&self, id: StationId) -> Option<&Peer> {
+        self.0.iter().find(|p| p.0 == id)
+    }
+}
+
+/// A ring of `room` descriptors that refuses push number `refuse_at`, and records the
+/// turns it was told ended.
+#[derive(Default)]
+struct TestRing {
+    room: usize,
+    refuse_at: Option<u32>,
+    pushes: u32,
+    held: Vec<(Pkt, Option<Charge>)>,
+    turns: Vec<TxqId>,
+    /// Frames pushed in each turn, recorded when the turn ends.
+    turn_frames: Vec<u32>,
+    this_turn: u32,
+}
+impl Ring for TestRing {
+    type Frame = Pkt;
+    type Error = RingErrorKind;
+    fn has_room(&self, _: Ac) -> bool {
+        self.held.len() < self.room
+    }
+    fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
+        self.pushes += 1;
+        if self.refuse_at == Some(self.pushes) {
+            return Err(PushError { frame, charge, error: RingErrorKind::OutOfMemory });
+        }
+        self.held.push((frame, charge));
+        self.this_turn += 1;
+        Ok(())
+    }
+    fn end_turn(&mut self, txq: TxqId, _: Ac) {
+        self.turns.push(txq);
+        self.turn_frames.push(std::mem::take(&mut self.this_turn));
+    }
+}
+
+fn ring(room: usize) -> TestRing {
+    TestRing { room, ..TestRing::default() }
+}
+
+fn table() -> TxqTable<Fifo> {
+    TxqTable::new(Scheduler::new(Config::default()).unwrap())
+}
+
+const NOW: Instant = Instant::from_micros(1000);
+
+/// Completes everything the ring holds.
+fn complete(t: &TxqTable<Fifo>, ring: &mut TestRing) -> Vec<Pkt> {
+    ring.held
+        .drain(..)
+        .map(|(p, c)| {
+            if let Some(c) = c {
+                t.scheduler().release(c).unwrap();
+            }
+            p
+        })
+        .collect()
+}
+
+#[test]
+fn enqueued_frames_reach_the_queue_at_the_turn_in_order() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..3 {
+        t.enqueue(q, Pkt(i), Instant::from_micros(u64::from(i))).unwrap();
+    }
+    let round = t.scheduler().start_round(Ac::Be);
+    let mut turn = t.next_txq(round, NOW).expect("the enqueue woke it");
+    // Pulled at the start of the turn, with each frame's own enqueue time.
+    let stamps: Vec<_> = turn.queue().unwrap().0.iter().map(|(_, at)| at.micros()).collect();
+    assert_eq!(stamps, [0, 1, 2]);
+    // A frame enqueued during the turn is pulled when the queue runs dry.
+    t.enqueue(q, Pkt(3), NOW).unwrap();
+    let got: Vec<_> = std::iter::from_fn(|| turn.dequeue(NOW).unwrap()).collect();
+    assert_eq!(got, [Pkt(0), Pkt(1), Pkt(2), Pkt(3)]);
+    assert!(!turn.is_backlogged());
+    turn.finish(TxqReturn::Empty, NOW);
+}
+
+#[test]
+fn an_enqueue_during_the_turn_after_the_last_dequeue_is_not_lost() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    let round = t.scheduler().start_round(Ac::Be);
+    let mut turn = t.next_txq(round, NOW).unwrap();
+    assert_eq!(turn.dequeue(NOW).unwrap(), Some(Pkt(0)));
+    assert_eq!(turn.dequeue(NOW).unwrap(), None);
+    // The server saw it empty; the enqueue's wake marks the txq, which is listed again.
+    t.enqueue(q, Pkt(1), NOW).unwrap();
+    turn.finish(TxqReturn::Empty, NOW);
+    let round = t.scheduler().start_round(Ac::Be);
+    let mut turn = t.next_txq(round, NOW).expect("the wake during the turn was kept");
+    assert_eq!(turn.dequeue(NOW).unwrap(), Some(Pkt(1)));
+    turn.finish(TxqReturn::Empty, NOW);
+}
+
+#[test]
+fn removing_an_idle_txq_hands_back_its_queue_and_intake_then_frees_the_slot() {
+    let mut config = Config::default();
+    config.max_txqs = 1;
+    let t: TxqTable<Fifo> = TxqTable::new(Scheduler::new(config).unwrap());
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    let round = t.scheduler().start_round(Ac::Be);
+    let turn = t.next_txq(round, NOW).unwrap(); // pulls Pkt(0) into the queue
+    turn.finish(TxqReturn::Backlogged, NOW);
+    t.enqueue(q, Pkt(1), NOW).unwrap(); // stays in the intake
+    t.remove_txq(q).unwrap();
+    assert!(matches!(t.enqueue(q, Pkt(9), NOW), Err(EnqueueError::UnknownTxq(Pkt(9)))));
+    // The slot is not reusable until the queue is taken back.
+    let refused = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap_err();
+    assert_eq!(refused.error, airtime_sched::SchedError::TxqsFull);
+    assert!(refused.queue.is_some(), "the queue comes back with the error");
+    let removed = t.take_removed().expect("nobody holds it");
+    assert_eq!(removed.id, q);
+    assert_eq!(removed.queue.0.iter().map(|(p, _)| *p).collect::<Vec<_>>(), [Pkt(0)]);
+    assert_eq!(removed.intake.collect::<Vec<_>>(), [Pkt(1)]);
+    assert!(removed.retry.is_none());
+    assert!(t.take_removed().is_none());
+    let again = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    assert_ne!(again, q);
+}
+
+#[test]
+fn a_txq_removed_while_served_comes_back_when_its_turn_ends() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    t.enqueue(q, Pkt(1), NOW).unwrap();
+    let round = t.scheduler().start_round(Ac::Be);
+    let mut turn = t.next_txq(round, NOW).unwrap();
+    assert_eq!(turn.dequeue(NOW).unwrap(), Some(Pkt(0)));
+    t.remove_station(sta).unwrap();
+    assert!(t.take_removed().is_none(), "its server still holds it");
+    turn.finish(TxqReturn::Backlogged, NOW);
+    let removed = t.take_removed().expect("handed back by the return");
+    assert_eq!(removed.queue.0.iter().map(|(p, _)| *p).collect::<Vec<_>>(), [Pkt(1)]);
+}
+
+#[test]
+fn run_round_keeps_a_refused_frame_with_its_charge_and_sends_it_first() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let peers = Peers(vec![Peer(sta)]);
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..3 {
+        t.enqueue(q, Pkt(i), NOW).unwrap();
+    }
+    let mut r = TestRing { refuse_at: Some(2), ..ring(64) };
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.end, RoundEnd::Refused(RingErrorKind::OutOfMemory));
+    assert_eq!((report.frames, report.held_back), (1, 1));
+    assert!(report.refused.is_none(), "kept in the txq, not handed to the caller");
+    // Two charges out: the sent frame's and the kept one's, nothing charged twice.
+    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 200);
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 2);
+    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 300);
+    let sent = complete(&t, &mut r);
+    assert_eq!(sent, [Pkt(0), Pkt(1), Pkt(2)], "the kept frame went first");
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    assert_eq!(r.turns, [q, q]);
+}
+
+#[test]
+fn a_turn_budget_bounds_each_turn_and_the_rest_waits_for_the_next_round() {
+    let t = table();
+    let a = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let b = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let peers = Peers(vec![Peer(a), Peer(b)]);
+    let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
+    let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..10 {
+        t.enqueue(qa, Pkt(i), NOW).unwrap();
+        t.enqueue(qb, Pkt(100 + i), NOW).unwrap();
+    }
+    let mut r = ring(1024);
+    let mut turns = 0;
+    while r.held.len() < 20 {
+        let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::frames(4));
+        assert!(report.frames <= 8, "two turns of at most 4 frames per round");
+        turns += 1;
+        assert!(turns < 20, "the rounds make progress");
+    }
+    assert!(r.turn_frames.iter().all(|&n| n <= 4), "no turn sent more than its budget: {:?}", r.turn_frames);
+    assert!(r.turns.contains(&qa) && r.turns.contains(&qb));
+    // Both stations were served before either finished: the budget interleaves them.
+    let first_b = r.held.iter().position(|(p, _)| p.0 >= 100).unwrap();
+    let last_a = r.held.iter().rposition(|(p, _)| p.0 < 100).unwrap();
+    assert!(first_b < last_a, "station b waited for all of a's frames");
+    complete(&t, &mut r);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn an_airtime_budget_ends_the_turn_at_the_frame_that_reaches_it() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let peers = Peers(vec![Peer(sta)]);
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..10 {
+        t.enqueue(q, Pkt(i), NOW).unwrap();
+    }
+    let mut r = ring(1024);
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::airtime_us(250));
+    assert_eq!(report.frames, 3, "100 us each: the third reaches 250 us");
+    complete(&t, &mut r);
+}
+
+#[test]
+fn a_frame_with_no_station_to_price_it_is_kept_uncharged_never_sent_uncharged() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    let mut r = ring(64);
+    let report = t.run_round(Ac::Be, NOW, &Peers(Vec::new()), &mut r, TurnBudget::UNLIMITED);
+    assert_eq!((report.frames, report.unpriced, report.uncharged), (0, 1, 0));
+    assert!(r.held.is_empty());
+    // Once the station can price it, it is charged and sent.
+    let report = t.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 1);
+    assert!(r.held[0].1.is_some(), "sent with a charge");
+    complete(&t, &mut r);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_retry_frame_of_a_removed_txq_comes_back_with_its_charge() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let peers = Peers(vec![Peer(sta)]);
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    let mut r = TestRing { refuse_at: Some(1), ..ring(64) };
+    let _ = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    t.remove_station(sta).unwrap();
+    let removed = t.take_removed().unwrap();
+    let Some(Retry { frame, charge: Some(charge) }) = removed.retry else { panic!("the kept frame and its charge") };
+    assert_eq!(frame, Pkt(0));
+    t.scheduler().release(charge).unwrap();
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_station_less_txq_sends_uncharged_as_mainline_does() {
+    let t = table();
+    let q = t.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(7), NOW).unwrap();
+    let mut r = ring(64);
+    let report = t.run_round(Ac::Be, NOW, &Peers(Vec::new()), &mut r, TurnBudget::UNLIMITED);
+    assert_eq!((report.frames, report.unpriced), (1, 0));
+    assert!(r.held[0].1.is_none());
+}
