@@ -34,6 +34,8 @@ est_skips=(
     every_entry_matches_an_independent_recomputation
 )
 sched_skips=(
+    # table_two_threads.rs: threads until a wall-clock churn schedule ends.
+    two_contexts_with_churn_keep_every_frame_and_charge_exact_at_every_step
     # model.rs, bad_input.rs: 256-case state machines.
     scheduler_follows_the_sequential_model
     random_raw_ids_into_every_method_never_panic
