@@ -79,7 +79,7 @@ fn txq1_enqueue_racing_removal_and_reuse_loses_and_misroutes_nothing() {
             let table = table.clone();
             thread::spawn(move || {
                 table.remove_txq(q).unwrap();
-                let mut back = table.take_removed().map(frames_of).unwrap_or_default();
+                let back = table.take_removed().map(frames_of).unwrap_or_default();
                 let q2 = table.add_txq(Some(sta), Tid::BE, Fifo::default()).ok();
                 if let Some(q2) = q2 {
                     table.enqueue(q2, Pkt(2), NOW).unwrap();
