@@ -38,6 +38,7 @@ EXPECTED_PASS=(
 	round-fix-no-skip
 	debugfs-text
 	c-api-roundtrip
+	c-api-mcast
 )
 
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}

@@ -117,6 +117,7 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"round-fix-no-skip", adapter::round_fix_no_skip),
     Scenario::new(c"debugfs-text", adapter::debugfs_text),
     Scenario::new(c"c-api-roundtrip", capi::roundtrip),
+    Scenario::new(c"c-api-mcast", capi::mcast),
     Scenario::explicit_only(c"selftest-must-fail", must_fail),
     Scenario::explicit_only(c"selftest-must-panic", must_panic),
 ];
