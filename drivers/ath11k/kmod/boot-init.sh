@@ -84,6 +84,14 @@ phase() {
 	check "$tag: no oops, BUG, warning or panic in the log" not_logged "$TROUBLE"
 }
 
+# stress_on_two_cpus: the RESULT line of c-api-smp-stress in $log names two
+# different CPUs for its wake and completion kthreads.
+stress_on_two_cpus() {
+	# shellcheck disable=SC2046 # split "CPU CPU" into two words on purpose
+	set -- $(sed -n 's|.*RESULT c-api-smp-stress: kthreads on CPUs \([0-9]*\)/\([0-9]*\),.*|\1 \2|p' "$log")
+	[ $# -eq 2 ] && [ "$1" != "$2" ]
+}
+
 # count_passes: number of PASS lines in $log.
 count_passes() {
 	grep -c 'airtime: PASS ' "$log"
@@ -110,6 +118,7 @@ check "all: no FAIL line" not_logged 'airtime: FAIL'
 check "all: summary line" logged "airtime: all $expected_count scenarios passed"
 check "all: the explicit-only scenario did not run" not_logged 'selftest-must-fail'
 check "all: unload logged" logged 'airtime: unloaded'
+check "all: c-api-smp-stress ran its kthreads on two different CPUs" stress_on_two_cpus
 
 phase by-name load scenario=c-api-roundtrip
 check "by-name: PASS c-api-roundtrip" logged 'airtime: PASS c-api-roundtrip$'

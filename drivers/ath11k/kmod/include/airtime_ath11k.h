@@ -742,4 +742,24 @@ int airtime_capi_selftest(char *msg, size_t len);
  */
 int airtime_capi_mcast(char *msg, size_t len);
 
+/* airtime_capi_smp_stress() flag: lose one completion (must make it FAIL). */
+#define AIRTIME_STRESS_LOSE_COMPLETION	(1U << 0)
+
+/**
+ * airtime_capi_smp_stress() - the SMP stress self-test of the adapter API
+ * @flags: 0, or AIRTIME_STRESS_* fault flags that must make the test fail
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * Implemented in airtime_capi_selftest.c; run by the Rust scenarios
+ * c-api-smp-stress (@flags 0) and c-api-smp-stress-must-fail. A wake kthread
+ * and a completion kthread, bound to different CPUs, drive one radio for a few
+ * seconds with station churn and weight changes; then a drain, conservation
+ * and invariant checks.
+ *
+ * Context: Process context (module init); sleeps while the kthreads run.
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_smp_stress(u32 flags, char *msg, size_t len);
+
 #endif /* AIRTIME_ATH11K_H */

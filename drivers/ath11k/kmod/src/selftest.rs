@@ -20,7 +20,8 @@
 //! name to `EXPECTED_PASS` in `boot-test.sh`, which fails on any difference
 //! between the two lists. Scenarios must be deterministic, integer-only, keep
 //! stack frames small (the kernel stack is 16 KiB) and finish in a few
-//! milliseconds under software emulation.
+//! milliseconds under software emulation; `c-api-smp-stress` alone runs for
+//! seconds, by design (two kthreads on one radio, timed).
 //!
 //! Two explicit-only scenarios exist to prove the harness can fail:
 //! `selftest-must-fail` (a FAIL refuses the load) and `selftest-must-panic`
@@ -118,6 +119,7 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"debugfs-text", adapter::debugfs_text),
     Scenario::new(c"c-api-roundtrip", capi::roundtrip),
     Scenario::new(c"c-api-mcast", capi::mcast),
+    Scenario::new(c"c-api-smp-stress", capi::smp_stress),
     Scenario::explicit_only(c"selftest-must-fail", must_fail),
     Scenario::explicit_only(c"selftest-must-panic", must_panic),
 ];

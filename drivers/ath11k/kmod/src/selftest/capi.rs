@@ -8,7 +8,10 @@
 //!   and limits, wake, completion batches under a NAPI budget, PPDU stats, rx
 //!   duration, statistics, the debugfs texts, removal and destroy, and the
 //!   error returns of bad arguments;
-//! - `c-api-mcast`: a station-less (multicast) txq beside a station's.
+//! - `c-api-mcast`: a station-less (multicast) txq beside a station's;
+//! - `c-api-smp-stress`: a wake kthread and a completion kthread on different
+//!   CPUs hammering one radio for a few seconds, with station churn and weight
+//!   changes, then conservation, invariant and drain checks.
 
 use core::ffi::c_char;
 
@@ -41,4 +44,10 @@ pub(super) fn roundtrip(msg: &mut MsgBuf<'_>) -> Outcome {
 pub(super) fn mcast(msg: &mut MsgBuf<'_>) -> Outcome {
     // SAFETY: as in `roundtrip`.
     run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_mcast(buf, len) })
+}
+
+/// `c-api-smp-stress`.
+pub(super) fn smp_stress(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `roundtrip`; the C side sleeps, which module init allows.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(0, buf, len) })
 }
