@@ -1018,6 +1018,8 @@ static void s_wake_step(struct s_hw *s, u32 *rnd)
 	for (k = 0; k < n; k++)
 		if (!s_enqueue(s, &s->txq[txq], 200 + (r >> 20) % 1301))
 			break;
+	if (txq == S_MCAST && (s->flags & AIRTIME_STRESS_LOSE_WAKE))
+		return;		/* the fault: frames queued, the wake lost */
 	s->wakes++;
 	if (txq == S_MCAST)
 		ret = RADIO_CALL(s, airtime_mcast_txq_wake(s->radio, s->mcast_handle, raw_smp_processor_id(), s_now()));
@@ -1239,6 +1241,7 @@ static u64 s_sum(const u64 *v, u32 n)
  * pending airtime 0, no frame in the hardware or a retry slot, no txq holding
  * frames (a lost wake), every frame accounted for by both the test and the
  * API's counters, no frame handed back twice, destroy with nothing left.
+ * The AIRTIME_STRESS_* faults (a run of S_FAULT_RUN_MS) must each fail it.
  *
  * Context: Process context (module init); sleeps while the kthreads run.
  * Return: 0 on success, non-zero on failure.

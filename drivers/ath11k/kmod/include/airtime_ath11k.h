@@ -742,8 +742,13 @@ int airtime_capi_selftest(char *msg, size_t len);
  */
 int airtime_capi_mcast(char *msg, size_t len);
 
-/* airtime_capi_smp_stress() flag: lose one completion (must make it FAIL). */
+/*
+ * airtime_capi_smp_stress() faults, each of which must make it FAIL: the
+ * firmware loses one completion (a frame stays in the hardware, its airtime
+ * pending); the multicast txq gets frames but is never woken (a lost wake).
+ */
 #define AIRTIME_STRESS_LOSE_COMPLETION	(1U << 0)
+#define AIRTIME_STRESS_LOSE_WAKE	(1U << 1)
 
 /**
  * airtime_capi_smp_stress() - the SMP stress self-test of the adapter API
@@ -752,7 +757,8 @@ int airtime_capi_mcast(char *msg, size_t len);
  * @len: size of @msg, at least 1
  *
  * Implemented in airtime_capi_selftest.c; run by the Rust scenarios
- * c-api-smp-stress (@flags 0) and c-api-smp-stress-must-fail. A wake kthread
+ * c-api-smp-stress (@flags 0), c-api-smp-stress-lost-completion and
+ * c-api-smp-stress-lost-wake (explicit only, must fail). A wake kthread
  * and a completion kthread, bound to different CPUs, drive one radio for a few
  * seconds with station churn and weight changes; then a drain, conservation
  * and invariant checks.

@@ -23,9 +23,11 @@
 //! milliseconds under software emulation; `c-api-smp-stress` alone runs for
 //! seconds, by design (two kthreads on one radio, timed).
 //!
-//! Two explicit-only scenarios exist to prove the harness can fail:
-//! `selftest-must-fail` (a FAIL refuses the load) and `selftest-must-panic`
-//! (a panic becomes a clean `BUG()` oops with the Rust location).
+//! Explicit-only scenarios exist to prove the harness can fail:
+//! `selftest-must-fail` (a FAIL refuses the load), `selftest-must-panic`
+//! (a panic becomes a clean `BUG()` oops with the Rust location), and
+//! `c-api-smp-stress-lost-completion` / `-lost-wake` (the stress test's
+//! checks catch a frame that never completes and a txq never served).
 
 use core::ffi::CStr;
 
@@ -122,6 +124,8 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"c-api-smp-stress", capi::smp_stress),
     Scenario::explicit_only(c"selftest-must-fail", must_fail),
     Scenario::explicit_only(c"selftest-must-panic", must_panic),
+    Scenario::explicit_only(c"c-api-smp-stress-lost-completion", capi::smp_stress_lost_completion),
+    Scenario::explicit_only(c"c-api-smp-stress-lost-wake", capi::smp_stress_lost_wake),
 ];
 
 /// Always panics, with an out-of-bounds index. It exists so the boot test

@@ -11,7 +11,10 @@
 //! - `c-api-mcast`: a station-less (multicast) txq beside a station's;
 //! - `c-api-smp-stress`: a wake kthread and a completion kthread on different
 //!   CPUs hammering one radio for a few seconds, with station churn and weight
-//!   changes, then conservation, invariant and drain checks.
+//!   changes, then conservation, invariant and drain checks;
+//! - `c-api-smp-stress-lost-completion` and `c-api-smp-stress-lost-wake`
+//!   (explicit only): the same with one completion, or every wake of the
+//!   multicast txq, lost on purpose; the checks must catch each (FAIL).
 
 use core::ffi::c_char;
 
@@ -20,6 +23,12 @@ use crate::msg::MsgBuf;
 
 /// Size of the message buffer handed to C.
 const MSG_LEN: usize = 200;
+
+/// `AIRTIME_STRESS_LOSE_COMPLETION`: the simulated firmware loses one
+/// completion.
+const STRESS_LOSE_COMPLETION: u32 = 1 << 0;
+/// `AIRTIME_STRESS_LOSE_WAKE`: the multicast txq gets frames, never a wake.
+const STRESS_LOSE_WAKE: u32 = 1 << 1;
 
 /// Runs one C test through `call` (given the buffer and its size) and copies
 /// its message.
@@ -50,4 +59,18 @@ pub(super) fn mcast(msg: &mut MsgBuf<'_>) -> Outcome {
 pub(super) fn smp_stress(msg: &mut MsgBuf<'_>) -> Outcome {
     // SAFETY: as in `roundtrip`; the C side sleeps, which module init allows.
     run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(0, buf, len) })
+}
+
+/// `c-api-smp-stress-lost-completion`: proves the stress checks catch a frame
+/// that never completes.
+pub(super) fn smp_stress_lost_completion(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `smp_stress`.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(STRESS_LOSE_COMPLETION, buf, len) })
+}
+
+/// `c-api-smp-stress-lost-wake`: proves the stress checks catch a txq with
+/// frames that is never served.
+pub(super) fn smp_stress_lost_wake(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `smp_stress`.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(STRESS_LOSE_WAKE, buf, len) })
 }
