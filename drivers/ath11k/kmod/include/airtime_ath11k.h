@@ -610,8 +610,9 @@ int airtime_radio_get_counters(struct airtime_radio *radio, struct airtime_radio
  * its stations, each txq listed at most once and only when marked so,
  * station words of the right generation) and the adapter's (no pending
  * airtime when no frame is in the hardware or a retry slot). Costs
- * O(max_txqs) and a GFP_ATOMIC allocation of about max_txqs bytes: for
- * debugfs and self-tests, not the data path.
+ * O(max_txqs) and a GFP_ATOMIC allocation of about max_txqs bytes, which is
+ * infallible on the Rust side (a failure ends in BUG()): for debugfs and
+ * self-tests, not the data path.
  *
  * Context: Process context or softirq, radio lock held.
  * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.

@@ -752,7 +752,9 @@ pub unsafe extern "C" fn airtime_radio_get_counters(radio: *mut CRadio, counters
 /// slot). Returns 0, or `-EUCLEAN` when one does not hold.
 ///
 /// Costs O(max_txqs) time and a `GFP_ATOMIC` allocation of about max_txqs
-/// bytes: for debugfs and self-tests, not the data path.
+/// bytes, made by the scheduler's checker with an infallible `vec!` (a failure
+/// panics, which ends in `BUG()`): for debugfs and self-tests, not the data
+/// path.
 ///
 /// # Safety
 ///
