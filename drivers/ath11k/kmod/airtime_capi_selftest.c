@@ -12,15 +12,49 @@
  * status, NAPI passes bounded by their budget, no pending airtime left, the
  * debugfs texts, station removal and destroy with frames in flight.
  *
- * Run by the Rust scenario c-api-roundtrip (src/selftest/capi.rs).
+ * Run by the Rust scenario c-api-roundtrip (src/selftest/capi.rs), with
+ * c-api-mcast (a station-less txq beside a station's, over the same HAL) and
+ * c-api-smp-stress (a HAL with locks of its own, driven by a wake kthread and
+ * a completion kthread on two CPUs at once; see airtime_capi_smp_stress()).
  */
+#include <linux/atomic.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/err.h>
 #include <linux/errno.h>
+#include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 
 #include "airtime_ath11k.h"
+
+/*
+ * RADIO_CALL() - make one call into the adapter; every test calls it here.
+ * @hw: the test's HAL context, which has a spinlock_t radio_lock
+ * @call: the adapter call, e.g. airtime_txq_wake(radio, 1, 0, cpu, now)
+ *
+ * The C API's contract today is that the caller serialises every call on one
+ * radio (the adapter takes its radio exclusively): a driver does it with one
+ * spinlock per radio taken with spin_lock_bh(), and so does every test in this
+ * file, the SMP stress included, here and nowhere else. When the adapter
+ * becomes concurrent (its wake and completion paths on different CPUs at
+ * once), this macro drops the lock and the tests run unchanged without it.
+ *
+ * The arguments of @call are evaluated under the lock: the stress test reads
+ * the clock in them, so the times the adapter sees never go backwards.
+ */
+#define RADIO_CALL(hw, call) ({					\
+	typeof(call) __ret;					\
+	spin_lock_bh(&(hw)->radio_lock);			\
+	__ret = (call);						\
+	spin_unlock_bh(&(hw)->radio_lock);			\
+	__ret;							\
+})
 
 #define T_RING_SLOTS	16	/* descriptors per TCL ring */
 #define T_MSDU_SLOTS	24	/* MSDU table entries per ring */
@@ -42,7 +76,7 @@ struct t_txq {
 };
 
 struct t_hw {
-	spinlock_t lock;
+	spinlock_t radio_lock;	/* RADIO_CALL() */
 	u32 ring[AIRTIME_TCL_RINGS][T_RING_SLOTS];
 	u32 ring_head[AIRTIME_TCL_RINGS];
 	u32 ring_count[AIRTIME_TCL_RINGS];
@@ -56,6 +90,7 @@ struct t_hw {
 	u32 returned;
 	u32 double_returns;
 	u32 bad_callbacks;
+	u32 no_peer_descs;	/* descriptors without a peer (multicast) */
 };
 
 static u32 t_tcl_free(void *ctx, u8 ring)
@@ -87,6 +122,8 @@ static int t_tcl_enqueue(void *ctx, u8 ring, const struct airtime_tcl_desc *desc
 	tail = (hw->ring_head[ring] + hw->ring_count[ring]) % T_RING_SLOTS;
 	hw->ring[ring][tail] = desc->msdu_id;
 	hw->ring_count[ring]++;
+	if (!desc->has_peer)
+		hw->no_peer_descs++;
 	return 0;
 }
 
@@ -232,15 +269,6 @@ static u32 t_firmware(struct t_hw *hw, struct airtime_tx_status *st, u32 max, u3
 	return n;
 }
 
-/* Every call on the radio under its lock, BHs off, as a driver does. */
-#define LOCKED(hw, expr) ({					\
-	typeof(expr) __ret;					\
-	spin_lock_bh(&(hw)->lock);				\
-	__ret = (expr);						\
-	spin_unlock_bh(&(hw)->lock);				\
-	__ret;							\
-})
-
 #define CHECK(cond, fmt, ...) do {						\
 	if (!(cond)) {								\
 		snprintf(msg, len, "line %d: " fmt, __LINE__, ##__VA_ARGS__);	\
@@ -282,7 +310,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 		ret = -ENOMEM;
 		goto out;
 	}
-	spin_lock_init(&hw->lock);
+	spin_lock_init(&hw->radio_lock);
 
 	/* Creation: bad configurations are refused. */
 	CHECK(!airtime_radio_create(NULL, &err) && err == -EFAULT, "create(NULL): err %d", err);
@@ -301,33 +329,33 @@ int airtime_capi_selftest(char *msg, size_t len)
 	CHECK(radio, "create: err %d", err);
 
 	/* Stations, txqs, weights, limits. */
-	CHECK(!LOCKED(hw, airtime_sta_add(radio, 1, 256)), "sta_add(1)");
-	CHECK(!LOCKED(hw, airtime_sta_add(radio, 2, 256)), "sta_add(2)");
-	r = LOCKED(hw, airtime_sta_add(radio, 1, 256));
+	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 1, 256)), "sta_add(1)");
+	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 2, 256)), "sta_add(2)");
+	r = RADIO_CALL(hw, airtime_sta_add(radio, 1, 256));
 	CHECK(r == -EEXIST, "sta_add(1) again: %d", r);
-	r = LOCKED(hw, airtime_sta_add(radio, 3, 0));
+	r = RADIO_CALL(hw, airtime_sta_add(radio, 3, 0));
 	CHECK(r == -EINVAL, "sta_add(weight 0): %d", r);
-	CHECK(!LOCKED(hw, airtime_sta_set_weight(radio, 2, 512)), "set_weight(2, 512)");
-	r = LOCKED(hw, airtime_sta_set_weight(radio, 9, 256));
+	CHECK(!RADIO_CALL(hw, airtime_sta_set_weight(radio, 2, 512)), "set_weight(2, 512)");
+	r = RADIO_CALL(hw, airtime_sta_set_weight(radio, 9, 256));
 	CHECK(r == -ENOENT, "set_weight(unknown): %d", r);
-	r = LOCKED(hw, airtime_sta_set_weight(radio, 1, 0));
+	r = RADIO_CALL(hw, airtime_sta_set_weight(radio, 1, 0));
 	CHECK(r == -EINVAL, "set_weight(0): %d", r);
-	CHECK(!LOCKED(hw, airtime_set_aql_limits(radio, AIRTIME_AC_BE, 5000, 12000)), "set_aql_limits");
-	r = LOCKED(hw, airtime_set_aql_limits(radio, AIRTIME_AC_BE, 12000, 5000));
+	CHECK(!RADIO_CALL(hw, airtime_set_aql_limits(radio, AIRTIME_AC_BE, 5000, 12000)), "set_aql_limits");
+	r = RADIO_CALL(hw, airtime_set_aql_limits(radio, AIRTIME_AC_BE, 12000, 5000));
 	CHECK(r == -EINVAL, "inverted limits: %d", r);
-	r = LOCKED(hw, airtime_sta_set_aql_limits(radio, 1, AIRTIME_NUM_ACS, 1, 2));
+	r = RADIO_CALL(hw, airtime_sta_set_aql_limits(radio, 1, AIRTIME_NUM_ACS, 1, 2));
 	CHECK(r == -EINVAL, "sta limits on AC 4: %d", r);
-	CHECK(!LOCKED(hw, airtime_sta_set_aql_limits(radio, 1, AIRTIME_AC_VO, 4000, 8000)), "sta limits");
-	CHECK(!LOCKED(hw, airtime_set_aql_threshold(radio, 24000)), "set_aql_threshold");
-	CHECK(!LOCKED(hw, airtime_txq_add(radio, 1, 0, &hw->txq[0])), "txq_add(1, 0)");
-	CHECK(!LOCKED(hw, airtime_txq_add(radio, 2, 0, &hw->txq[1])), "txq_add(2, 0)");
-	r = LOCKED(hw, airtime_txq_add(radio, 1, 0, &hw->txq[1]));
+	CHECK(!RADIO_CALL(hw, airtime_sta_set_aql_limits(radio, 1, AIRTIME_AC_VO, 4000, 8000)), "sta limits");
+	CHECK(!RADIO_CALL(hw, airtime_set_aql_threshold(radio, 24000)), "set_aql_threshold");
+	CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, 1, 0, &hw->txq[0])), "txq_add(1, 0)");
+	CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, 2, 0, &hw->txq[1])), "txq_add(2, 0)");
+	r = RADIO_CALL(hw, airtime_txq_add(radio, 1, 0, &hw->txq[1]));
 	CHECK(r == -EEXIST, "txq_add(1, 0) again: %d", r);
-	r = LOCKED(hw, airtime_txq_add(radio, 1, 17, &hw->txq[1]));
+	r = RADIO_CALL(hw, airtime_txq_add(radio, 1, 17, &hw->txq[1]));
 	CHECK(r == -EINVAL, "txq_add(tid 17): %d", r);
-	r = LOCKED(hw, airtime_txq_add(radio, 7, 1, &hw->txq[1]));
+	r = RADIO_CALL(hw, airtime_txq_add(radio, 7, 1, &hw->txq[1]));
 	CHECK(r == -ENOENT, "txq_add(unknown peer): %d", r);
-	r = LOCKED(hw, airtime_txq_wake(radio, 1, 5, 0, now));
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 1, 5, 0, now));
 	CHECK(r == -ENOENT, "wake(no txq on tid 5): %d", r);
 
 	/* Traffic: 48 frames per station, one enqueue refused with -ENOMEM. */
@@ -335,7 +363,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 		t_enqueue(&hw->txq[i % 2], &hw->frames[i]);
 	hw->fail_next_enqueue = 1;
 	for (i = 0; i < 2; i++) {
-		r = LOCKED(hw, airtime_txq_wake(radio, i + 1, 0, 0, now));
+		r = RADIO_CALL(hw, airtime_txq_wake(radio, i + 1, 0, 0, now));
 		CHECK(r >= 0, "wake(%u): %d", i + 1, r);
 		pushed += r;
 	}
@@ -347,7 +375,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 		now += 500;
 		n = t_firmware(hw, st, 8, &next_status);
 		for (done = 0; done < n;) {
-			r = LOCKED(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
+			r = RADIO_CALL(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
 			CHECK(r > 0 && r <= T_BUDGET, "tx_complete(%u left, budget %d): %d", n - done, T_BUDGET, r);
 			done += r;
 			calls++;
@@ -362,17 +390,17 @@ int airtime_capi_selftest(char *msg, size_t len)
 			ppdu.users[0].rate.mcs = 7;
 			ppdu.users[0].rate.nss = 1;
 			ppdu.users[0].rate.bw = 2;
-			r = LOCKED(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
+			r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
 			CHECK(r == 2, "ppdu_tx_stats: %d users charged", r);
-			r = LOCKED(hw, airtime_rx_duration(radio, 1, 100, NULL, now));
+			r = RADIO_CALL(hw, airtime_rx_duration(radio, 1, 100, NULL, now));
 			CHECK(!r, "rx_duration: %d", r);
 		}
-		CHECK(!LOCKED(hw, airtime_radio_get_stats(radio, &stats)), "get_stats");
+		CHECK(!RADIO_CALL(hw, airtime_radio_get_stats(radio, &stats)), "get_stats");
 		peak = max_t(u32, peak, stats.total_pending_us);
 		if (!stats.outstanding_msdus) {
 			/* Nothing in flight: a round on each txq with frames. */
-			LOCKED(hw, airtime_txq_wake(radio, 1, 0, 0, now));
-			LOCKED(hw, airtime_txq_wake(radio, 2, 0, 0, now));
+			RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 0, now));
+			RADIO_CALL(hw, airtime_txq_wake(radio, 2, 0, 0, now));
 		}
 	}
 	CHECK(hw->returned == T_FRAMES, "%u of %u frames handed back after %u polls", hw->returned, T_FRAMES, i);
@@ -380,7 +408,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 	      hw->double_returns, hw->bad_callbacks);
 	for (i = 0; i < T_NUM_STATUS; i++)
 		CHECK(hw->status_count[i], "no frame completed with status %u", i);
-	CHECK(!LOCKED(hw, airtime_radio_get_stats(radio, &stats)), "get_stats");
+	CHECK(!RADIO_CALL(hw, airtime_radio_get_stats(radio, &stats)), "get_stats");
 	CHECK(!stats.total_pending_us && !stats.outstanding_msdus && !stats.held_frames,
 	      "after the drain: %u us pending, %u outstanding, %u held", stats.total_pending_us,
 	      stats.outstanding_msdus, stats.held_frames);
@@ -388,41 +416,41 @@ int airtime_capi_selftest(char *msg, size_t len)
 
 	/* Bad records change nothing. */
 	ppdu.n_users = AIRTIME_PPDU_MAX_USERS + 1;
-	r = LOCKED(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
+	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
 	CHECK(r == -EINVAL, "ppdu with 9 users: %d", r);
 	ppdu.n_users = 1;
 	ppdu.users[0].rate.mcs = 12;
-	r = LOCKED(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
+	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
 	CHECK(r == -EINVAL, "HE MCS 12: %d", r);
 	st[0].ring = AIRTIME_TCL_RINGS;
-	r = LOCKED(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, now));
+	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, now));
 	CHECK(r == -EINVAL, "completion on ring 3: %d", r);
-	r = LOCKED(hw, airtime_rx_duration(radio, 9, 100, NULL, now));
+	r = RADIO_CALL(hw, airtime_rx_duration(radio, 9, 100, NULL, now));
 	CHECK(r == -ENOENT, "rx_duration(unknown): %d", r);
 
 	/* The debugfs texts. */
-	r = LOCKED(hw, airtime_debugfs_aql(radio, 1, text, 1024));
+	r = RADIO_CALL(hw, airtime_debugfs_aql(radio, 1, text, 1024));
 	CHECK(r > 0 && strstr(text, "AQL pending") && strstr(text, "VO\t\t4000\t\t8000"), "aql text (%d): %s", r,
 	      text);
-	r = LOCKED(hw, airtime_debugfs_airtime(radio, 2, text, 1024));
+	r = RADIO_CALL(hw, airtime_debugfs_airtime(radio, 2, text, 1024));
 	CHECK(r > 0 && strstr(text, "Weight: 512") && strstr(text, "TX: "), "airtime text (%d): %s", r, text);
-	r = LOCKED(hw, airtime_debugfs_airtime(radio, 1, text, 1024));
+	r = RADIO_CALL(hw, airtime_debugfs_airtime(radio, 1, text, 1024));
 	CHECK(r > 0 && !strstr(text, "RX: 0 us"), "station 1 has no rx airtime (%d): %s", r, text);
-	r = LOCKED(hw, airtime_debugfs_dp_stats(radio, text, 1024));
+	r = RADIO_CALL(hw, airtime_debugfs_dp_stats(radio, text, 1024));
 	CHECK(r > 0 && strstr(text, "Pending tx MSDUs total: 0"), "dp_stats (%d)", r);
-	r = LOCKED(hw, airtime_debugfs_aql(radio, 1, text, 8));
+	r = RADIO_CALL(hw, airtime_debugfs_aql(radio, 1, text, 8));
 	CHECK(r == -ENOSPC && strlen(text) == 7, "aql into 8 bytes: %d", r);
-	r = LOCKED(hw, airtime_debugfs_aql(radio, 9, text, 1024));
+	r = RADIO_CALL(hw, airtime_debugfs_aql(radio, 9, text, 1024));
 	CHECK(r == -ENOENT, "aql of an unknown peer: %d", r);
 
 	/* Teardown with frames in the hardware. */
 	for (i = 0; i < 8; i++)
 		t_enqueue(&hw->txq[0], &hw->frames[i]);
 	hw->returned = 0;
-	r = LOCKED(hw, airtime_txq_wake(radio, 1, 0, 1, now));
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 1, now));
 	CHECK(r == 8, "wake before teardown pushed %d", r);
-	CHECK(!LOCKED(hw, airtime_sta_remove(radio, 2)), "sta_remove(2)");
-	r = LOCKED(hw, airtime_sta_remove(radio, 2));
+	CHECK(!RADIO_CALL(hw, airtime_sta_remove(radio, 2)), "sta_remove(2)");
+	r = RADIO_CALL(hw, airtime_sta_remove(radio, 2));
 	CHECK(r == -ENOENT, "sta_remove(2) again: %d", r);
 	r = airtime_radio_destroy(radio);
 	radio = NULL;
@@ -438,5 +466,922 @@ out:
 		airtime_radio_destroy(radio);
 	kfree(text);
 	kfree(hw);
+	return ret;
+}
+
+/* Frames of txq[0] (the station's) and txq[1] (the multicast one) handed back. */
+static void t_done_per_txq(struct t_hw *hw, u32 done[2])
+{
+	u32 i;
+
+	done[0] = done[1] = 0;
+	for (i = 0; i < T_FRAMES; i++)
+		done[i % 2] += hw->frames[i].done;
+}
+
+/**
+ * airtime_capi_mcast() - the C self-test of station-less (multicast) txqs
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * A station txq and a station-less one on the same TID (BE), 48 frames each,
+ * through the t_* HAL above: the multicast txq's errors and handle checks; its
+ * frames go out without a peer and without a charge (pending airtime stays 0
+ * while only they are in the hardware); both txqs progress together (neither
+ * starves the other); everything completes, pending 0, invariants hold;
+ * removal refuses the handle afterwards.
+ *
+ * Context: Process context (module init).
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_mcast(char *msg, size_t len)
+{
+	static struct airtime_tx_status st[AIRTIME_TCL_RINGS * 8];
+	struct airtime_radio_config cfg = {};
+	struct airtime_radio_stats stats;
+	struct airtime_radio *radio = NULL;
+	struct t_hw *hw;
+	u64 now = 1000, mc = 0, bogus = 0;
+	u32 i, n, done, next_status = 0, mcast_first, at_half[2] = { 0, 0 }, fin[2];
+	int ret = 0, err = 0, r;
+
+	if (!msg || !len)
+		return -EFAULT;
+	msg[0] = '\0';
+	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+	if (!hw) {
+		snprintf(msg, len, "no memory for the test");
+		return -ENOMEM;
+	}
+	spin_lock_init(&hw->radio_lock);
+	cfg.ops = &t_ops;
+	cfg.hw = hw;
+	cfg.flags = AIRTIME_RADIO_TX_NO_PUSHBACK;
+	cfg.tcl_descriptors = T_RING_SLOTS;
+	cfg.msdu_capacity = T_MSDU_SLOTS;
+	cfg.max_stations = 8;
+	cfg.max_txqs = 32;
+	radio = airtime_radio_create(&cfg, &err);
+	CHECK(radio, "create: err %d", err);
+
+	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 1, 256)), "sta_add(1)");
+	CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, 1, 0, &hw->txq[0])), "txq_add(1, 0)");
+	r = RADIO_CALL(hw, airtime_mcast_txq_add(radio, 17, &hw->txq[1], &mc));
+	CHECK(r == -EINVAL, "mcast_txq_add(tid 17): %d", r);
+	r = RADIO_CALL(hw, airtime_mcast_txq_add(radio, 0, NULL, &mc));
+	CHECK(r == -EFAULT, "mcast_txq_add(NULL txq): %d", r);
+	r = RADIO_CALL(hw, airtime_mcast_txq_add(radio, 0, &hw->txq[1], NULL));
+	CHECK(r == -EFAULT, "mcast_txq_add(NULL handle): %d", r);
+	CHECK(!RADIO_CALL(hw, airtime_mcast_txq_add(radio, 0, &hw->txq[1], &mc)), "mcast_txq_add(tid 0)");
+	/* Same slot, another generation: refused, never aliased. */
+	bogus = mc ^ (1ULL << 32);
+	r = RADIO_CALL(hw, airtime_mcast_txq_wake(radio, bogus, 0, now));
+	CHECK(r == -ENOENT, "wake with a forged handle: %d", r);
+	r = RADIO_CALL(hw, airtime_mcast_txq_remove(radio, bogus));
+	CHECK(r == -ENOENT, "remove with a forged handle: %d", r);
+
+	/* 48 frames each: even frames the station's, odd ones multicast. */
+	for (i = 0; i < T_FRAMES; i++)
+		t_enqueue(&hw->txq[i % 2], &hw->frames[i]);
+
+	/* Multicast alone first: sent without a peer, charged nothing. */
+	r = RADIO_CALL(hw, airtime_mcast_txq_wake(radio, mc, 0, now));
+	CHECK(r > 0, "first multicast round pushed %d", r);
+	mcast_first = r;
+	CHECK(hw->no_peer_descs == mcast_first, "%u descriptors without a peer, %u multicast frames pushed",
+	      hw->no_peer_descs, mcast_first);
+	CHECK(!RADIO_CALL(hw, airtime_radio_get_stats(radio, &stats)), "get_stats");
+	CHECK(stats.outstanding_msdus == mcast_first && !stats.total_pending_us,
+	      "multicast in flight: %u outstanding, %u us pending (must be uncharged)", stats.outstanding_msdus,
+	      stats.total_pending_us);
+	CHECK(!RADIO_CALL(hw, airtime_radio_check(radio)), "invariants with multicast in flight");
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 0, now));
+	CHECK(r >= 0, "station wake: %d", r);
+
+	/* The firmware completes; rounds start from the completions. */
+	for (i = 0; i < 400 && hw->returned < T_FRAMES; i++) {
+		now += 500;
+		n = t_firmware(hw, st, 8, &next_status);
+		for (done = 0; done < n;) {
+			r = RADIO_CALL(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
+			CHECK(r > 0 && r <= T_BUDGET, "tx_complete(%u left): %d", n - done, r);
+			done += r;
+		}
+		if (hw->returned >= T_FRAMES / 2 && !at_half[0] && !at_half[1])
+			t_done_per_txq(hw, at_half);
+		CHECK(!RADIO_CALL(hw, airtime_radio_check(radio)), "invariants after poll %u", i);
+		CHECK(!RADIO_CALL(hw, airtime_radio_get_stats(radio, &stats)), "get_stats");
+		if (!stats.outstanding_msdus) {
+			RADIO_CALL(hw, airtime_mcast_txq_wake(radio, mc, 0, now));
+			RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 0, now));
+		}
+	}
+	t_done_per_txq(hw, fin);
+	CHECK(hw->returned == T_FRAMES && fin[0] == T_FRAMES / 2 && fin[1] == T_FRAMES / 2,
+	      "%u of %u frames handed back (station %u, multicast %u) after %u polls", hw->returned, T_FRAMES,
+	      fin[0], fin[1], i);
+	CHECK(!hw->double_returns && !hw->bad_callbacks, "%u double returns, %u bad callbacks", hw->double_returns,
+	      hw->bad_callbacks);
+	CHECK(hw->no_peer_descs == T_FRAMES / 2, "%u descriptors without a peer, %u multicast frames",
+	      hw->no_peer_descs, T_FRAMES / 2);
+	/*
+	 * Neither starves the other: of the frames completed by half time, after
+	 * the multicast txq's head start, each txq has at least a quarter.
+	 */
+	n = at_half[0] + at_half[1] - mcast_first;
+	CHECK(at_half[0] * 4 >= n && (at_half[1] - mcast_first) * 4 >= n,
+	      "at half time: station %u, multicast %u frames done (%u before the station woke): starved",
+	      at_half[0], at_half[1], mcast_first);
+	CHECK(!RADIO_CALL(hw, airtime_radio_get_stats(radio, &stats)), "get_stats");
+	CHECK(!stats.total_pending_us && !stats.outstanding_msdus && !stats.held_frames,
+	      "after the drain: %u us pending, %u outstanding, %u held", stats.total_pending_us,
+	      stats.outstanding_msdus, stats.held_frames);
+
+	/* Removal: the handle is refused afterwards. */
+	CHECK(!RADIO_CALL(hw, airtime_mcast_txq_remove(radio, mc)), "mcast_txq_remove");
+	r = RADIO_CALL(hw, airtime_mcast_txq_remove(radio, mc));
+	CHECK(r == -ENOENT, "mcast_txq_remove again: %d", r);
+	r = RADIO_CALL(hw, airtime_mcast_txq_wake(radio, mc, 0, now));
+	CHECK(r == -ENOENT, "wake after removal: %d", r);
+	CHECK(!RADIO_CALL(hw, airtime_radio_check(radio)), "invariants after removal");
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 0, "destroy handed back %d frames", r);
+
+	snprintf(msg, len,
+		 "%u station + %u multicast frames, %u multicast in the first round uncharged, at half time %u/%u done, pending 0",
+		 T_FRAMES / 2, T_FRAMES / 2, mcast_first, at_half[0], at_half[1]);
+out:
+	if (radio)
+		airtime_radio_destroy(radio);
+	kfree(hw);
+	return ret;
+}
+
+/* ---- The SMP stress test --------------------------------------------- */
+
+#define S_STATIONS	4
+#define S_TIDS		2			/* TID 0 (BE) and TID 5 (VI) per station */
+#define S_MCAST		(S_STATIONS * S_TIDS)	/* index of the multicast txq (BE) */
+#define S_TXQS		(S_MCAST + 1)
+#define S_TXQ_LEN	32
+#define S_FRAMES	384
+#define S_RING_SLOTS	32
+#define S_MSDU_SLOTS	48
+#define S_BATCH		24
+#define S_BUDGET	8
+#define S_RUN_MS	3000
+#define S_CHURN_MS	10			/* a station leaves or joins this often */
+#define S_FAULT_RUN_MS	1000
+#define S_DRAIN_STEPS	20000
+#define S_LOSE_AT	100			/* the completion lost with LOSE_COMPLETION */
+
+static const u8 s_tids[S_TIDS] = { 0, 5 };
+
+/* Where a frame is: the pool, a txq, or the adapter (rings, tables, retry slot). */
+enum { S_FREE, S_QUEUED, S_ADAPTER };
+
+struct s_frame {
+	atomic_t state;
+	u32 len;
+};
+
+/* A driver txq (mac80211's, with its own lock): frame indices. */
+struct s_txq {
+	spinlock_t lock;
+	u16 q[S_TXQ_LEN];
+	u32 head;
+	u32 count;
+};
+
+struct s_hw {
+	spinlock_t radio_lock;			/* RADIO_CALL() */
+	struct airtime_radio *radio;
+	u32 flags;				/* AIRTIME_STRESS_* */
+
+	/* The hardware: TCL rings and MSDU tables, under hal_lock. */
+	spinlock_t hal_lock;
+	u32 ring[AIRTIME_TCL_RINGS][S_RING_SLOTS];
+	u32 ring_head[AIRTIME_TCL_RINGS];
+	u32 ring_count[AIRTIME_TCL_RINGS];
+	struct airtime_msdu msdu[AIRTIME_TCL_RINGS][S_MSDU_SLOTS];
+	bool used[AIRTIME_TCL_RINGS][S_MSDU_SLOTS];
+	u32 outstanding[AIRTIME_TCL_RINGS];
+	u32 enqueue_calls;
+	u32 fw_taken;
+	bool lost_one;
+
+	/* The frame pool, under pool_lock. */
+	spinlock_t pool_lock;
+	struct s_frame frames[S_FRAMES];
+	u16 free[S_FRAMES];
+	u32 nfree;
+
+	struct s_txq txq[S_TXQS];
+	struct s_txq kick_txq[S_TIDS];		/* always empty: run a round on an AC */
+	u64 mcast_handle;
+	u64 kick_handle[S_TIDS];
+	bool present[S_STATIONS];		/* the wake thread's (main's after stop) */
+	unsigned long next_churn;		/* jiffies; the wake thread's */
+
+	/* What the test saw. */
+	atomic64_t queued;			/* frames put into txqs */
+	atomic64_t dequeued;			/* frames the adapter dequeued */
+	atomic64_t purged;			/* frames purged from removed stations' txqs */
+	atomic64_t returned[T_NUM_STATUS];	/* tx_status() per status */
+	atomic_t bad;				/* callbacks on frames in the wrong state */
+	u32 wakes, churns, add_refused;		/* wake thread */
+	u32 polls, weights, checks;		/* completion thread */
+	u32 cpu[2];
+
+	atomic_t failed;
+	char why[160];
+};
+
+static __printf(2, 3) void s_fail(struct s_hw *s, const char *fmt, ...)
+{
+	va_list args;
+
+	if (atomic_cmpxchg(&s->failed, 0, 1))
+		return;
+	va_start(args, fmt);
+	vsnprintf(s->why, sizeof(s->why), fmt, args);
+	va_end(args);
+}
+
+static u32 s_rand(u32 *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 17;
+	*state ^= *state << 5;
+	return *state;
+}
+
+static u64 s_now(void)
+{
+	return ktime_to_us(ktime_get());
+}
+
+static u32 s_tcl_free(void *ctx, u8 ring)
+{
+	struct s_hw *s = ctx;
+	u32 n;
+
+	if (ring >= AIRTIME_TCL_RINGS)
+		return 0;
+	spin_lock_bh(&s->hal_lock);
+	n = S_RING_SLOTS - s->ring_count[ring];
+	spin_unlock_bh(&s->hal_lock);
+	return n;
+}
+
+static int s_tcl_enqueue(void *ctx, u8 ring, const struct airtime_tcl_desc *desc)
+{
+	struct s_hw *s = ctx;
+	int ret = 0;
+
+	if (ring >= AIRTIME_TCL_RINGS || !desc)
+		return -EINVAL;
+	spin_lock_bh(&s->hal_lock);
+	if (++s->enqueue_calls % 61 == 0) {
+		ret = -ENOMEM;		/* a DMA mapping failure now and then */
+	} else if (s->ring_count[ring] == S_RING_SLOTS) {
+		ret = -ENOSPC;
+	} else {
+		s->ring[ring][(s->ring_head[ring] + s->ring_count[ring]) % S_RING_SLOTS] = desc->msdu_id;
+		s->ring_count[ring]++;
+	}
+	spin_unlock_bh(&s->hal_lock);
+	return ret;
+}
+
+static u32 s_msdu_outstanding(void *ctx, u8 ring)
+{
+	struct s_hw *s = ctx;
+	u32 n;
+
+	if (ring >= AIRTIME_TCL_RINGS)
+		return 0;
+	spin_lock_bh(&s->hal_lock);
+	n = s->outstanding[ring];
+	spin_unlock_bh(&s->hal_lock);
+	return n;
+}
+
+static int s_msdu_insert(void *ctx, u8 ring, const struct airtime_msdu *msdu)
+{
+	struct s_hw *s = ctx;
+	int i, ret = -ENOSPC;
+
+	if (ring >= AIRTIME_TCL_RINGS || !msdu || !msdu->frame)
+		return -EINVAL;
+	spin_lock_bh(&s->hal_lock);
+	for (i = 0; i < S_MSDU_SLOTS; i++) {
+		if (!s->used[ring][i]) {
+			s->msdu[ring][i] = *msdu;
+			s->used[ring][i] = true;
+			s->outstanding[ring]++;
+			ret = i;
+			break;
+		}
+	}
+	spin_unlock_bh(&s->hal_lock);
+	return ret;
+}
+
+static int s_msdu_take_locked(struct s_hw *s, u8 ring, u32 id, struct airtime_msdu *msdu)
+{
+	if (ring >= AIRTIME_TCL_RINGS || id >= S_MSDU_SLOTS || !s->used[ring][id])
+		return -ENOENT;
+	*msdu = s->msdu[ring][id];
+	s->used[ring][id] = false;
+	s->outstanding[ring]--;
+	return 0;
+}
+
+static int s_msdu_take(void *ctx, u8 ring, u32 id, struct airtime_msdu *msdu)
+{
+	struct s_hw *s = ctx;
+	int ret;
+
+	spin_lock_bh(&s->hal_lock);
+	ret = s_msdu_take_locked(s, ring, id, msdu);
+	spin_unlock_bh(&s->hal_lock);
+	return ret;
+}
+
+static int s_msdu_take_any(void *ctx, u8 ring, struct airtime_msdu *msdu)
+{
+	struct s_hw *s = ctx;
+	int ret = -ENOENT;
+	u32 i;
+
+	spin_lock_bh(&s->hal_lock);
+	for (i = 0; ring < AIRTIME_TCL_RINGS && i < S_MSDU_SLOTS; i++) {
+		if (s->used[ring][i]) {
+			ret = s_msdu_take_locked(s, ring, i, msdu) ? -ENOENT : i;
+			break;
+		}
+	}
+	spin_unlock_bh(&s->hal_lock);
+	return ret;
+}
+
+static void s_frame_free(struct s_hw *s, struct s_frame *f)
+{
+	spin_lock_bh(&s->pool_lock);
+	s->free[s->nfree++] = f - s->frames;
+	spin_unlock_bh(&s->pool_lock);
+}
+
+static struct s_frame *s_frame_alloc(struct s_hw *s)
+{
+	struct s_frame *f = NULL;
+
+	spin_lock_bh(&s->pool_lock);
+	if (s->nfree)
+		f = &s->frames[s->free[--s->nfree]];
+	spin_unlock_bh(&s->pool_lock);
+	return f;
+}
+
+static void s_tx_status(void *ctx, void *frame, u8 status)
+{
+	struct s_hw *s = ctx;
+	struct s_frame *f = frame;
+
+	if (f < s->frames || f >= s->frames + S_FRAMES || status >= T_NUM_STATUS ||
+	    atomic_cmpxchg(&f->state, S_ADAPTER, S_FREE) != S_ADAPTER) {
+		atomic_inc(&s->bad);
+		return;
+	}
+	atomic64_inc(&s->returned[status]);
+	s_frame_free(s, f);
+}
+
+static void *s_txq_dequeue(void *ctx, void *txq, u32 *len)
+{
+	struct s_hw *s = ctx;
+	struct s_txq *q = txq;
+	struct s_frame *f = NULL;
+
+	spin_lock_bh(&q->lock);
+	if (q->count) {
+		f = &s->frames[q->q[q->head]];
+		q->head = (q->head + 1) % S_TXQ_LEN;
+		q->count--;
+	}
+	spin_unlock_bh(&q->lock);
+	if (!f)
+		return NULL;
+	if (atomic_cmpxchg(&f->state, S_QUEUED, S_ADAPTER) != S_QUEUED)
+		atomic_inc(&s->bad);
+	atomic64_inc(&s->dequeued);
+	*len = f->len;
+	return f;
+}
+
+static u32 s_txq_peek_len(void *ctx, void *txq)
+{
+	struct s_hw *s = ctx;
+	struct s_txq *q = txq;
+	u32 n = 0;
+
+	spin_lock_bh(&q->lock);
+	if (q->count)
+		n = s->frames[q->q[q->head]].len;
+	spin_unlock_bh(&q->lock);
+	return n;
+}
+
+static const struct airtime_hal_ops s_ops = {
+	.tcl_free = s_tcl_free,
+	.tcl_enqueue = s_tcl_enqueue,
+	.msdu_outstanding = s_msdu_outstanding,
+	.msdu_insert = s_msdu_insert,
+	.msdu_take = s_msdu_take,
+	.msdu_take_any = s_msdu_take_any,
+	.tx_status = s_tx_status,
+	.txq_dequeue = s_txq_dequeue,
+	.txq_peek_len = s_txq_peek_len,
+};
+
+/* mac80211's enqueue: a frame from the pool into @q; false if either is full. */
+static bool s_enqueue(struct s_hw *s, struct s_txq *q, u32 len)
+{
+	struct s_frame *f = s_frame_alloc(s);
+	bool ok = false;
+
+	if (!f)
+		return false;
+	if (atomic_cmpxchg(&f->state, S_FREE, S_QUEUED) != S_FREE)
+		atomic_inc(&s->bad);
+	f->len = len;
+	spin_lock_bh(&q->lock);
+	if (q->count < S_TXQ_LEN) {
+		q->q[(q->head + q->count) % S_TXQ_LEN] = f - s->frames;
+		q->count++;
+		ok = true;
+	}
+	spin_unlock_bh(&q->lock);
+	if (ok) {
+		atomic64_inc(&s->queued);
+		return true;
+	}
+	atomic_set(&f->state, S_FREE);
+	s_frame_free(s, f);
+	return false;
+}
+
+/* The driver frees a removed txq's frames (ieee80211_txq_purge()). */
+static void s_purge(struct s_hw *s, struct s_txq *q)
+{
+	struct s_frame *f;
+
+	for (;;) {
+		f = NULL;
+		spin_lock_bh(&q->lock);
+		if (q->count) {
+			f = &s->frames[q->q[q->head]];
+			q->head = (q->head + 1) % S_TXQ_LEN;
+			q->count--;
+		}
+		spin_unlock_bh(&q->lock);
+		if (!f)
+			return;
+		if (atomic_cmpxchg(&f->state, S_QUEUED, S_FREE) != S_QUEUED)
+			atomic_inc(&s->bad);
+		atomic64_inc(&s->purged);
+		s_frame_free(s, f);
+	}
+}
+
+static u32 s_queued_now(struct s_txq *q)
+{
+	u32 n;
+
+	spin_lock_bh(&q->lock);
+	n = q->count;
+	spin_unlock_bh(&q->lock);
+	return n;
+}
+
+/* A station joins (sta_state to ASSOC) with a txq per TID, or leaves. */
+static void s_churn(struct s_hw *s, u32 sta, u16 weight)
+{
+	u16 peer = sta + 1;
+	u32 t;
+	int r;
+
+	s->churns++;
+	if (s->present[sta]) {
+		r = RADIO_CALL(s, airtime_sta_remove(s->radio, peer));
+		if (r)
+			s_fail(s, "sta_remove(%u): %d", peer, r);
+		s->present[sta] = false;
+		for (t = 0; t < S_TIDS; t++)
+			s_purge(s, &s->txq[sta * S_TIDS + t]);
+		return;
+	}
+	r = RADIO_CALL(s, airtime_sta_add(s->radio, peer, weight));
+	if (r == -ENOSPC) {
+		s->add_refused++;	/* its old slot still drains: later */
+		return;
+	}
+	if (r) {
+		s_fail(s, "sta_add(%u): %d", peer, r);
+		return;
+	}
+	for (t = 0; t < S_TIDS; t++) {
+		r = RADIO_CALL(s, airtime_txq_add(s->radio, peer, s_tids[t], &s->txq[sta * S_TIDS + t]));
+		if (r)
+			s_fail(s, "txq_add(%u, %u): %d", peer, s_tids[t], r);
+	}
+	s->present[sta] = true;
+}
+
+/* One step of the wake context: enqueue and wake, or a station joins or leaves. */
+static void s_wake_step(struct s_hw *s, u32 *rnd)
+{
+	u32 r = s_rand(rnd), sta = r % S_STATIONS, txq, k, n;
+	int ret;
+
+	if (time_after(jiffies, s->next_churn)) {
+		s->next_churn = jiffies + msecs_to_jiffies(S_CHURN_MS);
+		s_churn(s, sta, 64 + (r >> 12) % 512);
+		return;
+	}
+	txq = (r >> 10) % 8 == 0 ? S_MCAST : sta * S_TIDS + (r >> 14) % S_TIDS;
+	if (txq != S_MCAST && !s->present[sta])
+		return;
+	n = 1 + (r >> 16) % 4;
+	for (k = 0; k < n; k++)
+		if (!s_enqueue(s, &s->txq[txq], 200 + (r >> 20) % 1301))
+			break;
+	if (txq == S_MCAST && (s->flags & AIRTIME_STRESS_LOSE_WAKE))
+		return;		/* the fault: frames queued, the wake lost */
+	s->wakes++;
+	if (txq == S_MCAST)
+		ret = RADIO_CALL(s, airtime_mcast_txq_wake(s->radio, s->mcast_handle, raw_smp_processor_id(), s_now()));
+	else
+		ret = RADIO_CALL(s, airtime_txq_wake(s->radio, sta + 1, s_tids[txq % S_TIDS], raw_smp_processor_id(),
+						     s_now()));
+	if (ret < 0)
+		s_fail(s, "wake of txq %u: %d", txq, ret);
+}
+
+/*
+ * The firmware: takes up to @max descriptors from the rings (round robin) and
+ * writes their completions into @st, mostly acked. With
+ * AIRTIME_STRESS_LOSE_COMPLETION it loses the S_LOSE_AT-th one.
+ */
+static u32 s_firmware(struct s_hw *s, struct airtime_tx_status *st, u32 max)
+{
+	u32 n = 0, r, id;
+	bool any = true;
+
+	spin_lock_bh(&s->hal_lock);
+	while (n < max && any) {
+		any = false;
+		for (r = 0; r < AIRTIME_TCL_RINGS && n < max; r++) {
+			if (!s->ring_count[r])
+				continue;
+			any = true;
+			id = s->ring[r][s->ring_head[r]];
+			s->ring_head[r] = (s->ring_head[r] + 1) % S_RING_SLOTS;
+			s->ring_count[r]--;
+			if (++s->fw_taken == S_LOSE_AT && (s->flags & AIRTIME_STRESS_LOSE_COMPLETION)) {
+				s->lost_one = true;
+				continue;
+			}
+			st[n].msdu_id = id;
+			st[n].ring = r;
+			st[n].status = s->fw_taken % 16 ? AIRTIME_TX_ACKED : (s->fw_taken / 16) % T_NUM_STATUS;
+			st[n].reserved = 0;
+			n++;
+		}
+	}
+	spin_unlock_bh(&s->hal_lock);
+	return n;
+}
+
+/* The NAPI poll: hand @n completions to the adapter, @budget at a time. */
+static void s_complete(struct s_hw *s, const struct airtime_tx_status *st, u32 n)
+{
+	u32 done;
+	int r;
+
+	for (done = 0; done < n;) {
+		r = RADIO_CALL(s, airtime_tx_complete(s->radio, st + done, n - done, S_BUDGET, raw_smp_processor_id(),
+						      s_now()));
+		if (r <= 0 || r > S_BUDGET) {
+			s_fail(s, "tx_complete(%u left, budget %d): %d", n - done, S_BUDGET, r);
+			return;
+		}
+		done += r;
+	}
+}
+
+/* The invariants the API exposes, between two calls. */
+static void s_check(struct s_hw *s, const char *when)
+{
+	struct airtime_radio_stats stats;
+	u32 sum = 0, ac;
+	int r;
+
+	s->checks++;
+	r = RADIO_CALL(s, airtime_radio_check(s->radio));
+	if (r)
+		s_fail(s, "%s: invariants: %d", when, r);
+	r = RADIO_CALL(s, airtime_radio_get_stats(s->radio, &stats));
+	for (ac = 0; ac < AIRTIME_NUM_ACS; ac++)
+		sum += stats.pending_us[ac];
+	if (r || sum != stats.total_pending_us || stats.outstanding_msdus > AIRTIME_TCL_RINGS * S_MSDU_SLOTS ||
+	    stats.held_frames > AIRTIME_NUM_ACS)
+		s_fail(s, "%s: stats %d: pending %u (sum %u), %u outstanding, %u held", when, r, stats.total_pending_us,
+		       sum, stats.outstanding_msdus, stats.held_frames);
+}
+
+/* One step of the completion context: a NAPI poll, and now and then the rest. */
+static void s_complete_step(struct s_hw *s, u32 *rnd, struct airtime_tx_status *st)
+{
+	struct airtime_ppdu_stats ppdu = {};
+	u32 r = s_rand(rnd), n;
+	int ret;
+
+	n = s_firmware(s, st, S_BATCH);
+	if (!n)
+		return;		/* nothing completed: no interrupt, no poll */
+	s_complete(s, st, n);
+	s->polls++;
+	if (s->polls % 8 == 0)
+		s_check(s, "during the stress");
+	if (s->polls % 16 == 4) {
+		/* An admin's weight change, on a station that may be gone. */
+		s->weights++;
+		ret = RADIO_CALL(s, airtime_sta_set_weight(s->radio, 1 + r % S_STATIONS, 16 + (r >> 8) % 1024));
+		if (ret && ret != -ENOENT)
+			s_fail(s, "sta_set_weight: %d", ret);
+	}
+	if (s->polls % 16 == 12) {
+		ppdu.duration_us = 200 + r % 800;
+		ppdu.n_users = 2;
+		ppdu.users[0].peer_id = 1 + r % S_STATIONS;
+		ppdu.users[1].peer_id = 1 + (r >> 4) % S_STATIONS;
+		ppdu.users[0].rate.encoding = AIRTIME_RATE_HE;
+		ppdu.users[0].rate.mcs = (r >> 8) % 12;
+		ppdu.users[0].rate.nss = 1;
+		ppdu.users[0].rate.bw = 2;
+		ret = RADIO_CALL(s, airtime_ppdu_tx_stats(s->radio, &ppdu, s_now()));
+		if (ret < 0 || ret > 2)
+			s_fail(s, "ppdu_tx_stats: %d", ret);
+	}
+}
+
+/* The kthreads run until kthread_stop(); after a failure they only wait for it. */
+static int s_wake_thread(void *arg)
+{
+	struct s_hw *s = arg;
+	u32 rnd = 0x9e3779b9;
+
+	while (!kthread_should_stop()) {
+		if (atomic_read(&s->failed))
+			msleep(1);
+		else
+			s_wake_step(s, &rnd);
+		cond_resched();
+	}
+	return 0;
+}
+
+static int s_complete_thread(void *arg)
+{
+	static struct airtime_tx_status st[S_BATCH];
+	struct s_hw *s = arg;
+	u32 rnd = 0x7f4a7c15;
+
+	while (!kthread_should_stop()) {
+		if (atomic_read(&s->failed))
+			msleep(1);
+		else
+			s_complete_step(s, &rnd, st);
+		cond_resched();
+	}
+	return 0;
+}
+
+static struct task_struct *s_start(struct s_hw *s, int (*fn)(void *), const char *name, u32 cpu)
+{
+	struct task_struct *t = kthread_create(fn, s, "%s", name);
+
+	if (IS_ERR(t))
+		return t;
+	kthread_bind(t, cpu);
+	wake_up_process(t);
+	return t;
+}
+
+/*
+ * After the stress: the firmware completes everything and the completions
+ * start the rounds; when the rings are empty, a wake of an empty station-less
+ * txq runs a round on each AC (as a driver's tx timer would) without waking
+ * the data txqs again, so a txq whose wake was lost keeps its frames.
+ */
+static u32 s_drain(struct s_hw *s)
+{
+	static struct airtime_tx_status st[S_BATCH];
+	u32 step, n, t, idle = 0;
+	int pushed, r;
+
+	for (step = 0; step < S_DRAIN_STEPS && !atomic_read(&s->failed) && idle < 8; step++) {
+		n = s_firmware(s, st, S_BATCH);
+		if (n) {
+			s_complete(s, st, n);
+			idle = 0;
+			continue;
+		}
+		pushed = 0;
+		for (t = 0; t < S_TIDS; t++) {
+			r = RADIO_CALL(s, airtime_mcast_txq_wake(s->radio, s->kick_handle[t], 0, s_now()));
+			if (r < 0)
+				s_fail(s, "drain: kick on TID %u: %d", s_tids[t], r);
+			else
+				pushed += r;
+		}
+		idle = pushed ? 0 : idle + 1;
+		if (step % 64 == 0)
+			s_check(s, "in the drain");
+	}
+	return step;
+}
+
+static u64 s_sum(const u64 *v, u32 n)
+{
+	u64 sum = 0;
+
+	while (n--)
+		sum += v[n];
+	return sum;
+}
+
+/**
+ * airtime_capi_smp_stress() - the SMP stress self-test of the adapter API
+ * @flags: 0, or AIRTIME_STRESS_* faults that must make the test fail
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * One radio, four stations with a BE and a VI txq each, a multicast txq, and
+ * a HAL whose hardware (rings, MSDU tables), frame pool and txqs have locks of
+ * their own, as a driver's do. Two kthreads, bound to the first two online
+ * CPUs, drive it for S_RUN_MS: the wake context enqueues frames and wakes
+ * their txqs, and makes stations leave (their txqs purged) and join again; the
+ * completion context plays the firmware and the NAPI poll (batches under a
+ * budget), changes weights, feeds PPDU stats and checks the invariants. Every
+ * adapter call goes through RADIO_CALL(). Then the drain, and the checks:
+ * pending airtime 0, no frame in the hardware or a retry slot, no txq holding
+ * frames (a lost wake), every frame accounted for by both the test and the
+ * API's counters, no frame handed back twice, destroy with nothing left.
+ * The AIRTIME_STRESS_* faults (a run of S_FAULT_RUN_MS) must each fail it.
+ *
+ * Context: Process context (module init); sleeps while the kthreads run.
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
+{
+	struct airtime_radio_config cfg = {};
+	struct airtime_radio_counters c;
+	struct airtime_radio_stats stats;
+	struct task_struct *tw = NULL, *tc = NULL;
+	struct s_hw *s;
+	u64 returned[T_NUM_STATUS], ret_sum, comp_sum, queued, dequeued, purged;
+	u32 i, t, cpu0, cpu1, drain_steps, run_ms;
+	int ret = 0, err = 0, r;
+
+	if (!msg || !len)
+		return -EFAULT;
+	msg[0] = '\0';
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s) {
+		snprintf(msg, len, "no memory for the test");
+		return -ENOMEM;
+	}
+	spin_lock_init(&s->radio_lock);
+	spin_lock_init(&s->hal_lock);
+	spin_lock_init(&s->pool_lock);
+	for (i = 0; i < S_TXQS; i++)
+		spin_lock_init(&s->txq[i].lock);
+	for (i = 0; i < S_TIDS; i++)
+		spin_lock_init(&s->kick_txq[i].lock);
+	for (i = 0; i < S_FRAMES; i++) {
+		atomic_set(&s->frames[i].state, S_FREE);
+		s->free[i] = S_FRAMES - 1 - i;
+	}
+	s->nfree = S_FRAMES;
+	s->flags = flags;
+	run_ms = flags ? S_FAULT_RUN_MS : S_RUN_MS;
+
+	cfg.ops = &s_ops;
+	cfg.hw = s;
+	cfg.flags = AIRTIME_RADIO_TX_NO_PUSHBACK;
+	cfg.tcl_descriptors = S_RING_SLOTS;
+	cfg.msdu_capacity = S_MSDU_SLOTS;
+	cfg.max_stations = 16;
+	cfg.max_txqs = 64;
+	s->radio = airtime_radio_create(&cfg, &err);
+	CHECK(s->radio, "create: err %d", err);
+	for (i = 0; i < S_STATIONS; i++)
+		s_churn(s, i, 256);
+	s->churns = 0;
+	r = RADIO_CALL(s, airtime_mcast_txq_add(s->radio, 0, &s->txq[S_MCAST], &s->mcast_handle));
+	CHECK(!r, "mcast_txq_add: %d", r);
+	for (t = 0; t < S_TIDS; t++) {
+		r = RADIO_CALL(s, airtime_mcast_txq_add(s->radio, s_tids[t], &s->kick_txq[t], &s->kick_handle[t]));
+		CHECK(!r, "mcast_txq_add(kick, TID %u): %d", s_tids[t], r);
+	}
+	CHECK(!atomic_read(&s->failed), "setup: %s", s->why);
+
+	cpu0 = cpumask_first(cpu_online_mask);
+	cpu1 = cpumask_next(cpu0, cpu_online_mask);
+	if (cpu1 >= nr_cpu_ids)
+		cpu1 = cpu0;
+	s->cpu[0] = cpu0;
+	s->cpu[1] = cpu1;
+	tw = s_start(s, s_wake_thread, "airtime-wake", cpu0);
+	if (IS_ERR(tw)) {
+		r = PTR_ERR(tw);
+		tw = NULL;
+		CHECK(0, "kthread_create(wake): %d", r);
+	}
+	tc = s_start(s, s_complete_thread, "airtime-napi", cpu1);
+	if (IS_ERR(tc)) {
+		r = PTR_ERR(tc);
+		tc = NULL;
+		CHECK(0, "kthread_create(napi): %d", r);
+	}
+	msleep(run_ms);
+	kthread_stop(tw);
+	tw = NULL;
+	kthread_stop(tc);
+	tc = NULL;
+	CHECK(!atomic_read(&s->failed), "stress: %s", s->why);
+
+	drain_steps = s_drain(s);
+	CHECK(!atomic_read(&s->failed), "%s", s->why);
+	for (i = 0; i < S_TXQS; i++) {
+		u32 left = s_queued_now(&s->txq[i]);
+
+		CHECK(!left, "lost wake: txq %u still holds %u frames after the drain (%u steps)", i, left,
+		      drain_steps);
+	}
+	CHECK(!RADIO_CALL(s, airtime_radio_get_stats(s->radio, &stats)), "get_stats");
+	CHECK(!stats.total_pending_us && !stats.outstanding_msdus && !stats.held_frames,
+	      "after the drain: %u us pending, %u frames in the hardware, %u held", stats.total_pending_us,
+	      stats.outstanding_msdus, stats.held_frames);
+	r = RADIO_CALL(s, airtime_radio_check(s->radio));
+	CHECK(!r, "invariants after the drain: %d", r);
+
+	/* Conservation, as the test saw it and as the API counts it. */
+	CHECK(!RADIO_CALL(s, airtime_radio_get_counters(s->radio, &c)), "get_counters");
+	for (i = 0; i < T_NUM_STATUS; i++)
+		returned[i] = atomic64_read(&s->returned[i]);
+	ret_sum = s_sum(returned, T_NUM_STATUS);
+	comp_sum = s_sum(c.completions, T_NUM_STATUS);
+	queued = atomic64_read(&s->queued);
+	dequeued = atomic64_read(&s->dequeued);
+	purged = atomic64_read(&s->purged);
+	CHECK(!atomic_read(&s->bad), "%d callbacks on frames in the wrong state", atomic_read(&s->bad));
+	CHECK(queued == ret_sum + purged, "frames lost: %llu queued, %llu handed back, %llu purged", queued, ret_sum,
+	      purged);
+	CHECK(dequeued == c.enqueued + c.flushed, "%llu dequeued, the API enqueued %llu and flushed %llu", dequeued,
+	      c.enqueued, c.flushed);
+	CHECK(c.enqueued == comp_sum && ret_sum == comp_sum + c.flushed,
+	      "API: %llu enqueued, %llu completed, %llu flushed; test: %llu handed back", c.enqueued, comp_sum,
+	      c.flushed, ret_sum);
+	for (i = 0; i < T_NUM_STATUS; i++)
+		CHECK(returned[i] == c.completions[i] + (i == AIRTIME_TX_REMOVED ? c.flushed : 0),
+		      "status %u: test saw %llu, API counted %llu", i, returned[i], c.completions[i]);
+	CHECK(!c.unknown_msdu && !c.release_errors, "API: %llu unknown MSDUs, %llu release errors", c.unknown_msdu,
+	      c.release_errors);
+	CHECK(s->nfree == S_FRAMES, "%u of %u frames back in the pool", s->nfree, S_FRAMES);
+	CHECK(s->polls > 100 && s->wakes > 100 && s->churns > 2 && c.enqueued > 1000,
+	      "too little happened: %u polls, %u wakes, %u churns, %llu frames", s->polls, s->wakes, s->churns,
+	      c.enqueued);
+
+	r = airtime_radio_destroy(s->radio);
+	s->radio = NULL;
+	CHECK(r == 0, "destroy handed back %d frames", r);
+
+	snprintf(msg, len,
+		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns (%u deferred), %u weights, %llu held, %llu ring refusals, %llu purged, drain %u steps",
+		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->checks, s->churns, s->add_refused, s->weights,
+		 c.held_for_retry, c.enqueue_failures, purged, drain_steps);
+out:
+	if (tw)
+		kthread_stop(tw);
+	if (tc)
+		kthread_stop(tc);
+	if (s->radio)
+		airtime_radio_destroy(s->radio);
+	kfree(s);
 	return ret;
 }

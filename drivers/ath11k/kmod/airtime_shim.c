@@ -48,6 +48,7 @@ static_assert(sizeof(struct airtime_rate) == 8);
 static_assert(sizeof(struct airtime_ppdu_user) == 16);
 static_assert(sizeof(struct airtime_ppdu_stats) == 136);
 static_assert(sizeof(struct airtime_radio_stats) == 32);
+static_assert(sizeof(struct airtime_radio_counters) == 104);
 static_assert(sizeof(struct airtime_tx_status) == 8);
 static_assert(sizeof(struct airtime_msdu) == 24);
 static_assert(sizeof(struct airtime_tcl_desc) == 12);

@@ -84,6 +84,14 @@ phase() {
 	check "$tag: no oops, BUG, warning or panic in the log" not_logged "$TROUBLE"
 }
 
+# stress_on_two_cpus: the RESULT line of c-api-smp-stress in $log names two
+# different CPUs for its wake and completion kthreads.
+stress_on_two_cpus() {
+	# shellcheck disable=SC2046 # split "CPU CPU" into two words on purpose
+	set -- $(sed -n 's|.*RESULT c-api-smp-stress: kthreads on CPUs \([0-9]*\)/\([0-9]*\),.*|\1 \2|p' "$log")
+	[ $# -eq 2 ] && [ "$1" != "$2" ]
+}
+
 # count_passes: number of PASS lines in $log.
 count_passes() {
 	grep -c 'airtime: PASS ' "$log"
@@ -100,6 +108,14 @@ phase must-fail refuse scenario=selftest-must-fail
 check "must-fail: FAIL line logged" logged 'airtime: FAIL selftest-must-fail: deliberate failure'
 check "must-fail: load refused in the log" logged 'scenarios failed: refusing to load'
 
+# The SMP stress test's checks must catch each injected fault.
+phase stress-lost-completion refuse scenario=c-api-smp-stress-lost-completion
+check "stress-lost-completion: FAIL names the frame left in the hardware" \
+	logged 'airtime: FAIL c-api-smp-stress-lost-completion: .*pending, 1 frames in the hardware'
+phase stress-lost-wake refuse scenario=c-api-smp-stress-lost-wake
+check "stress-lost-wake: FAIL names the txq left with frames" \
+	logged 'airtime: FAIL c-api-smp-stress-lost-wake: .*lost wake: txq 8 still holds'
+
 phase all load
 for name in $EXPECTED_PASS; do
 	check "all: PASS $name" grep -qx '.*\] airtime: PASS '"$name" "$log"
@@ -108,8 +124,9 @@ passes=$(count_passes)
 check "all: $passes PASS lines, $expected_count expected" [ "$passes" -eq "$expected_count" ]
 check "all: no FAIL line" not_logged 'airtime: FAIL'
 check "all: summary line" logged "airtime: all $expected_count scenarios passed"
-check "all: the explicit-only scenario did not run" not_logged 'selftest-must-fail'
+check "all: the explicit-only scenarios did not run" not_logged 'selftest-must-fail|c-api-smp-stress-lost'
 check "all: unload logged" logged 'airtime: unloaded'
+check "all: c-api-smp-stress ran its kthreads on two different CPUs" stress_on_two_cpus
 
 phase by-name load scenario=c-api-roundtrip
 check "by-name: PASS c-api-roundtrip" logged 'airtime: PASS c-api-roundtrip$'

@@ -38,9 +38,14 @@ EXPECTED_PASS=(
 	round-fix-no-skip
 	debugfs-text
 	c-api-roundtrip
+	c-api-mcast
+	c-api-smp-stress
 )
 
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}
+# Two CPUs at least: c-api-smp-stress binds its wake and completion kthreads
+# to different CPUs (the guest check requires it).
+BOOT_CPUS=${BOOT_CPUS:-2}
 started=$(kmod_now)
 kver=$(kmod_kver)
 kernel=/boot/vmlinuz-$kver
@@ -62,7 +67,9 @@ command -v cpio >/dev/null || kmod_die "no cpio: install cpio"
 # check_serial LOG: judges a serial log; prints each failed check, returns 1
 # if any failed.
 check_serial() {
-	local log=$1 failed=0 name before after trouble
+	local log=$1 failed=0 name before after trouble deliberate
+	# The FAIL lines the deliberately failing scenarios must print.
+	deliberate='airtime: FAIL (selftest-must-fail|c-api-smp-stress-lost-completion|c-api-smp-stress-lost-wake): '
 	# Up to the last phase nothing may go wrong; the last phase must oops.
 	before=$(sed '/^=== phase must-panic/,$d' "$log")
 	after=$(sed -n '/^=== phase must-panic/,$p' "$log")
@@ -80,12 +87,18 @@ check_serial() {
 	for name in "${EXPECTED_PASS[@]}"; do
 		grep -qx "\[all\] airtime: PASS $name" "$log" || fail "no PASS line for $name"
 	done
-	! grep -E 'airtime: FAIL ' "$log" | grep -qv 'airtime: FAIL selftest-must-fail: ' ||
-		fail "unexpected FAIL lines: $(grep 'airtime: FAIL ' "$log" | grep -v selftest-must-fail | tr '\n' ';')"
+	! grep -E 'airtime: FAIL ' "$log" | grep -vqE "$deliberate" ||
+		fail "unexpected FAIL lines: $(grep 'airtime: FAIL ' "$log" | grep -vE "$deliberate" | tr '\n' ';')"
 	grep -q '^\[must-fail\] airtime: FAIL selftest-must-fail: ' "$log" ||
 		fail "the deliberately failing scenario printed no FAIL line"
 	grep -q '^BOOT-CHECK ok: must-fail: insmod refused' "$log" ||
 		fail "the deliberately failing scenario did not refuse the load"
+	for name in lost-completion lost-wake; do
+		grep -q "^\[stress-$name\] airtime: FAIL c-api-smp-stress-$name: " "$log" ||
+			fail "the stress test with a $name printed no FAIL line"
+		grep -q "^BOOT-CHECK ok: stress-$name: insmod refused" "$log" ||
+			fail "the stress test with a $name did not refuse the load"
+	done
 	! grep -qE "$trouble" <<<"$before" ||
 		fail "kernel trouble: $(grep -E "$trouble" <<<"$before" | head -n 3 | tr '\n' ';')"
 	grep -q '^\[must-panic\] airtime: Rust panic: index out of bounds' <<<"$after" ||
@@ -113,7 +126,7 @@ mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 kmod_log "booting $kernel under qemu (tcg, timeout ${BOOT_TIMEOUT} s)"
 boot_started=$(kmod_now)
 set +e
-timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -nic none -m 512 -no-reboot -nographic \
+timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -smp "$BOOT_CPUS" -nic none -m 512 -no-reboot -nographic \
 	-kernel "$kernel" -initrd "$boot_dir/initramfs.gz" \
 	-append "console=ttyS0 panic=-1 quiet" </dev/null >"$boot_dir/serial.raw" 2>&1
 qemu_rc=$?
@@ -133,8 +146,10 @@ sed '/^\[all\] airtime: PASS heap-vec-box$/a [    9.999] BUG: kernel NULL pointe
 grep -vE '^\[must-panic\]|kernel BUG' "$serial" >"$proof/no-panic-report.log" || true
 grep -v '^\[must-fail\]' "$serial" | sed 's/must-fail: insmod refused/must-fail: insmod loaded/' >"$proof/accepted.log"
 grep -v 'AIRTIME-BOOT-TEST' "$serial" >"$proof/no-marker.log" || true
+grep -v '^\[stress-lost-wake\]' "$serial" | sed 's/stress-lost-wake: insmod refused/stress-lost-wake: insmod loaded/' \
+	>"$proof/stress-fault-accepted.log"
 parser_broken=0
-doctored_logs=(missing-pass fail-line oops accepted no-marker no-panic-report)
+doctored_logs=(missing-pass fail-line oops accepted no-marker no-panic-report stress-fault-accepted)
 for doctored in "${doctored_logs[@]}"; do
 	if check_serial "$proof/$doctored.log" >/dev/null; then
 		kmod_log "the serial-log parser accepted a doctored log ($doctored)"

@@ -40,9 +40,14 @@ EXPORTS=(
 	airtime_sta_set_weight airtime_sta_set_aql_limits airtime_set_aql_limits airtime_set_aql_threshold
 	airtime_txq_wake airtime_tx_complete airtime_ppdu_tx_stats airtime_rx_duration airtime_radio_get_stats
 	airtime_debugfs_aql airtime_debugfs_airtime airtime_debugfs_dp_stats
+	airtime_mcast_txq_add airtime_mcast_txq_wake airtime_mcast_txq_remove airtime_radio_get_counters
+	airtime_radio_check
 )
 # Functions the shim provides to the Rust object (include/airtime_ath11k.h).
-SHIM_SYMBOLS=(airtime_kmalloc airtime_kzalloc airtime_krealloc airtime_kfree airtime_rust_panic airtime_capi_selftest)
+SHIM_SYMBOLS=(
+	airtime_kmalloc airtime_kzalloc airtime_krealloc airtime_kfree airtime_rust_panic
+	airtime_capi_selftest airtime_capi_mcast airtime_capi_smp_stress
+)
 # The C sources of the module (Kbuild).
 C_SOURCES=(airtime_shim.c airtime_capi_selftest.c)
 

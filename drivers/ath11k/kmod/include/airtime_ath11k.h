@@ -327,6 +327,34 @@ struct airtime_radio_stats {
 };
 
 /**
+ * struct airtime_radio_counters - cumulative data path counters of a radio
+ * @enqueued: descriptors the TCL rings accepted, all rings
+ * @completions: frames handed back by airtime_tx_complete(), per AIRTIME_TX_*
+ * @flushed: frames handed back AIRTIME_TX_REMOVED without a completion (retry
+ *	slot frames of removed stations and txqs, frames flushed at destroy)
+ * @held_for_retry: frames a ring refused after dequeue, kept for retry
+ * @enqueue_failures: enqueues refused (ring or MSDU table full, memory, other)
+ * @unknown_msdu: completions naming no outstanding MSDU (ignored)
+ * @release_errors: charge releases the scheduler refused or clamped (0)
+ * @uncharged: station frames sent without a charge (station removed mid-round)
+ *
+ * Conservation: every frame the adapter dequeued is in the rings (@enqueued
+ * less the completions), in a retry slot (held_frames of struct
+ * airtime_radio_stats), or was handed back to tx_status() (the completions
+ * plus @flushed).
+ */
+struct airtime_radio_counters {
+	u64 enqueued;
+	u64 completions[6];
+	u64 flushed;
+	u64 held_for_retry;
+	u64 enqueue_failures;
+	u64 unknown_msdu;
+	u64 release_errors;
+	u64 uncharged;
+};
+
+/**
  * airtime_radio_create() - create the adapter for one radio
  * @cfg: configuration and HAL callbacks
  * @err: set to the error when NULL is returned; may be NULL
@@ -392,6 +420,51 @@ int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
  * @txq is NULL.
  */
 int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq);
+
+/**
+ * airtime_mcast_txq_add() - register a station-less txq
+ * @radio: the radio
+ * @tid: its TID, 0-15 (16 for the vif's management queue); picks its AC
+ * @txq: the driver's txq (the vif's multicast struct ieee80211_txq *), passed
+ *	to txq_dequeue() and txq_peek_len(); must stay valid until
+ *	airtime_mcast_txq_remove() or airtime_radio_destroy()
+ * @handle: set to the txq's handle on success (a station-less txq has no peer
+ *	id to name it by); a stale handle is refused, never aliased
+ *
+ * Its frames are scheduled in the AC's rounds like a station's, but never
+ * charged to AQL: they add no pending airtime.
+ *
+ * Context: Process context, radio lock held.
+ * Return: 0; -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs;
+ * -EFAULT if @txq or @handle is NULL.
+ */
+int airtime_mcast_txq_add(struct airtime_radio *radio, u8 tid, void *txq, u64 *handle);
+
+/**
+ * airtime_mcast_txq_wake() - a station-less txq has frames: run a round on its AC
+ * @radio: the radio
+ * @handle: from airtime_mcast_txq_add()
+ * @cpu: the sending CPU; picks TCL ring @cpu % 3
+ * @now_us: monotonic time in us
+ *
+ * Context: Process context or softirq, radio lock held with BHs disabled.
+ * Return: the frames pushed; -ENOENT for a handle naming no station-less txq.
+ */
+int airtime_mcast_txq_wake(struct airtime_radio *radio, u64 handle, u32 cpu, u64 now_us);
+
+/**
+ * airtime_mcast_txq_remove() - remove a station-less txq
+ * @radio: the radio
+ * @handle: from airtime_mcast_txq_add()
+ *
+ * A frame of it waiting in a retry slot is handed back AIRTIME_TX_REMOVED;
+ * frames in the hardware complete normally. The driver purges the txq's own
+ * frames afterwards.
+ *
+ * Context: Process context, radio lock held.
+ * Return: 0, or -ENOENT for a handle naming no station-less txq.
+ */
+int airtime_mcast_txq_remove(struct airtime_radio *radio, u64 handle);
 
 /**
  * airtime_sta_set_weight() - set a station's airtime weight
@@ -520,6 +593,33 @@ int airtime_rx_duration(struct airtime_radio *radio, u16 peer_id, u32 duration_u
 int airtime_radio_get_stats(struct airtime_radio *radio, struct airtime_radio_stats *stats);
 
 /**
+ * airtime_radio_get_counters() - cumulative data path counters
+ * @radio: the radio
+ * @counters: filled on success
+ *
+ * Context: Any context except hard IRQ, radio lock held.
+ * Return: 0, or -EFAULT for a NULL argument.
+ */
+int airtime_radio_get_counters(struct airtime_radio *radio, struct airtime_radio_counters *counters);
+
+/**
+ * airtime_radio_check() - check the radio's invariants
+ * @radio: the radio
+ *
+ * The scheduler's invariants (pending airtime per AC equal to the sum over
+ * its stations, each txq listed at most once and only when marked so,
+ * station words of the right generation) and the adapter's (no pending
+ * airtime when no frame is in the hardware or a retry slot). Costs
+ * O(max_txqs) and a GFP_ATOMIC allocation of about max_txqs bytes, which is
+ * infallible on the Rust side (a failure ends in BUG()): for debugfs and
+ * self-tests, not the data path.
+ *
+ * Context: Process context or softirq, radio lock held.
+ * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.
+ */
+int airtime_radio_check(struct airtime_radio *radio);
+
+/**
  * airtime_debugfs_aql() - the text of a station's aql debugfs file
  * @radio: the radio
  * @peer_id: the station
@@ -629,5 +729,44 @@ void __noreturn airtime_rust_panic(const char *msg, size_t len);
  * Return: 0 on success, non-zero on failure.
  */
 int airtime_capi_selftest(char *msg, size_t len);
+
+/**
+ * airtime_capi_mcast() - the C self-test of station-less (multicast) txqs
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * Implemented in airtime_capi_selftest.c; run by the Rust scenario
+ * c-api-mcast.
+ *
+ * Context: Process context (module init).
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_mcast(char *msg, size_t len);
+
+/*
+ * airtime_capi_smp_stress() faults, each of which must make it FAIL: the
+ * firmware loses one completion (a frame stays in the hardware, its airtime
+ * pending); the multicast txq gets frames but is never woken (a lost wake).
+ */
+#define AIRTIME_STRESS_LOSE_COMPLETION	(1U << 0)
+#define AIRTIME_STRESS_LOSE_WAKE	(1U << 1)
+
+/**
+ * airtime_capi_smp_stress() - the SMP stress self-test of the adapter API
+ * @flags: 0, or AIRTIME_STRESS_* fault flags that must make the test fail
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * Implemented in airtime_capi_selftest.c; run by the Rust scenarios
+ * c-api-smp-stress (@flags 0), c-api-smp-stress-lost-completion and
+ * c-api-smp-stress-lost-wake (explicit only, must fail). A wake kthread
+ * and a completion kthread, bound to different CPUs, drive one radio for a few
+ * seconds with station churn and weight changes; then a drain, conservation
+ * and invariant checks.
+ *
+ * Context: Process context (module init); sleeps while the kthreads run.
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_smp_stress(u32 flags, char *msg, size_t len);
 
 #endif /* AIRTIME_ATH11K_H */

@@ -9,8 +9,14 @@
 //! changed when an error is returned (except where a function says so). Every
 //! function takes the radio exclusively (the adapter's methods take `&mut self`):
 //! the C side serialises all calls on one radio with one spinlock taken with
-//! `spin_lock_bh()`. No function sleeps; only `airtime_radio_create()` and
-//! `airtime_sta_add()`/`airtime_txq_add()` may allocate (`GFP_ATOMIC`).
+//! `spin_lock_bh()`. No function sleeps; only `airtime_radio_create()`,
+//! `airtime_sta_add()`, `airtime_txq_add()`, `airtime_mcast_txq_add()` and
+//! `airtime_radio_check()` may allocate (`GFP_ATOMIC`).
+//!
+//! Station txqs are named by (peer id, TID). Station-less txqs (a vif's
+//! multicast or management queue) have no peer id: `airtime_mcast_txq_add()`
+//! gives the driver a `u64` handle (the scheduler's `TxqId` in raw form, with
+//! its 32-bit generation, so a stale handle is refused, never aliased).
 
 use alloc::boxed::Box;
 use core::alloc::Layout;
@@ -18,10 +24,12 @@ use core::ffi::{c_char, c_void};
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
-use airtime_ath11k::hal::{DP_TCL_DATA_RING_SIZE, MAX_PPDU_USERS, MSDU_TABLE_CAPACITY, PpduStats, PpduUser, RxPpdu};
+use airtime_ath11k::hal::{
+    DP_TCL_DATA_RING_SIZE, MAX_PPDU_USERS, MSDU_TABLE_CAPACITY, PpduStats, PpduUser, RxPpdu, TxStatus,
+};
 use airtime_ath11k::{Ath11k, Config, TextBuf};
 use airtime_est::{Bandwidth, HeGi, Rate};
-use airtime_sched::{Ac, AqlLimits, Instant, StationId, Tid, Weight};
+use airtime_sched::{Ac, AqlLimits, Instant, StationId, Tid, TxqId, Weight};
 
 use crate::chal::{CHal, CTxStatus, CTxq, HalOps, Ops};
 use crate::errno::{Errno, result_to_c};
@@ -157,12 +165,39 @@ pub struct RadioStats {
     pub blocked_acs: u32,
 }
 
+/// A radio's cumulative data path counters, for conservation checks: every
+/// frame the adapter dequeued is in the rings (`enqueued` less completions), in
+/// a retry slot, or was handed back (`completions` + `flushed`).
+/// C: `struct airtime_radio_counters`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RadioCounters {
+    /// Descriptors the TCL rings accepted, all rings.
+    pub enqueued: u64,
+    /// Frames handed back by `airtime_tx_complete()`, per `AIRTIME_TX_*`.
+    pub completions: [u64; TxStatus::COUNT],
+    /// Frames handed back `AIRTIME_TX_REMOVED` without a completion: retry-slot
+    /// frames of removed stations and txqs, and frames flushed at destroy.
+    pub flushed: u64,
+    /// Frames a ring refused after dequeue, kept in a retry slot.
+    pub held_for_retry: u64,
+    /// Enqueues refused: ring full, MSDU table full, memory, other.
+    pub enqueue_failures: u64,
+    /// Completions naming no outstanding MSDU (ignored).
+    pub unknown_msdu: u64,
+    /// Charge releases the scheduler refused or clamped (should stay 0).
+    pub release_errors: u64,
+    /// Station frames sent without a charge (a station removed mid-round).
+    pub uncharged: u64,
+}
+
 // The C header asserts the same sizes.
 const _: () = assert!(core::mem::size_of::<RadioConfig>() == 32);
 const _: () = assert!(core::mem::size_of::<CRate>() == 8);
 const _: () = assert!(core::mem::size_of::<CPpduUser>() == 16);
 const _: () = assert!(core::mem::size_of::<CPpduStats>() == 136);
 const _: () = assert!(core::mem::size_of::<RadioStats>() == 32);
+const _: () = assert!(core::mem::size_of::<RadioCounters>() == 104);
 const _: () = assert!(core::mem::size_of::<CTxStatus>() == 8);
 const _: () = assert!(core::mem::size_of::<crate::chal::CMsdu>() == 24);
 const _: () = assert!(core::mem::size_of::<crate::chal::CTclDesc>() == 12);
@@ -394,6 +429,76 @@ pub unsafe extern "C" fn airtime_txq_add(radio: *mut CRadio, peer_id: u16, tid: 
     })())
 }
 
+/// The station-less txq named by `handle` (from [`airtime_mcast_txq_add`]), or
+/// `ENOENT` for a stale or forged handle, or one naming a station's txq.
+fn mcast_txq(radio: &CRadio, handle: u64) -> Result<TxqId, Errno> {
+    let id = TxqId::from_raw(handle);
+    match radio.scheduler().txq_info(id) {
+        Ok((None, _)) if radio.txq(id).is_some() => Ok(id),
+        _ => Err(Errno::ENOENT),
+    }
+}
+
+/// Registers a station-less txq (a vif's multicast queue, or its management
+/// queue on TID 16) on `tid`; its frames are scheduled like a station's but
+/// never charged to AQL (no station). Writes its handle to `*handle`.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock);
+/// `txq` must stay valid until the txq is removed or the radio destroyed;
+/// `handle` must be null or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_mcast_txq_add(radio: *mut CRadio, tid: u8, txq: *mut c_void, handle: *mut u64) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        // SAFETY: the caller guarantees `handle` is null or valid for one write.
+        let handle = unsafe { handle.as_mut() }.ok_or(Errno::EFAULT)?;
+        let txq = NonNull::new(txq).ok_or(Errno::EFAULT)?;
+        let tid = Tid::new(tid).map_err(|_| Errno::EINVAL)?;
+        let ctxq = radio.hal().txq(txq);
+        let id = radio.add_txq(None, tid, ctxq).map_err(|(e, _)| adapter_err(e))?;
+        *handle = id.to_raw();
+        Ok(0)
+    })())
+}
+
+/// mac80211's `wake_tx_queue` for a station-less txq: runs a round on its AC
+/// pushing into TCL ring `cpu % 3`. Returns the frames pushed.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_mcast_txq_wake(radio: *mut CRadio, handle: u64, cpu: u32, now_us: u64) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let txq = mcast_txq(radio, handle)?;
+        let round = radio.wake_tx_queue(txq, cpu, Instant::from_micros(now_us)).map_err(adapter_err)?;
+        Ok(i32::try_from(round.frames).unwrap_or(i32::MAX))
+    })())
+}
+
+/// Removes a station-less txq; a frame of it in a retry slot is handed back
+/// `AIRTIME_TX_REMOVED`, frames in the hardware complete normally. The driver
+/// purges the txq's own frames afterwards.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_mcast_txq_remove(radio: *mut CRadio, handle: u64) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        let txq = mcast_txq(radio, handle)?;
+        radio.remove_txq(txq).map_err(adapter_err)?;
+        Ok(0)
+    })())
+}
+
 /// Sets a station's airtime weight (1-65535).
 ///
 /// # Safety
@@ -606,6 +711,64 @@ pub unsafe extern "C" fn airtime_radio_get_stats(radio: *mut CRadio, stats: *mut
             held_frames: radio.held_frames(),
             blocked_acs: u32::from(radio.blocked_acs().bits()),
         };
+        Ok(0)
+    })())
+}
+
+/// Fills `*counters` with the radio's cumulative data path counters.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `counters` must be null or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_get_counters(radio: *mut CRadio, counters: *mut RadioCounters) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        // SAFETY: the caller guarantees `counters` is null or writable.
+        let out = unsafe { counters.as_mut() }.ok_or(Errno::EFAULT)?;
+        let d = radio.dp_stats();
+        let sum = |v: &[u64]| v.iter().fold(0u64, |a, b| a.saturating_add(*b));
+        *out = RadioCounters {
+            enqueued: sum(&d.enqueued),
+            completions: d.completions,
+            flushed: d.flushed,
+            held_for_retry: d.held_for_retry,
+            enqueue_failures: sum(&d.ring_full)
+                .saturating_add(sum(&d.msdu_table_full))
+                .saturating_add(sum(&d.out_of_memory))
+                .saturating_add(sum(&d.other_failures)),
+            unknown_msdu: d.unknown_msdu,
+            release_errors: d.release_errors,
+            uncharged: d.uncharged,
+        };
+        Ok(0)
+    })())
+}
+
+/// Checks the radio's invariants between calls: the scheduler's (pending
+/// airtime conserved per AC, list membership, station words) and the
+/// adapter's (no pending airtime when no frame is in the hardware or a retry
+/// slot). Returns 0, or `-EUCLEAN` when one does not hold.
+///
+/// Costs O(max_txqs) time and a `GFP_ATOMIC` allocation of about max_txqs
+/// bytes, made by the scheduler's checker with an infallible `vec!` (a failure
+/// panics, which ends in `BUG()`): for debugfs and self-tests, not the data
+/// path.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_check(radio: *mut CRadio) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_mut(radio) }?;
+        radio.scheduler_mut().check_invariants().map_err(|_| Errno::EUCLEAN)?;
+        let idle = radio.outstanding_msdus() == 0 && radio.held_frames() == 0;
+        if idle && radio.scheduler().total_pending_us() != 0 {
+            return Err(Errno::EUCLEAN);
+        }
         Ok(0)
     })())
 }

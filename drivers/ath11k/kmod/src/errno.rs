@@ -25,6 +25,9 @@ impl Errno {
     pub const ENOSPC: Self = Self(28);
     /// `EIO`: any other failure.
     pub const EIO: Self = Self(5);
+    /// `EUCLEAN`: an internal invariant does not hold (the kernel's "structure
+    /// needs cleaning", as filesystems report corruption).
+    pub const EUCLEAN: Self = Self(117);
 
     /// The errno of a negative kernel return value such as
     /// `Ath11kError::errno()`; anything not negative becomes `EIO`.

@@ -38,4 +38,13 @@ unsafe extern "C" {
     /// 0 on success, `-errno` or 1 on failure; writes a NUL-terminated message
     /// (its numbers on success, the failed check otherwise) into `msg[..len]`.
     pub fn airtime_capi_selftest(msg: *mut c_char, len: usize) -> i32;
+
+    /// The C self-test of station-less (multicast) txqs
+    /// (`airtime_capi_selftest.c`): as [`airtime_capi_selftest`].
+    pub fn airtime_capi_mcast(msg: *mut c_char, len: usize) -> i32;
+
+    /// The SMP stress self-test (`airtime_capi_selftest.c`): two kthreads on
+    /// one radio for a few seconds; `flags` are `AIRTIME_STRESS_*` faults that
+    /// must make it fail. Sleeps. As [`airtime_capi_selftest`] otherwise.
+    pub fn airtime_capi_smp_stress(flags: u32, msg: *mut c_char, len: usize) -> i32;
 }

@@ -20,11 +20,14 @@
 //! name to `EXPECTED_PASS` in `boot-test.sh`, which fails on any difference
 //! between the two lists. Scenarios must be deterministic, integer-only, keep
 //! stack frames small (the kernel stack is 16 KiB) and finish in a few
-//! milliseconds under software emulation.
+//! milliseconds under software emulation; `c-api-smp-stress` alone runs for
+//! seconds, by design (two kthreads on one radio, timed).
 //!
-//! Two explicit-only scenarios exist to prove the harness can fail:
-//! `selftest-must-fail` (a FAIL refuses the load) and `selftest-must-panic`
-//! (a panic becomes a clean `BUG()` oops with the Rust location).
+//! Explicit-only scenarios exist to prove the harness can fail:
+//! `selftest-must-fail` (a FAIL refuses the load), `selftest-must-panic`
+//! (a panic becomes a clean `BUG()` oops with the Rust location), and
+//! `c-api-smp-stress-lost-completion` / `-lost-wake` (the stress test's
+//! checks catch a frame that never completes and a txq never served).
 
 use core::ffi::CStr;
 
@@ -117,8 +120,12 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"round-fix-no-skip", adapter::round_fix_no_skip),
     Scenario::new(c"debugfs-text", adapter::debugfs_text),
     Scenario::new(c"c-api-roundtrip", capi::roundtrip),
+    Scenario::new(c"c-api-mcast", capi::mcast),
+    Scenario::new(c"c-api-smp-stress", capi::smp_stress),
     Scenario::explicit_only(c"selftest-must-fail", must_fail),
     Scenario::explicit_only(c"selftest-must-panic", must_panic),
+    Scenario::explicit_only(c"c-api-smp-stress-lost-completion", capi::smp_stress_lost_completion),
+    Scenario::explicit_only(c"c-api-smp-stress-lost-wake", capi::smp_stress_lost_wake),
 ];
 
 /// Always panics, with an out-of-bounds index. It exists so the boot test

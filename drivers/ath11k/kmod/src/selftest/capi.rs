@@ -1,12 +1,20 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 
-//! The `c-api-roundtrip` scenario: driven from C. The shim's C self-test
-//! (`airtime_capi_selftest.c`) implements a small HAL in C (TCL rings, MSDU
-//! tables, txqs of frames, status sink), and calls every function of the
-//! adapter's C API through the header: create, stations, txqs, weights and
-//! limits, wake, completion batches under a NAPI budget, PPDU stats, rx
-//! duration, statistics, the debugfs texts, removal and destroy, and the
-//! error returns of bad arguments.
+//! The scenarios driven from C (`airtime_capi_selftest.c`), over a small HAL
+//! written in C (TCL rings, MSDU tables, txqs of frames, status sink) and the
+//! adapter's C API through the header:
+//!
+//! - `c-api-roundtrip`: every function once: create, stations, txqs, weights
+//!   and limits, wake, completion batches under a NAPI budget, PPDU stats, rx
+//!   duration, statistics, the debugfs texts, removal and destroy, and the
+//!   error returns of bad arguments;
+//! - `c-api-mcast`: a station-less (multicast) txq beside a station's;
+//! - `c-api-smp-stress`: a wake kthread and a completion kthread on different
+//!   CPUs hammering one radio for a few seconds, with station churn and weight
+//!   changes, then conservation, invariant and drain checks;
+//! - `c-api-smp-stress-lost-completion` and `c-api-smp-stress-lost-wake`
+//!   (explicit only): the same with one completion, or every wake of the
+//!   multicast txq, lost on purpose; the checks must catch each (FAIL).
 
 use core::ffi::c_char;
 
@@ -16,15 +24,53 @@ use crate::msg::MsgBuf;
 /// Size of the message buffer handed to C.
 const MSG_LEN: usize = 200;
 
-/// Runs the C side and copies its message.
-pub(super) fn roundtrip(msg: &mut MsgBuf<'_>) -> Outcome {
+/// `AIRTIME_STRESS_LOSE_COMPLETION`: the simulated firmware loses one
+/// completion.
+const STRESS_LOSE_COMPLETION: u32 = 1 << 0;
+/// `AIRTIME_STRESS_LOSE_WAKE`: the multicast txq gets frames, never a wake.
+const STRESS_LOSE_WAKE: u32 = 1 << 1;
+
+/// Runs one C test through `call` (given the buffer and its size) and copies
+/// its message.
+fn run_c(msg: &mut MsgBuf<'_>, call: impl FnOnce(*mut c_char, usize) -> i32) -> Outcome {
     let mut buf = [0u8; MSG_LEN];
-    // SAFETY: `buf` is valid for writing `MSG_LEN` bytes and not otherwise
-    // used during the call; the C function NUL-terminates within it.
-    let ret = unsafe { crate::ffi::airtime_capi_selftest(buf.as_mut_ptr().cast::<c_char>(), MSG_LEN) };
+    let ret = call(buf.as_mut_ptr().cast::<c_char>(), MSG_LEN);
     let end = buf.iter().position(|b| *b == 0).unwrap_or(0);
     let text = core::str::from_utf8(buf.get(..end).unwrap_or(&[])).unwrap_or("(not UTF-8)");
     ensure!(msg, ret == 0, "{text} ({ret})");
     let _ = core::fmt::Write::write_str(msg, text);
     Ok(())
+}
+
+/// `c-api-roundtrip`.
+pub(super) fn roundtrip(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: `run_c` passes a buffer valid for writing `len` bytes and not
+    // otherwise used during the call; the C function NUL-terminates within it.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_selftest(buf, len) })
+}
+
+/// `c-api-mcast`.
+pub(super) fn mcast(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `roundtrip`.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_mcast(buf, len) })
+}
+
+/// `c-api-smp-stress`.
+pub(super) fn smp_stress(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `roundtrip`; the C side sleeps, which module init allows.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(0, buf, len) })
+}
+
+/// `c-api-smp-stress-lost-completion`: proves the stress checks catch a frame
+/// that never completes.
+pub(super) fn smp_stress_lost_completion(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `smp_stress`.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(STRESS_LOSE_COMPLETION, buf, len) })
+}
+
+/// `c-api-smp-stress-lost-wake`: proves the stress checks catch a txq with
+/// frames that is never served.
+pub(super) fn smp_stress_lost_wake(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `smp_stress`.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(STRESS_LOSE_WAKE, buf, len) })
 }
