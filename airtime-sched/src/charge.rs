@@ -30,10 +30,25 @@ impl Charge {
     /// clamps at 4092 us, under-charging slow frames, reference E2).
     pub const MAX_US: u32 = ((1 << RAW_UNITS_BITS) - 1) * 4;
 
-    /// The station charged.
+    /// The station charged; `None` for a multicast charge (a frame of a station-less
+    /// txq, counted against its AC's multicast budget).
     #[inline]
-    pub fn station(&self) -> StationId {
-        self.station
+    pub fn station(&self) -> Option<StationId> {
+        (!self.is_multicast()).then_some(self.station)
+    }
+
+    /// Whether this charges the multicast budget of its AC rather than a station.
+    #[inline]
+    pub fn is_multicast(&self) -> bool {
+        // Minted with generation 0: a garbled token with other generation bits names the
+        // (nonexistent) station slot 4095 and is refused as unknown.
+        self.station.index == MULTICAST_INDEX && self.station.generation == 0
+    }
+
+    /// A multicast charge of `airtime_us` (already quantised) on `ac`.
+    #[inline]
+    pub(crate) const fn multicast(ac: Ac, airtime_us: u32) -> Charge {
+        Charge { station: StationId { index: MULTICAST_INDEX, generation: 0 }, ac, airtime_us, full_generation: true }
     }
 
     /// The access category charged.
@@ -52,7 +67,8 @@ impl Charge {
     /// block. The value must come back through [`Charge::from_raw`] exactly once.
     ///
     /// Layout: bits 0..14 the charge in 4 us units, 14..16 the AC, 16..28 the station
-    /// slot, 28..32 the low four bits of the station's generation. A raw value is never 0.
+    /// slot (4095 with generation 0 for a multicast charge), 28..32 the low four bits of
+    /// the station's generation. A raw value is never 0.
     #[inline]
     pub fn into_raw(self) -> u32 {
         (self.airtime_us / 4)
@@ -83,6 +99,10 @@ impl Charge {
 
 const RAW_UNITS_BITS: u32 = 14;
 
+/// The station slot a multicast charge names: one past the largest a station can have
+/// ([`Config::MAX_STATIONS`](crate::Config::MAX_STATIONS) is 4095), so no station's.
+pub(crate) const MULTICAST_INDEX: u16 = 0xfff;
+
 /// Whether a token's station generation matches a slot's: all of it for a token that
 /// never left Rust (`full`), the 4 bits that survive the raw encoding otherwise.
 #[inline]
@@ -101,7 +121,10 @@ pub(crate) const fn quantise_us(estimate_us: u32) -> u32 {
 
 impl fmt::Display for Charge {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} us on {} {}", self.airtime_us, self.station, self.ac)
+        match self.station() {
+            Some(station) => write!(f, "{} us on {} {}", self.airtime_us, station, self.ac),
+            None => write!(f, "{} us on multicast {}", self.airtime_us, self.ac),
+        }
     }
 }
 
@@ -113,7 +136,7 @@ mod tests {
     fn raw_encoding_round_trips() {
         for (index, generation, ac, us) in [
             (0u16, 0u32, Ac::Vo, 4u32),
-            (4095, 15, Ac::Bk, Charge::MAX_US),
+            (4094, 15, Ac::Bk, Charge::MAX_US),
             (17, 3, Ac::Be, 1912),
             (9, 0xffff_fffe, Ac::Vi, 8),
         ] {
@@ -126,6 +149,9 @@ mod tests {
             assert!(!back.full_generation, "only four bits of the generation survive");
         }
         assert_eq!(Charge::from_raw(0), None);
+        let mc = Charge::from_raw(Charge::multicast(Ac::Vi, 400).into_raw()).unwrap();
+        assert!(mc.is_multicast());
+        assert_eq!((mc.station(), mc.ac(), mc.airtime_us()), (None, Ac::Vi, 400));
     }
 
     #[test]

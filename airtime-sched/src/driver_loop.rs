@@ -28,6 +28,16 @@ pub trait StationTable {
     type Station: Station;
     /// The station registered as `id`, if the driver still has it.
     fn station(&self, id: StationId) -> Option<&Self::Station>;
+
+    /// The airtime of a `frame_len`-byte multicast frame on `ac`, in us, charged to the
+    /// AC's multicast budget ([`Scheduler::charge_multicast_us`]); `None` (the default)
+    /// sends station-less frames uncharged, as mainline did before its multicast AQL.
+    /// Mainline prices them at the interface's lowest basic rate: e.g.
+    /// `price_from_rate(Rate::legacy_ofdm(60).ok(), frame_len, ac).ok()` for 6 Mbit/s.
+    fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
+        let _ = (frame_len, ac);
+        None
+    }
 }
 
 /// Why a round ended.
@@ -154,10 +164,10 @@ where
                     break;
                 }
             };
-            let charge = station.and_then(|sta| {
-                let st = stations.station(sta)?;
-                serving.charge_frame(st, frame.len_bytes()).ok()
-            });
+            let charge = match station {
+                Some(sta) => stations.station(sta).and_then(|st| serving.charge_frame(st, frame.len_bytes()).ok()),
+                None => stations.multicast_airtime_us(frame.len_bytes(), ac).and_then(|us| serving.charge_us(us).ok()),
+            };
             if charge.is_none() && station.is_some() {
                 report.uncharged += 1;
             }

@@ -197,7 +197,7 @@ fn garbage_charge_tokens_are_refused_or_clamped() {
     // Tokens for AC BE (bits 14..16 = 2) naming a free slot, an out-of-range slot, or the
     // live slot with the wrong generation: refused, and nothing is released (documented:
     // a forged token cannot be told apart from another station's charge).
-    for raw in [0x0001_8001, 0x0fff_bfff, 0xffff_bfff, 0x2000_8001] {
+    for raw in [0x0001_8001, 0x1fff_bfff, 0xffff_bfff, 0x2000_8001] {
         let token = Charge::from_raw(raw).expect("non-zero units");
         assert_eq!(token.ac(), Ac::Be);
         assert_eq!(token.airtime_us() % 4, 0);
@@ -207,14 +207,22 @@ fn garbage_charge_tokens_are_refused_or_clamped() {
         s.check_invariants().unwrap();
     }
     assert_eq!(s.underflows(), 0);
+    // Slot 4095 with generation 0 is a multicast token: with no multicast airtime in
+    // flight it finds nothing to release, is clamped, and is counted.
+    let multicast = Charge::from_raw(0x0fff_bfff).unwrap();
+    assert!(multicast.is_multicast());
+    assert_eq!(s.release(multicast), Err(ReleaseError::Underflow));
+    assert_eq!(s.multicast_pending_us(Ac::Be), 0);
+    assert_eq!(s.ac_pending_us(Ac::Be), 1000, "the unicast counter is untouched");
+    assert_eq!(s.underflows(), 1);
     // A token naming the live station (slot 0, generation 1) with too much: both counters
     // clamp together, the underflow is counted, conservation holds.
     let forged = Charge::from_raw(0x1000_8000 | (4000 / 4)).unwrap();
-    assert_eq!(forged.station(), sta);
+    assert_eq!(forged.station(), Some(sta));
     assert_eq!(s.release(forged), Err(ReleaseError::Underflow));
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 0);
     assert_eq!(s.ac_pending_us(Ac::Be), 0);
-    assert_eq!(s.underflows(), 1);
+    assert_eq!(s.underflows(), 2);
     s.check_invariants().unwrap();
     // The genuine token now finds nothing to release; whatever it reports, nothing wraps.
     assert!(s.release(held).is_err(), "the genuine token now finds nothing");

@@ -61,7 +61,7 @@ fn a2_a_token_releases_exactly_what_was_charged_and_a_second_release_is_refused(
     let sta = s.add_station(w(256)).unwrap();
     let c = s.charge_us(sta, Ac::Be, 1234).unwrap();
     assert_eq!(c.airtime_us(), 1232);
-    assert_eq!((c.station(), c.ac()), (sta, Ac::Be));
+    assert_eq!((c.station(), c.ac()), (Some(sta), Ac::Be));
     // Changing what pricing depends on does not change what is released.
     s.set_weight(sta, w(4000)).unwrap();
     s.set_station_limits(sta, Ac::Be, AqlLimits::new(10, 20).unwrap()).unwrap();

@@ -161,10 +161,15 @@ fn a_handle_charges_only_its_own_txq_station() {
         if first.station() == Some(sta) { (&mut first, &mut second) } else { (&mut second, &mut first) };
     assert_eq!(station_txq.charge_frame(&Priced(other), 1500), Err(ChargeError::OtherStation));
     let c = station_txq.charge_frame(&Priced(sta), 1500).unwrap();
-    assert_eq!(lone_txq.charge_us(100), Err(ChargeError::UnknownStation), "a station-less txq");
+    // A station-less txq's frame goes to its AC's multicast budget, not to any station.
+    let mc = lone_txq.charge_us(100).unwrap();
+    assert!(mc.is_multicast() && mc.station().is_none());
+    assert_eq!(s.multicast_pending_us(Ac::Be), 100);
     s.return_txq(first, TxqReturn::Empty, T0);
     s.return_txq(second, TxqReturn::Empty, T0);
     s.release(c).unwrap();
+    s.release(mc).unwrap();
+    assert_eq!(s.multicast_pending_us(Ac::Be), 0);
     assert_eq!(s.total_pending_us(), 0);
     s.check_invariants().unwrap();
 }

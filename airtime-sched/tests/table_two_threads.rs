@@ -108,7 +108,7 @@ impl Ring for Checked<'_> {
         // One txq per turn.
         assert_eq!(*self.turn.get_or_insert(frame.txq), frame.txq, "a turn pushed another txq's frame");
         // Charged to the frame's own station; station-less frames uncharged.
-        assert_eq!(charge.as_ref().map(Charge::station), frame.station, "frame {} charged wrongly", frame.seq);
+        assert_eq!(charge.as_ref().and_then(Charge::station), frame.station, "frame {} charged wrongly", frame.seq);
         if let (Some(sta), Some(c)) = (frame.station, charge.as_ref()) {
             let sched = self.s.table.scheduler();
             if let (Ok(pending), Ok(limits)) =

@@ -429,7 +429,9 @@ impl World {
             .chain(self.d.refused.iter().filter_map(|r| r.1.as_ref()))
         {
             by_ac[c.ac().index()] += u64::from(c.airtime_us());
-            by_sta[c.station().index()][c.ac().index()] += u64::from(c.airtime_us());
+            if let Some(sta) = c.station() {
+                by_sta[sta.index()][c.ac().index()] += u64::from(c.airtime_us());
+            }
         }
         for ac in Ac::ALL {
             assert_eq!(u64::from(self.sched.ac_pending_us(ac)), by_ac[ac.index()], "charges lost on {ac}");
@@ -460,7 +462,9 @@ impl World {
         let mut charges = Vec::new();
         for (_, charge) in done {
             let Some(c) = charge else { continue };
-            reports.push((c.station(), c.ac(), c.airtime_us()));
+            if let Some(sta) = c.station() {
+                reports.push((sta, c.ac(), c.airtime_us()));
+            }
             // A C driver keeps the token raw in the frame's control block.
             let c = if raw { Charge::from_raw(c.into_raw()).expect("a raw token is never 0") } else { c };
             charges.push(c);

@@ -68,6 +68,9 @@ impl Scheduler {
     /// [`ReleaseError::Underflow`].
     pub fn release(&self, charge: Charge) -> Result<(), ReleaseError> {
         // A release is a completion pass of one charge: the same protocol, in one place.
+        if charge.is_multicast() {
+            return self.release_multicast(charge.ac, charge.airtime_us);
+        }
         let Charge { station, ac, airtime_us, full_generation } = charge;
         match self.release_station_part(station, full_generation, ac, airtime_us) {
             None => Err(ReleaseError::UnknownStation),

@@ -79,6 +79,17 @@ impl Scheduler {
                 GROUPS];
         let mut used = 0;
         for charge in charges {
+            if charge.is_multicast() {
+                // Multicast charges are few (station-less txqs): released one by one.
+                match self.release_multicast(charge.ac, charge.airtime_us) {
+                    Ok(()) => out.released = out.released.saturating_add(1),
+                    Err(_) => {
+                        out.released = out.released.saturating_add(1);
+                        out.underflows = out.underflows.saturating_add(1);
+                    }
+                }
+                continue;
+            }
             match groups[..used].iter_mut().find(|g| g.holds(&charge)) {
                 // A group's sum stays below 2^32 (a station's word cannot hold more); if
                 // it would not, the group is flushed and restarted.

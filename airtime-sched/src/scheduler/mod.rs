@@ -13,6 +13,7 @@ mod errors;
 mod invariants;
 mod kept;
 mod listing;
+mod multicast;
 mod registry;
 mod round;
 mod rounds;
@@ -45,6 +46,10 @@ use alloc::vec::Vec;
 /// which stations may use their high limit.
 pub const DEFAULT_AQL_THRESHOLD_US: u32 = 24_000;
 
+/// mac80211's `IEEE80211_DEFAULT_AQL_TXQ_LIMIT_BC`: 50 ms of multicast airtime in flight
+/// (half of a 100 TU beacon interval), the default multicast budget of each AC.
+pub const DEFAULT_MULTICAST_LIMIT_US: u32 = 50_000;
+
 /// Per-AC scheduler state.
 pub(crate) struct AcState {
     /// Round word: bits 0..63 the number of the latest round started, bit 63 "open"
@@ -64,6 +69,11 @@ pub(crate) struct AcState {
     /// PHY default limits for new stations and for the per-AC PHY limit.
     pub(crate) default_limits: AtomicU64,
     pub(crate) counters: stats::AtomicAcCounters,
+    /// Airtime of multicast frames in flight on this AC, in us (mainline's
+    /// `aql_mc_pending_airtime`, which is one for the radio): not part of `pending_us`.
+    pub(crate) multicast_pending_us: AtomicU64,
+    /// The AC's multicast budget, in us.
+    pub(crate) multicast_limit_us: AtomicU32,
 }
 
 impl AcState {
@@ -131,6 +141,8 @@ impl Scheduler {
                 pending_us: AtomicI64::new(0),
                 default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
                 counters: stats::AtomicAcCounters::new(),
+                multicast_pending_us: AtomicU64::new(0),
+                multicast_limit_us: AtomicU32::new(DEFAULT_MULTICAST_LIMIT_US),
             }),
             threshold_us: AtomicU32::new(DEFAULT_AQL_THRESHOLD_US),
             aql_enabled: AtomicU32::new(1),

@@ -83,10 +83,12 @@ impl<'a> Serving<'a> {
     }
 
     /// Whether the station may have more airtime charged now (the AQL check a driver
-    /// runs before each dequeue, reference 3.8 step 1). Always true without a station.
-    /// Counts the charges made through this handle.
+    /// runs before each dequeue, `ieee80211_txq_airtime_check`). Counts the charges made
+    /// through this handle. A station-less txq asks its AC's multicast budget; a
+    /// management txq is never limited.
     pub fn airtime_check(&self) -> bool {
         match self.station.map(|sta| self.sched.station_slot(sta)) {
+            None => self.sched.multicast_may_send(self.ac, 0),
             Some(Ok(slot)) if !self.mgmt => self.sched.station_may_send(slot, self.ac, self.own_us),
             _ => true,
         }
@@ -94,10 +96,10 @@ impl<'a> Serving<'a> {
 
     /// Charges `airtime_us` of a frame dequeued from this txq to its station on its AC,
     /// as [`Scheduler::charge_us`] does, with the AC's counter written later (see the
-    /// type's documentation). A station-less txq has no station to charge
-    /// ([`ChargeError::UnknownStation`]).
+    /// type's documentation). A station-less txq's frame is charged to the AC's
+    /// multicast budget ([`Scheduler::charge_multicast_us`]).
     pub fn charge_us(&mut self, airtime_us: u32) -> Result<Charge, ChargeError> {
-        let station = self.station.ok_or(ChargeError::UnknownStation)?;
+        let Some(station) = self.station else { return self.sched.charge_multicast_us(self.ac, airtime_us) };
         let charge = self.sched.charge_station(station, self.ac, airtime_us)?;
         self.own_us = self.own_us.saturating_add(u64::from(charge.airtime_us));
         if self.own_us >= Self::FLUSH_US {

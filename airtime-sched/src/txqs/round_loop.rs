@@ -127,6 +127,11 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                         }
                         charged
                     }
+                    // A station-less frame: charged to the multicast budget if the
+                    // driver prices multicast, else sent uncharged (mainline's old way).
+                    (None, None) => stations
+                        .multicast_airtime_us(frame.len_bytes(), ac)
+                        .and_then(|us| turn.serving().charge_us(us).ok()),
                     (_, charge) => charge,
                 };
                 airtime_us += charge.as_ref().map_or(0, |c| u64::from(c.airtime_us()));

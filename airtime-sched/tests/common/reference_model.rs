@@ -703,7 +703,7 @@ impl Harness {
                 let Some(i) = Self::pick(&self.held, which) else { return };
                 let Held { charge, station } = self.held.swap_remove(i);
                 let (ac, us) = (charge.ac(), charge.airtime_us());
-                assert_eq!(charge.station(), self.model.stations[station].id);
+                assert_eq!(charge.station(), Some(self.model.stations[station].id));
                 self.sched.release(charge).expect("a clean release");
                 self.model.stations[station].pending[ac.index()] -= us;
                 if register {

@@ -75,7 +75,8 @@ where
             return Err(PushError { frame, charge, error: RingErrorKind::Full });
         };
         let len_bytes = frame.len_bytes();
-        let peer_id = charge.as_ref().and_then(|c| self.stations.get(c.station())).map(|r| r.peer_id());
+        let peer_id =
+            charge.as_ref().and_then(Charge::station).and_then(|sta| self.stations.get(sta)).map(|r| r.peer_id());
         let msdu_id = match self.hal.msdu_insert(ring, Msdu::new(frame, charge, self.ac)) {
             Ok(id) => id,
             Err(msdu) => {
