@@ -50,9 +50,9 @@ struct Cli {
 
 fn arms(cli: &Cli) -> Result<Vec<Resolved>, String> {
     if !cli.scenarios.is_empty() {
-        return cli.scenarios.iter().map(|p| scenario::load(p).map_err(|e| e.0)).collect();
+        return cli.scenarios.iter().map(|p| scenario::load(p).map_err(|e| e.to_string())).collect();
     }
-    scenario::suite::named(cli.suite.as_deref().unwrap_or("default")).map_err(|e| e.0)
+    scenario::suite::named(cli.suite.as_deref().unwrap_or("default")).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -68,6 +68,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    for w in list.iter().flat_map(|a| &a.warnings) {
+        eprintln!("warning: {w}");
+    }
     let ov = Overrides { seed: cli.seed, duration_s: cli.duration, runs: cli.runs };
     for a in &mut list {
         ov.apply(a);

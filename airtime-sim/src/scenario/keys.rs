@@ -1,0 +1,590 @@
+//! Every key a scenario file may hold, in one table ([`KEYS`]).
+//!
+//! The parser walks a file against this table (an unknown key is refused with its line),
+//! records which keys the file sets, and after deserialising asks each key's [`UsedBy`]
+//! whether the chosen configuration uses it. A key that does nothing is never passed over
+//! in silence: it is refused, or, where it is harmless, warned about by name
+//! ([`Unused`]). The same table renders the reference page (`airtime-sim --keys-md`,
+//! checked in as `airtime-sim/docs/scenario-keys.md`; a test fails when the page and the
+//! table differ), so the documentation cannot drift from the parser.
+
+use super::{Scenario, Stack};
+use crate::ap::Design;
+use std::fmt::Write;
+
+/// What a key's value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A table of further keys (`[ap]`).
+    Table,
+    /// An array of tables (`[[stations]]`).
+    ArrayOfTables,
+    /// A value, with its type as the reference page writes it.
+    Value(&'static str),
+}
+
+/// A key's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Default {
+    /// The file must set it.
+    Required,
+    /// The value taken when the key is absent, as a TOML literal.
+    Value(&'static str),
+    /// Absent means the model's own value, given as a TOML literal (the key is an
+    /// `Option` in the parsed scenario).
+    Implied(&'static str),
+    /// Absent means something the table cannot write as a literal.
+    Derived(&'static str),
+    /// Absent means none.
+    None,
+}
+
+impl Default {
+    /// The default as a TOML literal, where it has one.
+    pub fn literal(self) -> Option<&'static str> {
+        match self {
+            Default::Value(v) | Default::Implied(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// What happens when a file sets a key its configuration does not use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unused {
+    /// Refused when the value differs from the default (the file asks for something the
+    /// configuration does not do); warned about when it equals the default (harmless,
+    /// but the reader should know the line does nothing).
+    RefuseUnlessDefault,
+    /// Always a warning: the key describes the world (a station's reported rate, which
+    /// station a seed figure is about), not a mechanism, and a design that does not read
+    /// it is not contradicted by it.
+    Warn,
+}
+
+/// The designs with mac80211 txqs under the scheduler (not the qdisc designs).
+pub const TXQ_DESIGNS: &[Design] = &[
+    Design::Stock,
+    Design::Ath11kSeries,
+    Design::Ath11kAdapter,
+    Design::Mac80211Rr,
+    Design::Mac80211Atf,
+    Design::Mac80211Aql,
+];
+/// The designs that register airtime with the scheduler (airtime fairness).
+pub const ATF_DESIGNS: &[Design] =
+    &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Atf, Design::Mac80211Aql];
+/// The designs with Airtime Queue Limits.
+pub const AQL_DESIGNS: &[Design] = &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Aql];
+/// The designs whose driver runs a round on tx completion, in NAPI budgets.
+pub const ROUND_DESIGNS: &[Design] =
+    &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Rr, Design::Mac80211Atf, Design::Mac80211Aql];
+
+/// Which configurations use a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UsedBy {
+    /// Every configuration.
+    All,
+    /// These designs; the text says what the others lack.
+    Designs(&'static [Design], &'static str),
+    /// Flows run by this TCP stack; the text says why the other ignores it.
+    Stack(Stack, &'static str),
+    /// Only when this other key of the same table is set.
+    WithKey(&'static str),
+}
+
+impl UsedBy {
+    /// Why the scenario does not use the key (`entry`: the index in its array of
+    /// tables), or `None` when it does.
+    pub fn unused_because(self, sc: &Scenario, entry: Option<usize>) -> Option<String> {
+        match self {
+            UsedBy::All => None,
+            UsedBy::Designs(list, lacks) => (!list.contains(&sc.ap.design))
+                .then(|| format!("design `{}` {lacks}; only {} use it", design_key(sc.ap.design), design_list(list))),
+            UsedBy::Stack(stack, why) => {
+                let flow = sc.flows.get(entry?)?;
+                (flow.stack != stack).then(|| format!("the flow runs on stack `{}`: {why}", stack_key(flow.stack)))
+            }
+            UsedBy::WithKey(other) => {
+                let sf = sc.seed_figures.as_ref()?;
+                let set = match other {
+                    "airtime_share_pct" => sf.airtime_share_pct.is_some(),
+                    _ => true,
+                };
+                (!set).then(|| format!("`seed_figures.{other}` is not set"))
+            }
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            UsedBy::All => "all".into(),
+            UsedBy::Designs(list, _) => design_list(list),
+            UsedBy::Stack(s, _) => format!("flows with `stack = \"{}\"`", stack_key(s)),
+            UsedBy::WithKey(k) => format!("with `{k}`"),
+        }
+    }
+}
+
+/// A design's name as a scenario writes it.
+pub fn design_key(d: Design) -> &'static str {
+    match d {
+        Design::Stock => "stock",
+        Design::Ath11kSeries => "ath11k_series",
+        Design::Ath11kAdapter => "ath11k_adapter",
+        Design::Mac80211Rr => "mac80211_rr",
+        Design::Mac80211Atf => "mac80211_atf",
+        Design::Mac80211Aql => "mac80211_aql",
+        Design::QdiscPfifo => "qdisc_pfifo",
+        Design::QdiscFqCodel => "qdisc_fq_codel",
+    }
+}
+
+fn stack_key(s: Stack) -> &'static str {
+    match s {
+        Stack::Linux => "linux",
+        Stack::Smoltcp => "smoltcp",
+    }
+}
+
+fn design_list(list: &[Design]) -> String {
+    list.iter().map(|d| format!("`{}`", design_key(*d))).collect::<Vec<_>>().join(", ")
+}
+
+/// One key.
+#[derive(Clone, Copy, Debug)]
+pub struct KeyDef {
+    /// Its path: `ap.aql_be_us`; keys of an array of tables are written `flows[].cc`.
+    pub path: &'static str,
+    /// Its kind and type.
+    pub kind: Kind,
+    /// Its unit, or "".
+    pub unit: &'static str,
+    /// Its default.
+    pub default: Default,
+    /// The values it takes, when it is one of a few names.
+    pub choices: &'static [&'static str],
+    /// What it models.
+    pub models: &'static str,
+    /// Which configurations use it.
+    pub used_by: UsedBy,
+    /// What happens when it is set and unused.
+    pub unused: Unused,
+}
+
+const fn key(
+    path: &'static str,
+    ty: &'static str,
+    unit: &'static str,
+    default: Default,
+    models: &'static str,
+) -> KeyDef {
+    KeyDef {
+        path,
+        kind: Kind::Value(ty),
+        unit,
+        default,
+        choices: &[],
+        models,
+        used_by: UsedBy::All,
+        unused: Unused::RefuseUnlessDefault,
+    }
+}
+
+const fn table(path: &'static str, kind: Kind, default: Default, models: &'static str) -> KeyDef {
+    KeyDef {
+        path,
+        kind,
+        unit: "",
+        default,
+        choices: &[],
+        models,
+        used_by: UsedBy::All,
+        unused: Unused::RefuseUnlessDefault,
+    }
+}
+
+impl KeyDef {
+    const fn used_by(mut self, u: UsedBy) -> KeyDef {
+        self.used_by = u;
+        self
+    }
+    const fn choices(mut self, c: &'static [&'static str]) -> KeyDef {
+        self.choices = c;
+        self
+    }
+    const fn warn_when_unused(mut self) -> KeyDef {
+        self.unused = Unused::Warn;
+        self
+    }
+}
+
+const NO_AQL: &str = "has no Airtime Queue Limits";
+const NO_ATF: &str = "registers no airtime, so its deficit round robin never weighs stations";
+const NO_TXQS: &str = "has no mac80211 txqs (a qdisc sits in front of the driver)";
+
+/// Every scenario key, in the order the reference page lists them.
+pub const KEYS: &[KeyDef] = &[
+    key("name", "string", "", Default::Required, "Short identifier of the arm, in tables, JSON and CSV."),
+    key("title", "string", "", Default::Value("\"\""), "What the arm is, for tables."),
+    key("group", "string", "", Default::Value("\"\""), "The table section the arm is printed under."),
+    key("duration_s", "float", "s", Default::Value("20.0"), "Simulated seconds per run (`--duration` overrides)."),
+    key(
+        "warmup_s",
+        "float",
+        "s",
+        Default::Value("2.0"),
+        "Seconds at the start left out of every figure (slow start, queues filling).",
+    ),
+    key("runs", "integer", "", Default::Value("3"), "Runs of the arm, each with its own seed (`--runs` overrides)."),
+    key(
+        "seed",
+        "integer",
+        "",
+        Default::Value("1"),
+        "Seed of the first run; run `r` uses a seed derived from it (`--seed` overrides).",
+    ),
+    table("wired", Kind::Table, Default::Derived("all defaults"), "The wired link between the wired host and the AP."),
+    key("wired.rate_mbps", "float", "Mbit/s", Default::Value("1000.0"), "Rate of the wired link, each direction."),
+    key("wired.delay_us", "integer", "µs", Default::Value("250"), "One-way propagation delay of the wired link."),
+    table("ap", Kind::Table, Default::Required, "The access point."),
+    key(
+        "ap.design",
+        "string",
+        "",
+        Default::Required,
+        "The AP's queueing design: `stock` (upstream ath11k, mac80211's default wake handler, no AQL), \
+         `ath11k_series` (the AQL series driving the scheduler directly), `ath11k_adapter` (the same through the \
+         `airtime-ath11k` crate), `mac80211_rr` / `mac80211_atf` / `mac80211_aql` (mac80211 txqs over a shallow \
+         driver FIFO: round robin, airtime fairness, airtime fairness and AQL), `qdisc_pfifo` / `qdisc_fq_codel` \
+         (a qdisc in front of the driver, no mac80211 txqs).",
+    )
+    .choices(&[
+        "stock",
+        "ath11k_series",
+        "ath11k_adapter",
+        "mac80211_rr",
+        "mac80211_atf",
+        "mac80211_aql",
+        "qdisc_pfifo",
+        "qdisc_fq_codel",
+    ]),
+    key(
+        "ap.aql_be_us",
+        "[integer, integer]",
+        "µs",
+        Default::Implied("[5000, 12000]"),
+        "BE `aql_txq_limit` low and high: the airtime a station may have queued below mac80211 before its txq is \
+         held back (the high limit applies while the interface's total is below its threshold).",
+    )
+    .used_by(UsedBy::Designs(AQL_DESIGNS, NO_AQL)),
+    key(
+        "ap.tx_no_pushback",
+        "bool",
+        "",
+        Default::Value("false"),
+        "Scale each station's AQL limits by weight/256 (the proposed TX_NO_PUSHBACK), so weights reach the air \
+         where the firmware picks the transmitter.",
+    )
+    .used_by(UsedBy::Designs(AQL_DESIGNS, NO_AQL)),
+    key(
+        "ap.round_policy",
+        "string",
+        "",
+        Default::Value("\"fixed\""),
+        "What a closed scheduling round does to its number: `fixed` keeps it (the seed's fix), `reset_on_close` \
+         resets it (mac80211 before the fix, which skips txqs).",
+    )
+    .choices(&["fixed", "reset_on_close"])
+    .used_by(UsedBy::Designs(TXQ_DESIGNS, NO_TXQS)),
+    key(
+        "ap.codel_target_us",
+        "integer",
+        "µs",
+        Default::Value("20000"),
+        "CoDel target of the mac80211 txqs' FQ-CoDel (mac80211: 20 ms).",
+    )
+    .used_by(UsedBy::Designs(TXQ_DESIGNS, NO_TXQS)),
+    table(
+        "ap.hardware",
+        Kind::Table,
+        Default::Derived("all defaults"),
+        "The timed model of the radio below the driver.",
+    ),
+    key(
+        "ap.hardware.rings",
+        "integer",
+        "rings",
+        Default::Value("3"),
+        "TCL data rings; the sending CPU picks the ring (ath11k: 3).",
+    ),
+    key(
+        "ap.hardware.ring_entries",
+        "integer",
+        "descriptors",
+        Default::Value("2304"),
+        "Descriptors per ring, held from push to reaped completion: the hardware queue a stock driver fills \
+         (calibrated on the stock VHT80 mean RTT); the driver FIFO of the other designs when set small.",
+    ),
+    key(
+        "ap.hardware.fw_queue_aggregates",
+        "integer",
+        "aggregates",
+        Default::Value("1"),
+        "Firmware per-station queue, in full-sized aggregates at the station's rate.",
+    ),
+    key(
+        "ap.hardware.max_ppdu_us",
+        "float",
+        "µs",
+        Default::Value("5484.0"),
+        "Longest PPDU the firmware builds (the 802.11 PPDU time limit).",
+    ),
+    key(
+        "ap.hardware.tx_completion_delay_us",
+        "integer",
+        "µs",
+        Default::Value("500"),
+        "From the end of the BlockAck to the host reaping the completion.",
+    ),
+    key(
+        "ap.hardware.ppdu_stats_delay_us",
+        "integer",
+        "µs",
+        Default::Value("1000"),
+        "From the end of the exchange to the PPDU-stats report that registers its airtime.",
+    )
+    .used_by(UsedBy::Designs(ATF_DESIGNS, "registers no airtime")),
+    key(
+        "ap.hardware.napi_budget",
+        "integer",
+        "completions",
+        Default::Value("64"),
+        "Completions handled per NAPI poll, one driver round per budget (the series' patch 9).",
+    )
+    .used_by(UsedBy::Designs(ROUND_DESIGNS, "runs no driver round on completion")),
+    table("stations", Kind::ArrayOfTables, Default::Required, "The stations, at least one."),
+    key("stations[].name", "string", "", Default::Required, "The station's name, which flows refer to."),
+    key(
+        "stations[].rate",
+        "string",
+        "",
+        Default::Required,
+        "The rate its frames take on the air: `vht80-1ss-mcs9-sgi`, `he80-2ss-mcs11`, `ht20-mcs15`, \
+         `he80-1ss-mcs11-gi1.6` (family ht/vht/he and bandwidth 20/40/80/160, streams, MCS, guard interval).",
+    ),
+    key(
+        "stations[].reported_rate",
+        "string",
+        "",
+        Default::Derived("`rate`"),
+        "The rate the driver reports to mac80211, at which AQL prices frames. Rate control reports its best rate \
+         while retries and probes make the real airtime longer (the seed: 47-51 µs charged per MSDU against 91 µs \
+         measured).",
+    )
+    .used_by(UsedBy::Designs(AQL_DESIGNS, "prices no frames (no AQL)"))
+    .warn_when_unused(),
+    key(
+        "stations[].weight",
+        "integer",
+        "",
+        Default::Value("256"),
+        "Airtime weight, 1..=65535 (mac80211: 256): the station's share in the deficit round robin, and the \
+         scale of its AQL limits under `tx_no_pushback`.",
+    )
+    .used_by(UsedBy::Designs(ATF_DESIGNS, NO_ATF)),
+    table("flows", Kind::ArrayOfTables, Default::None, "Bulk TCP flows."),
+    key("flows[].station", "string", "", Default::Required, "The station at the flow's wireless end."),
+    key(
+        "flows[].direction",
+        "string",
+        "",
+        Default::Value("\"download\""),
+        "`download` to the station or `upload` from it.",
+    )
+    .choices(&["download", "upload"]),
+    key(
+        "flows[].endpoint",
+        "string",
+        "",
+        Default::Value("\"wired\""),
+        "The flow's other end: `wired` (the host behind the AP; the AP forwards) or `ap` (the AP itself, paced \
+         by TCP small queues; downloads only).",
+    )
+    .choices(&["wired", "ap"]),
+    key(
+        "flows[].stack",
+        "string",
+        "",
+        Default::Value("\"linux\""),
+        "The TCP: `linux` (the compact Linux-like TCP: CUBIC, HyStart, SACK recovery, 200 ms minimum RTO) or \
+         `smoltcp` (smoltcp 0.14: CUBIC or Reno, no SACK recovery, 1 s minimum RTO).",
+    )
+    .choices(&["linux", "smoltcp"]),
+    key("flows[].cc", "string", "", Default::Value("\"cubic\""), "Congestion control of a smoltcp flow.")
+        .choices(&["cubic", "reno"])
+        .used_by(UsedBy::Stack(Stack::Smoltcp, "the Linux-like TCP always runs CUBIC")),
+    key(
+        "flows[].cpu",
+        "integer",
+        "",
+        Default::Derived("the flow's index modulo `ap.hardware.rings`"),
+        "The AP CPU that handles the flow's packets, which picks its TCL ring.",
+    ),
+    key(
+        "flows[].rwnd_bytes",
+        "integer",
+        "bytes",
+        Default::Value("3800000"),
+        "Receive window cap (Linux: 6 MiB `tcp_rmem` at its default scaling ratio).",
+    )
+    .used_by(UsedBy::Stack(Stack::Linux, "smoltcp's window is its socket buffer")),
+    key(
+        "flows[].hystart",
+        "bool",
+        "",
+        Default::Value("true"),
+        "HyStart, Linux's delay-based exit from slow start (on in Linux).",
+    )
+    .used_by(UsedBy::Stack(Stack::Linux, "smoltcp has no HyStart")),
+    table("ping", Kind::Table, Default::Derived("all defaults"), "The ping from the wired host to every station."),
+    key("ping.rate_hz", "float", "Hz", Default::Value("20.0"), "Pings per second per station (0: none)."),
+    table(
+        "seed_figures",
+        Kind::Table,
+        Default::None,
+        "The seed document's measured figures for the same arm, printed beside ours; report only, no effect on the \
+         run.",
+    ),
+    key("seed_figures.source", "string", "", Default::Value("\"\""), "Where the figures come from."),
+    key("seed_figures.throughput_mbps", "[float, float]", "Mbit/s", Default::None, "Flow 0's rate, as a range."),
+    key("seed_figures.tcp_rtt_mean_ms", "[float, float]", "ms", Default::None, "Flow 0's mean TCP RTT (srtt)."),
+    key("seed_figures.tcp_rtt_max_ms", "[float, float]", "ms", Default::None, "Flow 0's largest TCP RTT (srtt)."),
+    key("seed_figures.ping_ms", "[float, float]", "ms", Default::None, "Median ping RTT of station 0."),
+    key(
+        "seed_figures.aql_pending_us",
+        "[float, float]",
+        "µs",
+        Default::None,
+        "Median BE AQL pending airtime of station 0 (its `aql` debugfs file).",
+    ),
+    key("seed_figures.airtime_share_pct", "[float, float]", "%", Default::None, "Airtime share of `share_station`."),
+    key(
+        "seed_figures.share_station",
+        "string",
+        "",
+        Default::Derived("the first station"),
+        "The station whose airtime share `airtime_share_pct` gives.",
+    )
+    .used_by(UsedBy::WithKey("airtime_share_pct"))
+    .warn_when_unused(),
+    key(
+        "seed_figures.skipped_selections",
+        "[float, float]",
+        "selections",
+        Default::None,
+        "Skipped txq selections per run (the round bug's signature).",
+    ),
+    key(
+        "seed_figures.calibrated",
+        "[string]",
+        "",
+        Default::Value("[]"),
+        "The figures (by key) a model constant was calibrated on; each must be a figure set in this table. The \
+         others are printed as predictions.",
+    ),
+    key("seed_figures.note", "string", "", Default::None, "What the model lacks where a prediction misses."),
+];
+
+/// The figure keys of `[seed_figures]` that `calibrated` may name.
+pub const FIGURE_KEYS: &[&str] = &[
+    "throughput_mbps",
+    "tcp_rtt_mean_ms",
+    "tcp_rtt_max_ms",
+    "ping_ms",
+    "aql_pending_us",
+    "airtime_share_pct",
+    "skipped_selections",
+];
+
+/// The definition of `path`.
+pub fn find(path: &str) -> Option<&'static KeyDef> {
+    KEYS.iter().find(|k| k.path == path)
+}
+
+/// The keys directly under `prefix` (`""`, `"ap."`, `"flows[]."`), for error messages.
+pub fn children(prefix: &str) -> Vec<&'static str> {
+    KEYS.iter()
+        .filter_map(|k| k.path.strip_prefix(prefix))
+        .filter(|rest| !rest.contains('.'))
+        .map(|rest| rest.trim_end_matches("[]"))
+        .filter(|rest| !rest.is_empty())
+        .collect()
+}
+
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// The reference page, in Markdown.
+pub fn reference_markdown() -> String {
+    let mut out = String::new();
+    out.push_str(
+        "# Scenario keys\n\n\
+         <!-- Generated by `cargo run -p airtime-sim -- --keys-md` from the key table in \
+         `airtime-sim/src/scenario/keys.rs`, which the parser checks every file against. Do not edit by hand: \
+         a test fails when this page and the table differ. -->\n\n\
+         Every key a scenario file (TOML) may hold. A key not listed here is refused with its line. \
+         A key that the file's configuration does not use (see *used by*) is never ignored in silence:\n\n\
+         * **refused** when its value differs from the default, because the file then asks for something the \
+         configuration does not do (`cc = \"reno\"` on the Linux-like TCP, which only runs CUBIC; \
+         `aql_be_us` on a design without AQL; a weight of 1024 on a design that never weighs stations);\n\
+         * **warned about** (on stderr, by key and line) when it equals the default, because the line is \
+         harmless but still does nothing;\n\
+         * **always warned about**, never refused, for the keys marked *warn*: they describe the world (the rate \
+         a station's driver reports, the station a seed figure is about) rather than ask for a mechanism, so a \
+         design that does not read them is not contradicted by them.\n\n\
+         Keys of an array of tables are written `flows[].cc`; errors and warnings name the entry, `flows[1].cc`.\n\n",
+    );
+    let sections: [(&str, &str); 8] = [
+        ("", "Top level"),
+        ("wired.", "`[wired]`"),
+        ("ap.", "`[ap]`"),
+        ("ap.hardware.", "`[ap.hardware]`"),
+        ("stations[].", "`[[stations]]`"),
+        ("flows[].", "`[[flows]]`"),
+        ("ping.", "`[ping]`"),
+        ("seed_figures.", "`[seed_figures]`"),
+    ];
+    for (prefix, title) in sections {
+        let _ = writeln!(out, "## {title}\n");
+        out.push_str("| key | type | unit | default | used by | models |\n|---|---|---|---|---|---|\n");
+        for k in KEYS.iter().filter(|k| k.path.strip_prefix(prefix).is_some_and(|r| !r.contains('.'))) {
+            let ty = match k.kind {
+                Kind::Table => "table".to_string(),
+                Kind::ArrayOfTables => "array of tables".to_string(),
+                Kind::Value(t) if k.choices.is_empty() => t.to_string(),
+                Kind::Value(_) => k.choices.iter().map(|c| format!("`\"{c}\"`")).collect::<Vec<_>>().join(" \\| "),
+            };
+            let default = match k.default {
+                Default::Required => "required".to_string(),
+                Default::Value(v) | Default::Implied(v) => format!("`{}`", escape(v)),
+                Default::Derived(d) => d.to_string(),
+                Default::None => "none".to_string(),
+            };
+            let used = match k.unused {
+                Unused::Warn if k.used_by != UsedBy::All => format!("{} (*warn*)", k.used_by.describe()),
+                _ => k.used_by.describe(),
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {ty} | {} | {default} | {used} | {} |",
+                k.path,
+                if k.unit.is_empty() { "" } else { k.unit },
+                escape(k.models)
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
