@@ -46,6 +46,9 @@ struct Cli {
     /// No progress on stderr.
     #[arg(long, short)]
     quiet: bool,
+    /// Print the reference of every scenario key (Markdown) and exit.
+    #[arg(long)]
+    keys_md: bool,
 }
 
 fn arms(cli: &Cli) -> Result<Vec<Resolved>, String> {
@@ -57,6 +60,10 @@ fn arms(cli: &Cli) -> Result<Vec<Resolved>, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.keys_md {
+        print!("{}", scenario::keys::reference_markdown());
+        return ExitCode::SUCCESS;
+    }
     if cli.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
         eprintln!("error: --duration must be a positive number of seconds");
         return ExitCode::from(2);

@@ -588,3 +588,146 @@ pub fn reference_markdown() -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{deserialise, equals_literal};
+    use super::*;
+
+    /// A value for every key without a literal default, to build a file that sets all.
+    fn example(k: &KeyDef) -> &'static str {
+        match k.path {
+            "name" => "\"x\"",
+            "ap.design" => "\"ath11k_series\"",
+            "stations[].name" | "flows[].station" | "seed_figures.share_station" => "\"a\"",
+            "stations[].rate" | "stations[].reported_rate" => "\"vht80-1ss-mcs9-sgi\"",
+            "flows[].cpu" => "1",
+            "seed_figures.note" => "\"n\"",
+            p if p.starts_with("seed_figures.") && k.default == Default::None => "[1.0, 2.0]",
+            _ => k.default.literal().unwrap_or_else(|| panic!("no example for `{}`", k.path)),
+        }
+    }
+
+    /// A file that sets every key of the table.
+    fn every_key() -> String {
+        let mut out = String::new();
+        let mut section = "";
+        for k in KEYS {
+            let Kind::Value(_) = k.kind else { continue };
+            let (prefix, leaf) = k.path.rsplit_once('.').unwrap_or(("", k.path));
+            if prefix != section {
+                section = prefix;
+                match prefix.strip_suffix("[]") {
+                    Some(array) => out.push_str(&format!("[[{array}]]\n")),
+                    None => out.push_str(&format!("[{prefix}]\n")),
+                }
+            }
+            out.push_str(&format!("{leaf} = {}\n", example(k)));
+        }
+        out
+    }
+
+    /// The value paths of a parsed scenario, serialised back, with their values.
+    fn paths(v: &toml::Value, prefix: &str, out: &mut Vec<(String, toml::Value)>) {
+        match v {
+            toml::Value::Table(t) => {
+                for (k, v) in t {
+                    let path = format!("{prefix}{k}");
+                    match v {
+                        toml::Value::Table(_) => paths(v, &format!("{path}."), out),
+                        toml::Value::Array(a) if a.first().is_some_and(toml::Value::is_table) => {
+                            paths(&a[0], &format!("{path}[]."), out)
+                        }
+                        _ => out.push((path, v.clone())),
+                    }
+                }
+            }
+            _ => out.push((prefix.to_string(), v.clone())),
+        }
+    }
+
+    #[test]
+    fn the_table_and_the_parsed_scenario_have_the_same_keys() {
+        let text = every_key();
+        let (spec, present) = deserialise(&text, "all.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let mut got = Vec::new();
+        paths(&toml::Value::try_from(&spec).unwrap(), "", &mut got);
+        for (p, _) in &got {
+            assert!(find(p).is_some(), "the parser has `{p}`, the key table does not");
+        }
+        for k in KEYS.iter().filter(|k| matches!(k.kind, Kind::Value(_))) {
+            assert!(got.iter().any(|(p, _)| p == k.path), "the key table has `{}`, the parser does not", k.path);
+            assert!(present.iter().any(|p| p.def.path == k.path), "the walk missed `{}`", k.path);
+        }
+    }
+
+    #[test]
+    fn the_table_gives_the_defaults_the_parser_takes() {
+        let text = "name = \"x\"\n[ap]\ndesign = \"stock\"\n[[stations]]\nname = \"a\"\nrate = \"ht20-mcs0\"\n\
+                    [[flows]]\nstation = \"a\"\n[seed_figures]\n";
+        let (spec, _) = deserialise(text, "min.toml").unwrap();
+        let mut got = Vec::new();
+        paths(&toml::Value::try_from(&spec).unwrap(), "", &mut got);
+        for k in KEYS {
+            if let Default::Value(lit) = k.default {
+                let v = got.iter().find(|(p, _)| p == k.path).map(|(_, v)| v);
+                assert!(
+                    v.is_some_and(|v| equals_literal(v, lit)),
+                    "`{}`: table says {lit}, parser takes {v:?}",
+                    k.path
+                );
+            }
+        }
+        let aql = airtime_sched::AqlLimits::DEFAULT;
+        assert_eq!(find("ap.aql_be_us").unwrap().default, Default::Implied("[5000, 12000]"));
+        assert_eq!((aql.low_us(), aql.high_us()), (5000, 12000));
+    }
+
+    #[test]
+    fn every_listed_choice_parses_and_nothing_else_does() {
+        for k in KEYS.iter().filter(|k| !k.choices.is_empty()) {
+            let leaf = k.path.rsplit_once('.').map_or(k.path, |(_, l)| l);
+            for value in k.choices.iter().copied().chain(["no_such_choice"]) {
+                let line = format!("{leaf} = \"{value}\"");
+                let text = every_key()
+                    .lines()
+                    .scan("", |section, l| {
+                        if l.starts_with('[') {
+                            *section = l;
+                        }
+                        let prefix = match section.strip_prefix("[[") {
+                            Some(array) => format!("{}[].", array.trim_end_matches(']')),
+                            None if section.is_empty() => String::new(),
+                            None => format!("{}.", section.trim_matches(['[', ']'])),
+                        };
+                        let ours = k.path == format!("{prefix}{leaf}");
+                        Some(if ours && l.starts_with(&format!("{leaf} =")) { line.clone() } else { l.to_string() })
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let r = deserialise(&text, "c.toml");
+                assert_eq!(r.is_ok(), value != "no_such_choice", "`{}` = {value}: {:?}", k.path, r.err());
+                if k.path == "ap.design"
+                    && let Ok((spec, _)) = r
+                {
+                    assert_eq!(design_key(spec.ap.design), value);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_checked_in_reference_page_is_the_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/scenario-keys.md");
+        let got = reference_markdown();
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(path, &got).unwrap();
+        }
+        let want = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            got == want,
+            "airtime-sim/docs/scenario-keys.md differs from the key table: regenerate it with \
+             `cargo run -p airtime-sim -- --keys-md > airtime-sim/docs/scenario-keys.md`"
+        );
+    }
+}
