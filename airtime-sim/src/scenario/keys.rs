@@ -8,7 +8,7 @@
 //! checked in as `airtime-sim/docs/scenario-keys.md`; a test fails when the page and the
 //! table differ), so the documentation cannot drift from the parser.
 
-use super::{Scenario, Stack};
+use super::{Protocol, Scenario, Stack};
 use crate::ap::Design;
 use std::fmt::Write;
 
@@ -80,6 +80,21 @@ pub const AQL_DESIGNS: &[Design] = &[Design::Ath11kSeries, Design::Ath11kAdapter
 pub const ROUND_DESIGNS: &[Design] =
     &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Rr, Design::Mac80211Atf, Design::Mac80211Aql];
 
+/// A kind of flow, for keys of `[[flows]]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    /// TCP flows.
+    Tcp,
+    /// UDP flows.
+    Udp,
+    /// TCP flows on the Linux-like stack.
+    LinuxTcp,
+    /// TCP flows on smoltcp.
+    SmoltcpTcp,
+    /// UDP flows and TCP flows on the Linux-like stack.
+    NotSmoltcp,
+}
+
 /// Which configurations use a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UsedBy {
@@ -87,8 +102,8 @@ pub enum UsedBy {
     All,
     /// These designs; the text says what the others lack.
     Designs(&'static [Design], &'static str),
-    /// Flows run by this TCP stack; the text says why the other ignores it.
-    Stack(Stack, &'static str),
+    /// Flows of this kind; the text says why the others ignore it.
+    Flows(FlowKind, &'static str),
     /// Only when this other key of the same table is set.
     WithKey(&'static str),
 }
@@ -101,9 +116,18 @@ impl UsedBy {
             UsedBy::All => None,
             UsedBy::Designs(list, lacks) => (!list.contains(&sc.ap.design))
                 .then(|| format!("design `{}` {lacks}; only {} use it", design_key(sc.ap.design), design_list(list))),
-            UsedBy::Stack(stack, why) => {
+            UsedBy::Flows(kind, why) => {
                 let flow = sc.flows.get(entry?)?;
-                (flow.stack != stack).then(|| format!("the flow runs on stack `{}`: {why}", stack_key(flow.stack)))
+                let udp = flow.protocol == Protocol::Udp;
+                let on_stack = |s: Stack| format!("the flow runs on stack `{}`: {why}", stack_key(s));
+                match kind {
+                    FlowKind::Tcp => udp.then(|| format!("the flow is UDP: {why}")),
+                    FlowKind::Udp => (!udp).then(|| format!("the flow is TCP: {why}")),
+                    FlowKind::LinuxTcp | FlowKind::SmoltcpTcp if udp => Some("the flow is UDP".into()),
+                    FlowKind::LinuxTcp => (flow.stack != Stack::Linux).then(|| on_stack(flow.stack)),
+                    FlowKind::SmoltcpTcp => (flow.stack != Stack::Smoltcp).then(|| on_stack(flow.stack)),
+                    FlowKind::NotSmoltcp => (!udp && flow.stack == Stack::Smoltcp).then(|| on_stack(flow.stack)),
+                }
             }
             UsedBy::WithKey(other) => {
                 let sf = sc.seed_figures.as_ref()?;
@@ -120,7 +144,11 @@ impl UsedBy {
         match self {
             UsedBy::All => "all".into(),
             UsedBy::Designs(list, _) => design_list(list),
-            UsedBy::Stack(s, _) => format!("flows with `stack = \"{}\"`", stack_key(s)),
+            UsedBy::Flows(FlowKind::Tcp, _) => "TCP flows".into(),
+            UsedBy::Flows(FlowKind::Udp, _) => "UDP flows".into(),
+            UsedBy::Flows(FlowKind::LinuxTcp, _) => "TCP flows with `stack = \"linux\"`".into(),
+            UsedBy::Flows(FlowKind::SmoltcpTcp, _) => "TCP flows with `stack = \"smoltcp\"`".into(),
+            UsedBy::Flows(FlowKind::NotSmoltcp, _) => "UDP flows, TCP flows with `stack = \"linux\"`".into(),
             UsedBy::WithKey(k) => format!("with `{k}`"),
         }
     }
@@ -393,8 +421,53 @@ pub const KEYS: &[KeyDef] = &[
          scale of its AQL limits under `tx_no_pushback`.",
     )
     .used_by(UsedBy::Designs(ATF_DESIGNS, NO_ATF)),
-    table("flows", Kind::ArrayOfTables, Default::None, "Bulk TCP flows."),
+    table("flows", Kind::ArrayOfTables, Default::None, "Flows: bulk TCP transfers and constant-bit-rate UDP streams."),
     key("flows[].station", "string", "", Default::Required, "The station at the flow's wireless end."),
+    key(
+        "flows[].protocol",
+        "string",
+        "",
+        Default::Value("\"tcp\""),
+        "`tcp`: a bulk transfer that sends as fast as its congestion control lets it; `udp`: a stream of \
+         `packet_bytes` packets at `rate_mbps`, with no feedback (what the queues drop is lost).",
+    )
+    .choices(&["tcp", "udp"]),
+    key(
+        "flows[].rate_mbps",
+        "float",
+        "Mbit/s",
+        Default::Derived("required for UDP"),
+        "The UDP stream's sending rate, counted in IPv4 packets (its throughput is counted the same way).",
+    )
+    .used_by(UsedBy::Flows(FlowKind::Udp, "its rate is what congestion control finds")),
+    key(
+        "flows[].packet_bytes",
+        "integer",
+        "bytes",
+        Default::Value("1500"),
+        "The IPv4 length of each UDP packet, 28..=1500 (a video stream: 1344, seven MPEG-TS packets).",
+    )
+    .used_by(UsedBy::Flows(FlowKind::Udp, "TCP sends full-sized segments (1500-byte packets)")),
+    key(
+        "flows[].dscp",
+        "integer",
+        "",
+        Default::Value("0"),
+        "The DSCP marking, which picks the access category by its precedence bits as Linux does \
+         (`cfg80211_classify8021d`, then `ieee802_1d_to_ac`). The model has best effort only, so a codepoint \
+         of another category (CS1, AF41, EF, ...) is refused rather than sent as BE.",
+    ),
+    key("flows[].start_s", "float", "s", Default::Value("0.0"), "When the flow starts sending.")
+        .used_by(UsedBy::Flows(FlowKind::NotSmoltcp, "smoltcp flows start at once and run to the end")),
+    key(
+        "flows[].stop_s",
+        "float",
+        "s",
+        Default::Derived("the end of the run"),
+        "When the flow stops sending new data (a TCP flow still repairs losses). Throughput is counted over \
+         the flow's active time after the warm-up.",
+    )
+    .used_by(UsedBy::Flows(FlowKind::NotSmoltcp, "smoltcp flows start at once and run to the end")),
     key(
         "flows[].direction",
         "string",
@@ -420,10 +493,11 @@ pub const KEYS: &[KeyDef] = &[
         "The TCP: `linux` (the compact Linux-like TCP: CUBIC, HyStart, SACK recovery, 200 ms minimum RTO) or \
          `smoltcp` (smoltcp 0.14: CUBIC or Reno, no SACK recovery, 1 s minimum RTO).",
     )
-    .choices(&["linux", "smoltcp"]),
+    .choices(&["linux", "smoltcp"])
+    .used_by(UsedBy::Flows(FlowKind::Tcp, "it has no TCP stack")),
     key("flows[].cc", "string", "", Default::Value("\"cubic\""), "Congestion control of a smoltcp flow.")
         .choices(&["cubic", "reno"])
-        .used_by(UsedBy::Stack(Stack::Smoltcp, "the Linux-like TCP always runs CUBIC")),
+        .used_by(UsedBy::Flows(FlowKind::SmoltcpTcp, "the Linux-like TCP always runs CUBIC")),
     key(
         "flows[].cpu",
         "integer",
@@ -438,7 +512,7 @@ pub const KEYS: &[KeyDef] = &[
         Default::Value("3800000"),
         "Receive window cap (Linux: 6 MiB `tcp_rmem` at its default scaling ratio).",
     )
-    .used_by(UsedBy::Stack(Stack::Linux, "smoltcp's window is its socket buffer")),
+    .used_by(UsedBy::Flows(FlowKind::LinuxTcp, "smoltcp's window is its socket buffer")),
     key(
         "flows[].hystart",
         "bool",
@@ -446,7 +520,7 @@ pub const KEYS: &[KeyDef] = &[
         Default::Value("true"),
         "HyStart, Linux's delay-based exit from slow start (on in Linux).",
     )
-    .used_by(UsedBy::Stack(Stack::Linux, "smoltcp has no HyStart")),
+    .used_by(UsedBy::Flows(FlowKind::LinuxTcp, "smoltcp has no HyStart")),
     table("ping", Kind::Table, Default::Derived("all defaults"), "The ping from the wired host to every station."),
     key("ping.rate_hz", "float", "Hz", Default::Value("20.0"), "Pings per second per station (0: none)."),
     table(
@@ -602,6 +676,8 @@ mod tests {
             "stations[].name" | "flows[].station" | "seed_figures.share_station" => "\"a\"",
             "stations[].rate" | "stations[].reported_rate" => "\"vht80-1ss-mcs9-sgi\"",
             "flows[].cpu" => "1",
+            "flows[].rate_mbps" => "10.0",
+            "flows[].stop_s" => "5.0",
             "seed_figures.note" => "\"n\"",
             p if p.starts_with("seed_figures.") && k.default == Default::None => "[1.0, 2.0]",
             _ => k.default.literal().unwrap_or_else(|| panic!("no example for `{}`", k.path)),

@@ -66,12 +66,41 @@ pub enum Endpoint {
     Ap,
 }
 
-/// A bulk TCP flow.
+/// The transport of a flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// A bulk TCP transfer.
+    #[default]
+    Tcp,
+    /// A UDP stream at a constant bit rate.
+    Udp,
+}
+
+/// A flow: a bulk TCP transfer or a constant-bit-rate UDP stream.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     /// The station's name.
     pub station: Spanned<String>,
+    /// The transport.
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// UDP: the sending rate, in Mbit/s of IPv4 packets.
+    #[serde(default)]
+    pub rate_mbps: Option<f64>,
+    /// UDP: the IPv4 length of each packet, in bytes.
+    #[serde(default = "default_packet_bytes")]
+    pub packet_bytes: u32,
+    /// The DSCP marking (0..=63), which picks the access category.
+    #[serde(default)]
+    pub dscp: u8,
+    /// When the flow starts sending, in s.
+    #[serde(default)]
+    pub start_s: f64,
+    /// When it stops sending new data, in s (default: the end of the run).
+    #[serde(default)]
+    pub stop_s: Option<f64>,
     /// Direction.
     #[serde(default = "default_direction")]
     pub direction: Direction,
@@ -95,6 +124,10 @@ pub struct FlowSpec {
     /// Linux-like stack only.
     #[serde(default = "default_true")]
     pub hystart: bool,
+}
+
+fn default_packet_bytes() -> u32 {
+    1500
 }
 
 fn default_true() -> bool {
@@ -245,6 +278,13 @@ fn default_runs() -> u32 {
 fn default_seed() -> u64 {
     1
 }
+
+/// The shortest UDP packet a flow may send: IPv4 and UDP headers.
+pub const UDP_MIN_BYTES: u32 = 28;
+/// The longest: the Ethernet MTU.
+pub const UDP_MAX_BYTES: u32 = 1500;
+/// The fastest UDP stream, in Mbit/s (100 Gbit/s: packets stay nanoseconds apart).
+pub const UDP_MAX_MBPS: f64 = 100_000.0;
 
 /// A scenario checked and resolved: rates parsed, station names bound.
 #[derive(Clone, Debug)]
@@ -492,6 +532,52 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
         let idx = spec.stations.iter().position(|s| &s.name == name).ok_or_else(|| {
             at(f.station.span(), &format!("flows[{i}].station"), format!("no station named `{name}`"))
         })?;
+        let key = |k: &str| format!("flows[{i}].{k}");
+        if f.protocol == Protocol::Udp {
+            match f.rate_mbps {
+                Some(r) if r > 0.0 && r <= UDP_MAX_MBPS => {}
+                Some(r) => {
+                    return Err(at(
+                        f.station.span(),
+                        &key("rate_mbps"),
+                        format!("{r:?} is not a rate above 0 and at most {UDP_MAX_MBPS}"),
+                    ));
+                }
+                None => return Err(at(f.station.span(), &key("rate_mbps"), "a UDP flow needs its rate".into())),
+            }
+            if !(UDP_MIN_BYTES..=UDP_MAX_BYTES).contains(&f.packet_bytes) {
+                return Err(at(
+                    f.station.span(),
+                    &key("packet_bytes"),
+                    format!("{} is not an IPv4 length from {UDP_MIN_BYTES} to {UDP_MAX_BYTES}", f.packet_bytes),
+                ));
+            }
+            if f.endpoint == Endpoint::Ap {
+                return Err(at(
+                    f.station.span(),
+                    &key("endpoint"),
+                    "a UDP sender on the AP itself is not modelled (its socket's backpressure)".into(),
+                ));
+            }
+        }
+        match crate::net::udp::ac_of_dscp(f.dscp) {
+            None => return Err(at(f.station.span(), &key("dscp"), format!("{} is not a DSCP (0..=63)", f.dscp))),
+            Some(airtime_sched::Ac::Be) => {}
+            Some(ac) => {
+                return Err(at(
+                    f.station.span(),
+                    &key("dscp"),
+                    format!(
+                        "{} maps to access category {ac:?}, which the model does not have (best effort only)",
+                        f.dscp
+                    ),
+                ));
+            }
+        }
+        let stop = f.stop_s.unwrap_or(f64::INFINITY);
+        if !(f.start_s >= 0.0 && f.start_s.is_finite()) || stop <= f.start_s || stop.is_nan() {
+            return Err(at(f.station.span(), &key("start_s"), "`start_s` must be >= 0 and below `stop_s`".into()));
+        }
         if f.endpoint == Endpoint::Ap && f.direction == Direction::Upload {
             return Err(at(
                 f.station.span(),
@@ -745,6 +831,47 @@ station = "a"
                 ),
             ),
             (
+                "flows[].stack",
+                with("stock", "", "", "", "protocol = \"udp\"\nrate_mbps = 5.0\nstack = \"smoltcp\"", ""),
+                Refused("line 15: `flows[0].stack`: has no effect here (the flow is UDP: it has no TCP stack)"),
+            ),
+            (
+                "flows[].rate_mbps",
+                with("stock", "", "", "", "rate_mbps = 5.0", ""),
+                Refused(
+                    "`flows[0].rate_mbps`: has no effect here (the flow is TCP: its rate is what congestion control \
+                     finds)",
+                ),
+            ),
+            (
+                "flows[].packet_bytes",
+                with("stock", "", "", "", "packet_bytes = 1200", ""),
+                Refused("`flows[0].packet_bytes`: has no effect here (the flow is TCP: TCP sends full-sized segments"),
+            ),
+            (
+                "flows[].packet_bytes",
+                with("stock", "", "", "", "packet_bytes = 1500", ""),
+                Warned("`flows[0].packet_bytes`: is the default and has no effect here (the flow is TCP"),
+            ),
+            (
+                "flows[].start_s",
+                with("stock", "", "", "", "stack = \"smoltcp\"\nstart_s = 1.0", ""),
+                Refused(
+                    "`flows[0].start_s`: has no effect here (the flow runs on stack `smoltcp`: smoltcp flows start at \
+                     once and run to the end)",
+                ),
+            ),
+            (
+                "flows[].stop_s",
+                with("stock", "", "", "", "stack = \"smoltcp\"\nstop_s = 1.0", ""),
+                Refused("`flows[0].stop_s`: has no effect here (the flow runs on stack `smoltcp`"),
+            ),
+            (
+                "flows[].hystart",
+                with("stock", "", "", "", "protocol = \"udp\"\nrate_mbps = 5.0\nhystart = true", ""),
+                Warned("`flows[0].hystart`: is the default and has no effect here (the flow is UDP)"),
+            ),
+            (
                 "seed_figures.share_station",
                 with("stock", "", "", "", "", "share_station = \"a\""),
                 Warned(
@@ -817,5 +944,23 @@ station = "a"
         assert_eq!((e.kind, e.line), (ScenarioErrorKind::BadValue, Some(4)), "{e}");
         let e = parse(&MINIMAL.replace("[ap]", "[ap]\nfoo = 1"), "x.toml").unwrap_err();
         assert_eq!((e.kind, e.key.as_deref()), (ScenarioErrorKind::UnknownKey, Some("ap.foo")), "{e}");
+    }
+
+    #[test]
+    fn bad_udp_values_are_refused_with_their_key_never_run() {
+        for (flow, want) in [
+            ("protocol = \"udp\"", "`flows[0].rate_mbps`: a UDP flow needs its rate"),
+            ("protocol = \"udp\"\nrate_mbps = 0.0", "`flows[0].rate_mbps`: 0.0 is not a rate above 0"),
+            ("protocol = \"udp\"\nrate_mbps = 1e300", "`flows[0].rate_mbps`: 1e300 is not a rate"),
+            ("protocol = \"udp\"\nrate_mbps = 1.0\npacket_bytes = 20", "`flows[0].packet_bytes`: 20 is not an IPv4"),
+            ("protocol = \"udp\"\nrate_mbps = 1.0\nendpoint = \"ap\"", "`flows[0].endpoint`: a UDP sender on the AP"),
+            ("dscp = 46", "`flows[0].dscp`: 46 maps to access category Vi, which the model does not have"),
+            ("dscp = 64", "`flows[0].dscp`: 64 is not a DSCP"),
+            ("start_s = 2.0\nstop_s = 1.0", "`flows[0].start_s`: `start_s` must be >= 0 and below `stop_s`"),
+            ("start_s = -1.0", "`flows[0].start_s`"),
+        ] {
+            let e = parse(&with("stock", "", "", "", flow, ""), "t.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "{flow}:\n got  {e}\n want {want}");
+        }
     }
 }
