@@ -454,8 +454,9 @@ pub const KEYS: &[KeyDef] = &[
         "",
         Default::Value("0"),
         "The DSCP marking, which picks the access category by its precedence bits as Linux does \
-         (`cfg80211_classify8021d`, then `ieee802_1d_to_ac`). The model has best effort only, so a codepoint \
-         of another category (CS1, AF41, EF, ...) is refused rather than sent as BE.",
+         (`cfg80211_classify8021d`, then `ieee802_1d_to_ac`). The model has best effort only, so it takes 0-7 and \
+         24-31 (CS0, CS3, AF31-AF33) and refuses a codepoint of another category (CS1 to BK, AF41 and EF to VI, CS6 \
+         to VO) rather than send it as BE.",
     ),
     key("flows[].start_s", "float", "s", Default::Value("0.0"), "When the flow starts sending.")
         .used_by(UsedBy::Flows(FlowKind::NotSmoltcp, "smoltcp flows start at once and run to the end")),
@@ -482,7 +483,7 @@ pub const KEYS: &[KeyDef] = &[
         "",
         Default::Value("\"wired\""),
         "The flow's other end: `wired` (the host behind the AP; the AP forwards) or `ap` (the AP itself, paced \
-         by TCP small queues; downloads only).",
+         by TCP small queues; TCP downloads only).",
     )
     .choices(&["wired", "ap"]),
     key(
