@@ -390,7 +390,7 @@ impl std::fmt::Display for ScenarioWarning {
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())].matches('\n').count() + 1
+    text.as_bytes().iter().take(offset).filter(|b| **b == b'\n').count() + 1
 }
 
 /// A key the file sets: its definition, its name in the file, its entry in an array of
