@@ -8,8 +8,9 @@
 //!
 //! ## Layers, bottom-up
 //! * [`engine`]: virtual time in ns, the event heap, a seeded RNG.
-//! * [`net`]: packets, the wired link, TCP endpoints on smoltcp (CUBIC), the ping, the
-//!   per-segment RTT clock, TCP small queues for a sender on the AP.
+//! * [`net`]: packets, the wired link, TCP endpoints on smoltcp (CUBIC), the compact
+//!   Linux-like TCP, constant-bit-rate UDP streams, the ping, the per-segment RTT clock,
+//!   TCP small queues for a sender on the AP.
 //! * [`wifi`]: PHY timing, EDCA, A-MPDU limits, the shared medium.
 //! * [`ap`]: the AP's queueing designs over a timed ath11k-like hardware model.
 //! * [`scenario`]: TOML scenario files and the default suite.

@@ -46,17 +46,24 @@ struct Cli {
     /// No progress on stderr.
     #[arg(long, short)]
     quiet: bool,
+    /// Print the reference of every scenario key (Markdown) and exit.
+    #[arg(long)]
+    keys_md: bool,
 }
 
 fn arms(cli: &Cli) -> Result<Vec<Resolved>, String> {
     if !cli.scenarios.is_empty() {
-        return cli.scenarios.iter().map(|p| scenario::load(p).map_err(|e| e.0)).collect();
+        return cli.scenarios.iter().map(|p| scenario::load(p).map_err(|e| e.to_string())).collect();
     }
-    scenario::suite::named(cli.suite.as_deref().unwrap_or("default")).map_err(|e| e.0)
+    scenario::suite::named(cli.suite.as_deref().unwrap_or("default")).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.keys_md {
+        print!("{}", scenario::keys::reference_markdown());
+        return ExitCode::SUCCESS;
+    }
     if cli.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
         eprintln!("error: --duration must be a positive number of seconds");
         return ExitCode::from(2);
@@ -68,6 +75,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    for w in list.iter().flat_map(|a| &a.warnings) {
+        eprintln!("warning: {w}");
+    }
     let ov = Overrides { seed: cli.seed, duration_s: cli.duration, runs: cli.runs };
     for a in &mut list {
         ov.apply(a);

@@ -36,3 +36,26 @@ fn a_short_scenario_prints_a_table_json_and_csv() {
         assert!(String::from_utf8_lossy(&out.stdout).contains(needle), "{fmt}");
     }
 }
+
+#[test]
+fn a_key_that_does_nothing_is_warned_about_on_stderr_by_name_and_the_run_goes_on() {
+    let dir = std::env::temp_dir().join(format!("airtime-sim-cli-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("warn.toml");
+    let text = "name = \"x\"\n[ap]\ndesign = \"stock\"\n[[stations]]\nname = \"a\"\nrate = \"vht80-1ss-mcs9-sgi\"\n\
+                [[flows]]\nstation = \"a\"\ncc = \"cubic\"\n";
+    std::fs::write(&f, text).unwrap();
+    let out = sim().arg(&f).args(["-q", "--duration", "0.2", "--runs", "1"]).output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning:") && err.contains("line 9: `flows[0].cc`: is the default and has no effect"),
+        "{err}"
+    );
+    std::fs::write(&f, text.replace("cubic", "reno")).unwrap();
+    let out = sim().arg(&f).arg("-q").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`flows[0].cc`: has no effect here"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,8 +9,19 @@ use serde::Serialize;
 pub struct FlowResult {
     /// Station number.
     pub station: u16,
-    /// Goodput after warm-up, Mbit/s.
+    /// Whether it is a UDP stream (else TCP).
+    pub udp: bool,
+    /// Goodput after warm-up, over the flow's active time, Mbit/s (TCP: payload; UDP:
+    /// IPv4 packets).
     pub throughput_mbps: f64,
+    /// UDP: packets sent after the warm-up.
+    pub udp_sent: u64,
+    /// UDP: of those, packets that never arrived (dropped, or still queued at the end).
+    pub udp_lost: u64,
+    /// UDP: mean one-way delay, ms.
+    pub udp_delay_mean_ms: f64,
+    /// UDP: largest one-way delay, ms.
+    pub udp_delay_max_ms: f64,
     /// Mean TCP RTT per acknowledged segment, ms.
     pub tcp_rtt_mean_ms: f64,
     /// Max TCP RTT per acknowledged segment, ms.

@@ -107,6 +107,8 @@ pub struct Sender {
     round_samples: u32,
     rwnd_segments: u64,
     hystart: bool,
+    /// No new data from this segment on (the application stopped writing).
+    data_end: Option<u64>,
     /// TCP small queues, for a sender on the AP.
     pub tsq: Option<Tsq>,
     /// Segments retransmitted.
@@ -147,6 +149,7 @@ impl Sender {
             round_samples: 0,
             rwnd_segments: (rwnd_bytes / u64::from(MSS_BYTES)).max(2),
             hystart,
+            data_end: None,
             tsq,
             retransmissions: 0,
             timeouts: 0,
@@ -196,6 +199,12 @@ impl Sender {
         self.board.get_mut(i as usize)
     }
 
+    /// The application stops writing: no new data after what was sent; losses are
+    /// still repaired.
+    pub fn stop(&mut self) {
+        self.data_end = Some(self.snd_nxt);
+    }
+
     /// Sends what the windows allow at `now`, appending segments to `out`.
     pub fn send(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         let budget = self.tsq_budget();
@@ -218,7 +227,8 @@ impl Sender {
                 self.retransmissions += 1;
                 seq
             } else {
-                if self.snd_nxt - self.snd_una >= self.rwnd_segments {
+                if self.snd_nxt - self.snd_una >= self.rwnd_segments || self.data_end.is_some_and(|e| self.snd_nxt >= e)
+                {
                     break;
                 }
                 let seq = self.snd_nxt;

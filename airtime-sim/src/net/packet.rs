@@ -51,6 +51,13 @@ pub enum Payload {
         /// When the request left the wired host.
         sent_ns: Nanos,
     },
+    /// A datagram of a constant-bit-rate UDP stream (`net::udp`).
+    Udp {
+        /// Its number in the stream.
+        seq: u64,
+        /// When it was sent.
+        sent_ns: Nanos,
+    },
     /// The echo reply.
     PingReply {
         /// Sequence number of the request.
@@ -67,6 +74,8 @@ pub enum FlowTag {
     Tcp(u16),
     /// The ping of station `n`.
     Ping(u16),
+    /// UDP flow number `n` (scenario order).
+    Udp(u16),
 }
 
 /// A packet in flight.
@@ -94,6 +103,7 @@ impl Packet {
         let (k, n) = match self.flow {
             FlowTag::Tcp(n) => (1u32, u32::from(n)),
             FlowTag::Ping(n) => (2u32, u32::from(n)),
+            FlowTag::Udp(n) => (3u32, u32::from(n)),
         };
         (k.wrapping_mul(0x9E37_79B9) ^ n.wrapping_mul(0x85EB_CA6B)).rotate_left(13).wrapping_mul(0xC2B2_AE35)
     }
@@ -120,6 +130,7 @@ impl Packet {
             Payload::Tcp(s) => Payload::Tcp(*s),
             Payload::PingRequest { seq, sent_ns } => Payload::PingRequest { seq: *seq, sent_ns: *sent_ns },
             Payload::PingReply { seq, sent_ns } => Payload::PingReply { seq: *seq, sent_ns: *sent_ns },
+            Payload::Udp { seq, sent_ns } => Payload::Udp { seq: *seq, sent_ns: *sent_ns },
         };
         Packet { payload, ..*self }
     }

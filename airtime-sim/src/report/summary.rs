@@ -5,7 +5,7 @@
 
 use crate::metrics::RunResult;
 use crate::metrics::stats::mean;
-use crate::scenario::{Range, Resolved};
+use crate::scenario::{Direction, Protocol, Range, Resolved};
 use crate::sim::run::ArmResult;
 use serde::Serialize;
 
@@ -134,7 +134,9 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
             || seed.is_some()
             || (key == "airtime_share_pct" && sc.spec.stations.len() > 1)
             || (key == "aql_pending_us" && ours.iter().any(|v| *v > 0.0));
-        let no_tcp = sc.spec.flows.is_empty() && (key.starts_with("tcp") || key == "throughput_mbps");
+        let flow0_udp = sc.spec.flows.first().is_some_and(|f| f.protocol == Protocol::Udp);
+        let no_tcp = (sc.spec.flows.is_empty() && (key.starts_with("tcp") || key == "throughput_mbps"))
+            || (flow0_udp && key.starts_with("tcp"));
         if !shows || no_tcp {
             continue;
         }
@@ -149,18 +151,46 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
             within_target,
         });
     }
-    // Further flows: their download rate (no seed figure).
-    for (j, fs) in sc.spec.flows.iter().enumerate().skip(1) {
-        let ours: Vec<f64> = arm.runs.iter().map(|r| r.flows.get(j).map_or(0.0, |f| f.throughput_mbps)).collect();
-        figures.push(Figure {
-            key: "throughput_mbps",
-            label: format!("Mbit/s to {}", fs.station.get_ref()),
-            ours,
-            seed: None,
-            calibrated: false,
-            tolerance: Tolerance::None,
-            within_target: None,
-        });
+    // Further flows: their rate; every UDP flow: its loss and one-way delay (no seed
+    // figures).
+    for (j, fs) in sc.spec.flows.iter().enumerate() {
+        let udp = fs.protocol == Protocol::Udp;
+        let dir = match fs.direction {
+            Direction::Download => "to",
+            Direction::Upload => "from",
+        };
+        let get = |f: fn(&crate::metrics::FlowResult) -> f64| -> Vec<f64> {
+            arm.runs.iter().map(|r| r.flows.get(j).map_or(0.0, f)).collect()
+        };
+        let mut rows: Vec<(&'static str, String, Vec<f64>)> = Vec::new();
+        if j > 0 {
+            let label = if udp {
+                format!("Mbit/s, UDP {dir} {}", fs.station.get_ref())
+            } else {
+                format!("Mbit/s to {}", fs.station.get_ref())
+            };
+            rows.push(("throughput_mbps", label, get(|f| f.throughput_mbps)));
+        }
+        if udp {
+            let station = fs.station.get_ref();
+            rows.push((
+                "udp_loss_pct",
+                format!("UDP loss %, flow {j} {dir} {station}"),
+                get(|f| if f.udp_sent > 0 { 100.0 * f.udp_lost as f64 / f.udp_sent as f64 } else { 0.0 }),
+            ));
+            rows.push(("udp_delay_mean_ms", format!("UDP delay mean ms, flow {j}"), get(|f| f.udp_delay_mean_ms)));
+        }
+        for (key, label, ours) in rows {
+            figures.push(Figure {
+                key,
+                label,
+                ours,
+                seed: None,
+                calibrated: false,
+                tolerance: Tolerance::None,
+                within_target: None,
+            });
+        }
     }
     let packets: u64 = arm.runs.iter().map(|r| r.packets).sum();
     let wall: f64 = arm.runs.iter().map(|r| r.wall_s).sum();

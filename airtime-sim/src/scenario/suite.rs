@@ -3,7 +3,7 @@
 //! no path. A named suite is the default suite's arms whose names start with that name
 //! (`vht80`, `mcs0`, `split`, `roundfix`), or a directory of scenario files.
 
-use super::{Resolved, ScenarioError, parse};
+use super::{Resolved, ScenarioError, ScenarioErrorKind, parse};
 use std::path::Path;
 
 /// The default suite's files, in table order.
@@ -51,7 +51,7 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
     let dir = Path::new(name);
     if dir.is_dir() {
         let mut paths: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|e| ScenarioError(format!("{name}: {e}")))?
+            .map_err(|e| ScenarioError::new(name, ScenarioErrorKind::Io, e.to_string()))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "toml"))
             .collect();
@@ -60,9 +60,11 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
     }
     let arms: Vec<Resolved> = default_suite()?.into_iter().filter(|r| r.spec.name.starts_with(name)).collect();
     if arms.is_empty() {
-        return Err(ScenarioError(format!(
-            "no suite `{name}`: use default, vht80, mcs0, split, roundfix, designs, or a directory of scenario files"
-        )));
+        return Err(ScenarioError::new(
+            name,
+            ScenarioErrorKind::NoSuite,
+            "no such suite: use default, vht80, mcs0, split, roundfix, designs, or a directory of scenario files",
+        ));
     }
     Ok(arms)
 }
@@ -77,6 +79,10 @@ mod tests {
         assert_eq!(arms.len(), DEFAULT_SUITE.len());
         for (r, (file, _)) in arms.iter().zip(DEFAULT_SUITE) {
             assert_eq!(format!("{}.toml", r.spec.name), *file);
+            assert!(r.warnings.is_empty(), "{file}: {:?}", r.warnings);
+        }
+        for (file, text) in DESIGNS_SUITE {
+            assert!(parse(text, file).unwrap().warnings.is_empty(), "{file}");
         }
     }
 

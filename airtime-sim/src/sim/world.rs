@@ -15,8 +15,9 @@ use crate::net::link::WiredLink;
 use crate::net::linux_tcp::{Receiver, Segment, Sender, Tsq};
 use crate::net::packet::FlowTag;
 use crate::net::tcp::{HostOutput, TcpHost, TsqGate};
+use crate::net::udp::CbrFlow;
 use crate::net::{Node, Packet, Payload, ping};
-use crate::scenario::{Direction, Endpoint, Resolved, Stack};
+use crate::scenario::{Direction, Endpoint, Protocol, Resolved, Stack};
 use crate::wifi::ampdu::{self, AmpduLimits};
 use crate::wifi::edca::EdcaParams;
 use crate::wifi::medium::Medium;
@@ -43,6 +44,8 @@ enum Event {
     PpduStats(u16, u32),
     Sample,
     FlowStart(usize),
+    FlowStop(usize),
+    UdpSend(usize),
     TcpTimer(usize),
 }
 
@@ -94,6 +97,10 @@ pub struct World {
     packets: u64,
     trace: bool,
     linux: Vec<Option<LinuxFlow>>,
+    udp: Vec<Option<CbrFlow>>,
+    /// Each flow's measured time: from the later of warm-up and its start to the
+    /// earlier of the end and its stop.
+    flow_window_ns: Vec<Nanos>,
     segs: Vec<Segment>,
     samples: Vec<Nanos>,
 }
@@ -125,9 +132,18 @@ impl World {
         for s in 0..n {
             hosts.push(TcpHost::new(Node::Station(s as u16), seed ^ (0x33 + s as u64), None));
         }
+        let end_ns = (spec.duration_s * 1e9) as Nanos;
+        let warmup_ns = (spec.warmup_s * 1e9) as Nanos;
         let mut flow_cpu = Vec::new();
         let mut linux = Vec::new();
+        let mut udp = Vec::new();
+        let mut flow_window_ns = Vec::new();
+        let mut flow_times = Vec::new();
         for (f, fs) in spec.flows.iter().enumerate() {
+            let start_ns = (fs.start_s * 1e9) as Nanos;
+            let stop_ns = fs.stop_s.map_or(end_ns, |t| ((t * 1e9) as Nanos).min(end_ns));
+            flow_window_ns.push(stop_ns.saturating_sub(start_ns.max(warmup_ns)));
+            flow_times.push((start_ns, fs.stop_s.map(|t| (t * 1e9) as Nanos)));
             let s = sc.flow_station[f];
             let flow = f as u16;
             let sta = Node::Station(s);
@@ -136,6 +152,17 @@ impl World {
                 Endpoint::Ap => AP_HOST,
             };
             flow_cpu.push(fs.cpu.unwrap_or((f as u8) % rings));
+            if fs.protocol == Protocol::Udp {
+                let (src, dst) = match fs.direction {
+                    Direction::Download => (node_of_host(wired_side), sta),
+                    Direction::Upload => (sta, node_of_host(wired_side)),
+                };
+                let rate_bps = fs.rate_mbps.unwrap_or(0.0) * 1e6;
+                udp.push(Some(CbrFlow::new(src, dst, rate_bps, fs.packet_bytes, start_ns, stop_ns)));
+                linux.push(None);
+                continue;
+            }
+            udp.push(None);
             if fs.stack == Stack::Linux {
                 let (sender_node, receiver_node) = match fs.direction {
                     Direction::Download => (node_of_host(wired_side), sta),
@@ -177,8 +204,8 @@ impl World {
         let mut w = World {
             q: EventQueue::default(),
             rng: Rng::new(seed),
-            end_ns: (spec.duration_s * 1e9) as Nanos,
-            warmup_ns: (spec.warmup_s * 1e9) as Nanos,
+            end_ns,
+            warmup_ns,
             down: WiredLink::new((spec.wired.rate_mbps * 1e6) as u64, us(spec.wired.delay_us)),
             up: WiredLink::new((spec.wired.rate_mbps * 1e6) as u64, us(spec.wired.delay_us)),
             poll_at: vec![None; hosts.len()],
@@ -205,12 +232,20 @@ impl World {
             packets: 0,
             trace: std::env::var_os("AIRTIME_SIM_TRACE").is_some(),
             linux,
+            udp,
+            flow_window_ns,
             segs: Vec::new(),
             samples: Vec::new(),
         };
-        for f in 0..w.linux.len() {
+        for (f, &(start_ns, stop_ns)) in flow_times.iter().enumerate() {
             if w.linux[f].is_some() {
-                w.q.schedule(us(100 + 50 * f as u64), Event::FlowStart(f));
+                w.q.schedule(us(100 + 50 * f as u64).saturating_add(start_ns), Event::FlowStart(f));
+                if let Some(t) = stop_ns {
+                    w.q.schedule(t, Event::FlowStop(f));
+                }
+            }
+            if w.udp[f].as_ref().is_some_and(|u| u.start_ns < u.stop_ns) {
+                w.q.schedule(start_ns, Event::UdpSend(f));
             }
         }
         for i in 0..w.hosts.len() {
@@ -264,6 +299,7 @@ impl World {
                     }
                 }
                 Payload::Ip(_) | Payload::Tcp(_) => self.arrive_at_host(WIRED, pkt, now),
+                Payload::Udp { .. } => self.udp_arrive(&pkt, now),
                 Payload::PingRequest { .. } => {}
             },
             Event::PingTick(s) => {
@@ -312,6 +348,22 @@ impl World {
                     l.sender.send(now, &mut self.segs);
                 }
                 self.flush_segments(f, true, now);
+            }
+            Event::FlowStop(f) => {
+                if let Some(l) = self.linux[f].as_mut() {
+                    l.sender.stop();
+                }
+            }
+            Event::UdpSend(f) => {
+                let cpu = self.flow_cpu.get(f).copied().unwrap_or(0);
+                let counted = now >= self.warmup_ns;
+                let Some(u) = self.udp[f].as_mut() else { return };
+                let (pkt, next) = u.send(f as u16, cpu, now, counted);
+                let src = pkt.src;
+                if let Some(t) = next {
+                    self.q.schedule(t, Event::UdpSend(f));
+                }
+                self.emit(src, pkt, now);
             }
             Event::TcpTimer(f) => {
                 let Some(l) = self.linux[f].as_mut() else { return };
@@ -416,7 +468,7 @@ impl World {
         let mut freed = 0u64;
         let dropped = std::mem::take(&mut self.ap.dropped);
         for p in dropped {
-            if let FlowTag::Tcp(f) = p.flow
+            if let FlowTag::Tcp(f) | FlowTag::Udp(f) = p.flow
                 && let Some(d) = self.flow_drops.get_mut(usize::from(f))
             {
                 *d += 1;
@@ -670,7 +722,22 @@ impl World {
                     self.uplink[s].push_back(r);
                 }
             }
+            Payload::Udp { .. } => self.udp_arrive(&pkt, now),
             Payload::PingReply { .. } => {}
+        }
+    }
+
+    /// A UDP datagram reached its receiver.
+    fn udp_arrive(&mut self, pkt: &Packet, now: Nanos) {
+        let (FlowTag::Udp(f), Payload::Udp { sent_ns, .. }) = (pkt.flow, &pkt.payload) else { return };
+        let f = usize::from(f);
+        let Some(u) = self.udp.get_mut(f).and_then(Option::as_mut) else { return };
+        if *sent_ns >= self.warmup_ns {
+            u.received += 1;
+            u.delays_ms.push((now - sent_ns) as f64 / 1e6);
+        }
+        if now >= self.warmup_ns {
+            self.flow_bytes[f] += u64::from(pkt.len_bytes);
         }
     }
 
@@ -691,15 +758,21 @@ impl World {
     }
 
     fn result(mut self, run: u32, seed: u64, names: &[String], flow_station: &[u16], wall_s: f64) -> RunResult {
-        let secs = (self.end_ns - self.warmup_ns) as f64 / 1e9;
         let flows = (0..self.flow_bytes.len())
             .map(|f| {
                 let rtts: Vec<f64> = self.flow_rtts[f].iter().map(|&(_, r)| f64::from(r)).collect();
                 let mut cdf: Vec<f32> = self.flow_rtts[f].iter().map(|&(_, r)| r).collect();
                 cdf.sort_by(f32::total_cmp);
+                let secs = self.flow_window_ns[f] as f64 / 1e9;
+                let udp = self.udp[f].as_ref();
                 FlowResult {
                     station: flow_station.get(f).copied().unwrap_or(0),
-                    throughput_mbps: self.flow_bytes[f] as f64 * 8.0 / secs / 1e6,
+                    udp: udp.is_some(),
+                    throughput_mbps: if secs > 0.0 { self.flow_bytes[f] as f64 * 8.0 / secs / 1e6 } else { 0.0 },
+                    udp_sent: udp.map_or(0, |u| u.sent),
+                    udp_lost: udp.map_or(0, |u| u.sent.saturating_sub(u.received)),
+                    udp_delay_mean_ms: udp.map_or(0.0, |u| mean(&u.delays_ms)),
+                    udp_delay_max_ms: udp.map_or(0.0, |u| u.delays_ms.iter().copied().fold(0.0, f64::max)),
                     tcp_rtt_mean_ms: mean(&rtts),
                     tcp_rtt_max_ms: rtts.iter().copied().fold(0.0, f64::max),
                     tcp_srtt_mean_ms: match self.flow_srtt[f] {
