@@ -99,8 +99,9 @@ impl Charge {
 
 const RAW_UNITS_BITS: u32 = 14;
 
-/// The station slot a multicast charge names: one past the largest a station can have
-/// ([`Config::MAX_STATIONS`](crate::Config::MAX_STATIONS) is 4095), so no station's.
+/// The station slot a multicast charge names, with generation 0. Slot 4095's stations
+/// never take a generation whose low four bits (all the raw form keeps) are 0
+/// (`add_station`), so no station's token, raw or not, looks like a multicast one.
 pub(crate) const MULTICAST_INDEX: u16 = 0xfff;
 
 /// Whether a token's station generation matches a slot's: all of it for a token that

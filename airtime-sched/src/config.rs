@@ -158,7 +158,7 @@ impl AirtimeFlags {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Config {
-    /// Maximum number of stations (at most 4095, the compact charge encoding's range).
+    /// Maximum number of stations (at most 4096, the compact charge encoding's range).
     pub max_stations: u16,
     /// Maximum number of txqs (at most 65535).
     pub max_txqs: u16,
@@ -204,9 +204,8 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The largest `max_stations` the compact charge encoding can carry (its 12-bit
-    /// station field keeps its last value, 4095, for multicast charges).
-    pub const MAX_STATIONS: u16 = 4095;
+    /// The largest `max_stations` the compact charge encoding can carry.
+    pub const MAX_STATIONS: u16 = 4096;
 }
 
 /// A refused configuration value.
@@ -233,7 +232,7 @@ impl fmt::Display for ConfigError {
             ConfigError::InvertedLimits { low_us, high_us } => {
                 write!(f, "AQL low limit {low_us} us is above high limit {high_us} us")
             }
-            ConfigError::Capacity => f.write_str("capacity out of range (stations 1..=4095, txqs >= 1)"),
+            ConfigError::Capacity => f.write_str("capacity out of range (stations 1..=4096, txqs >= 1)"),
         }
     }
 }

@@ -145,6 +145,7 @@ mod slots;
 mod sync;
 mod time;
 pub mod traits;
+pub mod tx_status;
 pub mod txqs;
 
 pub use ac::{Ac, InvalidTid, Tid};
@@ -162,4 +163,5 @@ pub use traits::{
     Enqueue, Frame, PushError, Ring, RingCapabilities, RingError, RingErrorKind, Station, StationError,
     StationErrorKind, Txq, TxqError, TxqErrorKind, price_from_rate,
 };
+pub use tx_status::{FrameCompletion, FrameStatus, PpduCompletion};
 pub use txqs::{TxqTable, TxqTurn};

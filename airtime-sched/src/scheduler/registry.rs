@@ -68,7 +68,12 @@ impl Scheduler {
             if !reusable {
                 continue;
             }
-            let generation = sta::generation(word).wrapping_add(1);
+            let mut generation = sta::generation(word).wrapping_add(1);
+            if index == usize::from(crate::charge::MULTICAST_INDEX) && generation & 0xf == 0 {
+                // Raw tokens keep four bits of the generation: slot 4095 with 0 there
+                // is the multicast mark.
+                generation = generation.wrapping_add(1);
+            }
             // Acquire: the fields written under the last guard, and by the releases of
             // the last charges, come before the reset below.
             if slot

@@ -1,0 +1,130 @@
+//! The tx-status helper: what a driver does with each completion, in one call.
+//!
+//! From the charge a frame carried and what the hardware reported (the rate it used,
+//! its tries, whether it went in an A-MPDU), [`Scheduler::complete_frame`] releases the
+//! charge, registers the airtime the frame used for its station's deficit
+//! (`ieee80211_sta_register_airtime`), and, when the driver opts in, teaches the
+//! station's [`Calibrator`] how far the estimate was from that airtime. Hardware that
+//! reports PPDU durations instead (ath11k's PPDU statistics, mt7915's per-station
+//! counters) uses [`Scheduler::complete_ppdu`]: one release pass for the PPDU's frames,
+//! the measured duration registered, the calibrator fed with the pair.
+
+use crate::{Ac, BatchRelease, Charge, Instant, ReleaseError, SchedError, Scheduler, StationId};
+use airtime_est::{Calibrator, Rate, RetryStage, SampleRejected, expected_tx_airtime_us, tx_airtime_us};
+
+/// What the hardware reported for one completed frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameStatus {
+    /// Bytes as transmitted.
+    pub len_bytes: u32,
+    /// The rate the frame went out at, if the hardware said (`None`: the charge is taken
+    /// as the airtime used).
+    pub rate: Option<Rate>,
+    /// Transmissions, the first included (at least 1; 0 is taken as 1).
+    pub tries: u8,
+    /// Whether it went in an A-MPDU: it then shared its PPDU's overhead with the other
+    /// frames, as the AQL estimate assumes.
+    pub aggregated: bool,
+}
+
+impl FrameStatus {
+    /// The airtime the frame used, in us: each try of an aggregated frame costs its share
+    /// of an A-MPDU (the AQL estimate at that rate), each try of a single frame a whole
+    /// PPDU (mainline's `ieee80211_calc_tx_airtime`); without a rate, `charged_us`.
+    pub fn airtime_us(&self, charged_us: u32) -> u32 {
+        let tries = self.tries.max(1);
+        match self.rate {
+            None => charged_us,
+            Some(rate) if self.aggregated => {
+                expected_tx_airtime_us(rate, self.len_bytes, true).saturating_mul(u32::from(tries))
+            }
+            Some(rate) => tx_airtime_us(&[RetryStage { rate, tries }], self.len_bytes),
+        }
+    }
+}
+
+/// What [`Scheduler::complete_frame`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a release or registration that failed reports a charge handed back wrongly or a station gone"]
+pub struct FrameCompletion {
+    /// The airtime registered (or that would have been), in us.
+    pub airtime_us: u32,
+    /// The release of the charge.
+    pub released: Result<(), ReleaseError>,
+    /// The registration of the airtime (`Err(UnknownStation)` once the station was
+    /// removed: its frames still complete, its deficit is gone; multicast frames have no
+    /// station and register nothing, `Ok`).
+    pub registered: Result<(), SchedError>,
+    /// The calibrator's verdict on the sample, if one was given and the frame had a rate.
+    pub calibrated: Option<Result<(), SampleRejected>>,
+}
+
+/// What [`Scheduler::complete_ppdu`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a release or registration that failed reports a charge handed back wrongly or a station gone"]
+pub struct PpduCompletion {
+    /// The release pass over the PPDU's charges.
+    pub released: BatchRelease,
+    /// Airtime the PPDU's charges carried, in us (the station's only).
+    pub charged_us: u64,
+    /// Charges of other stations or multicast in the PPDU's list: released, but not part
+    /// of the station's sample.
+    pub foreign: u32,
+    /// The registration of the PPDU's duration.
+    pub registered: Result<(), SchedError>,
+    /// The calibrator's verdict on the sample, if one was given.
+    pub calibrated: Option<Result<(), SampleRejected>>,
+}
+
+impl Scheduler {
+    /// Completes one frame (every exit: acked, failed, expired, flushed): releases its
+    /// charge, registers the airtime its status says it used for its station on its AC
+    /// (see [`FrameStatus::airtime_us`]), and feeds `calibrator` with (charged, used)
+    /// when the status carries a rate.
+    pub fn complete_frame(
+        &self,
+        charge: Charge,
+        status: &FrameStatus,
+        now: Instant,
+        calibrator: Option<&mut Calibrator>,
+    ) -> FrameCompletion {
+        let (station, ac, charged_us) = (charge.station(), charge.ac(), charge.airtime_us());
+        let airtime_us = status.airtime_us(charged_us);
+        let released = self.release(charge);
+        let registered = match station {
+            Some(sta) => self.register_airtime(sta, ac, airtime_us, 0, now),
+            None => Ok(()),
+        };
+        let calibrated = match (calibrator, status.rate) {
+            (Some(cal), Some(_)) => Some(cal.record(u64::from(charged_us), u64::from(airtime_us))),
+            _ => None,
+        };
+        FrameCompletion { airtime_us, released, registered, calibrated }
+    }
+
+    /// Completes a PPDU of `station` on `ac` whose duration the hardware measured: one
+    /// release pass over its frames' `charges` ([`release_batch`](Self::release_batch)),
+    /// `ppdu_us` registered as the station's airtime, and `calibrator` fed with the sum
+    /// of the station's charges against `ppdu_us`.
+    pub fn complete_ppdu<I: IntoIterator<Item = Charge>>(
+        &self,
+        station: StationId,
+        ac: Ac,
+        charges: I,
+        ppdu_us: u32,
+        now: Instant,
+        calibrator: Option<&mut Calibrator>,
+    ) -> PpduCompletion {
+        let (mut charged_us, mut foreign) = (0u64, 0u32);
+        let released = self.release_batch(charges.into_iter().inspect(|c| {
+            if c.station() == Some(station) && c.ac() == ac {
+                charged_us = charged_us.saturating_add(u64::from(c.airtime_us()));
+            } else {
+                foreign = foreign.saturating_add(1);
+            }
+        }));
+        let registered = self.register_airtime(station, ac, ppdu_us, 0, now);
+        let calibrated = calibrator.map(|cal| cal.record(charged_us, u64::from(ppdu_us)));
+        PpduCompletion { released, charged_us, foreign, registered, calibrated }
+    }
+}
