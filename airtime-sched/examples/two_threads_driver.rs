@@ -131,8 +131,21 @@ impl Radio {
     }
 
     fn round(&self) {
-        let report =
-            self.txqs.run_round(Ac::Be, self.now(), &self.peers, &mut RingAccess(&self.hw), TurnBudget::frames(16));
+        // At the end of each turn, while this context alone holds the txq, free the
+        // frames FQ-CoDel dropped (CoDel, limits): it keeps them until taken.
+        let report = self.txqs.run_round_with(
+            Ac::Be,
+            self.now(),
+            &self.peers,
+            &mut RingAccess(&self.hw),
+            TurnBudget::frames(16),
+            |turn| {
+                if let Some(queue) = turn.queue() {
+                    let dropped = queue.drain_drops().count() as u64;
+                    self.handed_back.fetch_add(dropped, Ordering::Relaxed);
+                }
+            },
+        );
         // The loop keeps a refused frame in its txq; only an impossible double refusal
         // comes back here.
         if let Some(refused) = report.refused {

@@ -19,6 +19,15 @@
 //! 4. **[`Ring`]** — the hardware descriptor ring. It says whether it has room before
 //!    a frame is dequeued, takes a frame with its charge, or hands both back.
 //!
+//! 5. **[`TxqTable`]** — the txqs, owned by the crate for drivers that serve them from
+//!    more than one context: any context enqueues into a txq's lock-free intake
+//!    ([`TxqTable::enqueue`]); the context the scheduler hands the txq to holds a
+//!    [`TxqTurn`], the only way to its queue, so the queue needs no lock; and
+//!    [`TxqTable::run_round`] is the ready loop (`&self`: the wake and completion
+//!    contexts run it at once), with a retry slot per txq, a per-turn budget
+//!    ([`txqs::TurnBudget`]) and [`Ring::end_turn`]. Completions go through
+//!    [`Scheduler::complete_frame`] or [`Scheduler::complete_ppdu`] ([`tx_status`]).
+//!
 //! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] →
 //! [`Scheduler::start_round`] (a [`Round`]) → [`Scheduler::next_txq`] → dequeue, price,
 //! [`Serving::charge_frame`] (through the held txq; [`Scheduler::charge_frame`] without
@@ -49,6 +58,13 @@
 //! three laps over the listed txqs, the idle ones applied at once); a round ends when it
 //! meets a txq handed out in it or in any later round, so a round ends even while other
 //! contexts keep starting rounds.
+//!
+//! The [`TxqTable`] adds no lock either: an enqueue holds its txq (a count in the txq's
+//! word) from its check that the txq lives to its wake, which ends the hold in the same
+//! compare-and-swap, so a removed txq's slot is reused only once no enqueue can still
+//! put a frame into it; the removed txq's queue, retry frame and intake are handed back
+//! by [`TxqTable::take_removed`] once no context holds it (loom models in
+//! `tests/loom_txqs.rs`).
 //!
 //! What a preempted thread can delay is only the one txq it holds:
 //! * a txq being served (between `next_txq` or `may_transmit` and its return): a wake
@@ -95,6 +111,9 @@
 //!   `IEEE80211_HW_TX_NO_PUSHBACK` flag proposed with the ath11k AQL series).
 //! * Charges are counted even while the AQL checks are off, so toggling them with
 //!   frames in flight keeps every counter exact.
+//! * Multicast (station-less) frames are charged to a budget per AC
+//!   ([`Scheduler::charge_multicast_us`], 50 ms by default); mainline's
+//!   `aql_mc_pending_airtime` is one budget for the radio.
 //! * Frames charged through a held txq ([`Serving::charge_frame`]) reach the AC's
 //!   pending counter once, when the txq is returned, not once per frame, so the wake
 //!   and completion contexts do not pass that line back and forth for every frame;

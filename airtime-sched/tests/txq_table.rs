@@ -316,3 +316,23 @@ fn a_station_less_txq_sends_uncharged_as_mainline_does() {
     assert_eq!((report.frames, report.unpriced), (1, 0));
     assert!(r.held[0].1.is_none());
 }
+
+#[test]
+fn the_turn_end_hook_sees_each_turn_while_it_is_held() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let peers = Peers(vec![Peer(sta)]);
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..6 {
+        t.enqueue(q, Pkt(i), NOW).unwrap();
+    }
+    let mut r = ring(64);
+    let mut seen = Vec::new();
+    let report = t.run_round_with(Ac::Be, NOW, &peers, &mut r, TurnBudget::frames(4), |turn| {
+        // Held: the queue is reachable, with what the budget left in it.
+        seen.push((turn.txq(), turn.queue().map(|q| q.0.len())));
+    });
+    assert_eq!(report.frames, 4);
+    assert_eq!(seen, [(q, Some(2))]);
+    complete(&t, &mut r);
+}

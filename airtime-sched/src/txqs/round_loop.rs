@@ -67,6 +67,26 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         S: StationTable + ?Sized,
         R: Ring<Frame = Q::Frame> + ?Sized,
     {
+        self.run_round_with(ac, now, stations, ring, budget, |_| ())
+    }
+
+    /// [`run_round`](Self::run_round), with `at_turn_end` run on each txq's turn before
+    /// it is returned: where the driver takes what the queue kept for it (FQ-CoDel's
+    /// dropped frames, [`FqCodelTxq::drain_drops`](crate::FqCodelTxq::drain_drops)) or
+    /// reads its statistics, while it alone holds the txq.
+    pub fn run_round_with<S, R>(
+        &self,
+        ac: Ac,
+        now: Instant,
+        stations: &S,
+        ring: &mut R,
+        budget: TurnBudget,
+        mut at_turn_end: impl FnMut(&mut super::TxqTurn<'_, Q>),
+    ) -> RoundReport<Q::Frame>
+    where
+        S: StationTable + ?Sized,
+        R: Ring<Frame = Q::Frame> + ?Sized,
+    {
         let mut report = RoundReport::empty();
         let round = self.scheduler().start_round(ac);
         if !round.is_open() {
@@ -154,6 +174,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 }
             }
             ring.end_turn(id, ac);
+            at_turn_end(&mut turn);
             let outcome = match (turn.is_backlogged(), progressed) {
                 (false, _) => TxqReturn::Empty,
                 (true, true) => TxqReturn::Backlogged,
