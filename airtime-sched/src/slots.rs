@@ -636,6 +636,48 @@ impl<'a> LiveStation<'a> {
         });
     }
 
+    /// Tops `ac`'s deficit up by `weight` if the effective deficit (deficit minus
+    /// pending) is negative, in one compare-and-swap from the deficit it read: a context
+    /// whose read went stale (another context's top-up of the same debt, a registration)
+    /// reads again, so two contexts meeting one debt top it up once (loom model 21), as
+    /// mainline does under its AC lock. True if the debt was there (the caller rotates).
+    #[inline]
+    pub(crate) fn top_up_debt(self, ac: Ac, weight: i64) -> bool {
+        // Weakened variant, only to prove loom model 21 catches it: the check and the
+        // top-up as two steps, so two contexts can both top up one debt.
+        if cfg!(airtime_weakened = "topup_stale_read") {
+            let debt = self.effective_deficit(ac) < 0;
+            if debt {
+                self.top_up(ac, weight);
+            }
+            return debt;
+        }
+        let word = &self.slot.ac[ac.index()].deficit;
+        let mut now = word.load(Ordering::Relaxed);
+        loop {
+            if !tagged::is_for(now, self.generation) {
+                // Reused meanwhile: nothing to top up for this occupant; rotate it.
+                return true;
+            }
+            let deficit = tagged::signed(tagged::value(now));
+            if deficit - i64::from(self.pending_us(ac)) >= 0 {
+                return false;
+            }
+            let next = (now & !tagged::VALUE) | (tagged::from_signed(deficit.saturating_add(weight)) & tagged::VALUE);
+            // Weakened variant, only to prove loom model 4 catches a lost update.
+            if cfg!(airtime_weakened = "topup") {
+                word.store(next, Ordering::Relaxed);
+                return true;
+            }
+            // Relaxed: as in `update_for`; the compare-and-swap is what makes the read
+            // and the top-up one step.
+            match word.compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return true,
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
     /// Adds registered airtime to the statistics on `ac`, saturating.
     #[inline]
     pub(crate) fn add_airtime(self, ac: Ac, tx_us: u32, rx_us: u32) {

@@ -21,7 +21,7 @@
 //! | 10 | rounds of two contexts, txqs returned backlogged | each round ends (S4), single server, none lost |
 //! | 11 | station removed while its txq is served | charges after removal refused, A1, no revival |
 //! | 12 | weight and limits changed during a walk of laps | deficits walked laps leave, changes seen |
-//! | 13 | default limits changed while a station is added | no stale default (ignored: finds a bug) |
+//! | 13 | default limits changed while a station is added | no stale default |
 //! | 14 | the AC closed at the PHY limit while another context serves | L3 for every round |
 //! | 15 | laps walked while airtime is registered | the sequential walk's deficits, no starvation |
 //! | 16 | laps walked while a charge completes | the sequential walk's deficits (ignored: finds a deviation) |
@@ -29,7 +29,7 @@
 //! | 18 | `may_transmit` and `next_txq` for one txq | single server, no wake lost |
 //! | 19 | a txq slot reused while the old entry is queued | no stale hand-out, single server, none lost |
 //! | 20 | a `Serving` dropped while its txq is woken | still scheduled, its charges counted once |
-//! | 21 | `may_transmit` and a walk top up one debt | one top-up per debt (ignored: finds a deviation) |
+//! | 21 | `may_transmit` and a walk top up one debt | one top-up per debt |
 //!
 //! A model that cannot fail proves nothing: each weakened variant below
 //! (`--cfg airtime_weakened="NAME"`, a deliberately broken line of the crate) must make
@@ -37,13 +37,10 @@
 //! `topup` (model 4), `charge_order` (6), `wake_serving` (3), `release_store` (7),
 //! `drained_ignores_open` (8), `ac_clamp` (9), `limits_split` (5),
 //! `round_end_this_only` (10), `flush_live_only` (11), `threshold_own_ac` (17),
-//! `drop_no_flush` and `drop_unscheduled` (20).
-//! Models 12, 14, 15, 18 and 19 and the station half of model 5 are caught by variants
-//! whose line belongs in `rounds.rs` or `registry.rs`, files being rewritten:
-//! `weight_reread` (12), `l3_round_only` (14), `boost_rest_skipped` (15),
-//! `may_transmit_serving` (18), `txq_reuse_queued` (19), `station_limits_split` (5);
-//! their names are declared in the workspace's `check-cfg` list, and their CI steps wait,
-//! commented out in `.ci/run`, for those lines.
+//! `drop_no_flush` and `drop_unscheduled` (20), `weight_reread` (12), `l3_round_only`
+//! (14), `boost_rest_skipped` (15), `may_transmit_serving` (18), `reuse_no_orphan` (19),
+//! `station_limits_split` (5), `topup_stale_read` (21).
+//! Model 16 stays ignored: it finds a bounded deviation of the lap skip (see its comment).
 //!
 //! Two limits of loom shape the oracles. A loom SeqCst load may return a flag's initial
 //! value after another thread's SeqCst store, and loom leaves a plain store that races a
@@ -1280,17 +1277,11 @@ fn model20_a_dropped_handle_keeps_its_txq_and_its_charges() {
 /// does under its lock: together they must still leave it where walked laps would, at
 /// most `weight - 1` above zero (here 0), whichever of them serves.
 #[test]
-#[ignore = "finds a real deviation (a station topped up twice for one debt); see the comment below"]
-// FINDING: `may_transmit` reads the effective deficit and then adds the weight; so does
-// `deficit_step` in `next_txq`. Neither is one atomic step; mainline runs both under the
-// AC's lock. Sequentially consistent form: next_txq pops the txq and reads the deficit
-// (-1); may_transmit reads it (-1) and tops it up (0); next_txq tops it up (1) and
-// serves it on its second lap: one weight of credit no lap earned. Loom's first failing
-// execution is the weak-memory form: next_txq ran whole (-1 -> 0, served, returned) and
-// may_transmit's Relaxed read of the deficit still returned -1, so it topped it up to 1.
-// Two rounds serving two txqs of one station do the same. Bounded by one weight per
-// racing context; remove the `#[ignore]` once a top-up is a compare-and-swap from the
-// value read (or widen the bound here if one weight per context is accepted).
+// Mainline runs both under the AC's lock. Here each top-up is one compare-and-swap from
+// the deficit it read (`LiveStation::top_up_debt`): a context whose read went stale
+// (the other's top-up came first, even only in its view: a Relaxed read may return the
+// older value) fails its swap and reads again. Weakened variant `topup_stale_read`: the
+// check and the top-up as two steps, which tops one debt up twice.
 fn model21_may_transmit_and_a_walk_top_up_a_debt_once() {
     loom::model(|| {
         let sched = Arc::new(small(1, 1));

@@ -105,8 +105,7 @@ impl Scheduler {
         let aql_ok = self.visit_eligible(slot, sslot, ac);
         lap.eligible |= aql_ok;
         let weight = i64::from(sslot.weight().max(1));
-        if sslot.effective_deficit(ac) < 0 {
-            sslot.top_up(ac, weight);
+        if sslot.top_up_debt(ac, weight) {
             return Step::Rotate;
         }
         if !aql_ok {

@@ -191,8 +191,7 @@ impl Scheduler {
         }
         if let (false, Some(sta)) = (over, slot.station()) {
             let sslot = self.station_slot(sta)?;
-            if sslot.effective_deficit(ac) < 0 {
-                sslot.top_up(ac, i64::from(sslot.weight()));
+            if sslot.top_up_debt(ac, i64::from(sslot.weight().max(1))) {
                 return Ok(None);
             }
         }
