@@ -7,8 +7,9 @@
 //! it used (ath11k's PPDU statistics, for example) lets us measure how far off the model is
 //! for a station: the cover letter of the ath11k AQL series v4 ("wifi: ath11k: airtime queue
 //! limits, fairness and a driver TXQ scheduler", linux-wireless) reports a ratio near 1.85 on
-//! an IPQ8074 (47–51 us charged per MSDU against 91–93 us reported). The [`Calibrator`] keeps an integer exponentially weighted moving
-//! average of `measured / charged` and scales later estimates by it.
+//! an IPQ8074 (47–51 us charged per MSDU against 91–93 us reported). The [`Calibrator`]
+//! keeps an integer exponentially weighted moving average of `measured / charged` and
+//! scales later estimates by it.
 //!
 //! * Fixed point: ratios are Q16 (`65536` = 1.0); the average is kept with 8 more fraction
 //!   bits so that small steps are not lost to rounding.
@@ -266,7 +267,8 @@ mod tests {
 
     #[test]
     fn converges_to_the_ath11k_ratio_within_one_percent() {
-        // The ath11k AQL series' measurement: 47-51 us charged per MSDU, measured near 1.85x, with +-3 % jitter.
+        // The ath11k AQL series' measurement: 47-51 us charged per MSDU, measured near
+        // 1.85x, with +-3 % jitter.
         let mut cal = Calibrator::new(CalibratorConfig::default());
         let mut rng = Lcg(42);
         for _ in 0..500 {

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //! The three estimates (mainline's `ieee80211_calc_rx_airtime`, `ieee80211_calc_tx_airtime`
-//! and `ieee80211_calc_expected_tx_airtime`) and the AQL charge quantisation (A3).
+//! and `ieee80211_calc_expected_tx_airtime`) and the AQL charge quantisation (multiples of 4 us,
+//! as `ieee80211_tx_dequeue` charges).
 //!
 //! All arithmetic is 64-bit and saturates at `u32::MAX`: for a table entry `t` (below 2^21)
 //! and any `u32` length, `t x len` is below 2^54, so nothing here can wrap, and the results
-//! equal mainline's wherever mainline's own 32-bit product does not wrap (E3; see
+//! equal mainline's wherever mainline's own 32-bit product does not wrap (see
 //! [`crate::mainline`]).
 
 use crate::rate::{Encoding, Rate};
@@ -47,7 +48,8 @@ fn mcs_data_us(table_duration: u32, len: u64) -> u64 {
     u64::from(table_duration).saturating_mul(len) >> 20
 }
 
-/// Legacy PPDU, as `ieee80211_calc_legacy_rate_duration`: preamble/PLCP/SIFS plus `floor(len x 80 / rate_100kbps)`.
+/// Legacy PPDU, as `ieee80211_calc_legacy_rate_duration`: preamble/PLCP/SIFS plus
+/// `floor(len x 80 / rate_100kbps)`.
 #[inline]
 fn legacy_us(encoding: Encoding, short_preamble: bool, rate_100kbps: u16, len: u64) -> u64 {
     let overhead: u64 = match encoding {
@@ -87,9 +89,9 @@ pub fn rx_airtime_us(rate: Rate, len: u32) -> u32 {
     saturate(single_us(rate, u64::from(len)))
 }
 
-/// Airtime in us of a transmission over a multi-rate retry chain (`ieee80211_calc_tx_airtime`): the sum over
-/// the stages of `tries x` [`rx_airtime_us`]`(rate, len)`, every attempt a full non-aggregated
-/// PPDU.
+/// Airtime in us of a transmission over a multi-rate retry chain
+/// (`ieee80211_calc_tx_airtime`): the sum over the stages of `tries x`
+/// [`rx_airtime_us`]`(rate, len)`, every attempt a full non-aggregated PPDU.
 ///
 /// At most the first [`MAX_RETRY_STAGES`] stages are read, and the chain ends at the first
 /// stage with `tries == 0` (mainline ends at the first stage that prices to 0; our rates never
@@ -172,7 +174,7 @@ pub fn expected_tx_airtime_us(rate: Rate, frame_len: u32, aggregated: bool) -> u
 /// The AQL charge of an estimate: `4 x floor(min(estimate, 4095) / 4)`, mainline's 10-bit
 /// `tx_time_est` field (set in `ieee80211_tx_dequeue`).
 ///
-/// E2: the clamp under-charges very slow frames (a 1500-byte frame at 1 Mbit/s is
+/// The clamp under-charges very slow frames (a 1500-byte frame at 1 Mbit/s is
 /// 12 506 us but is charged 4092). This helper reproduces mainline; whether to clamp at all is
 /// the scheduler's decision (a Rust scheduler need not squeeze the charge into 10 bits).
 ///

@@ -52,21 +52,23 @@
 //!
 //! # Where this differs from mainline, and why
 //!
-//! * **64-bit arithmetic** (E3, mainline's 32-bit duration product). Mainline multiplies the
-//!   table entry by the length in 32 bits; at HT20/VHT20 MCS0 long GI this wraps above 3328 bytes and a large A-MSDU at the
-//!   lowest rate is charged a small fraction of its airtime. We compute in `u64` and saturate.
+//! * **64-bit arithmetic** (mainline's 32-bit duration product). Mainline multiplies the
+//!   table entry by the length in 32 bits; at HT20/VHT20 MCS0 long GI this wraps above
+//!   3328 bytes and a large A-MSDU at the lowest rate is charged a small fraction of its
+//!   airtime. We compute in `u64` and saturate.
 //!   Wherever mainline does not wrap the results are identical (a property test checks it);
 //!   [`mainline`] reproduces the wrapping arithmetic for comparison.
 //! * **VHT with 5 to 8 streams** is priced by the same table construction; mainline's tables
 //!   stop at 4 streams and price the rest as 0, which would exempt those frames from AQL.
 //! * **1 Mbit/s CCK** is always priced with the long preamble, since 802.11b has no
 //!   short-preamble form of it.
-//! * **The 4092 us clamp** (E2) is offered as [`aql_charge_us`] but not applied by the
-//!   estimates: it under-charges very slow frames (1500 bytes at 1 Mbit/s is 12 506 us), and
-//!   a scheduler that does not keep the charge in a 10-bit field need not clamp.
-//! * **No zero estimate** (E1). Mainline returns 0 before the first rate report,
-//!   and those frames bypass AQL. Here there is no "unknown rate" value: the caller chooses a
-//!   conservative [`Rate`] on purpose until a report arrives.
+//! * **The 4092 us clamp** of mainline's 10-bit charge field is offered as [`aql_charge_us`]
+//!   but not applied by the estimates: it under-charges very slow frames (1500 bytes at 1
+//!   Mbit/s is 12 506 us), and a scheduler that does not keep the charge in a 10-bit field need
+//!   not clamp.
+//! * **No zero estimate** (mainline's unpriced frames). Mainline returns 0 before the first
+//!   rate report, and those frames bypass AQL. Here there is no "unknown rate" value: the
+//!   caller chooses a conservative [`Rate`] on purpose until a report arrives.
 //! * **Calibration** against hardware-reported airtime is new; see [`Calibrator`].
 //! * [`Rate::phy_rate_kbps`] is computed from the standard's parameters, not from the tables'
 //!   rounded bits per symbol (the estimates themselves use the tables, as mainline does).
@@ -100,8 +102,9 @@
 //! ```
 //!
 //! Mainline code is cited by function name (net/mac80211/airtime.c unless another file is
-//! named). The ids E1 to E3 name mainline behaviours defined in the workspace's
-//! `airtime-sched/INVARIANTS.md`.
+//! named). The three mainline behaviours above (unpriced frames, the 4092 us clamp, the 32-bit
+//! duration product) are also defined, with the invariants the scheduler keeps, in the
+//! workspace's `airtime-sched/INVARIANTS.md`.
 
 // Never std outside tests: a std user elsewhere in a build (the simulator) must not be
 // able to pull std into the kernel module's staticlib through feature unification.

@@ -2,9 +2,9 @@
 //! What a frame is sent with: the PHY rate description the estimator prices.
 //!
 //! A [`Rate`] can only be built through its validating constructors, so every `Rate` that
-//! exists has a price: the constructor looks its duration up in the compile-time tables
-//! (built as mainline's airtime.c builds them, [`crate::tables`]) and keeps the stored entry and the group's shift inside
-//! the value. The estimates then need no lookup and have no failure path.
+//! exists has a price: the constructor looks its duration up in the compile-time tables (built
+//! as mainline's airtime.c builds them, [`crate::tables`]) and keeps the stored entry and the
+//! group's shift inside the value. The estimates then need no lookup and have no failure path.
 
 use core::fmt;
 

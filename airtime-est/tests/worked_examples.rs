@@ -46,7 +46,7 @@ fn charges_of_the_worked_examples() {
     assert_eq!(aql_charge_us(expected_tx_airtime_us(b, LEN, true)), 1912);
     let vht80_mcs0 = Rate::vht(0, 1, Mhz80, false).unwrap();
     assert_eq!(aql_charge_us(expected_tx_airtime_us(vht80_mcs0, LEN, true)), 428);
-    // E2: the 10-bit clamp charges 1 Mbit/s CCK 4092 us for 12 506 us of air.
+    // Mainline's 10-bit clamp charges 1 Mbit/s CCK 4092 us for 12 506 us of air.
     let cck = Rate::legacy_cck(10, false).unwrap();
     assert_eq!(aql_charge_us(expected_tx_airtime_us(cck, LEN, true)), 4092);
 }
@@ -81,7 +81,7 @@ fn ht_and_vht_share_their_rows() {
 
 #[test]
 fn the_64_bit_estimate_is_right_where_mainline_wraps() {
-    // E3 at 4000 bytes (L = 4038): mainline's t x L wraps past 2^32.
+    // At 4000 bytes (L = 4038) mainline's 32-bit t x L wraps past 2^32.
     for rate in [Rate::vht(0, 1, Mhz20, false).unwrap(), Rate::ht(0, Mhz20, false).unwrap()] {
         let ours = expected_tx_airtime_us(rate, 4000, true);
         let theirs = mainline::expected_tx_airtime_u32(rate, 4000, true);

@@ -1,5 +1,6 @@
-//! PHY timing of one PPDU (802.11n/ac/ax symbol times and preambles, 5 GHz OFDM): preamble, then data symbols for the PSDU
-//! plus 16 service and 6 tail bits; SIFS and the BlockAck that answers it.
+//! PHY timing of one PPDU (802.11n/ac/ax symbol times and preambles, 5 GHz OFDM): preamble,
+//! then data symbols for the PSDU plus 16 service and 6 tail bits; SIFS and the BlockAck that
+//! answers it.
 
 use airtime_est::{Encoding, HeGi, Rate};
 
