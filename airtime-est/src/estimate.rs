@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-//! The three estimates (reference 5.3 to 5.5) and the AQL charge quantisation (5.6, A3).
+//! The three estimates (mainline's `ieee80211_calc_rx_airtime`, `ieee80211_calc_tx_airtime`
+//! and `ieee80211_calc_expected_tx_airtime`) and the AQL charge quantisation (multiples of 4 us,
+//! as `ieee80211_tx_dequeue` charges).
 //!
 //! All arithmetic is 64-bit and saturates at `u32::MAX`: for a table entry `t` (below 2^21)
 //! and any `u32` length, `t x len` is below 2^54, so nothing here can wrap, and the results
-//! equal mainline's wherever mainline's own 32-bit product does not wrap (reference E3; see
+//! equal mainline's wherever mainline's own 32-bit product does not wrap (see
 //! [`crate::mainline`]).
 
 use crate::rate::{Encoding, Rate};
 
-/// Bytes added to the frame length by the expected-airtime estimate (reference 5.5 step 1;
-/// mainline calls it the Ethernet header length).
+/// Bytes added to the frame length by the expected-airtime estimate (its first
+/// step in `ieee80211_calc_expected_tx_airtime`; mainline calls it the Ethernet header length).
 pub const LENGTH_PADDING_BYTES: u32 = 38;
 
-/// Floor of the aggregated (A-MPDU) expected airtime, in us (reference 5.5).
+/// Floor of the aggregated (A-MPDU) expected airtime, in us (the `max(4, ..)` of
+/// `ieee80211_calc_expected_tx_airtime`).
 pub const MIN_AGGREGATED_US: u32 = 4;
 
 /// Largest AQL charge a frame can carry: mainline's 10-bit `tx_time_est` in 4 us units
-/// (reference section 1): 4095 clamped, rounded down to a multiple of 4.
+/// (`ieee80211_info_set_tx_time_est`): 4095 clamped, rounded down to a multiple of 4.
 pub const MAX_AQL_CHARGE_US: u32 = 4092;
 
 /// Stages of a multi-rate retry chain that [`tx_airtime_us`] reads (mainline's
@@ -45,7 +48,8 @@ fn mcs_data_us(table_duration: u32, len: u64) -> u64 {
     u64::from(table_duration).saturating_mul(len) >> 20
 }
 
-/// Legacy PPDU, reference 5.3: preamble/PLCP/SIFS plus `floor(len x 80 / rate_100kbps)`.
+/// Legacy PPDU, as `ieee80211_calc_legacy_rate_duration`: preamble/PLCP/SIFS plus
+/// `floor(len x 80 / rate_100kbps)`.
 #[inline]
 fn legacy_us(encoding: Encoding, short_preamble: bool, rate_100kbps: u16, len: u64) -> u64 {
     let overhead: u64 = match encoding {
@@ -73,7 +77,7 @@ fn single_us(rate: Rate, len: u64) -> u64 {
 }
 
 /// Airtime in us of one received frame of `len` bytes, or of one non-aggregated transmission
-/// (reference 5.3): the whole PPDU, preamble and SIFS included.
+/// (mainline's `ieee80211_calc_rx_airtime`): the whole PPDU, preamble and SIFS included.
 ///
 /// ```
 /// use airtime_est::{rx_airtime_us, Bandwidth, Rate};
@@ -85,9 +89,9 @@ pub fn rx_airtime_us(rate: Rate, len: u32) -> u32 {
     saturate(single_us(rate, u64::from(len)))
 }
 
-/// Airtime in us of a transmission over a multi-rate retry chain (reference 5.4): the sum over
-/// the stages of `tries x` [`rx_airtime_us`]`(rate, len)`, every attempt a full non-aggregated
-/// PPDU.
+/// Airtime in us of a transmission over a multi-rate retry chain
+/// (`ieee80211_calc_tx_airtime`): the sum over the stages of `tries x`
+/// [`rx_airtime_us`]`(rate, len)`, every attempt a full non-aggregated PPDU.
 ///
 /// At most the first [`MAX_RETRY_STAGES`] stages are read, and the chain ends at the first
 /// stage with `tries == 0` (mainline ends at the first stage that prices to 0; our rates never
@@ -113,7 +117,8 @@ pub fn tx_airtime_us(chain: &[RetryStage], len: u32) -> u32 {
     saturate(total)
 }
 
-/// Aggregation amortisation shift for an A-MPDU at table duration `t` (reference 5.5 table):
+/// Aggregation amortisation shift for an A-MPDU at table duration `t` (the thresholds of
+/// `ieee80211_calc_expected_tx_airtime`):
 /// the PPDU overhead is shared by `2^shift` MPDUs, more of them the faster the rate.
 #[inline]
 pub(crate) const fn agg_shift(encoding: Encoding, t: u32) -> u32 {
@@ -133,7 +138,8 @@ pub(crate) const fn agg_shift(encoding: Encoding, t: u32) -> u32 {
     }
 }
 
-/// Expected airtime in us of one frame of `frame_len` bytes, the AQL estimate (reference 5.5).
+/// Expected airtime in us of one frame of `frame_len` bytes, the AQL estimate
+/// (`ieee80211_calc_expected_tx_airtime`).
 ///
 /// `L = frame_len + 38`. Legacy rates, or `aggregated == false` (mainline: the VO access
 /// category), give the non-aggregated airtime of `L` bytes ([`rx_airtime_us`]). Otherwise the
@@ -166,9 +172,9 @@ pub fn expected_tx_airtime_us(rate: Rate, frame_len: u32, aggregated: bool) -> u
 }
 
 /// The AQL charge of an estimate: `4 x floor(min(estimate, 4095) / 4)`, mainline's 10-bit
-/// `tx_time_est` field (reference 5.6, section 1).
+/// `tx_time_est` field (set in `ieee80211_tx_dequeue`).
 ///
-/// Reference E2: the clamp under-charges very slow frames (a 1500-byte frame at 1 Mbit/s is
+/// The clamp under-charges very slow frames (a 1500-byte frame at 1 Mbit/s is
 /// 12 506 us but is charged 4092). This helper reproduces mainline; whether to clamp at all is
 /// the scheduler's decision (a Rust scheduler need not squeeze the charge into 10 bits).
 ///

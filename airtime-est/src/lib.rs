@@ -11,8 +11,9 @@
 //!
 //! # From what
 //!
-//! Three inputs, and nothing else (no retries, RTS/CTS, contention or MU grouping; see
-//! reference 5.7):
+//! Three inputs, and nothing else (no retries, RTS/CTS, contention or MU grouping, as in
+//! mainline's `ieee80211_calc_expected_tx_airtime`, which is why the estimate only bounds
+//! queues while fairness uses measured airtime):
 //!
 //! * the **rate** the station was last sent at, a [`Rate`]: legacy CCK or OFDM bitrate and
 //!   preamble, or encoding (HT, VHT, HE, EHT) with MCS, spatial streams, [`Bandwidth`] and
@@ -24,19 +25,19 @@
 //!
 //! # How, top-down
 //!
-//! 1. **Duration tables** ([`tables`], reference 5.1). For every MCS rate, the data duration
-//!    of a 1024-byte frame in **1/1024 us**, computed at compile time by `const fn` exactly as
-//!    mac80211 builds them: symbols (times 1024) for 8192 bits, times the symbol time, stored
-//!    as a `u16` with a per-group shift.
-//! 2. **PPDU airtime** ([`rx_airtime_us`], 5.3): data part `t x len / 2^20` us plus a fixed
-//!    overhead of `36 + 4 x streams` us (preamble, training fields, SIFS, acknowledgement).
-//!    Legacy rates: preamble plus `len x 8 / rate`.
-//! 3. **Retry chains** ([`tx_airtime_us`], 5.4): the sum over up to four (rate, tries) stages,
-//!    every attempt a full PPDU.
-//! 4. **Expected airtime for AQL** ([`expected_tx_airtime_us`], 5.5): 38 bytes are added to
-//!    the length; an aggregated frame pays only `overhead >> s` of the PPDU overhead, with `s`
-//!    from 1 to 6 (2 to 64 MPDUs per A-MPDU assumed, more the faster the rate), and at least
-//!    4 us.
+//! 1. **Duration tables** ([`tables`], as in mainline's airtime.c). For every MCS rate, the
+//!    data duration of a 1024-byte frame in **1/1024 us**, computed at compile time by
+//!    `const fn` exactly as mac80211 builds them: symbols (times 1024) for 8192 bits, times
+//!    the symbol time, stored as a `u16` with a per-group shift.
+//! 2. **PPDU airtime** ([`rx_airtime_us`], mainline's `ieee80211_calc_rx_airtime`): data part
+//!    `t x len / 2^20` us plus a fixed overhead of `36 + 4 x streams` us (preamble, training
+//!    fields, SIFS, acknowledgement). Legacy rates: preamble plus `len x 8 / rate`.
+//! 3. **Retry chains** ([`tx_airtime_us`], `ieee80211_calc_tx_airtime`): the sum over up to
+//!    four (rate, tries) stages, every attempt a full PPDU.
+//! 4. **Expected airtime for AQL** ([`expected_tx_airtime_us`],
+//!    `ieee80211_calc_expected_tx_airtime`): 38 bytes are added to the length; an aggregated
+//!    frame pays only `overhead >> s` of the PPDU overhead, with `s` from 1 to 6 (2 to 64
+//!    MPDUs per A-MPDU assumed, more the faster the rate), and at least 4 us.
 //! 5. **AQL charge** ([`aql_charge_us`]): mainline stores the estimate in a 10-bit field in 4 us
 //!    units, so it charges `4 x floor(min(est, 4095) / 4)`.
 //! 6. **Calibration** ([`Calibrator`], not in mainline): a per-station fixed-point average of
@@ -51,21 +52,23 @@
 //!
 //! # Where this differs from mainline, and why
 //!
-//! * **64-bit arithmetic** (reference E3). Mainline multiplies the table entry by the length in
-//!   32 bits; at HT20/VHT20 MCS0 long GI this wraps above 3328 bytes and a large A-MSDU at the
-//!   lowest rate is charged a small fraction of its airtime. We compute in `u64` and saturate.
+//! * **64-bit arithmetic** (mainline's 32-bit duration product). Mainline multiplies the
+//!   table entry by the length in 32 bits; at HT20/VHT20 MCS0 long GI this wraps above
+//!   3328 bytes and a large A-MSDU at the lowest rate is charged a small fraction of its
+//!   airtime. We compute in `u64` and saturate.
 //!   Wherever mainline does not wrap the results are identical (a property test checks it);
 //!   [`mainline`] reproduces the wrapping arithmetic for comparison.
 //! * **VHT with 5 to 8 streams** is priced by the same table construction; mainline's tables
 //!   stop at 4 streams and price the rest as 0, which would exempt those frames from AQL.
 //! * **1 Mbit/s CCK** is always priced with the long preamble, since 802.11b has no
 //!   short-preamble form of it.
-//! * **The 4092 us clamp** (reference E2) is offered as [`aql_charge_us`] but not applied by the
-//!   estimates: it under-charges very slow frames (1500 bytes at 1 Mbit/s is 12 506 us), and
-//!   a scheduler that does not keep the charge in a 10-bit field need not clamp.
-//! * **No zero estimate** (reference E1). Mainline returns 0 before the first rate report,
-//!   and those frames bypass AQL. Here there is no "unknown rate" value: the caller chooses a
-//!   conservative [`Rate`] on purpose until a report arrives.
+//! * **The 4092 us clamp** of mainline's 10-bit charge field is offered as [`aql_charge_us`]
+//!   but not applied by the estimates: it under-charges very slow frames (1500 bytes at 1
+//!   Mbit/s is 12 506 us), and a scheduler that does not keep the charge in a 10-bit field need
+//!   not clamp.
+//! * **No zero estimate** (mainline's unpriced frames). Mainline returns 0 before the first
+//!   rate report, and those frames bypass AQL. Here there is no "unknown rate" value: the
+//!   caller chooses a conservative [`Rate`] on purpose until a report arrives.
 //! * **Calibration** against hardware-reported airtime is new; see [`Calibrator`].
 //! * [`Rate::phy_rate_kbps`] is computed from the standard's parameters, not from the tables'
 //!   rounded bits per symbol (the estimates themselves use the tables, as mainline does).
@@ -76,7 +79,9 @@
 //! use airtime_est::{aql_charge_us, expected_tx_airtime_us, Bandwidth, Calibrator,
 //!                   CalibratorConfig, HeGi, Rate};
 //!
-//! // A 1500-byte frame to a VHT80 1x1 station last seen at MCS9, short GI (reference 5.6 A).
+//! // A 1500-byte frame to a VHT80 1x1 station last seen at MCS9, short GI.
+//! // Mainline's integer arithmetic gives the same: 28 us of data, plus 40 >> 5 us of
+//! // overhead in an A-MPDU or all 40 us alone.
 //! let rate = Rate::vht(9, 1, Bandwidth::Mhz80, true)?;
 //! let aggregated = expected_tx_airtime_us(rate, 1500, true); // best effort: in an A-MPDU
 //! let single = expected_tx_airtime_us(rate, 1500, false); // voice: a PPDU of its own
@@ -96,8 +101,10 @@
 //! # Ok::<(), airtime_est::RateError>(())
 //! ```
 //!
-//! Reference section numbers in these docs point into the project's behavioural description
-//! of mac80211 (`reference/mac80211-behaviour.md`, section 5 for the estimator).
+//! Mainline code is cited by function name (net/mac80211/airtime.c unless another file is
+//! named). The three mainline behaviours above (unpriced frames, the 4092 us clamp, the 32-bit
+//! duration product) are also defined, with the invariants the scheduler keeps, in the
+//! workspace's `airtime-sched/INVARIANTS.md`.
 
 // Never std outside tests: a std user elsewhere in a build (the simulator) must not be
 // able to pull std into the kernel module's staticlib through feature unification.

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //! Bug-compatible reproductions of mainline's 32-bit arithmetic, for comparison only.
 //!
-//! Mainline multiplies the table entry by the length in 32 bits (reference 5.3, E3). The
-//! entry of HT20/VHT20 MCS0 long GI is 1 290 528, so `t x L` passes 2^32 above 3328 bytes and
-//! the estimate wraps to a small, wrong value: a large A-MSDU at the lowest rate is
-//! under-charged. The functions here wrap exactly as mainline does; the crate's own functions
-//! ([`crate::expected_tx_airtime_us`] and friends) do not, and equal these wherever the product
-//! stays below 2^32.
+//! Mainline multiplies the table entry by the length in 32 bits (`ieee80211_calc_rx_airtime`
+//! and `ieee80211_calc_expected_tx_airtime` both do). The entry of HT20/VHT20 MCS0 long GI
+//! is 1 290 528, so `t x L` passes 2^32 above 3328 bytes and the estimate wraps to a small,
+//! wrong value: a large A-MSDU at the lowest rate is under-charged. The functions here wrap
+//! exactly as mainline does; the crate's own functions ([`crate::expected_tx_airtime_us`]
+//! and friends) do not, and equal these wherever the product stays below 2^32.
 //!
 //! Mainline also prices VHT with more than 4 streams as 0 (its tables stop at 4); so do these.
 //!
@@ -29,7 +29,7 @@ fn mcs_duration(rate: Rate) -> Option<(u32, u32)> {
     Some((rate.table_duration()?, rate.ppdu_overhead_us()?))
 }
 
-/// Mainline's legacy duration in wrapping `u32` (reference 5.3).
+/// Mainline's legacy duration in wrapping `u32` (`ieee80211_calc_legacy_rate_duration`).
 fn legacy_u32(rate: Rate, len: u32) -> u32 {
     let overhead: u32 = match rate.encoding() {
         Encoding::Cck if rate.short_preamble() => 96 + 10,
@@ -41,8 +41,8 @@ fn legacy_u32(rate: Rate, len: u32) -> u32 {
     overhead.wrapping_add(data)
 }
 
-/// Reference 5.3 with mainline's 32-bit product: airtime of one non-aggregated frame of
-/// `len` bytes. 0 where mainline cannot price the rate (VHT above 4 streams).
+/// `ieee80211_calc_rx_airtime` with mainline's 32-bit product: airtime of one non-aggregated
+/// frame of `len` bytes. 0 where mainline cannot price the rate (VHT above 4 streams).
 pub fn rx_airtime_u32(rate: Rate, len: u32) -> u32 {
     if rate.encoding().is_legacy() {
         return legacy_u32(rate, len);
@@ -53,9 +53,9 @@ pub fn rx_airtime_u32(rate: Rate, len: u32) -> u32 {
     }
 }
 
-/// Reference 5.4 with mainline's 32-bit arithmetic: the first four stages, ending at the
-/// first stage with no tries or a zero price, each `tries x` [`rx_airtime_u32`], summed in
-/// wrapping `u32`.
+/// `ieee80211_calc_tx_airtime` with mainline's 32-bit arithmetic: the first four stages, ending
+/// at the first stage with no tries or a zero price, each `tries x` [`rx_airtime_u32`], summed
+/// in wrapping `u32`.
 pub fn tx_airtime_u32(chain: &[RetryStage], len: u32) -> u32 {
     let mut total = 0u32;
     for stage in chain.iter().take(MAX_RETRY_STAGES) {
@@ -68,7 +68,8 @@ pub fn tx_airtime_u32(chain: &[RetryStage], len: u32) -> u32 {
     total
 }
 
-/// Reference 5.5 with mainline's 32-bit arithmetic: `L = frame_len + 38` (wrapping), then
+/// `ieee80211_calc_expected_tx_airtime` with mainline's 32-bit arithmetic:
+/// `L = frame_len + 38` (wrapping), then
 /// `max(4, (t x L mod 2^32) / 2^20 + (overhead >> agg_shift))` when aggregated, else
 /// [`rx_airtime_u32`] of `L`.
 pub fn expected_tx_airtime_u32(rate: Rate, frame_len: u32, aggregated: bool) -> u32 {
@@ -111,7 +112,7 @@ mod tests {
 
     #[test]
     fn mainline_wraps_exactly_above_3328_bytes() {
-        // Reference E3: VHT20/HT20 MCS0 LGI wraps for L > 3328.
+        // Mainline's 32-bit product: VHT20/HT20 MCS0 LGI wraps for L > 3328.
         let rate = Rate::vht(0, 1, Bandwidth::Mhz20, false).unwrap();
         assert_eq!(rx_airtime_u32(rate, 3328), rx_airtime_us(rate, 3328));
         assert_ne!(rx_airtime_u32(rate, 3329), rx_airtime_us(rate, 3329));

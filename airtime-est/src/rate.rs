@@ -2,9 +2,9 @@
 //! What a frame is sent with: the PHY rate description the estimator prices.
 //!
 //! A [`Rate`] can only be built through its validating constructors, so every `Rate` that
-//! exists has a price: the constructor looks its duration up in the compile-time tables
-//! (reference 5.1, [`crate::tables`]) and keeps the stored entry and the group's shift inside
-//! the value. The estimates then need no lookup and have no failure path.
+//! exists has a price: the constructor looks its duration up in the compile-time tables (built
+//! as mainline's airtime.c builds them, [`crate::tables`]) and keeps the stored entry and the
+//! group's shift inside the value. The estimates then need no lookup and have no failure path.
 
 use core::fmt;
 
@@ -61,7 +61,7 @@ impl fmt::Display for Bandwidth {
 
 /// Guard interval of an HE or EHT transmission (0.8, 1.6 or 3.2 us).
 ///
-/// It sets the OFDM symbol time: 13.6, 14.4 or 16.0 us (reference section 1).
+/// It sets the OFDM symbol time: 13.6, 14.4 or 16.0 us (mainline's HE GI index 0, 1, 2).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HeGi {
     /// 0.8 us guard interval (13.6 us symbols).
@@ -258,7 +258,7 @@ const fn contains(list: &[u16], v: u16) -> bool {
 /// rates, bitrate and preamble).
 ///
 /// Eight bytes, `Copy`. Built only through the constructors, which refuse what the estimator
-/// cannot price; each `Rate` carries its duration-table entry (reference 5.1), so the estimates
+/// cannot price; each `Rate` carries its duration-table entry ([`crate::tables`]), so the estimates
 /// never look anything up.
 ///
 /// ```
@@ -350,7 +350,7 @@ impl Rate {
     /// A VHT (802.11ac) rate: MCS 0..=9, 1..=8 streams, 20/40/80/160 MHz.
     ///
     /// Mainline's tables stop at 4 streams (it prices 5–8 as 0 airtime, that is: no AQL charge).
-    /// We extend the same construction (reference 5.1) to 8 streams, since the standard allows
+    /// We extend the same construction ([`crate::tables`]) to 8 streams, since the standard allows
     /// them and a zero charge would bypass AQL. Combinations the standard leaves out (such as
     /// VHT20 MCS9 at one stream) are accepted and priced from the table, as mainline does,
     /// because drivers report them.
@@ -432,18 +432,20 @@ impl Rate {
     }
 
     /// MCS encodings: the data duration of a 1024-byte frame in 1/1024 us, as the table stores
-    /// it (reference 5.1: the stored u16 shifted back by the group's shift). `None` for legacy.
+    /// it (the stored u16 shifted back by the group's shift, as
+    /// `ieee80211_get_rate_duration` does). `None` for legacy.
     pub const fn table_duration(&self) -> Option<u32> {
         if self.encoding.is_legacy() {
             None
         } else {
-            // The shift is at most 5 (reference 5.1; the widest t is 21 bits): no bits are lost.
+            // The shift is at most 5 (the widest t is 21 bits): no bits are lost.
             Some((self.value as u32).wrapping_shl(self.shift as u32))
         }
     }
 
     /// MCS encodings: the per-PPDU overhead, 36 + 4 x streams us (preamble, training fields,
-    /// SIFS, a share of the acknowledgement; reference section 1). `None` for legacy rates.
+    /// SIFS, a share of the acknowledgement; as in
+    /// `ieee80211_get_rate_duration`). `None` for legacy rates.
     pub const fn ppdu_overhead_us(&self) -> Option<u32> {
         if self.encoding.is_legacy() {
             None

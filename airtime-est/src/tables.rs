@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-//! The duration tables, built at compile time the way mac80211 builds them (reference 5.1).
+//! The duration tables, built at compile time the way mac80211 builds them (the macros
+//! of net/mac80211/airtime.c).
 //!
 //! One *group* per (encoding, bandwidth, guard interval, streams); one entry per MCS. An entry
 //! is the data duration of a 1024-byte frame in 1/1024 us (so numerically "us per frame of
@@ -112,7 +113,7 @@ const fn groups<const N: usize, const BW: usize, const GIS: usize, const G: usiz
     out
 }
 
-/// Data bits per symbol per stream, reference 5.1 item 6 (the values mainline uses,
+/// Data bits per symbol per stream (the values mainline's airtime.c uses,
 /// including its rounding, e.g. 115 for HE20 MCS0 and 2937 for EHT160 MCS2).
 pub mod bits {
     /// HT MCS0..7 at 20 and 40 MHz.
@@ -294,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn reference_5_6_a_and_b_table_entries() {
+    fn vht80_mcs9_sgi_and_vht20_mcs0_lgi_table_entries() {
         // A: VHT80 1SS MCS9 SGI: ksyms 5378, t = 19 360; group shift 2 (t0 = 258 112).
         let a = Rate::vht(9, 1, Bandwidth::Mhz80, true).unwrap();
         assert_eq!(a.table_duration(), Some(19_360));
@@ -315,14 +316,14 @@ mod tests {
         // HT20 MCS0 LGI is the same row and the same entry.
         let ht = Rate::ht(0, Bandwidth::Mhz20, false).unwrap();
         assert_eq!(ht.table_duration(), Some(1_290_528));
-        // VHT80 1SS MCS0 LGI: t = 286 792 (5.6 B.4).
+        // VHT80 1SS MCS0 LGI: t = 286 792.
         let c = Rate::vht(0, 1, Bandwidth::Mhz80, false).unwrap();
         assert_eq!(c.table_duration(), Some(286_792));
     }
 
     #[test]
     fn the_vht160_243_typo_would_not_change_any_shift() {
-        // Reference 5.1 item 4: mainline derives the VHT160 shift from 243 bits, not 234.
+        // Mainline's airtime.c derives the VHT160 shift from 243 bits, not 234.
         for nss in 1..=8u8 {
             for symbol in HT_SYMBOLS {
                 let typo = bit_length(duration(ksyms(243, nss), symbol)).saturating_sub(16);

@@ -4,7 +4,10 @@
 //! `airtime-sched`) in an access point and reproduces the seed documents' measurements:
 //! TCP downloads through a stock ath11k and through the AQL series, the airtime split
 //! between two stations with and without TX_NO_PUSHBACK scaling, and the scheduling round
-//! fix.
+//! fix. The seed documents are two public linux-wireless postings, measured on an IPQ8074
+//! access point: the cover letter of "[PATCH ath-next v4 0/9] wifi: ath11k: airtime queue
+//! limits, fairness and a driver TXQ scheduler", and the patch "wifi: mac80211: keep the
+//! TXQ scheduling round number across a closed round" (2026).
 //!
 //! ## Layers, bottom-up
 //! * [`engine`]: virtual time in ns, the event heap, a seeded RNG.

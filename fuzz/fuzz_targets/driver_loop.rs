@@ -756,7 +756,8 @@ fuzz_target!(|input: Input| {
                     let Some(serving) = w.sched.next_txq(round, w.d.now) else { break };
                     assert!(round.is_open());
                     if second {
-                        // Another context's pull for the same txq: one server at a time (S3).
+                        // Another context's pull for the same txq: one server at a time (the
+                        // single-server invariant).
                         assert!(w.sched.may_transmit(serving.txq(), w.d.now).unwrap().is_none());
                     }
                     if w.d.serve(&w.sched, serving, frames, charging, end) {

@@ -97,8 +97,8 @@ fn check_rate(rate: Rate, len: u32, delta: u32) {
     let _ = aql_charge_us(here[0]);
     assert!(aql_charge_us(here[0]) <= here[0] && aql_charge_us(here[0]).is_multiple_of(4));
 
-    // Agreement with mainline where its 32-bit product does not wrap (reference E3), except
-    // VHT above 4 streams, which mainline prices 0.
+    // Agreement with mainline where its 32-bit duration product does not wrap, except VHT
+    // above 4 streams, which mainline prices 0.
     let beyond_mainline = rate.encoding() == Encoding::Vht && rate.nss() > 4;
     let fits = |l: u64| match rate.table_duration() {
         Some(t) => u64::from(t) * l < 1 << 32,

@@ -1,8 +1,8 @@
-//! Stock ath11k: mac80211's default wake handler (`ieee80211_handle_wake_tx_queue`,
-//! reference 3.11) pushes every frame of every scheduled txq into the TCL ring of the
-//! CPU it runs on, with no room check; a frame the ring refuses is freed (ath11k returns
-//! -ENOSPC after the frame was dequeued). No AQL, no airtime reports, no round on
-//! completion: the hardware queue is the ring.
+//! Stock ath11k: mac80211's default wake handler (`ieee80211_handle_wake_tx_queue`, which loops
+//! `ieee80211_next_txq` and `ieee80211_tx_dequeue` into the driver) pushes every frame of every
+//! scheduled txq into the TCL ring of the CPU it runs on, with no room check; a frame the ring
+//! refuses is freed (ath11k returns -ENOSPC after the frame was dequeued). No AQL, no airtime
+//! reports, no round on completion: the hardware queue is the ring.
 
 use super::Ap;
 use super::hardware::{HwFrame, TxStatus};

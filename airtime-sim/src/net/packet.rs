@@ -115,7 +115,7 @@ impl Packet {
     }
 
     /// Bytes of its A-MPDU subframe: QoS header 26, LLC 8, CCMP 16, FCS 4, delimiter 4,
-    /// padded to 4 bytes (reference 5.3).
+    /// padded to a multiple of 4 bytes as every subframe but the last of an A-MPDU is.
     pub fn ampdu_subframe_bytes(&self) -> u32 {
         (self.len_bytes + 58).div_ceil(4) * 4
     }

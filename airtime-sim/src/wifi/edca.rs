@@ -1,4 +1,5 @@
-//! EDCA parameters of one access category at one transmitter (reference 5.2), and the
+//! EDCA parameters of one access category at one transmitter (802.11 EDCA at 5 GHz:
+//! AIFS = SIFS + AIFSN x slot, then a backoff drawn from the contention window), and the
 //! contention window that doubles after a collision.
 
 use super::phy::{SIFS_US, SLOT_US};

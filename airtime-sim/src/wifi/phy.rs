@@ -1,5 +1,6 @@
-//! PHY timing of one PPDU (reference 5.1–5.3): preamble, then data symbols for the PSDU
-//! plus 16 service and 6 tail bits; SIFS and the BlockAck that answers it.
+//! PHY timing of one PPDU (802.11n/ac/ax symbol times and preambles, 5 GHz OFDM): preamble,
+//! then data symbols for the PSDU plus 16 service and 6 tail bits; SIFS and the BlockAck that
+//! answers it.
 
 use airtime_est::{Encoding, HeGi, Rate};
 
@@ -70,14 +71,14 @@ mod tests {
     use airtime_est::Bandwidth;
 
     #[test]
-    fn sixty_four_subframes_at_vht80_mcs9_sgi_take_1_89_ms_as_in_reference_5_3() {
+    fn sixty_four_subframes_at_vht80_mcs9_sgi_take_1_89_ms() {
         let t = PhyTiming::new(Rate::vht(9, 1, Bandwidth::Mhz80, true).unwrap());
         let ppdu = t.ppdu_us(64 * 1560);
         assert!((ppdu - 1890.0).abs() < 15.0, "{ppdu}");
     }
 
     #[test]
-    fn twelve_subframes_at_vht80_mcs0_take_5_16_ms_as_in_reference_5_3() {
+    fn twelve_subframes_at_vht80_mcs0_take_5_16_ms() {
         let t = PhyTiming::new(Rate::vht(0, 1, Bandwidth::Mhz80, false).unwrap());
         let ppdu = t.ppdu_us(12 * 1560);
         assert!((ppdu - 5160.0).abs() < 20.0, "{ppdu}");
