@@ -217,6 +217,11 @@ impl<F> SimHal<F> {
         ev.pending.push_back((due, event));
     }
 
+    /// The WTBL airtime words of `wcid` now.
+    pub fn airtime_words(&self, wcid: u16) -> AirtimeWords {
+        self.entry(wcid).words
+    }
+
     /// Takes the frames handed back to the stack so far, with their reports.
     pub fn take_done(&self) -> Vec<(F, TxReport)> {
         core::mem::take(&mut *self.done.lock())
