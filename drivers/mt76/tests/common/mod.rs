@@ -23,6 +23,12 @@ impl Frame for Pkt {
     }
 }
 
+impl airtime_sched::FqFrame for Pkt {
+    fn flow_hash(&self) -> u32 {
+        (self.seq % 8) as u32
+    }
+}
+
 /// A plain FIFO txq.
 #[derive(Debug, Default)]
 pub struct Q(pub VecDeque<Pkt>);
