@@ -5,7 +5,7 @@ use crate::hal::{
     MT7915_TOKEN_SIZE, Token, TxDesc, TxFree, TxOutcome, TxReport, WTBL_AIRTIME_CLEAR_BIT,
 };
 use crate::lock::SpinLock;
-use crate::station::{StationRecord, Stations};
+use crate::station::{Awake, StationRecord, Stations};
 use crate::tokens::{Entry, TokenTable};
 use airtime_est::Rate;
 use airtime_sched::driver_loop::{RoundEnd, StationTable};
@@ -444,6 +444,18 @@ where
         Ok(self.scheduler().set_weight(station, weight)?)
     }
 
+    /// A station's power-save transition (`mt76_sta_ps_transition`, from the PM bit of
+    /// its frames): while asleep its txqs are skipped — a turn ends before anything is
+    /// charged or written, and the txq stays listed — and when it wakes the tx worker
+    /// runs ([`schedule_all`](Self::schedule_all)). Frames already written stay in the
+    /// DMA queue (the hardware's own power-save handling). Returns the frames the wake
+    /// sent.
+    pub fn sta_ps(&self, station: StationId, asleep: bool, now: Instant) -> Result<u32, Mt76Error> {
+        let record = self.stations.station(station).ok_or(Mt76Error::Sched(SchedError::UnknownStation))?;
+        record.set_asleep(asleep);
+        Ok(if asleep { 0 } else { self.schedule_all(now) })
+    }
+
     /// Hands back the frames of txqs removed and no longer held by any context.
     pub fn reap(&self, now: Instant) -> u32 {
         let mut n = 0u32;
@@ -541,12 +553,13 @@ where
                 bursts: 0,
                 wrote: false,
             };
-            let round = self.txqs.run_round_with(ac, now, &self.stations, &mut ring, self.config.burst, |turn| {
-                // While this context alone holds the txq: the frames its queue dropped.
-                if let Some(queue) = turn.queue() {
-                    queue.take_dropped(&mut |frame| self.drop_frame(frame));
-                }
-            });
+            let round =
+                self.txqs.run_round_with(ac, now, &Awake(&self.stations), &mut ring, self.config.burst, |turn| {
+                    // While this context alone holds the txq: the frames its queue dropped.
+                    if let Some(queue) = turn.queue() {
+                        queue.take_dropped(&mut |frame| self.drop_frame(frame));
+                    }
+                });
             report.rounds += 1;
             report.frames = report.frames.saturating_add(round.frames);
             report.bursts = report.bursts.saturating_add(ring.bursts);

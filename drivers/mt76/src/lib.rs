@@ -26,6 +26,7 @@
 //! | `mt76x02_send_tx_status` (`ieee80211_calc_tx_airtime` per frame) | [`AirtimeSource::TxStatus`]: [`Scheduler::complete_frame`](airtime_sched::Scheduler::complete_frame) |
 //! | `mt76_tx_status_check`, `MT_TX_STATUS_SKB_TIMEOUT`; `mt7915_tx_token_put` on reset | [`Mt76::tx_status_check`] |
 //! | `mt76_sta_pre_rcu_remove`, `mt76_wcid_cleanup` | [`Mt76::remove_station`] |
+//! | `mt76_sta_ps_transition` (`MT_WCID_FLAG_PS`) | [`Mt76::sta_ps`] |
 //!
 //! ## Burst bounds
 //! Since mt76 commit e861cb05 ("rely on AQL for burst size limits on tx queueing") a
@@ -49,8 +50,11 @@
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
 //!   id), so a tx-free that comes after its token timed out finds the token empty
 //!   instead of completing a newer frame — unless the whole id space was used since.
-//! * **Power save** (`MT_WCID_FLAG_PS`, `mt76_release_buffered_frames`) is not modelled
-//!   yet: see the README.
+//! * **Power save**: a sleeping station's txq ([`Mt76::sta_ps`]) is skipped as mt76
+//!   skips it, but its turn has already dequeued one frame, which waits uncharged in the
+//!   txq's retry slot until the station wakes (the core's round loop has no check before
+//!   the first dequeue where a driver could decline a turn). Buffered-frame release
+//!   (`mt76_release_buffered_frames`, PS-Poll and U-APSD) is not modelled.
 //!
 //! ## Concurrency
 //! Every entry point takes `&self`: the wake path ([`Mt76::enqueue`],

@@ -10,7 +10,7 @@ use airtime_sched::traits::{StationErrorKind, price_from_rate};
 use airtime_sched::{Ac, Station, StationId};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 const NONE: u64 = u64::MAX;
 
@@ -21,6 +21,8 @@ pub struct StationRecord {
     id: AtomicU64,
     /// The WTBL index (`wcid->idx`), `u32::MAX` if none.
     wcid: AtomicU32,
+    /// Asleep (`MT_WCID_FLAG_PS`).
+    ps: AtomicBool,
     rate: SpinLock<Option<Rate>>,
     /// The poll's last reading (`msta->airtime_ac`), under the slot's lock so that two
     /// polls never register the same delta twice.
@@ -32,6 +34,7 @@ impl StationRecord {
         StationRecord {
             id: AtomicU64::new(NONE),
             wcid: AtomicU32::new(u32::MAX),
+            ps: AtomicBool::new(false),
             rate: SpinLock::new(None),
             last: SpinLock::new(AirtimeWords::default()),
         }
@@ -40,6 +43,15 @@ impl StationRecord {
     /// The station's WTBL index.
     pub fn wcid(&self) -> Option<u16> {
         u16::try_from(self.wcid.load(Ordering::Acquire)).ok()
+    }
+
+    /// Whether the station is in power save (`MT_WCID_FLAG_PS`).
+    pub fn asleep(&self) -> bool {
+        self.ps.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_asleep(&self, asleep: bool) {
+        self.ps.store(asleep, Ordering::Release);
     }
 
     /// Its current tx rate, as last read.
@@ -111,6 +123,7 @@ impl Stations {
     pub(crate) fn install(&self, id: StationId, wcid: u16, rate: Option<Rate>) -> bool {
         let Some(r) = self.slots.get(id.index()) else { return false };
         r.set_rate(rate);
+        r.set_asleep(false);
         *r.last.lock() = AirtimeWords::default();
         r.wcid.store(u32::from(wcid), Ordering::Release);
         r.id.store(id.to_raw(), Ordering::Release);
@@ -136,5 +149,23 @@ impl StationTable for Stations {
 
     fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
         price_from_rate(self.multicast_rate, frame_len, ac).ok()
+    }
+}
+
+/// The stations as a round sees them: a station in power save is not there, so its
+/// txq's turn ends before anything is charged or written (`mt76_txq_schedule_list`
+/// skips a `MT_WCID_FLAG_PS` station's txqs). The txq stays listed and is served again
+/// once the station wakes.
+pub(crate) struct Awake<'a>(pub(crate) &'a Stations);
+
+impl StationTable for Awake<'_> {
+    type Station = StationRecord;
+
+    fn station(&self, id: StationId) -> Option<&StationRecord> {
+        self.0.station(id).filter(|r| !r.asleep())
+    }
+
+    fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
+        self.0.multicast_airtime_us(frame_len, ac)
     }
 }

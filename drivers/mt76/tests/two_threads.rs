@@ -1,6 +1,6 @@
 //! The wake path and the tx-free path on two CPUs at once (mt76's tx worker and its
 //! tx-free NAPI), with station churn, weight and rate changes, and every fault the
-//! simulated HAL injects, over FQ-CoDel txqs that drop: at the end every frame is
+//! simulated HAL injects, power save on and off, over FQ-CoDel txqs that drop: at the end every frame is
 //! accounted for and no airtime is pending.
 
 mod common;
@@ -119,7 +119,11 @@ fn wake_and_tx_free_on_two_threads_with_churn_and_faults_lose_no_frame() {
                 shared.radio.hal().lose_tx_free(2);
                 shared.radio.hal().delay_tx_free(3, 300_000);
             }
-            _ => shared.radio.hal().set_rate(wcid, Rate::ht((step % 8) as u8, Bandwidth::Mhz20, false).ok()),
+            _ => {
+                shared.radio.hal().set_rate(wcid, Rate::ht((step % 8) as u8, Bandwidth::Mhz20, false).ok());
+                // Power save on and off (the station may be removed meanwhile).
+                let _ = shared.radio.sta_ps(sta, step % 8 == 3, shared.now());
+            }
         }
     }
     shared.stop.store(true, Ordering::Relaxed);
