@@ -306,7 +306,7 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
     fn end_turn(&mut self, _txq: TxqId, ac: Ac) {
         if core::mem::take(&mut self.wrote) {
             self.hal.kick(ac);
-            self.bursts += 1;
+            self.bursts = self.bursts.saturating_add(1);
             bump(&self.counters.bursts, 1);
         }
     }
@@ -474,19 +474,19 @@ where
                 let _ = self.scheduler().release(charge);
             }
             self.hand_back(retry.frame, charged_us);
-            n += 1;
+            n = n.saturating_add(1);
         }
         while let Ok(Some(frame)) = queue.dequeue(now) {
             self.hand_back(frame, 0);
-            n += 1;
+            n = n.saturating_add(1);
         }
         queue.take_dropped(&mut |frame| {
             self.drop_frame(frame);
-            n += 1;
+            n = n.saturating_add(1);
         });
         for frame in intake {
             self.hand_back(frame, 0);
-            n += 1;
+            n = n.saturating_add(1);
         }
         n
     }
@@ -560,7 +560,7 @@ where
                         queue.take_dropped(&mut |frame| self.drop_frame(frame));
                     }
                 });
-            report.rounds += 1;
+            report.rounds = report.rounds.saturating_add(1);
             report.frames = report.frames.saturating_add(round.frames);
             report.bursts = report.bursts.saturating_add(ring.bursts);
             report.end = Some(round.end);
@@ -603,10 +603,10 @@ where
             match self.tokens.release_for(event.token, event.wcid) {
                 Some(entry) => {
                     self.complete(entry, &event, now);
-                    pass.completed += 1;
+                    pass.completed = pass.completed.saturating_add(1);
                 }
                 None => {
-                    pass.stale += 1;
+                    pass.stale = pass.stale.saturating_add(1);
                     bump(&self.counters.stale_tx_free, 1);
                 }
             }
@@ -677,7 +677,7 @@ where
             for ac in Ac::ALL {
                 let (t, r) = (tx[ac.index()], rx[ac.index()]);
                 if (t | r) != 0 && self.scheduler().register_airtime(id, ac, t, r, now).is_ok() {
-                    registered += 1;
+                    registered = registered.saturating_add(1);
                 }
             }
             record.set_rate(self.hal.tx_rate(wcid));
@@ -687,7 +687,7 @@ where
 
     /// `mt76_tx_status_check`: completes as [`TxOutcome::TimedOut`] every token whose
     /// tx-free has not come within [`Config::tx_status_timeout_us`] — or every token,
-    /// with `flush` (a reset: mt7915's `mt7915_tx_token_put`). Each frame's charge is
+    /// with `flush` (a reset: `mt76_connac2_tx_token_put`, which mt7915 calls). Each frame's charge is
     /// released; no airtime is registered for it. A tx-free arriving later finds its
     /// token empty and is counted stale. Returns the frames completed.
     pub fn tx_status_check(&self, now: Instant, flush: bool) -> u32 {
@@ -708,7 +708,7 @@ where
             bump(&self.counters.timed_out, 1);
             let report = TxReport { outcome: TxOutcome::TimedOut, tries: 0, rate: None, charged_us, airtime_us: 0 };
             self.hal.tx_status(entry.frame, report);
-            n += 1;
+            n = n.saturating_add(1);
         });
         n
     }

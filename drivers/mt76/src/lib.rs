@@ -24,7 +24,7 @@
 //! | `mt76_tx_status_*` → `ieee80211_tx_status_ext` | per-frame [`hal::TxReport`] (tries, ack, rate) to [`hal::StatusSink`] |
 //! | `mt7915_mac_sta_poll` → `ieee80211_sta_register_airtime` | [`Mt76::sta_poll`] ([`AirtimeSource::WtblPoll`], the default) |
 //! | `mt76x02_send_tx_status` (`ieee80211_calc_tx_airtime` per frame) | [`AirtimeSource::TxStatus`]: [`Scheduler::complete_frame`](airtime_sched::Scheduler::complete_frame) |
-//! | `mt76_tx_status_check`, `MT_TX_STATUS_SKB_TIMEOUT`; `mt7915_tx_token_put` on reset | [`Mt76::tx_status_check`] |
+//! | `mt76_tx_status_check`, `MT_TX_STATUS_SKB_TIMEOUT`; `mt76_connac2_tx_token_put` on reset | [`Mt76::tx_status_check`] |
 //! | `mt76_sta_pre_rcu_remove`, `mt76_wcid_cleanup` | [`Mt76::remove_station`] |
 //! | `mt76_sta_ps_transition` (`MT_WCID_FLAG_PS`) | [`Mt76::sta_ps`] |
 //!

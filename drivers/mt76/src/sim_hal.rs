@@ -149,13 +149,14 @@ impl<F> SimHal<F> {
     /// The next `n` tx-free events are lost (the frames were sent: their airtime is in
     /// the WTBL words).
     pub fn lose_tx_free(&self, n: u32) {
-        self.events.lock().lose_next += n;
+        let mut e = self.events.lock();
+        e.lose_next = e.lose_next.saturating_add(n);
     }
 
     /// The next `n` tx-free events come `extra_us` late.
     pub fn delay_tx_free(&self, n: u32, extra_us: u64) {
         let mut e = self.events.lock();
-        e.delay_next += n;
+        e.delay_next = e.delay_next.saturating_add(n);
         e.delay_us = extra_us;
     }
 

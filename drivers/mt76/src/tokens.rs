@@ -60,7 +60,7 @@ impl<F> TokenTable<F> {
             *slot = Some(entry);
         }
         t.next = i + 1;
-        t.count += 1;
+        t.count = t.count.saturating_add(1);
         Ok(Token(i as u32))
     }
 
@@ -82,7 +82,7 @@ impl<F> TokenTable<F> {
             return None;
         }
         let entry = slot.take()?;
-        t.count -= 1;
+        t.count = t.count.saturating_sub(1);
         Some(entry)
     }
 
@@ -103,7 +103,7 @@ impl<F> TokenTable<F> {
                         .is_some_and(|e| cutoff.is_none_or(|c| e.consumed_at <= c));
                     if old {
                         found = t.slots.get_mut(i).and_then(Option::take).map(|e| (Token(i as u32), e));
-                        t.count -= 1;
+                        t.count = t.count.saturating_sub(1);
                         i += 1;
                         break;
                     }

@@ -1,5 +1,5 @@
 //! `mt76_tx_status_check` (`MT_TX_STATUS_SKB_TIMEOUT`) and the reset path's token flush
-//! (`mt7915_tx_token_put`): a lost tx-free must not hold a charge forever, and a late
+//! (`mt76_connac2_tx_token_put`): a lost tx-free must not hold a charge forever, and a late
 //! one must not complete a frame twice.
 
 mod common;
