@@ -133,3 +133,64 @@ impl<F> TokenTable<F> {
         self.size
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(wcid: Option<u16>, at: u64) -> Entry<u32> {
+        Entry {
+            frame: at as u32,
+            charge: None,
+            station: None,
+            wcid,
+            ac: Ac::Be,
+            len_bytes: 100,
+            consumed_at: Instant::from_micros(at),
+        }
+    }
+
+    #[test]
+    fn ids_are_handed_out_cyclically_so_a_freed_id_is_not_reused_at_once() {
+        let t = TokenTable::new(4, 3).unwrap();
+        let a = t.consume(entry(None, 0)).unwrap();
+        assert!(t.release(a).is_some());
+        let b = t.consume(entry(None, 1)).unwrap();
+        assert_ne!(a, b, "the next id, not the one just freed");
+        assert!(t.release(a).is_none(), "a late release of the old id frees nothing");
+    }
+
+    #[test]
+    fn the_table_blocks_at_its_threshold_and_refuses_when_full() {
+        let t = TokenTable::new(3, 2).unwrap();
+        let ids: Vec<_> = (0..3).map(|i| t.consume(entry(None, i)).unwrap()).collect();
+        assert!(t.blocked());
+        assert!(t.consume(entry(None, 9)).is_err());
+        assert!(t.release(ids[0]).is_some());
+        assert!(t.release(ids[1]).is_some());
+        assert!(!t.blocked());
+        assert_eq!(t.count(), 1);
+    }
+
+    #[test]
+    fn a_release_naming_another_wcid_leaves_the_token() {
+        let t = TokenTable::new(4, 3).unwrap();
+        let a = t.consume(entry(Some(1), 0)).unwrap();
+        assert!(t.release_for(a, Some(2)).is_none());
+        assert!(t.release_for(a, Some(1)).is_some());
+    }
+
+    #[test]
+    fn release_older_takes_only_tokens_at_or_before_the_cutoff() {
+        let t = TokenTable::new(8, 7).unwrap();
+        for at in [10, 20, 30] {
+            t.consume(entry(None, at)).unwrap();
+        }
+        let mut got = Vec::new();
+        t.release_older(Some(Instant::from_micros(20)), |_, e| got.push(e.frame));
+        assert_eq!(got, [10, 20]);
+        t.release_older(None, |_, e| got.push(e.frame));
+        assert_eq!(got, [10, 20, 30]);
+        assert_eq!(t.count(), 0);
+    }
+}

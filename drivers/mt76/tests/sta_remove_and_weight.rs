@@ -77,6 +77,7 @@ fn a_weight_change_at_run_time_moves_the_airtime_share() {
     b.radio.set_weight(s1, Weight::new(768).unwrap()).unwrap();
     let (x, y) = share_percent(&mut b, q1, q2, 400);
     let weighted = x * 100 / (x + y);
+    println!("equal weights {even}%, weight 768 vs 256 {weighted}%");
     assert!((65..=85).contains(&weighted), "weight 768 vs 256: {weighted}% ({x} vs {y})");
     b.radio.remove_station(s1, b.now).unwrap();
     b.radio.remove_station(s2, b.now).unwrap();
