@@ -221,7 +221,7 @@ pub struct TxFreePass {
 
 /// The mt76 adapter for one radio: mt76's transmit path (`mt76_txq_schedule`,
 /// `mt76_txq_send_burst`, the token table, the tx-free event and the WTBL poll) over a
-/// HAL `H` and txqs `Q` (any [`Txq`] + [`Enqueue`] whose frames are `Q::Frame`).
+/// HAL `H` and txqs `Q` (any [`DriverTxq`] whose frames are `Q::Frame`).
 ///
 /// Every entry point takes `&self`: the wake path and the tx-free path run at once on
 /// two CPUs. The only locks are the token table's (`token_lock`), each DMA queue's
