@@ -1,0 +1,715 @@
+//! The adapter: mt76's transmit path over a [`Hal`] and the core's [`TxqTable`].
+
+use crate::hal::{
+    DmaError, Hal, LEGACY_AMPDU_BURST, MT_TX_STATUS_SKB_TIMEOUT_US, MT_TXQ_FREE_THR, MT76_TOKEN_FREE_THR,
+    MT7915_TOKEN_SIZE, Token, TxDesc, TxFree, TxOutcome, TxReport, WTBL_AIRTIME_CLEAR_BIT,
+};
+use crate::lock::SpinLock;
+use crate::station::{Awake, StationRecord, Stations};
+use crate::tokens::{Entry, TokenTable};
+use airtime_est::Rate;
+use airtime_sched::driver_loop::{RoundEnd, StationTable};
+use airtime_sched::traits::{Enqueue, Frame, PushError, Ring, Txq};
+use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget};
+use airtime_sched::{
+    Ac, Charge, ConfigError, FqCodelTxq, FqFrame, FrameStatus, Instant, SchedError, Scheduler, StationId, Tid, TxqId,
+    TxqTable, Weight,
+};
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// A txq the adapter can serve: the core's [`Txq`] and [`Enqueue`], plus the frames the
+/// queue dropped itself (an AQM's drops, its limits), which the adapter hands back to
+/// the stack as [`TxOutcome::Dropped`] at the end of each turn and when the txq is
+/// removed, so that no frame is lost from the books. A queue that never drops
+/// implements it with an empty body.
+pub trait DriverTxq: Txq + Enqueue {
+    /// Gives each frame dropped since the last call to `each`.
+    fn take_dropped(&mut self, each: &mut dyn FnMut(Self::Frame)) {
+        let _ = each;
+    }
+}
+
+impl<F: FqFrame> DriverTxq for FqCodelTxq<F> {
+    fn take_dropped(&mut self, each: &mut dyn FnMut(F)) {
+        for dropped in self.drain_drops() {
+            each(dropped.frame);
+        }
+    }
+}
+
+/// Where a station's airtime (its DRR deficit) comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AirtimeSource {
+    /// The WTBL's per-station counters, read by [`Mt76::sta_poll`] (mt7915, mt7615,
+    /// mt7921, mt7996: `mt7915_mac_sta_poll` → `ieee80211_sta_register_airtime`); a
+    /// tx-free releases the frame's charge and registers nothing.
+    WtblPoll,
+    /// Each frame's tx status: its rate and tries priced by the core
+    /// ([`Scheduler::complete_frame`]), as mt76x02's `mt76x02_send_tx_status` does with
+    /// `ieee80211_calc_tx_airtime`.
+    TxStatus,
+}
+
+/// The adapter's configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// The core scheduler's configuration (stations, txqs, AQL limits).
+    pub sched: airtime_sched::Config,
+    /// How much one txq may send per turn. mt76 has bounded bursts only by AQL and the
+    /// DMA queue's free threshold since commit e861cb05 ("rely on AQL for burst size
+    /// limits on tx queueing"): [`TurnBudget::UNLIMITED`], the default. The earlier
+    /// bound is [`Config::legacy_burst`].
+    pub burst: TurnBudget,
+    /// Tokens (`token_size`; [`MT7915_TOKEN_SIZE`]).
+    pub token_size: u32,
+    /// Tx is blocked while `token_size - token_free_thr` tokens are in use
+    /// ([`MT76_TOKEN_FREE_THR`]).
+    pub token_free_thr: u32,
+    /// A DMA queue is stopped while `queued + txq_free_thr >= ndesc` ([`MT_TXQ_FREE_THR`]).
+    pub txq_free_thr: u32,
+    /// Where airtime comes from.
+    pub airtime: AirtimeSource,
+    /// A token with no tx-free after this long is completed as failed by
+    /// [`Mt76::tx_status_check`] ([`MT_TX_STATUS_SKB_TIMEOUT_US`]).
+    pub tx_status_timeout_us: u64,
+    /// The rate multicast frames are priced at for the core's multicast AQL budget
+    /// (6 Mbit/s OFDM, the usual lowest basic rate); `None` sends them uncharged.
+    pub multicast_rate: Option<Rate>,
+    /// The most rounds one [`Mt76::schedule`] runs (mt76's `mt76_txq_schedule` repeats
+    /// while a round sent anything; this bounds it when other contexts keep enqueueing).
+    pub max_rounds: u32,
+}
+
+impl Config {
+    /// The burst bound mt76 used before e861cb05: 16 frames per turn
+    /// ([`LEGACY_AMPDU_BURST`], the A-MPDU case of `limit = ampdu ? 16 : 3`).
+    pub const fn legacy_burst() -> TurnBudget {
+        TurnBudget::frames(LEGACY_AMPDU_BURST)
+    }
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            sched: airtime_sched::Config::default(),
+            burst: TurnBudget::UNLIMITED,
+            token_size: MT7915_TOKEN_SIZE,
+            token_free_thr: MT76_TOKEN_FREE_THR,
+            txq_free_thr: MT_TXQ_FREE_THR,
+            airtime: AirtimeSource::WtblPoll,
+            tx_status_timeout_us: MT_TX_STATUS_SKB_TIMEOUT_US,
+            multicast_rate: Rate::legacy_ofdm(60).ok(),
+            max_rounds: 64,
+        }
+    }
+}
+
+/// Why an adapter operation was refused. Nothing changed when it is returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Mt76Error {
+    /// The core scheduler refused (unknown handle, capacity, configuration).
+    Sched(SchedError),
+    /// A station with this WTBL index exists already.
+    WcidInUse(u16),
+    /// The txq handle is unknown.
+    UnknownTxq,
+    /// Memory for the tables could not be reserved at creation.
+    OutOfMemory,
+    /// The token table's size or threshold cannot work (zero tokens, or a threshold
+    /// that blocks at once).
+    BadTokenConfig,
+}
+
+impl fmt::Display for Mt76Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Mt76Error::Sched(e) => write!(f, "scheduler: {e}"),
+            Mt76Error::WcidInUse(w) => write!(f, "wcid {w} is in use"),
+            Mt76Error::UnknownTxq => f.write_str("unknown txq"),
+            Mt76Error::OutOfMemory => f.write_str("out of memory"),
+            Mt76Error::BadTokenConfig => f.write_str("token_size must exceed token_free_thr"),
+        }
+    }
+}
+
+impl core::error::Error for Mt76Error {}
+
+impl From<SchedError> for Mt76Error {
+    fn from(e: SchedError) -> Mt76Error {
+        Mt76Error::Sched(e)
+    }
+}
+
+impl From<ConfigError> for Mt76Error {
+    fn from(e: ConfigError) -> Mt76Error {
+        Mt76Error::Sched(SchedError::Config(e))
+    }
+}
+
+/// Counters of the frames' fates and the data path's events (monotonic).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mt76Stats {
+    /// Frames accepted by [`Mt76::enqueue`].
+    pub enqueued: u64,
+    /// Frames completed by a tx-free event (acked or failed).
+    pub completed: u64,
+    /// Frames completed as failed because no tx-free came ([`Mt76::tx_status_check`]).
+    pub timed_out: u64,
+    /// Frames handed back unsent: their txq or station was removed.
+    pub purged: u64,
+    /// Frames their txq dropped (its AQM or limits), handed back.
+    pub dropped: u64,
+    /// Frames written to a DMA queue.
+    pub queued_to_dma: u64,
+    /// Bursts: turns that ended with a kick.
+    pub bursts: u64,
+    /// Descriptors a DMA queue refused (the frame waits in its txq's retry slot).
+    pub dma_refused: u64,
+    /// Tx-free entries for tokens that held nothing (late after a timeout, or duplicate).
+    pub stale_tx_free: u64,
+    /// WTBL polls that cleared a station's counters (`BIT(30)` reached).
+    pub wtbl_clears: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    enqueued: AtomicU64,
+    completed: AtomicU64,
+    timed_out: AtomicU64,
+    purged: AtomicU64,
+    dropped: AtomicU64,
+    queued_to_dma: AtomicU64,
+    bursts: AtomicU64,
+    dma_refused: AtomicU64,
+    stale_tx_free: AtomicU64,
+    wtbl_clears: AtomicU64,
+}
+
+fn bump(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+/// What one [`Mt76::schedule`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScheduleReport {
+    /// Rounds run.
+    pub rounds: u32,
+    /// Frames written to the DMA queue.
+    pub frames: u32,
+    /// Turns (bursts) served.
+    pub bursts: u32,
+    /// Why the last round ended (`None` if no round ran).
+    pub end: Option<RoundEnd>,
+}
+
+/// What one [`Mt76::tx_free`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxFreePass {
+    /// Tx-free entries handled.
+    pub entries: u32,
+    /// Frames completed.
+    pub completed: u32,
+    /// Entries for tokens that held nothing.
+    pub stale: u32,
+    /// Whether the pass unblocked tx (the token table fell below its threshold).
+    pub unblocked: bool,
+    /// Frames the rounds run after it sent.
+    pub frames_sent: u32,
+}
+
+/// The mt76 adapter for one radio: mt76's transmit path (`mt76_txq_schedule`,
+/// `mt76_txq_send_burst`, the token table, the tx-free event and the WTBL poll) over a
+/// HAL `H` and txqs `Q` (any [`DriverTxq`] whose frames are `Q::Frame`).
+///
+/// Every entry point takes `&self`: the wake path and the tx-free path run at once on
+/// two CPUs. The only locks are the token table's (`token_lock`), each DMA queue's
+/// (inside the HAL, `q->lock`), each station's WTBL snapshot, and one admin lock that
+/// serialises station and txq management (mac80211 already does, under the wiphy
+/// mutex). The README lists each entry point's context.
+pub struct Mt76<H, Q: Txq> {
+    hal: H,
+    txqs: TxqTable<Q>,
+    stations: Stations,
+    tokens: TokenTable<Q::Frame>,
+    config: Config,
+    admin: SpinLock<()>,
+    counters: Counters,
+}
+
+impl<H, Q: Txq> fmt::Debug for Mt76<H, Q> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Mt76").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+/// One round's view of the hardware: the DMA queue of `ac` and the token table, as the
+/// core's [`Ring`].
+struct DmaRing<'a, H, F> {
+    hal: &'a H,
+    tokens: &'a TokenTable<F>,
+    stations: &'a Stations,
+    counters: &'a Counters,
+    ac: Ac,
+    free_thr: u32,
+    now: Instant,
+    bursts: u32,
+    /// Whether the current turn wrote a descriptor.
+    wrote: bool,
+}
+
+impl<H: Hal<F>, F: Frame> DmaRing<'_, H, F> {
+    /// `!mt76_txq_stopped(q)`, with the token table's block (`q->blocked`).
+    fn open(&self, ac: Ac) -> bool {
+        !self.tokens.blocked() && self.hal.queued(ac).saturating_add(self.free_thr) < self.hal.ndesc(ac)
+    }
+}
+
+impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
+    type Frame = F;
+    type Error = DmaError;
+
+    fn has_room(&self, ac: Ac) -> bool {
+        self.open(ac)
+    }
+
+    /// `__mt76_tx_queue_skb`: a token for the frame and its charge, then the descriptor.
+    fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, DmaError>> {
+        let station = charge.as_ref().and_then(Charge::station);
+        let wcid = station.and_then(|s| self.stations.station(s)).and_then(StationRecord::wcid);
+        let len_bytes = frame.len_bytes();
+        let entry = Entry { frame, charge, station, wcid, ac: self.ac, len_bytes, consumed_at: self.now };
+        let token = match self.tokens.consume(entry) {
+            Ok(token) => token,
+            Err(e) => return Err(PushError { frame: e.frame, charge: e.charge, error: DmaError::Full }),
+        };
+        match self.hal.queue_desc(TxDesc { token, wcid, len_bytes, ac: self.ac }) {
+            Ok(()) => {
+                bump(&self.counters.queued_to_dma, 1);
+                self.wrote = true;
+                Ok(())
+            }
+            Err(error) => {
+                bump(&self.counters.dma_refused, 1);
+                match self.tokens.release(token) {
+                    Some(e) => Err(PushError { frame: e.frame, charge: e.charge, error }),
+                    // Unreachable: only a tx-free for a token never written frees it.
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// The end of `mt76_txq_send_burst`: the doorbell, if the burst wrote anything
+    /// (mt76 returns before the kick when its first dequeue finds nothing).
+    fn end_turn(&mut self, _txq: TxqId, ac: Ac) {
+        if core::mem::take(&mut self.wrote) {
+            self.hal.kick(ac);
+            self.bursts = self.bursts.saturating_add(1);
+            bump(&self.counters.bursts, 1);
+        }
+    }
+}
+
+impl<H, Q> Mt76<H, Q>
+where
+    H: Hal<Q::Frame>,
+    Q: DriverTxq,
+{
+    /// A radio over `hal`. Every table is allocated here.
+    pub fn new(hal: H, config: Config) -> Result<Mt76<H, Q>, Mt76Error> {
+        if config.token_size == 0 || config.token_free_thr >= config.token_size {
+            return Err(Mt76Error::BadTokenConfig);
+        }
+        let sched = Scheduler::new(config.sched)?;
+        let stations = Stations::new(usize::from(config.sched.max_stations), config.multicast_rate)
+            .ok_or(Mt76Error::OutOfMemory)?;
+        let tokens = TokenTable::new(config.token_size, config.token_size - config.token_free_thr)
+            .ok_or(Mt76Error::OutOfMemory)?;
+        Ok(Mt76 {
+            hal,
+            txqs: TxqTable::new(sched),
+            stations,
+            tokens,
+            config,
+            admin: SpinLock::new(()),
+            counters: Counters::default(),
+        })
+    }
+
+    /// The HAL.
+    pub fn hal(&self) -> &H {
+        &self.hal
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The core scheduler (pending airtime, deficits, limits).
+    pub fn scheduler(&self) -> &Scheduler {
+        self.txqs.scheduler()
+    }
+
+    /// The station record of `id`, if live.
+    pub fn station(&self, id: StationId) -> Option<&StationRecord> {
+        self.stations.station(id)
+    }
+
+    /// Tokens in use: frames between their DMA write and their tx-free.
+    pub fn tokens_in_use(&self) -> u32 {
+        self.tokens.count()
+    }
+
+    /// The token table's size.
+    pub fn token_size(&self) -> u32 {
+        self.tokens.size()
+    }
+
+    /// Whether tx is blocked by the token table (`__mt76_set_tx_blocked`).
+    pub fn tx_blocked(&self) -> bool {
+        self.tokens.blocked()
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> Mt76Stats {
+        let c = &self.counters;
+        let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Mt76Stats {
+            enqueued: l(&c.enqueued),
+            completed: l(&c.completed),
+            timed_out: l(&c.timed_out),
+            purged: l(&c.purged),
+            dropped: l(&c.dropped),
+            queued_to_dma: l(&c.queued_to_dma),
+            bursts: l(&c.bursts),
+            dma_refused: l(&c.dma_refused),
+            stale_tx_free: l(&c.stale_tx_free),
+            wtbl_clears: l(&c.wtbl_clears),
+        }
+    }
+
+    // ---- station and txq management (mac80211's sta_state / sta_add; admin context) ----
+
+    /// Adds a station at WTBL index `wcid` with `weight` (`mt76_sta_add`): its WTBL
+    /// airtime words are cleared and its rate read from the WTBL.
+    pub fn add_station(&self, wcid: u16, weight: Weight) -> Result<StationId, Mt76Error> {
+        let _admin = self.admin.lock();
+        if self.stations.by_wcid(wcid).is_some() {
+            return Err(Mt76Error::WcidInUse(wcid));
+        }
+        let id = self.scheduler().add_station(weight)?;
+        self.hal.clear_airtime(wcid);
+        self.stations.install(id, wcid, self.hal.tx_rate(wcid));
+        Ok(id)
+    }
+
+    /// Adds a txq for `station` (or a station-less one) on `tid` with its `queue`; the
+    /// queue comes back on error.
+    pub fn add_txq(&self, station: Option<StationId>, tid: Tid, queue: Q) -> Result<TxqId, (Mt76Error, Option<Q>)> {
+        let _admin = self.admin.lock();
+        self.txqs.add_txq(station, tid, queue).map_err(|e| (Mt76Error::Sched(e.error), e.queue))
+    }
+
+    /// Removes a station while its frames may still be in the token table
+    /// (`mt76_sta_pre_rcu_remove`, then `mt76_wcid_cleanup`): its txqs leave the
+    /// scheduler, their frames are handed back to the stack as
+    /// [`TxOutcome::Purged`], and its tokens stay: each completes at its tx-free and
+    /// releases its charge (the core keeps the station's slot until then).
+    pub fn remove_station(&self, station: StationId, now: Instant) -> Result<(), Mt76Error> {
+        {
+            let _admin = self.admin.lock();
+            self.txqs.remove_station(station)?;
+            self.stations.clear(station);
+        }
+        self.reap(now);
+        Ok(())
+    }
+
+    /// Removes one txq; its frames are handed back as for a station's removal.
+    pub fn remove_txq(&self, txq: TxqId, now: Instant) -> Result<(), Mt76Error> {
+        {
+            let _admin = self.admin.lock();
+            self.txqs.remove_txq(txq)?;
+        }
+        self.reap(now);
+        Ok(())
+    }
+
+    /// Changes a station's airtime weight at run time (`sta->airtime_weight`, set by
+    /// hostapd through `NL80211_ATTR_AIRTIME_WEIGHT`). Takes effect at its next top-up.
+    pub fn set_weight(&self, station: StationId, weight: Weight) -> Result<(), Mt76Error> {
+        Ok(self.scheduler().set_weight(station, weight)?)
+    }
+
+    /// A station's power-save transition (`mt76_sta_ps_transition`, from the PM bit of
+    /// its frames): while asleep its txqs are skipped — a turn ends before anything is
+    /// charged or written, and the txq stays listed — and when it wakes the tx worker
+    /// runs ([`schedule_all`](Self::schedule_all)). Frames already written stay in the
+    /// DMA queue (the hardware's own power-save handling). Returns the frames the wake
+    /// sent.
+    pub fn sta_ps(&self, station: StationId, asleep: bool, now: Instant) -> Result<u32, Mt76Error> {
+        let record = self.stations.station(station).ok_or(Mt76Error::Sched(SchedError::UnknownStation))?;
+        record.set_asleep(asleep);
+        Ok(if asleep { 0 } else { self.schedule_all(now) })
+    }
+
+    /// Hands back the frames of txqs removed and no longer held by any context.
+    pub fn reap(&self, now: Instant) -> u32 {
+        let mut n = 0u32;
+        while let Some(removed) = self.txqs.take_removed() {
+            n = n.saturating_add(self.purge(removed, now));
+        }
+        n
+    }
+
+    fn purge(&self, removed: RemovedTxq<Q>, now: Instant) -> u32 {
+        let RemovedTxq { mut queue, retry, intake, .. } = removed;
+        let mut n = 0u32;
+        if let Some(retry) = retry {
+            let charged_us = retry.charge.as_ref().map_or(0, Charge::airtime_us);
+            if let Some(charge) = retry.charge {
+                let _ = self.scheduler().release(charge);
+            }
+            self.hand_back(retry.frame, charged_us);
+            n = n.saturating_add(1);
+        }
+        while let Ok(Some(frame)) = queue.dequeue(now) {
+            self.hand_back(frame, 0);
+            n = n.saturating_add(1);
+        }
+        queue.take_dropped(&mut |frame| {
+            self.drop_frame(frame);
+            n = n.saturating_add(1);
+        });
+        for frame in intake {
+            self.hand_back(frame, 0);
+            n = n.saturating_add(1);
+        }
+        n
+    }
+
+    fn drop_frame(&self, frame: Q::Frame) {
+        bump(&self.counters.dropped, 1);
+        let report = TxReport { outcome: TxOutcome::Dropped, tries: 0, rate: None, charged_us: 0, airtime_us: 0 };
+        self.hal.tx_status(frame, report);
+    }
+
+    fn hand_back(&self, frame: Q::Frame, charged_us: u32) {
+        bump(&self.counters.purged, 1);
+        let report = TxReport { outcome: TxOutcome::Purged, tries: 0, rate: None, charged_us, airtime_us: 0 };
+        self.hal.tx_status(frame, report);
+    }
+
+    // ---- the transmit path ----
+
+    /// Queues `frame` on `txq` from any context, without a lock (mac80211's
+    /// `ieee80211_queue_skb` into the txq). `Err` hands the frame back if the txq is
+    /// unknown or the intake is out of memory; a frame whose txq is removed meanwhile is
+    /// accepted and handed back to the stack as purged.
+    pub fn enqueue(&self, txq: TxqId, frame: Q::Frame, now: Instant) -> Result<(), Q::Frame> {
+        match self.txqs.enqueue(txq, frame, now) {
+            Ok(()) => {
+                bump(&self.counters.enqueued, 1);
+                Ok(())
+            }
+            Err(EnqueueError::UnknownTxq(f) | EnqueueError::NoMemory(f) | EnqueueError::Busy(f)) => Err(f),
+            Err(EnqueueError::Removed(back)) => {
+                bump(&self.counters.enqueued, 1);
+                for frame in back {
+                    self.hand_back(frame, 0);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// mac80211's `wake_tx_queue` (`mt76_wake_tx_queue`, which schedules the tx worker):
+    /// runs [`schedule`](Self::schedule) on the txq's AC.
+    pub fn wake_tx_queue(&self, txq: TxqId, now: Instant) -> Result<ScheduleReport, Mt76Error> {
+        let (_, tid) = self.scheduler().txq_info(txq).map_err(|_| Mt76Error::UnknownTxq)?;
+        Ok(self.schedule(tid.ac(), now))
+    }
+
+    /// `mt76_txq_schedule`: rounds on `ac` while the last one sent anything. Each round
+    /// is `mt76_txq_schedule_list`: for each txq the scheduler hands out, while the DMA
+    /// queue is not stopped (`mt76_txq_stopped`: `queued + MT_TXQ_FREE_THR >= ndesc`, or
+    /// tx blocked by the token table), one burst (`mt76_txq_send_burst`): frames
+    /// dequeued, charged, given a token and written, until the station's AQL budget, the
+    /// burst bound ([`Config::burst`]) or the queue stops it; then the kick.
+    pub fn schedule(&self, ac: Ac, now: Instant) -> ScheduleReport {
+        let mut report = ScheduleReport::default();
+        for _ in 0..self.config.max_rounds {
+            let mut ring = DmaRing {
+                hal: &self.hal,
+                tokens: &self.tokens,
+                stations: &self.stations,
+                counters: &self.counters,
+                ac,
+                free_thr: self.config.txq_free_thr,
+                now,
+                bursts: 0,
+                wrote: false,
+            };
+            let round =
+                self.txqs.run_round_with(ac, now, &Awake(&self.stations), &mut ring, self.config.burst, |turn| {
+                    // While this context alone holds the txq: the frames its queue dropped.
+                    if let Some(queue) = turn.queue() {
+                        queue.take_dropped(&mut |frame| self.drop_frame(frame));
+                    }
+                });
+            report.rounds = report.rounds.saturating_add(1);
+            report.frames = report.frames.saturating_add(round.frames);
+            report.bursts = report.bursts.saturating_add(ring.bursts);
+            report.end = Some(round.end);
+            if let Some(refused) = round.refused {
+                // Unreachable with the table's retry slots; never lose it anyway.
+                let charged_us = refused.charge.as_ref().map_or(0, Charge::airtime_us);
+                if let Some(charge) = refused.charge {
+                    let _ = self.scheduler().release(charge);
+                }
+                self.hand_back(refused.frame, charged_us);
+            }
+            if round.frames == 0 {
+                break;
+            }
+        }
+        self.reap(now);
+        report
+    }
+
+    /// `mt76_txq_schedule_all`: [`schedule`](Self::schedule) on every AC, VO first.
+    pub fn schedule_all(&self, now: Instant) -> u32 {
+        Ac::ALL.iter().map(|&ac| self.schedule(ac, now).frames).fold(0u32, u32::saturating_add)
+    }
+
+    // ---- the tx-free path ----
+
+    /// `mt7915_mac_tx_free` and `mt7915_mac_tx_free_done`: handles up to `budget`
+    /// tx-free entries — each token released (`mt76_token_release`), its frame's charge
+    /// released and its status (tries, ack, rate) given to the stack — then, as the
+    /// event's end does, polls the WTBL airtime of the stations
+    /// ([`sta_poll`](Self::sta_poll), with [`AirtimeSource::WtblPoll`]), unblocks tx if
+    /// the token table fell below its threshold, and runs the tx worker
+    /// ([`schedule_all`](Self::schedule_all)).
+    pub fn tx_free(&self, budget: u32, now: Instant) -> TxFreePass {
+        let mut pass = TxFreePass::default();
+        let was_blocked = self.tokens.blocked();
+        while pass.entries < budget {
+            let Some(event) = self.hal.next_tx_free() else { break };
+            pass.entries += 1;
+            match self.tokens.release_for(event.token, event.wcid) {
+                Some(entry) => {
+                    self.complete(entry, &event, now);
+                    pass.completed = pass.completed.saturating_add(1);
+                }
+                None => {
+                    pass.stale = pass.stale.saturating_add(1);
+                    bump(&self.counters.stale_tx_free, 1);
+                }
+            }
+        }
+        if pass.entries == 0 {
+            return pass;
+        }
+        if self.config.airtime == AirtimeSource::WtblPoll {
+            self.sta_poll(now);
+        }
+        pass.unblocked = was_blocked && !self.tokens.blocked();
+        pass.frames_sent = self.schedule_all(now);
+        pass
+    }
+
+    /// One frame's tx status (`mt76_tx_status_*` → `ieee80211_tx_status_ext`).
+    fn complete(&self, entry: Entry<Q::Frame>, event: &TxFree, now: Instant) {
+        let Entry { frame, charge, station, ac, len_bytes, .. } = entry;
+        let tries = event.tries.max(1);
+        let status = FrameStatus { len_bytes, rate: event.rate, tries, aggregated: ac.aggregated() };
+        let charged_us = charge.as_ref().map_or(0, Charge::airtime_us);
+        let airtime_us = match (self.config.airtime, charge) {
+            (AirtimeSource::TxStatus, Some(charge)) => {
+                self.scheduler().complete_frame(charge, &status, now, None).airtime_us
+            }
+            (_, charge) => {
+                if let Some(charge) = charge {
+                    let _ = self.scheduler().release(charge);
+                }
+                status.airtime_us(charged_us)
+            }
+        };
+        if let (Some(rate), Some(record)) = (event.rate, station.and_then(|s| self.stations.station(s))) {
+            record.set_rate(Some(rate));
+        }
+        bump(&self.counters.completed, 1);
+        let outcome = if event.acked { TxOutcome::Acked } else { TxOutcome::Failed };
+        self.hal.tx_status(frame, TxReport { outcome, tries, rate: event.rate, charged_us, airtime_us });
+    }
+
+    /// `mt7915_mac_sta_poll`: for every station, reads its WTBL airtime words, registers
+    /// what each AC gained since the last reading (`ieee80211_sta_register_airtime`),
+    /// clears the words once the last reading had [`WTBL_AIRTIME_CLEAR_BIT`] set, and
+    /// reads its tx rate. Returns the registrations made.
+    pub fn sta_poll(&self, now: Instant) -> u32 {
+        let mut registered = 0u32;
+        for (id, record) in self.stations.live() {
+            let Some(wcid) = record.wcid() else { continue };
+            let (tx, rx) = {
+                let mut last = record.last_words();
+                let cur = self.hal.airtime(wcid);
+                let mut tx = [0u32; Ac::COUNT];
+                let mut rx = [0u32; Ac::COUNT];
+                let mut clear = false;
+                for i in 0..Ac::COUNT {
+                    tx[i] = cur.tx_us[i].saturating_sub(last.tx_us[i]);
+                    rx[i] = cur.rx_us[i].saturating_sub(last.rx_us[i]);
+                    clear |= (last.tx_us[i] | last.rx_us[i]) & WTBL_AIRTIME_CLEAR_BIT != 0;
+                }
+                *last = cur;
+                if clear {
+                    self.hal.clear_airtime(wcid);
+                    *last = Default::default();
+                    bump(&self.counters.wtbl_clears, 1);
+                }
+                (tx, rx)
+            };
+            for ac in Ac::ALL {
+                let (t, r) = (tx[ac.index()], rx[ac.index()]);
+                if (t | r) != 0 && self.scheduler().register_airtime(id, ac, t, r, now).is_ok() {
+                    registered = registered.saturating_add(1);
+                }
+            }
+            record.set_rate(self.hal.tx_rate(wcid));
+        }
+        registered
+    }
+
+    /// `mt76_tx_status_check`: completes as [`TxOutcome::TimedOut`] every token whose
+    /// tx-free has not come within [`Config::tx_status_timeout_us`] — or every token,
+    /// with `flush` (a reset: `mt76_connac2_tx_token_put`, which mt7915 calls). Each frame's charge is
+    /// released; no airtime is registered for it. A tx-free arriving later finds its
+    /// token empty and is counted stale. Returns the frames completed.
+    pub fn tx_status_check(&self, now: Instant, flush: bool) -> u32 {
+        let cutoff = if flush {
+            None
+        } else {
+            match now.micros().checked_sub(self.config.tx_status_timeout_us) {
+                Some(c) => Some(Instant::from_micros(c)),
+                None => return 0,
+            }
+        };
+        let mut n = 0u32;
+        self.tokens.release_older(cutoff, |_token: Token, entry| {
+            let charged_us = entry.charge.as_ref().map_or(0, Charge::airtime_us);
+            if let Some(charge) = entry.charge {
+                let _ = self.scheduler().release(charge);
+            }
+            bump(&self.counters.timed_out, 1);
+            let report = TxReport { outcome: TxOutcome::TimedOut, tries: 0, rate: None, charged_us, airtime_us: 0 };
+            self.hal.tx_status(entry.frame, report);
+            n = n.saturating_add(1);
+        });
+        n
+    }
+}

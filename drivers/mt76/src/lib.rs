@@ -1,0 +1,144 @@
+//! # airtime-mt76
+//!
+//! The mt76 adapter of the airtime workspace: the transmit path of OpenWrt's mt76
+//! driver (mt7603 to mt7996) written over the core's concurrent txq table
+//! ([`airtime_sched::TxqTable`]) and a hardware abstraction ([`hal`]), so that the same
+//! code runs on the simulated HAL ([`sim_hal`]) and, later, behind a C shim.
+//!
+//! mt76 is the other driver shape next to ath11k: the host picks the transmitter. Each
+//! turn the driver takes one txq from mac80211's scheduler and pushes a *burst* of its
+//! frames into the AC's DMA queue; the hardware aggregates what it finds there. That is
+//! where airtime fairness reaches the air.
+//!
+//! ## The transmit path, function by function
+//!
+//! | mt76 | here |
+//! |---|---|
+//! | `mt76_wake_tx_queue` → tx worker → `mt76_txq_schedule_all` | [`Mt76::wake_tx_queue`], [`Mt76::schedule_all`] |
+//! | `mt76_txq_schedule` (rounds while one sends) | [`Mt76::schedule`] |
+//! | `mt76_txq_schedule_list` (`ieee80211_next_txq`, one burst per txq, `ieee80211_return_txq`) | [`TxqTable::run_round`](airtime_sched::TxqTable::run_round) inside [`Mt76::schedule`] |
+//! | `mt76_txq_stopped` (`queued + MT_TXQ_FREE_THR >= ndesc`, `q->blocked`) | the round's [`Ring::has_room`](airtime_sched::Ring::has_room), checked before each txq and each frame |
+//! | `mt76_txq_send_burst` (dequeue, `__mt76_tx_queue_skb`, kick) | one turn: charge, token, descriptor; [`Ring::end_turn`](airtime_sched::Ring::end_turn) kicks |
+//! | `mt76_token_consume` / `mt76_token_release`, `MT76_TOKEN_FREE_THR` | the token table: a token owns the frame and its charge until tx-free |
+//! | `mt7915_mac_tx_free` (+ `_done`) | [`Mt76::tx_free`] |
+//! | `mt76_tx_status_*` → `ieee80211_tx_status_ext` | per-frame [`hal::TxReport`] (tries, ack, rate) to [`hal::StatusSink`] |
+//! | `mt7915_mac_sta_poll` → `ieee80211_sta_register_airtime` | [`Mt76::sta_poll`] ([`AirtimeSource::WtblPoll`], the default) |
+//! | `mt76x02_send_tx_status` (`ieee80211_calc_tx_airtime` per frame) | [`AirtimeSource::TxStatus`]: [`Scheduler::complete_frame`](airtime_sched::Scheduler::complete_frame) |
+//! | `mt76_tx_status_check`, `MT_TX_STATUS_SKB_TIMEOUT`; `mt76_connac2_tx_token_put` on reset | [`Mt76::tx_status_check`] |
+//! | `mt76_sta_pre_rcu_remove`, `mt76_wcid_cleanup` | [`Mt76::remove_station`] |
+//! | `mt76_sta_ps_transition` (`MT_WCID_FLAG_PS`) | [`Mt76::sta_ps`] |
+//!
+//! ## Burst bounds
+//! Since mt76 commit e861cb05 ("rely on AQL for burst size limits on tx queueing") a
+//! burst has no frame count: it ends when the txq is empty, the DMA queue reaches its
+//! free threshold ([`hal::MT_TXQ_FREE_THR`]) or the token table blocks tx
+//! ([`hal::MT76_TOKEN_FREE_THR`]); AQL bounds the airtime a station has in flight.
+//! That is [`Config::default`]. The older bound, `limit = ampdu ? 16 : 3` in
+//! `mt76_txq_send_burst`, is [`Config::legacy_burst`] ([`hal::LEGACY_AMPDU_BURST`]).
+//! Any [`TurnBudget`](airtime_sched::txqs::TurnBudget) (frames and charged airtime per
+//! turn) can be set in [`Config::burst`].
+//!
+//! ## Where this differs from mt76, on purpose
+//! * **Non-AQL frames**: mt76 caps a station's frames sent without an airtime estimate
+//!   at `MT_MAX_NON_AQL_PKT` (16). The core charges such frames its conservative
+//!   unknown-rate charge instead, so AQL bounds them and no cap is needed.
+//! * **AQL per frame**: mac80211 checks a station's AQL budget once, when
+//!   `ieee80211_next_txq` hands out its txq; the core's round checks it before every
+//!   frame of the burst, so a burst stops at the limit.
+//! * **A refused descriptor**: mt76 frees a frame whose DMA write fails. Here it waits
+//!   in its txq's retry slot with its charge and goes first at the txq's next turn.
+//! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
+//!   id), so a tx-free that comes after its token timed out finds the token empty
+//!   instead of completing a newer frame — unless the whole id space was used since.
+//! * **Power save**: a sleeping station's txq ([`Mt76::sta_ps`]) is skipped as mt76
+//!   skips it, but its turn has already dequeued one frame, which waits uncharged in the
+//!   txq's retry slot until the station wakes (the core's round loop has no check before
+//!   the first dequeue where a driver could decline a turn). Buffered-frame release
+//!   (`mt76_release_buffered_frames`, PS-Poll and U-APSD) is not modelled.
+//!
+//! ## Concurrency
+//! Every entry point takes `&self`: the wake path ([`Mt76::enqueue`],
+//! [`Mt76::wake_tx_queue`]) and the tx-free path ([`Mt76::tx_free`], [`Mt76::sta_poll`])
+//! run at once on two CPUs. The scheduler and the txq table are lock-free; the locks are
+//! where mt76 has them: the token table (`token_lock`), each DMA queue (`q->lock`,
+//! inside the HAL), each station's last WTBL reading, and station management
+//! (serialised by mac80211's wiphy mutex in the kernel, by an admin lock here).
+//!
+//! ## Time, memory, panics
+//! Time is passed in; nothing reads a clock. The tables are allocated in [`Mt76::new`]
+//! with `try_reserve`; the data path allocates only the txq table's intake nodes. No
+//! floating point, no panics on any input.
+//!
+//! ## Example
+//! ```
+//! use airtime_mt76::sim_hal::{SimConfig, SimHal};
+//! use airtime_mt76::{Config, DriverTxq, Mt76};
+//! use airtime_sched::traits::{Enqueue, Frame};
+//! use airtime_sched::{Ac, Instant, Tid, Txq, Weight};
+//! use std::collections::VecDeque;
+//!
+//! struct Pkt(u32);
+//! impl Frame for Pkt {
+//!     fn len_bytes(&self) -> u32 {
+//!         self.0
+//!     }
+//! }
+//! #[derive(Default)]
+//! struct Fifo(VecDeque<Pkt>);
+//! impl Txq for Fifo {
+//!     type Frame = Pkt;
+//!     type Error = core::convert::Infallible;
+//!     fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
+//!         Ok(self.0.pop_front())
+//!     }
+//!     fn peek_len(&self) -> Option<u32> {
+//!         self.0.front().map(|p| p.0)
+//!     }
+//! }
+//! impl Enqueue for Fifo {
+//!     fn enqueue(&mut self, frame: Pkt, _: Instant) {
+//!         self.0.push_back(frame)
+//!     }
+//! }
+//! impl DriverTxq for Fifo {} // it never drops
+//!
+//! let radio: Mt76<SimHal<Pkt>, Fifo> = Mt76::new(SimHal::new(SimConfig::default()), Config::default()).unwrap();
+//! let sta = radio.add_station(1, Weight::DEFAULT).unwrap(); // WTBL index 1
+//! let txq = radio.add_txq(Some(sta), Tid::BE, Fifo::default()).map_err(|e| e.0).unwrap();
+//!
+//! let mut now = Instant::from_millis(1);
+//! for _ in 0..4 {
+//!     radio.enqueue(txq, Pkt(1500), now).map_err(|_| "enqueue").unwrap();
+//! }
+//! let burst = radio.wake_tx_queue(txq, now).unwrap();
+//! assert_eq!((burst.frames, burst.bursts), (4, 1)); // one burst, one kick
+//! assert_eq!(radio.tokens_in_use(), 4);
+//!
+//! // The hardware sends them; 1 ms later the tx-free event frees the tokens, the
+//! // charges are released, and the WTBL poll registers the airtime they used.
+//! radio.hal().advance(now);
+//! now = now.add_micros(1000);
+//! radio.hal().advance(now);
+//! let pass = radio.tx_free(64, now);
+//! assert_eq!(pass.completed, 4);
+//! assert_eq!(radio.scheduler().total_pending_us(), 0);
+//! assert!(radio.scheduler().station_airtime(sta).unwrap().tx_us_per_ac[Ac::Be.index()] > 0);
+//! ```
+
+#![cfg_attr(not(test), no_std)]
+#![deny(clippy::float_arithmetic)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+
+mod adapter;
+pub mod hal;
+mod lock;
+pub mod sim_hal;
+mod station;
+mod tokens;
+
+pub use adapter::{AirtimeSource, Config, DriverTxq, Mt76, Mt76Error, Mt76Stats, ScheduleReport, TxFreePass};
+pub use airtime_sched::driver_loop::RoundEnd;
+pub use hal::Hal;
+pub use station::StationRecord;

@@ -1,0 +1,171 @@
+//! The driver's stations (mt76's `mt76_wcid` array, `dev->wcid[]` under RCU): each slot
+//! read by the wake and tx-free paths at once, its fields in atomics or behind the
+//! slot's own small lock.
+
+use crate::hal::AirtimeWords;
+use crate::lock::SpinLock;
+use airtime_est::Rate;
+use airtime_sched::driver_loop::StationTable;
+use airtime_sched::traits::{StationErrorKind, price_from_rate};
+use airtime_sched::{Ac, Station, StationId};
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+const NONE: u64 = u64::MAX;
+
+/// One station as the adapter keeps it: its WTBL index, its tx rate (read from the WTBL
+/// by the poll, and from tx-free events), and the last WTBL airtime words the poll read.
+pub struct StationRecord {
+    /// Raw `StationId` of the occupant, [`NONE`] if none.
+    id: AtomicU64,
+    /// The WTBL index (`wcid->idx`), `u32::MAX` if none.
+    wcid: AtomicU32,
+    /// Asleep (`MT_WCID_FLAG_PS`).
+    ps: AtomicBool,
+    rate: SpinLock<Option<Rate>>,
+    /// The poll's last reading (`msta->airtime_ac`), under the slot's lock so that two
+    /// polls never register the same delta twice.
+    last: SpinLock<AirtimeWords>,
+}
+
+impl StationRecord {
+    fn empty() -> StationRecord {
+        StationRecord {
+            id: AtomicU64::new(NONE),
+            wcid: AtomicU32::new(u32::MAX),
+            ps: AtomicBool::new(false),
+            rate: SpinLock::new(None),
+            last: SpinLock::new(AirtimeWords::default()),
+        }
+    }
+
+    /// The station's WTBL index.
+    pub fn wcid(&self) -> Option<u16> {
+        u16::try_from(self.wcid.load(Ordering::Acquire)).ok()
+    }
+
+    /// Whether the station is in power save (`MT_WCID_FLAG_PS`).
+    pub fn asleep(&self) -> bool {
+        self.ps.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_asleep(&self, asleep: bool) {
+        self.ps.store(asleep, Ordering::Release);
+    }
+
+    /// Its current tx rate, as last read.
+    pub fn tx_rate(&self) -> Option<Rate> {
+        *self.rate.lock()
+    }
+
+    pub(crate) fn set_rate(&self, rate: Option<Rate>) {
+        *self.rate.lock() = rate;
+    }
+
+    pub(crate) fn last_words(&self) -> crate::lock::SpinGuard<'_, AirtimeWords> {
+        self.last.lock()
+    }
+
+    fn occupant(&self) -> Option<StationId> {
+        let raw = self.id.load(Ordering::Acquire);
+        (raw != NONE).then(|| StationId::from_raw(raw))
+    }
+}
+
+impl Station for StationRecord {
+    type Error = StationErrorKind;
+
+    fn station_id(&self) -> StationId {
+        StationId::from_raw(self.id.load(Ordering::Acquire))
+    }
+
+    fn last_tx_rate(&self) -> Option<Rate> {
+        self.tx_rate()
+    }
+
+    fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
+        price_from_rate(self.tx_rate(), frame_len, ac)
+    }
+}
+
+impl core::fmt::Debug for StationRecord {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StationRecord").field("id", &self.occupant()).field("wcid", &self.wcid()).finish()
+    }
+}
+
+/// The stations, indexed by `StationId::index`.
+pub(crate) struct Stations {
+    slots: Box<[StationRecord]>,
+    /// The rate multicast frames are priced at (the lowest basic rate).
+    multicast_rate: Option<Rate>,
+}
+
+impl Stations {
+    pub(crate) fn new(n: usize, multicast_rate: Option<Rate>) -> Option<Stations> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n).ok()?;
+        v.resize_with(n, StationRecord::empty);
+        Some(Stations { slots: v.into_boxed_slice(), multicast_rate })
+    }
+
+    /// The live stations, with their ids.
+    pub(crate) fn live(&self) -> impl Iterator<Item = (StationId, &StationRecord)> {
+        self.slots.iter().filter_map(|r| r.occupant().map(|id| (id, r)))
+    }
+
+    pub(crate) fn by_wcid(&self, wcid: u16) -> Option<(StationId, &StationRecord)> {
+        self.live().find(|(_, r)| r.wcid() == Some(wcid))
+    }
+
+    /// Fills the slot of `id` (admin context only).
+    pub(crate) fn install(&self, id: StationId, wcid: u16, rate: Option<Rate>) -> bool {
+        let Some(r) = self.slots.get(id.index()) else { return false };
+        r.set_rate(rate);
+        r.set_asleep(false);
+        *r.last.lock() = AirtimeWords::default();
+        r.wcid.store(u32::from(wcid), Ordering::Release);
+        r.id.store(id.to_raw(), Ordering::Release);
+        true
+    }
+
+    /// Empties the slot of `id` (`mt76_sta_pre_rcu_remove`: `dev->wcid[idx] = NULL`).
+    pub(crate) fn clear(&self, id: StationId) {
+        if let Some(r) = self.slots.get(id.index())
+            && r.id.compare_exchange(id.to_raw(), NONE, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        {
+            r.wcid.store(u32::MAX, Ordering::Release);
+        }
+    }
+}
+
+impl StationTable for Stations {
+    type Station = StationRecord;
+
+    fn station(&self, id: StationId) -> Option<&StationRecord> {
+        self.slots.get(id.index()).filter(|r| r.id.load(Ordering::Acquire) == id.to_raw())
+    }
+
+    fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
+        price_from_rate(self.multicast_rate, frame_len, ac).ok()
+    }
+}
+
+/// The stations as a round sees them: a station in power save is not there, so its
+/// txq's turn ends before anything is charged or written (`mt76_txq_schedule_list`
+/// skips a `MT_WCID_FLAG_PS` station's txqs). The txq stays listed and is served again
+/// once the station wakes.
+pub(crate) struct Awake<'a>(pub(crate) &'a Stations);
+
+impl StationTable for Awake<'_> {
+    type Station = StationRecord;
+
+    fn station(&self, id: StationId) -> Option<&StationRecord> {
+        self.0.station(id).filter(|r| !r.asleep())
+    }
+
+    fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
+        self.0.multicast_airtime_us(frame_len, ac)
+    }
+}

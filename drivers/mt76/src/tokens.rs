@@ -1,0 +1,196 @@
+//! The token table: mt76's `dev->token` idr under `token_lock` (`mt76_token_consume`,
+//! `mt76_token_release`). A token owns its frame and the frame's AQL charge from the
+//! DMA write until the tx-free event (or a timeout) gives them back.
+
+use crate::hal::Token;
+use crate::lock::SpinLock;
+use airtime_sched::{Ac, Charge, Instant, StationId};
+use alloc::vec::Vec;
+
+/// What a token holds.
+#[derive(Debug)]
+pub(crate) struct Entry<F> {
+    pub(crate) frame: F,
+    pub(crate) charge: Option<Charge>,
+    pub(crate) station: Option<StationId>,
+    pub(crate) wcid: Option<u16>,
+    pub(crate) ac: Ac,
+    pub(crate) len_bytes: u32,
+    pub(crate) consumed_at: Instant,
+}
+
+struct Slots<F> {
+    slots: Vec<Option<Entry<F>>>,
+    /// Where the next search starts: ids are handed out cyclically, so a late tx-free
+    /// for a timed-out token finds its slot empty unless the whole id space was used
+    /// since (mt76's `idr_alloc` takes the lowest free id instead).
+    next: usize,
+    count: u32,
+}
+
+/// The token table (one lock: mt76's `token_lock`).
+pub(crate) struct TokenTable<F> {
+    inner: SpinLock<Slots<F>>,
+    size: u32,
+    /// Tokens at which tx is blocked (`token_size - MT76_TOKEN_FREE_THR`).
+    block_at: u32,
+}
+
+impl<F> TokenTable<F> {
+    /// A table of `size` tokens, blocking tx at `block_at` in use. `None` if memory for
+    /// the table cannot be reserved.
+    pub(crate) fn new(size: u32, block_at: u32) -> Option<TokenTable<F>> {
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(size as usize).ok()?;
+        slots.resize_with(size as usize, || None);
+        Some(TokenTable { inner: SpinLock::new(Slots { slots, next: 0, count: 0 }), size, block_at })
+    }
+
+    /// Takes a free token for `entry` (`mt76_token_consume`); `Err(entry)` if none is free.
+    pub(crate) fn consume(&self, entry: Entry<F>) -> Result<Token, Entry<F>> {
+        let mut t = self.inner.lock();
+        let len = t.slots.len();
+        if len == 0 {
+            return Err(entry);
+        }
+        let start = t.next % len;
+        let found = (0..len).map(|i| (start + i) % len).find(|&i| t.slots.get(i).is_some_and(Option::is_none));
+        let Some(i) = found else { return Err(entry) };
+        if let Some(slot) = t.slots.get_mut(i) {
+            *slot = Some(entry);
+        }
+        t.next = i + 1;
+        t.count = t.count.saturating_add(1);
+        Ok(Token(i as u32))
+    }
+
+    /// Gives `token` back with what it held (`mt76_token_release`); `None` if it holds
+    /// nothing (freed already: a late or duplicate tx-free).
+    pub(crate) fn release(&self, token: Token) -> Option<Entry<F>> {
+        self.release_for(token, None)
+    }
+
+    /// As [`release`](Self::release), but only if the token's frame is for `wcid` when
+    /// the event names one: a tx-free whose WCID pair names another station is for an
+    /// earlier occupant of the id (late, after a timeout) and frees nothing.
+    pub(crate) fn release_for(&self, token: Token, wcid: Option<u16>) -> Option<Entry<F>> {
+        let mut t = self.inner.lock();
+        let slot = t.slots.get_mut(token.0 as usize)?;
+        if let (Some(want), Some(e)) = (wcid, slot.as_ref())
+            && e.wcid.is_some_and(|have| have != want)
+        {
+            return None;
+        }
+        let entry = slot.take()?;
+        t.count = t.count.saturating_sub(1);
+        Some(entry)
+    }
+
+    /// Gives back every token consumed at or before `cutoff` (all of them with `None`),
+    /// in token order, one at a time: the lock is not held while `each` runs.
+    pub(crate) fn release_older(&self, cutoff: Option<Instant>, mut each: impl FnMut(Token, Entry<F>)) {
+        let mut i = 0usize;
+        loop {
+            let taken = {
+                let mut t = self.inner.lock();
+                let len = t.slots.len();
+                let mut found = None;
+                while i < len {
+                    let old = t
+                        .slots
+                        .get(i)
+                        .and_then(Option::as_ref)
+                        .is_some_and(|e| cutoff.is_none_or(|c| e.consumed_at <= c));
+                    if old {
+                        found = t.slots.get_mut(i).and_then(Option::take).map(|e| (Token(i as u32), e));
+                        t.count = t.count.saturating_sub(1);
+                        i += 1;
+                        break;
+                    }
+                    i += 1;
+                }
+                found
+            };
+            match taken {
+                Some((token, entry)) => each(token, entry),
+                None => return,
+            }
+        }
+    }
+
+    /// Tokens in use.
+    pub(crate) fn count(&self) -> u32 {
+        self.inner.lock().count
+    }
+
+    /// Whether tx is blocked: the table is at its block threshold.
+    pub(crate) fn blocked(&self) -> bool {
+        self.count() >= self.block_at
+    }
+
+    /// Its size.
+    pub(crate) fn size(&self) -> u32 {
+        self.size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(wcid: Option<u16>, at: u64) -> Entry<u32> {
+        Entry {
+            frame: at as u32,
+            charge: None,
+            station: None,
+            wcid,
+            ac: Ac::Be,
+            len_bytes: 100,
+            consumed_at: Instant::from_micros(at),
+        }
+    }
+
+    #[test]
+    fn ids_are_handed_out_cyclically_so_a_freed_id_is_not_reused_at_once() {
+        let t = TokenTable::new(4, 3).unwrap();
+        let a = t.consume(entry(None, 0)).unwrap();
+        assert!(t.release(a).is_some());
+        let b = t.consume(entry(None, 1)).unwrap();
+        assert_ne!(a, b, "the next id, not the one just freed");
+        assert!(t.release(a).is_none(), "a late release of the old id frees nothing");
+    }
+
+    #[test]
+    fn the_table_blocks_at_its_threshold_and_refuses_when_full() {
+        let t = TokenTable::new(3, 2).unwrap();
+        let ids: Vec<_> = (0..3).map(|i| t.consume(entry(None, i)).unwrap()).collect();
+        assert!(t.blocked());
+        assert!(t.consume(entry(None, 9)).is_err());
+        assert!(t.release(ids[0]).is_some());
+        assert!(t.release(ids[1]).is_some());
+        assert!(!t.blocked());
+        assert_eq!(t.count(), 1);
+    }
+
+    #[test]
+    fn a_release_naming_another_wcid_leaves_the_token() {
+        let t = TokenTable::new(4, 3).unwrap();
+        let a = t.consume(entry(Some(1), 0)).unwrap();
+        assert!(t.release_for(a, Some(2)).is_none());
+        assert!(t.release_for(a, Some(1)).is_some());
+    }
+
+    #[test]
+    fn release_older_takes_only_tokens_at_or_before_the_cutoff() {
+        let t = TokenTable::new(8, 7).unwrap();
+        for at in [10, 20, 30] {
+            t.consume(entry(None, at)).unwrap();
+        }
+        let mut got = Vec::new();
+        t.release_older(Some(Instant::from_micros(20)), |_, e| got.push(e.frame));
+        assert_eq!(got, [10, 20]);
+        t.release_older(None, |_, e| got.push(e.frame));
+        assert_eq!(got, [10, 20, 30]);
+        assert_eq!(t.count(), 0);
+    }
+}
