@@ -50,8 +50,14 @@ pub enum RoundEnd {
     Exhausted,
     /// The ring had no room before a dequeue (nothing was dequeued for it).
     RingFull,
-    /// The ring refused a dequeued frame; it is in [`RoundReport::refused`].
+    /// The ring refused a dequeued frame; it is in [`RoundReport::refused`] (or, in
+    /// [`TxqTable::run_round`](crate::TxqTable::run_round), in its txq's retry slot).
     Refused(RingErrorKind),
+    /// A txq's turn ended on its [`TurnBudget`](crate::txqs::TurnBudget) with frames
+    /// left, and the round then met it again at the head (a round serves a txq once):
+    /// start another round to go on ([`TxqTable::run_round`](crate::TxqTable::run_round)
+    /// only).
+    TurnBudget,
 }
 
 /// A frame the ring refused, handed back with its charge (still to be released or

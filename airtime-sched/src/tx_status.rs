@@ -88,18 +88,32 @@ impl Scheduler {
         now: Instant,
         calibrator: Option<&mut Calibrator>,
     ) -> FrameCompletion {
-        let (station, ac, charged_us) = (charge.station(), charge.ac(), charge.airtime_us());
+        let (station, ac) = (charge.station(), charge.ac());
+        let mut done = self.release_with_status(charge, status, calibrator);
+        if let Some(sta) = station {
+            done.registered = self.register_airtime(sta, ac, done.airtime_us, 0, now);
+        }
+        done
+    }
+
+    /// [`complete_frame`](Self::complete_frame) for a driver whose airtime reaches the
+    /// scheduler another way (per-station counters it polls, as mt7915's WTBL airtime
+    /// counters; PPDU statistics): releases the charge and feeds `calibrator`, registers
+    /// nothing (`registered` is `Ok`), so the airtime is not counted twice.
+    pub fn release_with_status(
+        &self,
+        charge: Charge,
+        status: &FrameStatus,
+        calibrator: Option<&mut Calibrator>,
+    ) -> FrameCompletion {
+        let charged_us = charge.airtime_us();
         let airtime_us = status.airtime_us(charged_us);
         let released = self.release(charge);
-        let registered = match station {
-            Some(sta) => self.register_airtime(sta, ac, airtime_us, 0, now),
-            None => Ok(()),
-        };
         let calibrated = match (calibrator, status.rate) {
             (Some(cal), Some(_)) => Some(cal.record(u64::from(charged_us), u64::from(airtime_us))),
             _ => None,
         };
-        FrameCompletion { airtime_us, released, registered, calibrated }
+        FrameCompletion { airtime_us, released, registered: Ok(()), calibrated }
     }
 
     /// Completes a PPDU of `station` on `ac` whose duration the hardware measured: one

@@ -13,10 +13,15 @@
 //! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq1` |
 //! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
+//! | `wake_serving` | a wake that arrives during service is dropped | `txq3` |
+//!
+//! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
+//! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
 #![cfg(loom)]
 
 mod loom_common;
 
+use airtime_sched::TxqId;
 use airtime_sched::txqs::{EnqueueError, RemovedTxq};
 use airtime_sched::{Ac, Enqueue, Frame, Instant, Tid, Txq, TxqReturn, TxqTable, Weight};
 use loom::sync::Arc;
@@ -154,5 +159,126 @@ fn txq2_removal_during_a_turn_hands_the_queue_back_after_it() {
         }
         seen.sort_by_key(|p| p.0);
         assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame ends exactly once");
+    });
+}
+
+fn enqueue_or_back(table: &TxqTable<Fifo>, q: TxqId, p: Pkt) -> Vec<Pkt> {
+    match table.enqueue(q, p, NOW) {
+        Ok(()) => Vec::new(),
+        Err(EnqueueError::UnknownTxq(f)) => vec![f],
+        Err(EnqueueError::Removed(back)) => back.collect(),
+        Err(e) => panic!("unexpected {e:?}"),
+    }
+}
+
+/// One turn of a round: everything it dequeues.
+fn serve_turn(table: &TxqTable<Fifo>) -> Vec<Pkt> {
+    let round = table.scheduler().start_round(Ac::Be);
+    let Some(mut turn) = table.next_txq(round, NOW) else { return Vec::new() };
+    let mut sent = Vec::new();
+    while let Ok(Some(p)) = turn.dequeue(NOW) {
+        sent.push(p);
+    }
+    let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
+    turn.finish(outcome, NOW);
+    sent
+}
+
+/// txq3: an enqueue races the end of a turn that has just found the queue empty. The
+/// frame must not be stranded: once both are done, rounds alone reach it.
+#[test]
+fn txq3_an_enqueue_racing_the_end_of_a_turn_is_not_stranded() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let server = {
+            let table = table.clone();
+            thread::spawn(move || serve_turn(&table))
+        };
+        let producer = {
+            let table = table.clone();
+            thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
+        };
+        assert!(producer.join().unwrap().is_empty(), "a live txq takes the frame");
+        let mut seen = server.join().unwrap();
+        for _ in 0..3 {
+            seen.extend(serve_turn(&table));
+        }
+        seen.sort_by_key(|p| p.0);
+        assert_eq!(seen, [Pkt(1), Pkt(2)], "no frame stranded");
+    });
+}
+
+/// txq4: two enqueues race the removal of their txq. Each frame ends exactly once, and
+/// the slot is reusable afterwards (no hold left behind).
+#[test]
+fn txq4_two_enqueues_racing_a_removal_each_end_once() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+        let producers: Vec<_> = [1, 2]
+            .map(|i| {
+                let table = table.clone();
+                thread::spawn(move || enqueue_or_back(&table, q, Pkt(i)))
+            })
+            .into_iter()
+            .collect();
+        let remover = {
+            let table = table.clone();
+            thread::spawn(move || {
+                table.remove_txq(q).unwrap();
+                table.take_removed().map(frames_of).unwrap_or_default()
+            })
+        };
+        let mut seen = remover.join().unwrap();
+        for p in producers {
+            seen.extend(p.join().unwrap());
+        }
+        while let Some(r) = table.take_removed() {
+            seen.extend(frames_of(r));
+        }
+        seen.sort_by_key(|p| p.0);
+        assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame once");
+        assert!(table.add_txq(None, Tid::BE, Fifo::default()).is_ok(), "slot reusable");
+    });
+}
+
+/// txq5: a pull-mode turn (`may_transmit`) races a round's turn on the same txq and an
+/// enqueue: one server at a time (loom checks the queue's cell), no frame lost,
+/// duplicated or stranded.
+#[test]
+fn txq5_a_pull_turn_racing_a_round_and_an_enqueue() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let pull = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let Ok(Some(mut turn)) = table.may_transmit(q, NOW) else { return Vec::new() };
+                let sent: Vec<Pkt> = turn.dequeue(NOW).unwrap().into_iter().collect();
+                let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
+                turn.finish(outcome, NOW);
+                sent
+            })
+        };
+        let round = {
+            let table = table.clone();
+            thread::spawn(move || serve_turn(&table))
+        };
+        let producer = {
+            let table = table.clone();
+            thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
+        };
+        let mut seen = pull.join().unwrap();
+        seen.extend(round.join().unwrap());
+        seen.extend(producer.join().unwrap());
+        for _ in 0..3 {
+            seen.extend(serve_turn(&table));
+        }
+        seen.sort_by_key(|p| p.0);
+        assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame once, none stranded");
     });
 }

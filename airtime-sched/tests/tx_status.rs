@@ -114,3 +114,16 @@ fn the_last_station_slot_never_takes_the_multicast_mark() {
         assert_eq!(last.index(), 4095, "the only free slot");
     }
 }
+
+#[test]
+fn release_with_status_calibrates_without_registering_twice() {
+    let s = sched();
+    let sta = s.add_station(Weight::DEFAULT).unwrap();
+    let mut cal = Calibrator::new(CalibratorConfig::default());
+    let charge = s.charge_us(sta, Ac::Be, 28).unwrap();
+    let status = FrameStatus { len_bytes: 1500, rate: Some(vht9()), tries: 1, aggregated: true };
+    let done = s.release_with_status(charge, &status, Some(&mut cal));
+    assert_eq!((done.released, done.registered, done.calibrated), (Ok(()), Ok(()), Some(Ok(()))));
+    assert_eq!(s.station_airtime(sta).unwrap().tx_us, 0, "the driver's counters register it");
+    assert_eq!(s.total_pending_us(), 0);
+}

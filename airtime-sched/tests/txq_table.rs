@@ -336,3 +336,87 @@ fn the_turn_end_hook_sees_each_turn_while_it_is_held() {
     assert_eq!(seen, [(q, Some(2))]);
     complete(&t, &mut r);
 }
+
+// Regression tests for the adversarial review of the table.
+
+#[test]
+fn a_retry_cannot_be_parked_on_a_txq_the_table_does_not_keep() {
+    // Parked in a txq added straight to the scheduler, nothing would hand it back at its
+    // removal, and the slot's next occupant would send it.
+    let t = table();
+    let foreign = t.scheduler().add_txq(None, Tid::BE).unwrap();
+    let mut turn = t.may_transmit(foreign, NOW).unwrap().expect("station-less txqs may send");
+    let back = turn.hold_back(Retry { frame: Pkt(7), charge: None }).unwrap_err();
+    assert_eq!(back.frame, Pkt(7));
+    assert!(turn.take_retry().is_none());
+    turn.finish(TxqReturn::Empty, NOW);
+}
+
+#[test]
+fn an_intake_nobody_serves_is_bounded() {
+    let t = table();
+    let q = t.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+    for i in 0..airtime_sched::txqs::INTAKE_LIMIT {
+        t.enqueue(q, Pkt(i), NOW).unwrap();
+    }
+    assert!(matches!(t.enqueue(q, Pkt(u32::MAX), NOW), Err(EnqueueError::Full(Pkt(u32::MAX)))));
+    // A turn takes the intake: room again.
+    let round = t.scheduler().start_round(Ac::Be);
+    let turn = t.next_txq(round, NOW).unwrap();
+    turn.finish(TxqReturn::Backlogged, NOW);
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+}
+
+#[test]
+fn a_table_txq_returned_empty_through_the_scheduler_stays_listed_for_its_intake() {
+    let t = table();
+    let q = t.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(1), NOW).unwrap();
+    // Served through the scheduler, which cannot see the intake, and returned "empty".
+    let round = t.scheduler().start_round(Ac::Be);
+    let raw = t.scheduler().next_txq(round, NOW).unwrap();
+    t.scheduler().return_txq(raw, TxqReturn::Empty, NOW);
+    let round = t.scheduler().start_round(Ac::Be);
+    let mut turn = t.next_txq(round, NOW).expect("still listed: the frame is not stranded");
+    assert_eq!(turn.dequeue(NOW).unwrap(), Some(Pkt(1)));
+    turn.finish(TxqReturn::Empty, NOW);
+    let round = t.scheduler().start_round(Ac::Be);
+    assert!(t.next_txq(round, NOW).is_none(), "the table's own Empty delists it");
+}
+
+#[test]
+fn a_frame_kept_uncharged_waits_for_the_stations_aql_budget() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    let mut r = ring(64);
+    // No price yet: kept uncharged.
+    let _ = t.run_round(Ac::Be, NOW, &Peers(Vec::new()), &mut r, TurnBudget::UNLIMITED);
+    // The station is now over its AQL limit (another txq's frames in flight).
+    let held = t.scheduler().charge_us(sta, Ac::Be, 20_000).unwrap();
+    let report = t.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 0, "not sent past the AQL limit");
+    t.scheduler().release(held).unwrap();
+    let report = t.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 1);
+    complete(&t, &mut r);
+}
+
+#[test]
+fn a_round_that_ends_on_a_turn_budget_says_so() {
+    let t = table();
+    let (a, b) =
+        (t.scheduler().add_station(Weight::DEFAULT).unwrap(), t.scheduler().add_station(Weight::DEFAULT).unwrap());
+    let peers = Peers(vec![Peer(a), Peer(b)]);
+    for sta in [a, b] {
+        let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        for i in 0..4 {
+            t.enqueue(q, Pkt(i), NOW).unwrap();
+        }
+    }
+    let mut r = ring(64);
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::frames(1));
+    assert_eq!((report.frames, report.end), (1, RoundEnd::TurnBudget));
+    complete(&t, &mut r);
+}

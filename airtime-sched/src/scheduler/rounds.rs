@@ -169,8 +169,15 @@ impl Scheduler {
     ///
     /// The txq goes back to the scheduler the handle came from, whichever scheduler this
     /// is called on: a handle cannot release another scheduler's txq.
+    ///
+    /// A [`TxqTable`](crate::TxqTable)'s txq returned `Empty` here (served through the
+    /// scheduler rather than a table turn, which cannot see the frames waiting in its
+    /// intake) goes back as `Stalled`: it stays listed, and the table's next turn of it
+    /// decides.
     pub fn return_txq(&self, serving: Serving<'_>, outcome: TxqReturn, now: Instant) {
         let (sched, id, ac) = serving.into_parts();
+        let kept = sched.txqs.get(id.index()).is_some_and(|s| s.word.load(Ordering::Relaxed) & txq::KEPT != 0);
+        let outcome = if outcome == TxqReturn::Empty && kept { TxqReturn::Stalled } else { outcome };
         sched.finish_service(id, ac, outcome, now);
     }
 

@@ -140,6 +140,14 @@ impl<'a> Serving<'a> {
         sched.return_txq(self, outcome, now);
     }
 
+    /// Returns the txq from a [`TxqTable`](crate::TxqTable) turn, which saw the intake
+    /// as well as the queue, so its `Empty` is taken as said (see
+    /// [`Scheduler::return_txq`]).
+    pub(crate) fn finish_table_turn(self, outcome: TxqReturn, now: Instant) {
+        let (sched, id, ac) = self.into_parts();
+        sched.finish_service(id, ac, outcome, now);
+    }
+
     /// Ends the service: the charges made through it go to the AC's counter before the
     /// txq can be listed again. The scheduler returned is the handle's own.
     pub(crate) fn into_parts(mut self) -> (&'a Scheduler, TxqId, Ac) {

@@ -64,14 +64,16 @@ impl<F> Intake<F> {
         let mut node = self.top.swap(ptr::null_mut(), Ordering::Acquire);
         // Reverse the stack (newest first) into arrival order.
         let mut oldest = ptr::null_mut();
+        let mut len = 0usize;
         while !node.is_null() {
+            len += 1;
             // SAFETY: the swap made this chain ours alone.
             let next = unsafe { (*node).next };
             unsafe { (*node).next = oldest };
             oldest = node;
             node = next;
         }
-        Batch { head: oldest, _frames: PhantomData }
+        Batch { head: oldest, len, _frames: PhantomData }
     }
 
     /// Whether nothing was pushed since the last take (a snapshot).
@@ -90,6 +92,8 @@ impl<F> Drop for Intake<F> {
 /// Dropping the batch drops the frames left in it.
 pub(crate) struct Batch<F> {
     head: *mut Node<F>,
+    /// Frames the batch was taken with.
+    len: usize,
     _frames: PhantomData<F>,
 }
 
@@ -100,7 +104,12 @@ unsafe impl<F: Sync> Sync for Batch<F> {}
 
 impl<F> Batch<F> {
     pub(crate) fn empty() -> Batch<F> {
-        Batch { head: ptr::null_mut(), _frames: PhantomData }
+        Batch { head: ptr::null_mut(), len: 0, _frames: PhantomData }
+    }
+
+    /// Frames the batch was taken with (those iterated out included).
+    pub(crate) fn taken_len(&self) -> usize {
+        self.len
     }
 
     pub(crate) fn is_empty(&self) -> bool {

@@ -9,5 +9,5 @@ mod table;
 mod turn;
 
 pub use round_loop::TurnBudget;
-pub use table::{AddTxqError, EnqueueError, RemovedTxq, Retry, ReturnedFrames, TxqTable};
+pub use table::{AddTxqError, EnqueueError, INTAKE_LIMIT, RemovedTxq, Retry, ReturnedFrames, TxqTable};
 pub use turn::TxqTurn;

@@ -93,13 +93,20 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             report.end = RoundEnd::Closed;
             return report;
         }
+        // The last turn ended on its budget with frames left.
+        let mut budget_left_frames = false;
         loop {
             // Room first, before a txq is taken (see `driver_loop::run_round`).
             if !ring.has_room(ac) {
                 report.end = RoundEnd::RingFull;
                 return report;
             }
-            let Some(mut turn) = self.next_txq(round, now) else { break };
+            let Some(mut turn) = self.next_txq(round, now) else {
+                if budget_left_frames {
+                    report.end = RoundEnd::TurnBudget;
+                }
+                break;
+            };
             report.txqs_served += 1;
             let id = turn.txq();
             let station = turn.station();
@@ -112,9 +119,15 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     break;
                 }
                 let (frame, charge) = match turn.take_retry() {
+                    // Kept uncharged: it is charged now, so the AQL check comes first.
+                    Some(Retry { frame, charge: None }) if !turn.airtime_check() => {
+                        // The slot was just emptied: putting it back cannot fail.
+                        let _ = turn.hold_back(Retry { frame, charge: None });
+                        break;
+                    }
                     Some(Retry { frame, charge }) => (frame, charge),
                     None => {
-                        if !turn.serving().airtime_check() {
+                        if !turn.airtime_check() {
                             break;
                         }
                         match turn.dequeue(now) {
@@ -129,7 +142,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 let charge = match (station, charge) {
                     (Some(sta), None) => {
                         let charged = match stations.station(sta) {
-                            Some(st) => turn.serving().charge_frame(st, frame.len_bytes()).ok(),
+                            Some(st) => turn.charge_frame(st, frame.len_bytes()).ok(),
                             None => None,
                         };
                         if charged.is_none() {
@@ -149,9 +162,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     }
                     // A station-less frame: charged to the multicast budget if the
                     // driver prices multicast, else sent uncharged (mainline's old way).
-                    (None, None) => stations
-                        .multicast_airtime_us(frame.len_bytes(), ac)
-                        .and_then(|us| turn.serving().charge_us(us).ok()),
+                    (None, None) => {
+                        stations.multicast_airtime_us(frame.len_bytes(), ac).and_then(|us| turn.charge_us(us).ok())
+                    }
                     (_, charge) => charge,
                 };
                 airtime_us += charge.as_ref().map_or(0, |c| u64::from(c.airtime_us()));
@@ -173,6 +186,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     }
                 }
             }
+            let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
             ring.end_turn(id, ac);
             at_turn_end(&mut turn);
             let outcome = match (turn.is_backlogged(), progressed) {
@@ -180,6 +194,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 (true, true) => TxqReturn::Backlogged,
                 (true, false) => TxqReturn::Stalled,
             };
+            budget_left_frames = budget_spent && stop.is_none() && outcome != TxqReturn::Empty;
             turn.finish(outcome, now);
             if let Some(end) = stop {
                 report.end = end;

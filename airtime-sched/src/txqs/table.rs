@@ -5,7 +5,7 @@ use super::intake::{Batch, Intake};
 use super::turn::TxqTurn;
 use crate::scheduler::HoldRefused;
 use crate::slots::txq;
-use crate::sync::UnsafeCell;
+use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 use crate::traits::{Enqueue, Txq};
 use crate::{Charge, Instant, Round, SchedError, Scheduler, StationId, Tid, TxqId};
 use alloc::boxed::Box;
@@ -30,11 +30,35 @@ pub(super) struct Kept<Q: Txq> {
 
 pub(super) struct Cell<Q: Txq> {
     pub(super) intake: Intake<Q::Frame>,
+    /// Frames in the intake (pushed, not yet taken), for the intake's bound.
+    pub(super) intake_len: AtomicU32,
     /// Accessed only by the context that holds the txq: its server (SERVING), the
     /// adder before LIVE (INIT), or whoever takes it back after removal (KEPT, popped
     /// from the scheduler's retired stack). Those exclude each other by the txq word.
     pub(super) kept: UnsafeCell<Kept<Q>>,
 }
+
+impl<Q: Txq> Cell<Q> {
+    /// Counts a batch taken from the intake.
+    pub(super) fn taken(&self, batch: &Batch<Q::Frame>) {
+        let n = u32::try_from(batch.taken_len()).unwrap_or(u32::MAX);
+        if n != 0 {
+            // Relaxed: a bound, not a publication (the intake's own atomics order the frames).
+            self.intake_len.fetch_sub(n, Ordering::Relaxed);
+        }
+    }
+
+    fn take_intake(&self) -> Batch<Q::Frame> {
+        let batch = self.intake.take_all();
+        self.taken(&batch);
+        batch
+    }
+}
+
+/// Frames a txq's intake holds at most before enqueues are refused
+/// ([`EnqueueError::Full`]): FQ-CoDel's default packet limit, so that a txq nobody serves
+/// (its AC closed, its station asleep) holds no more than its queue would.
+pub const INTAKE_LIMIT: u32 = 8192;
 
 /// The txqs of one radio, owned by the crate, with its [`Scheduler`].
 ///
@@ -50,8 +74,14 @@ pub(super) struct Cell<Q: Txq> {
 /// races the removal gets its frame back ([`EnqueueError::Removed`]). The slot is
 /// reused only after that.
 ///
-/// Txqs added straight to the scheduler ([`Scheduler::add_txq`]) have no queue here:
-/// their turns through the table are empty.
+/// Serve a table's txqs through the table only. Txqs added straight to the scheduler
+/// ([`Scheduler::add_txq`]) have no queue here: their turns through the table are empty,
+/// and return them so. A table's txq served through the scheduler
+/// ([`Scheduler::next_txq`]) cannot reach its queue; returned `Empty`, it stays listed
+/// for the table's next turn to decide ([`Scheduler::return_txq`]).
+///
+/// Each enqueue allocates one intake node (the global allocator: in a kernel, an atomic
+/// allocation), and an intake holds at most [`INTAKE_LIMIT`] frames.
 pub struct TxqTable<Q: Txq> {
     sched: Scheduler,
     cells: Box<[Cell<Q>]>,
@@ -61,6 +91,12 @@ pub struct TxqTable<Q: Txq> {
 // reached only by the context holding its txq (see `Cell::kept`), so `&TxqTable` gives
 // no shared access to one `Q` from two threads.
 unsafe impl<Q: Txq + Send> Sync for TxqTable<Q> where Q::Frame: Send {}
+
+// The table shares its scheduler between threads: it must be Sync itself.
+const _: () = {
+    const fn sync<T: Sync>() {}
+    sync::<Scheduler>()
+};
 
 /// Why [`TxqTable::add_txq`] failed.
 pub struct AddTxqError<Q> {
@@ -85,9 +121,15 @@ pub enum EnqueueError<F> {
     NoMemory(F),
     /// 65535 enqueues are already in flight on this txq: the frame was not taken.
     Busy(F),
-    /// The txq was removed while the frame was being enqueued: these frames, left in its
-    /// intake by this and other late enqueues (this frame among them, unless the removed
-    /// txq's queue took it), are handed back to the caller.
+    /// The txq's intake already holds [`INTAKE_LIMIT`] frames nobody has taken (its
+    /// server is not running): the frame was not taken.
+    Full(F),
+    /// The txq was removed while the frame was being enqueued: the frames left in its
+    /// intake are handed back to the caller. They may include frames of other enqueues to
+    /// the same txq that returned `Ok` (their frames were in the intake, not yet taken),
+    /// and need not include this one: the txq's queue may have taken it first, and then
+    /// it comes back with [`RemovedTxq`] (or was even sent). Every frame ends in exactly
+    /// one of those places.
     Removed(ReturnedFrames<F>),
 }
 
@@ -97,6 +139,7 @@ impl<F> fmt::Debug for EnqueueError<F> {
             EnqueueError::UnknownTxq(_) => "UnknownTxq",
             EnqueueError::NoMemory(_) => "NoMemory",
             EnqueueError::Busy(_) => "Busy",
+            EnqueueError::Full(_) => "Full",
             EnqueueError::Removed(_) => "Removed",
         })
     }
@@ -108,6 +151,7 @@ impl<F> fmt::Display for EnqueueError<F> {
             EnqueueError::UnknownTxq(_) => "unknown or removed txq",
             EnqueueError::NoMemory(_) => "no memory for the frame's intake node",
             EnqueueError::Busy(_) => "too many enqueues in flight on the txq",
+            EnqueueError::Full(_) => "the txq's intake is full",
             EnqueueError::Removed(_) => "the txq was removed during the enqueue",
         })
     }
@@ -140,7 +184,8 @@ pub struct RemovedTxq<Q: Txq> {
     pub queue: Q,
     /// The frame its retry slot held, and that frame's charge.
     pub retry: Option<Retry<Q::Frame>>,
-    /// Frames enqueued before the removal that the queue had not taken yet.
+    /// Frames of enqueues that came before the removal and that the queue had not taken
+    /// yet (later ones hand theirs back to their callers).
     pub intake: ReturnedFrames<Q::Frame>,
 }
 
@@ -154,7 +199,11 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// A table for every txq slot of `sched`, which it owns from now on.
     pub fn new(sched: Scheduler) -> TxqTable<Q> {
         let cells: Vec<Cell<Q>> = (0..usize::from(sched.config().max_txqs))
-            .map(|_| Cell { intake: Intake::new(), kept: UnsafeCell::new(Kept { queue: None, retry: None }) })
+            .map(|_| Cell {
+                intake: Intake::new(),
+                intake_len: AtomicU32::new(0),
+                kept: UnsafeCell::new(Kept { queue: None, retry: None }),
+            })
             .collect();
         TxqTable { sched, cells: cells.into_boxed_slice() }
     }
@@ -163,13 +212,6 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     #[inline]
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched
-    }
-
-    /// The scheduler, for what needs it alone (no turn can be out while the table is
-    /// borrowed mutably).
-    #[inline]
-    pub fn scheduler_mut(&mut self) -> &mut Scheduler {
-        &mut self.sched
     }
 
     /// Registers a txq for `station` (or a station-less one) on `tid` with its `queue`,
@@ -184,7 +226,16 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 cell.kept.with_mut(|kept| unsafe { *kept = Kept { queue: queue.take(), retry: None } });
             }
         });
-        added.map_err(|error| AddTxqError { error, queue })
+        match added {
+            // The scheduler and the table have the same slots, so the queue is in place;
+            // were it not, the txq could never be served: undo it, hand the queue back.
+            Ok(id) if queue.is_some() => {
+                let _ = self.sched.remove_txq(id);
+                Err(AddTxqError { error: SchedError::TxqsFull, queue })
+            }
+            Ok(id) => Ok(id),
+            Err(error) => Err(AddTxqError { error, queue }),
+        }
     }
 
     /// Removes a txq, as [`Scheduler::remove_txq`] does. Its frames come back from
@@ -211,12 +262,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             // reusable until `release_kept` below, so this context alone holds the cell.
             let kept =
                 cell.kept.with_mut(|kept| unsafe { core::mem::replace(&mut *kept, Kept { queue: None, retry: None }) });
+            // Every KEPT slot has its queue (`add_txq`): the `else` is unreachable, and
+            // keeps the slot held rather than lose what its intake holds.
+            let Some(queue) = kept.queue else { continue };
             // Enqueues whose wakes came before the removal; later ones take theirs back.
-            let intake = ReturnedFrames(cell.intake.take_all());
+            let intake = ReturnedFrames(cell.take_intake());
             self.sched.release_kept(index);
-            if let Some(queue) = kept.queue {
-                return Some(RemovedTxq { id, queue, retry: kept.retry, intake });
-            }
+            return Some(RemovedTxq { id, queue, retry: kept.retry, intake });
         }
     }
 
@@ -231,12 +283,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             if self.sched.txq_slot(id).is_err() {
                 return Err(EnqueueError::UnknownTxq(frame));
             }
+            cell.intake_len.fetch_add(1, Ordering::Relaxed);
             if let Err(frame) = cell.intake.push(frame, now) {
                 return Err(EnqueueError::NoMemory(frame));
             }
             return match self.sched.wake_txq(id, now) {
                 Ok(()) => Ok(()),
-                Err(_) => Err(EnqueueError::Removed(ReturnedFrames(cell.intake.take_all()))),
+                Err(_) => Err(EnqueueError::Removed(ReturnedFrames(cell.take_intake()))),
             };
         }
         match self.sched.hold_txq(id) {
@@ -244,7 +297,15 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             Err(HoldRefused::Gone) => return Err(EnqueueError::UnknownTxq(frame)),
             Err(HoldRefused::Busy) => return Err(EnqueueError::Busy(frame)),
         }
+        // Relaxed: a bound; two enqueues racing for the last place may both fail, never
+        // both pass it.
+        if cell.intake_len.fetch_add(1, Ordering::Relaxed) >= INTAKE_LIMIT {
+            cell.intake_len.fetch_sub(1, Ordering::Relaxed);
+            self.sched.unhold_txq(id.index());
+            return Err(EnqueueError::Full(frame));
+        }
         if let Err(frame) = cell.intake.push(frame, now) {
+            cell.intake_len.fetch_sub(1, Ordering::Relaxed);
             self.sched.unhold_txq(id.index());
             return Err(EnqueueError::NoMemory(frame));
         }
@@ -254,7 +315,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 // Removed meanwhile, and still held: nothing can be pushed here for a
                 // later occupant yet, so whatever is in the intake is the removed txq's.
                 let back =
-                    if cfg!(airtime_weakened = "intake_no_takeback") { Batch::empty() } else { cell.intake.take_all() };
+                    if cfg!(airtime_weakened = "intake_no_takeback") { Batch::empty() } else { cell.take_intake() };
                 self.sched.unhold_txq(id.index());
                 Err(EnqueueError::Removed(ReturnedFrames(back)))
             }
@@ -265,19 +326,25 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// enqueued since its last turn are moved into the queue first.
     pub fn next_txq(&self, round: Round, now: Instant) -> Option<TxqTurn<'_, Q>> {
         let serving = self.sched.next_txq(round, now)?;
-        Some(self.turn(serving))
+        self.turn(serving)
     }
 
     /// Asks whether txq `id` may send now ([`Scheduler::may_transmit`], pull mode), with
     /// its queue.
     pub fn may_transmit(&self, id: TxqId, now: Instant) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
-        Ok(self.sched.may_transmit(id, now)?.map(|serving| self.turn(serving)))
+        Ok(self.sched.may_transmit(id, now)?.and_then(|serving| self.turn(serving)))
     }
 
-    fn turn<'a>(&'a self, serving: crate::Serving<'a>) -> TxqTurn<'a, Q> {
-        // In range: the scheduler and the table have the same number of slots.
-        let cell = &self.cells[serving.txq().index() % self.cells.len()];
-        TxqTurn::new(serving, cell)
+    fn turn<'a>(&'a self, serving: crate::Serving<'a>) -> Option<TxqTurn<'a, Q>> {
+        match self.cells.get(serving.txq().index()) {
+            Some(cell) => Some(TxqTurn::new(serving, cell)),
+            // Unreachable: the scheduler and the table have the same slots, and the table
+            // never hands its scheduler out by value. Leave the txq listed.
+            None => {
+                serving.finish(crate::TxqReturn::Stalled, Instant::ZERO);
+                None
+            }
+        }
     }
 }
 

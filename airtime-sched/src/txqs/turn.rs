@@ -39,15 +39,14 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// Returns how many it moved. The turn pulls when it starts and whenever
     /// [`dequeue`](Self::dequeue) finds the queue empty.
     pub fn pull_intake(&mut self) -> usize {
-        if self.cell.intake.is_empty() {
+        if self.cell.intake.is_empty() || self.kept().queue.is_none() {
+            // Nothing new, or not a table txq (added straight to the scheduler): it has no
+            // queue, and no enqueue can reach its intake (holds need a kept txq).
             return 0;
         }
         let batch = self.cell.intake.take_all();
-        let Some(queue) = self.kept().queue.as_mut() else {
-            // Not a table txq (added straight to the scheduler): it has no queue, and
-            // no enqueue can reach its intake (holds need a kept txq).
-            return 0;
-        };
+        self.cell.taken(&batch);
+        let Some(queue) = self.kept().queue.as_mut() else { return 0 };
         let mut moved = 0;
         for (frame, enqueued) in batch {
             queue.enqueue(frame, enqueued);
@@ -74,10 +73,35 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
         self.serving.station()
     }
 
-    /// The scheduler's handle: AQL checks and charges through the held txq.
+    /// The scheduler's handle, to read. The turn keeps it: handing out `&mut` would let
+    /// safe code swap it for another txq's handle and return it while the turn still
+    /// reaches this queue. Charge through the turn's own methods.
     #[inline]
-    pub fn serving(&mut self) -> &mut Serving<'a> {
-        &mut self.serving
+    pub fn serving(&self) -> &Serving<'a> {
+        &self.serving
+    }
+
+    /// Whether the station may have more airtime charged now
+    /// ([`Serving::airtime_check`]).
+    #[inline]
+    pub fn airtime_check(&self) -> bool {
+        self.serving.airtime_check()
+    }
+
+    /// Charges a frame dequeued in this turn ([`Serving::charge_us`]).
+    #[inline]
+    pub fn charge_us(&mut self, airtime_us: u32) -> Result<crate::Charge, crate::ChargeError> {
+        self.serving.charge_us(airtime_us)
+    }
+
+    /// Prices and charges a frame dequeued in this turn ([`Serving::charge_frame`]).
+    #[inline]
+    pub fn charge_frame<S: crate::Station + ?Sized>(
+        &mut self,
+        station: &S,
+        frame_len: u32,
+    ) -> Result<crate::Charge, crate::ChargeError> {
+        self.serving.charge_frame(station, frame_len)
     }
 
     /// The txq's queue (`None` for a txq added straight to the scheduler).
@@ -108,13 +132,15 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     }
 
     /// Keeps a frame the ring refused, with its charge, to be sent first at the txq's
-    /// next turn. `Err` hands it back if the slot already holds one.
+    /// next turn. `Err` hands it back if the slot already holds one, or if the txq is
+    /// not the table's (added straight to the scheduler: nothing would hand the frame
+    /// back when it is removed).
     pub fn hold_back(&mut self, retry: Retry<Q::Frame>) -> Result<(), Retry<Q::Frame>> {
-        let slot = &mut self.kept().retry;
-        if slot.is_some() {
+        let kept = self.kept();
+        if kept.retry.is_some() || kept.queue.is_none() {
             return Err(retry);
         }
-        *slot = Some(retry);
+        kept.retry = Some(retry);
         Ok(())
     }
 
@@ -126,7 +152,7 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
 
     /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)).
     pub fn finish(self, outcome: TxqReturn, now: Instant) {
-        self.serving.finish(outcome, now);
+        self.serving.finish_table_turn(outcome, now);
     }
 }
 
