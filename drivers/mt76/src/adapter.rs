@@ -507,7 +507,7 @@ where
 
     /// Queues `frame` on `txq` from any context, without a lock (mac80211's
     /// `ieee80211_queue_skb` into the txq). `Err` hands the frame back if the txq is
-    /// unknown or the intake is out of memory; a frame whose txq is removed meanwhile is
+    /// unknown, its intake full or out of memory; a frame whose txq is removed meanwhile is
     /// accepted and handed back to the stack as purged.
     pub fn enqueue(&self, txq: TxqId, frame: Q::Frame, now: Instant) -> Result<(), Q::Frame> {
         match self.txqs.enqueue(txq, frame, now) {
@@ -515,7 +515,9 @@ where
                 bump(&self.counters.enqueued, 1);
                 Ok(())
             }
-            Err(EnqueueError::UnknownTxq(f) | EnqueueError::NoMemory(f) | EnqueueError::Busy(f)) => Err(f),
+            Err(
+                EnqueueError::UnknownTxq(f) | EnqueueError::NoMemory(f) | EnqueueError::Busy(f) | EnqueueError::Full(f),
+            ) => Err(f),
             Err(EnqueueError::Removed(back)) => {
                 bump(&self.counters.enqueued, 1);
                 for frame in back {
