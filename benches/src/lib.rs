@@ -27,6 +27,7 @@
 
 pub mod affinity;
 pub mod baseline;
+pub mod end_to_end;
 pub mod line_transfer;
 pub mod ours;
 pub mod padded;
