@@ -13,7 +13,7 @@
 //! ROUNDS is the wake context's rounds, each after a burst of 16 enqueues (so
 //! 16 x ROUNDS frames per run). `E2E_UNPINNED=1` leaves the threads to the OS.
 
-use airtime_benches::end_to_end::{BURST, BaselineRadio, E2eCounts, OursRadio, Radio, run, two_cpus};
+use airtime_benches::end_to_end::{BURST, BaselineRadio, E2eCounts, OursRadio, Radio, run, run_serial, two_cpus};
 
 fn once<R: Radio>(stations: usize, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCounts {
     let radio = R::new(stations);
@@ -34,6 +34,18 @@ fn summary(name: &str, v: &mut [f64]) {
     );
 }
 
+fn serial<R: Radio>(stations: usize, rounds: u64) {
+    let radio = R::new(stations);
+    let enqueued = run_serial(&radio, rounds);
+    let left = radio.leftovers();
+    println!("{}: {enqueued} frames enqueued, {} dropped, {} left", R::NAME, left.dropped, left.queued);
+}
+
+fn report(name: &str, counts: Vec<E2eCounts>) {
+    let mut v: Vec<f64> = counts.iter().map(E2eCounts::frames_per_sec).collect();
+    summary(name, &mut v);
+}
+
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let stations = args.first().copied().unwrap_or(16).clamp(1, 4096);
@@ -44,6 +56,20 @@ fn main() {
         "stations={stations} wake_rounds={rounds} frames/run={} runs={runs} cpus(wake, completion)={cpus:?}",
         rounds * BURST as u64
     );
+    // `E2E_SERIAL=ours|baseline`: both contexts' work on one thread, for valgrind.
+    match std::env::var("E2E_SERIAL").as_deref() {
+        Ok("ours") => return serial::<OursRadio>(stations, rounds),
+        Ok("baseline") => return serial::<BaselineRadio>(stations, rounds),
+        _ => {}
+    }
+    // `E2E_ONLY=ours|baseline`: one implementation alone (for a profiler).
+    match std::env::var("E2E_ONLY").as_deref() {
+        Ok("ours") => return report("ours", (0..runs).map(|_| once::<OursRadio>(stations, rounds, cpus)).collect()),
+        Ok("baseline") => {
+            return report("baseline", (0..runs).map(|_| once::<BaselineRadio>(stations, rounds, cpus)).collect());
+        }
+        _ => {}
+    }
     // One warm-up run of each.
     once::<OursRadio>(stations, rounds, cpus);
     once::<BaselineRadio>(stations, rounds, cpus);
@@ -68,8 +94,9 @@ fn main() {
     );
     for (name, c) in [("ours", last_o), ("baseline", last_b)] {
         println!(
-            "last {name}: sent by wake {} in {} rounds, by completion {} in {} rounds",
-            c.wake_sent, c.wake_rounds, c.completion_sent, c.completion_rounds
+            "last {name}: sent by wake {} in {} rounds, by completion {} in {} rounds; \
+             wake waited for {} bursts, completion idle {} passes",
+            c.wake_sent, c.wake_rounds, c.completion_sent, c.completion_rounds, c.wake_waits, c.completion_idle
         );
     }
 }

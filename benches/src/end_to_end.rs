@@ -8,7 +8,10 @@
 //!   over `S` backlogged stations, and runs a round on BE;
 //! * the **completion context** reaps up to [`REAP_BUDGET`] completed frames from the
 //!   ring (a NAPI budget), releases their charges, registers each station's airtime once
-//!   per pass (as PPDU statistics report it), and runs a round on BE.
+//!   per pass (as PPDU statistics report it), and runs a round on BE to refill what it
+//!   reaped. It runs rounds only after completions (it is not a poller), except at the
+//!   end, when it sends what is left; the wake context runs an extra round when it waits
+//!   for room with the ring empty.
 //!
 //! A round takes txqs from the scheduler and, for each, dequeues up to [`TURN_FRAMES`]
 //! frames while the station passes its AQL check and the ring has room, charging each
@@ -50,6 +53,7 @@
 
 use crate::baseline::{Baseline, BaselineCharge};
 use crate::padded::Padded;
+use crate::spinlock::SpinLock;
 use crate::workload::{AC, bench_rate, frame_airtime_us};
 use airtime_est::Rate;
 use airtime_sched::driver_loop::StationTable;
@@ -59,7 +63,6 @@ use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{
     Ac, Charge, Config, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId, TxqTable, Weight,
 };
-use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -128,7 +131,7 @@ pub struct LockedRing<C> {
 
 #[derive(Debug)]
 struct RingInner<C> {
-    descs: Mutex<VecDeque<(Pkt, Option<C>)>>,
+    descs: SpinLock<VecDeque<(Pkt, Option<C>)>>,
     /// The ring's length, written under the lock, read without it by the room check.
     len: AtomicUsize,
 }
@@ -138,7 +141,7 @@ impl<C> LockedRing<C> {
     pub fn new() -> Self {
         LockedRing {
             inner: Padded(RingInner {
-                descs: Mutex::new(VecDeque::with_capacity(2 * RING_FRAMES)),
+                descs: SpinLock::new(VecDeque::with_capacity(2 * RING_FRAMES)),
                 len: AtomicUsize::new(0),
             }),
         }
@@ -430,7 +433,7 @@ impl Radio for OursRadio {
 pub struct BaselineRadio {
     sched: Baseline,
     /// `fq->lock` and the FQ state of every txq of the radio.
-    fq: Padded<Mutex<Vec<FqCodelTxq<Pkt>>>>,
+    fq: Padded<SpinLock<Vec<FqCodelTxq<Pkt>>>>,
     /// Each txq's backlog, written under `fq` and read without it (`txq_has_queue`).
     backlog: Vec<Padded<AtomicU32>>,
     ring: LockedRing<BaselineCharge>,
@@ -474,7 +477,7 @@ impl Radio for BaselineRadio {
         }
         BaselineRadio {
             sched,
-            fq: Padded(Mutex::new(queues)),
+            fq: Padded(SpinLock::new(queues)),
             backlog: (0..n).map(|_| Padded(AtomicU32::new(0))).collect(),
             ring: LockedRing::new(),
             airtime_us: frame_airtime_us(),
@@ -580,6 +583,11 @@ pub struct E2eCounts {
     pub completion_rounds: u64,
     /// Frames the completion context's rounds sent.
     pub completion_sent: u64,
+    /// Bursts the wake context had to wait for (the outstanding cap was reached): the
+    /// completion side paced the run.
+    pub wake_waits: u64,
+    /// Completion passes that found the ring empty: the wake side paced the run.
+    pub completion_idle: u64,
 }
 
 impl E2eCounts {
@@ -589,10 +597,15 @@ impl E2eCounts {
     }
 }
 
-/// Waits a little for the other context: spins, then yields.
+/// Waits a little for the other context. Pinned to two CPUs, it only spins: the other
+/// context runs on the other CPU, so a yield could only hand this CPU to another
+/// process, and on a loaded machine for a whole time slice, during which the other
+/// context waits for this one (runs then measure the machine's load, and charge the
+/// faster implementation, which waits more often, the most). Unpinned (perhaps both on
+/// one CPU, or under valgrind), it spins a little, then yields.
 #[inline]
-fn backoff(spins: u32) -> u32 {
-    if spins < 64 {
+fn backoff(spins: u32, pinned: bool) -> u32 {
+    if pinned || spins < 64 {
         std::hint::spin_loop();
     } else {
         std::thread::yield_now();
@@ -610,6 +623,7 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
     let completed = Padded(AtomicU64::new(0));
     let wake_done = AtomicBool::new(false);
     let ready = Barrier::new(3);
+    let pinned = cpus.is_some();
     let pin = |which: usize| {
         if let Some(c) = cpus {
             let _ = crate::affinity::pin_current_thread(c[which]);
@@ -621,11 +635,20 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
             ready.wait();
             let t0 = WallClock::now();
             let mut now = clock.load(Ordering::Relaxed);
-            let (mut enqueued, mut sent, mut cursor, mut seq) = (0u64, 0u64, 0usize, 0u32);
+            let (mut enqueued, mut sent, mut cursor, mut seq, mut waits) = (0u64, 0u64, 0usize, 0u32, 0u64);
             for _ in 0..rounds {
                 let mut spins = 0;
+                if enqueued + BURST as u64 > completed.load(Ordering::Relaxed) + cap {
+                    waits += 1;
+                }
                 while enqueued + BURST as u64 > completed.load(Ordering::Relaxed) + cap {
-                    spins = backoff(spins);
+                    // An empty ring with frames outstanding: they wait in the txqs, and
+                    // only a round sends them (the completion context runs rounds only
+                    // after completions).
+                    if radio.ring().is_empty() {
+                        sent += u64::from(radio.round(now));
+                    }
+                    spins = backoff(spins, pinned);
                 }
                 now += 1;
                 clock.store(now, Ordering::Relaxed);
@@ -642,13 +665,13 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
             }
             // Release: everything this context did comes before the flag is seen.
             wake_done.store(true, Ordering::Release);
-            (t0, enqueued, sent)
+            (t0, enqueued, sent, waits)
         });
         let completion = scope.spawn(|| {
             pin(1);
             ready.wait();
             let mut pass = Pass::new(n);
-            let (mut done, mut rounds, mut sent, mut idle) = (0u64, 0u64, 0u64, 0u32);
+            let (mut done, mut rounds, mut sent, mut idle, mut idle_passes) = (0u64, 0u64, 0u64, 0u32, 0u64);
             loop {
                 // Acquire: pairs with the wake context's Release of its flag.
                 let finished = wake_done.load(Ordering::Acquire);
@@ -659,26 +682,32 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
                     done += reaped as u64;
                     completed.store(done, Ordering::Relaxed);
                 }
-                rounds += 1;
-                let pushed = radio.round(now);
-                sent += u64::from(pushed);
-                if reaped == 0 && pushed == 0 {
-                    // Alone once the wake context is done: an empty ring and a round that
-                    // found nothing to send mean every frame has completed.
-                    if finished && radio.ring().is_empty() {
+                // A round after completions, to refill what was reaped (as a tx-status
+                // handler does); once the wake context is done, also when idle, to send
+                // what is left.
+                if reaped > 0 || finished {
+                    rounds += 1;
+                    let pushed = radio.round(now);
+                    sent += u64::from(pushed);
+                    // Alone once the wake context is done: an empty ring and a round
+                    // that found nothing to send mean every frame has completed.
+                    if finished && reaped == 0 && pushed == 0 && radio.ring().is_empty() {
                         break;
                     }
-                    idle = backoff(idle);
+                }
+                if reaped == 0 {
+                    idle_passes += 1;
+                    idle = backoff(idle, pinned);
                 } else {
                     idle = 0;
                 }
             }
-            (done, rounds, sent, WallClock::now())
+            (done, rounds, sent, idle_passes, WallClock::now())
         });
         ready.wait();
-        let (completed, completion_rounds, completion_sent, end) =
+        let (completed, completion_rounds, completion_sent, completion_idle, end) =
             completion.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        let (t0, enqueued, wake_sent) = wake.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        let (t0, enqueued, wake_sent, wake_waits) = wake.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         E2eCounts {
             elapsed: end.saturating_duration_since(t0),
             enqueued,
@@ -687,8 +716,43 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
             wake_sent,
             completion_rounds,
             completion_sent,
+            wake_waits,
+            completion_idle,
         }
     })
+}
+
+/// Both contexts' work on one thread, interleaved (a burst and a round of the wake
+/// context, then a completion pass and its round), with no waiting: for instruction
+/// counts under valgrind, where two threads would add their spin-waits. Returns the
+/// frames enqueued; the radio is left with nothing queued or in the ring.
+pub fn run_serial<R: Radio>(radio: &R, rounds: u64) -> u64 {
+    let n = radio.stations();
+    let mut pass = Pass::new(n);
+    let (mut now, mut cursor, mut seq) = (1_000_000u64, 0usize, 0u32);
+    let complete = |now: u64, pass: &mut Pass<R::Charge>| {
+        let reaped = radio.ring().reap(&mut pass.done, REAP_BUDGET);
+        if reaped > 0 {
+            radio.complete(pass, now);
+        }
+        reaped as u64 + u64::from(radio.round(now))
+    };
+    for _ in 0..rounds {
+        now += 1;
+        for _ in 0..BURST {
+            radio.enqueue(Pkt::new(cursor as u32, seq), now);
+            cursor += 1;
+            if cursor == n {
+                cursor = 0;
+                seq = seq.wrapping_add(1);
+            }
+        }
+        let _ = radio.round(now);
+        let _ = complete(now, &mut pass);
+    }
+    // Drain.
+    while complete(now, &mut pass) > 0 || !radio.ring().is_empty() {}
+    rounds * BURST as u64
 }
 
 /// The first two CPUs this process may use, for the wake and completion contexts.
@@ -732,6 +796,22 @@ mod tests {
     fn the_baseline_conserves_frames_and_leaves_no_pending_airtime() {
         for n in [1, 4, 16, 256] {
             conserves::<BaselineRadio>(n, 3_000);
+        }
+    }
+
+    #[test]
+    fn the_serial_run_conserves_frames_in_both() {
+        fn check<R: Radio>(n: usize) {
+            let radio = R::new(n);
+            let enqueued = run_serial(&radio, 2_000);
+            let left = radio.leftovers();
+            let completed = left.registered_us / u64::from(frame_airtime_us());
+            assert_eq!((left.queued, left.pending_us), (0, 0), "{}", R::NAME);
+            assert_eq!(enqueued, completed + left.dropped, "{} at {n}", R::NAME);
+        }
+        for n in [4, 256] {
+            check::<OursRadio>(n);
+            check::<BaselineRadio>(n);
         }
     }
 

@@ -31,6 +31,7 @@ pub mod end_to_end;
 pub mod line_transfer;
 pub mod ours;
 pub mod padded;
+pub mod spinlock;
 pub mod spsc;
 pub mod workload;
 
