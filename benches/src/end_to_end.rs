@@ -8,10 +8,12 @@
 //!   over `S` backlogged stations, and runs a round on BE;
 //! * the **completion context** reaps up to [`REAP_BUDGET`] completed frames from the
 //!   ring (a NAPI budget), releases their charges, registers each station's airtime once
-//!   per pass (as PPDU statistics report it), and runs a round on BE to refill what it
-//!   reaped. It runs rounds only after completions (it is not a poller), except at the
-//!   end, when it sends what is left; the wake context runs an extra round when it waits
-//!   for room with the ring empty.
+//!   per pass (as PPDU statistics report it), and runs rounds on BE to refill what it
+//!   reaped: until as many frames as it reaped are sent, the ring is full or a round
+//!   sends nothing (a round serves each txq once, so one round may send fewer). It runs
+//!   rounds only after completions (it is not a poller), except at the end, when it
+//!   sends what is left; the wake context runs an extra round when it waits for room
+//!   with the ring empty.
 //!
 //! A round takes txqs from the scheduler and, for each, dequeues up to [`TURN_FRAMES`]
 //! frames while the station passes its AQL check and the ring has room, charging each
@@ -686,8 +688,18 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
                 // handler does); once the wake context is done, also when idle, to send
                 // what is left.
                 if reaped > 0 || finished {
-                    rounds += 1;
-                    let pushed = radio.round(now);
+                    // Rounds until as many frames as were reaped are sent back (a round
+                    // serves a txq once, so one round may send less), the ring is full,
+                    // or a round finds nothing to send.
+                    let mut pushed = 0u32;
+                    loop {
+                        rounds += 1;
+                        let p = radio.round(now);
+                        pushed += p;
+                        if p == 0 || pushed as usize >= reaped || !radio.ring().has_room() {
+                            break;
+                        }
+                    }
                     sent += u64::from(pushed);
                     // Alone once the wake context is done: an empty ring and a round
                     // that found nothing to send mean every frame has completed.
