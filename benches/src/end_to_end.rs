@@ -38,8 +38,9 @@
 //! **The ring** ([`LockedRing`]) is one bounded ring per AC shared by both contexts, with
 //! a lock of its own, as ath11k has one lock per TCL ring: both contexts push into it
 //! (both run rounds), the completion context reaps from it. An SPSC ring per context
-//! would need a second ring the completion context also reaps, which no driver of this
-//! kind has; and the shared, locked ring is what the driver loop offers. Both
+//! would need a second ring the completion context also reaps, which an ath11k-like
+//! radio (one TCL ring per AC) does not have; and a ring that locks itself is one of
+//! the two shapes `TxqTable::run_round` is written for (with a ring per context). Both
 //! implementations use the same ring type, so the ring's cost is the same in both and
 //! the difference is the scheduler+txq layer. Its room check reads a length kept beside
 //! the lock without taking it (as a driver reads the ring's head and tail pointers); a
