@@ -16,20 +16,27 @@
 //! 4. **[`workload`]** — the workloads: the single-threaded frame cycle at any number of
 //!    stations, the many-laps round of reference E6, and the two-thread (wake context +
 //!    completion context) run, whose contexts hand frames over through [`spsc`].
-//! 5. **Measurement aids** — [`affinity`] pins the two contexts to two CPUs,
+//! 5. **[`end_to_end`]** — the two-thread workload with the txq work included: frames
+//!    through FQ-CoDel txqs into a ring, ours as a `TxqTable` against a baseline with
+//!    mainline's radio-wide `fq->lock` ([`spinlock`], a lock that spins as the
+//!    kernel's does) around the same FQ-CoDel txqs and the per-AC-locked scheduler.
+//! 6. **Measurement aids** — [`affinity`] pins the two contexts to two CPUs,
 //!    [`padded`] keeps the harness's own shared values on lines of their own, and
 //!    [`line_transfer`] measures what moving a cache line between the two CPUs costs.
 //!
 //! The criterion benches in `benches/benches/`, the instruction-count example
 //! `examples/frame_cycle.rs` (run by `instructions.sh` under valgrind) and the
 //! interleaved two-thread example `examples/two_contexts.rs` are thin drivers of
-//! [`workload`]; `/BENCHMARKS.md` has the numbers and how to reproduce them.
+//! [`workload`], and `examples/end_to_end.rs` of [`end_to_end`]; `/BENCHMARKS.md` has
+//! the numbers and how to reproduce them.
 
 pub mod affinity;
 pub mod baseline;
+pub mod end_to_end;
 pub mod line_transfer;
 pub mod ours;
 pub mod padded;
+pub mod spinlock;
 pub mod spsc;
 pub mod workload;
 
