@@ -420,3 +420,30 @@ fn a_round_that_ends_on_a_turn_budget_says_so() {
     assert_eq!((report.frames, report.end), (1, RoundEnd::TurnBudget));
     complete(&t, &mut r);
 }
+
+#[test]
+fn a_burst_is_queued_whole_with_one_wake_and_stops_at_the_intake_bound() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    assert_eq!(t.enqueue_burst(q, &mut (0..16).map(Pkt), NOW).unwrap(), 16);
+    assert_eq!(t.enqueue_burst(q, &mut std::iter::empty(), NOW).unwrap(), 0);
+    let round = t.scheduler().start_round(Ac::Be);
+    let mut turn = t.next_txq(round, NOW).unwrap();
+    assert_eq!(turn.queue().unwrap().0.iter().map(|(p, _)| p.0).collect::<Vec<_>>(), (0..16).collect::<Vec<_>>());
+    turn.finish(TxqReturn::Backlogged, NOW);
+    // Up to the bound: the frame that meets it comes back, the rest stay with the caller.
+    let limit = airtime_sched::txqs::INTAKE_LIMIT;
+    let mut frames = (0..limit + 10).map(Pkt);
+    match t.enqueue_burst(q, &mut frames, NOW) {
+        Err(EnqueueError::Full(Pkt(n))) => assert_eq!(n, limit),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(frames.next(), Some(Pkt(limit + 1)), "the rest are still the caller's");
+    // Unknown txq: the first frame comes back, nothing else is taken.
+    t.remove_txq(q).unwrap();
+    let _ = t.take_removed().unwrap();
+    let mut frames = (0..3).map(Pkt);
+    assert!(matches!(t.enqueue_burst(q, &mut frames, NOW), Err(EnqueueError::UnknownTxq(Pkt(0)))));
+    assert_eq!(frames.count(), 2);
+}

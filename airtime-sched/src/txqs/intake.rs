@@ -37,22 +37,29 @@ impl<F> Intake<F> {
     }
 
     /// Adds `frame`, enqueued at `now`. `Err(frame)` if no memory is left for its node.
+    #[cfg(test)]
     pub(crate) fn push(&self, frame: F, now: Instant) -> Result<(), F> {
-        let layout = Layout::new::<Node<F>>();
-        // SAFETY: a node has a nonzero size (it holds a pointer).
-        let node = unsafe { alloc(layout) }.cast::<Node<F>>();
-        if node.is_null() {
-            return Err(frame);
+        let mut chain = Chain::new();
+        chain.add(frame, now)?;
+        self.push_chain(chain);
+        Ok(())
+    }
+
+    /// Adds a chain of frames at once, with one compare-and-swap.
+    pub(crate) fn push_chain(&self, chain: Chain<F>) {
+        let (newest, oldest) = (chain.newest, chain.oldest);
+        // The nodes now belong to the intake (or nobody, for an empty chain).
+        core::mem::forget(chain);
+        if newest.is_null() {
+            return;
         }
-        // SAFETY: freshly allocated for a `Node<F>`, not yet shared.
-        unsafe { node.write(Node { frame, enqueued: now, next: ptr::null_mut() }) };
         let mut top = self.top.load(Ordering::Relaxed);
         loop {
-            // SAFETY: the node is ours until the compare-and-swap below publishes it.
-            unsafe { (*node).next = top };
-            // Release: the node's contents come before a consumer's Acquire swap.
-            match self.top.compare_exchange_weak(top, node, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return Ok(()),
+            // SAFETY: the chain is ours until the compare-and-swap below publishes it.
+            unsafe { (*oldest).next = top };
+            // Release: the nodes' contents come before a consumer's Acquire swap.
+            match self.top.compare_exchange_weak(top, newest, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return,
                 Err(seen) => top = seen,
             }
         }
@@ -85,6 +92,55 @@ impl<F> Intake<F> {
 impl<F> Drop for Intake<F> {
     fn drop(&mut self) {
         drop(self.take_all());
+    }
+}
+
+/// Frames built into nodes and linked, newest first, not yet in an intake: what a
+/// burst pushes with one compare-and-swap. Dropping it drops its frames.
+pub(crate) struct Chain<F> {
+    newest: *mut Node<F>,
+    oldest: *mut Node<F>,
+    len: usize,
+}
+
+impl<F> Chain<F> {
+    pub(crate) fn new() -> Chain<F> {
+        Chain { newest: ptr::null_mut(), oldest: ptr::null_mut(), len: 0 }
+    }
+
+    /// Frames in the chain.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Links `frame` as the newest. `Err(frame)` if no memory is left for its node.
+    pub(crate) fn add(&mut self, frame: F, now: Instant) -> Result<(), F> {
+        let layout = Layout::new::<Node<F>>();
+        // SAFETY: a node has a nonzero size (it holds a pointer).
+        let node = unsafe { alloc(layout) }.cast::<Node<F>>();
+        if node.is_null() {
+            return Err(frame);
+        }
+        // SAFETY: freshly allocated for a `Node<F>`, not yet shared.
+        unsafe { node.write(Node { frame, enqueued: now, next: self.newest }) };
+        if self.oldest.is_null() {
+            self.oldest = node;
+        }
+        self.newest = node;
+        self.len += 1;
+        Ok(())
+    }
+}
+
+impl<F> Drop for Chain<F> {
+    fn drop(&mut self) {
+        let mut node = self.newest;
+        while !node.is_null() {
+            // SAFETY: the chain owns its nodes; each is read out and freed once.
+            let Node { next, .. } = unsafe { node.read() };
+            unsafe { dealloc(node.cast(), Layout::new::<Node<F>>()) };
+            node = next;
+        }
     }
 }
 
@@ -174,6 +230,29 @@ mod tests {
         drop(batch);
         intake.push(counted.clone(), Instant::ZERO).unwrap();
         drop(intake);
+        assert_eq!(alloc::rc::Rc::strong_count(&counted), 1);
+    }
+
+    #[test]
+    fn a_chain_goes_in_whole_and_in_order() {
+        let intake = Intake::new();
+        intake.push(0u32, Instant::ZERO).unwrap();
+        let mut chain = Chain::new();
+        for i in 1..4u32 {
+            chain.add(i, Instant::ZERO).unwrap();
+        }
+        assert_eq!(chain.len(), 3);
+        intake.push_chain(chain);
+        intake.push_chain(Chain::new());
+        intake.push(4, Instant::ZERO).unwrap();
+        let got: Vec<u32> = intake.take_all().map(|(f, _)| f).collect();
+        assert_eq!(got, [0, 1, 2, 3, 4]);
+        // A chain dropped unpushed frees its frames.
+        let counted = alloc::rc::Rc::new(());
+        let mut chain = Chain::new();
+        chain.add(counted.clone(), Instant::ZERO).unwrap();
+        chain.add(counted.clone(), Instant::ZERO).unwrap();
+        drop(chain);
         assert_eq!(alloc::rc::Rc::strong_count(&counted), 1);
     }
 

@@ -1,7 +1,7 @@
 //! The table of txqs the crate owns for a radio: a lock-free intake per txq for any
 //! context to enqueue into, and the queue itself, which only the txq's server touches.
 
-use super::intake::{Batch, Intake};
+use super::intake::{Batch, Chain, Intake};
 use super::turn::TxqTurn;
 use crate::scheduler::HoldRefused;
 use crate::slots::txq;
@@ -157,19 +157,29 @@ impl<F> fmt::Display for EnqueueError<F> {
     }
 }
 
-/// Frames handed back from a txq's intake, oldest first.
-pub struct ReturnedFrames<F>(pub(super) Batch<F>);
+/// Frames handed back from a txq's intake, oldest first (after the caller's own frame
+/// that a burst could not queue, if any).
+pub struct ReturnedFrames<F> {
+    first: Option<F>,
+    batch: Batch<F>,
+}
+
+impl<F> ReturnedFrames<F> {
+    pub(super) fn new(batch: Batch<F>) -> ReturnedFrames<F> {
+        ReturnedFrames { first: None, batch }
+    }
+}
 
 impl<F> Iterator for ReturnedFrames<F> {
     type Item = F;
     fn next(&mut self) -> Option<F> {
-        self.0.next().map(|(frame, _)| frame)
+        self.first.take().or_else(|| self.batch.next().map(|(frame, _)| frame))
     }
 }
 
 impl<F> fmt::Debug for ReturnedFrames<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReturnedFrames").field("empty", &self.0.is_empty()).finish()
+        f.debug_struct("ReturnedFrames").field("empty", &(self.first.is_none() && self.batch.is_empty())).finish()
     }
 }
 
@@ -266,7 +276,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             // keeps the slot held rather than lose what its intake holds.
             let Some(queue) = kept.queue else { continue };
             // Enqueues whose wakes came before the removal; later ones take theirs back.
-            let intake = ReturnedFrames(cell.take_intake());
+            let intake = ReturnedFrames::new(cell.take_intake());
             self.sched.release_kept(index);
             return Some(RemovedTxq { id, queue, retry: kept.retry, intake });
         }
@@ -276,48 +286,82 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// and wakes the txq ([`Scheduler::wake_txq`]). The frame reaches the queue at the
     /// txq's next turn.
     pub fn enqueue(&self, id: TxqId, frame: Q::Frame, now: Instant) -> Result<(), EnqueueError<Q::Frame>> {
-        let Some(cell) = self.cells.get(id.index()) else { return Err(EnqueueError::UnknownTxq(frame)) };
+        self.enqueue_burst(id, &mut core::iter::once(frame), now).map(|_| ())
+    }
+
+    /// Queues the frames of `frames` for txq `id` as one burst (a GSO batch, the frames
+    /// of one `xmit_more` run): one hold, one push of the whole burst into the intake,
+    /// one wake — what [`enqueue`](Self::enqueue) pays per frame. `Ok(n)`: all `n` frames
+    /// are queued. On `Err`, the frames before the one the error hands back are queued,
+    /// and those after it are still in `frames`.
+    pub fn enqueue_burst(
+        &self,
+        id: TxqId,
+        frames: &mut impl Iterator<Item = Q::Frame>,
+        now: Instant,
+    ) -> Result<u32, EnqueueError<Q::Frame>> {
+        let Some(cell) = self.cells.get(id.index()) else {
+            return match frames.next() {
+                Some(frame) => Err(EnqueueError::UnknownTxq(frame)),
+                None => Ok(0),
+            };
+        };
         // Weakened variant, only to prove the loom model catches it: no hold, so the
         // slot can be reused between the check and the push.
-        if cfg!(airtime_weakened = "enqueue_unheld") {
-            if self.sched.txq_slot(id).is_err() {
-                return Err(EnqueueError::UnknownTxq(frame));
-            }
-            cell.intake_len.fetch_add(1, Ordering::Relaxed);
-            if let Err(frame) = cell.intake.push(frame, now) {
-                return Err(EnqueueError::NoMemory(frame));
-            }
-            return match self.sched.wake_txq(id, now) {
-                Ok(()) => Ok(()),
-                Err(_) => Err(EnqueueError::Removed(ReturnedFrames(cell.take_intake()))),
+        let unheld = cfg!(airtime_weakened = "enqueue_unheld");
+        let held = if unheld {
+            self.sched.txq_slot(id).map(|_| ()).map_err(|_| HoldRefused::Gone)
+        } else {
+            self.sched.hold_txq(id)
+        };
+        if let Err(refused) = held {
+            return match (frames.next(), refused) {
+                (None, _) => Ok(0),
+                (Some(frame), HoldRefused::Gone) => Err(EnqueueError::UnknownTxq(frame)),
+                (Some(frame), HoldRefused::Busy) => Err(EnqueueError::Busy(frame)),
             };
         }
-        match self.sched.hold_txq(id) {
-            Ok(()) => {}
-            Err(HoldRefused::Gone) => return Err(EnqueueError::UnknownTxq(frame)),
-            Err(HoldRefused::Busy) => return Err(EnqueueError::Busy(frame)),
+        let mut chain = Chain::new();
+        // The frame that ended the burst early, and whether for room (else memory).
+        let mut refused: Option<(Q::Frame, bool)> = None;
+        for frame in frames.by_ref() {
+            // Relaxed: a bound; two enqueues racing for the last place may both fail,
+            // never both pass it.
+            if cell.intake_len.fetch_add(1, Ordering::Relaxed) >= INTAKE_LIMIT {
+                cell.intake_len.fetch_sub(1, Ordering::Relaxed);
+                refused = Some((frame, true));
+                break;
+            }
+            if let Err(frame) = chain.add(frame, now) {
+                cell.intake_len.fetch_sub(1, Ordering::Relaxed);
+                refused = Some((frame, false));
+                break;
+            }
         }
-        // Relaxed: a bound; two enqueues racing for the last place may both fail, never
-        // both pass it.
-        if cell.intake_len.fetch_add(1, Ordering::Relaxed) >= INTAKE_LIMIT {
-            cell.intake_len.fetch_sub(1, Ordering::Relaxed);
-            self.sched.unhold_txq(id.index());
-            return Err(EnqueueError::Full(frame));
+        let refusal = |(frame, full): (Q::Frame, bool)| {
+            if full { EnqueueError::Full(frame) } else { EnqueueError::NoMemory(frame) }
+        };
+        let queued = u32::try_from(chain.len()).unwrap_or(u32::MAX);
+        if queued == 0 {
+            if !unheld {
+                self.sched.unhold_txq(id.index());
+            }
+            return refused.map_or(Ok(0), |r| Err(refusal(r)));
         }
-        if let Err(frame) = cell.intake.push(frame, now) {
-            cell.intake_len.fetch_sub(1, Ordering::Relaxed);
-            self.sched.unhold_txq(id.index());
-            return Err(EnqueueError::NoMemory(frame));
-        }
-        match self.sched.wake_held(id, now) {
-            Ok(()) => Ok(()),
+        cell.intake.push_chain(chain);
+        let woken = if unheld { self.sched.wake_txq(id, now) } else { self.sched.wake_held(id, now) };
+        match woken {
+            Ok(()) => refused.map_or(Ok(queued), |r| Err(refusal(r))),
             Err(_) => {
                 // Removed meanwhile, and still held: nothing can be pushed here for a
                 // later occupant yet, so whatever is in the intake is the removed txq's.
                 let back =
                     if cfg!(airtime_weakened = "intake_no_takeback") { Batch::empty() } else { cell.take_intake() };
-                self.sched.unhold_txq(id.index());
-                Err(EnqueueError::Removed(ReturnedFrames(back)))
+                if !unheld {
+                    self.sched.unhold_txq(id.index());
+                }
+                // The frame the burst could not queue comes back first.
+                Err(EnqueueError::Removed(ReturnedFrames { first: refused.map(|(frame, _)| frame), batch: back }))
             }
         }
     }
