@@ -85,8 +85,9 @@ pub struct RoundReport<F> {
     /// Frames pushed without a charge because their station has no entry in the
     /// [`StationTable`] or was removed mid-round (the ring still gets them).
     pub uncharged: u32,
-    /// Frames the ring refused that wait in their txq's retry slot with their charges
-    /// ([`TxqTable::run_round`](crate::TxqTable::run_round) only).
+    /// Frames the ring refused that wait in their txq's retry slot, their charges
+    /// released until they are sent ([`TxqTable::run_round`](crate::TxqTable::run_round)
+    /// only).
     pub held_back: u32,
     /// Frames of station txqs kept back uncharged because no charge could be made
     /// (station gone from the table or the scheduler;

@@ -202,7 +202,7 @@ fn a_txq_removed_while_served_comes_back_when_its_turn_ends() {
 }
 
 #[test]
-fn run_round_keeps_a_refused_frame_with_its_charge_and_sends_it_first() {
+fn run_round_keeps_a_refused_frame_and_sends_it_first_charged_once() {
     let t = table();
     let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
     let peers = Peers(vec![Peer(sta)]);
@@ -215,11 +215,14 @@ fn run_round_keeps_a_refused_frame_with_its_charge_and_sends_it_first() {
     assert_eq!(report.end, RoundEnd::Refused(RingErrorKind::OutOfMemory));
     assert_eq!((report.frames, report.held_back), (1, 1));
     assert!(report.refused.is_none(), "kept in the txq, not handed to the caller");
-    // Two charges out: the sent frame's and the kept one's, nothing charged twice.
-    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 200);
+    // One charge out: the sent frame's. The kept frame gave its charge back, so it can
+    // never hold its own txq over a limit while it waits.
+    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 100);
     let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
     assert_eq!(report.frames, 2);
+    // Each frame in the ring carries exactly one charge.
     assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 300);
+    assert!(r.held.iter().all(|(_, c)| c.is_some()));
     let sent = complete(&t, &mut r);
     assert_eq!(sent, [Pkt(0), Pkt(1), Pkt(2)], "the kept frame went first");
     assert_eq!(t.scheduler().total_pending_us(), 0);
@@ -290,7 +293,7 @@ fn a_frame_with_no_station_to_price_it_is_kept_uncharged_never_sent_uncharged() 
 }
 
 #[test]
-fn a_retry_frame_of_a_removed_txq_comes_back_with_its_charge() {
+fn a_retry_frame_of_a_removed_txq_comes_back_with_nothing_pending() {
     let t = table();
     let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
     let peers = Peers(vec![Peer(sta)]);
@@ -300,9 +303,8 @@ fn a_retry_frame_of_a_removed_txq_comes_back_with_its_charge() {
     let _ = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
     t.remove_station(sta).unwrap();
     let removed = t.take_removed().unwrap();
-    let Some(Retry { frame, charge: Some(charge) }) = removed.retry else { panic!("the kept frame and its charge") };
+    let Some(Retry { frame, charge: None }) = removed.retry else { panic!("the kept frame, uncharged") };
     assert_eq!(frame, Pkt(0));
-    t.scheduler().release(charge).unwrap();
     assert_eq!(t.scheduler().total_pending_us(), 0);
 }
 
@@ -446,4 +448,41 @@ fn a_burst_is_queued_whole_with_one_wake_and_stops_at_the_intake_bound() {
     let mut frames = (0..3).map(Pkt);
     assert!(matches!(t.enqueue_burst(q, &mut frames, NOW), Err(EnqueueError::UnknownTxq(Pkt(0)))));
     assert_eq!(frames.count(), 2);
+}
+
+#[test]
+fn a_refused_frame_priced_above_the_stations_limit_is_still_sent() {
+    // Kept with its charge, a frame priced above the station's AQL limit would hold its
+    // own txq out of every round: the charge goes back while it waits.
+    struct Slow(StationId);
+    impl Station for Slow {
+        type Error = StationErrorKind;
+        fn station_id(&self) -> StationId {
+            self.0
+        }
+        fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+            None
+        }
+        fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
+            Ok(20_000)
+        }
+    }
+    struct SlowPeers(Vec<Slow>);
+    impl StationTable for SlowPeers {
+        type Station = Slow;
+        fn station(&self, id: StationId) -> Option<&Slow> {
+            self.0.iter().find(|p| p.0 == id)
+        }
+    }
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let peers = SlowPeers(vec![Slow(sta)]);
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    let mut r = TestRing { refuse_at: Some(1), ..ring(64) };
+    let _ = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 0);
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 1, "the kept frame goes out");
+    complete(&t, &mut r);
 }

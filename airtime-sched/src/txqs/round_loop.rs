@@ -49,7 +49,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// room, the turn's budget lasts and the station's AQL budget allows — the frame in
     /// the retry slot first, then frames from the queue, each charged to its station
     /// (priced by `stations`) and pushed. A frame the ring refuses goes to its txq's
-    /// retry slot with its charge, and the round ends ([`RoundEnd::Refused`]); a
+    /// retry slot, its charge released (it is charged again when sent, so a kept frame
+    /// never holds its own txq over a limit), and the round ends ([`RoundEnd::Refused`]); a
     /// station txq's frame that cannot be charged (its station gone from `stations` or
     /// from the scheduler) is kept there uncharged and the txq's turn ends: it is
     /// charged when sent, or handed back with the txq when the station's removal
@@ -177,9 +178,16 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     Err(PushError { frame, charge, error }) => {
                         let kind = error.kind();
                         report.held_back += 1;
-                        if let Err(back) = turn.hold_back(Retry { frame, charge }) {
+                        // The kept frame gives its charge back: kept, it would count
+                        // against the very AQL and PHY limits that decide whether its txq
+                        // gets the turn that sends it (a charge above the station's limit
+                        // would never leave). It is charged again when sent.
+                        if let Some(charge) = charge {
+                            let _ = self.scheduler().release(charge);
+                        }
+                        if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
                             // Unreachable, as above.
-                            report.refused = Some(Refused { frame: back.frame, charge: back.charge, txq: id, kind });
+                            report.refused = Some(Refused { frame: back.frame, charge: None, txq: id, kind });
                         }
                         stop = Some(RoundEnd::Refused(kind));
                         break;

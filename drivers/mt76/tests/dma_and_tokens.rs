@@ -1,5 +1,5 @@
-//! `__mt76_tx_queue_skb` and the token table: a refused DMA write keeps the frame and
-//! its charge; `mt76_token_consume` blocks tx at `token_size - MT76_TOKEN_FREE_THR`
+//! `__mt76_tx_queue_skb` and the token table: a refused DMA write keeps the frame (its
+//! charge given back until it is sent); `mt76_token_consume` blocks tx at `token_size - MT76_TOKEN_FREE_THR`
 //! and `mt76_token_release` (from the tx-free event) unblocks it.
 
 mod common;
@@ -11,7 +11,7 @@ use airtime_sched::{Ac, RingErrorKind};
 use common::Bench;
 
 #[test]
-fn a_refused_dma_write_keeps_the_frame_and_its_charge_and_sends_it_first_next_turn() {
+fn a_refused_dma_write_keeps_the_frame_and_sends_it_first_next_turn() {
     for error in [DmaError::MapFailed, DmaError::Full] {
         let mut b = Bench::default();
         let s = b.station(1, 256);
@@ -24,8 +24,8 @@ fn a_refused_dma_write_keeps_the_frame_and_its_charge_and_sends_it_first_next_tu
         assert_eq!(b.radio.tokens_in_use(), 0, "its token was given back");
         assert_eq!(b.radio.stats().dma_refused, 1);
         let held = b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap();
-        assert!(held > 0, "the held frame keeps its charge");
-        // The next wake sends it first, without charging it again.
+        assert_eq!(held, 0, "the kept frame holds no charge: it cannot hold its own txq over a limit");
+        // The next wake sends it first, charged once.
         let r = b.radio.wake_tx_queue(q, b.now).unwrap();
         assert_eq!(r.frames, 5);
         let order: Vec<u64> = b.radio.hal().descs(Ac::Be).iter().map(|d| d.token.0 as u64).collect();
