@@ -18,7 +18,7 @@ fn small_ring(ring: u32) -> Bench {
 }
 
 fn done_seqs(b: &Bench) -> Vec<u64> {
-    b.radio.hal().done().iter().map(|(p, _)| p.seq).collect()
+    b.done_seqs()
 }
 
 #[test]
@@ -29,7 +29,7 @@ fn a_full_ring_ends_the_round_loses_no_frame_and_the_txq_resumes_after_the_next_
     let r = b.send(q, 10, 1500, 0);
     assert_eq!((r.frames, r.end, r.holding), (4, RoundEnd::RingFull, false));
     // The frame that met the shortage was not dequeued: it heads its txq, uncharged.
-    assert_eq!(b.radio.txq(q).unwrap().0.front().map(|p| p.seq), Some(4));
+    assert_eq!(b.txq_front(q), Some(4));
     assert_eq!(b.frames_accounted(), 10);
     assert_eq!(b.radio.dp_stats().flushed, 0);
     let charged = b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap();
@@ -50,7 +50,7 @@ fn a_refused_push_keeps_the_frame_and_its_charge_for_the_next_round() {
         let mut b = small_ring(64);
         let s = b.station(1, 256);
         let q = b.txq(s, 0);
-        b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [kind]);
+        b.radio.hal().fail_enqueues(RingId::for_cpu(0), [kind]);
         let r = b.send(q, 5, 1500, 0);
         assert_eq!((r.frames, r.end, r.holding), (0, RoundEnd::Refused(kind), true));
         assert_eq!(b.radio.held_frames(), 1);
@@ -73,7 +73,7 @@ fn a_held_frame_waits_while_the_ring_has_no_room() {
     let mut b = small_ring(2);
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
-    b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
+    b.radio.hal().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
     b.send(q, 1, 1500, 0);
     assert_eq!(b.radio.held_frames(), 1);
     let q2 = b.txq(b.radio.station_by_peer(1).unwrap(), 6);
@@ -81,7 +81,7 @@ fn a_held_frame_waits_while_the_ring_has_no_room() {
     let r = b.radio.wake_tx_queue(q, 0, b.now).unwrap();
     assert_eq!((r.frames, r.end, r.holding), (0, RoundEnd::RingFull, true));
     b.drain(64, 0);
-    assert_eq!(b.radio.hal().done().len(), 3);
+    assert_eq!(b.done_len(), 3);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
 }
 
@@ -90,14 +90,14 @@ fn a_held_frame_of_a_removed_station_is_released_and_reported_removed() {
     let mut b = small_ring(64);
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
-    b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
+    b.radio.hal().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
     b.send(q, 3, 1500, 0);
     let mut purged = 0;
-    b.radio.remove_station(s, |txq| purged += txq.0.len()).unwrap();
+    b.radio.remove_station(s, |txq| purged += txq.len()).unwrap();
     assert_eq!(purged, 2);
     assert_eq!(b.radio.held_frames(), 0);
-    assert_eq!(b.radio.hal().done().len(), 1);
-    assert_eq!(b.radio.hal().done()[0].1, TxStatus::Removed);
+    assert_eq!(b.done_len(), 1);
+    assert_eq!(b.done_statuses()[0], TxStatus::Removed);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     b.radio.scheduler_mut().check_invariants().unwrap();
 }
