@@ -73,23 +73,26 @@ impl DpCounters {
 
     /// The counters now (pending MSDUs and held frames are the caller's to fill in).
     pub(crate) fn snapshot(&self) -> DpStats {
-        let mut s = DpStats::default();
-        s.enqueued = self.enqueued.get();
-        s.ring_full = self.ring_full.get();
-        s.msdu_table_full = self.msdu_table_full.get();
-        s.out_of_memory = self.out_of_memory.get();
-        s.other_failures = self.other_failures.get();
-        for (out, c) in s.completions.iter_mut().zip(&self.completions) {
+        let mut completions = [0u64; TxStatus::COUNT];
+        for (out, c) in completions.iter_mut().zip(&self.completions) {
             *out = c.get();
         }
-        s.unknown_msdu = self.unknown_msdu.get();
-        s.release_errors = self.release_errors.get();
-        s.uncharged = self.uncharged.get();
-        s.held_for_retry = self.held_for_retry.get();
-        s.flushed = self.flushed.get();
-        s.msdu_table_errors = self.msdu_table_errors.get();
-        s.unknown_peer_reports = self.unknown_peer_reports.get();
-        s
+        DpStats {
+            enqueued: self.enqueued.get(),
+            ring_full: self.ring_full.get(),
+            msdu_table_full: self.msdu_table_full.get(),
+            out_of_memory: self.out_of_memory.get(),
+            other_failures: self.other_failures.get(),
+            completions,
+            unknown_msdu: self.unknown_msdu.get(),
+            release_errors: self.release_errors.get(),
+            uncharged: self.uncharged.get(),
+            held_for_retry: self.held_for_retry.get(),
+            flushed: self.flushed.get(),
+            msdu_table_errors: self.msdu_table_errors.get(),
+            unknown_peer_reports: self.unknown_peer_reports.get(),
+            ..DpStats::default()
+        }
     }
 }
 
