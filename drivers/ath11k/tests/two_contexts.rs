@@ -409,3 +409,40 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
     let w = Arc::get_mut(&mut world).expect("one owner");
     w.radio.scheduler_mut().check_invariants().expect("invariants after shutdown");
 }
+
+/// Control operations take no lock either: two threads adding the same peer ids, the
+/// same TIDs and removing the same stations at once never both succeed.
+#[test]
+fn concurrent_control_operations_claim_each_peer_and_tid_once() {
+    let mut config = Config::default();
+    config.sched.max_stations = 64;
+    let radio: Arc<Radio> = Arc::new(Ath11k::new(SimHal::new(SimConfig::default()), config).expect("radio"));
+    for round in 0..20u16 {
+        let peers: Vec<u16> = (0..32).map(|p| round * 100 + p).collect();
+        let run = |f: &(dyn Fn(&Radio, usize) -> bool + Sync)| -> Vec<u32> {
+            let wins: Vec<AtomicU64> = (0..peers.len()).map(|_| AtomicU64::new(0)).collect();
+            std::thread::scope(|s| {
+                for _ in 0..2 {
+                    s.spawn(|| {
+                        for (i, win) in wins.iter().enumerate() {
+                            if f(&radio, i) {
+                                win.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    });
+                }
+            });
+            wins.iter().map(|w| w.load(Ordering::Relaxed) as u32).collect()
+        };
+        let added = run(&|r, i| r.add_station(peers[i], Weight::DEFAULT).is_ok());
+        assert!(added.iter().all(|n| *n == 1), "each peer id added once: {added:?}");
+        let stas: Vec<StationId> = peers.iter().map(|p| radio.station_by_peer(*p).expect("added")).collect();
+        let txqs = run(&|r, i| r.add_txq(Some(stas[i]), Tid::BE, Q::default()).is_ok());
+        assert!(txqs.iter().all(|n| *n == 1), "each TID added once: {txqs:?}");
+        let removed = run(&|r, i| r.remove_station(stas[i], drop).is_ok());
+        assert!(removed.iter().all(|n| *n == 1), "each station removed once: {removed:?}");
+        assert!(peers.iter().all(|p| radio.station_by_peer(*p).is_none()));
+    }
+    let mut radio = Arc::try_unwrap(radio).expect("one owner");
+    radio.scheduler_mut().check_invariants().expect("invariants");
+}

@@ -196,7 +196,10 @@ where
         self.stations.get(id)?.txq(tid)
     }
 
-    /// The station record `id` (its fields are atomics: read any time).
+    /// The station record `id` (its fields are atomics: read any time). Checked
+    /// against `id` when looked up; if the station is removed and its slot reused while
+    /// the reference is held, the fields read are the new occupant's (there is no RCU
+    /// here), which the scheduler's own checks of `id` make harmless.
     pub fn station(&self, id: StationId) -> Option<&StationRecord> {
         self.stations.get(id)
     }
