@@ -130,7 +130,13 @@ impl HeldGauge {
     pub(crate) fn down(&self, ac: Ac) {
         if let Some(g) = self.0.get(ac.index()) {
             // Never below zero, even if a caller miscounted.
-            let _ = g.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_sub(1)));
+            let mut v = g.load(Ordering::Acquire);
+            while v > 0 {
+                match g.compare_exchange_weak(v, v - 1, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(_) => break,
+                    Err(seen) => v = seen,
+                }
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 
 use airtime_ath11k::hal::TxStatus;
 use airtime_ath11k::sim_hal::{SimConfig, SimHal};
-use airtime_ath11k::{Ath11k, CompletionPass, Config, RoundOutcome};
+use airtime_ath11k::{Ath11k, Ath11kError, CompletionPass, Config, RoundOutcome};
 use airtime_sched::traits::Frame;
 use airtime_sched::{Enqueue, Instant, StationId, Tid, Txq, TxqId, Weight};
 use std::collections::VecDeque;
@@ -101,11 +101,22 @@ impl Bench {
     }
 
     pub fn txq(&mut self, sta: StationId, tid: u8) -> TxqId {
+        self.try_txq(sta, tid).expect("txq")
+    }
+
+    /// A txq for `sta` on `tid`, or why the adapter refused it.
+    pub fn try_txq(&mut self, sta: StationId, tid: u8) -> Result<TxqId, Ath11kError> {
         let shared = Arc::new(Shared::default());
-        let id =
-            self.radio.add_txq(Some(sta), Tid::new(tid).unwrap(), Q(shared.clone())).map_err(|e| e.0).expect("txq");
+        let tid = Tid::new(tid).map_err(|_| Ath11kError::TxqInUse)?;
+        let id = self.radio.add_txq(Some(sta), tid, Q(shared.clone())).map_err(|e| e.0)?;
         self.txqs.push(BenchTxq { id, shared, accepted: 0 });
-        id
+        Ok(id)
+    }
+
+    /// Forgets the bench's txqs the adapter no longer has.
+    pub fn forget_removed_txqs(&mut self) {
+        let radio = &self.radio;
+        self.txqs.retain(|t| radio.scheduler().txq_info(t.id).is_ok());
     }
 
     fn bench_txq(&mut self, id: TxqId) -> &mut BenchTxq {
