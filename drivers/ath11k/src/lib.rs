@@ -49,7 +49,7 @@
 //! | 5 | schedule TXQs from the driver | [`Ath11k::wake_tx_queue`] → [`Ath11k::run_round`] → `TxqTable::run_round` |
 //! | 6 | run the scheduler on tx completion | [`Ath11k::poll_tx_completions`] starts rounds only for the ACs it reaped |
 //! | 7 | charge received airtime | [`Ath11k::on_rx_ppdu`]: `register_airtime(sta, BE, 0, rx_us)` |
-//! | 8 | stop a round when the hardware refuses | room checked before dequeue; a refused frame is kept with its charge and sent first next round |
+//! | 8 | stop a round when the hardware refuses | room checked before dequeue; a refused frame is kept in its txq (its charge released while it waits) and sent first at the txq's next turn |
 //! | 9 | budget the tx completion handler | [`Ath11k::poll_tx_completions`] handles at most `budget` descriptors per call |
 //! | flag | `IEEE80211_HW_TX_NO_PUSHBACK` | [`Config::tx_no_pushback`] (on): limits scale by weight/256 |
 //!
@@ -57,9 +57,12 @@
 //! * **Patch 8**: the series frees the frame that meets a full ring (it was already
 //!   dequeued and charged). Here ring room is checked before the dequeue, so that
 //!   frame stays in its txq; and a frame the ring still refuses after the check (a
-//!   race with the other context, or -ENOMEM) is kept in its txq's retry slot with
-//!   its charge and pushed first at the txq's next turn. No frame and no charge is
-//!   lost (tested, also from two threads with faults injected).
+//!   race with the other context, or -ENOMEM) is kept in its txq's retry slot and
+//!   pushed first at the txq's next turn. Its charge is released while it waits and
+//!   made again when it is sent: a frame that is not in flight must not count against
+//!   the AQL and PHY limits that gate its own txq's turn (kept charges did, and could
+//!   hold a station back for good). No frame is lost and no charge leaks (tested, also
+//!   from two threads with faults injected).
 //! * **Patch 6**: the rings are shared by all ACs, so a completion pass that reaped
 //!   anything also starts rounds on ACs whose last round ended on a full ring
 //!   ([`Config::resume_blocked_acs`], on by default; off gives the series' behaviour).

@@ -43,7 +43,8 @@ pub struct DpStats {
     pub msdu_table_errors: u64,
     /// PPDU stats users and rx PPDUs naming no known peer.
     pub unknown_peer_reports: u64,
-    /// Frames waiting in the txqs' retry slots now (refused by the ring, charged).
+    /// Frames waiting in the txqs' retry slots now (refused by the ring; uncharged until
+    /// sent).
     pub held_now: u32,
 }
 

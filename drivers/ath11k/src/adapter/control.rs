@@ -254,8 +254,8 @@ where
         RingId::ALL.iter().fold(0u32, |n, r| n.saturating_add(self.hal.msdu_outstanding(*r)))
     }
 
-    /// Frames waiting in the txqs' retry slots (refused by the ring, kept with their
-    /// charges).
+    /// Frames waiting in the txqs' retry slots (refused by the ring, kept uncharged
+    /// until sent).
     pub fn held_frames(&self) -> u32 {
         self.held.total()
     }

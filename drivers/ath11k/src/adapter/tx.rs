@@ -1,7 +1,8 @@
 //! The transmit side: enqueue from any context, and the driver-owned scheduling round
 //! (patch 5), ended when the ring has no room (patch 8, with the room checked before
 //! dequeue). A frame the ring refuses after dequeue stays in its txq's retry slot (the
-//! core's table keeps one per txq) and goes first at the txq's next turn.
+//! core's table keeps one per txq), its charge released while it waits, and goes first
+//! at the txq's next turn, charged again then.
 
 use super::ring::TclRingView;
 use super::{Ath11k, Ath11kError};
@@ -61,8 +62,8 @@ where
     /// scheduler hands out, its kept frame first, then its queue, while the ring has
     /// room (checked before each dequeue, patch 8), the station's AQL budget allows and
     /// the turn budget ([`Config::turn_budget`](super::Config::turn_budget)) lasts. A
-    /// frame the ring refuses after dequeue stays in its txq's retry slot with its
-    /// charge. Any context; two may run rounds on one AC at once.
+    /// frame the ring refuses after dequeue stays in its txq's retry slot, uncharged
+    /// until it is sent. Any context; two may run rounds on one AC at once.
     pub fn run_round(&self, ac: Ac, cpu: u32, now: Instant) -> RoundOutcome {
         let mut view = TclRingView {
             hal: &self.hal,
@@ -70,6 +71,7 @@ where
             counters: &self.counters,
             marks: &self.txq_marks,
             held: &self.held,
+            sched: self.txqs.scheduler(),
             ring: RingId::for_cpu(cpu),
             retry: self.config.tcl_ring_retry,
             ac,

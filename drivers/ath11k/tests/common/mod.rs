@@ -170,7 +170,37 @@ impl Bench {
                 }
             }
         }
-        panic!("did not drain");
+        let acs: Vec<_> = airtime_sched::Ac::ALL
+            .iter()
+            .map(|ac| {
+                let r = self.radio.run_round(*ac, cpu, self.now);
+                (
+                    *ac,
+                    self.radio.scheduler().ac_pending_us(*ac),
+                    self.radio.scheduler().phy_limit_us(*ac),
+                    r.end,
+                    r.txqs_served,
+                    r.frames,
+                )
+            })
+            .collect();
+        eprintln!("ACs: {acs:?}");
+        for t in &self.txqs {
+            if t.queued() > 0 {
+                eprintln!("{:?}: {:?}", t.id, self.radio.scheduler().txq_info(t.id));
+            }
+        }
+        let per_txq: Vec<(TxqId, u64)> = self.txqs.iter().map(|t| (t.id, t.queued())).filter(|t| t.1 > 0).collect();
+        panic!(
+            "did not drain: queued {:?}, held {}, outstanding {}, completions {}, blocked {:?}, pending {}, {:?}",
+            per_txq,
+            self.radio.held_frames(),
+            self.radio.outstanding_msdus(),
+            self.radio.hal().completions_waiting(),
+            self.radio.blocked_acs(),
+            self.radio.scheduler().total_pending_us(),
+            self.radio.dp_stats()
+        );
     }
 
     /// Frames in the txqs the bench still has.
