@@ -27,7 +27,7 @@ use airtime_ath11k::{AcSet, Ath11kError, Config};
 use airtime_est::{Bandwidth, HeGi, Rate};
 use airtime_sched::{Ac, AqlLimits, RingErrorKind, StationId, Tid, TxqId, Weight};
 use arbitrary::Arbitrary;
-use bench::{Bench, Q};
+use bench::Bench;
 use libfuzzer_sys::fuzz_target;
 
 /// One peer as the input describes it.
@@ -226,12 +226,14 @@ impl State {
         assert_eq!(dp.release_errors, 0, "a release failed");
         assert_eq!(r.scheduler().underflows(), 0);
         let by_status: u64 = dp.completions.iter().sum();
-        assert_eq!(by_status + dp.flushed, r.hal().done().len() as u64, "{dp:?}");
-        let done = r.hal().done();
-        for (_, st) in &done[self.seen..] {
-            self.by_status[st.index()] += 1;
-        }
-        self.seen = done.len();
+        assert_eq!(by_status + dp.flushed, r.hal().done_len() as u64, "{dp:?}");
+        let (seen, counts) = (self.seen, &mut self.by_status);
+        self.seen = r.hal().with_done(|done| {
+            for (_, st) in done.get(seen..).unwrap_or(&[]) {
+                counts[st.index()] += 1;
+            }
+            done.len()
+        });
         for s in TxStatus::ALL {
             if s != TxStatus::Removed {
                 assert_eq!(self.by_status[s.index()], dp.completions[s.index()], "{s:?}");
@@ -249,9 +251,8 @@ impl State {
     }
 
     fn add_txq(&mut self, sta: StationId, tid: u8) -> Result<TxqId, Ath11kError> {
-        let id = self.b.radio.add_txq(Some(sta), Tid::new(tid % 17).unwrap(), Q::default()).map_err(|e| e.0)?;
+        let id = self.b.try_txq(sta, tid % 17)?;
         assert_eq!(self.b.radio.txq_for(sta, Tid::new(tid % 17).unwrap()), Some(id));
-        self.b.txqs.push(id);
         self.live.push(id);
         Ok(id)
     }
@@ -357,11 +358,11 @@ fuzz_target!(|input: Input| {
                 assert!(pass.work_done <= budget, "{pass:?} over budget {budget}");
                 assert_eq!(pass.budget_exhausted(budget), pass.work_done >= budget);
             }
-            Op::Statuses(ref v) => s.b.radio.hal_mut().script_statuses(v.iter().take(64).map(|&x| status(x))),
+            Op::Statuses(ref v) => s.b.radio.hal().script_statuses(v.iter().take(64).map(|&x| status(x))),
             Op::Faults { ring: r, ref kinds } => {
-                s.b.radio.hal_mut().fail_enqueues(ring(r), kinds.iter().take(8).map(|&k| kind(k)))
+                s.b.radio.hal().fail_enqueues(ring(r), kinds.iter().take(8).map(|&k| kind(k)))
             }
-            Op::Inject { ring: r, msdu_id, status: st } => s.b.radio.hal_mut().inject_completion(TxCompletion {
+            Op::Inject { ring: r, msdu_id, status: st } => s.b.radio.hal().inject_completion(TxCompletion {
                 ring: ring(r),
                 msdu_id: u32::from(msdu_id),
                 status: status(st),
@@ -390,8 +391,8 @@ fuzz_target!(|input: Input| {
                 let now = s.b.now;
                 s.b.radio.run_rounds(acs, u32::from(cpu), now);
             }
-            Op::HoldRings(on) => s.b.radio.hal_mut().hold_rings(on),
-            Op::PauseCompletions(on) => s.b.radio.hal_mut().pause_completions(on),
+            Op::HoldRings(on) => s.b.radio.hal().hold_rings(on),
+            Op::PauseCompletions(on) => s.b.radio.hal().pause_completions(on),
             Op::AddStation(spec) => {
                 let _ = s.add_station(PeerSpec { peer: spec.peer % 512, ..spec });
             }
@@ -399,11 +400,11 @@ fuzz_target!(|input: Input| {
                 let Some(id) = s.pick_sta(sta) else { continue };
                 s.stas.retain(|x| *x != id);
                 let mut dropped = 0u64;
-                s.b.radio.remove_station(id, |q| dropped += q.0.len() as u64).unwrap();
+                s.b.radio.remove_station(id, |q| dropped += q.len() as u64).unwrap();
                 s.discarded += dropped;
                 let radio = &s.b.radio;
-                s.live.retain(|t| radio.txq(*t).is_some());
-                s.b.txqs.retain(|t| radio.txq(*t).is_some());
+                s.live.retain(|t| radio.scheduler().txq_info(*t).is_ok());
+                s.b.forget_removed_txqs();
                 assert!(s.b.radio.station(id).is_none());
             }
             Op::AddTxq { sta, tid } => {
@@ -413,10 +414,11 @@ fuzz_target!(|input: Input| {
             }
             Op::RemoveTxq { txq } => {
                 let Some(id) = s.pick_txq(txq) else { continue };
-                let q = s.b.radio.remove_txq(id).unwrap();
-                s.discarded += q.0.len() as u64;
+                let mut dropped = 0u64;
+                s.b.radio.remove_txq(id, |q| dropped += q.len() as u64).unwrap();
+                s.discarded += dropped;
                 s.live.retain(|t| *t != id);
-                s.b.txqs.retain(|t| *t != id);
+                s.b.forget_removed_txqs();
             }
             Op::SetWeight { sta, weight } => {
                 if let Some(id) = s.pick_sta(sta) {
@@ -448,13 +450,22 @@ fuzz_target!(|input: Input| {
                 assert_eq!(s.b.radio.on_rx_ppdu(&rx, now).is_ok(), known);
             }
             Op::SetPeer { peer, airtime_us, rate: r } => {
-                s.b.radio.hal_mut().set_peer(peer % 512, u32::from(airtime_us), r.and_then(rate))
+                s.b.radio.hal().set_peer(peer % 512, u32::from(airtime_us), r.and_then(rate))
             }
             Op::Debugfs { sta } => s.debugfs(s.pick_sta(sta)),
             Op::Flush => {
+                // Kept frames live in their txqs: a flush of the rings leaves them (and
+                // their charges); the radio's shutdown takes everything.
                 s.b.radio.flush_outstanding();
+                assert_eq!(s.b.radio.outstanding_msdus(), 0);
+                let mut dropped = 0u64;
+                s.b.radio.shutdown(|q| dropped += q.len() as u64);
+                s.discarded += dropped;
+                s.stas.clear();
+                s.live.clear();
+                s.b.forget_removed_txqs();
                 assert_eq!(s.b.radio.outstanding_msdus() + s.b.radio.held_frames(), 0);
-                assert_eq!(s.b.radio.scheduler().total_pending_us(), 0, "flush leaves charges");
+                assert_eq!(s.b.radio.scheduler().total_pending_us(), 0, "shutdown leaves charges");
             }
             Op::SetAql(on) => s.b.radio.set_aql_enabled(on),
         }
@@ -462,8 +473,8 @@ fuzz_target!(|input: Input| {
     }
     // Let everything finish: no faults held back, the default limits (limits of 0 would
     // hold a station back for good), then every charge must be released.
-    s.b.radio.hal_mut().hold_rings(false);
-    s.b.radio.hal_mut().pause_completions(false);
+    s.b.radio.hal().hold_rings(false);
+    s.b.radio.hal().pause_completions(false);
     s.b.radio.set_aql_enabled(true);
     s.b.radio.set_aql_threshold_us(airtime_sched::DEFAULT_AQL_THRESHOLD_US);
     for ac in Ac::ALL {
@@ -482,12 +493,12 @@ fuzz_target!(|input: Input| {
             assert_eq!(s.b.radio.scheduler().station_pending_us(*sta, ac).unwrap(), 0);
         }
     }
-    let mut seqs: Vec<u64> = s.b.radio.hal().done().iter().map(|(p, _)| p.seq).collect();
+    let mut seqs: Vec<u64> = s.b.done_seqs();
     assert_eq!(seqs.len() as u64 + s.discarded, s.b.next_seq, "frames handed back");
     seqs.sort_unstable();
     seqs.dedup();
     assert_eq!(seqs.len() as u64 + s.discarded, s.b.next_seq, "a frame was handed back twice");
     // Teardown: nothing is left to flush, and the HAL comes back with every frame.
     let hal = s.b.radio.into_hal();
-    assert_eq!(hal.done().len(), seqs.len());
+    assert_eq!(hal.done_len(), seqs.len());
 });

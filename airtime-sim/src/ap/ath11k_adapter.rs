@@ -14,11 +14,55 @@ use airtime_ath11k::hal::{PpduStats, PpduUser, RingId, RxPpdu, TxCompletion, TxS
 use airtime_ath11k::{Ath11k, Config};
 use airtime_est::Rate;
 use airtime_sched::fq_codel::FqCodelConfig;
-use airtime_sched::{Ac, AqlLimits, RoundPolicy, Scheduler, StationId, Tid, TxqId, Weight};
+use airtime_sched::{Ac, AqlLimits, Enqueue, Instant, RoundPolicy, Scheduler, StationId, Tid, Txq, TxqId, Weight};
+use std::cell::{Ref, RefCell};
+use std::rc::Rc;
+
+/// The simulator's FQ-CoDel txq as the adapter holds it (in the core's txq table, where
+/// only a turn reaches the queue): every frame FQ-CoDel drops, at enqueue or dequeue,
+/// is moved to a list the simulator shares, so that it can still account for them.
+pub struct TappedTxq {
+    inner: SimTxq,
+    drops: Rc<RefCell<Vec<Packet>>>,
+}
+
+impl TappedTxq {
+    fn tap(&mut self) {
+        self.drops.borrow_mut().extend(self.inner.drain_drops().map(|d| d.frame));
+    }
+}
+
+impl Txq for TappedTxq {
+    type Frame = Packet;
+    type Error = core::convert::Infallible;
+
+    fn dequeue(&mut self, now: Instant) -> Result<Option<Packet>, Self::Error> {
+        let frame = self.inner.dequeue(now);
+        self.tap();
+        frame
+    }
+
+    fn peek_len(&self) -> Option<u32> {
+        self.inner.peek_len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+}
+
+impl Enqueue for TappedTxq {
+    fn enqueue(&mut self, frame: Packet, enqueued: Instant) {
+        Enqueue::enqueue(&mut self.inner, frame, enqueued);
+        self.tap();
+    }
+}
 
 /// The adapter and what the simulator keeps beside it.
 pub struct AdapterAp {
-    adapter: Box<Ath11k<AdapterHal, SimTxq>>,
+    adapter: Box<Ath11k<AdapterHal, TappedTxq>>,
+    /// Frames FQ-CoDel dropped inside the adapter's txqs, not yet collected.
+    drops: Rc<RefCell<Vec<Packet>>>,
     /// Scheduler handle of each station.
     pub sta_ids: Vec<StationId>,
     /// BE txq of each station.
@@ -36,7 +80,7 @@ impl AdapterAp {
         };
         c.sched.tx_no_pushback = config.tx_no_pushback;
         c.tx_no_pushback = config.tx_no_pushback;
-        let mut adapter =
+        let adapter =
             Box::new(Ath11k::new(AdapterHal::new(hw), c).map_err(|e| ApError(format!("ath11k adapter: {e:?}")))?);
         if let Some([low, high]) = config.aql_be_us {
             let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
@@ -45,26 +89,27 @@ impl AdapterAp {
         let mut fq = FqCodelConfig::MAC80211;
         fq.codel_target_us = config.codel_target_us;
         let (mut sta_ids, mut txq_ids) = (Vec::new(), Vec::new());
+        let drops = Rc::new(RefCell::new(Vec::new()));
         for (s, w) in weights.iter().enumerate() {
             let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
             let id = adapter.add_station(s as u16, weight).map_err(|e| ApError(format!("{e:?}")))?;
             let txq = adapter
-                .add_txq(Some(id), Tid::BE, super::mac80211::new_txq(fq))
+                .add_txq(Some(id), Tid::BE, TappedTxq { inner: super::mac80211::new_txq(fq), drops: drops.clone() })
                 .map_err(|(e, _)| ApError(format!("{e:?}")))?;
             sta_ids.push(id);
             txq_ids.push(txq);
         }
-        Ok(AdapterAp { adapter, sta_ids, txq_ids, reported: reported.to_vec() })
+        Ok(AdapterAp { adapter, drops, sta_ids, txq_ids, reported: reported.to_vec() })
     }
 
     /// The radio.
-    pub fn hw(&self) -> &Hardware {
-        &self.adapter.hal().hw
+    pub fn hw(&self) -> Ref<'_, Hardware> {
+        self.adapter.hal().hw.borrow()
     }
 
     /// The radio, mutably.
     pub fn hw_mut(&mut self) -> &mut Hardware {
-        &mut self.adapter.hal_mut().hw
+        self.adapter.hal_mut().hw.get_mut()
     }
 
     /// The scheduler inside the adapter.
@@ -80,24 +125,26 @@ impl AdapterAp {
             return 1;
         };
         let mut drops = 0;
-        if let Some(q) = self.adapter.txq_mut(txq) {
-            let _ = q.enqueue(pkt, instant(now));
-            drops += self.drain(txq, dropped);
+        if let Err(e) = self.adapter.enqueue(txq, pkt, instant(now)) {
+            // Refused (unknown txq, no memory): the frame comes back and is dropped here.
+            let back: Vec<Packet> = match e {
+                airtime_sched::txqs::EnqueueError::UnknownTxq(p)
+                | airtime_sched::txqs::EnqueueError::NoMemory(p)
+                | airtime_sched::txqs::EnqueueError::Busy(p) => vec![p],
+                airtime_sched::txqs::EnqueueError::Removed(back) => back.collect(),
+            };
+            drops += back.len() as u64;
+            dropped.extend(back);
         }
         let _ = self.adapter.wake_tx_queue(txq, u32::from(cpu), instant(now));
         drops + self.drain_all(dropped)
     }
 
-    fn drain(&mut self, txq: TxqId, dropped: &mut Vec<Packet>) -> u64 {
-        let Some(q) = self.adapter.txq_mut(txq) else { return 0 };
-        let before = dropped.len();
-        dropped.extend(q.drain_drops().map(|d| d.frame));
-        (dropped.len() - before) as u64
-    }
-
     fn drain_all(&mut self, dropped: &mut Vec<Packet>) -> u64 {
-        let ids = self.txq_ids.clone();
-        ids.into_iter().map(|t| self.drain(t, dropped)).sum()
+        let mut drops = self.drops.borrow_mut();
+        let n = drops.len() as u64;
+        dropped.append(&mut drops);
+        n
     }
 
     /// The hardware wrote completions for `statuses`; the NAPI poll reaps them in
@@ -110,9 +157,13 @@ impl AdapterAp {
             cpu = u32::from(st.ring);
             // The hardware frees the descriptor when it writes the completion.
             self.hw_mut().free_descriptor(st.ring);
-            self.adapter.hal_mut().completions.push_back(TxCompletion { ring, msdu_id, status: HalTxStatus::Acked });
+            self.adapter.hal_mut().completions.get_mut().push_back(TxCompletion {
+                ring,
+                msdu_id,
+                status: HalTxStatus::Acked,
+            });
         }
-        while !self.adapter.hal().completions.is_empty() {
+        while !self.adapter.hal().completions.borrow().is_empty() {
             let pass = self.adapter.poll_tx_completions(budget, cpu, instant(now));
             if pass.work_done == 0 {
                 break;
@@ -120,7 +171,7 @@ impl AdapterAp {
         }
         // The stack frees the originals; the simulator accounts them through the
         // statuses it already has.
-        self.adapter.hal_mut().finished.clear();
+        self.adapter.hal_mut().finished.get_mut().clear();
         self.drain_all(dropped)
     }
 
@@ -129,14 +180,14 @@ impl AdapterAp {
         let mut p = PpduStats::new(airtime_us);
         let rate = self.reported.get(usize::from(s)).copied();
         let _ = p.push_user(PpduUser { peer_id: s, tid: 0, tx_duration_us: airtime_us, rate });
-        self.adapter.hal_mut().ppdu_stats.push_back(p);
+        self.adapter.hal_mut().ppdu_stats.get_mut().push_back(p);
         let _ = self.adapter.poll_airtime_reports(8, instant(now));
     }
 
     /// An rx status record for a PPDU from station `s`.
     pub fn rx_airtime(&mut self, s: u16, airtime_us: u32, now: Nanos) {
         let rate = self.reported.get(usize::from(s)).copied();
-        self.adapter.hal_mut().rx_ppdus.push_back(RxPpdu { peer_id: s, rx_duration_us: airtime_us, rate });
+        self.adapter.hal_mut().rx_ppdus.get_mut().push_back(RxPpdu { peer_id: s, rx_duration_us: airtime_us, rate });
         let _ = self.adapter.poll_airtime_reports(8, instant(now));
     }
 }

@@ -312,9 +312,12 @@ impl Ap {
         self.adapter.as_ref().map_or(&self.sched, |a| a.sched())
     }
 
-    /// The radio.
-    pub fn hw(&self) -> &Hardware {
-        self.adapter.as_ref().map_or(&self.hw, |a| a.hw())
+    /// The radio (behind the adapter's HAL under [`Design::Ath11kAdapter`]).
+    pub fn hw(&self) -> HwRef<'_> {
+        match self.adapter.as_ref() {
+            Some(a) => HwRef::Adapter(a.hw()),
+            None => HwRef::Plain(&self.hw),
+        }
     }
 
     /// The radio, mutably.
@@ -343,6 +346,25 @@ impl Ap {
                     self.dropped.push(d.frame);
                 }
             }
+        }
+    }
+}
+
+/// The radio, borrowed from the AP or from the adapter's HAL (whose parts sit in
+/// `RefCell`s, since the adapter's HAL roles take `&self`).
+pub enum HwRef<'a> {
+    /// The AP's own radio.
+    Plain(&'a Hardware),
+    /// The radio inside the adapter's HAL.
+    Adapter(std::cell::Ref<'a, Hardware>),
+}
+
+impl std::ops::Deref for HwRef<'_> {
+    type Target = Hardware;
+    fn deref(&self) -> &Hardware {
+        match self {
+            HwRef::Plain(h) => h,
+            HwRef::Adapter(h) => h,
         }
     }
 }

@@ -2,6 +2,9 @@
 //! MSDU tables, the completion ring, the status sink, PPDU stats and rx status. The
 //! adapter keeps the frame in the MSDU table until its completion (as ath11k keeps the
 //! skb in the idr); the hardware model carries a copy on the air.
+//!
+//! The adapter's HAL roles take `&self` (the real driver serialises each ring itself);
+//! the simulator is single-threaded, so each part sits in a `RefCell`.
 
 use super::hardware::{Hardware, HwFrame};
 use crate::net::Packet;
@@ -10,35 +13,36 @@ use airtime_ath11k::hal::{
     TclDesc, TclRings, TxCompletion, TxCompletionRing, TxStatus,
 };
 use airtime_sched::RingErrorKind;
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
 /// The simulated ath11k data path.
 pub struct AdapterHal {
     /// The radio.
-    pub hw: Hardware,
-    tables: Vec<HashMap<u32, Msdu<Packet>>>,
-    next_id: Vec<u32>,
+    pub hw: RefCell<Hardware>,
+    tables: RefCell<Vec<HashMap<u32, Msdu<Packet>>>>,
+    next_id: RefCell<Vec<u32>>,
     /// Completion descriptors written by the hardware, not yet reaped.
-    pub completions: VecDeque<TxCompletion>,
+    pub completions: RefCell<VecDeque<TxCompletion>>,
     /// Frames handed back to the stack since the owner last took them.
-    pub finished: Vec<(Packet, TxStatus)>,
+    pub finished: RefCell<Vec<(Packet, TxStatus)>>,
     /// PPDU stats records not yet read.
-    pub ppdu_stats: VecDeque<PpduStats>,
+    pub ppdu_stats: RefCell<VecDeque<PpduStats>>,
     /// Rx PPDU records not yet read.
-    pub rx_ppdus: VecDeque<RxPpdu>,
+    pub rx_ppdus: RefCell<VecDeque<RxPpdu>>,
 }
 
 impl AdapterHal {
     /// A HAL over `hw`.
     pub fn new(hw: Hardware) -> AdapterHal {
         AdapterHal {
-            hw,
-            tables: (0..3).map(|_| HashMap::new()).collect(),
-            next_id: vec![0; 3],
-            completions: VecDeque::new(),
-            finished: Vec::new(),
-            ppdu_stats: VecDeque::new(),
-            rx_ppdus: VecDeque::new(),
+            hw: RefCell::new(hw),
+            tables: RefCell::new((0..3).map(|_| HashMap::new()).collect()),
+            next_id: RefCell::new(vec![0; 3]),
+            completions: RefCell::new(VecDeque::new()),
+            finished: RefCell::new(Vec::new()),
+            ppdu_stats: RefCell::new(VecDeque::new()),
+            rx_ppdus: RefCell::new(VecDeque::new()),
         }
     }
 }
@@ -47,22 +51,25 @@ impl TclRings for AdapterHal {
     type Error = RingErrorKind;
 
     fn tcl_descriptors(&self, _ring: RingId) -> u32 {
-        self.hw.config.ring_entries
+        self.hw.borrow().config.ring_entries
     }
 
     fn tcl_free(&self, ring: RingId) -> u32 {
-        self.hw.config.ring_entries.saturating_sub(self.hw.outstanding(ring.index() as u8))
+        let hw = self.hw.borrow();
+        hw.config.ring_entries.saturating_sub(hw.outstanding(ring.index() as u8))
     }
 
-    fn tcl_enqueue(&mut self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
-        let Some(msdu) = self.tables.get(ring.index()).and_then(|t| t.get(&desc.msdu_id)) else {
+    fn tcl_enqueue(&self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
+        let tables = self.tables.borrow();
+        let Some(msdu) = tables.get(ring.index()).and_then(|t| t.get(&desc.msdu_id)) else {
             return Err(RingErrorKind::Other);
         };
         let Some(station) = desc.peer_id else { return Err(RingErrorKind::Other) };
         let pkt = msdu.frame.air_copy();
-        let fifo = self.hw.ring_of_cpu(pkt.cpu);
+        let mut hw = self.hw.borrow_mut();
+        let fifo = hw.ring_of_cpu(pkt.cpu);
         let frame = HwFrame { pkt, charge: None, ring: ring.index() as u8, station, fifo, msdu_id: Some(desc.msdu_id) };
-        self.hw.push(frame).map_err(|_| RingErrorKind::Full)
+        hw.push(frame).map_err(|_| RingErrorKind::Full)
     }
 }
 
@@ -74,11 +81,12 @@ impl MsduTable for AdapterHal {
     }
 
     fn msdu_outstanding(&self, ring: RingId) -> u32 {
-        self.tables.get(ring.index()).map_or(0, |t| t.len() as u32)
+        self.tables.borrow().get(ring.index()).map_or(0, |t| t.len() as u32)
     }
 
-    fn msdu_insert(&mut self, ring: RingId, msdu: Msdu<Packet>) -> Result<u32, Msdu<Packet>> {
-        let (Some(t), Some(next)) = (self.tables.get_mut(ring.index()), self.next_id.get_mut(ring.index())) else {
+    fn msdu_insert(&self, ring: RingId, msdu: Msdu<Packet>) -> Result<u32, Msdu<Packet>> {
+        let (mut tables, mut next_id) = (self.tables.borrow_mut(), self.next_id.borrow_mut());
+        let (Some(t), Some(next)) = (tables.get_mut(ring.index()), next_id.get_mut(ring.index())) else {
             return Err(msdu);
         };
         if t.len() as u32 >= MSDU_TABLE_CAPACITY {
@@ -93,39 +101,40 @@ impl MsduTable for AdapterHal {
         Ok(id)
     }
 
-    fn msdu_take(&mut self, ring: RingId, id: u32) -> Option<Msdu<Packet>> {
-        self.tables.get_mut(ring.index())?.remove(&id)
+    fn msdu_take(&self, ring: RingId, id: u32) -> Option<Msdu<Packet>> {
+        self.tables.borrow_mut().get_mut(ring.index())?.remove(&id)
     }
 
-    fn msdu_take_any(&mut self, ring: RingId) -> Option<(u32, Msdu<Packet>)> {
-        let t = self.tables.get_mut(ring.index())?;
+    fn msdu_take_any(&self, ring: RingId) -> Option<(u32, Msdu<Packet>)> {
+        let mut tables = self.tables.borrow_mut();
+        let t = tables.get_mut(ring.index())?;
         let id = *t.keys().next()?;
         t.remove(&id).map(|m| (id, m))
     }
 }
 
 impl TxCompletionRing for AdapterHal {
-    fn reap_tx_completion(&mut self) -> Option<TxCompletion> {
-        self.completions.pop_front()
+    fn reap_tx_completion(&self) -> Option<TxCompletion> {
+        self.completions.borrow_mut().pop_front()
     }
 }
 
 impl StatusSink for AdapterHal {
     type Frame = Packet;
 
-    fn tx_status(&mut self, frame: Packet, status: TxStatus) {
-        self.finished.push((frame, status));
+    fn tx_status(&self, frame: Packet, status: TxStatus) {
+        self.finished.borrow_mut().push((frame, status));
     }
 }
 
 impl PpduStatsSource for AdapterHal {
-    fn next_ppdu_stats(&mut self) -> Option<PpduStats> {
-        self.ppdu_stats.pop_front()
+    fn next_ppdu_stats(&self) -> Option<PpduStats> {
+        self.ppdu_stats.borrow_mut().pop_front()
     }
 }
 
 impl RxStatusSource for AdapterHal {
-    fn next_rx_ppdu(&mut self) -> Option<RxPpdu> {
-        self.rx_ppdus.pop_front()
+    fn next_rx_ppdu(&self) -> Option<RxPpdu> {
+        self.rx_ppdus.borrow_mut().pop_front()
     }
 }

@@ -14,15 +14,18 @@
 //!    rx duration ([`Ath11k::on_rx_ppdu`]), station and txq management, weights and
 //!    limits, and the debugfs texts. Each maps one to one onto a C function of the
 //!    kernel module (the README lists the mapping and the locking context of each).
-//! 2. **The core** ([`airtime_sched`]) — the adapter owns a
-//!    [`Scheduler`](airtime_sched::Scheduler) and runs every round through the core's
-//!    ready loop [`driver_loop::run_round`](airtime_sched::driver_loop::run_round),
-//!    which checks ring room before each dequeue. The adapter implements the core's
+//! 2. **The core** ([`airtime_sched`]) — the adapter owns the core's txq table
+//!    [`TxqTable`](airtime_sched::TxqTable) (with its
+//!    [`Scheduler`](airtime_sched::Scheduler)) and runs every round through the
+//!    table's ready loop [`TxqTable::run_round`](airtime_sched::TxqTable::run_round),
+//!    which checks ring room before each dequeue and keeps a refused frame in its
+//!    txq's retry slot. The adapter implements the core's
 //!    traits: [`Station`](airtime_sched::Station) for its [`StationRecord`] (priced by
 //!    the last tx rate from PPDU stats, or the last rx rate before that), and
 //!    [`Ring`](airtime_sched::Ring) over the TCL rings, with
 //!    `RingCapabilities { firmware_picks_transmitter: true }`. Txqs are any
-//!    [`Txq`](airtime_sched::Txq) whose frames are the HAL's (the core's FQ-CoDel txq
+//!    [`Txq`](airtime_sched::Txq) + [`Enqueue`](airtime_sched::Enqueue) whose frames
+//!    are the HAL's (the core's FQ-CoDel txq
 //!    in the simulator, a plain FIFO in the tests).
 //! 3. **[`hal`]** — the ath11k data path split by role: [`hal::TclRings`] (three TCL
 //!    data rings picked by the sending CPU, refusing with -ENOSPC or -ENOMEM),
@@ -39,14 +42,14 @@
 //!
 //! | patch | what | here |
 //! |---|---|---|
-//! | 1 | free tx skbs through `ieee80211_free_txskb()` | every completion status, and every teardown path, releases the frame's charge ([`Ath11k::complete_msdu`], [`Ath11k::flush_outstanding`]) |
+//! | 1 | free tx skbs through `ieee80211_free_txskb()` | every completion status, and every teardown path, releases the frame's charge ([`Ath11k::complete_msdu`], [`Ath11k::flush_outstanding`], [`Ath11k::shutdown`]) |
 //! | 2 | enable AQL | [`Config::aql`] (on), the core's AQL checks |
 //! | 3 | report the pending MSDU count | [`DpStats::pending_msdus`], [`Ath11k::dp_stats`], its `Display` |
 //! | 4 | report tx airtime, enable ATF | [`Ath11k::on_ppdu_tx_stats`]: each MU user charged the whole PPDU |
-//! | 5 | schedule TXQs from the driver | [`Ath11k::wake_tx_queue`] → [`Ath11k::run_round`] → `driver_loop::run_round` |
+//! | 5 | schedule TXQs from the driver | [`Ath11k::wake_tx_queue`] → [`Ath11k::run_round`] → `TxqTable::run_round` |
 //! | 6 | run the scheduler on tx completion | [`Ath11k::poll_tx_completions`] starts rounds only for the ACs it reaped |
 //! | 7 | charge received airtime | [`Ath11k::on_rx_ppdu`]: `register_airtime(sta, BE, 0, rx_us)` |
-//! | 8 | stop a round when the hardware refuses | room checked before dequeue; a refused frame is kept with its charge and sent first next round |
+//! | 8 | stop a round when the hardware refuses | room checked before dequeue; a refused frame is kept in its txq (its charge released while it waits) and sent first at the txq's next turn |
 //! | 9 | budget the tx completion handler | [`Ath11k::poll_tx_completions`] handles at most `budget` descriptors per call |
 //! | flag | `IEEE80211_HW_TX_NO_PUSHBACK` | [`Config::tx_no_pushback`] (on): limits scale by weight/256 |
 //!
@@ -54,9 +57,12 @@
 //! * **Patch 8**: the series frees the frame that meets a full ring (it was already
 //!   dequeued and charged). Here ring room is checked before the dequeue, so that
 //!   frame stays in its txq; and a frame the ring still refuses after the check (a
-//!   race with another path, or -ENOMEM) is kept in a per-AC retry slot with its
-//!   charge and pushed first at the next round on its AC. No frame and no charge is
-//!   lost (tested).
+//!   race with the other context, or -ENOMEM) is kept in its txq's retry slot and
+//!   pushed first at the txq's next turn. Its charge is released while it waits and
+//!   made again when it is sent: a frame that is not in flight must not count against
+//!   the AQL and PHY limits that gate its own txq's turn (kept charges did, and could
+//!   hold a station back for good). No frame is lost and no charge leaks (tested, also
+//!   from two threads with faults injected).
 //! * **Patch 6**: the rings are shared by all ACs, so a completion pass that reaped
 //!   anything also starts rounds on ACs whose last round ended on a full ring
 //!   ([`Config::resume_blocked_acs`], on by default; off gives the series' behaviour).
@@ -69,24 +75,30 @@
 //! ## Time, memory, panics
 //! Time is passed in ([`airtime_sched::Instant`]); nothing reads a clock. Every table
 //! is allocated in [`Ath11k::new`] (with `try_reserve`, so creation fails with
-//! [`Ath11kError::OutOfMemory`] instead of aborting); the data path never allocates
-//! (the simulated HAL does). No floating point, no 128-bit division, no large arrays
+//! [`Ath11kError::OutOfMemory`] instead of aborting); the data path allocates only the
+//! core's intake node for each frame [`Ath11k::enqueue`] takes (refused with
+//! `EnqueueError::NoMemory`, frame handed back, never an abort), and the simulated HAL's
+//! queues. No floating point, no 128-bit division, no large arrays
 //! on the stack (the largest value passed by value is a [`hal::PpduStats`], under
 //! 300 bytes), no panics on any input.
 //!
 //! ## Concurrency
-//! Every entry point takes `&mut self`: the C side serialises them with one per-radio
-//! spinlock taken with bottom halves disabled (softirq-safe), which is what
-//! mac80211's own `ieee80211_handle_wake_tx_queue` does with its per-PHY lock. The
-//! scheduler underneath is lock-free, so a later split of the adapter per context
-//! (wake and completion on different CPUs at once) needs no change to the core.
+//! Every entry point takes `&self`, and `Ath11k` is `Sync` when its HAL, txqs and
+//! frames allow: the wake path ([`Ath11k::enqueue`], [`Ath11k::wake_tx_queue`]) and
+//! the completion path ([`Ath11k::poll_tx_completions`], PPDU stats, rx status) run at
+//! once on different CPUs, and control operations beside them. The adapter takes no
+//! lock: the txqs live in the core's [`TxqTable`](airtime_sched::TxqTable) (a lock-free
+//! intake per txq, and the scheduler hands each txq to one context at a time, which is
+//! the only way to its queue), station records and counters are atomics, and each
+//! hardware ring is serialised by the HAL (one lock per TCL ring and per MSDU table,
+//! as in ath11k). The README lists the context and the locks of each entry point.
 //!
 //! ## Example
 //! ```
 //! use airtime_ath11k::sim_hal::{SimConfig, SimHal};
 //! use airtime_ath11k::{Ath11k, Config, RoundEnd};
 //! use airtime_sched::traits::Frame;
-//! use airtime_sched::{Instant, Tid, Txq, Weight};
+//! use airtime_sched::{Enqueue, Instant, Tid, Txq, Weight};
 //! use std::collections::VecDeque;
 //!
 //! struct Pkt(u32);
@@ -108,24 +120,32 @@
 //!     }
 //! }
 //!
-//! let mut radio: Ath11k<SimHal<Pkt>, Fifo> =
+//! impl Enqueue for Fifo {
+//!     fn enqueue(&mut self, frame: Pkt, _: Instant) {
+//!         self.0.push_back(frame);
+//!     }
+//! }
+//!
+//! let radio: Ath11k<SimHal<Pkt>, Fifo> =
 //!     Ath11k::new(SimHal::new(SimConfig::default()), Config::default()).unwrap();
 //! let sta = radio.add_station(7, Weight::DEFAULT).unwrap(); // firmware peer id 7
 //! let txq = radio.add_txq(Some(sta), Tid::BE, Fifo::default()).map_err(|e| e.0).unwrap();
 //!
-//! // The stack enqueues and wakes the txq from CPU 1: the driver's round pushes into
-//! // TCL ring 1 until AQL or the ring stops it.
+//! // The stack enqueues (any context, no lock) and wakes the txq from CPU 1: the
+//! // driver's round pushes into TCL ring 1 until AQL or the ring stops it.
 //! let mut now = Instant::from_millis(1);
-//! radio.txq_mut(txq).unwrap().0.extend((0..3).map(|_| Pkt(1500)));
+//! for _ in 0..3 {
+//!     radio.enqueue(txq, Pkt(1500), now).map_err(|e| e.to_string()).unwrap();
+//! }
 //! let round = radio.wake_tx_queue(txq, 1, now).unwrap();
 //! assert_eq!((round.frames, round.end), (3, RoundEnd::Exhausted));
 //! assert_eq!(radio.dp_stats().pending_msdus, [0, 3, 0]);
 //!
 //! // The firmware takes the descriptors, completes them 1000 us later (its
 //! // configured delay), and the NAPI poll releases every charge.
-//! radio.hal_mut().advance(now);
+//! radio.hal().advance(now);
 //! now = now.add_micros(1000);
-//! radio.hal_mut().advance(now);
+//! radio.hal().advance(now);
 //! let pass = radio.poll_tx_completions(64, 1, now);
 //! assert_eq!(pass.work_done, 3);
 //! assert_eq!(radio.scheduler().total_pending_us(), 0);

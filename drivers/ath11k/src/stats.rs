@@ -29,18 +29,22 @@ pub struct DpStats {
     pub unknown_msdu: u64,
     /// Releases the scheduler reported as mismatched (should stay 0).
     pub release_errors: u64,
-    /// Frames dequeued for a station without a charge (stale station record).
+    /// Frames of a station txq that could not be charged (the station was being
+    /// removed): kept back uncharged in their txq, never sent uncharged; they come back
+    /// with the txq.
     pub uncharged: u64,
-    /// Frames refused after dequeue and kept for retry (patch 8 without the free).
+    /// Frames refused after dequeue and kept for retry in their txq (patch 8 without
+    /// the free).
     pub held_for_retry: u64,
-    /// Frames freed without being sent: held frames of removed txqs, outstanding
-    /// frames at teardown.
+    /// Frames freed without being sent: kept and intake frames of removed txqs,
+    /// outstanding frames at teardown.
     pub flushed: u64,
     /// An enqueue failure whose MSDU table entry had vanished (a HAL bug).
     pub msdu_table_errors: u64,
     /// PPDU stats users and rx PPDUs naming no known peer.
     pub unknown_peer_reports: u64,
-    /// Frames waiting in the retry slots now.
+    /// Frames waiting in the txqs' retry slots now (refused by the ring; uncharged until
+    /// sent).
     pub held_now: u32,
 }
 

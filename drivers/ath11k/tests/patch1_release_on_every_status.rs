@@ -14,14 +14,14 @@ fn every_completion_status_releases_the_charge_and_hands_the_frame_back() {
         let mut b = Bench::default();
         let sta = b.station(1, 256);
         let q = b.txq(sta, 0);
-        b.radio.hal_mut().script_statuses([status]);
+        b.radio.hal().script_statuses([status]);
         let r = b.send(q, 1, 1500, 0);
         assert_eq!(r.frames, 1);
         assert!(b.radio.scheduler().total_pending_us() > 0, "the frame is charged");
         b.drain(64, 0);
         assert_eq!(b.radio.scheduler().total_pending_us(), 0, "{status:?} released the charge");
-        assert_eq!(b.radio.hal().done().len(), 1);
-        assert_eq!(b.radio.hal().done()[0].1, status);
+        assert_eq!(b.done_len(), 1);
+        assert_eq!(b.done_statuses()[0], status);
         assert_eq!(b.radio.dp_stats().completions[status.index()], 1);
         assert_eq!(b.radio.dp_stats().release_errors, 0);
         b.radio.scheduler_mut().check_invariants().unwrap();
@@ -35,11 +35,7 @@ fn a_completion_for_an_unknown_msdu_id_is_counted_and_releases_nothing() {
     let q = b.txq(sta, 0);
     b.send(q, 3, 1500, 0);
     let pending = b.radio.scheduler().total_pending_us();
-    b.radio.hal_mut().inject_completion(TxCompletion {
-        ring: RingId::for_cpu(0),
-        msdu_id: 9999,
-        status: TxStatus::Acked,
-    });
+    b.radio.hal().inject_completion(TxCompletion { ring: RingId::for_cpu(0), msdu_id: 9999, status: TxStatus::Acked });
     let pass = b.radio.poll_tx_completions(64, 0, b.now);
     assert_eq!(pass.work_done, 1);
     assert!(pass.reaped.is_empty());
@@ -52,7 +48,7 @@ fn teardown_releases_every_outstanding_and_held_charge() {
     let mut b = Bench::default();
     let sta = b.station(1, 256);
     let q = b.txq(sta, 0);
-    b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [airtime_sched::RingErrorKind::OutOfMemory]);
+    b.radio.hal().fail_enqueues(RingId::for_cpu(0), [airtime_sched::RingErrorKind::OutOfMemory]);
     b.send(q, 1, 1500, 0);
     assert_eq!(b.radio.held_frames(), 1);
     b.radio.wake_tx_queue(q, 1, b.now).unwrap();
@@ -62,7 +58,7 @@ fn teardown_releases_every_outstanding_and_held_charge() {
     assert_eq!(freed, 6);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     assert_eq!(b.radio.outstanding_msdus(), 0);
-    assert!(b.radio.hal().done().iter().all(|(_, s)| *s == TxStatus::Removed));
+    assert!(b.done_statuses().iter().all(|s| *s == TxStatus::Removed));
     b.radio.scheduler_mut().check_invariants().unwrap();
 }
 
@@ -89,8 +85,8 @@ proptest! {
         let mut b = Bench::new(Config::default(), sim);
         let stas: Vec<_> = (0..3u16).map(|p| b.station(p, 256)).collect();
         let txqs: Vec<_> = stas.iter().enumerate().map(|(i, s)| b.txq(*s, [0u8, 5, 6][i])).collect();
-        b.radio.hal_mut().script_statuses(statuses);
-        b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), core::iter::repeat_n(airtime_sched::RingErrorKind::OutOfMemory, ooms));
+        b.radio.hal().script_statuses(statuses);
+        b.radio.hal().fail_enqueues(RingId::for_cpu(0), core::iter::repeat_n(airtime_sched::RingErrorKind::OutOfMemory, ooms));
         let mut sent = 0u64;
         for (i, (who, n, len)) in frames.into_iter().enumerate() {
             b.send(txqs[who], n, len, (i % 3) as u32);
@@ -100,7 +96,7 @@ proptest! {
             prop_assert_eq!(b.frames_accounted(), sent, "no frame lost");
         }
         b.drain(budget, 0);
-        prop_assert_eq!(b.radio.hal().done().len() as u64, sent);
+        prop_assert_eq!(b.done_len(), sent);
         prop_assert_eq!(b.radio.scheduler().total_pending_us(), 0);
         for s in &stas {
             for ac in airtime_sched::Ac::ALL {
@@ -111,7 +107,7 @@ proptest! {
         prop_assert_eq!(b.radio.scheduler().underflows(), 0);
         prop_assert!(b.radio.scheduler_mut().check_invariants().is_ok());
         // Every frame came back exactly once.
-        let mut seqs: Vec<u64> = b.radio.hal().done().iter().map(|(p, _)| p.seq).collect();
+        let mut seqs: Vec<u64> = b.done_seqs();
         seqs.sort_unstable();
         seqs.dedup();
         prop_assert_eq!(seqs.len() as u64, sent);
@@ -128,14 +124,14 @@ fn frames_in_flight_of_a_removed_station_release_at_their_completion() {
     let sta = b.station(1, 256);
     let q = b.txq(sta, 0);
     b.send(q, 4, 1500, 0);
-    b.radio.hal_mut().script_statuses([TxStatus::Removed; 4]);
+    b.radio.hal().script_statuses([TxStatus::Removed; 4]);
     b.radio.remove_station(sta, drop).unwrap();
     b.txqs.clear();
     assert!(b.radio.scheduler().total_pending_us() > 0, "still in the hardware");
     b.drain(64, 0);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     assert_eq!(b.radio.dp_stats().release_errors, 0);
-    assert_eq!(b.radio.hal().done().len(), 4);
+    assert_eq!(b.done_len(), 4);
     // The peer id and the scheduler slot can be used again.
     let again = b.station(1, 256);
     assert_eq!(b.radio.station_by_peer(1), Some(again));
@@ -163,14 +159,14 @@ fn a_pass_of_many_completions_releases_every_charge_in_batches() {
     assert!(sent > 2 * 32, "{sent} frames in the hardware");
     // The firmware takes every descriptor, then completes them all; one pass reaps them.
     b.now = b.now.add_micros(1);
-    b.radio.hal_mut().advance(b.now);
+    b.radio.hal().advance(b.now);
     b.now = b.now.add_micros(1_000_000);
-    b.radio.hal_mut().advance(b.now);
+    b.radio.hal().advance(b.now);
     assert_eq!(b.radio.hal().completions_waiting(), sent);
     let pass = b.radio.poll_tx_completions(sent, 0, b.now);
     assert_eq!(pass.work_done, sent);
     assert_eq!(b.radio.dp_stats().release_errors, 0);
-    assert_eq!(b.radio.hal().done().len() as u32, sent);
+    assert_eq!(b.done_len() as u32, sent);
     b.drain(64, 0);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     assert_eq!(b.radio.dp_stats().release_errors, 0);

@@ -18,7 +18,7 @@ fn the_outstanding_msdu_count_equals_the_frames_in_flight() {
     for i in 0..50u32 {
         pushed += u64::from(b.send(q, 7, 1000, i).frames);
         b.step(300, 5, i);
-        let in_hw = pushed - b.radio.hal().done().len() as u64;
+        let in_hw = pushed - b.done_len();
         assert_eq!(u64::from(b.radio.outstanding_msdus()), in_hw);
         assert_eq!(u64::from(b.radio.dp_stats().pending_msdus_total()), in_hw);
         let hal = b.radio.hal();

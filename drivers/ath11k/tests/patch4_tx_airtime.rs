@@ -37,8 +37,8 @@ fn the_simulated_firmware_reports_mu_ppdus_that_charge_every_user_the_whole_dura
     let mut b = Bench::new(Config::default(), sim);
     let a = b.station(1, 256);
     let c = b.station(2, 256);
-    b.radio.hal_mut().set_peer(1, 100, None);
-    b.radio.hal_mut().set_peer(2, 250, None);
+    b.radio.hal().set_peer(1, 100, None);
+    b.radio.hal().set_peer(2, 250, None);
     let qa = b.txq(a, 0);
     let qc = b.txq(c, 0);
     b.send(qa, 4, 1500, 0);
@@ -86,7 +86,7 @@ fn ppdu_stats_set_the_rate_that_prices_the_next_frames() {
 
 #[test]
 fn a_ppdu_user_with_an_unknown_peer_is_skipped_and_counted() {
-    let mut b = Bench::default();
+    let b = Bench::default();
     let mut p = PpduStats::new(100);
     p.push_user(user(99, 0, 100));
     let out = b.radio.on_ppdu_tx_stats(&p, b.now);

@@ -48,7 +48,7 @@ fn a_wake_for_an_unknown_txq_is_refused() {
     let mut b = Bench::default();
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
-    b.radio.remove_txq(q).unwrap();
+    b.radio.remove_txq(q, drop).unwrap();
     assert!(b.radio.wake_tx_queue(q, 0, b.now).is_err());
 }
 
@@ -62,6 +62,6 @@ fn the_txq_of_a_peer_and_tid_is_found_and_a_second_one_refused() {
     assert_eq!(b.radio.txq_for(sta, airtime_sched::Tid::new(4).unwrap()), None);
     let again = b.radio.add_txq(Some(s), airtime_sched::Tid::new(5).unwrap(), common::Q::default());
     assert_eq!(again.map_err(|e| e.0), Err(airtime_ath11k::Ath11kError::TxqInUse));
-    b.radio.remove_txq(q).unwrap();
+    b.radio.remove_txq(q, drop).unwrap();
     assert_eq!(b.radio.txq_for(sta, airtime_sched::Tid::new(5).unwrap()), None);
 }

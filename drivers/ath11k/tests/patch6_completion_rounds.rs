@@ -80,7 +80,7 @@ fn a_completion_of_one_ac_resumes_another_ac_that_a_full_ring_stopped() {
     let pass = b.step(1000, 64, 0);
     assert_eq!(pass.reaped, [Ac::Be].into_iter().collect::<AcSet>());
     assert!(pass.rounds.contains(Ac::Vo), "room freed by BE is room for VO");
-    assert_eq!(b.radio.txq(qvo).unwrap().0.len(), 0);
+    assert_eq!(b.txq_len(qvo), 0);
     assert!(!b.radio.blocked_acs().contains(Ac::Vo));
 }
 
@@ -100,5 +100,5 @@ fn with_resume_off_a_completion_pass_starts_rounds_only_for_reaped_acs_even_when
     b.step(0, 64, 0);
     let pass = b.step(1000, 64, 0);
     assert_eq!(pass.rounds, [Ac::Be].into_iter().collect::<AcSet>());
-    assert_eq!(b.radio.txq(qvo).unwrap().0.len(), 4, "the series' behaviour: VO waits");
+    assert_eq!(b.txq_len(qvo), 4, "the series' behaviour: VO waits");
 }

@@ -18,7 +18,7 @@ fn rx_airtime_lands_on_be() {
     b.send(qbe, 1, 100, 0); // active on BE and VI: deficits can be charged
     b.send(qvi, 1, 100, 0);
     let before = Ac::ALL.map(|ac| b.radio.scheduler().deficit_us(s, ac).unwrap());
-    b.radio.hal_mut().inject_rx(RxPpdu { peer_id: 7, rx_duration_us: 640, rate: None });
+    b.radio.hal().inject_rx(RxPpdu { peer_id: 7, rx_duration_us: 640, rate: None });
     b.radio.poll_airtime_reports(8, b.now);
     let after = Ac::ALL.map(|ac| b.radio.scheduler().deficit_us(s, ac).unwrap());
     for ac in Ac::ALL {
@@ -40,7 +40,7 @@ fn the_rx_rate_prices_frames_until_a_tx_rate_is_reported() {
 
 #[test]
 fn rx_status_for_an_unknown_peer_is_refused_and_counted() {
-    let mut b = Bench::default();
+    let b = Bench::default();
     let r = b.radio.on_rx_ppdu(&RxPpdu { peer_id: 3, rx_duration_us: 50, rate: None }, b.now);
     assert_eq!(r, Err(Ath11kError::UnknownPeer(3)));
     assert_eq!(b.radio.dp_stats().unknown_peer_reports, 1);

@@ -1,5 +1,6 @@
 //! Patch 8: a round ends when the ring has no room, checked before dequeue, and a
-//! frame the ring refuses after dequeue is kept with its charge.
+//! frame the ring refuses after dequeue is kept (its charge released while it waits,
+//! so it cannot hold its own station back) and charged once when it is sent.
 
 mod common;
 
@@ -18,7 +19,7 @@ fn small_ring(ring: u32) -> Bench {
 }
 
 fn done_seqs(b: &Bench) -> Vec<u64> {
-    b.radio.hal().done().iter().map(|(p, _)| p.seq).collect()
+    b.done_seqs()
 }
 
 #[test]
@@ -29,7 +30,7 @@ fn a_full_ring_ends_the_round_loses_no_frame_and_the_txq_resumes_after_the_next_
     let r = b.send(q, 10, 1500, 0);
     assert_eq!((r.frames, r.end, r.holding), (4, RoundEnd::RingFull, false));
     // The frame that met the shortage was not dequeued: it heads its txq, uncharged.
-    assert_eq!(b.radio.txq(q).unwrap().0.front().map(|p| p.seq), Some(4));
+    assert_eq!(b.txq_front(q), Some(4));
     assert_eq!(b.frames_accounted(), 10);
     assert_eq!(b.radio.dp_stats().flushed, 0);
     let charged = b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap();
@@ -45,18 +46,23 @@ fn a_full_ring_ends_the_round_loses_no_frame_and_the_txq_resumes_after_the_next_
 }
 
 #[test]
-fn a_refused_push_keeps_the_frame_and_its_charge_for_the_next_round() {
+fn a_refused_push_keeps_the_frame_for_the_next_round_and_charges_it_once_when_sent() {
     for kind in [RingErrorKind::OutOfMemory, RingErrorKind::Full, RingErrorKind::Other] {
         let mut b = small_ring(64);
         let s = b.station(1, 256);
         let q = b.txq(s, 0);
-        b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [kind]);
+        b.radio.hal().fail_enqueues(RingId::for_cpu(0), [kind]);
         let r = b.send(q, 5, 1500, 0);
         assert_eq!((r.frames, r.end, r.holding), (0, RoundEnd::Refused(kind), true));
         assert_eq!(b.radio.held_frames(), 1);
         assert_eq!(b.queued(), 4);
         let one = b.radio.config().sched.unknown_rate_charge_us & !3;
-        assert_eq!(b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap(), one, "the held frame keeps its charge");
+        assert_eq!(
+            b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap(),
+            0,
+            "the held frame is not in flight: its charge is released while it waits"
+        );
+        assert_eq!(b.radio.dp_stats().release_errors, 0);
         assert_eq!(b.radio.outstanding_msdus(), 0, "its MSDU id was given back");
         let r = b.radio.wake_tx_queue(q, 0, b.now).unwrap();
         assert_eq!((r.frames, r.holding), (5, false));
@@ -73,7 +79,7 @@ fn a_held_frame_waits_while_the_ring_has_no_room() {
     let mut b = small_ring(2);
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
-    b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
+    b.radio.hal().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
     b.send(q, 1, 1500, 0);
     assert_eq!(b.radio.held_frames(), 1);
     let q2 = b.txq(b.radio.station_by_peer(1).unwrap(), 6);
@@ -81,7 +87,7 @@ fn a_held_frame_waits_while_the_ring_has_no_room() {
     let r = b.radio.wake_tx_queue(q, 0, b.now).unwrap();
     assert_eq!((r.frames, r.end, r.holding), (0, RoundEnd::RingFull, true));
     b.drain(64, 0);
-    assert_eq!(b.radio.hal().done().len(), 3);
+    assert_eq!(b.done_len(), 3);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
 }
 
@@ -90,14 +96,14 @@ fn a_held_frame_of_a_removed_station_is_released_and_reported_removed() {
     let mut b = small_ring(64);
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
-    b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
+    b.radio.hal().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::OutOfMemory]);
     b.send(q, 3, 1500, 0);
     let mut purged = 0;
-    b.radio.remove_station(s, |txq| purged += txq.0.len()).unwrap();
+    b.radio.remove_station(s, |txq| purged += txq.len()).unwrap();
     assert_eq!(purged, 2);
     assert_eq!(b.radio.held_frames(), 0);
-    assert_eq!(b.radio.hal().done().len(), 1);
-    assert_eq!(b.radio.hal().done()[0].1, TxStatus::Removed);
+    assert_eq!(b.done_len(), 1);
+    assert_eq!(b.done_statuses()[0], TxStatus::Removed);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     b.radio.scheduler_mut().check_invariants().unwrap();
 }
@@ -117,4 +123,31 @@ fn with_tcl_ring_retry_a_full_ring_spills_into_the_next_ones() {
     for ring in RingId::ALL {
         assert_eq!(b.radio.hal().ring_len(ring), 2);
     }
+}
+
+/// A kept frame must not hold its own station back: with AQL limits below one frame's
+/// charge, a charge kept with the refused frame would count against the station's limit
+/// and its txq would never be served again (found by the fuzz target's corpus, with
+/// several txqs of one station on one AC each keeping a frame).
+#[test]
+fn a_kept_frame_does_not_block_its_own_txq_under_tight_aql_limits() {
+    let mut b = Bench::default();
+    b.radio.set_aql_threshold_us(0); // always the low limit
+    let s = b.station(1, 256);
+    let qs = [b.txq(s, 0), b.txq(s, 3)]; // two BE txqs of one station
+    for ac in Ac::ALL {
+        b.radio.set_station_limits(s, ac, airtime_sched::AqlLimits::new(1000, 1500).unwrap()).unwrap();
+    }
+    b.radio.hal().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::Other, RingErrorKind::OutOfMemory]);
+    for q in qs {
+        let r = b.send(q, 3, 1500, 0);
+        assert!(matches!(r.end, RoundEnd::Refused(_)), "{r:?}");
+    }
+    assert_eq!(b.radio.held_frames(), 2);
+    assert_eq!(b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap(), 0);
+    b.drain(64, 0);
+    assert_eq!(b.done_len(), 6, "every frame went out");
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+    assert_eq!(b.radio.dp_stats().release_errors, 0);
+    b.radio.scheduler_mut().check_invariants().unwrap();
 }

@@ -15,12 +15,12 @@ fn burst(n: u32) -> (Bench, airtime_sched::TxqId) {
     let mut b = Bench::new(config, SimConfig::default());
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
-    b.radio.hal_mut().pause_completions(true);
+    b.radio.hal().pause_completions(true);
     b.send(q, n, 1000, 0);
     b.step(0, 64, 0);
-    b.radio.hal_mut().pause_completions(false);
+    b.radio.hal().pause_completions(false);
     b.now = b.now.add_micros(5000);
-    b.radio.hal_mut().advance(b.now);
+    b.radio.hal().advance(b.now);
     assert_eq!(b.radio.hal().completions_waiting(), n);
     (b, q)
 }
@@ -47,7 +47,7 @@ proptest! {
 
     #[test]
     fn no_completion_call_handles_more_than_the_budget(n in 0u32..400, budget in 1u32..100) {
-        let (mut b, _) = burst(n);
+        let (b, _) = burst(n);
         let mut total = 0;
         let mut calls = 0;
         loop {
@@ -67,15 +67,15 @@ proptest! {
 
 #[test]
 fn a_completion_batch_read_by_the_caller_is_cut_at_the_budget() {
-    let (mut b, _) = burst(10);
+    let (b, _) = burst(10);
     let mut batch = Vec::new();
-    while let Some(c) = airtime_ath11k::hal::TxCompletionRing::reap_tx_completion(b.radio.hal_mut()) {
+    while let Some(c) = airtime_ath11k::hal::TxCompletionRing::reap_tx_completion(b.radio.hal()) {
         batch.push(c);
     }
     assert_eq!(batch.len(), 10);
     let pass = b.radio.complete_tx_batch(&batch, 4, 0, b.now);
     assert_eq!(pass.work_done, 4);
-    assert_eq!(b.radio.hal().done().len(), 4);
+    assert_eq!(b.done_len(), 4);
     let pass = b.radio.complete_tx_batch(&batch[4..], 64, 0, b.now);
     assert_eq!(pass.work_done, 6);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);

@@ -347,7 +347,7 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
 pub(crate) fn new_out_of_line<H, T>(hal: H, config: Config) -> Result<Ath11k<H, T>, airtime_ath11k::Ath11kError>
 where
     H: airtime_ath11k::Hal,
-    T: airtime_sched::Txq<Frame = airtime_ath11k::hal::FrameOf<H>>,
+    T: airtime_sched::Txq<Frame = airtime_ath11k::hal::FrameOf<H>> + airtime_sched::Enqueue,
     airtime_ath11k::hal::FrameOf<H>: airtime_sched::traits::Frame,
 {
     let new: fn(H, Config) -> Result<Ath11k<H, T>, airtime_ath11k::Ath11kError> = Ath11k::new;
@@ -370,8 +370,9 @@ pub unsafe extern "C" fn airtime_radio_destroy(radio: *mut CRadio) -> i32 {
     }
     // SAFETY: non-null and from `Box::into_raw` in `airtime_radio_create`; the
     // caller gives it up.
-    let mut radio = unsafe { Box::from_raw(radio) };
-    let n = radio.flush_outstanding();
+    let radio = unsafe { Box::from_raw(radio) };
+    // Every station and txq goes (their kept frames handed back), then the rings.
+    let n = radio.shutdown(drop);
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
@@ -434,7 +435,7 @@ pub unsafe extern "C" fn airtime_txq_add(radio: *mut CRadio, peer_id: u16, tid: 
 fn mcast_txq(radio: &CRadio, handle: u64) -> Result<TxqId, Errno> {
     let id = TxqId::from_raw(handle);
     match radio.scheduler().txq_info(id) {
-        Ok((None, _)) if radio.txq(id).is_some() => Ok(id),
+        Ok((None, _)) => Ok(id),
         _ => Err(Errno::ENOENT),
     }
 }
@@ -494,7 +495,7 @@ pub unsafe extern "C" fn airtime_mcast_txq_remove(radio: *mut CRadio, handle: u6
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_mut(radio) }?;
         let txq = mcast_txq(radio, handle)?;
-        radio.remove_txq(txq).map_err(adapter_err)?;
+        radio.remove_txq(txq, drop).map_err(adapter_err)?;
         Ok(0)
     })())
 }

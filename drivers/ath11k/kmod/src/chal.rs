@@ -152,7 +152,7 @@ impl Frame for CFrame {
 
 /// The C completion entries of one `airtime_tx_complete()` call, already
 /// validated, that [`TxCompletionRing`] hands out in order.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Batch {
     entries: *const CTxStatus,
     len: usize,
@@ -191,18 +191,27 @@ pub struct CHal {
     hw: *mut c_void,
     tcl_descriptors: u32,
     msdu_capacity: u32,
-    batch: Option<Batch>,
+    /// `&self`: the adapter's HAL roles take `&self`. A `Cell` is enough: the C side
+    /// still serialises every call on one radio with its lock (so `CHal` is not
+    /// `Sync`, and needs not be).
+    batch: core::cell::Cell<Option<Batch>>,
 }
 
 impl CHal {
     /// A HAL calling `ops` with `hw`.
     pub fn new(ops: Ops, hw: *mut c_void, tcl_descriptors: u32, msdu_capacity: u32) -> CHal {
-        CHal { ops, hw, tcl_descriptors, msdu_capacity, batch: None }
+        CHal { ops, hw, tcl_descriptors, msdu_capacity, batch: core::cell::Cell::new(None) }
     }
 
     /// The txq of the driver's `txq` pointer (non-null, checked by the caller).
     pub fn txq(&self, txq: NonNull<c_void>) -> CTxq {
-        CTxq { hw: self.hw, dequeue: self.ops.txq_dequeue, peek_len: self.ops.txq_peek_len, txq }
+        CTxq {
+            hw: self.hw,
+            dequeue: self.ops.txq_dequeue,
+            peek_len: self.ops.txq_peek_len,
+            tx_status: self.ops.tx_status,
+            txq,
+        }
     }
 
     /// Makes `entries[..len]` the completions the next poll reaps.
@@ -213,7 +222,7 @@ impl CHal {
     /// [`end_batch`](Self::end_batch) is called, and each must be valid
     /// ([`CTxStatus::to_completion`] is `Some`).
     pub unsafe fn begin_batch(&mut self, entries: *const CTxStatus, len: usize) {
-        self.batch = Some(Batch { entries, len, next: 0 });
+        self.batch.set(Some(Batch { entries, len, next: 0 }));
     }
 
     /// Forgets the batch; returns how many entries were reaped.
@@ -247,7 +256,7 @@ impl TclRings for CHal {
         unsafe { (self.ops.tcl_free)(self.hw, ring_u8(ring)) }
     }
 
-    fn tcl_enqueue(&mut self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
+    fn tcl_enqueue(&self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
         let c = CTclDesc {
             msdu_id: desc.msdu_id,
             len_bytes: desc.len_bytes,
@@ -278,7 +287,7 @@ impl MsduTable for CHal {
         unsafe { (self.ops.msdu_outstanding)(self.hw, ring_u8(ring)) }
     }
 
-    fn msdu_insert(&mut self, ring: RingId, msdu: Msdu<CFrame>) -> Result<u32, Msdu<CFrame>> {
+    fn msdu_insert(&self, ring: RingId, msdu: Msdu<CFrame>) -> Result<u32, Msdu<CFrame>> {
         let c = CMsdu {
             frame: msdu.frame.ptr.as_ptr(),
             len: msdu.frame.len,
@@ -291,7 +300,7 @@ impl MsduTable for CHal {
         u32::try_from(ret).map_err(|_| msdu)
     }
 
-    fn msdu_take(&mut self, ring: RingId, id: u32) -> Option<Msdu<CFrame>> {
+    fn msdu_take(&self, ring: RingId, id: u32) -> Option<Msdu<CFrame>> {
         let mut c = CMsdu::EMPTY;
         // SAFETY: as in `tcl_free`; `&mut c` is valid for one write during the call.
         let ret = unsafe { (self.ops.msdu_take)(self.hw, ring_u8(ring), id, &mut c) };
@@ -301,7 +310,7 @@ impl MsduTable for CHal {
         Self::msdu_from_c(c)
     }
 
-    fn msdu_take_any(&mut self, ring: RingId) -> Option<(u32, Msdu<CFrame>)> {
+    fn msdu_take_any(&self, ring: RingId) -> Option<(u32, Msdu<CFrame>)> {
         let mut c = CMsdu::EMPTY;
         // SAFETY: as in `msdu_take`.
         let ret = unsafe { (self.ops.msdu_take_any)(self.hw, ring_u8(ring), &mut c) };
@@ -311,8 +320,8 @@ impl MsduTable for CHal {
 }
 
 impl TxCompletionRing for CHal {
-    fn reap_tx_completion(&mut self) -> Option<TxCompletion> {
-        let batch = self.batch.as_mut()?;
+    fn reap_tx_completion(&self) -> Option<TxCompletion> {
+        let mut batch = self.batch.get()?;
         if batch.next >= batch.len {
             return None;
         }
@@ -320,6 +329,7 @@ impl TxCompletionRing for CHal {
         // `end_batch`, and `next < len`.
         let entry = unsafe { batch.entries.add(batch.next).read() };
         batch.next += 1;
+        self.batch.set(Some(batch));
         entry.to_completion()
     }
 }
@@ -327,7 +337,7 @@ impl TxCompletionRing for CHal {
 impl StatusSink for CHal {
     type Frame = CFrame;
 
-    fn tx_status(&mut self, frame: CFrame, status: TxStatus) {
+    fn tx_status(&self, frame: CFrame, status: TxStatus) {
         // SAFETY: as in `tcl_free`; the frame goes back to its owner.
         unsafe { (self.ops.tx_status)(self.hw, frame.ptr.as_ptr(), status as u8) }
     }
@@ -335,14 +345,14 @@ impl StatusSink for CHal {
 
 impl PpduStatsSource for CHal {
     /// Pushed by `airtime_ppdu_tx_stats()` instead.
-    fn next_ppdu_stats(&mut self) -> Option<PpduStats> {
+    fn next_ppdu_stats(&self) -> Option<PpduStats> {
         None
     }
 }
 
 impl RxStatusSource for CHal {
     /// Pushed by `airtime_rx_duration()` instead.
-    fn next_rx_ppdu(&mut self) -> Option<RxPpdu> {
+    fn next_rx_ppdu(&self) -> Option<RxPpdu> {
         None
     }
 }
@@ -353,6 +363,7 @@ pub struct CTxq {
     hw: *mut c_void,
     dequeue: TxqDequeue,
     peek_len: TxqPeekLen,
+    tx_status: TxStatusFn,
     txq: NonNull<c_void>,
 }
 
@@ -373,5 +384,16 @@ impl Txq for CTxq {
         // SAFETY: as in `dequeue`.
         let len = unsafe { (self.peek_len)(self.hw, self.txq.as_ptr()) };
         (len != 0).then_some(len)
+    }
+}
+
+/// The adapter's txqs take frames through the core's txq table (`Ath11k::enqueue`),
+/// which the C API never calls: a C driver's frames stay in mac80211's txq until
+/// `txq_dequeue`. Should a frame arrive here anyway, it is not dropped silently: it
+/// goes back to the driver through `tx_status` as `AIRTIME_TX_REMOVED` (freed).
+impl airtime_sched::Enqueue for CTxq {
+    fn enqueue(&mut self, frame: CFrame, _enqueued: Instant) {
+        // SAFETY: as in `dequeue`; the frame goes back to its owner.
+        unsafe { (self.tx_status)(self.hw, frame.ptr.as_ptr(), TxStatus::Removed as u8) }
     }
 }

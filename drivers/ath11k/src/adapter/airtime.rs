@@ -4,7 +4,7 @@
 use super::{Ath11k, Ath11kError};
 use crate::hal::{FrameOf, Hal, PpduStats, RxPpdu};
 use airtime_sched::traits::Frame;
-use airtime_sched::{Ac, Instant, Tid, Txq};
+use airtime_sched::{Ac, Enqueue, Instant, Tid, Txq};
 
 /// What one PPDU record did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,32 +19,31 @@ pub struct PpduOutcome {
 impl<H, T> Ath11k<H, T>
 where
     H: Hal,
-    T: Txq<Frame = FrameOf<H>>,
+    T: Txq<Frame = FrameOf<H>> + Enqueue,
     FrameOf<H>: Frame,
 {
     /// One HTT PPDU stats record (patch 4): for each user, remembers its tx rate (the
     /// price of its next frames) and registers tx airtime on the AC of its TID. Each
     /// user of an MU PPDU is charged the PPDU's whole duration, as ath11k's
     /// `arsta->tx_duration` already is; a record without a PPDU duration charges each
-    /// user its own `tx_duration_us`.
-    pub fn on_ppdu_tx_stats(&mut self, ppdu: &PpduStats, now: Instant) -> PpduOutcome {
+    /// user its own `tx_duration_us`. Completion context (HTT PPDU stats, softirq).
+    pub fn on_ppdu_tx_stats(&self, ppdu: &PpduStats, now: Instant) -> PpduOutcome {
         let mut out = PpduOutcome::default();
         for user in ppdu.users() {
-            let Some(rec) = self.stations.by_peer_mut(user.peer_id) else {
+            let Some((id, rec)) = self.stations.by_peer_record(user.peer_id) else {
                 out.unknown_peers += 1;
-                self.counters.unknown_peer_reports = self.counters.unknown_peer_reports.saturating_add(1);
+                self.counters.unknown_peer_reports.bump();
                 continue;
             };
             if let Some(rate) = user.rate {
                 rec.set_tx_rate(rate);
             }
-            let id = rec.id();
             if !self.config.tx_airtime {
                 continue;
             }
             let us = if ppdu.duration_us > 0 { ppdu.duration_us } else { user.tx_duration_us };
             let ac = Tid::new(user.tid & 7).map_or(Ac::Be, Tid::ac);
-            if self.sched.register_airtime(id, ac, us, 0, now).is_ok() {
+            if self.txqs.scheduler().register_airtime(id, ac, us, 0, now).is_ok() {
                 out.users_charged += 1;
             }
         }
@@ -54,18 +53,18 @@ where
     /// One received PPDU from rx monitor status (patch 7): remembers the rx rate and
     /// registers `rx_duration_us` as received airtime on the station's BE deficit
     /// (`register_airtime(sta, BE, 0, rx_us)`): the default monitor filter carries no
-    /// TID, so BE is charged unconditionally, as the series does.
-    pub fn on_rx_ppdu(&mut self, rx: &RxPpdu, now: Instant) -> Result<(), Ath11kError> {
-        let Some(rec) = self.stations.by_peer_mut(rx.peer_id) else {
-            self.counters.unknown_peer_reports = self.counters.unknown_peer_reports.saturating_add(1);
+    /// TID, so BE is charged unconditionally, as the series does. Completion context
+    /// (NAPI, rx monitor status).
+    pub fn on_rx_ppdu(&self, rx: &RxPpdu, now: Instant) -> Result<(), Ath11kError> {
+        let Some((id, rec)) = self.stations.by_peer_record(rx.peer_id) else {
+            self.counters.unknown_peer_reports.bump();
             return Err(Ath11kError::UnknownPeer(rx.peer_id));
         };
         if let Some(rate) = rx.rate {
             rec.set_rx_rate(rate);
         }
-        let id = rec.id();
         if self.config.rx_airtime {
-            self.sched.register_airtime(id, Ac::Be, 0, rx.rx_duration_us, now)?;
+            self.txqs.scheduler().register_airtime(id, Ac::Be, 0, rx.rx_duration_us, now)?;
         }
         Ok(())
     }
@@ -73,7 +72,7 @@ where
     /// Drains up to `max` records from each of the HAL's PPDU stats and rx status
     /// sources into [`on_ppdu_tx_stats`](Self::on_ppdu_tx_stats) and
     /// [`on_rx_ppdu`](Self::on_rx_ppdu). Returns the records processed.
-    pub fn poll_airtime_reports(&mut self, max: u32, now: Instant) -> u32 {
+    pub fn poll_airtime_reports(&self, max: u32, now: Instant) -> u32 {
         let mut n = 0u32;
         for _ in 0..max {
             let Some(p) = self.hal.next_ppdu_stats() else { break };

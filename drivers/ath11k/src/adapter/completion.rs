@@ -9,7 +9,7 @@
 use super::{AcSet, Ath11k};
 use crate::hal::{FrameOf, Hal, TxCompletion};
 use airtime_sched::traits::Frame;
-use airtime_sched::{Ac, Charge, Instant, Txq};
+use airtime_sched::{Ac, Charge, Enqueue, Instant, Txq};
 
 /// Charges a pass holds before it releases them (raw, 4 bytes each, so the buffer
 /// stays small on a kernel stack).
@@ -52,7 +52,7 @@ impl CompletionPass {
 impl<H, T> Ath11k<H, T>
 where
     H: Hal,
-    T: Txq<Frame = FrameOf<H>>,
+    T: Txq<Frame = FrameOf<H>> + Enqueue,
     FrameOf<H>: Frame,
 {
     /// The tx completion NAPI poll: processes at most `budget` completion descriptors
@@ -60,7 +60,10 @@ where
     /// whatever its status (patch 1) and hands the frame to the [`StatusSink`](crate::hal::StatusSink),
     /// then starts one round from `cpu` for each AC it reaped (patch 6) — so a round
     /// runs once per budget of completions.
-    pub fn poll_tx_completions(&mut self, budget: u32, cpu: u32, now: Instant) -> CompletionPass {
+    ///
+    /// Completion context (the tx completion NAPI poll, softirq); one call at a time
+    /// per completion ring, while the wake context runs its rounds on other CPUs.
+    pub fn poll_tx_completions(&self, budget: u32, cpu: u32, now: Instant) -> CompletionPass {
         let mut pass = CompletionPass { work_done: 0, reaped: AcSet::EMPTY, rounds: AcSet::EMPTY, frames_pushed: 0 };
         let mut charges = PassCharges::new();
         while pass.work_done < budget {
@@ -80,7 +83,7 @@ where
     /// the rounds. `work_done` says how many were taken; the caller keeps the rest
     /// for its next call.
     pub fn complete_tx_batch(
-        &mut self,
+        &self,
         completions: &[TxCompletion],
         budget: u32,
         cpu: u32,
@@ -101,11 +104,11 @@ where
 
     /// Starts the rounds of a pass: the reaped ACs (patch 6), and the blocked ones if
     /// configured.
-    fn finish_pass(&mut self, pass: &mut CompletionPass, cpu: u32, now: Instant) {
+    fn finish_pass(&self, pass: &mut CompletionPass, cpu: u32, now: Instant) {
         if self.config.rounds_on_completion && !pass.reaped.is_empty() {
             let mut acs = pass.reaped;
             if self.config.resume_blocked_acs {
-                acs = acs.union(self.blocked);
+                acs = acs.union(self.blocked.load());
             }
             for ac in acs.iter() {
                 let r = self.run_round(ac, cpu, now);
@@ -120,7 +123,7 @@ where
     /// frame's AC, or `None` for an id with no outstanding entry (counted, ignored).
     /// The building block of [`poll_tx_completions`](Self::poll_tx_completions) for a
     /// caller that reads the completion ring itself.
-    pub fn complete_msdu(&mut self, c: TxCompletion) -> Option<Ac> {
+    pub fn complete_msdu(&self, c: TxCompletion) -> Option<Ac> {
         let mut charges = PassCharges::new();
         let ac = self.complete_msdu_in_pass(c, &mut charges);
         self.release_pass_charges(&mut charges);
@@ -130,9 +133,9 @@ where
     /// [`complete_msdu`](Self::complete_msdu) within a pass: the charge joins the
     /// pass's, released when the buffer is full or the pass ends. The frame is handed
     /// back at once: its charge token, not the frame, is what the release needs.
-    fn complete_msdu_in_pass(&mut self, c: TxCompletion, charges: &mut PassCharges) -> Option<Ac> {
+    fn complete_msdu_in_pass(&self, c: TxCompletion, charges: &mut PassCharges) -> Option<Ac> {
         let Some(msdu) = self.hal.msdu_take(c.ring, c.msdu_id) else {
-            self.counters.unknown_msdu = self.counters.unknown_msdu.saturating_add(1);
+            self.counters.unknown_msdu.bump();
             return None;
         };
         let (frame, charge, ac) = msdu.into_parts();
@@ -143,21 +146,19 @@ where
             charges.raw[charges.len] = charge.into_raw();
             charges.len += 1;
         }
-        if let Some(n) = self.counters.completions.get_mut(c.status.index()) {
-            *n = n.saturating_add(1);
-        }
+        self.counters.completed(c.status);
         self.hal.tx_status(frame, c.status);
         Some(ac)
     }
 
     /// Releases the pass's charges held so far; a token the scheduler refuses or a
     /// release that clamps counts as a release error, as a single release would.
-    fn release_pass_charges(&mut self, charges: &mut PassCharges) {
+    fn release_pass_charges(&self, charges: &mut PassCharges) {
         let held = &charges.raw[..charges.len];
-        let done = self.sched.release_batch(held.iter().filter_map(|&raw| Charge::from_raw(raw)));
+        let done = self.txqs.scheduler().release_batch(held.iter().filter_map(|&raw| Charge::from_raw(raw)));
         let refused = held.len() as u64 - u64::from(done.released) - u64::from(done.unknown_station);
         let errors = u64::from(done.unknown_station) + u64::from(done.underflows) + refused;
-        self.counters.release_errors = self.counters.release_errors.saturating_add(errors);
+        self.counters.release_errors.add(errors);
         charges.len = 0;
     }
 }

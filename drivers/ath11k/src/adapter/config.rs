@@ -1,6 +1,8 @@
 //! The adapter's configuration: which patches of the series are on, and the core's
 //! configuration.
 
+use airtime_sched::txqs::TurnBudget;
+
 /// Adapter configuration (build from `Default`, then set fields). The default is the
 /// whole series plus the TX_NO_PUSHBACK flag; switching a patch off reproduces the
 /// driver without it (for the simulator's arms).
@@ -30,6 +32,10 @@ pub struct Config {
     /// ACs and room freed by a BE completion is room for VO too (otherwise such an AC
     /// waits for its next enqueue).
     pub resume_blocked_acs: bool,
+    /// Not in the series: how much one txq may send per turn before the round moves on
+    /// (frames or charged airtime; the core's [`TurnBudget`]). Unlimited by default, as
+    /// in the series, where a turn lasts while AQL and the ring allow.
+    pub turn_budget: TurnBudget,
 }
 
 impl Default for Config {
@@ -43,6 +49,7 @@ impl Default for Config {
             tx_no_pushback: true,
             tcl_ring_retry: false,
             resume_blocked_acs: true,
+            turn_budget: TurnBudget::UNLIMITED,
         }
     }
 }

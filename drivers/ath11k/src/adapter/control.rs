@@ -1,22 +1,36 @@
 //! Creation, stations and txqs, knobs, statistics and teardown.
+//!
+//! Control operations take `&self` and may run while the wake and completion contexts
+//! run, and alongside each other: the scheduler's registry is lock-free, the station
+//! records are claimed and published with compare-and-swap (see `tables`), and a
+//! removed txq's frames come back from the core's table only once no context holds it.
 
-use super::tables::{StationSlots, TxqEntry, TxqSlots};
-use super::{AcSet, Ath11k, Ath11kError, Config, Held, StationRecord};
+use super::counters::{AtomicAcSet, DpCounters, HeldGauge};
+use super::tables::StationSlots;
+use super::{AcSet, Ath11k, Ath11kError, Config, StationRecord, TxqMark};
 use crate::hal::{FrameOf, Hal, RingId, TxStatus};
 use crate::stats::DpStats;
 use airtime_sched::traits::Frame;
-use airtime_sched::{Ac, AqlLimits, Scheduler, StationId, Tid, Txq, TxqId, Weight};
+use airtime_sched::txqs::{AddTxqError, RemovedTxq, Retry};
+use airtime_sched::{Ac, AqlLimits, Charge, Enqueue, Scheduler, StationId, Tid, Txq, TxqId, TxqTable, Weight};
+use alloc::vec::Vec;
 use core::fmt;
+use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+
+/// "No txq" in a [`TxqMark`].
+const NO_TXQ: u64 = u64::MAX;
 
 impl<H, T> Ath11k<H, T>
 where
     H: Hal,
-    T: Txq<Frame = FrameOf<H>>,
+    T: Txq<Frame = FrameOf<H>> + Enqueue,
     FrameOf<H>: Frame,
 {
     /// Creates the adapter for one radio over `hal` (process context; allocates every
-    /// table here, never on the data path). Sets the scheduler's TX_NO_PUSHBACK from
-    /// `config.tx_no_pushback` and turns AQL on per `config.aql` (patch 2).
+    /// table here, never on the data path except the txq intake's node per enqueued
+    /// frame, which the core's table allocates and refuses without aborting). Sets the
+    /// scheduler's TX_NO_PUSHBACK from `config.tx_no_pushback` and turns AQL on per
+    /// `config.aql` (patch 2).
     // Never inlined: building the adapter takes about twice its size of stack, which
     // must stay out of callers' frames (the kernel module checks for 2 KiB frames).
     #[inline(never)]
@@ -25,17 +39,20 @@ where
         sched_config.tx_no_pushback = config.tx_no_pushback;
         let sched = Scheduler::new(sched_config)?;
         sched.set_aql_enabled(config.aql);
-        let txqs = TxqSlots::new(usize::from(sched_config.max_txqs))?;
         let stations = StationSlots::new(usize::from(sched_config.max_stations))?;
+        let n = usize::from(sched_config.max_txqs);
+        let mut txq_marks = Vec::new();
+        txq_marks.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
+        txq_marks.resize_with(n, || TxqMark { id: AtomicU64::new(NO_TXQ), holding: AtomicU8::new(0) });
         Ok(Ath11k {
             hal,
-            sched,
+            txqs: TxqTable::new(sched),
             config: Config { sched: sched_config, ..config },
-            txqs,
             stations,
-            held: [None, None, None, None],
-            blocked: AcSet::EMPTY,
-            counters: DpStats::default(),
+            txq_marks,
+            held: HeldGauge::default(),
+            blocked: AtomicAcSet::default(),
+            counters: DpCounters::default(),
         })
     }
 
@@ -44,14 +61,20 @@ where
         &self.config
     }
 
-    /// The core scheduler (for its statistics and invariant checks).
+    /// The core scheduler (statistics, and every `&self` operation of its own).
     pub fn scheduler(&self) -> &Scheduler {
-        &self.sched
+        self.txqs.scheduler()
     }
 
-    /// The core scheduler, exclusively (for [`Scheduler::check_invariants`]).
+    /// The core scheduler, exclusively (for [`Scheduler::check_invariants`], which
+    /// needs the radio at rest).
     pub fn scheduler_mut(&mut self) -> &mut Scheduler {
-        &mut self.sched
+        self.txqs.scheduler_mut()
+    }
+
+    /// The core's txq table the adapter serves from.
+    pub fn txq_table(&self) -> &TxqTable<T> {
+        &self.txqs
     }
 
     /// What the adapter's ring tells the core: the firmware picks the next
@@ -60,97 +83,112 @@ where
         airtime_sched::RingCapabilities::new(true)
     }
 
-    /// The HAL.
+    /// The HAL (its role traits take `&self`; the simulated HAL's firmware is
+    /// advanced through this while the adapter runs).
     pub fn hal(&self) -> &H {
         &self.hal
     }
 
-    /// The HAL, mutably (the simulator advances its firmware through this).
+    /// The HAL, exclusively (configuration changes of a simulated HAL).
     pub fn hal_mut(&mut self) -> &mut H {
         &mut self.hal
     }
 
     /// Adds a station with firmware peer id `peer_id` (mac80211 `sta_add` /
-    /// `sta_state` to associated).
-    pub fn add_station(&mut self, peer_id: u16, weight: Weight) -> Result<StationId, Ath11kError> {
-        self.stations.check_insert(peer_id)?;
-        let id = self.sched.add_station(weight)?;
-        if !self.stations.insert(id, peer_id) {
-            let _ = self.sched.remove_station(id);
-            return Err(Ath11kError::UnknownStation);
+    /// `sta_state` to associated). Process context; safe beside the data path and
+    /// other control operations (a peer id is published once).
+    pub fn add_station(&self, peer_id: u16, weight: Weight) -> Result<StationId, Ath11kError> {
+        self.stations.check_peer(peer_id)?;
+        let id = self.scheduler().add_station(weight)?;
+        if let Err(e) = self.stations.publish(id, peer_id) {
+            // Nothing else knows the station yet: no txq, no frame.
+            let _ = self.txqs.remove_station(id);
+            return Err(e);
         }
         Ok(id)
     }
 
     /// Removes a station and its txqs; each txq is handed to `on_txq` (to purge its
-    /// frames). A frame of theirs waiting in a retry slot is released and given to the
-    /// status sink as [`TxStatus::Removed`]. Frames in the rings complete later and
-    /// release normally.
-    pub fn remove_station(&mut self, id: StationId, mut on_txq: impl FnMut(T)) -> Result<(), Ath11kError> {
-        self.stations.get(id).ok_or(Ath11kError::UnknownStation)?;
-        self.sched.remove_station(id)?;
-        loop {
-            let next = self.txqs.of_station(id).next();
-            let Some(txq) = next else { break };
-            if let Some(entry) = self.txqs.remove(txq) {
-                self.flush_held(Some(txq));
-                on_txq(entry.txq);
-            } else {
-                break;
-            }
-        }
-        self.stations.remove(id);
-        Ok(())
+    /// frames) once no context serves it. A frame of theirs kept in a retry slot is
+    /// released and given to the status sink as [`TxStatus::Removed`], and so are
+    /// frames enqueued but not yet in the queue. Frames in the rings complete later and
+    /// release normally. A txq another context is serving at this moment comes back
+    /// at its return, through the next [`reap_removed`](Self::reap_removed) (which
+    /// every control operation that removes runs).
+    pub fn remove_station(&self, id: StationId, mut on_txq: impl FnMut(T)) -> Result<(), Ath11kError> {
+        self.stations.unpublish(id)?;
+        let removed = self.txqs.remove_station(id);
+        self.reap_removed(&mut on_txq);
+        Ok(removed?)
     }
 
     /// Adds a txq for `station` (or a station-less one) on `tid`. On refusal the txq
-    /// comes back with the error.
-    pub fn add_txq(&mut self, station: Option<StationId>, tid: Tid, txq: T) -> Result<TxqId, (Ath11kError, T)> {
-        if let Some(sta) = station {
-            match self.stations.get(sta) {
-                None => return Err((Ath11kError::UnknownStation, txq)),
-                Some(rec) if rec.txq(tid).is_some() => return Err((Ath11kError::TxqInUse, txq)),
-                Some(_) => {}
-            }
+    /// comes back with the error; it is `None` only if the station was removed while
+    /// the txq was being added, and then comes back through
+    /// [`reap_removed`](Self::reap_removed).
+    pub fn add_txq(&self, station: Option<StationId>, tid: Tid, txq: T) -> Result<TxqId, (Ath11kError, Option<T>)> {
+        if let Some(sta) = station
+            && let Err(e) = self.stations.reserve_txq(sta, tid, |q| self.scheduler().txq_info(q).is_ok())
+        {
+            return Err((e, Some(txq)));
         }
-        let id = match self.sched.add_txq(station, tid) {
-            Ok(id) => id,
-            Err(e) => return Err((e.into(), txq)),
-        };
-        match self.txqs.put(TxqEntry { id, station, tid, ac: tid.ac(), txq }) {
-            Ok(()) => {
-                if let Some(rec) = station.and_then(|s| self.stations.get_mut(s)) {
-                    rec.set_txq(tid, Some(id));
+        match self.txqs.add_txq(station, tid, txq) {
+            Ok(id) => {
+                if let Some(mark) = self.txq_marks.get(id.index()) {
+                    mark.id.store(id.to_raw(), Ordering::Release);
+                }
+                if let Some(sta) = station {
+                    self.stations.settle_txq(sta, tid, Some(id));
                 }
                 Ok(id)
             }
-            Err(entry) => {
-                let _ = self.sched.remove_txq(id);
-                Err((Ath11kError::UnknownTxq, entry.txq))
+            Err(AddTxqError { error, queue }) => {
+                if let Some(sta) = station {
+                    self.stations.settle_txq(sta, tid, None);
+                }
+                Err((error.into(), queue))
             }
         }
     }
 
-    /// Removes a txq and gives it back; a frame of it in a retry slot is released and
-    /// reported [`TxStatus::Removed`].
-    pub fn remove_txq(&mut self, id: TxqId) -> Result<T, Ath11kError> {
-        let entry = self.txqs.remove(id).ok_or(Ath11kError::UnknownTxq)?;
-        let _ = self.sched.remove_txq(id);
-        if let Some(rec) = entry.station.and_then(|s| self.stations.get_mut(s)) {
-            rec.set_txq(entry.tid, None);
+    /// Removes a txq; it is handed to `on_txq` once no context serves it, and a frame
+    /// of it kept in its retry slot (or enqueued but not yet in the queue) is released
+    /// and reported [`TxStatus::Removed`].
+    pub fn remove_txq(&self, id: TxqId, mut on_txq: impl FnMut(T)) -> Result<(), Ath11kError> {
+        let (station, tid) = self.scheduler().txq_info(id)?;
+        self.txqs.remove_txq(id)?;
+        if let Some(sta) = station {
+            self.stations.clear_txq(sta, tid, id);
         }
-        self.flush_held(Some(id));
-        Ok(entry.txq)
+        self.reap_removed(&mut on_txq);
+        Ok(())
     }
 
-    /// The txq `id`, to enqueue into (then call [`wake_tx_queue`](Self::wake_tx_queue)).
-    pub fn txq_mut(&mut self, id: TxqId) -> Option<&mut T> {
-        self.txqs.get_mut(id).map(|e| &mut e.txq)
-    }
-
-    /// The txq `id`.
-    pub fn txq(&self, id: TxqId) -> Option<&T> {
-        self.txqs.get(id).map(|e| &e.txq)
+    /// Takes back every removed txq no context holds any more: its queue goes to
+    /// `on_txq`; its kept frame (charge released) and the frames still in its intake
+    /// go to the status sink as [`TxStatus::Removed`]. Returns the txqs taken back.
+    /// Any context; the removal calls run it, and a driver whose wake or completion
+    /// context may be serving a txq at its removal runs it again later (a work item).
+    pub fn reap_removed(&self, mut on_txq: impl FnMut(T)) -> u32 {
+        let mut n = 0u32;
+        while let Some(RemovedTxq { id, queue, retry, intake }) = self.txqs.take_removed() {
+            if let Some(mark) = self.txq_marks.get(id.index()) {
+                let _ = mark.id.compare_exchange(id.to_raw(), NO_TXQ, Ordering::AcqRel, Ordering::Acquire);
+                let h = mark.holding.swap(0, Ordering::AcqRel);
+                if let Some(ac) = h.checked_sub(1).and_then(|i| Ac::from_index(usize::from(i))) {
+                    self.held.down(ac);
+                }
+            }
+            if let Some(Retry { frame, charge }) = retry {
+                self.finish_unsent(frame, charge, TxStatus::Removed);
+            }
+            for frame in intake {
+                self.finish_unsent(frame, None, TxStatus::Removed);
+            }
+            on_txq(queue);
+            n = n.saturating_add(1);
+        }
+        n
     }
 
     /// The txq of station `id` on `tid` (the C API names txqs by peer id and TID).
@@ -158,7 +196,10 @@ where
         self.stations.get(id)?.txq(tid)
     }
 
-    /// The station record `id`.
+    /// The station record `id` (its fields are atomics: read any time). Checked
+    /// against `id` when looked up; if the station is removed and its slot reused while
+    /// the reference is held, the fields read are the new occupant's (there is no RCU
+    /// here), which the scheduler's own checks of `id` make harmless.
     pub fn station(&self, id: StationId) -> Option<&StationRecord> {
         self.stations.get(id)
     }
@@ -169,41 +210,42 @@ where
     }
 
     /// Sets a station's airtime weight (`airtime_weight`; with TX_NO_PUSHBACK its AQL
-    /// limits scale by weight/256).
-    pub fn set_weight(&mut self, id: StationId, weight: Weight) -> Result<(), Ath11kError> {
-        Ok(self.sched.set_weight(id, weight)?)
+    /// limits scale by weight/256). Any context.
+    pub fn set_weight(&self, id: StationId, weight: Weight) -> Result<(), Ath11kError> {
+        Ok(self.scheduler().set_weight(id, weight)?)
     }
 
     /// Sets a station's AQL limits on `ac` (the station `aql` file's write).
-    pub fn set_station_limits(&mut self, id: StationId, ac: Ac, limits: AqlLimits) -> Result<(), Ath11kError> {
-        Ok(self.sched.set_station_limits(id, ac, limits)?)
+    pub fn set_station_limits(&self, id: StationId, ac: Ac, limits: AqlLimits) -> Result<(), Ath11kError> {
+        Ok(self.scheduler().set_station_limits(id, ac, limits)?)
     }
 
     /// Sets the radio's default AQL limits on `ac` (`aql_txq_limit`).
-    pub fn set_default_limits(&mut self, ac: Ac, limits: AqlLimits) {
-        self.sched.set_default_limits(ac, limits);
+    pub fn set_default_limits(&self, ac: Ac, limits: AqlLimits) {
+        self.scheduler().set_default_limits(ac, limits);
     }
 
     /// Sets the radio's AQL threshold (`aql_threshold`): below this much pending
     /// airtime on the radio, stations may use their high limit.
-    pub fn set_aql_threshold_us(&mut self, threshold_us: u32) {
-        self.sched.set_aql_threshold_us(threshold_us);
+    pub fn set_aql_threshold_us(&self, threshold_us: u32) {
+        self.scheduler().set_aql_threshold_us(threshold_us);
     }
 
     /// Turns the AQL checks on or off (`aql_enable`).
-    pub fn set_aql_enabled(&mut self, on: bool) {
-        self.sched.set_aql_enabled(on);
+    pub fn set_aql_enabled(&self, on: bool) {
+        self.scheduler().set_aql_enabled(on);
     }
 
-    /// The data path statistics with the outstanding MSDU count per ring (patch 3).
+    /// The data path statistics with the outstanding MSDU count per ring (patch 3). A
+    /// snapshot of atomics: exact at rest, a moment's view while both contexts run.
     pub fn dp_stats(&self) -> DpStats {
-        let mut s = self.counters;
+        let mut s = self.counters.snapshot();
         for ring in RingId::ALL {
             if let Some(p) = s.pending_msdus.get_mut(ring.index()) {
                 *p = self.hal.msdu_outstanding(ring);
             }
         }
-        s.held_now = self.held.iter().filter(|h| h.is_some()).count() as u32;
+        s.held_now = self.held.total();
         s
     }
 
@@ -212,26 +254,27 @@ where
         RingId::ALL.iter().fold(0u32, |n, r| n.saturating_add(self.hal.msdu_outstanding(*r)))
     }
 
-    /// Frames waiting in the retry slots.
+    /// Frames waiting in the txqs' retry slots (refused by the ring, kept uncharged
+    /// until sent).
     pub fn held_frames(&self) -> u32 {
-        self.held.iter().filter(|h| h.is_some()).count() as u32
+        self.held.total()
     }
 
     /// ACs whose last round ended on a full or refusing ring.
     pub fn blocked_acs(&self) -> AcSet {
-        self.blocked
+        self.blocked.load()
     }
 
     /// Writes a station's `aql` debugfs file (the core's `StationAql` text).
     pub fn write_station_aql(&self, id: StationId, out: &mut dyn fmt::Write) -> Result<(), Ath11kError> {
-        let aql = self.sched.station_aql(id)?;
+        let aql = self.scheduler().station_aql(id)?;
         let _ = write!(out, "{aql}");
         Ok(())
     }
 
     /// Writes a station's `airtime` debugfs file (the core's `StationAirtime` text).
     pub fn write_station_airtime(&self, id: StationId, out: &mut dyn fmt::Write) -> Result<(), Ath11kError> {
-        let airtime = self.sched.station_airtime(id)?;
+        let airtime = self.scheduler().station_airtime(id)?;
         let _ = write!(out, "{airtime}");
         Ok(())
     }
@@ -241,49 +284,68 @@ where
         let _ = write!(out, "{}", self.dp_stats());
     }
 
-    /// Teardown (`ath11k_dp_tx_pending_cleanup`): takes every outstanding MSDU out of
-    /// the tables and every held frame, releases their charges and reports them
-    /// [`TxStatus::Removed`]. Afterwards pending airtime is 0. Returns the frames freed.
-    pub fn flush_outstanding(&mut self) -> u32 {
-        let mut n = self.flush_held(None);
+    /// `ath11k_dp_tx_pending_cleanup`: takes every outstanding MSDU out of the rings'
+    /// tables, releases its charge and reports it [`TxStatus::Removed`]. Frames kept in
+    /// retry slots stay with their txqs (they come back at the txqs' removal; see
+    /// [`shutdown`](Self::shutdown)). Returns the frames freed. Run it when the
+    /// hardware will complete nothing more (teardown, firmware restart).
+    pub fn flush_outstanding(&self) -> u32 {
+        let mut n = 0u32;
         for ring in RingId::ALL {
             while let Some((_, msdu)) = self.hal.msdu_take_any(ring) {
                 let (frame, charge, _) = msdu.into_parts();
-                self.finish_unsent(frame, charge);
-                n += 1;
+                self.finish_unsent(frame, charge, TxStatus::Removed);
+                n = n.saturating_add(1);
             }
         }
         n
     }
 
-    /// Consumes the adapter after flushing, giving the HAL back.
-    pub fn into_hal(mut self) -> H {
+    /// Radio teardown: removes every station and every txq (each txq to `on_txq`, its
+    /// kept and intake frames to the status sink as [`TxStatus::Removed`], charges
+    /// released), then flushes the rings ([`flush_outstanding`](Self::flush_outstanding)).
+    /// Afterwards pending airtime is 0. Returns the frames given to the status sink.
+    /// Call it with the data path stopped (a txq still being served is taken back by a
+    /// later [`reap_removed`](Self::reap_removed)).
+    pub fn shutdown(&self, mut on_txq: impl FnMut(T)) -> u32 {
+        let before = self.counters.flushed.get();
+        for i in 0..self.txq_marks.len() {
+            let Some(raw) = self.txq_marks.get(i).map(|m| m.id.load(Ordering::Acquire)) else { continue };
+            if raw != NO_TXQ {
+                let id = TxqId::from_raw(raw);
+                if let Ok((station, tid)) = self.scheduler().txq_info(id) {
+                    let _ = self.txqs.remove_txq(id);
+                    if let Some(sta) = station {
+                        self.stations.clear_txq(sta, tid, id);
+                    }
+                }
+            }
+        }
+        for sta in self.stations.live() {
+            let _ = self.stations.unpublish(sta);
+            let _ = self.txqs.remove_station(sta);
+        }
+        self.reap_removed(&mut on_txq);
         self.flush_outstanding();
+        u32::try_from(self.counters.flushed.get().saturating_sub(before)).unwrap_or(u32::MAX)
+    }
+
+    /// Consumes the adapter after [`shutdown`](Self::shutdown) (queues dropped), giving
+    /// the HAL back.
+    pub fn into_hal(self) -> H {
+        self.shutdown(drop);
         self.hal
     }
 
-    /// Releases and reports `Removed` the held frames of `txq` (all with `None`).
-    fn flush_held(&mut self, txq: Option<TxqId>) -> u32 {
-        let mut n = 0;
-        for i in 0..self.held.len() {
-            let Some(slot) = self.held.get_mut(i) else { continue };
-            if slot.as_ref().is_some_and(|h| txq.is_none_or(|t| h.txq == t))
-                && let Some(Held { frame, charge, .. }) = slot.take()
-            {
-                self.finish_unsent(frame, charge);
-                n += 1;
-            }
-        }
-        n
-    }
-
-    fn finish_unsent(&mut self, frame: FrameOf<H>, charge: Option<airtime_sched::Charge>) {
+    /// Releases a frame that will not be sent (its charge, if any) and hands it to the
+    /// status sink with `status`, counted as flushed.
+    pub(crate) fn finish_unsent(&self, frame: FrameOf<H>, charge: Option<Charge>, status: TxStatus) {
         if let Some(c) = charge
-            && self.sched.release(c).is_err()
+            && self.scheduler().release(c).is_err()
         {
-            self.counters.release_errors = self.counters.release_errors.saturating_add(1);
+            self.counters.release_errors.bump();
         }
-        self.counters.flushed = self.counters.flushed.saturating_add(1);
-        self.hal.tx_status(frame, TxStatus::Removed);
+        self.counters.flushed.bump();
+        self.hal.tx_status(frame, status);
     }
 }

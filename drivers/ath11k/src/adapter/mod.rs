@@ -1,6 +1,6 @@
 //! The adapter: the nine patches of the seed series over a [`Hal`], driving the core
-//! scheduler ([`airtime_sched::Scheduler`]) and its ready round loop
-//! ([`airtime_sched::driver_loop::run_round`]).
+//! scheduler ([`airtime_sched::Scheduler`]) through the core's txq table and its ready
+//! round loop ([`airtime_sched::TxqTable::run_round`]).
 //!
 //! One [`Ath11k`] value is one radio (mac80211's `ieee80211_hw`, ath11k's `ar`). Its
 //! entry points map one to one onto the C API the kernel module exposes; see the
@@ -11,6 +11,7 @@ mod airtime;
 mod completion;
 mod config;
 mod control;
+mod counters;
 mod error;
 mod ring;
 mod tables;
@@ -25,48 +26,58 @@ pub use tables::StationRecord;
 pub use tx::RoundOutcome;
 
 use crate::hal::Hal;
-use crate::stats::DpStats;
-use airtime_sched::{Ac, Charge, Scheduler, Txq, TxqId};
-use tables::{StationSlots, TxqSlots};
+use airtime_sched::{Txq, TxqTable};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU8, AtomicU64};
+use counters::{AtomicAcSet, DpCounters, HeldGauge};
+use tables::StationSlots;
 
-/// A frame the ring refused after it was dequeued and charged (a race with another
-/// path, or -ENOMEM): kept here, with its charge, and pushed first at the next round
-/// on its AC. Nothing is freed and nothing is charged twice (the seed's patch 8 frees
-/// it instead).
+/// What the adapter keeps per txq slot beside the core's table.
 #[derive(Debug)]
-struct Held<F> {
-    frame: F,
-    charge: Option<Charge>,
-    txq: TxqId,
+pub(crate) struct TxqMark {
+    /// The slot's txq (raw id), `u64::MAX` if none: for teardown to find every txq.
+    id: AtomicU64,
+    /// 0, or 1 + the AC index while the txq's retry slot holds a frame the ring refused
+    /// (patch 8, without freeing the frame). Written only by the context holding the
+    /// txq's turn, or the one taking the removed txq back.
+    holding: AtomicU8,
 }
 
 /// The ath11k adapter for one radio.
 ///
 /// Generic over the HAL (`H`: the simulated one or the kernel module's) and the txq
-/// type (`T`: any [`Txq`] whose frames are the HAL's, e.g. the core's FQ-CoDel txq).
+/// type (`T`: any [`Txq`] that can be enqueued into, whose frames are the HAL's, e.g.
+/// the core's FQ-CoDel txq).
 ///
-/// Every entry point takes `&mut self`: the C side serialises them with one per-radio
-/// lock taken with bottom halves disabled (see the README). The scheduler inside is
-/// lock-free, so splitting the adapter per context later needs no change to it.
+/// Every entry point takes `&self`. The wake path ([`enqueue`](Self::enqueue),
+/// [`wake_tx_queue`](Self::wake_tx_queue), [`run_round`](Self::run_round)), the
+/// completion path ([`poll_tx_completions`](Self::poll_tx_completions), PPDU stats, rx
+/// status) and control operations may run at once on different CPUs: the adapter
+/// itself takes no lock. The txqs live in the core's [`TxqTable`] (a lock-free intake
+/// per txq; the scheduler hands each txq to one context at a time), counters are
+/// atomics, station records are atomics, and the HAL serialises each hardware ring
+/// itself. The README's "Locking" section lists the context of each entry point.
 pub struct Ath11k<H, T: Txq> {
     hal: H,
-    sched: Scheduler,
+    /// The txqs and the scheduler that owns their turns.
+    txqs: TxqTable<T>,
     config: Config,
-    txqs: TxqSlots<T>,
     stations: StationSlots,
-    /// The retry slot of each AC (patch 8, without freeing the frame).
-    held: [Option<Held<T::Frame>>; Ac::COUNT],
+    /// Per txq slot: its txq, and whether its retry slot holds a refused frame.
+    txq_marks: Vec<TxqMark>,
+    /// Frames in retry slots, per AC.
+    held: HeldGauge,
     /// ACs whose last round ended on a full or refusing ring.
-    blocked: AcSet,
-    counters: DpStats,
+    blocked: AtomicAcSet,
+    counters: DpCounters,
 }
 
 impl<H: Hal, T: Txq<Frame = crate::hal::FrameOf<H>>> core::fmt::Debug for Ath11k<H, T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Ath11k")
             .field("config", &self.config)
-            .field("sched", &self.sched)
-            .field("blocked", &self.blocked)
+            .field("txqs", &self.txqs)
+            .field("blocked", &self.blocked.load())
             .finish_non_exhaustive()
     }
 }

@@ -1,52 +1,53 @@
 //! The core's [`Ring`] over the TCL rings: a view of the ring the sending CPU picks,
-//! for one round on one AC.
+//! for one round on one AC, in one context. Two contexts each build their own view;
+//! the HAL serialises each hardware ring (one lock per TCL ring, as ath11k has).
 
+use super::TxqMark;
+use super::counters::{DpCounters, HeldGauge};
 use super::tables::StationSlots;
 use crate::hal::{FrameOf, Hal, Msdu, RingId, TclDesc};
-use crate::stats::DpStats;
-use airtime_sched::traits::{Frame, PushError, Ring, RingCapabilities, RingError, RingErrorKind};
-use airtime_sched::{Ac, Charge};
+use airtime_sched::traits::{Frame, PushError, Ring, RingError, RingErrorKind};
+use airtime_sched::{Ac, Charge, Scheduler, TxqId};
+use core::sync::atomic::Ordering;
 
-/// One round's view of the TCL rings.
+/// One round's view of the TCL rings, from one context.
 pub(crate) struct TclRingView<'a, H> {
-    pub(crate) hal: &'a mut H,
+    pub(crate) hal: &'a H,
     pub(crate) stations: &'a StationSlots,
-    pub(crate) counters: &'a mut DpStats,
+    pub(crate) counters: &'a DpCounters,
+    pub(crate) marks: &'a [TxqMark],
+    pub(crate) held: &'a HeldGauge,
+    pub(crate) sched: &'a Scheduler,
     /// The sending CPU's ring.
     pub(crate) ring: RingId,
     /// Try the other rings when it has no room (`tcl_ring_retry`).
     pub(crate) retry: bool,
     pub(crate) ac: Ac,
+    /// Frames pushed in the current txq's turn.
+    pub(crate) turn_pushed: u32,
+    /// Whether the ring refused a frame in the current turn (the txq keeps it).
+    pub(crate) turn_refused: bool,
 }
 
-/// Whether `ring` can take one more frame: a free descriptor and a free MSDU id.
+/// Whether `ring` can take one more frame: a free descriptor and a free MSDU id. A
+/// hint when two contexts push at once: the enqueue itself decides.
 pub(crate) fn ring_has_room<H: Hal>(hal: &H, ring: RingId) -> bool {
     hal.tcl_free(ring) > 0 && hal.msdu_outstanding(ring) < hal.msdu_capacity(ring)
 }
 
-impl<H: Hal> TclRingView<'_, H> {
+impl<'a, H: Hal> TclRingView<'a, H> {
     /// The ring a push goes to now: the CPU's ring, or with `retry` the first of the
     /// following rings with room.
     fn pick(&self) -> Option<RingId> {
         let mut ring = self.ring;
         let tries = if self.retry { RingId::ALL.len() } else { 1 };
         for _ in 0..tries {
-            if ring_has_room(&*self.hal, ring) {
+            if ring_has_room(self.hal, ring) {
                 return Some(ring);
             }
             ring = ring.next();
         }
         None
-    }
-}
-
-fn slot(v: &mut [u64], ring: RingId) -> Option<&mut u64> {
-    v.get_mut(ring.index())
-}
-
-fn bump(v: &mut [u64], ring: RingId) {
-    if let Some(c) = slot(v, ring) {
-        *c = c.saturating_add(1);
     }
 }
 
@@ -57,21 +58,65 @@ where
     type Frame = FrameOf<H>;
     type Error = RingErrorKind;
 
-    /// ath11k's firmware picks the next transmitter among the stations with frames in
-    /// the rings: TX_NO_PUSHBACK.
-    fn capabilities(&self) -> RingCapabilities {
-        RingCapabilities::new(true)
-    }
-
     fn has_room(&self, _ac: Ac) -> bool {
         self.pick().is_some()
     }
 
     /// ath11k's `ath11k_dp_tx` order: allocate the MSDU id, then write the
-    /// descriptor; on a refusal take the entry back and hand frame and charge back.
+    /// descriptor; on a refusal take the entry back and hand the frame back.
+    ///
+    /// A refused frame comes back *uncharged*: its charge is released here, and the
+    /// core's loop charges it again when it sends it from the txq's retry slot. A frame
+    /// waiting in a retry slot is not in flight, and a charge kept with it would count
+    /// against the very AQL and PHY limits that gate its txq's next turn: a station
+    /// whose kept charges reach its limit would never be served again.
     fn push(&mut self, frame: FrameOf<H>, charge: Option<Charge>) -> Result<(), PushError<FrameOf<H>, RingErrorKind>> {
+        match self.push_inner(frame, charge) {
+            Ok(()) => {
+                self.turn_pushed = self.turn_pushed.saturating_add(1);
+                Ok(())
+            }
+            Err(PushError { frame, charge, error }) => {
+                self.turn_refused = true;
+                if let Some(c) = charge
+                    && self.sched.release(c).is_err()
+                {
+                    self.counters.release_errors.bump();
+                }
+                Err(PushError { frame, charge: None, error })
+            }
+        }
+    }
+
+    /// The retry slot's bookkeeping: the core's loop sends a txq's kept frame first in
+    /// its turn, so a turn that pushed anything sent it; a turn the ring refused left
+    /// a frame kept.
+    fn end_turn(&mut self, txq: TxqId, ac: Ac) {
+        if let Some(mark) = self.marks.get(txq.index()).map(|m| &m.holding) {
+            if self.turn_pushed > 0 && mark.swap(0, Ordering::AcqRel) != 0 {
+                self.held.down(ac);
+            }
+            if self.turn_refused && mark.swap(1 + ac.index() as u8, Ordering::AcqRel) == 0 {
+                self.held.up(ac);
+                self.counters.held_for_retry.bump();
+            }
+        }
+        self.turn_pushed = 0;
+        self.turn_refused = false;
+    }
+}
+
+impl<H: Hal> TclRingView<'_, H>
+where
+    FrameOf<H>: Frame,
+{
+    fn push_inner(
+        &mut self,
+        frame: FrameOf<H>,
+        charge: Option<Charge>,
+    ) -> Result<(), PushError<FrameOf<H>, RingErrorKind>> {
         let Some(ring) = self.pick() else {
-            bump(&mut self.counters.ring_full, self.ring);
+            self.counters.ring_full.bump(self.ring);
             return Err(PushError { frame, charge, error: RingErrorKind::Full });
         };
         let len_bytes = frame.len_bytes();
@@ -80,7 +125,7 @@ where
         let msdu_id = match self.hal.msdu_insert(ring, Msdu::new(frame, charge, self.ac)) {
             Ok(id) => id,
             Err(msdu) => {
-                bump(&mut self.counters.msdu_table_full, ring);
+                self.counters.msdu_table_full.bump(ring);
                 let (frame, charge, _) = msdu.into_parts();
                 return Err(PushError { frame, charge, error: RingErrorKind::Full });
             }
@@ -88,15 +133,15 @@ where
         let desc = TclDesc { msdu_id, len_bytes, ac: self.ac, peer_id };
         match self.hal.tcl_enqueue(ring, desc) {
             Ok(()) => {
-                bump(&mut self.counters.enqueued, ring);
+                self.counters.enqueued.bump(ring);
                 Ok(())
             }
             Err(e) => {
                 let kind = e.kind();
                 match kind {
-                    RingErrorKind::Full => bump(&mut self.counters.ring_full, ring),
-                    RingErrorKind::OutOfMemory => bump(&mut self.counters.out_of_memory, ring),
-                    _ => bump(&mut self.counters.other_failures, ring),
+                    RingErrorKind::Full => self.counters.ring_full.bump(ring),
+                    RingErrorKind::OutOfMemory => self.counters.out_of_memory.bump(ring),
+                    _ => self.counters.other_failures.bump(ring),
                 }
                 match self.hal.msdu_take(ring, msdu_id) {
                     Some(msdu) => {
@@ -105,7 +150,7 @@ where
                     }
                     None => {
                         // The HAL lost its own entry: the frame is its to free now.
-                        self.counters.msdu_table_errors = self.counters.msdu_table_errors.saturating_add(1);
+                        self.counters.msdu_table_errors.bump();
                         Ok(())
                     }
                 }

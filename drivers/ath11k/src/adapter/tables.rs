@@ -1,128 +1,108 @@
-//! The adapter's txq and station tables, sized once at creation so that the data path
-//! never allocates. They implement the core loop's [`TxqTable`] and [`StationTable`].
+//! The adapter's station table, sized once at creation so that the data path never
+//! allocates, and readable from any context without a lock: every field of a record is
+//! an atomic. It implements the core loop's [`StationTable`].
+//!
+//! # Concurrency
+//! Readers (the wake and completion contexts: pricing a frame, PPDU stats and rx status
+//! naming a peer) never lock. Writers are control operations, which may also run at
+//! once (the adapter takes no control-plane lock):
+//!
+//! * a record is published by storing its station id last ([`StationRecord::id`]);
+//!   removal takes the id back with a compare-and-swap first, so two removals of one
+//!   station cannot both succeed and a removal never clears a later occupant;
+//! * a firmware peer id is claimed before it is published, and a claim that meets
+//!   another claim or a live record for the same peer backs off (the lower slot wins
+//!   between two claims), so no two live records ever share a peer id;
+//! * a station's txq on a TID is reserved with a compare-and-swap tagged with the
+//!   station's id, so two adds on one TID cannot both succeed and a late add for a
+//!   removed station cannot write into the record of the slot's next occupant.
+//!
+//! A reader that looked a record up may see it change under it when the station is
+//! removed and its slot reused meanwhile (there is no RCU here): the worst it gets is a
+//! stale rate for pricing, and the scheduler refuses every charge or airtime report for
+//! a station id that is no longer live.
 
 use super::Ath11kError;
-use airtime_est::Rate;
-use airtime_sched::driver_loop::{StationTable, TxqTable};
+use airtime_est::{Bandwidth, Encoding, HeGi, Rate};
+use airtime_sched::driver_loop::StationTable;
 use airtime_sched::traits::price_from_rate;
-use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, Txq, TxqId};
+use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, TxqId};
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// Reserves exactly `n` slots without aborting on allocation failure.
-fn slots<X>(n: usize) -> Result<Vec<Option<X>>, Ath11kError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
-    v.resize_with(n, || None);
-    Ok(v)
-}
-
-pub(crate) struct TxqEntry<T> {
-    pub(crate) id: TxqId,
-    pub(crate) station: Option<StationId>,
-    pub(crate) tid: Tid,
-    pub(crate) ac: Ac,
-    pub(crate) txq: T,
-}
-
-/// Txqs by handle index; an entry answers only to its own handle (generation).
-pub(crate) struct TxqSlots<T>(Vec<Option<TxqEntry<T>>>);
-
-impl<T> TxqSlots<T> {
-    pub(crate) fn new(n: usize) -> Result<Self, Ath11kError> {
-        Ok(TxqSlots(slots(n)?))
-    }
-
-    pub(crate) fn get(&self, id: TxqId) -> Option<&TxqEntry<T>> {
-        self.0.get(id.index())?.as_ref().filter(|e| e.id == id)
-    }
-
-    pub(crate) fn get_mut(&mut self, id: TxqId) -> Option<&mut TxqEntry<T>> {
-        self.0.get_mut(id.index())?.as_mut().filter(|e| e.id == id)
-    }
-
-    /// Stores an entry; the scheduler issued the handle, so its slot is in range and
-    /// free (a stale occupant would be a removed txq, which `remove` already took).
-    pub(crate) fn put(&mut self, entry: TxqEntry<T>) -> Result<(), TxqEntry<T>> {
-        match self.0.get_mut(entry.id.index()) {
-            Some(slot @ None) => {
-                *slot = Some(entry);
-                Ok(())
-            }
-            _ => Err(entry),
-        }
-    }
-
-    pub(crate) fn remove(&mut self, id: TxqId) -> Option<TxqEntry<T>> {
-        let slot = self.0.get_mut(id.index())?;
-        if slot.as_ref().is_some_and(|e| e.id == id) { slot.take() } else { None }
-    }
-
-    /// Handles of the txqs of `station`.
-    pub(crate) fn of_station(&self, station: StationId) -> impl Iterator<Item = TxqId> + '_ {
-        self.0.iter().flatten().filter(move |e| e.station == Some(station)).map(|e| e.id)
-    }
-}
-
-impl<T: Txq> TxqTable for TxqSlots<T> {
-    type Txq = T;
-    fn txq_mut(&mut self, id: TxqId) -> Option<&mut T> {
-        self.get_mut(id).map(|e| &mut e.txq)
-    }
-}
-
-/// The adapter's record of a station: its firmware peer id and the rates the
-/// hardware last reported for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StationRecord {
-    id: StationId,
-    peer_id: u16,
-    last_tx_rate: Option<Rate>,
-    last_rx_rate: Option<Rate>,
-    /// The station's txq of each TID (0..=15 and 16, the management txq).
-    txqs: [Option<TxqId>; TIDS],
-}
+/// "No station", "no txq", "no rate": a raw handle never has bits 16..32 all set with
+/// every other bit set too (`to_raw` leaves bits 16..32 zero).
+const NONE: u64 = u64::MAX;
+/// Tags a txq slot reserved by an add in progress (with the station's raw id, whose
+/// bits 16..32 are zero).
+const RESERVED: u64 = 1 << 16;
+/// "No peer".
+const NO_PEER: u32 = u32::MAX;
+/// Tags a peer id claimed by an add in progress.
+const CLAIMING: u32 = 1 << 16;
 
 /// TIDs a station can have a txq on: 0..=15 and [`Tid::MGMT`] (16).
 const TIDS: usize = 17;
 
+/// The adapter's record of a station: its firmware peer id, the rates the hardware last
+/// reported for it, and its txqs. Read from any context; see the module's notes.
+#[derive(Debug)]
+pub struct StationRecord {
+    id: AtomicU64,
+    peer: AtomicU32,
+    tx_rate: AtomicU64,
+    rx_rate: AtomicU64,
+    /// The station's txq of each TID (0..=15 and 16, the management txq).
+    txqs: [AtomicU64; TIDS],
+}
+
 impl StationRecord {
+    fn empty() -> StationRecord {
+        StationRecord {
+            id: AtomicU64::new(NONE),
+            peer: AtomicU32::new(NO_PEER),
+            tx_rate: AtomicU64::new(NONE),
+            rx_rate: AtomicU64::new(NONE),
+            txqs: [const { AtomicU64::new(NONE) }; TIDS],
+        }
+    }
+
     /// The scheduler's handle.
     pub fn id(&self) -> StationId {
-        self.id
+        StationId::from_raw(self.id.load(Ordering::Acquire))
     }
 
     /// The firmware peer id (PPDU stats and rx status name stations by it).
     pub fn peer_id(&self) -> u16 {
-        self.peer_id
+        (self.peer.load(Ordering::Acquire) & 0xffff) as u16
     }
 
     /// The last tx rate PPDU stats reported.
     pub fn last_tx_rate(&self) -> Option<Rate> {
-        self.last_tx_rate
+        unpack_rate(self.tx_rate.load(Ordering::Relaxed))
     }
 
     /// The last rx rate rx status reported.
     pub fn last_rx_rate(&self) -> Option<Rate> {
-        self.last_rx_rate
+        unpack_rate(self.rx_rate.load(Ordering::Relaxed))
     }
 
     /// The station's txq on `tid`, if one was added.
     pub fn txq(&self, tid: Tid) -> Option<TxqId> {
-        self.txqs.get(usize::from(tid.get())).copied().flatten()
+        let raw = self.txqs.get(usize::from(tid.get()))?.load(Ordering::Acquire);
+        (raw != NONE && raw & RESERVED == 0).then(|| TxqId::from_raw(raw))
     }
 
-    pub(crate) fn set_txq(&mut self, tid: Tid, txq: Option<TxqId>) {
-        if let Some(slot) = self.txqs.get_mut(usize::from(tid.get())) {
-            *slot = txq;
-        }
+    pub(crate) fn set_tx_rate(&self, rate: Rate) {
+        self.tx_rate.store(pack_rate(rate), Ordering::Relaxed);
     }
 
-    pub(crate) fn set_tx_rate(&mut self, rate: Rate) {
-        self.last_tx_rate = Some(rate);
+    pub(crate) fn set_rx_rate(&self, rate: Rate) {
+        self.rx_rate.store(pack_rate(rate), Ordering::Relaxed);
     }
 
-    pub(crate) fn set_rx_rate(&mut self, rate: Rate) {
-        self.last_rx_rate = Some(rate);
+    fn is(&self, id: StationId) -> bool {
+        self.id.load(Ordering::Acquire) == id.to_raw()
     }
 }
 
@@ -130,87 +110,206 @@ impl Station for StationRecord {
     type Error = StationErrorKind;
 
     fn station_id(&self) -> StationId {
-        self.id
+        self.id()
     }
 
     /// The last tx rate from PPDU stats, or failing that the last rx rate (the peer's
     /// rate towards us is the best guess before the first tx report).
     fn last_tx_rate(&self) -> Option<Rate> {
-        self.last_tx_rate.or(self.last_rx_rate)
+        StationRecord::last_tx_rate(self).or(self.last_rx_rate())
     }
 
     fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
-        price_from_rate(Station::last_tx_rate(self), frame_len, ac)
+        let rate = StationRecord::last_tx_rate(self).or(self.last_rx_rate());
+        price_from_rate(rate, frame_len, ac)
     }
 }
 
-/// Stations by handle index, plus a peer id index kept sorted in memory reserved at
-/// creation (so adding a station never allocates).
+/// A rate in one word (0..=62 bits), so that the record can hold it in an atomic.
+fn pack_rate(r: Rate) -> u64 {
+    let enc: u64 = match r.encoding() {
+        Encoding::Cck => 1,
+        Encoding::Ofdm => 2,
+        Encoding::Ht => 3,
+        Encoding::Vht => 4,
+        Encoding::He => 5,
+        Encoding::Eht => 6,
+        _ => return NONE,
+    };
+    let bw = Bandwidth::ALL.iter().position(|b| *b == r.bandwidth()).unwrap_or(0) as u64;
+    let gi = match r.he_gi() {
+        Some(g) => HeGi::ALL.iter().position(|x| *x == g).unwrap_or(0) as u64,
+        None => u64::from(r.short_gi() || r.short_preamble()),
+    };
+    let legacy = u64::from(r.legacy_rate_100kbps().unwrap_or(0));
+    enc | u64::from(r.mcs().unwrap_or(0)) << 4 | u64::from(r.nss()) << 12 | bw << 20 | gi << 24 | legacy << 32
+}
+
+fn unpack_rate(w: u64) -> Option<Rate> {
+    if w == NONE {
+        return None;
+    }
+    let mcs = (w >> 4) as u8;
+    let nss = (w >> 12) as u8;
+    let bw = *Bandwidth::ALL.get(((w >> 20) & 0xf) as usize)?;
+    let gi = ((w >> 24) & 0xf) as u8;
+    let legacy = (w >> 32) as u16;
+    let he_gi = || HeGi::ALL.get(usize::from(gi)).copied();
+    match w & 0xf {
+        1 => Rate::legacy_cck(legacy, gi == 1).ok(),
+        2 => Rate::legacy_ofdm(legacy).ok(),
+        3 => Rate::ht(mcs, bw, gi == 1).ok(),
+        4 => Rate::vht(mcs, nss, bw, gi == 1).ok(),
+        5 => Rate::he(mcs, nss, bw, he_gi()?).ok(),
+        6 => Rate::eht(mcs, nss, bw, he_gi()?).ok(),
+        _ => None,
+    }
+}
+
+/// Stations by handle index; peer ids are found by a scan of the records (no index to
+/// keep consistent without a lock; `max_stations` records, 128 by default).
 pub(crate) struct StationSlots {
-    slots: Vec<Option<StationRecord>>,
-    by_peer: Vec<(u16, StationId)>,
+    slots: Vec<StationRecord>,
 }
 
 impl StationSlots {
     pub(crate) fn new(n: usize) -> Result<Self, Ath11kError> {
-        let mut by_peer = Vec::new();
-        by_peer.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
-        Ok(StationSlots { slots: slots(n)?, by_peer })
+        let mut slots = Vec::new();
+        slots.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
+        slots.resize_with(n, StationRecord::empty);
+        Ok(StationSlots { slots })
     }
 
     pub(crate) fn get(&self, id: StationId) -> Option<&StationRecord> {
-        self.slots.get(id.index())?.as_ref().filter(|r| r.id == id)
+        self.slots.get(id.index()).filter(|r| r.is(id))
     }
 
-    pub(crate) fn get_mut(&mut self, id: StationId) -> Option<&mut StationRecord> {
-        self.slots.get_mut(id.index())?.as_mut().filter(|r| r.id == id)
-    }
-
+    /// The live station with firmware peer id `peer_id`.
     pub(crate) fn by_peer(&self, peer_id: u16) -> Option<StationId> {
-        let i = self.by_peer.binary_search_by_key(&peer_id, |e| e.0).ok()?;
-        self.by_peer.get(i).map(|e| e.1)
+        self.by_peer_record(peer_id).map(|(id, _)| id)
     }
 
-    pub(crate) fn by_peer_mut(&mut self, peer_id: u16) -> Option<&mut StationRecord> {
-        let id = self.by_peer(peer_id)?;
-        self.slots.get_mut(id.index())?.as_mut().filter(|r| r.id == id)
+    pub(crate) fn by_peer_record(&self, peer_id: u16) -> Option<(StationId, &StationRecord)> {
+        self.slots.iter().find_map(|r| {
+            let before = r.id.load(Ordering::Acquire);
+            if before == NONE || r.peer.load(Ordering::Acquire) != u32::from(peer_id) {
+                return None;
+            }
+            // The peer id read belongs to the occupant seen before it if the id has not
+            // changed since (peer ids are written before ids are published).
+            (r.id.load(Ordering::Acquire) == before).then(|| (StationId::from_raw(before), r))
+        })
     }
 
-    /// Whether `peer_id` can be added (free, and room in the index).
-    pub(crate) fn check_insert(&self, peer_id: u16) -> Result<(), Ath11kError> {
-        if self.by_peer(peer_id).is_some() {
+    /// Whether some record has `peer_id` live or claimed (other than slot `except`);
+    /// `lower_claims_only` counts only claims of lower slots (the tie-break).
+    fn peer_taken(&self, peer_id: u16, except: usize) -> bool {
+        self.slots.iter().enumerate().any(|(i, r)| {
+            if i == except {
+                return false;
+            }
+            let p = r.peer.load(Ordering::SeqCst);
+            if p == NO_PEER || p & 0xffff != u32::from(peer_id) {
+                return false;
+            }
+            p & CLAIMING == 0 || i < except
+        })
+    }
+
+    /// The live stations now.
+    pub(crate) fn live(&self) -> impl Iterator<Item = StationId> + '_ {
+        self.slots.iter().filter_map(|r| {
+            let raw = r.id.load(Ordering::Acquire);
+            (raw != NONE).then(|| StationId::from_raw(raw))
+        })
+    }
+
+    /// Quick refusal before the scheduler is asked for a station.
+    pub(crate) fn check_peer(&self, peer_id: u16) -> Result<(), Ath11kError> {
+        if self.peer_taken(peer_id, usize::MAX) { Err(Ath11kError::PeerInUse(peer_id)) } else { Ok(()) }
+    }
+
+    /// Publishes the record of `id` (just added to the scheduler) with `peer_id`, or
+    /// refuses if another live or claiming record has that peer id (then the record
+    /// stays empty and the caller removes `id` from the scheduler).
+    pub(crate) fn publish(&self, id: StationId, peer_id: u16) -> Result<(), Ath11kError> {
+        let Some(r) = self.slots.get(id.index()) else { return Err(Ath11kError::UnknownStation) };
+        if r.peer.compare_exchange(NO_PEER, u32::from(peer_id) | CLAIMING, Ordering::SeqCst, Ordering::SeqCst).is_err()
+        {
+            // The slot's last occupant is still being removed.
+            return Err(Ath11kError::UnknownStation);
+        }
+        if self.peer_taken(peer_id, id.index()) {
+            r.peer.store(NO_PEER, Ordering::SeqCst);
             return Err(Ath11kError::PeerInUse(peer_id));
         }
-        if self.by_peer.len() >= self.by_peer.capacity() {
-            return Err(Ath11kError::Sched(airtime_sched::SchedError::StationsFull));
+        r.tx_rate.store(NONE, Ordering::Relaxed);
+        r.rx_rate.store(NONE, Ordering::Relaxed);
+        for t in &r.txqs {
+            t.store(NONE, Ordering::Relaxed);
+        }
+        r.id.store(id.to_raw(), Ordering::SeqCst);
+        r.peer.store(u32::from(peer_id), Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Takes the record of `id` down: its id first (so that exactly one removal
+    /// succeeds), then its txqs and its peer id. Returns the txqs it had.
+    pub(crate) fn unpublish(&self, id: StationId) -> Result<[Option<TxqId>; TIDS], Ath11kError> {
+        let r = self.slots.get(id.index()).ok_or(Ath11kError::UnknownStation)?;
+        r.id.compare_exchange(id.to_raw(), NONE, Ordering::SeqCst, Ordering::SeqCst)
+            .map_err(|_| Ath11kError::UnknownStation)?;
+        let mut txqs = [None; TIDS];
+        for (out, t) in txqs.iter_mut().zip(&r.txqs) {
+            let raw = t.swap(NONE, Ordering::AcqRel);
+            if raw != NONE && raw & RESERVED == 0 {
+                *out = Some(TxqId::from_raw(raw));
+            }
+        }
+        r.peer.store(NO_PEER, Ordering::SeqCst);
+        Ok(txqs)
+    }
+
+    /// Reserves `tid` of station `id` for a txq being added; `is_live` says whether a
+    /// txq id found there is still registered (a stale one is replaced).
+    pub(crate) fn reserve_txq(
+        &self,
+        id: StationId,
+        tid: Tid,
+        is_live: impl Fn(TxqId) -> bool,
+    ) -> Result<(), Ath11kError> {
+        let r = self.get(id).ok_or(Ath11kError::UnknownStation)?;
+        let slot = r.txqs.get(usize::from(tid.get())).ok_or(Ath11kError::TxqInUse)?;
+        let cur = slot.load(Ordering::Acquire);
+        if cur != NONE && (cur & RESERVED != 0 || is_live(TxqId::from_raw(cur))) {
+            return Err(Ath11kError::TxqInUse);
+        }
+        slot.compare_exchange(cur, id.to_raw() | RESERVED, Ordering::AcqRel, Ordering::Acquire)
+            .map_err(|_| Ath11kError::TxqInUse)?;
+        // Removed meanwhile: undo (the removal may already have cleared the slot).
+        if !r.is(id) {
+            let _ = slot.compare_exchange(id.to_raw() | RESERVED, NONE, Ordering::AcqRel, Ordering::Acquire);
+            return Err(Ath11kError::UnknownStation);
         }
         Ok(())
     }
 
-    /// Adds a record (after `check_insert`); false if the handle's slot is unusable.
-    pub(crate) fn insert(&mut self, id: StationId, peer_id: u16) -> bool {
-        let Some(slot) = self.slots.get_mut(id.index()) else { return false };
-        if slot.is_some() || self.by_peer.len() >= self.by_peer.capacity() {
-            return false;
-        }
-        let at = match self.by_peer.binary_search_by_key(&peer_id, |e| e.0) {
-            Ok(_) => return false,
-            Err(at) => at,
-        };
-        *slot = Some(StationRecord { id, peer_id, last_tx_rate: None, last_rx_rate: None, txqs: [None; TIDS] });
-        // Within the capacity reserved at creation: no allocation.
-        self.by_peer.insert(at, (peer_id, id));
-        true
+    /// Ends a reservation: the txq's id, or `None` to give the TID up. A no-op if the
+    /// station was removed meanwhile (the reservation is gone with it).
+    pub(crate) fn settle_txq(&self, id: StationId, tid: Tid, txq: Option<TxqId>) {
+        let Some(slot) = self.slots.get(id.index()).and_then(|r| r.txqs.get(usize::from(tid.get()))) else { return };
+        let _ = slot.compare_exchange(
+            id.to_raw() | RESERVED,
+            txq.map_or(NONE, TxqId::to_raw),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
     }
 
-    pub(crate) fn remove(&mut self, id: StationId) -> Option<StationRecord> {
-        let slot = self.slots.get_mut(id.index())?;
-        if slot.as_ref().is_none_or(|r| r.id != id) {
-            return None;
-        }
-        let rec = slot.take()?;
-        self.by_peer.retain(|e| e.1 != id);
-        Some(rec)
+    /// Forgets `txq` as the txq of `id` on `tid` (after its removal).
+    pub(crate) fn clear_txq(&self, id: StationId, tid: Tid, txq: TxqId) {
+        let Some(slot) = self.slots.get(id.index()).and_then(|r| r.txqs.get(usize::from(tid.get()))) else { return };
+        let _ = slot.compare_exchange(txq.to_raw(), NONE, Ordering::AcqRel, Ordering::Acquire);
     }
 }
 
@@ -218,5 +317,56 @@ impl StationTable for StationSlots {
     type Station = StationRecord;
     fn station(&self, id: StationId) -> Option<&StationRecord> {
         self.get(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_rate_survives_the_atomic_word() {
+        let rates = [
+            Rate::legacy_cck(55, true).unwrap(),
+            Rate::legacy_cck(10, false).unwrap(),
+            Rate::legacy_ofdm(540).unwrap(),
+            Rate::ht(15, Bandwidth::Mhz40, true).unwrap(),
+            Rate::vht(9, 2, Bandwidth::Mhz160, false).unwrap(),
+            Rate::he(11, 2, Bandwidth::Mhz80, HeGi::Gi1_6).unwrap(),
+            Rate::eht(13, 4, Bandwidth::Mhz320, HeGi::Gi3_2).unwrap(),
+        ];
+        for r in rates {
+            assert_eq!(unpack_rate(pack_rate(r)), Some(r), "{r:?}");
+        }
+        assert_eq!(unpack_rate(NONE), None);
+    }
+
+    #[test]
+    fn a_peer_id_is_published_once() {
+        let t = StationSlots::new(4).unwrap();
+        let a = StationId::from_raw(1 | 7 << 32);
+        let b = StationId::from_raw(2 | 7 << 32);
+        t.publish(a, 9).unwrap();
+        assert_eq!(t.publish(b, 9), Err(Ath11kError::PeerInUse(9)));
+        assert_eq!(t.by_peer(9), Some(a));
+        assert!(t.unpublish(a).is_ok());
+        assert_eq!(t.unpublish(a).map(|_| ()), Err(Ath11kError::UnknownStation), "removed once");
+        assert_eq!(t.by_peer(9), None);
+        t.publish(b, 9).unwrap();
+        assert_eq!(t.by_peer(9), Some(b));
+    }
+
+    #[test]
+    fn a_txq_slot_is_reserved_once_and_a_stale_one_is_replaced() {
+        let t = StationSlots::new(2).unwrap();
+        let a = StationId::from_raw(1);
+        t.publish(a, 1).unwrap();
+        t.reserve_txq(a, Tid::BE, |_| true).unwrap();
+        assert_eq!(t.reserve_txq(a, Tid::BE, |_| false), Err(Ath11kError::TxqInUse));
+        let q = TxqId::from_raw(5);
+        t.settle_txq(a, Tid::BE, Some(q));
+        assert_eq!(t.get(a).unwrap().txq(Tid::BE), Some(q));
+        assert_eq!(t.reserve_txq(a, Tid::BE, |_| true), Err(Ath11kError::TxqInUse));
+        t.reserve_txq(a, Tid::BE, |_| false).unwrap();
     }
 }

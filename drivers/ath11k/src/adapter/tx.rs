@@ -1,13 +1,16 @@
-//! The transmit side: the driver-owned scheduling round (patch 5), ended when the ring
-//! has no room (patch 8, with the room checked before dequeue), and the retry slot
-//! that keeps a refused frame.
+//! The transmit side: enqueue from any context, and the driver-owned scheduling round
+//! (patch 5), ended when the ring has no room (patch 8, with the room checked before
+//! dequeue). A frame the ring refuses after dequeue stays in its txq's retry slot (the
+//! core's table keeps one per txq), its charge released while it waits, and goes first
+//! at the txq's next turn, charged again then.
 
 use super::ring::TclRingView;
-use super::{Ath11k, Ath11kError, Held};
-use crate::hal::{FrameOf, Hal, RingId};
-use airtime_sched::driver_loop::{self, RoundEnd};
-use airtime_sched::traits::{Frame, PushError, Ring};
-use airtime_sched::{Ac, Instant, Txq, TxqId};
+use super::{Ath11k, Ath11kError};
+use crate::hal::{FrameOf, Hal, RingId, TxStatus};
+use airtime_sched::driver_loop::RoundEnd;
+use airtime_sched::traits::Frame;
+use airtime_sched::txqs::EnqueueError;
+use airtime_sched::{Ac, Enqueue, Instant, Txq, TxqId};
 
 /// What one driver round did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,92 +18,95 @@ use airtime_sched::{Ac, Instant, Txq, TxqId};
 pub struct RoundOutcome {
     /// The AC served.
     pub ac: Ac,
-    /// Frames pushed into the rings (the held frame included).
+    /// Frames pushed into the rings (kept frames sent again included).
     pub frames: u32,
     /// Txqs the scheduler handed out.
     pub txqs_served: u32,
-    /// Why the round ended; `RingFull` or `Refused` also when the held frame could not
-    /// be pushed (then no txq was served).
+    /// Why the round ended.
     pub end: RoundEnd,
-    /// Whether a refused frame waits in the AC's retry slot after the round.
+    /// Whether a frame the ring refused waits in a retry slot of a txq on this AC
+    /// after the round (its own or an earlier round's).
     pub holding: bool,
 }
 
 impl<H, T> Ath11k<H, T>
 where
     H: Hal,
-    T: Txq<Frame = FrameOf<H>>,
+    T: Txq<Frame = FrameOf<H>> + Enqueue,
     FrameOf<H>: Frame,
 {
-    /// mac80211's `wake_tx_queue` (patch 5): marks the txq backlogged and runs the
-    /// driver's round on its AC, pushing into the ring of `cpu` (`cpu % 3`). Call it
-    /// after enqueueing into the txq ([`Ath11k::txq_mut`]).
-    pub fn wake_tx_queue(&mut self, txq: TxqId, cpu: u32, now: Instant) -> Result<RoundOutcome, Ath11kError> {
-        let ac = self.txqs.get(txq).ok_or(Ath11kError::UnknownTxq)?.ac;
-        self.sched.wake_txq(txq, now)?;
-        Ok(self.run_round(ac, cpu, now))
+    /// Queues `frame` for txq `id` from any context, without a lock (the txq's
+    /// lock-free intake; the frame reaches the queue at the txq's next turn), and
+    /// marks the txq backlogged. Call [`wake_tx_queue`](Self::wake_tx_queue) after it
+    /// (mac80211's order: the frame is in the txq before the wake).
+    ///
+    /// On refusal every frame comes back in the error (the txq is unknown, no memory
+    /// for the intake node, or the txq was removed during the call: then the frames
+    /// other late enqueues left in its intake come back too). Nothing is dropped.
+    pub fn enqueue(&self, id: TxqId, frame: FrameOf<H>, now: Instant) -> Result<(), EnqueueError<FrameOf<H>>> {
+        self.txqs.enqueue(id, frame, now)
     }
 
-    /// One driver round on `ac` from `cpu`: the frame held in the AC's retry slot
-    /// first, then [`driver_loop::run_round`] over the txqs, which checks ring room
-    /// before each dequeue and ends the round when there is none (patch 8). A frame
-    /// the ring refuses after dequeue goes to the retry slot with its charge.
-    pub fn run_round(&mut self, ac: Ac, cpu: u32, now: Instant) -> RoundOutcome {
-        let mut out = RoundOutcome { ac, frames: 0, txqs_served: 0, end: RoundEnd::Exhausted, holding: false };
+    /// mac80211's `wake_tx_queue` (patch 5): marks the txq backlogged and runs the
+    /// driver's round on its AC, pushing into the ring of `cpu` (`cpu % 3`). Call it
+    /// after [`enqueue`](Self::enqueue). Wake context (process or softirq); may run
+    /// while the completion context runs a round on the same AC.
+    pub fn wake_tx_queue(&self, txq: TxqId, cpu: u32, now: Instant) -> Result<RoundOutcome, Ath11kError> {
+        let (_, tid) = self.txqs.scheduler().txq_info(txq)?;
+        self.txqs.scheduler().wake_txq(txq, now)?;
+        Ok(self.run_round(tid.ac(), cpu, now))
+    }
+
+    /// One driver round on `ac` from `cpu` through the core's
+    /// [`TxqTable::run_round`](airtime_sched::TxqTable::run_round): for each txq the
+    /// scheduler hands out, its kept frame first, then its queue, while the ring has
+    /// room (checked before each dequeue, patch 8), the station's AQL budget allows and
+    /// the turn budget ([`Config::turn_budget`](super::Config::turn_budget)) lasts. A
+    /// frame the ring refuses after dequeue stays in its txq's retry slot, uncharged
+    /// until it is sent. Any context; two may run rounds on one AC at once.
+    pub fn run_round(&self, ac: Ac, cpu: u32, now: Instant) -> RoundOutcome {
         let mut view = TclRingView {
-            hal: &mut self.hal,
+            hal: &self.hal,
             stations: &self.stations,
-            counters: &mut self.counters,
+            counters: &self.counters,
+            marks: &self.txq_marks,
+            held: &self.held,
+            sched: self.txqs.scheduler(),
             ring: RingId::for_cpu(cpu),
             retry: self.config.tcl_ring_retry,
             ac,
+            turn_pushed: 0,
+            turn_refused: false,
         };
-        // Always in range (one slot per AC); an empty match arm keeps this panic-free.
-        let Some(slot) = self.held.get_mut(ac.index()) else { return out };
-        if let Some(held) = slot.take() {
-            let end = if view.has_room(ac) {
-                match view.push(held.frame, held.charge) {
-                    Ok(()) => {
-                        out.frames = 1;
-                        None
-                    }
-                    Err(PushError { frame, charge, error }) => {
-                        *slot = Some(Held { frame, charge, txq: held.txq });
-                        Some(RoundEnd::Refused(error))
-                    }
-                }
-            } else {
-                *slot = Some(held);
-                Some(RoundEnd::RingFull)
-            };
-            if let Some(end) = end {
-                out.end = end;
-                out.holding = true;
-                self.blocked.insert(ac);
-                return out;
-            }
-        }
-        let report = driver_loop::run_round(&self.sched, ac, now, &mut self.txqs, &self.stations, &mut view);
-        out.frames = out.frames.saturating_add(report.frames);
-        out.txqs_served = report.txqs_served;
-        out.end = report.end;
-        self.counters.uncharged = self.counters.uncharged.saturating_add(u64::from(report.uncharged));
+        let report = self.txqs.run_round(ac, now, &self.stations, &mut view, self.config.turn_budget);
+        self.counters.uncharged.add(u64::from(report.uncharged).saturating_add(u64::from(report.unpriced)));
         if let Some(r) = report.refused {
-            // The slot is empty: it was emptied above or the function returned.
-            self.counters.held_for_retry = self.counters.held_for_retry.saturating_add(1);
-            *slot = Some(Held { frame: r.frame, charge: r.charge, txq: r.txq });
+            // The core hands a refused frame back only if its txq's retry slot was
+            // taken, which its loop rules out. Should it happen, the frame is not kept:
+            // undo the retry bookkeeping, release its charge and give it back to the
+            // stack, counted.
+            self.held.down(ac);
+            if let Some(mark) = self.txq_marks.get(r.txq.index()) {
+                mark.holding.store(0, core::sync::atomic::Ordering::Release);
+            }
+            self.finish_unsent(r.frame, r.charge, TxStatus::Removed);
         }
-        out.holding = slot.is_some();
-        match out.end {
+        match report.end {
             RoundEnd::RingFull | RoundEnd::Refused(_) => self.blocked.insert(ac),
             _ => self.blocked.remove(ac),
         }
-        out
+        RoundOutcome {
+            ac,
+            frames: report.frames,
+            txqs_served: report.txqs_served,
+            end: report.end,
+            holding: self.held.of(ac) > 0,
+        }
     }
 
     /// Runs a round on each AC of `acs` from `cpu` (mt76's and ath10k's "schedule all
-    /// ACs"; also the kernel module's way to retry held frames from a timer).
-    pub fn run_rounds(&mut self, acs: super::AcSet, cpu: u32, now: Instant) -> u32 {
+    /// ACs"; also the kernel module's way to retry kept frames from a timer).
+    pub fn run_rounds(&self, acs: super::AcSet, cpu: u32, now: Instant) -> u32 {
         acs.iter().map(|ac| self.run_round(ac, cpu, now).frames).fold(0u32, u32::saturating_add)
     }
 }

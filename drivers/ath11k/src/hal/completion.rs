@@ -86,20 +86,29 @@ pub struct TxCompletion {
 }
 
 /// The tx completion ring(s).
+///
+/// Locking: called from the completion context only (ath11k's tx completion NAPI, one
+/// poll at a time per ring), concurrently with the wake context's calls to the other
+/// roles. `&self`: a ring with a single consumer needs no lock on the kernel side; a
+/// simulated one whose firmware writes from another thread locks itself.
 pub trait TxCompletionRing {
     /// Takes the next completion descriptor, `None` when the ring is empty now.
-    fn reap_tx_completion(&mut self) -> Option<TxCompletion>;
+    fn reap_tx_completion(&self) -> Option<TxCompletion>;
 }
 
 /// Where finished frames go: `ieee80211_tx_status_ext` for transmitted frames,
 /// `ieee80211_free_txskb` for the rest. The adapter has released the frame's charge
 /// before it calls this (so the stack must not release it again).
+///
+/// Locking: `&self`, from any context: the completion context (completions), the wake
+/// context (never: a refused frame is kept, not freed) and control operations (frames
+/// of removed txqs, teardown). mac80211's status path is safe from any context.
 pub trait StatusSink {
     /// The frame type.
     type Frame;
 
     /// Gives a frame back with how it ended.
-    fn tx_status(&mut self, frame: Self::Frame, status: TxStatus);
+    fn tx_status(&self, frame: Self::Frame, status: TxStatus);
 }
 
 #[cfg(test)]

@@ -24,6 +24,18 @@
 //! maps to an errno with [`errno`]. The other roles cannot fail in a way the adapter
 //! could act on: a source is empty or not, a table has the id or not.
 //!
+//! # Locking
+//! Every method of every role takes `&self`: the adapter's wake context and completion
+//! context call the HAL at the same time, on different CPUs. The implementation
+//! serialises what the hardware needs serialised, and nothing more: one lock per TCL
+//! ring around its descriptor writes (ath11k's `tcl_ring->lock`), one per ring's MSDU
+//! table (`tx_ring->tx_idr_lock`). The completion ring has one consumer, the completion
+//! context; the status sink may be called from any context. [`TclRings::tcl_free`] and
+//! [`MsduTable::msdu_outstanding`] are hints read before each dequeue; the enqueue
+//! and the insert decide (a refusal is kept by the adapter, never dropped). The
+//! simulated HAL models those locks with a small spinlock per ring; the kernel
+//! module's C HAL uses ath11k's own.
+//!
 //! # For users of the traits
 //! The adapter ([`Ath11k`](crate::Ath11k)) is the only user the crate has; the
 //! simulated HAL ([`SimHal`](crate::sim_hal::SimHal)) and the kernel module's C-backed

@@ -37,6 +37,11 @@ impl<F> Msdu<F> {
 
 /// The outstanding MSDU table of each ring (`tx_ring->txbuf_idr`): bounded, one entry
 /// short of `DP_TX_IDR_SIZE` on ath11k ([`MSDU_TABLE_CAPACITY`](super::MSDU_TABLE_CAPACITY)).
+///
+/// Locking: `&self` throughout; the wake context inserts (and takes back a refused
+/// entry) while the completion context takes completed entries, at once. The
+/// implementation serialises each ring's table with its own lock, as ath11k's
+/// `tx_ring->tx_idr_lock` does, independent of the TCL ring's lock.
 pub trait MsduTable {
     /// The frame type.
     type Frame;
@@ -49,12 +54,12 @@ pub trait MsduTable {
 
     /// Stores an entry and returns its id (`idr_alloc`), or hands it back when the
     /// table is full (ath11k then returns -ENOSPC).
-    fn msdu_insert(&mut self, ring: RingId, msdu: Msdu<Self::Frame>) -> Result<u32, Msdu<Self::Frame>>;
+    fn msdu_insert(&self, ring: RingId, msdu: Msdu<Self::Frame>) -> Result<u32, Msdu<Self::Frame>>;
 
     /// Removes and returns the entry `id` (`idr_remove`), `None` if there is none.
-    fn msdu_take(&mut self, ring: RingId, id: u32) -> Option<Msdu<Self::Frame>>;
+    fn msdu_take(&self, ring: RingId, id: u32) -> Option<Msdu<Self::Frame>>;
 
     /// Removes and returns any one entry of `ring`, for teardown
     /// (`ath11k_dp_tx_pending_cleanup` over `idr_for_each`).
-    fn msdu_take_any(&mut self, ring: RingId) -> Option<(u32, Msdu<Self::Frame>)>;
+    fn msdu_take_any(&self, ring: RingId) -> Option<(u32, Msdu<Self::Frame>)>;
 }

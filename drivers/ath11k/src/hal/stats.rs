@@ -69,16 +69,18 @@ pub struct RxPpdu {
     pub rate: Option<Rate>,
 }
 
-/// HTT PPDU statistics, one record at a time.
+/// HTT PPDU statistics, one record at a time. Called from the completion context
+/// (`&self`: the implementation serialises its own queue, if it has one).
 pub trait PpduStatsSource {
     /// The next PPDU record, `None` when there is none now.
-    fn next_ppdu_stats(&mut self) -> Option<PpduStats>;
+    fn next_ppdu_stats(&self) -> Option<PpduStats>;
 }
 
-/// Rx monitor status, one PPDU at a time.
+/// Rx monitor status, one PPDU at a time. Called from the completion context (`&self`,
+/// as for [`PpduStatsSource`]).
 pub trait RxStatusSource {
     /// The next received PPDU, `None` when there is none now.
-    fn next_rx_ppdu(&mut self) -> Option<RxPpdu>;
+    fn next_rx_ppdu(&self) -> Option<RxPpdu>;
 }
 
 #[cfg(test)]

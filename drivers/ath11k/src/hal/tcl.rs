@@ -52,6 +52,11 @@ pub struct TclDesc {
 }
 
 /// The TCL data rings (`dp->tx_ring[i].tcl_data_ring`).
+///
+/// Locking: every method takes `&self` and may be called from the wake context and the
+/// completion context at once, on the same ring or on different ones. The
+/// implementation serialises each ring itself, as ath11k takes `tcl_ring->lock` around
+/// `ath11k_hal_srng_src_get_next_entry()`: one lock per ring, never one for all.
 pub trait TclRings {
     /// Why an enqueue was refused; `kind()` is the core's ring error kind.
     type Error: RingError;
@@ -60,13 +65,13 @@ pub trait TclRings {
     fn tcl_descriptors(&self, ring: RingId) -> u32;
 
     /// Descriptors free now (`ath11k_hal_srng_src_num_free`). A hint: the enqueue may
-    /// still refuse (the ring is shared with other paths).
+    /// still refuse (the ring is shared with other paths and other CPUs).
     fn tcl_free(&self, ring: RingId) -> u32;
 
     /// Writes one descriptor. Refuses with kind `Full` (-ENOSPC, no descriptor) or
     /// `OutOfMemory` (-ENOMEM, including a DMA mapping failure); the frame stays in
     /// the MSDU table and the caller takes it back out.
-    fn tcl_enqueue(&mut self, ring: RingId, desc: TclDesc) -> Result<(), Self::Error>;
+    fn tcl_enqueue(&self, ring: RingId, desc: TclDesc) -> Result<(), Self::Error>;
 }
 
 /// The errno a kernel driver returns for an error kind: -ENOSPC (-28) for full,

@@ -8,8 +8,10 @@
 //! line.
 
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt::Write;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use airtime_ath11k::hal::{
     Msdu, MsduTable, PpduStats, PpduStatsSource, RingId, RxPpdu, RxStatusSource, StatusSink, TclDesc, TclRings,
@@ -20,7 +22,7 @@ use airtime_ath11k::{Ath11k, CompletionPass, Config, TextBuf};
 use airtime_est::{Bandwidth, Rate};
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::traits::Frame;
-use airtime_sched::{Ac, AqlLimits, Instant, RingErrorKind, RoundPolicy, StationId, Tid, TxqId, Weight};
+use airtime_sched::{Ac, AqlLimits, Enqueue, Instant, RingErrorKind, RoundPolicy, StationId, Tid, Txq, TxqId, Weight};
 
 use super::{Failed, Outcome, ensure};
 use crate::msg::MsgBuf;
@@ -70,7 +72,7 @@ impl TclRings for BoxedSim {
     fn tcl_free(&self, ring: RingId) -> u32 {
         self.0.tcl_free(ring)
     }
-    fn tcl_enqueue(&mut self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
+    fn tcl_enqueue(&self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
         self.0.tcl_enqueue(ring, desc)
     }
 }
@@ -83,43 +85,94 @@ impl MsduTable for BoxedSim {
     fn msdu_outstanding(&self, ring: RingId) -> u32 {
         self.0.msdu_outstanding(ring)
     }
-    fn msdu_insert(&mut self, ring: RingId, msdu: Msdu<Pkt>) -> Result<u32, Msdu<Pkt>> {
+    fn msdu_insert(&self, ring: RingId, msdu: Msdu<Pkt>) -> Result<u32, Msdu<Pkt>> {
         self.0.msdu_insert(ring, msdu)
     }
-    fn msdu_take(&mut self, ring: RingId, id: u32) -> Option<Msdu<Pkt>> {
+    fn msdu_take(&self, ring: RingId, id: u32) -> Option<Msdu<Pkt>> {
         self.0.msdu_take(ring, id)
     }
-    fn msdu_take_any(&mut self, ring: RingId) -> Option<(u32, Msdu<Pkt>)> {
+    fn msdu_take_any(&self, ring: RingId) -> Option<(u32, Msdu<Pkt>)> {
         self.0.msdu_take_any(ring)
     }
 }
 
 impl TxCompletionRing for BoxedSim {
-    fn reap_tx_completion(&mut self) -> Option<TxCompletion> {
+    fn reap_tx_completion(&self) -> Option<TxCompletion> {
         self.0.reap_tx_completion()
     }
 }
 
 impl StatusSink for BoxedSim {
     type Frame = Pkt;
-    fn tx_status(&mut self, frame: Pkt, status: TxStatus) {
+    fn tx_status(&self, frame: Pkt, status: TxStatus) {
         self.0.tx_status(frame, status);
     }
 }
 
 impl PpduStatsSource for BoxedSim {
-    fn next_ppdu_stats(&mut self) -> Option<PpduStats> {
+    fn next_ppdu_stats(&self) -> Option<PpduStats> {
         self.0.next_ppdu_stats()
     }
 }
 
 impl RxStatusSource for BoxedSim {
-    fn next_rx_ppdu(&mut self) -> Option<RxPpdu> {
+    fn next_rx_ppdu(&self) -> Option<RxPpdu> {
         self.0.next_rx_ppdu()
     }
 }
 
-type Radio = Ath11k<BoxedSim, FqCodelTxq<Pkt>>;
+/// What a txq shows the bench: the adapter's txqs live in the core's txq table, where
+/// only a turn reaches a queue, so each txq publishes its counts after every change.
+#[derive(Debug, Default)]
+struct TxqSeen {
+    /// Frames its turns moved in from the intake.
+    pulled: AtomicU64,
+    /// Frames in its queue.
+    backlog: AtomicU64,
+    /// Frames it dropped (CoDel, limits).
+    dropped: AtomicU64,
+}
+
+/// An FQ-CoDel txq that publishes its counts in a [`TxqSeen`].
+#[derive(Debug)]
+struct CountedTxq {
+    inner: FqCodelTxq<Pkt>,
+    seen: Arc<TxqSeen>,
+}
+
+impl CountedTxq {
+    fn publish(&self) {
+        let s = self.inner.stats();
+        self.seen.backlog.store(s.backlog_packets, Ordering::Relaxed);
+        self.seen.dropped.store(s.enqueued.saturating_sub(s.tx_packets + s.backlog_packets), Ordering::Relaxed);
+    }
+}
+
+impl Txq for CountedTxq {
+    type Frame = Pkt;
+    type Error = core::convert::Infallible;
+    fn dequeue(&mut self, now: Instant) -> Result<Option<Pkt>, Self::Error> {
+        let frame = self.inner.dequeue(now);
+        self.publish();
+        frame
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.inner.peek_len()
+    }
+    fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+}
+
+impl Enqueue for CountedTxq {
+    fn enqueue(&mut self, frame: Pkt, enqueued: Instant) {
+        Enqueue::enqueue(&mut self.inner, frame, enqueued);
+        self.seen.pulled.fetch_add(1, Ordering::Relaxed);
+        self.publish();
+    }
+}
+
+type Radio = Ath11k<BoxedSim, CountedTxq>;
 
 /// Frame length used everywhere, bytes.
 const LEN: u32 = 1500;
@@ -138,6 +191,8 @@ struct Bench {
     radio: Box<Radio>,
     now: Instant,
     txqs: Vec<TxqId>,
+    /// Per txq of `txqs`: what it shows, and the frames the bench enqueued into it.
+    seen: Vec<(Arc<TxqSeen>, u64)>,
     /// Frames accepted by a txq.
     enqueued: u64,
     /// Frames handed back by the adapter, per status.
@@ -169,6 +224,7 @@ impl Bench {
             radio,
             now: Instant::from_millis(1),
             txqs: Vec::new(),
+            seen: Vec::new(),
             enqueued: 0,
             done: [0; TxStatus::COUNT],
             lens: &[LEN],
@@ -183,11 +239,15 @@ impl Bench {
         let mut fq = FqCodelConfig::default();
         fq.flows = 16;
         fq.keep_dropped = false;
-        let txq = FqCodelTxq::new(fq).ok().and_then(|q| self.radio.add_txq(Some(sta), Tid::BE, q).ok());
+        let seen = Arc::new(TxqSeen::default());
+        let txq = FqCodelTxq::new(fq)
+            .ok()
+            .and_then(|inner| self.radio.add_txq(Some(sta), Tid::BE, CountedTxq { inner, seen: seen.clone() }).ok());
         ensure!(msg, txq.is_some(), "txq of station {peer} refused");
         let Some(txq) = txq else { return Err(Failed) };
-        self.radio.hal_mut().set_peer(peer, FRAME_AIRTIME_US, peer_rate());
+        self.radio.hal().set_peer(peer, FRAME_AIRTIME_US, peer_rate());
         self.txqs.push(txq);
+        self.seen.push((seen, 0));
         Ok((sta, txq))
     }
 
@@ -196,14 +256,19 @@ impl Bench {
         let now = self.now;
         let (lens, base) = (self.lens, self.enqueued);
         let mut added = 0;
-        if let Some(q) = self.radio.txq_mut(txq) {
-            while q.backlog_packets() < level {
+        if let Some(i) = self.txqs.iter().position(|t| *t == txq) {
+            let mut queued = self.queued_in(i);
+            while queued < level {
                 let flow = (added as u32).wrapping_mul(0x9e37_79b9);
                 let len = lens.get(((base + added) % lens.len().max(1) as u64) as usize).copied().unwrap_or(LEN);
-                if !q.enqueue(Pkt { len, flow }, now).is_queued() {
+                if self.radio.enqueue(txq, Pkt { len, flow }, now).is_err() {
                     break;
                 }
+                if let Some((_, accepted)) = self.seen.get_mut(i) {
+                    *accepted += 1;
+                }
                 added += 1;
+                queued += 1;
             }
         }
         self.enqueued += added;
@@ -214,7 +279,7 @@ impl Bench {
     /// takes the PPDU stats; forgets the frames handed back (counting them).
     fn step(&mut self, dt_us: u64, budget: u32) -> CompletionPass {
         self.now = self.now.add_micros(dt_us);
-        self.radio.hal_mut().advance(self.now);
+        self.radio.hal().advance(self.now);
         let pass = self.radio.poll_tx_completions(budget, 0, self.now);
         self.radio.poll_airtime_reports(64, self.now);
         self.collect();
@@ -222,7 +287,7 @@ impl Bench {
     }
 
     fn collect(&mut self) {
-        for (_, status) in self.radio.hal_mut().take_done() {
+        for (_, status) in self.radio.hal().take_done() {
             if let Some(n) = self.done.get_mut(status.index()) {
                 *n += 1;
             }
@@ -233,11 +298,18 @@ impl Bench {
         self.done.iter().sum()
     }
 
+    /// Frames in txq `i` of `txqs`: its queue, and its intake (enqueued, not pulled).
+    fn queued_in(&self, i: usize) -> u64 {
+        self.seen.get(i).map_or(0, |(seen, accepted)| {
+            seen.backlog.load(Ordering::Relaxed) + accepted.saturating_sub(seen.pulled.load(Ordering::Relaxed))
+        })
+    }
+
     /// Frames queued in the txqs, and frames the txqs dropped (CoDel, limits).
     fn queued_and_dropped(&self) -> (u64, u64) {
-        self.txqs.iter().filter_map(|id| self.radio.txq(*id)).fold((0, 0), |(q, d), t| {
-            let s = t.stats();
-            (q + s.backlog_packets, d + s.enqueued.saturating_sub(s.tx_packets + s.backlog_packets))
+        (0..self.seen.len()).fold((0, 0), |(q, d), i| {
+            let dropped = self.seen.get(i).map_or(0, |(seen, _)| seen.dropped.load(Ordering::Relaxed));
+            (q + self.queued_in(i), d + dropped)
         })
     }
 
@@ -305,7 +377,7 @@ pub(super) fn aql_pending_returns_to_zero(msg: &mut MsgBuf<'_>) -> Outcome {
     let (a, qa) = b.station(msg, 1, 256)?;
     let (c, qc) = b.station(msg, 2, 256)?;
     let script: Vec<TxStatus> = (0..600).map(|i| TxStatus::ALL[i % TxStatus::COUNT]).collect();
-    b.radio.hal_mut().script_statuses(script);
+    b.radio.hal().script_statuses(script);
     let mut peak = 0;
     for _ in 0..40 {
         b.top_up(qa, 16);
@@ -417,11 +489,11 @@ pub(super) fn napi_budget_bounds_a_pass(msg: &mut MsgBuf<'_>) -> Outcome {
     let (_, q1) = b.station(msg, 1, 256)?;
     let (_, q2) = b.station(msg, 2, 256)?;
     let (_, q3) = b.station(msg, 3, 256)?;
-    b.radio.hal_mut().pause_completions(true);
+    b.radio.hal().pause_completions(true);
     for q in [q1, q2, q3] {
         b.top_up(q, 100);
     }
-    b.radio.hal_mut().advance(b.now);
+    b.radio.hal().advance(b.now);
     ensure!(
         msg,
         b.radio.outstanding_msdus() == 300,
@@ -429,8 +501,8 @@ pub(super) fn napi_budget_bounds_a_pass(msg: &mut MsgBuf<'_>) -> Outcome {
         b.radio.outstanding_msdus()
     );
     b.now = b.now.add_micros(5000);
-    b.radio.hal_mut().pause_completions(false);
-    b.radio.hal_mut().advance(b.now);
+    b.radio.hal().pause_completions(false);
+    b.radio.hal().advance(b.now);
     let burst = b.radio.hal().completions_waiting();
     ensure!(msg, burst == 300, "burst of {burst} completions, want 300");
     let mut passes: Vec<u32> = Vec::new();
@@ -471,9 +543,9 @@ pub(super) fn ring_full_loses_no_frame(msg: &mut MsgBuf<'_>) -> Outcome {
     let mut full_rounds = 0u32;
     for i in 0..120u32 {
         if i % 10 == 0 {
-            b.radio.hal_mut().fail_enqueues(RingId::for_cpu(0), faults);
+            b.radio.hal().fail_enqueues(RingId::for_cpu(0), faults);
         }
-        b.radio.hal_mut().hold_rings(i % 20 < 5);
+        b.radio.hal().hold_rings(i % 20 < 5);
         b.top_up(q1, 32);
         b.top_up(q2, 32);
         if !b.radio.blocked_acs().is_empty() {
@@ -483,7 +555,7 @@ pub(super) fn ring_full_loses_no_frame(msg: &mut MsgBuf<'_>) -> Outcome {
         let (enq, places) = b.accounted();
         ensure!(msg, enq == places, "step {i}: {enq} frames enqueued, {places} accounted");
     }
-    b.radio.hal_mut().hold_rings(false);
+    b.radio.hal().hold_rings(false);
     ensure!(msg, b.drain(2000), "did not drain: {:?}", b.accounted());
     b.check(msg)?;
     let s = b.radio.dp_stats();

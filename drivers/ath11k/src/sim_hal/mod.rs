@@ -18,6 +18,10 @@
 //! * completion bursts larger than any budget: many frames due at one instant
 //!   (hold the firmware with [`SimHal::pause_completions`], then release).
 //!
+//! Every method takes `&self`: the adapter's wake and completion contexts and the
+//! thread playing the firmware may all call it at once. Each ring has its own lock
+//! (a small spinlock, documented in the `ring_lock` module), as each of ath11k's TCL rings and MSDU tables does.
+//!
 //! Used by the crate's tests, the kernel module's self-test and the simulator.
 
 use crate::hal::{
@@ -28,6 +32,10 @@ use airtime_est::Rate;
 use airtime_sched::{Ac, Instant, RingErrorKind};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use ring_lock::RingLock;
+
+pub(crate) mod ring_lock;
 
 /// The simulated hardware's configuration (build from `Default`, then set fields).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,24 +154,57 @@ pub struct SimCounters {
     pub ppdus: u64,
 }
 
-/// The simulated HAL over frames of type `F`. See the [module documentation](self).
+#[derive(Debug, Default)]
+struct AtomicCounters {
+    enqueued: AtomicU64,
+    refused: AtomicU64,
+    taken: AtomicU64,
+    completed: AtomicU64,
+    ppdus: AtomicU64,
+}
+
+fn bump(c: &AtomicU64) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// One TCL ring: its descriptors and the faults scripted for its next enqueues
+/// (ath11k's `tcl_ring->lock` protects the former).
+#[derive(Debug, Default)]
+struct TclRingState {
+    descs: VecDeque<TclDesc>,
+    faults: VecDeque<RingErrorKind>,
+}
+
+/// The simulated firmware's own state.
 #[derive(Debug)]
-pub struct SimHal<F> {
-    config: SimConfig,
+struct Firmware {
     now: Instant,
-    rings: [VecDeque<TclDesc>; DP_TCL_NUM_RING_MAX],
-    tables: [Slab<F>; DP_TCL_NUM_RING_MAX],
     in_flight: VecDeque<InFlight>,
-    completions: VecDeque<TxCompletion>,
-    ppdus: VecDeque<PpduStats>,
-    rx: VecDeque<RxPpdu>,
     statuses: VecDeque<TxStatus>,
-    faults: [VecDeque<RingErrorKind>; DP_TCL_NUM_RING_MAX],
     rings_held: bool,
     completions_paused: bool,
     peers: Vec<Peer>,
-    done: Vec<(F, TxStatus)>,
-    counters: SimCounters,
+}
+
+/// The simulated HAL over frames of type `F`. See the [module documentation](self).
+///
+/// Every method takes `&self`, so the wake context, the completion context and the
+/// test driving the firmware ([`advance`](Self::advance)) may call it at once. Each
+/// TCL ring, each ring's MSDU table, the completion ring, the PPDU and rx status
+/// queues, the status sink and the firmware have a lock of their own (a small spinlock),
+/// held for a few instructions; only `advance` nests them (firmware, then one ring at
+/// a time).
+#[derive(Debug)]
+pub struct SimHal<F> {
+    config: SimConfig,
+    rings: [RingLock<TclRingState>; DP_TCL_NUM_RING_MAX],
+    tables: [RingLock<Slab<F>>; DP_TCL_NUM_RING_MAX],
+    fw: RingLock<Firmware>,
+    completions: RingLock<VecDeque<TxCompletion>>,
+    ppdus: RingLock<VecDeque<PpduStats>>,
+    rx: RingLock<VecDeque<RxPpdu>>,
+    done: RingLock<Vec<(F, TxStatus)>>,
+    counters: AtomicCounters,
 }
 
 impl<F> SimHal<F> {
@@ -171,20 +212,21 @@ impl<F> SimHal<F> {
     pub fn new(config: SimConfig) -> SimHal<F> {
         SimHal {
             config,
-            now: Instant::ZERO,
-            rings: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
-            tables: [Slab::new(), Slab::new(), Slab::new()],
-            in_flight: VecDeque::new(),
-            completions: VecDeque::new(),
-            ppdus: VecDeque::new(),
-            rx: VecDeque::new(),
-            statuses: VecDeque::new(),
-            faults: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
-            rings_held: false,
-            completions_paused: false,
-            peers: Vec::new(),
-            done: Vec::new(),
-            counters: SimCounters::default(),
+            rings: [const { RingLock::new(TclRingState { descs: VecDeque::new(), faults: VecDeque::new() }) }; 3],
+            tables: [const { RingLock::new(Slab::new()) }; 3],
+            fw: RingLock::new(Firmware {
+                now: Instant::ZERO,
+                in_flight: VecDeque::new(),
+                statuses: VecDeque::new(),
+                rings_held: false,
+                completions_paused: false,
+                peers: Vec::new(),
+            }),
+            completions: RingLock::new(VecDeque::new()),
+            ppdus: RingLock::new(VecDeque::new()),
+            rx: RingLock::new(VecDeque::new()),
+            done: RingLock::new(Vec::new()),
+            counters: AtomicCounters::default(),
         }
     }
 
@@ -200,116 +242,134 @@ impl<F> SimHal<F> {
 
     /// The time of the last [`advance`](Self::advance).
     pub fn now(&self) -> Instant {
-        self.now
+        self.fw.lock().now
     }
 
     /// Counters so far.
     pub fn counters(&self) -> SimCounters {
-        self.counters
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        SimCounters {
+            enqueued: get(&c.enqueued),
+            refused: get(&c.refused),
+            taken: get(&c.taken),
+            completed: get(&c.completed),
+            ppdus: get(&c.ppdus),
+        }
     }
 
     /// Sets a peer's airtime per frame and tx rate, as its PPDU stats will report them.
-    pub fn set_peer(&mut self, peer_id: u16, frame_airtime_us: u32, rate: Option<Rate>) {
+    pub fn set_peer(&self, peer_id: u16, frame_airtime_us: u32, rate: Option<Rate>) {
         let p = Peer { peer_id, frame_airtime_us, rate };
-        match self.peers.iter_mut().find(|q| q.peer_id == peer_id) {
+        let mut fw = self.fw.lock();
+        match fw.peers.iter_mut().find(|q| q.peer_id == peer_id) {
             Some(q) => *q = p,
-            None => self.peers.push(p),
+            None => fw.peers.push(p),
         }
     }
 
     /// The next completions get these statuses, in order (then the default).
-    pub fn script_statuses(&mut self, statuses: impl IntoIterator<Item = TxStatus>) {
-        self.statuses.extend(statuses);
+    pub fn script_statuses(&self, statuses: impl IntoIterator<Item = TxStatus>) {
+        self.fw.lock().statuses.extend(statuses);
     }
 
     /// The next enqueues on `ring` are refused with these kinds, in order.
-    pub fn fail_enqueues(&mut self, ring: RingId, kinds: impl IntoIterator<Item = RingErrorKind>) {
-        if let Some(q) = self.faults.get_mut(ring.index()) {
-            q.extend(kinds);
+    pub fn fail_enqueues(&self, ring: RingId, kinds: impl IntoIterator<Item = RingErrorKind>) {
+        if let Some(r) = self.rings.get(ring.index()) {
+            r.lock().faults.extend(kinds);
         }
     }
 
     /// While held, the firmware takes no descriptor, so the rings fill up.
-    pub fn hold_rings(&mut self, held: bool) {
-        self.rings_held = held;
+    pub fn hold_rings(&self, held: bool) {
+        self.fw.lock().rings_held = held;
     }
 
     /// While paused, the firmware completes nothing (frames become due meanwhile, so
     /// resuming releases a burst).
-    pub fn pause_completions(&mut self, paused: bool) {
-        self.completions_paused = paused;
+    pub fn pause_completions(&self, paused: bool) {
+        self.fw.lock().completions_paused = paused;
     }
 
     /// Queues a completion as if the hardware wrote it (e.g. for an id never sent).
-    pub fn inject_completion(&mut self, c: TxCompletion) {
-        self.completions.push_back(c);
+    pub fn inject_completion(&self, c: TxCompletion) {
+        self.completions.lock().push_back(c);
     }
 
     /// Queues a PPDU stats record.
-    pub fn inject_ppdu(&mut self, p: PpduStats) {
-        self.ppdus.push_back(p);
+    pub fn inject_ppdu(&self, p: PpduStats) {
+        self.ppdus.lock().push_back(p);
     }
 
     /// Queues a received PPDU's monitor status.
-    pub fn inject_rx(&mut self, r: RxPpdu) {
-        self.rx.push_back(r);
+    pub fn inject_rx(&self, r: RxPpdu) {
+        self.rx.lock().push_back(r);
     }
 
-    /// Frames handed back through [`StatusSink`], with their statuses, in order.
-    pub fn done(&self) -> &[(F, TxStatus)] {
-        &self.done
+    /// Runs `f` over the frames handed back through [`StatusSink`] so far, with their
+    /// statuses, in order (the sink's lock is held meanwhile: `f` must not call the HAL).
+    pub fn with_done<R>(&self, f: impl FnOnce(&[(F, TxStatus)]) -> R) -> R {
+        f(&self.done.lock())
+    }
+
+    /// Frames handed back so far.
+    pub fn done_len(&self) -> usize {
+        self.done.lock().len()
     }
 
     /// Takes the frames handed back so far.
-    pub fn take_done(&mut self) -> Vec<(F, TxStatus)> {
-        core::mem::take(&mut self.done)
+    pub fn take_done(&self) -> Vec<(F, TxStatus)> {
+        core::mem::take(&mut *self.done.lock())
     }
 
     /// Descriptors waiting in `ring` for the firmware.
     pub fn ring_len(&self, ring: RingId) -> u32 {
-        self.rings.get(ring.index()).map_or(0, |r| r.len() as u32)
+        self.rings.get(ring.index()).map_or(0, |r| r.lock().descs.len() as u32)
     }
 
     /// Frames the firmware took and has not completed.
     pub fn in_flight(&self) -> u32 {
-        self.in_flight.len() as u32
+        self.fw.lock().in_flight.len() as u32
     }
 
     /// Completions written and not yet reaped.
     pub fn completions_waiting(&self) -> u32 {
-        self.completions.len() as u32
+        self.completions.lock().len() as u32
     }
 
     /// Moves the firmware to `now` (never backwards): takes descriptors from the
     /// rings, completes every frame due by `now`, and writes PPDU stats for the frames
-    /// transmitted.
-    pub fn advance(&mut self, now: Instant) {
-        if now > self.now {
-            self.now = now;
+    /// transmitted. Safe to call while the adapter runs in other threads (the
+    /// firmware runs beside the driver).
+    pub fn advance(&self, now: Instant) {
+        let mut fw = self.fw.lock();
+        if now > fw.now {
+            fw.now = now;
         }
-        let now = self.now;
-        if !self.rings_held {
+        let now = fw.now;
+        if !fw.rings_held {
             let due = now.add_micros(self.config.completion_delay_us);
             for ring in RingId::ALL {
-                let Some(q) = self.rings.get_mut(ring.index()) else { continue };
+                let Some(lock) = self.rings.get(ring.index()) else { continue };
+                let mut q = lock.lock();
                 let mut n = 0;
                 while n < self.config.fw_take_per_advance {
-                    let Some(desc) = q.pop_front() else { break };
-                    self.in_flight.push_back(InFlight { ring, desc, due });
-                    self.counters.taken += 1;
+                    let Some(desc) = q.descs.pop_front() else { break };
+                    fw.in_flight.push_back(InFlight { ring, desc, due });
+                    bump(&self.counters.taken);
                     n += 1;
                 }
             }
         }
-        if self.completions_paused {
+        if fw.completions_paused {
             return;
         }
         let mut sent: Vec<(u16, Ac, u32)> = Vec::new();
-        while self.in_flight.front().is_some_and(|f| f.due <= now) {
-            let Some(f) = self.in_flight.pop_front() else { break };
-            let status = self.statuses.pop_front().unwrap_or(self.config.default_status);
-            self.completions.push_back(TxCompletion { ring: f.ring, msdu_id: f.desc.msdu_id, status });
-            self.counters.completed += 1;
+        while fw.in_flight.front().is_some_and(|f| f.due <= now) {
+            let Some(f) = fw.in_flight.pop_front() else { break };
+            let status = fw.statuses.pop_front().unwrap_or(self.config.default_status);
+            self.completions.lock().push_back(TxCompletion { ring: f.ring, msdu_id: f.desc.msdu_id, status });
+            bump(&self.counters.completed);
             if let (true, Some(peer)) = (status.transmitted(), f.desc.peer_id) {
                 match sent.iter_mut().find(|s| s.0 == peer && s.1 == f.desc.ac) {
                     Some(s) => s.2 += 1,
@@ -318,28 +378,28 @@ impl<F> SimHal<F> {
             }
         }
         if self.config.ppdu_stats {
-            self.write_ppdus(&sent);
+            self.write_ppdus(&fw.peers, &sent);
         }
     }
 
     /// One PPDU per group of up to `mu_max_users` (peer, AC) users; each user is
     /// reported the whole PPDU's duration, as ath11k's firmware does for MU.
-    fn write_ppdus(&mut self, sent: &[(u16, Ac, u32)]) {
+    fn write_ppdus(&self, peers: &[Peer], sent: &[(u16, Ac, u32)]) {
         let users = usize::from(self.config.mu_max_users.clamp(1, crate::hal::MAX_PPDU_USERS as u8));
         for group in sent.chunks(users) {
-            let duration = group.iter().map(|s| s.2.saturating_mul(self.airtime_of(s.0))).max().unwrap_or(0);
+            let duration = group.iter().map(|s| s.2.saturating_mul(self.airtime_of(peers, s.0))).max().unwrap_or(0);
             let mut p = PpduStats::new(duration);
             for &(peer_id, ac, _) in group {
-                let rate = self.peers.iter().find(|q| q.peer_id == peer_id).and_then(|q| q.rate);
+                let rate = peers.iter().find(|q| q.peer_id == peer_id).and_then(|q| q.rate);
                 let _ = p.push_user(PpduUser { peer_id, tid: tid_of(ac), tx_duration_us: duration, rate });
             }
-            self.ppdus.push_back(p);
-            self.counters.ppdus += 1;
+            self.ppdus.lock().push_back(p);
+            bump(&self.counters.ppdus);
         }
     }
 
-    fn airtime_of(&self, peer_id: u16) -> u32 {
-        self.peers.iter().find(|q| q.peer_id == peer_id).map_or(self.config.frame_airtime_us, |q| q.frame_airtime_us)
+    fn airtime_of(&self, peers: &[Peer], peer_id: u16) -> u32 {
+        peers.iter().find(|q| q.peer_id == peer_id).map_or(self.config.frame_airtime_us, |q| q.frame_airtime_us)
     }
 }
 
@@ -364,22 +424,20 @@ impl<F> TclRings for SimHal<F> {
         self.config.tcl_ring_size.saturating_sub(self.ring_len(ring))
     }
 
-    fn tcl_enqueue(&mut self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
-        if let Some(kind) = self.faults.get_mut(ring.index()).and_then(VecDeque::pop_front) {
-            self.counters.refused += 1;
+    fn tcl_enqueue(&self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
+        let Some(lock) = self.rings.get(ring.index()) else { return Err(RingErrorKind::Other) };
+        let mut q = lock.lock();
+        if let Some(kind) = q.faults.pop_front() {
+            bump(&self.counters.refused);
             return Err(kind);
         }
-        let size = self.config.tcl_ring_size as usize;
-        match self.rings.get_mut(ring.index()) {
-            Some(q) if q.len() < size => {
-                q.push_back(desc);
-                self.counters.enqueued += 1;
-                Ok(())
-            }
-            _ => {
-                self.counters.refused += 1;
-                Err(RingErrorKind::Full)
-            }
+        if q.descs.len() < self.config.tcl_ring_size as usize {
+            q.descs.push_back(desc);
+            bump(&self.counters.enqueued);
+            Ok(())
+        } else {
+            bump(&self.counters.refused);
+            Err(RingErrorKind::Full)
         }
     }
 }
@@ -392,49 +450,49 @@ impl<F> MsduTable for SimHal<F> {
     }
 
     fn msdu_outstanding(&self, ring: RingId) -> u32 {
-        self.tables.get(ring.index()).map_or(0, |t| t.count)
+        self.tables.get(ring.index()).map_or(0, |t| t.lock().count)
     }
 
-    fn msdu_insert(&mut self, ring: RingId, msdu: Msdu<F>) -> Result<u32, Msdu<F>> {
+    fn msdu_insert(&self, ring: RingId, msdu: Msdu<F>) -> Result<u32, Msdu<F>> {
         let cap = self.config.msdu_capacity;
-        match self.tables.get_mut(ring.index()) {
-            Some(t) => t.insert(cap, msdu),
+        match self.tables.get(ring.index()) {
+            Some(t) => t.lock().insert(cap, msdu),
             None => Err(msdu),
         }
     }
 
-    fn msdu_take(&mut self, ring: RingId, id: u32) -> Option<Msdu<F>> {
-        self.tables.get_mut(ring.index())?.take(id)
+    fn msdu_take(&self, ring: RingId, id: u32) -> Option<Msdu<F>> {
+        self.tables.get(ring.index())?.lock().take(id)
     }
 
-    fn msdu_take_any(&mut self, ring: RingId) -> Option<(u32, Msdu<F>)> {
-        self.tables.get_mut(ring.index())?.take_any()
+    fn msdu_take_any(&self, ring: RingId) -> Option<(u32, Msdu<F>)> {
+        self.tables.get(ring.index())?.lock().take_any()
     }
 }
 
 impl<F> TxCompletionRing for SimHal<F> {
-    fn reap_tx_completion(&mut self) -> Option<TxCompletion> {
-        self.completions.pop_front()
+    fn reap_tx_completion(&self) -> Option<TxCompletion> {
+        self.completions.lock().pop_front()
     }
 }
 
 impl<F> StatusSink for SimHal<F> {
     type Frame = F;
 
-    fn tx_status(&mut self, frame: F, status: TxStatus) {
-        self.done.push((frame, status));
+    fn tx_status(&self, frame: F, status: TxStatus) {
+        self.done.lock().push((frame, status));
     }
 }
 
 impl<F> PpduStatsSource for SimHal<F> {
-    fn next_ppdu_stats(&mut self) -> Option<PpduStats> {
-        self.ppdus.pop_front()
+    fn next_ppdu_stats(&self) -> Option<PpduStats> {
+        self.ppdus.lock().pop_front()
     }
 }
 
 impl<F> RxStatusSource for SimHal<F> {
-    fn next_rx_ppdu(&mut self) -> Option<RxPpdu> {
-        self.rx.pop_front()
+    fn next_rx_ppdu(&self) -> Option<RxPpdu> {
+        self.rx.lock().pop_front()
     }
 }
 
@@ -448,7 +506,7 @@ mod tests {
 
     #[test]
     fn the_firmware_completes_frames_after_the_configured_delay() {
-        let mut hal: SimHal<u32> = SimHal::new(SimConfig { completion_delay_us: 500, ..SimConfig::default() });
+        let hal: SimHal<u32> = SimHal::new(SimConfig { completion_delay_us: 500, ..SimConfig::default() });
         let r = RingId::for_cpu(0);
         let id = hal.msdu_insert(r, Msdu::new(7, None, Ac::Be)).unwrap();
         hal.tcl_enqueue(r, desc(id, 1)).unwrap();
@@ -464,7 +522,7 @@ mod tests {
 
     #[test]
     fn the_msdu_table_holds_its_capacity_and_reuses_ids() {
-        let mut hal: SimHal<u32> = SimHal::new(SimConfig { msdu_capacity: 2, ..SimConfig::default() });
+        let hal: SimHal<u32> = SimHal::new(SimConfig { msdu_capacity: 2, ..SimConfig::default() });
         let r = RingId::for_cpu(1);
         let a = hal.msdu_insert(r, Msdu::new(1, None, Ac::Be)).unwrap();
         let _b = hal.msdu_insert(r, Msdu::new(2, None, Ac::Be)).unwrap();
@@ -477,7 +535,7 @@ mod tests {
 
     #[test]
     fn injected_faults_refuse_enqueues_in_order() {
-        let mut hal: SimHal<u32> = SimHal::new(SimConfig { tcl_ring_size: 1, ..SimConfig::default() });
+        let hal: SimHal<u32> = SimHal::new(SimConfig { tcl_ring_size: 1, ..SimConfig::default() });
         let r = RingId::for_cpu(2);
         hal.fail_enqueues(r, [RingErrorKind::OutOfMemory, RingErrorKind::Other]);
         assert_eq!(hal.tcl_enqueue(r, desc(0, 1)), Err(RingErrorKind::OutOfMemory));
@@ -489,7 +547,7 @@ mod tests {
     #[test]
     fn held_rings_fill_up_and_the_firmware_takes_a_configured_number_per_advance() {
         let config = SimConfig { tcl_ring_size: 4, fw_take_per_advance: 3, ..SimConfig::default() };
-        let mut hal: SimHal<u32> = SimHal::new(config);
+        let hal: SimHal<u32> = SimHal::new(config);
         let r = RingId::for_cpu(0);
         hal.hold_rings(true);
         for i in 0..4 {
@@ -508,7 +566,7 @@ mod tests {
 
     #[test]
     fn mu_ppdus_report_every_user_the_whole_duration() {
-        let mut hal: SimHal<u32> = SimHal::new(SimConfig { mu_max_users: 4, ..SimConfig::default() });
+        let hal: SimHal<u32> = SimHal::new(SimConfig { mu_max_users: 4, ..SimConfig::default() });
         hal.set_peer(1, 100, None);
         hal.set_peer(2, 300, None);
         let r = RingId::for_cpu(0);

@@ -1,0 +1,448 @@
+//! The wake path and the completion path at once, on two threads, over the simulated
+//! HAL with faults injected (TCL enqueues refused with -ENOMEM and -ENOSPC, rings held
+//! full, every completion status), while a third context adds and removes stations and
+//! changes weights. The adapter is shared as `&Ath11k` (an `Arc`): no lock around it.
+//!
+//! Checked throughout:
+//! * every station's pending airtime on each AC stays within its high AQL limit plus
+//!   one frame (checked after every round by the wake thread and by the control thread);
+//! * every MSDU completes once: the status sink never sees a frame twice;
+//! * at each pause between phases (threads joined): the core's invariant checker, and
+//!   conservation: every frame enqueued is in a txq, a retry slot, the hardware, handed
+//!   back by the status sink, purged with a removed txq, or handed back by an enqueue
+//!   that raced a removal.
+//!
+//! Checked at the end, after a drain and the radio's shutdown: every frame enqueued was
+//! completed, freed with a status, or handed back; pending airtime is 0 for the radio
+//! and every station; no release error, no underflow.
+
+mod common;
+
+use airtime_ath11k::hal::{RingId, TxStatus};
+use airtime_ath11k::sim_hal::{SimConfig, SimHal};
+use airtime_ath11k::{Ath11k, Config};
+use airtime_sched::txqs::EnqueueError;
+use airtime_sched::{Ac, Instant, RingErrorKind, StationId, Tid, TxqId, Weight};
+use common::{Pkt, Q, Shared};
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+type Radio = Ath11k<SimHal<Pkt>, Q>;
+
+/// A small xorshift generator: deterministic choices without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A live station as the test's own bookkeeping sees it (the driver's `sta` list).
+#[derive(Clone)]
+struct Live {
+    sta: StationId,
+    txqs: Vec<(TxqId, Arc<Shared>)>,
+}
+
+/// A txq ever made: its id, what it shares, and the frames accepted into it.
+type TxqRecord = (TxqId, Arc<Shared>, Arc<AtomicU64>);
+
+/// What the threads share beside the radio: the test's counts.
+struct World {
+    radio: Radio,
+    start: std::time::Instant,
+    /// The live stations (the test's list, not the adapter's: the adapter takes no lock).
+    live: Mutex<Vec<Live>>,
+    /// Per txq ever made: what it shares and how many frames were accepted into it.
+    all_txqs: Mutex<Vec<TxqRecord>>,
+    next_seq: AtomicU64,
+    /// Frames the radio took (enqueue returned `Ok`, or `Removed` for this frame).
+    entered: AtomicU64,
+    /// Frames handed back by an enqueue that raced its txq's removal.
+    handed_back: AtomicU64,
+    /// Frames purged from removed txqs' queues.
+    purged: AtomicU64,
+    /// Sequence numbers the status sink returned (each once).
+    seen: Mutex<HashSet<u64>>,
+    one_frame_us: u32,
+}
+
+impl World {
+    fn now(&self) -> Instant {
+        Instant::from_micros(self.start.elapsed().as_micros() as u64)
+    }
+
+    /// Every station's pending airtime within its high limit plus one frame.
+    fn check_limits(&self, live: &[Live]) {
+        let sched = self.radio.scheduler();
+        for l in live {
+            for ac in [Ac::Be, Ac::Vi] {
+                let (Ok(pending), Ok(limits)) =
+                    (sched.station_pending_us(l.sta, ac), sched.effective_limits(l.sta, ac))
+                else {
+                    continue; // removed meanwhile
+                };
+                assert!(
+                    pending <= limits.high_us() + self.one_frame_us,
+                    "{:?} on {ac:?}: pending {pending} us over {} + one frame",
+                    l.sta,
+                    limits.high_us()
+                );
+            }
+        }
+    }
+
+    /// Moves the frames the status sink returned into `seen`, each exactly once.
+    fn collect_done(&self) {
+        let done = self.radio.hal().take_done();
+        let mut seen = self.seen.lock().unwrap();
+        for (p, _) in done {
+            assert!(seen.insert(p.seq), "frame {} completed twice", p.seq);
+        }
+    }
+
+    fn purge(&self, q: Q) {
+        self.purged.fetch_add(q.len() as u64, Ordering::Relaxed);
+    }
+
+    fn add_station(&self, peer: u16, weight: u16) {
+        let Ok(sta) = self.radio.add_station(peer, Weight::new(weight).unwrap()) else { return };
+        let mut txqs = Vec::new();
+        for tid in [0u8, 5] {
+            let shared = Arc::new(Shared::default());
+            match self.radio.add_txq(Some(sta), Tid::new(tid).unwrap(), Q(shared.clone())) {
+                Ok(id) => {
+                    self.all_txqs.lock().unwrap().push((id, shared.clone(), Arc::new(AtomicU64::new(0))));
+                    txqs.push((id, shared));
+                }
+                Err((e, q)) => panic!("txq refused: {e:?} (queue back: {})", q.is_some()),
+            }
+        }
+        self.live.lock().unwrap().push(Live { sta, txqs });
+    }
+
+    fn remove_station(&self, i: usize) {
+        let l = {
+            let mut live = self.live.lock().unwrap();
+            if live.is_empty() {
+                return;
+            }
+            let at = i % live.len();
+            live.remove(at)
+        };
+        self.radio.remove_station(l.sta, |q| self.purge(q)).expect("remove");
+    }
+
+    /// One frame for `txq`; counts where it went.
+    fn send(&self, txq: TxqId, accepted: &AtomicU64) {
+        let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
+        match self.radio.enqueue(txq, Pkt { seq, txq, len: 1500 }, self.now()) {
+            Ok(()) => {
+                accepted.fetch_add(1, Ordering::Relaxed);
+                self.entered.fetch_add(1, Ordering::Relaxed);
+            }
+            // Removed before the call: the frame was never taken.
+            Err(EnqueueError::UnknownTxq(_)) => {}
+            Err(EnqueueError::Removed(back)) => {
+                self.entered.fetch_add(1, Ordering::Relaxed);
+                self.handed_back.fetch_add(back.count() as u64, Ordering::Relaxed);
+            }
+            Err(e) => panic!("enqueue: {e}"),
+        }
+    }
+
+    /// Frames in the live txqs: their FIFOs and their intakes.
+    fn queued(&self) -> u64 {
+        let mut queued = 0u64;
+        for (id, shared, accepted) in self.all_txqs.lock().unwrap().iter() {
+            // A removed txq's frames were purged or handed to the status sink.
+            if self.radio.scheduler().txq_info(*id).is_err() {
+                continue;
+            }
+            let fifo = shared.fifo.lock().unwrap().len() as u64;
+            queued += fifo + accepted.load(Ordering::Relaxed) - shared.pulled.load(Ordering::Relaxed);
+        }
+        queued
+    }
+
+    /// Frames that are not in a txq: retry slots, the hardware, returned in any way.
+    fn outside_txqs(&self) -> u64 {
+        u64::from(self.radio.held_frames())
+            + u64::from(self.radio.outstanding_msdus())
+            + self.seen.lock().unwrap().len() as u64
+            + self.purged.load(Ordering::Relaxed)
+            + self.handed_back.load(Ordering::Relaxed)
+    }
+
+    /// Every frame that entered is in exactly one place (the radio at rest).
+    fn accounted(&self) -> (u64, u64) {
+        (self.entered.load(Ordering::Relaxed), self.queued() + self.outside_txqs())
+    }
+}
+
+/// Runs the wake, completion and control contexts for `ms` milliseconds.
+fn phase(world: &Arc<World>, seed: u64, ms: u64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let wake = {
+        let (w, stop) = (world.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut rng = Rng(seed | 1);
+            let mut cpu = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                let live = w.live.lock().unwrap().clone();
+                for l in &live {
+                    for (txq, _) in &l.txqs {
+                        let accepted = {
+                            let all = w.all_txqs.lock().unwrap();
+                            all.iter().find(|t| t.0 == *txq).map(|t| t.2.clone())
+                        };
+                        let Some(accepted) = accepted else { continue };
+                        // A paced sender: a backlog of at most about 100 frames per txq.
+                        let shared = l.txqs.iter().find(|t| t.0 == *txq).map(|t| t.1.clone());
+                        let backlog = shared.map_or(0, |s| {
+                            let fifo = s.fifo.lock().unwrap().len() as u64;
+                            fifo + accepted.load(Ordering::Relaxed).saturating_sub(s.pulled.load(Ordering::Relaxed))
+                        });
+                        if backlog < 100 {
+                            for _ in 0..rng.below(4) {
+                                w.send(*txq, &accepted);
+                            }
+                        }
+                        cpu = (cpu + 1) % 6; // rings 0, 1, 2, 0, ...: shared with the completion path
+                        let _ = w.radio.wake_tx_queue(*txq, cpu, w.now());
+                        w.check_limits(&live);
+                    }
+                }
+                std::thread::yield_now();
+            }
+        })
+    };
+    let completion = {
+        let (w, stop) = (world.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut rng = Rng(seed.rotate_left(17) | 1);
+            let mut cpu = 0u32;
+            let hal = w.radio.hal();
+            let mut held_for = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                // The firmware: faults, statuses, rings held full for a while.
+                let ring = RingId::for_cpu(rng.below(3) as u32);
+                match rng.below(10) {
+                    0 => hal.fail_enqueues(ring, [RingErrorKind::OutOfMemory]),
+                    1 => hal.fail_enqueues(ring, [RingErrorKind::Full, RingErrorKind::OutOfMemory]),
+                    2 => hal.script_statuses([TxStatus::ALL[rng.below(6) as usize]; 3]),
+                    3 if held_for == 0 => {
+                        hal.hold_rings(true);
+                        held_for = 20;
+                    }
+                    _ => {}
+                }
+                if held_for > 0 {
+                    held_for -= 1;
+                    if held_for == 0 {
+                        hal.hold_rings(false);
+                    }
+                }
+                let now = w.now();
+                hal.advance(now);
+                // The NAPI poll, then airtime reports.
+                cpu = (cpu + 1) % 6;
+                let pass = w.radio.poll_tx_completions(1 + rng.below(32) as u32, cpu, now);
+                assert!(pass.work_done <= 32);
+                w.radio.poll_airtime_reports(16, now);
+                w.collect_done();
+                std::thread::yield_now();
+            }
+            hal.hold_rings(false);
+        })
+    };
+    // The control context: station churn and weight changes, with frames in flight.
+    let mut rng = Rng(seed.rotate_left(33) | 1);
+    let deadline = std::time::Instant::now() + Duration::from_millis(ms);
+    let mut peer = 1000 + (seed as u16 % 1000);
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+        match rng.below(4) {
+            0 => world.remove_station(rng.below(64) as usize),
+            1 => {
+                peer = peer.wrapping_add(1);
+                world.add_station(peer, 64 + rng.below(1024) as u16);
+            }
+            _ => {
+                let live = world.live.lock().unwrap().clone();
+                if let Some(l) = live.get(rng.below(live.len() as u64) as usize) {
+                    let _ = world.radio.set_weight(l.sta, Weight::new(1 + rng.below(2048) as u16).unwrap());
+                }
+            }
+        }
+        let live = world.live.lock().unwrap().clone();
+        world.check_limits(&live);
+    }
+    stop.store(true, Ordering::Relaxed);
+    wake.join().expect("wake thread");
+    completion.join().expect("completion thread");
+    // A txq removed while a round served it comes back now.
+    world.radio.reap_removed(|q| world.purge(q));
+    world.collect_done();
+}
+
+#[test]
+fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
+    let mut sim = SimConfig::default();
+    sim.tcl_ring_size = 24;
+    sim.msdu_capacity = 40;
+    sim.completion_delay_us = 300;
+    sim.fw_take_per_advance = 8;
+    let mut config = Config::default();
+    // Weights leave the limits alone, so the bound below is the configured one.
+    config.tx_no_pushback = false;
+    let radio: Radio = Ath11k::new(SimHal::new(sim), config).expect("radio");
+    let one_frame_us = radio.config().sched.unknown_rate_charge_us;
+    let mut world = Arc::new(World {
+        radio,
+        start: std::time::Instant::now(),
+        live: Mutex::new(Vec::new()),
+        all_txqs: Mutex::new(Vec::new()),
+        next_seq: AtomicU64::new(0),
+        entered: AtomicU64::new(0),
+        handed_back: AtomicU64::new(0),
+        purged: AtomicU64::new(0),
+        seen: Mutex::new(HashSet::new()),
+        one_frame_us,
+    });
+    for peer in 0..6u16 {
+        world.add_station(peer, 256);
+    }
+
+    for (i, seed) in [0x9e37_79b9_7f4a_7c15u64, 0x2545_f491_4f6c_dd1d, 0xdead_beef_cafe_f00d, 7].into_iter().enumerate()
+    {
+        phase(&world, seed, 150);
+        // At rest: the core's checker, and every frame in one place.
+        let (entered, places) = world.accounted();
+        assert_eq!(entered, places, "phase {i}: frames entered vs. accounted for");
+        let w = Arc::get_mut(&mut world).expect("threads joined");
+        w.radio.scheduler_mut().check_invariants().unwrap_or_else(|e| panic!("phase {i}: {e:?}"));
+        let s = world.radio.dp_stats();
+        assert_eq!((s.release_errors, s.msdu_table_errors), (0, 0), "phase {i}");
+    }
+    let s = world.radio.dp_stats();
+    assert!(s.out_of_memory.iter().sum::<u64>() > 0, "-ENOMEM was injected: {s:?}");
+    assert!(s.held_for_retry > 0, "refused frames were kept: {s:?}");
+    assert!(world.entered.load(Ordering::Relaxed) > 1000, "the threads ran");
+
+    // Drain: the firmware completes everything, rounds deliver what is queued.
+    let w = &world;
+    let hal = w.radio.hal();
+    let mut drained = false;
+    // Simulated time from here on: each step completes what the firmware holds.
+    let mut t = w.now();
+    for _ in 0..100_000 {
+        if w.queued() == 0
+            && w.radio.held_frames() == 0
+            && w.radio.outstanding_msdus() == 0
+            && hal.completions_waiting() == 0
+        {
+            drained = true;
+            break;
+        }
+        t = t.add_micros(1000);
+        let now = t;
+        hal.advance(now);
+        t = t.add_micros(1000);
+        hal.advance(t);
+        w.radio.poll_tx_completions(64, 0, now);
+        w.collect_done();
+        let live = w.live.lock().unwrap().clone();
+        for l in &live {
+            for (txq, _) in &l.txqs {
+                let _ = w.radio.wake_tx_queue(*txq, 1, now);
+            }
+        }
+    }
+    assert!(
+        drained,
+        "rounds alone deliver every frame still queued (no wake lost): queued {}, held {}, outstanding {}, \
+         completions {}, in flight {}, rings {:?}, stats {:?}, pending {}",
+        w.queued(),
+        w.radio.held_frames(),
+        w.radio.outstanding_msdus(),
+        hal.completions_waiting(),
+        hal.in_flight(),
+        RingId::ALL.map(|r| hal.ring_len(r)),
+        w.radio.dp_stats(),
+        w.radio.scheduler().total_pending_us()
+    );
+    // Then every station leaves and the radio shuts down.
+    let n = w.radio.shutdown(|q| w.purge(q));
+    w.collect_done();
+    assert_eq!(n, 0, "nothing was left to free after the drain");
+    let (entered, places) = w.accounted();
+    assert_eq!(entered, places, "every frame enqueued was completed, freed or handed back");
+    let done = w.seen.lock().unwrap().len() as u64;
+    assert_eq!(
+        entered,
+        done + w.purged.load(Ordering::Relaxed) + w.handed_back.load(Ordering::Relaxed),
+        "nothing is left anywhere"
+    );
+    assert_eq!(w.radio.scheduler().total_pending_us(), 0);
+    for ac in Ac::ALL {
+        assert_eq!(w.radio.scheduler().ac_pending_us(ac), 0, "{ac:?}");
+    }
+    assert_eq!(w.radio.held_frames(), 0);
+    assert_eq!(w.radio.outstanding_msdus(), 0);
+    let s = w.radio.dp_stats();
+    assert_eq!((s.release_errors, s.msdu_table_errors, s.unknown_msdu), (0, 0, 0), "{s:?}");
+    assert_eq!(w.radio.scheduler().underflows(), 0);
+    println!(
+        "entered {entered}, completed or freed {done}, purged {}, handed back by enqueue {}; {s:?}",
+        w.purged.load(Ordering::Relaxed),
+        w.handed_back.load(Ordering::Relaxed)
+    );
+    let w = Arc::get_mut(&mut world).expect("one owner");
+    w.radio.scheduler_mut().check_invariants().expect("invariants after shutdown");
+}
+
+/// Control operations take no lock either: two threads adding the same peer ids, the
+/// same TIDs and removing the same stations at once never both succeed.
+#[test]
+fn concurrent_control_operations_claim_each_peer_and_tid_once() {
+    let mut config = Config::default();
+    config.sched.max_stations = 64;
+    let radio: Arc<Radio> = Arc::new(Ath11k::new(SimHal::new(SimConfig::default()), config).expect("radio"));
+    for round in 0..20u16 {
+        let peers: Vec<u16> = (0..32).map(|p| round * 100 + p).collect();
+        let run = |f: &(dyn Fn(&Radio, usize) -> bool + Sync)| -> Vec<u32> {
+            let wins: Vec<AtomicU64> = (0..peers.len()).map(|_| AtomicU64::new(0)).collect();
+            std::thread::scope(|s| {
+                for _ in 0..2 {
+                    s.spawn(|| {
+                        for (i, win) in wins.iter().enumerate() {
+                            if f(&radio, i) {
+                                win.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                    });
+                }
+            });
+            wins.iter().map(|w| w.load(Ordering::Relaxed) as u32).collect()
+        };
+        let added = run(&|r, i| r.add_station(peers[i], Weight::DEFAULT).is_ok());
+        assert!(added.iter().all(|n| *n == 1), "each peer id added once: {added:?}");
+        let stas: Vec<StationId> = peers.iter().map(|p| radio.station_by_peer(*p).expect("added")).collect();
+        let txqs = run(&|r, i| r.add_txq(Some(stas[i]), Tid::BE, Q::default()).is_ok());
+        assert!(txqs.iter().all(|n| *n == 1), "each TID added once: {txqs:?}");
+        let removed = run(&|r, i| r.remove_station(stas[i], drop).is_ok());
+        assert!(removed.iter().all(|n| *n == 1), "each station removed once: {removed:?}");
+        assert!(peers.iter().all(|p| radio.station_by_peer(*p).is_none()));
+    }
+    let mut radio = Arc::try_unwrap(radio).expect("one owner");
+    radio.scheduler_mut().check_invariants().expect("invariants");
+}
