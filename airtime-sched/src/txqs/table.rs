@@ -133,6 +133,19 @@ pub enum EnqueueError<F> {
     Removed(ReturnedFrames<F>),
 }
 
+impl<F> EnqueueError<F> {
+    /// Every frame the error hands back, whatever the reason: what a driver that only
+    /// frees (or counts) refused frames writes instead of a `match`.
+    pub fn into_frames(self) -> ReturnedFrames<F> {
+        match self {
+            EnqueueError::UnknownTxq(f) | EnqueueError::NoMemory(f) | EnqueueError::Busy(f) | EnqueueError::Full(f) => {
+                ReturnedFrames { first: Some(f), batch: Batch::empty() }
+            }
+            EnqueueError::Removed(back) => back,
+        }
+    }
+}
+
 impl<F> fmt::Debug for EnqueueError<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -222,6 +235,12 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     #[inline]
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched
+    }
+
+    /// The scheduler's invariant check ([`Scheduler::check_invariants`]), with the table
+    /// at rest (no turn can be out while it is borrowed mutably).
+    pub fn check_invariants(&mut self) -> Result<(), crate::InvariantViolation> {
+        self.sched.check_invariants()
     }
 
     /// Registers a txq for `station` (or a station-less one) on `tid` with its `queue`,

@@ -126,13 +126,9 @@ impl AdapterAp {
         };
         let mut drops = 0;
         if let Err(e) = self.adapter.enqueue(txq, pkt, instant(now)) {
-            // Refused (unknown txq, no memory): the frame comes back and is dropped here.
-            let back: Vec<Packet> = match e {
-                airtime_sched::txqs::EnqueueError::UnknownTxq(p)
-                | airtime_sched::txqs::EnqueueError::NoMemory(p)
-                | airtime_sched::txqs::EnqueueError::Busy(p) => vec![p],
-                airtime_sched::txqs::EnqueueError::Removed(back) => back.collect(),
-            };
+            // Refused (unknown txq, intake full, no memory): the frames come back and are
+            // dropped here.
+            let back: Vec<Packet> = e.into_frames().collect();
             drops += back.len() as u64;
             dropped.extend(back);
         }

@@ -24,7 +24,7 @@ fn every_completion_status_releases_the_charge_and_hands_the_frame_back() {
         assert_eq!(b.done_statuses()[0], status);
         assert_eq!(b.radio.dp_stats().completions[status.index()], 1);
         assert_eq!(b.radio.dp_stats().release_errors, 0);
-        b.radio.scheduler_mut().check_invariants().unwrap();
+        b.radio.check_invariants().unwrap();
     }
 }
 
@@ -59,7 +59,7 @@ fn teardown_releases_every_outstanding_and_held_charge() {
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     assert_eq!(b.radio.outstanding_msdus(), 0);
     assert!(b.done_statuses().iter().all(|s| *s == TxStatus::Removed));
-    b.radio.scheduler_mut().check_invariants().unwrap();
+    b.radio.check_invariants().unwrap();
 }
 
 fn status() -> impl Strategy<Value = TxStatus> {
@@ -105,7 +105,7 @@ proptest! {
         }
         prop_assert_eq!(b.radio.dp_stats().release_errors, 0);
         prop_assert_eq!(b.radio.scheduler().underflows(), 0);
-        prop_assert!(b.radio.scheduler_mut().check_invariants().is_ok());
+        prop_assert!(b.radio.check_invariants().is_ok());
         // Every frame came back exactly once.
         let mut seqs: Vec<u64> = b.done_seqs();
         seqs.sort_unstable();
@@ -135,7 +135,7 @@ fn frames_in_flight_of_a_removed_station_release_at_their_completion() {
     // The peer id and the scheduler slot can be used again.
     let again = b.station(1, 256);
     assert_eq!(b.radio.station_by_peer(1), Some(again));
-    b.radio.scheduler_mut().check_invariants().unwrap();
+    b.radio.check_invariants().unwrap();
 }
 
 /// A pass releases its charges together (`Scheduler::release_batch`), 32 at a time:
@@ -170,5 +170,5 @@ fn a_pass_of_many_completions_releases_every_charge_in_batches() {
     b.drain(64, 0);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     assert_eq!(b.radio.dp_stats().release_errors, 0);
-    b.radio.scheduler_mut().check_invariants().unwrap();
+    b.radio.check_invariants().unwrap();
 }

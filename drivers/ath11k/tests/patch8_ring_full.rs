@@ -105,7 +105,7 @@ fn a_held_frame_of_a_removed_station_is_released_and_reported_removed() {
     assert_eq!(b.done_len(), 1);
     assert_eq!(b.done_statuses()[0], TxStatus::Removed);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
-    b.radio.scheduler_mut().check_invariants().unwrap();
+    b.radio.check_invariants().unwrap();
 }
 
 #[test]
@@ -149,5 +149,5 @@ fn a_kept_frame_does_not_block_its_own_txq_under_tight_aql_limits() {
     assert_eq!(b.done_len(), 6, "every frame went out");
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     assert_eq!(b.radio.dp_stats().release_errors, 0);
-    b.radio.scheduler_mut().check_invariants().unwrap();
+    b.radio.check_invariants().unwrap();
 }

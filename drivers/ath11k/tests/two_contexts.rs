@@ -329,7 +329,7 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
         let (entered, places) = world.accounted();
         assert_eq!(entered, places, "phase {i}: frames entered vs. accounted for");
         let w = Arc::get_mut(&mut world).expect("threads joined");
-        w.radio.scheduler_mut().check_invariants().unwrap_or_else(|e| panic!("phase {i}: {e:?}"));
+        w.radio.check_invariants().unwrap_or_else(|e| panic!("phase {i}: {e:?}"));
         let s = world.radio.dp_stats();
         assert_eq!((s.release_errors, s.msdu_table_errors), (0, 0), "phase {i}");
     }
@@ -407,7 +407,7 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
         w.handed_back.load(Ordering::Relaxed)
     );
     let w = Arc::get_mut(&mut world).expect("one owner");
-    w.radio.scheduler_mut().check_invariants().expect("invariants after shutdown");
+    w.radio.check_invariants().expect("invariants after shutdown");
 }
 
 /// Control operations take no lock either: two threads adding the same peer ids, the
@@ -444,5 +444,5 @@ fn concurrent_control_operations_claim_each_peer_and_tid_once() {
         assert!(peers.iter().all(|p| radio.station_by_peer(*p).is_none()));
     }
     let mut radio = Arc::try_unwrap(radio).expect("one owner");
-    radio.scheduler_mut().check_invariants().expect("invariants");
+    radio.check_invariants().expect("invariants");
 }

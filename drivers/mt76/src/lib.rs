@@ -46,7 +46,7 @@
 //!   `ieee80211_next_txq` hands out its txq; the core's round checks it before every
 //!   frame of the burst, so a burst stops at the limit.
 //! * **A refused descriptor**: mt76 frees a frame whose DMA write fails. Here it waits
-//!   in its txq's retry slot with its charge and goes first at the txq's next turn.
+//!   in its txq's retry slot (its charge given back until it is sent) and goes first at the txq's next turn.
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
 //!   id), so a tx-free that comes after its token timed out finds the token empty
 //!   instead of completing a newer frame — unless the whole id space was used since.

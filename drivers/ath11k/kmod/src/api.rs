@@ -765,7 +765,7 @@ pub unsafe extern "C" fn airtime_radio_check(radio: *mut CRadio) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_mut(radio) }?;
-        radio.scheduler_mut().check_invariants().map_err(|_| Errno::EUCLEAN)?;
+        radio.check_invariants().map_err(|_| Errno::EUCLEAN)?;
         let idle = radio.outstanding_msdus() == 0 && radio.held_frames() == 0;
         if idle && radio.scheduler().total_pending_us() != 0 {
             return Err(Errno::EUCLEAN);

@@ -66,10 +66,10 @@ where
         self.txqs.scheduler()
     }
 
-    /// The core scheduler, exclusively (for [`Scheduler::check_invariants`], which
-    /// needs the radio at rest).
-    pub fn scheduler_mut(&mut self) -> &mut Scheduler {
-        self.txqs.scheduler_mut()
+    /// The core's invariant check ([`Scheduler::check_invariants`]), with the radio at
+    /// rest.
+    pub fn check_invariants(&mut self) -> Result<(), airtime_sched::InvariantViolation> {
+        self.txqs.check_invariants()
     }
 
     /// The core's txq table the adapter serves from.
