@@ -116,10 +116,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// Runs the toy radio with a ring of `ring_depth` descriptors for 2000 ticks of 100 us and returns each station's share of
 /// the registered airtime, in per cent.
 fn run(ring_depth: usize, verbose: bool) -> Result<[f64; 2], Box<dyn std::error::Error>> {
-    // Config is #[non_exhaustive]: start from Default and set fields.
-    let mut config = Config::default();
-    config.max_stations = 8;
-    config.max_txqs = 32;
+    // Config's builder starts from the defaults and refuses values out of range.
+    let config = Config::builder().max_stations(8)?.max_txqs(32)?.build();
     let sched = Scheduler::new(config)?;
     // The driver's tables, indexed by the scheduler's handles (`TxqId::index`,
     // `StationId::index`); `driver_loop` implements its table traits for such slices.

@@ -148,7 +148,7 @@ pub mod traits;
 
 pub use ac::{Ac, InvalidTid, Tid};
 pub use charge::Charge;
-pub use config::{AirtimeFlags, AqlLimits, Config, ConfigError, OverLimitPolicy, RoundPolicy, Weight};
+pub use config::{AirtimeFlags, AqlLimits, Config, ConfigBuilder, ConfigError, OverLimitPolicy, RoundPolicy, Weight};
 pub use fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 pub use ids::{StationId, TxqId};
 pub use scheduler::{
