@@ -79,7 +79,7 @@ fn stale_station_handles_are_refused_by_every_method() {
     assert_eq!(next.index(), sta.index());
     assert_eq!(every_station_method(&s, sta, T0), 0);
     assert_eq!(every_station_method(&s, next, T0), 13);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn out_of_range_and_forged_station_handles_are_refused() {
         assert_eq!(every_station_method(&s, id, T0), 0, "raw {raw:#x}");
         assert_eq!(s.remove_station(id), UNKNOWN_STA);
     }
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     assert_eq!(s.total_pending_us(), 0);
 }
 
@@ -114,7 +114,7 @@ fn stale_and_forged_txq_handles_are_refused_by_every_method() {
     let other = s.add_txq(Some(sta), Tid::new(5).unwrap()).unwrap();
     s.remove_station(sta).unwrap();
     assert_eq!(every_txq_method(&s, other, T0), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -131,9 +131,9 @@ fn removing_a_txq_while_it_is_listed_or_served_loses_nothing() {
     s.remove_txq(served).unwrap();
     s.remove_txq(listed).unwrap(); // listed, not served
     s.return_txq(serving, TxqReturn::Backlogged, T0); // returned after removal: dropped
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     assert!(s.next_txq(round, T0).is_none(), "removed txqs are not handed out");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     assert_eq!(s.phy_limit_us(Ac::Be), None, "their entries are gone");
 }
 
@@ -179,12 +179,12 @@ fn a_full_scheduler_returns_typed_errors() {
     }
     assert_eq!(s.add_txq(Some(a), Tid::BE), Err(SchedError::TxqsFull));
     assert_eq!(s.add_txq(None, Tid::BE), Err(SchedError::TxqsFull));
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     // Removing the station frees its txqs' slots.
     s.remove_station(a).unwrap();
     assert!(s.add_station(w(256)).is_ok());
     assert!(s.add_txq(None, Tid::BE).is_ok());
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn garbage_charge_tokens_are_refused_or_clamped() {
         assert_eq!(s.release(token), Err(ReleaseError::UnknownStation), "{raw:#x}");
         assert_eq!(s.ac_pending_us(Ac::Be), 1000, "{raw:#x}: the AC counter is untouched");
         assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 1000, "{raw:#x}: the station is untouched");
-        s.check_invariants().unwrap();
+        s.check_invariants_quiescent().unwrap();
     }
     assert_eq!(s.underflows(), 0);
     // A token naming the live station (slot 0, generation 1) with too much: both counters
@@ -215,11 +215,11 @@ fn garbage_charge_tokens_are_refused_or_clamped() {
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 0);
     assert_eq!(s.ac_pending_us(Ac::Be), 0);
     assert_eq!(s.underflows(), 1);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     // The genuine token now finds nothing to release; whatever it reports, nothing wraps.
     assert!(s.release(held).is_err(), "the genuine token now finds nothing");
     assert_eq!(s.total_pending_us(), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -234,7 +234,7 @@ fn a_token_of_a_removed_station_releases_the_ac_counter_and_the_retired_slot() {
     assert_eq!(s.ac_pending_us(Ac::Vi), 0);
     assert_eq!(s.total_pending_us(), 0);
     assert_eq!(s.underflows(), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 struct StaleStation(StationId);
@@ -263,7 +263,7 @@ fn charge_frame_for_a_stale_station_counts_nothing() {
         Err(ChargeError::UnknownStation)
     );
     assert_eq!(s.total_pending_us(), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -284,7 +284,7 @@ fn extreme_times_and_airtimes_do_not_panic() {
     let c = s.charge_us(sta, Ac::Be, u32::MAX).unwrap();
     assert_eq!(c.airtime_us(), Charge::MAX_US);
     s.release(c).unwrap();
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -306,7 +306,7 @@ fn l3_may_transmit_refuses_a_station_less_txq_while_the_ac_is_over_its_limit() {
     };
     assert!(!allowed, "pull mode serves nothing either");
     s.release(c).unwrap();
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[derive(Clone, Debug)]
@@ -348,7 +348,7 @@ proptest! {
         // Whether a forged token hit a live station (it then clamps that station's counters:
         // a genuine token of it may find less than it carries later).
         let mut forged = false;
-        let check = |s: &mut Scheduler| s.check_invariants().map_err(|e| TestCaseError::fail(format!("{e}")));
+        let check = |s: &mut Scheduler| s.check_invariants_quiescent().map_err(|e| TestCaseError::fail(format!("{e}")));
         for c in &calls {
             match *c {
                 Call::Station(m, raw) => {
@@ -474,10 +474,10 @@ fn a_charge_that_would_overflow_a_station_is_refused_and_the_ac_counter_never_wr
     }
     assert_eq!(s.ac_pending_us(Ac::Bk), u32::MAX);
     assert_eq!(s.total_pending_us(), u32::MAX);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     assert!(s.release_batch(held).is_clean());
     assert_eq!(s.total_pending_us(), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -497,10 +497,10 @@ fn a_double_release_takes_from_the_ac_only_what_its_station_had() {
             assert_eq!(s.release(again), Err(ReleaseError::Underflow));
         }
         assert_eq!(s.ac_pending_us(Ac::Be), 100, "batch={batch}: the other station's airtime stays counted");
-        s.check_invariants().unwrap();
+        s.check_invariants_quiescent().unwrap();
         assert_eq!(s.release(b), Ok(()), "batch={batch}: the genuine release is exact");
         assert_eq!((s.total_pending_us(), s.underflows()), (0, 1));
-        s.check_invariants().unwrap();
+        s.check_invariants_quiescent().unwrap();
     }
 }
 

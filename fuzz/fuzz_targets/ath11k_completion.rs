@@ -237,7 +237,7 @@ impl State {
                 assert_eq!(self.by_status[s.index()], dp.completions[s.index()], "{s:?}");
             }
         }
-        self.b.radio.scheduler_mut().check_invariants().unwrap();
+        self.b.radio.scheduler_mut().check_invariants_quiescent().unwrap();
     }
 
     fn pick_sta(&self, v: u16) -> Option<StationId> {

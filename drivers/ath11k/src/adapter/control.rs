@@ -49,7 +49,7 @@ where
         &self.sched
     }
 
-    /// The core scheduler, exclusively (for [`Scheduler::check_invariants`]).
+    /// The core scheduler, exclusively (for [`Scheduler::check_invariants_quiescent`]).
     pub fn scheduler_mut(&mut self) -> &mut Scheduler {
         &mut self.sched
     }

@@ -276,7 +276,7 @@ impl Bench {
     }
 
     fn check(&mut self, msg: &mut MsgBuf<'_>) -> Outcome {
-        let checked = self.radio.scheduler_mut().check_invariants();
+        let checked = self.radio.scheduler_mut().check_invariants_quiescent();
         ensure!(msg, checked.is_ok(), "scheduler invariant broken: {:?}", checked.err());
         let s = self.radio.dp_stats();
         ensure!(
