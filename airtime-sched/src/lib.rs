@@ -155,8 +155,9 @@ pub use config::{AirtimeFlags, AqlLimits, Config, ConfigBuilder, ConfigError, Ov
 pub use fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 pub use ids::{StationId, TxqId};
 pub use scheduler::{
-    AcCounters, BatchRelease, ChargeError, DEFAULT_AQL_THRESHOLD_US, InvariantViolation, PhyAqlLimits, PhyAqlPending,
-    ReleaseError, Round, SchedError, Scheduler, Serving, StationAirtime, StationAql, TxqReturn,
+    AcCounters, BatchRelease, ChargeError, DEFAULT_AQL_THRESHOLD_US, DepartingStation, InvariantViolation,
+    PhyAqlLimits, PhyAqlPending, ReleaseError, Round, SchedError, Scheduler, Serving, StationAirtime, StationAql,
+    TxqReturn,
 };
 pub use time::Instant;
 pub use traits::{

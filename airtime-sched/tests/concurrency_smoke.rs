@@ -315,7 +315,7 @@ fn check_invariants_on_a_live_scheduler_reports_nothing_under_station_churn() {
     }
     done.store(true, Ordering::Release);
     assert!(checker.join().expect("checker thread") > 0);
-    let mut s = Arc::try_unwrap(s).ok().expect("threads joined");
+    let mut s = Arc::try_unwrap(s).expect("threads joined");
     assert_eq!(s.total_pending_us(), 0);
     s.check_invariants_quiescent().unwrap();
 }

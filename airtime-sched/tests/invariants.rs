@@ -270,12 +270,12 @@ fn a6_a_release_after_station_removal_reaches_the_charged_station() {
     let c2 = s.charge_us(sta, Ac::Vi, 600).unwrap().into_raw();
     s.remove_station(sta).unwrap();
     assert!(s.station_pending_us(sta, Ac::Be).is_err(), "the handle is refused once removed");
-    assert_eq!(s.add_station(w(256)), Err(airtime_sched::SchedError::StationsFull), "slot held by charges");
+    assert_eq!(s.add_station(w(256)), Err(airtime_sched::SchedError::StationsDraining), "slot held by charges");
     s.check_invariants_quiescent().unwrap();
 
     s.release(c1).unwrap();
     assert_eq!(s.ac_pending_us(Ac::Be), 0);
-    assert_eq!(s.add_station(w(256)), Err(airtime_sched::SchedError::StationsFull), "one charge still out");
+    assert_eq!(s.add_station(w(256)), Err(airtime_sched::SchedError::StationsDraining), "one charge still out");
     s.release(Charge::from_raw(c2).unwrap()).unwrap();
     assert_eq!(s.total_pending_us(), 0);
     s.check_invariants_quiescent().unwrap();
