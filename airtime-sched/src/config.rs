@@ -176,9 +176,10 @@ pub struct Config {
     pub round_policy: RoundPolicy,
     /// `may_transmit` while the AC is over its PHY limit.
     pub over_limit: OverLimitPolicy,
-    /// The driver's ring reports that firmware picks the next transmitter
-    /// (`RingCapabilities::firmware_picks_transmitter`, the proposed
-    /// `IEEE80211_HW_TX_NO_PUSHBACK`): per-station limits scale by weight/256.
+    /// The firmware picks the next transmitter among the stations with frames in the
+    /// hardware's rings (ath11k; the proposed `IEEE80211_HW_TX_NO_PUSHBACK`), so the
+    /// host's scheduling order does not reach the air: per-station limits then scale by
+    /// weight/256, so that weights act through the airtime each station may have queued.
     pub tx_no_pushback: bool,
     /// Lowest limit TX_NO_PUSHBACK scaling may produce, in us.
     pub no_pushback_floor_us: u32,

@@ -161,6 +161,6 @@ pub use scheduler::{
 };
 pub use time::Instant;
 pub use traits::{
-    Frame, PushError, Ring, RingCapabilities, RingError, RingErrorKind, Station, StationError, StationErrorKind, Txq,
-    TxqError, TxqErrorKind, price_from_rate,
+    Frame, PushError, Ring, RingError, RingErrorKind, Station, StationError, StationErrorKind, Txq, TxqError,
+    TxqErrorKind, price_from_rate,
 };

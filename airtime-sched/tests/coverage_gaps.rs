@@ -173,6 +173,35 @@ fn frames_of_a_station_missing_from_the_table_are_pushed_uncharged_and_counted()
     s.check_invariants_quiescent().unwrap();
 }
 
+/// The trait's default pricing: a station that only reports its rate is charged
+/// `airtime-est`'s estimate at that rate, aggregated unless VO, and before its first
+/// report the scheduler's charge for an unknown rate.
+#[test]
+fn a_station_that_only_reports_its_rate_is_priced_at_it_by_default() {
+    struct RateOnly(StationId, Option<airtime_est::Rate>);
+    impl Station for RateOnly {
+        type Error = StationErrorKind;
+        fn station_id(&self) -> StationId {
+            self.0
+        }
+        fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+            self.1
+        }
+    }
+    let s = sched();
+    let sta = s.add_station(airtime_sched::Weight::DEFAULT).unwrap();
+    let rate = airtime_est::Rate::vht(9, 2, airtime_est::Bandwidth::Mhz80, false).unwrap();
+    let priced = RateOnly(sta, Some(rate));
+    for ac in Ac::ALL {
+        let expected = airtime_est::expected_tx_airtime_us(rate, 1500, ac.aggregated());
+        assert_eq!(priced.expected_airtime_us(1500, ac), Ok(expected), "{ac}");
+    }
+    assert_eq!(RateOnly(sta, None).expected_airtime_us(1500, Ac::Be), Err(StationErrorKind::NoRate));
+    let c = s.charge_frame(&RateOnly(sta, None), Ac::Be, 1500).unwrap();
+    assert_eq!(c.airtime_us(), s.config().unknown_rate_charge_us);
+    s.release(c).unwrap();
+}
+
 #[test]
 fn the_ring_station_and_txq_traits_work_through_references() {
     let mut s = sched();
@@ -181,11 +210,9 @@ fn the_ring_station_and_txq_traits_work_through_references() {
     let by_ref: &mut VecRing = &mut ring;
     let mut by_ref2 = by_ref;
     assert!(Ring::has_room(&by_ref2, Ac::Be));
-    assert!(!Ring::capabilities(&by_ref2).firmware_picks_transmitter);
     let station = stas[sta.index()].as_ref().unwrap();
     let sref: &Sta = station;
     assert_eq!((Station::station_id(&sref), Station::last_tx_rate(&sref)), (sta, None));
-    assert_eq!(Station::airtime_weight(&sref), airtime_sched::Weight::DEFAULT);
     assert_eq!(Station::expected_airtime_us(&sref, 1500, Ac::Be), Ok(100));
     let q = txqs[txq.index()].as_mut().unwrap();
     let mut qref: &mut Q = q;

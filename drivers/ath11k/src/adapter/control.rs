@@ -54,12 +54,6 @@ where
         &mut self.sched
     }
 
-    /// What the adapter's ring tells the core: the firmware picks the next
-    /// transmitter (TX_NO_PUSHBACK), whatever the configuration says.
-    pub fn ring_capabilities(&self) -> airtime_sched::RingCapabilities {
-        airtime_sched::RingCapabilities::new(true)
-    }
-
     /// The HAL.
     pub fn hal(&self) -> &H {
         &self.hal

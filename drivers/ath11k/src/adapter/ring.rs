@@ -4,7 +4,7 @@
 use super::tables::StationSlots;
 use crate::hal::{FrameOf, Hal, Msdu, RingId, TclDesc};
 use crate::stats::DpStats;
-use airtime_sched::traits::{Frame, PushError, Ring, RingCapabilities, RingError, RingErrorKind};
+use airtime_sched::traits::{Frame, PushError, Ring, RingError, RingErrorKind};
 use airtime_sched::{Ac, Charge};
 
 /// One round's view of the TCL rings.
@@ -56,12 +56,6 @@ where
 {
     type Frame = FrameOf<H>;
     type Error = RingErrorKind;
-
-    /// ath11k's firmware picks the next transmitter among the stations with frames in
-    /// the rings: TX_NO_PUSHBACK.
-    fn capabilities(&self) -> RingCapabilities {
-        RingCapabilities::new(true)
-    }
 
     fn has_room(&self, _ac: Ac) -> bool {
         self.pick().is_some()

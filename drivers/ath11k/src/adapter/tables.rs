@@ -4,7 +4,6 @@
 use super::Ath11kError;
 use airtime_est::Rate;
 use airtime_sched::driver_loop::{StationTable, TxqTable};
-use airtime_sched::traits::price_from_rate;
 use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, Txq, TxqId};
 use alloc::vec::Vec;
 
@@ -135,12 +134,9 @@ impl Station for StationRecord {
 
     /// The last tx rate from PPDU stats, or failing that the last rx rate (the peer's
     /// rate towards us is the best guess before the first tx report).
+    /// Frames are priced at it by the trait's default `expected_airtime_us`.
     fn last_tx_rate(&self) -> Option<Rate> {
         self.last_tx_rate.or(self.last_rx_rate)
-    }
-
-    fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
-        price_from_rate(Station::last_tx_rate(self), frame_len, ac)
     }
 }
 
