@@ -5,9 +5,9 @@
 
 use crate::net::Packet;
 use airtime_est::Rate;
+use airtime_sched::StationId;
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::traits::StationErrorKind;
-use airtime_sched::StationId;
 
 impl FqFrame for Packet {
     fn flow_hash(&self) -> u32 {
