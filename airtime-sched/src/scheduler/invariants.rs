@@ -125,7 +125,7 @@ impl Scheduler {
             let tags_ok =
                 slot.ac.iter().all(|a| aql::generation(a.aql.load(Ordering::Acquire)) == aql::tag(generation));
             let after = slot.word.load(Ordering::Acquire);
-            // Weakened variant, only to prove loom model ctl8 catches it: no reread, so a
+            // Weakened variant, only to prove loom model ctl9 catches it: no reread, so a
             // slot reused between the two reads is reported.
             let unchanged = cfg!(airtime_weakened = "check_no_reread")
                 || (sta::state(after) == state && sta::generation(after) == generation);
