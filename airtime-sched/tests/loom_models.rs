@@ -665,7 +665,7 @@ fn model11_a_station_removed_while_its_txq_is_served() {
                             assert!(!after_removal, "a charge after remove_station returned was accepted");
                             handoff.lock().unwrap().push(c);
                         }
-                        Err(e) => assert_eq!(e, ChargeError::UnknownStation),
+                        Err(e) => assert_eq!(e, ChargeError::StationRemoved),
                     }
                     out.check(&sched);
                 }
