@@ -10,10 +10,9 @@
 
 use airtime_est::{Bandwidth, Rate};
 use airtime_sched::driver_loop::{Refused, run_round};
-use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind, price_from_rate};
+use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
 use airtime_sched::{
-    Ac, Charge, Config, Frame, Instant, ReleaseError, Ring, RingCapabilities, Scheduler, Station, StationId, Tid, Txq,
-    Weight,
+    Ac, Charge, Config, Frame, Instant, ReleaseError, Ring, Scheduler, Station, StationId, Tid, Txq, Weight,
 };
 use std::collections::VecDeque;
 
@@ -59,12 +58,9 @@ impl Station for Peer {
         self.id
     }
 
+    /// Frames are priced at it by the trait's default `expected_airtime_us`.
     fn last_tx_rate(&self) -> Option<Rate> {
         self.rate
-    }
-
-    fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
-        price_from_rate(self.rate, frame_len, ac)
     }
 }
 
@@ -80,10 +76,6 @@ struct ToyRing {
 impl Ring for ToyRing {
     type Frame = Packet;
     type Error = RingErrorKind;
-
-    fn capabilities(&self) -> RingCapabilities {
-        RingCapabilities::default() // the host's order reaches the air here
-    }
 
     fn has_room(&self, _ac: Ac) -> bool {
         self.slots.len() < self.depth
@@ -116,10 +108,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// Runs the toy radio with a ring of `ring_depth` descriptors for 2000 ticks of 100 us and returns each station's share of
 /// the registered airtime, in per cent.
 fn run(ring_depth: usize, verbose: bool) -> Result<[f64; 2], Box<dyn std::error::Error>> {
-    // Config is #[non_exhaustive]: start from Default and set fields.
-    let mut config = Config::default();
-    config.max_stations = 8;
-    config.max_txqs = 32;
+    // Config's builder starts from the defaults and refuses values out of range.
+    let config = Config::builder().max_stations(8)?.max_txqs(32)?.build();
     let sched = Scheduler::new(config)?;
     // The driver's tables, indexed by the scheduler's handles (`TxqId::index`,
     // `StationId::index`); `driver_loop` implements its table traits for such slices.

@@ -81,10 +81,26 @@ impl fmt::Display for InvalidTid {
 impl core::error::Error for InvalidTid {}
 
 impl Tid {
-    /// The per-station management-frame TID (mac80211's TID 16), mapped to VO.
-    pub const MGMT: Tid = Tid(16);
-    /// TID 0, best effort.
+    /// TID 0, user priority 0: best effort (BE), on [`Ac::Be`].
     pub const BE: Tid = Tid(0);
+    /// TID 1, user priority 1: background (BK), on [`Ac::Bk`].
+    pub const BK: Tid = Tid(1);
+    /// TID 2, user priority 2: spare (802.1D's unnamed background priority), on [`Ac::Bk`].
+    pub const SPARE: Tid = Tid(2);
+    /// TID 3, user priority 3: excellent effort (EE), on [`Ac::Be`].
+    pub const EE: Tid = Tid(3);
+    /// TID 4, user priority 4: controlled load (CL), on [`Ac::Vi`].
+    pub const CL: Tid = Tid(4);
+    /// TID 5, user priority 5: video (VI), on [`Ac::Vi`].
+    pub const VI: Tid = Tid(5);
+    /// TID 6, user priority 6: voice (VO), on [`Ac::Vo`].
+    pub const VO: Tid = Tid(6);
+    /// TID 7, user priority 7: network control (NC), on [`Ac::Vo`].
+    pub const NC: Tid = Tid(7);
+    /// The per-station management-frame TID (mac80211's TID 16), on [`Ac::Vo`].
+    pub const MGMT: Tid = Tid(16);
+    /// The eight user-priority TIDs, 0..=7, in number order.
+    pub const USER_PRIORITIES: [Tid; 8] = [Tid::BE, Tid::BK, Tid::SPARE, Tid::EE, Tid::CL, Tid::VI, Tid::VO, Tid::NC];
 
     /// A TID from its number; 0..=15 are data TIDs, 16 is [`Tid::MGMT`].
     pub const fn new(tid: u8) -> Result<Tid, InvalidTid> {
@@ -136,6 +152,28 @@ mod tests {
         }
         assert_eq!(Tid::MGMT.ac(), Ac::Vo);
         assert_eq!(Tid::new(17), Err(InvalidTid(17)));
+    }
+
+    #[test]
+    fn every_named_tid_has_its_user_priority_number_and_802_11_access_category() {
+        let named = [
+            (Tid::BE, 0, Ac::Be),
+            (Tid::BK, 1, Ac::Bk),
+            (Tid::SPARE, 2, Ac::Bk),
+            (Tid::EE, 3, Ac::Be),
+            (Tid::CL, 4, Ac::Vi),
+            (Tid::VI, 5, Ac::Vi),
+            (Tid::VO, 6, Ac::Vo),
+            (Tid::NC, 7, Ac::Vo),
+            (Tid::MGMT, 16, Ac::Vo),
+        ];
+        for (tid, number, ac) in named {
+            assert_eq!((tid.get(), tid.ac()), (number, ac), "{tid}");
+            assert_eq!(Tid::new(number), Ok(tid));
+        }
+        for (i, tid) in Tid::USER_PRIORITIES.iter().enumerate() {
+            assert_eq!(usize::from(tid.get()), i);
+        }
     }
 
     #[test]

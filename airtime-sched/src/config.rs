@@ -151,10 +151,20 @@ impl AirtimeFlags {
     }
 }
 
-/// Scheduler configuration, fixed at construction (build from `Default`, then set
-/// fields; the struct is `#[non_exhaustive]` so adding a field is not a breaking change).
-/// Values that change at run time (limits, weights, threshold, AQL on/off, flags) have
-/// setters on the scheduler.
+/// Scheduler configuration, fixed at construction. Build it with [`Config::builder`],
+/// whose setters take counts as `usize` and times in us as `u64` and refuse values out
+/// of range, or from `Default` and then set fields (the struct is `#[non_exhaustive]`,
+/// so adding a field is not a breaking change). Values that change at run time (limits,
+/// weights, threshold, AQL on/off, flags) have setters on the scheduler.
+///
+/// ```
+/// use airtime_sched::{Config, ConfigError};
+///
+/// let config = Config::builder().max_stations(64)?.max_txqs(64 * 17)?.tx_no_pushback(true).build();
+/// assert_eq!((config.max_stations, config.max_txqs), (64, 1088));
+/// assert_eq!(Config::builder().max_stations(5000).unwrap_err(), ConfigError::Capacity);
+/// # Ok::<(), ConfigError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Config {
@@ -166,9 +176,10 @@ pub struct Config {
     pub round_policy: RoundPolicy,
     /// `may_transmit` while the AC is over its PHY limit.
     pub over_limit: OverLimitPolicy,
-    /// The driver's ring reports that firmware picks the next transmitter
-    /// (`RingCapabilities::firmware_picks_transmitter`, the proposed
-    /// `IEEE80211_HW_TX_NO_PUSHBACK`): per-station limits scale by weight/256.
+    /// The firmware picks the next transmitter among the stations with frames in the
+    /// hardware's rings (ath11k; the proposed `IEEE80211_HW_TX_NO_PUSHBACK`), so the
+    /// host's scheduling order does not reach the air: per-station limits then scale by
+    /// weight/256, so that weights act through the airtime each station may have queued.
     pub tx_no_pushback: bool,
     /// Lowest limit TX_NO_PUSHBACK scaling may produce, in us.
     pub no_pushback_floor_us: u32,
@@ -206,6 +217,85 @@ impl Default for Config {
 impl Config {
     /// The largest `max_stations` the compact charge encoding can carry.
     pub const MAX_STATIONS: u16 = 4096;
+
+    /// A builder starting from the defaults.
+    pub fn builder() -> ConfigBuilder {
+        ConfigBuilder(Config::default())
+    }
+}
+
+/// Builds a [`Config`] with typed, validated setters: no caller needs a cast, and a
+/// value the scheduler cannot hold is refused where it is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a builder does nothing until build() is called"]
+pub struct ConfigBuilder(Config);
+
+impl ConfigBuilder {
+    /// Room for `n` stations, `1..=Config::MAX_STATIONS` ([`ConfigError::Capacity`]
+    /// otherwise).
+    pub fn max_stations(mut self, n: usize) -> Result<ConfigBuilder, ConfigError> {
+        self.0.max_stations =
+            u16::try_from(n).ok().filter(|&n| (1..=Config::MAX_STATIONS).contains(&n)).ok_or(ConfigError::Capacity)?;
+        Ok(self)
+    }
+
+    /// Room for `n` txqs, `1..=65535` ([`ConfigError::Capacity`] otherwise).
+    pub fn max_txqs(mut self, n: usize) -> Result<ConfigBuilder, ConfigError> {
+        self.0.max_txqs = u16::try_from(n).ok().filter(|&n| n != 0).ok_or(ConfigError::Capacity)?;
+        Ok(self)
+    }
+
+    /// The round policy.
+    pub fn round_policy(mut self, policy: RoundPolicy) -> ConfigBuilder {
+        self.0.round_policy = policy;
+        self
+    }
+
+    /// What `may_transmit` answers while the AC is over its PHY limit.
+    pub fn over_limit(mut self, policy: OverLimitPolicy) -> ConfigBuilder {
+        self.0.over_limit = policy;
+        self
+    }
+
+    /// Whether firmware picks the next transmitter (see [`Config::tx_no_pushback`]).
+    pub fn tx_no_pushback(mut self, on: bool) -> ConfigBuilder {
+        self.0.tx_no_pushback = on;
+        self
+    }
+
+    /// The lowest limit TX_NO_PUSHBACK scaling may produce, in us, at most `u32::MAX`
+    /// ([`ConfigError::OutOfRange`] otherwise).
+    pub fn no_pushback_floor_us(mut self, us: u64) -> Result<ConfigBuilder, ConfigError> {
+        self.0.no_pushback_floor_us = u32::try_from(us).map_err(|_| ConfigError::OutOfRange("no_pushback_floor_us"))?;
+        Ok(self)
+    }
+
+    /// The charge for a frame its station cannot price yet, in us, `4..=Charge::MAX_US`
+    /// (65532: a charge is a multiple of 4 us in that range; [`ConfigError::OutOfRange`]
+    /// otherwise).
+    pub fn unknown_rate_charge_us(mut self, us: u64) -> Result<ConfigBuilder, ConfigError> {
+        self.0.unknown_rate_charge_us = u32::try_from(us)
+            .ok()
+            .filter(|us| (4..=crate::Charge::MAX_US).contains(us))
+            .ok_or(ConfigError::OutOfRange("unknown_rate_charge_us"))?;
+        Ok(self)
+    }
+
+    /// How long a station stays active on an AC after it last had frames scheduled, in
+    /// us, at least 1 ([`ConfigError::OutOfRange`] for 0: no station would ever be
+    /// charged its registered airtime).
+    pub fn active_window_us(mut self, us: u64) -> Result<ConfigBuilder, ConfigError> {
+        if us == 0 {
+            return Err(ConfigError::OutOfRange("active_window_us"));
+        }
+        self.0.active_window_us = us;
+        Ok(self)
+    }
+
+    /// The configuration.
+    pub fn build(self) -> Config {
+        self.0
+    }
 }
 
 /// A refused configuration value.
@@ -221,8 +311,11 @@ pub enum ConfigError {
         /// The high limit given.
         high_us: u32,
     },
-    /// `max_stations` is 0 or above [`Config::MAX_STATIONS`], or `max_txqs` is 0.
+    /// `max_stations` is 0 or above [`Config::MAX_STATIONS`], or `max_txqs` is 0 or
+    /// above 65535.
     Capacity,
+    /// A [`ConfigBuilder`] setter's value is out of its range; names the setter.
+    OutOfRange(&'static str),
 }
 
 impl fmt::Display for ConfigError {
@@ -232,7 +325,8 @@ impl fmt::Display for ConfigError {
             ConfigError::InvertedLimits { low_us, high_us } => {
                 write!(f, "AQL low limit {low_us} us is above high limit {high_us} us")
             }
-            ConfigError::Capacity => f.write_str("capacity out of range (stations 1..=4096, txqs >= 1)"),
+            ConfigError::Capacity => f.write_str("capacity out of range (stations 1..=4096, txqs 1..=65535)"),
+            ConfigError::OutOfRange(what) => write!(f, "{what} is out of range"),
         }
     }
 }
@@ -248,6 +342,41 @@ mod tests {
         assert_eq!(Weight::new(0), Err(ConfigError::ZeroWeight));
         assert_eq!(Weight::new(1).unwrap().get(), 1);
         assert_eq!(Weight::default().get(), 256);
+    }
+
+    #[test]
+    fn config_builder_takes_usize_and_u64_and_refuses_what_the_fields_cannot_hold() {
+        let c = Config::builder()
+            .max_stations(4096)
+            .unwrap()
+            .max_txqs(65535)
+            .unwrap()
+            .no_pushback_floor_us(200)
+            .unwrap()
+            .unknown_rate_charge_us(4)
+            .unwrap()
+            .active_window_us(1)
+            .unwrap()
+            .tx_no_pushback(true)
+            .round_policy(RoundPolicy::ResetOnClose)
+            .over_limit(OverLimitPolicy::AllowLikeMainline)
+            .build();
+        assert_eq!((c.max_stations, c.max_txqs, c.no_pushback_floor_us), (4096, 65535, 200));
+        assert_eq!((c.unknown_rate_charge_us, c.active_window_us, c.tx_no_pushback), (4, 1, true));
+        assert_eq!((c.round_policy, c.over_limit), (RoundPolicy::ResetOnClose, OverLimitPolicy::AllowLikeMainline));
+        assert_eq!(Config::builder().build(), Config::default());
+        let b = Config::builder();
+        for n in [0, 4097, usize::MAX] {
+            assert_eq!(b.max_stations(n), Err(ConfigError::Capacity), "{n}");
+        }
+        for n in [0, 65536] {
+            assert_eq!(b.max_txqs(n), Err(ConfigError::Capacity), "{n}");
+        }
+        assert!(b.no_pushback_floor_us(u64::from(u32::MAX) + 1).is_err());
+        for us in [0, 3, 65533, u64::MAX] {
+            assert!(b.unknown_rate_charge_us(us).is_err(), "{us}");
+        }
+        assert_eq!(b.active_window_us(0), Err(ConfigError::OutOfRange("active_window_us")));
     }
 
     #[test]

@@ -178,8 +178,13 @@ where
             if charge.is_none() && station.is_some() {
                 report.uncharged += 1;
             }
+            let uncharged = charge.is_none();
             match ring.push(frame, charge) {
                 Ok(()) => {
+                    if uncharged {
+                        // Counted by the scheduler too: an uncharged frame always shows.
+                        serving.send_uncharged();
+                    }
                     report.frames += 1;
                     progressed = true;
                 }

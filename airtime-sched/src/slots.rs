@@ -395,6 +395,41 @@ impl StationSlot {
         sta::state(word) == sta::LIVE && sta::generation(word) == id.generation
     }
 
+    /// Whether `id` is the slot's removed occupant, its charges not all released yet.
+    #[inline]
+    pub(crate) fn is_retired(&self, id: StationId) -> bool {
+        let word = self.word.load(Ordering::Acquire);
+        sta::state(word) == sta::RETIRED && sta::generation(word) == id.generation
+    }
+
+    /// Whether `id` names a station this slot held and that was removed: its retired
+    /// occupant, or an earlier one (the slot was reused since). Generations count up
+    /// from 1 with each occupant (0 was never issued); a handle from before the count
+    /// wrapped, 2^32 occupants ago, is taken for a forged one.
+    #[inline]
+    pub(crate) fn has_departed(&self, id: StationId) -> bool {
+        let word = self.word.load(Ordering::Acquire);
+        let current = sta::generation(word);
+        id.generation != 0
+            && (id.generation < current || (id.generation == current && sta::state(word) == sta::RETIRED))
+    }
+
+    /// `id`'s pending airtime on `ac`, in us, while `id` is the slot's live or retired
+    /// occupant; 0 once the slot holds a later one (it was reused only when drained).
+    #[inline]
+    pub(crate) fn pending_of(&self, id: StationId, ac: Ac) -> u32 {
+        // Relaxed: a counter; the tag says whose it is.
+        let w = self.ac[ac.index()].aql.load(Ordering::Relaxed);
+        if aql::generation(w) == aql::tag(id.generation) { aql::pending_us(w) } else { 0 }
+    }
+
+    /// Whether `id`, removed, has nothing pending and can take no charge: true once
+    /// every AQL word is closed and empty, or the slot holds a later occupant.
+    pub(crate) fn departed_drained(&self, id: StationId) -> bool {
+        let word = self.word.load(Ordering::Acquire);
+        sta::generation(word) != id.generation || self.drained()
+    }
+
     /// Adds a charge of `us` to `id`'s pending airtime on `ac`, if `id` is the slot's
     /// live occupant: the whole generation checked in the station word, then one
     /// compare-and-swap checks the AQL word's [`aql::tag`] and adds.

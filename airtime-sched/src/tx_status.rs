@@ -51,9 +51,8 @@ pub struct FrameCompletion {
     pub airtime_us: u32,
     /// The release of the charge.
     pub released: Result<(), ReleaseError>,
-    /// The registration of the airtime (`Err(UnknownStation)` once the station was
-    /// removed: its frames still complete, its deficit is gone; multicast frames have no
-    /// station and register nothing, `Ok`).
+    /// The registration of the airtime (a removed station's goes to the AC's departed
+    /// counters; multicast frames have no station and register nothing, `Ok`).
     pub registered: Result<(), SchedError>,
     /// The calibrator's verdict on the sample, if one was given and the frame had a rate.
     pub calibrated: Option<Result<(), SampleRejected>>,

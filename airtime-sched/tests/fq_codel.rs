@@ -372,6 +372,33 @@ fn purge_drops_every_frame_and_returns_the_count() {
 }
 
 #[test]
+fn a_retired_txq_hands_back_its_frames_and_final_counters_even_without_kept_drops() {
+    let mut radio_total = airtime_sched::fq_codel::FqCodelStats::default();
+    for keep_dropped in [true, false] {
+        let mut txq = txq_with(|c| {
+            c.packet_limit = 4;
+            c.keep_dropped = keep_dropped;
+        });
+        for id in 0..6 {
+            let _ = txq.enqueue(pkt(id, flow(id as u32 % 2), 100), Instant::ZERO);
+        }
+        assert!(next(&mut txq, Instant::ZERO).is_some());
+        let retired = txq.retire();
+        let s = retired.stats;
+        assert_eq!((s.enqueued, s.tx_packets, s.overlimit_drops, s.purged), (6, 1, 2, 3));
+        assert_eq!((s.backlog_packets, s.backlog_bytes, s.memory_usage, s.flows_active), (0, 0, 0, 0));
+        assert_eq!(s.enqueued, s.tx_packets + s.dropped());
+        let purged = retired.frames.iter().filter(|d| d.reason == DropReason::Purged).count();
+        assert_eq!(purged, 3, "every queued frame comes back");
+        let limit_drops = if keep_dropped { 2 } else { 0 };
+        assert_eq!(retired.frames.len(), purged + limit_drops, "undrained kept drops come back too");
+        radio_total.accumulate(&s);
+    }
+    assert_eq!((radio_total.enqueued, radio_total.tx_packets, radio_total.purged), (12, 2, 6));
+    assert_eq!(radio_total.enqueued, radio_total.tx_packets + radio_total.dropped() + radio_total.backlog_packets);
+}
+
+#[test]
 fn different_hashes_sharing_a_backlogged_flow_count_as_collisions() {
     let mut txq = txq_with(|c| c.flows = 1);
     queued(txq.enqueue(pkt(0, 1, 100), Instant::ZERO));

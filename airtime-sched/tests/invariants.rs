@@ -31,14 +31,14 @@ fn a1_pending_is_conserved_and_returns_to_zero() {
     assert_eq!(s.total_pending_us(), 8320);
     let file = s.phy_aql_pending();
     assert_eq!(file.total_us, file.pending_us.iter().sum::<u32>());
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 
     // Release in a different order than charged: the sums follow exactly.
     let late: Vec<Charge> = charges.drain(..2).collect();
     release_all(&s, &mut charges);
     assert_eq!(s.station_pending_us(a, Ac::Be).unwrap(), 3000);
     assert_eq!(s.total_pending_us(), 3000);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     for c in late {
         s.release(c).unwrap();
     }
@@ -49,7 +49,7 @@ fn a1_pending_is_conserved_and_returns_to_zero() {
     }
     assert_eq!(s.total_pending_us(), 0);
     assert_eq!(s.underflows(), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 /// Mainline keeps the charge in a 10-bit skb field and relies on convention to release it
@@ -83,7 +83,7 @@ fn a2_a_token_releases_exactly_what_was_charged_and_a_second_release_is_refused(
     assert!(s.release(again).is_err());
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 0);
     assert_eq!(s.ac_pending_us(Ac::Be), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 /// The `Charge::from_raw` contract: a value released twice is detected and reported
@@ -103,7 +103,7 @@ fn a2_a_double_release_through_raw_is_reported_and_leaks_nothing() {
     assert!(again.is_err() || last.is_err(), "the double release is reported somewhere");
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 0, "nothing left pending");
     assert_eq!(s.ac_pending_us(Ac::Be), 0, "nothing left pending");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 /// After the leak above, the station is removed and its slot reused: the new station
@@ -123,7 +123,7 @@ fn a1_a_new_station_never_inherits_pending_airtime() {
     assert_eq!(next.index(), sta.index(), "the same slot");
     assert_eq!(s.station_pending_us(next, Ac::Be).unwrap(), 0, "a new station starts with nothing pending");
     assert!(s.airtime_check(next, Ac::Be).unwrap());
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 struct PricedStation {
@@ -183,7 +183,7 @@ fn a3_charges_are_multiples_of_four_within_range() {
     let c = s.charge_frame(&PricedStation { id: sta, price: Ok(1911) }, Ac::Be, 1500).unwrap();
     assert_eq!(c.airtime_us(), 1908);
     charges.push(c);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     release_all(&s, &mut charges);
     assert_eq!(s.total_pending_us(), 0);
 }
@@ -202,13 +202,13 @@ fn a4_a_release_clamps_counters_at_zero() {
     assert_eq!(s.ac_pending_us(Ac::Be), 0, "clamped, not wrapped");
     assert_eq!(s.total_pending_us(), 0);
     assert_eq!(s.underflows(), 1);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     // Counting goes on exactly from zero.
     let c = s.charge_us(sta, Ac::Be, 800).unwrap();
     assert_eq!(s.ac_pending_us(Ac::Be), 800);
     s.release(c).unwrap();
     assert_eq!(s.ac_pending_us(Ac::Be), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 /// A ring with `room` descriptors; a push beyond that is refused and handed back.
@@ -255,7 +255,7 @@ fn a5_every_exit_releases_including_a_refused_push() {
         s.release(c.expect("every frame here carries a charge")).unwrap();
     }
     assert_eq!(s.total_pending_us(), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 /// A6 in mainline is about finding the charged station at release (by pointer or by
@@ -270,22 +270,22 @@ fn a6_a_release_after_station_removal_reaches_the_charged_station() {
     let c2 = s.charge_us(sta, Ac::Vi, 600).unwrap().into_raw();
     s.remove_station(sta).unwrap();
     assert!(s.station_pending_us(sta, Ac::Be).is_err(), "the handle is refused once removed");
-    assert_eq!(s.add_station(w(256)), Err(airtime_sched::SchedError::StationsFull), "slot held by charges");
-    s.check_invariants().unwrap();
+    assert_eq!(s.add_station(w(256)), Err(airtime_sched::SchedError::StationsDraining), "slot held by charges");
+    s.check_invariants_quiescent().unwrap();
 
     s.release(c1).unwrap();
     assert_eq!(s.ac_pending_us(Ac::Be), 0);
-    assert_eq!(s.add_station(w(256)), Err(airtime_sched::SchedError::StationsFull), "one charge still out");
+    assert_eq!(s.add_station(w(256)), Err(airtime_sched::SchedError::StationsDraining), "one charge still out");
     s.release(Charge::from_raw(c2).unwrap()).unwrap();
     assert_eq!(s.total_pending_us(), 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 
     let next = s.add_station(w(256)).unwrap();
     assert_ne!(next, sta, "a new generation");
     for ac in Ac::ALL {
         assert_eq!(s.station_pending_us(next, ac).unwrap(), 0);
     }
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 // ---------------------------------------------------------------- scheduling (S1–S8)
@@ -301,7 +301,7 @@ fn s1_a_wake_during_service_is_not_lost() {
     // A frame arrives while the server holds the txq; the server then sees it empty.
     s.wake_txq(a, T0).unwrap();
     s.return_txq(serving, TxqReturn::Empty, T0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a), "the woken txq is still listed");
@@ -309,7 +309,7 @@ fn s1_a_wake_during_service_is_not_lost() {
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), None);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -321,7 +321,7 @@ fn s1_a_txq_returned_with_frames_stays_listed_whatever_the_outcome() {
         let round = s.start_round(Ac::Be);
         assert!(round.is_open());
         assert_eq!(serve_once(&s, round, outcome, T0), Some(a));
-        s.check_invariants().unwrap();
+        s.check_invariants_quiescent().unwrap();
         let round = s.start_round(Ac::Be);
         assert!(round.is_open());
         assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a), "{outcome:?} kept it listed");
@@ -331,7 +331,7 @@ fn s1_a_txq_returned_with_frames_stays_listed_whatever_the_outcome() {
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     drop(s.next_txq(round, T0).unwrap());
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a));
@@ -345,13 +345,13 @@ fn s2_a_txq_is_listed_at_most_once() {
         s.wake_txq(a, T0).unwrap();
     }
     assert_eq!(s.phy_limit_us(Ac::Be), Some(12_000), "n = 1 listed txq");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a));
     assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), None, "no second entry");
     assert_eq!(s.phy_limit_us(Ac::Be), None, "nothing listed");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -369,11 +369,11 @@ fn s3_a_served_txq_has_one_server_at_a_time() {
     assert!(s.next_txq(round, T0).is_none(), "a wake while held does not list it again");
     assert!(s.may_transmit(a, T0).unwrap().is_none(), "may_transmit refuses a second server");
     s.return_txq(serving, TxqReturn::Backlogged, T0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     let pulled = s.may_transmit(a, T0).unwrap().expect("free again");
     assert!(s.may_transmit(a, T0).unwrap().is_none());
     s.return_txq(pulled, TxqReturn::Empty, T0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -394,7 +394,7 @@ fn s4_a_txq_is_handed_out_at_most_once_per_round() {
     // back to the head, keeps its turn, and ends the round when met again.
     assert_eq!(served, vec![b]);
     assert_eq!(s.ac_counters(Ac::Be).skipped_selections, 1, "the round ended at a txq it had served");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     // Returned stalled (to the tail), each is handed out once in every round, and the
     // round ends when it meets the first of them again.
     for r in 2..6 {
@@ -409,7 +409,7 @@ fn s4_a_txq_is_handed_out_at_most_once_per_round() {
         assert_eq!(served, vec![a, b], "round {r}");
         assert_eq!(s.ac_counters(Ac::Be).skipped_selections, r);
     }
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -437,7 +437,7 @@ fn s5_closing_an_ac_never_reuses_a_round_number() {
             assert_eq!(number, last, "closing keeps the number");
         }
         release_all(&s, &mut held);
-        s.check_invariants().unwrap();
+        s.check_invariants_quiescent().unwrap();
     }
     let c = s.ac_counters(Ac::Be);
     assert_eq!((c.rounds_started, c.closed_rounds), (13, 7));
@@ -456,7 +456,7 @@ fn s6_next_txq_terminates_at_weight_one_with_a_huge_debt() {
     // Walking this one lap at a time would take 4.3e9 laps; the boost applies them at once.
     assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a));
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 0, "lifted exactly to zero, as walked laps would");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 /// Applying the laps at once has the same result as walking them (mainline), for the
@@ -478,7 +478,7 @@ fn s6_boosted_laps_credit_every_station_like_walked_laps() {
     // first in lap 1001 and served.
     assert_eq!(s.deficit_us(stb, Ac::Be).unwrap(), 0);
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 0, "A was topped up in every walked lap too");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -497,11 +497,11 @@ fn s6_a_lap_without_an_aql_eligible_station_returns_none() {
     assert!(s.next_txq(round, T0).is_none());
     let after = [s.deficit_us(sta, Ac::Be).unwrap(), s.deficit_us(stb, Ac::Be).unwrap()];
     assert_eq!(after, [before[0] + 256, before[1] + 256], "exactly one lap of top-ups");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     for c in held {
         s.release(c).unwrap();
     }
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -515,7 +515,7 @@ fn s7_a_stalled_txq_does_not_pin_the_front() {
     assert!(round.is_open());
     assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(b), "woken last, at the head");
     assert_eq!(serve_once(&s, round, TxqReturn::Stalled, T0), Some(a), "a stalled txq does not end the round");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     // Across rounds, a txq that stalls every time does not keep the other from service.
     for _ in 0..4 {
         let round = s.start_round(Ac::Be);
@@ -531,7 +531,7 @@ fn s7_a_stalled_txq_does_not_pin_the_front() {
     assert!(serve_once(&s, round, TxqReturn::Backlogged, T0).is_some());
     assert_eq!(serve_once(&s, round, TxqReturn::Backlogged, T0), None);
     assert_eq!(s.ac_counters(Ac::Be).skipped_selections, 1);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 /// A txq that cannot progress (ring full, power save) while frames keep arriving: every
@@ -569,7 +569,7 @@ fn s7_a_stalled_txq_woken_during_service_does_not_pin_the_front() {
         }
         assert!(served.contains(&b), "round {r}: B served (got {served:?})");
     }
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -592,7 +592,7 @@ fn s8_a_top_up_adds_exactly_the_current_weight() {
     assert!(round.is_open());
     assert_eq!(serve_once(&s, round, TxqReturn::Empty, T0), Some(a));
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 100, "one top-up of the new weight, 500");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -615,7 +615,7 @@ fn s8_registered_airtime_is_charged_only_to_stations_active_within_the_window() 
     s.register_airtime(sta, Ac::Vi, 1000, 0, T0).unwrap();
     assert_eq!(s.deficit_us(sta, Ac::Vi).unwrap(), 256);
     assert_eq!(s.station_airtime(sta).unwrap().tx_us, 4000);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -631,7 +631,7 @@ fn s8_airtime_flags_choose_what_the_deficit_is_charged() {
         s.register_airtime(sta, Ac::Be, 1000, 100, T0).unwrap();
         assert_eq!(before - s.deficit_us(sta, Ac::Be).unwrap(), charged, "flags tx={tx} rx={rx}");
     }
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -645,7 +645,7 @@ fn s8_reset_airtime_sets_every_deficit_back_to_the_weight() {
         assert_eq!(s.deficit_us(sta, ac).unwrap(), 300);
     }
     assert_eq!(s.station_airtime(sta).unwrap().tx_us, 0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 // ---------------------------------------------------------------- limits (L1–L4)
@@ -672,14 +672,14 @@ fn l1_a_station_over_its_limit_is_gated() {
     assert!(round.is_open());
     s.set_aql_enabled(true);
     assert!(s.next_txq(round, T0).is_none(), "next_txq does not hand out a gated station");
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     release_all(&s, &mut held);
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     let serving = s.next_txq(round, T0).unwrap();
     assert!(serving.airtime_check());
     s.return_txq(serving, TxqReturn::Empty, T0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -730,7 +730,7 @@ fn l2_overshoot_is_at_most_one_frame_per_server() {
     for serving in servers {
         s.return_txq(serving, TxqReturn::Empty, T0);
     }
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     release_all(&s, &mut held);
 }
 
@@ -757,12 +757,12 @@ fn l3_a_closed_ac_serves_nothing() {
                 s.return_txq(pulled, TxqReturn::Backlogged, T0);
             }
         }
-        s.check_invariants().unwrap();
+        s.check_invariants_quiescent().unwrap();
         s.release(c).unwrap();
         let round = s.start_round(Ac::Be);
         assert!(round.is_open());
         assert!(serve_once(&s, round, TxqReturn::Empty, T0).is_some());
-        s.check_invariants().unwrap();
+        s.check_invariants_quiescent().unwrap();
     }
 }
 
@@ -775,7 +775,7 @@ fn l3_an_ac_with_nothing_listed_has_no_limit() {
     let round = s.start_round(Ac::Be);
     assert!(round.is_open(), "n = 0 is defined as unlimited (E4)");
     s.release(c).unwrap();
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
 }
 
 #[test]
@@ -793,7 +793,7 @@ fn l4_multicast_txqs_are_never_aql_limited() {
     assert_eq!(serving.station(), None);
     assert!(serving.airtime_check());
     s.return_txq(serving, TxqReturn::Empty, T0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     s.release(c).unwrap();
 }
 
@@ -812,7 +812,7 @@ fn l4_management_txqs_are_never_aql_limited() {
     assert_eq!(serving.txq(), mgmt);
     assert!(serving.airtime_check(), "the dequeue gate passes for MMPDUs");
     s.return_txq(serving, TxqReturn::Empty, T0);
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     s.release(c).unwrap();
 }
 

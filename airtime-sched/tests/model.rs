@@ -88,7 +88,7 @@ fn charge_errors_match_the_model_for_removed_stations() {
     let s = common::sched();
     let sta = s.add_station(Weight::DEFAULT).unwrap();
     s.remove_station(sta).unwrap();
-    assert_eq!(s.charge_us(sta, Ac::Be, 100).unwrap_err(), ChargeError::UnknownStation);
+    assert_eq!(s.charge_us(sta, Ac::Be, 100).unwrap_err(), ChargeError::StationRemoved);
     assert_eq!(s.total_pending_us(), 0);
 }
 

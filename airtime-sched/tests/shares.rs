@@ -69,7 +69,7 @@ fn run(weights: &[u16], frame_us: &[u32], frames: usize, ring_frames: usize) -> 
     for (_, charge) in ring.drain(..) {
         s.release(charge).unwrap();
     }
-    s.check_invariants().unwrap();
+    s.check_invariants_quiescent().unwrap();
     assert_eq!(s.total_pending_us(), 0);
     let total: u64 = stas.iter().map(|st| st.served_us).sum();
     stas.iter().map(|st| st.served_us * 1000 / total).collect()

@@ -305,7 +305,7 @@ fn two_contexts_with_churn_keep_every_frame_and_charge_exact_at_every_step() {
             );
         }
         match sta {
-            Some(sta) => s.table.remove_station(sta).unwrap(),
+            Some(sta) => drop(s.table.remove_station(sta).unwrap()),
             None => s.table.remove_txq(txq).unwrap(),
         }
     }

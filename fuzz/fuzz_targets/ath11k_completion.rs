@@ -288,7 +288,7 @@ impl State {
             assert_eq!(r.station_by_peer(rec.peer_id()), Some(sta));
             let _ = (rec.last_tx_rate(), rec.last_rx_rate());
         }
-        let _ = (r.blocked_acs(), r.config(), r.ring_capabilities(), r.held_frames());
+        let _ = (r.blocked_acs(), r.config(), r.held_frames());
     }
 }
 

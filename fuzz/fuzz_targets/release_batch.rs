@@ -223,8 +223,8 @@ impl Twins {
             }
             assert_eq!((self.one.underflows(), self.batch.underflows()), (0, 0));
         }
-        self.one.check_invariants().unwrap();
-        self.batch.check_invariants().unwrap();
+        self.one.check_invariants_quiescent().unwrap();
+        self.batch.check_invariants_quiescent().unwrap();
     }
 
     /// Hands `picked` and the pending mistakes back: one by one to `one`, in one

@@ -37,8 +37,9 @@
 //! [`dequeue`](crate::Txq::dequeue), or a drop that is counted in [`FqCodelStats`] by
 //! reason and (by default) kept with its [`DropReason`] until the owner takes it with
 //! [`drain_drops`](FqCodelTxq::drain_drops). So at any time
-//! `enqueued = tx_packets + dropped + backlog_packets`. (Dropping the txq itself
-//! releases its queued frames uncounted: [`purge`](FqCodelTxq::purge) first to see them.)
+//! `enqueued = tx_packets + dropped + backlog_packets`. A txq that is done (its station
+//! left) is ended with [`retire`](FqCodelTxq::retire), which hands back its frames and
+//! final counters; dropping it instead releases its queued frames uncounted.
 //!
 //! Why a drop buffer rather than a callback: CoDel drops happen inside
 //! [`Txq::dequeue`](crate::Txq::dequeue), whose signature is fixed, so a callback would
@@ -111,7 +112,7 @@ mod txq;
 
 pub use config::{FqCodelConfig, FqCodelConfigError, MAX_FLOWS};
 pub use stats::FqCodelStats;
-pub use txq::FqCodelTxq;
+pub use txq::{FqCodelTxq, RetiredTxq};
 
 use crate::{Frame, Instant};
 

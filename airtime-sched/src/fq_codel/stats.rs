@@ -65,6 +65,57 @@ impl FqCodelStats {
     }
 }
 
+impl FqCodelStats {
+    /// Adds `other`'s counters to these, saturating: a radio-wide total of txqs, live
+    /// or retired (see [`FqCodelTxq::retire`](super::FqCodelTxq::retire)), for which
+    /// `enqueued = tx_packets + dropped() + backlog_packets` still holds. The CoDel
+    /// parameters are left as they are.
+    pub fn accumulate(&mut self, other: &FqCodelStats) {
+        let FqCodelStats {
+            codel_target_us: _,
+            codel_interval_us: _,
+            ecn: _,
+            backlog_packets,
+            backlog_bytes,
+            memory_usage,
+            flows_active,
+            new_flows,
+            enqueued,
+            codel_drops,
+            codel_ce_marks,
+            overlimit_drops,
+            overmemory_drops,
+            alloc_drops,
+            purged,
+            collisions,
+            unkept_drops,
+            tx_packets,
+            tx_bytes,
+        } = *other;
+        let sums = [
+            (&mut self.backlog_packets, backlog_packets),
+            (&mut self.backlog_bytes, backlog_bytes),
+            (&mut self.memory_usage, memory_usage),
+            (&mut self.new_flows, new_flows),
+            (&mut self.enqueued, enqueued),
+            (&mut self.codel_drops, codel_drops),
+            (&mut self.codel_ce_marks, codel_ce_marks),
+            (&mut self.overlimit_drops, overlimit_drops),
+            (&mut self.overmemory_drops, overmemory_drops),
+            (&mut self.alloc_drops, alloc_drops),
+            (&mut self.purged, purged),
+            (&mut self.collisions, collisions),
+            (&mut self.unkept_drops, unkept_drops),
+            (&mut self.tx_packets, tx_packets),
+            (&mut self.tx_bytes, tx_bytes),
+        ];
+        for (sum, add) in sums {
+            *sum = sum.saturating_add(add);
+        }
+        self.flows_active = self.flows_active.saturating_add(flows_active);
+    }
+}
+
 impl fmt::Display for FqCodelStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(

@@ -295,6 +295,30 @@ impl<F: FqFrame> FqCodelTxq<F> {
         }
         purged
     }
+
+    /// Ends the txq (its station left, or the driver removes it from the scheduler):
+    /// every frame still queued is purged and handed back, with the drops not yet
+    /// drained, and its final counters, so that nothing it counted or held is lost with
+    /// it. The frames come back even with [`FqCodelConfig::keep_dropped`] off. Add the
+    /// counters to a radio-wide total with [`FqCodelStats::accumulate`].
+    pub fn retire(mut self) -> RetiredTxq<F> {
+        self.books.keep_dropped = true;
+        self.purge();
+        let frames = core::mem::take(&mut self.books.drops);
+        RetiredTxq { frames, stats: self.stats() }
+    }
+}
+
+/// What [`FqCodelTxq::retire`] returns: the frames it held and its final counters.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct RetiredTxq<F> {
+    /// The frames still queued (reason [`DropReason::Purged`]) and the drops not yet
+    /// drained, oldest drops first.
+    pub frames: Vec<Dropped<F>>,
+    /// The final counters: `backlog_packets` is 0, and
+    /// `enqueued = tx_packets + dropped()` (the purged frames counted in `purged`).
+    pub stats: FqCodelStats,
 }
 
 impl<F: FqFrame> crate::traits::Enqueue for FqCodelTxq<F> {

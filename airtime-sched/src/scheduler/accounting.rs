@@ -26,10 +26,20 @@ impl Scheduler {
         let slot = self.stations.get(station.index()).ok_or(ChargeError::UnknownStation)?;
         let us = quantise_us(airtime_us);
         slot.charge(station, ac, us).map_err(|refused| match refused {
+            ChargeRefused::NotLive if slot.is_retired(station) => ChargeError::StationRemoved,
             ChargeRefused::NotLive => ChargeError::UnknownStation,
             ChargeRefused::Overflow => ChargeError::PendingOverflow,
         })?;
         Ok(Charge { station, ac, airtime_us: us, full_generation: true })
+    }
+
+    /// Records that the driver sends one frame on `ac` without a charge (a
+    /// station-less txq's frame, or a frame whose charge failed and that it sends
+    /// anyway): AQL does not count it, so the decision is counted instead, in
+    /// [`AcCounters::uncharged_frames`](super::AcCounters::uncharged_frames). A context
+    /// holding the frame's txq calls [`Serving::send_uncharged`](super::Serving::send_uncharged).
+    pub fn send_uncharged(&self, ac: Ac) {
+        self.acs[ac.index()].counters.count_uncharged();
     }
 
     /// The airtime [`charge_frame`](Self::charge_frame) charges for a frame.
@@ -90,6 +100,11 @@ impl Scheduler {
     /// (`ieee80211_sta_register_airtime`, reference 3.10): always added to the tx/rx
     /// statistics; charged to the deficit (per the airtime flags) only if the station
     /// was active on `ac` within the active window, so idle stations pile up no debt.
+    ///
+    /// Airtime reported for a station already removed (frames it sent before leaving)
+    /// is added to the AC's [`AcCounters::departed_tx_us`](super::AcCounters::departed_tx_us)
+    /// and `departed_rx_us`, and the call succeeds; a handle never issued, or whose slot
+    /// is out of range, is refused ([`SchedError::UnknownStation`]).
     pub fn register_airtime(
         &self,
         station: StationId,
@@ -101,7 +116,18 @@ impl Scheduler {
         // Every write below checks the generation in the word it writes, so airtime
         // reported for a station removed meanwhile never lands on the slot's next
         // occupant (loom model ctl1).
-        let slot = self.station_slot(station)?;
+        let slot = match self.station_slot(station) {
+            Ok(slot) => slot,
+            Err(e) => {
+                // Reported after removal (a completion of a frame sent before it): the
+                // station has no statistics any more, the AC does.
+                if !self.stations.get(station.index()).is_some_and(|s| s.has_departed(station)) {
+                    return Err(e);
+                }
+                self.acs[ac.index()].counters.count_departed(tx_us, rx_us);
+                return Ok(());
+            }
+        };
         slot.add_airtime(ac, tx_us, rx_us);
         if self.is_active(slot, ac, now) {
             let flags = self.airtime_flags();

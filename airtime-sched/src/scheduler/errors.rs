@@ -11,8 +11,12 @@ pub enum SchedError {
     UnknownStation,
     /// The txq handle is stale (removed) or was never issued.
     UnknownTxq,
-    /// Every station slot is taken (capacity fixed at construction).
+    /// Every station slot is taken by a live station (capacity fixed at construction).
     StationsFull,
+    /// No station slot is free, but some hold removed stations whose frames are still
+    /// in flight: a slot frees once its [`DepartingStation`](crate::DepartingStation)
+    /// is drained (every charge released).
+    StationsDraining,
     /// Every txq slot is taken.
     TxqsFull,
     /// A value the configuration types refuse (weight 0, inverted limits).
@@ -25,6 +29,7 @@ impl fmt::Display for SchedError {
             SchedError::UnknownStation => f.write_str("unknown or removed station"),
             SchedError::UnknownTxq => f.write_str("unknown or removed txq"),
             SchedError::StationsFull => f.write_str("no free station slot"),
+            SchedError::StationsDraining => f.write_str("no free station slot until removed stations drain"),
             SchedError::TxqsFull => f.write_str("no free txq slot"),
             SchedError::Config(e) => write!(f, "invalid configuration: {e}"),
         }
@@ -43,8 +48,9 @@ impl From<crate::ConfigError> for SchedError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ChargeError {
-    /// The station handle is stale or was never issued (the frame should be dropped or
-    /// sent uncharged by the caller's choice; the scheduler counts nothing).
+    /// The station handle is stale (its slot reused since) or was never issued, or the
+    /// txq has no station; nothing was charged. A frame sent anyway is recorded with
+    /// [`Scheduler::send_uncharged`](crate::Scheduler::send_uncharged).
     UnknownStation,
     /// The station already has so much airtime pending on the AC (over 71 minutes, so
     /// only a driver that never releases can get here) that the charge would carry its
@@ -53,6 +59,11 @@ pub enum ChargeError {
     /// A frame was charged through the handle of a txq of another station
     /// ([`Serving::charge_frame`](crate::Serving::charge_frame)); nothing was counted.
     OtherStation,
+    /// The station was removed ([`Scheduler::remove_station`](crate::Scheduler::remove_station)):
+    /// its frames are to be purged, not sent. A frame already dequeued is dropped, or
+    /// sent with [`Serving::send_uncharged`](crate::Serving::send_uncharged) so that it
+    /// is counted; nothing was charged.
+    StationRemoved,
 }
 
 impl fmt::Display for ChargeError {
@@ -61,6 +72,7 @@ impl fmt::Display for ChargeError {
             ChargeError::UnknownStation => f.write_str("charge for an unknown or removed station"),
             ChargeError::PendingOverflow => f.write_str("charge would overflow the station's pending airtime"),
             ChargeError::OtherStation => f.write_str("charge for another station than the served txq's"),
+            ChargeError::StationRemoved => f.write_str("charge for a removed station"),
         }
     }
 }

@@ -1,6 +1,8 @@
-//! The invariant checker shared by unit tests, the proptest model, fuzz targets and
-//! loom models (reference section 4). It takes `&mut self`, which proves no operation
-//! runs and no txq is held, so every invariant must hold exactly.
+//! The invariant checkers shared by unit tests, the proptest model, fuzz targets and
+//! loom models: [`Scheduler::check_invariants`] on a live, shared scheduler (what a
+//! debugfs check runs), and [`Scheduler::check_invariants_quiescent`], which takes
+//! `&mut self` to prove that no operation runs and no txq is held, so every invariant
+//! must hold exactly.
 
 use super::Scheduler;
 use crate::slots::{aql, sta, tagged, txq};
@@ -41,6 +43,9 @@ pub enum InvariantViolation {
     },
     /// S5: a round is open with number 0.
     OpenRoundZero(Ac),
+    /// A txq word holds bits no operation writes together: woken while not served, or
+    /// being set up while live.
+    TxqWordMismatch(TxqId),
     /// A station's limits are inverted or its weight is 0.
     BadStationConfig(u16),
     /// A station slot's AQL word disagrees with the slot: open while the slot has no
@@ -61,8 +66,82 @@ impl fmt::Display for InvariantViolation {
 impl core::error::Error for InvariantViolation {}
 
 impl Scheduler {
-    /// Checks every invariant that must hold between operations. Cost O(capacity).
-    pub fn check_invariants(&mut self) -> Result<(), InvariantViolation> {
+    /// Checks what must hold at every instant, so it may run while other contexts
+    /// operate on the scheduler (a debugfs read): no open round is numbered 0 (S5);
+    /// every station slot has valid limits and a nonzero weight; a live or removed
+    /// station's AQL words count for its generation; every txq word is a combination of
+    /// bits the operations write (an orphaned entry only for a live txq listed on its
+    /// AC, woken only while served, never both being set up and live). Each of these
+    /// reads one word, or rereads the word it depends on and skips a slot that changed
+    /// meanwhile. Cost O(capacity).
+    ///
+    /// What is exact only between operations (pending airtime conserved, A1; each
+    /// list's entries matching the QUEUED bits and the listed count, S1, S2; no txq held,
+    /// S3; no control write in flight; the per-occupant words retagged) is checked by
+    /// [`check_invariants_quiescent`](Self::check_invariants_quiescent).
+    pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        for ac in Ac::ALL {
+            // Acquire: a round word is read whole; nothing else is read through it.
+            let round = self.acs[ac.index()].round.load(Ordering::Acquire);
+            if super::rounds::round_open(round) && super::rounds::round_number(round) == 0 {
+                return Err(InvariantViolation::OpenRoundZero(ac));
+            }
+        }
+        for (index, slot) in self.txqs.iter().enumerate() {
+            let word = slot.word.load(Ordering::Acquire);
+            let id = slot.id(index, word);
+            let orphan_ok =
+                word & txq::ORPHAN == 0 || (word & txq::LIVE != 0 && word & txq::queued(txq::ac(word)) != 0);
+            if !orphan_ok {
+                return Err(InvariantViolation::QueuedBitMismatch(id));
+            }
+            let woken_unserved = word & txq::WOKEN != 0 && word & txq::SERVING == 0;
+            if woken_unserved || word & (txq::INIT | txq::LIVE) == txq::INIT | txq::LIVE {
+                return Err(InvariantViolation::TxqWordMismatch(id));
+            }
+        }
+        for (index, slot) in self.stations.iter().enumerate() {
+            // Limits and weight are single words written only with valid values.
+            let bad_limits = Ac::ALL.iter().any(|&ac| {
+                let l = slot.limits(ac);
+                l.low_us() > l.high_us()
+            });
+            if bad_limits || slot.weight() == 0 {
+                return Err(InvariantViolation::BadStationConfig(index as u16));
+            }
+            // Acquire: a LIVE or RETIRED word of generation g was published after the AQL
+            // words were opened for g (add_station's Release), so they count for g or a
+            // later occupant; and an AQL word read for a later occupant was opened by a
+            // Release after that occupant's claim of the slot word, so the reread below
+            // sees the claim and the slot is skipped.
+            let before = slot.word.load(Ordering::Acquire);
+            let state = sta::state(before);
+            if state != sta::LIVE && state != sta::RETIRED {
+                continue;
+            }
+            let generation = sta::generation(before);
+            // Acquire: pairs with the Release of `open` (every later write of the word is
+            // a read-modify-write in its release sequence), and keeps the reread after.
+            let tags_ok =
+                slot.ac.iter().all(|a| aql::generation(a.aql.load(Ordering::Acquire)) == aql::tag(generation));
+            let after = slot.word.load(Ordering::Acquire);
+            // Weakened variant, only to prove loom model ctl9 catches it: no reread, so a
+            // slot reused between the two reads is reported.
+            let unchanged = cfg!(airtime_weakened = "check_no_reread")
+                || (sta::state(after) == state && sta::generation(after) == generation);
+            if unchanged && !tags_ok {
+                return Err(InvariantViolation::AqlWordMismatch(index as u16));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every invariant, including those exact only between operations: `&mut
+    /// self` proves that no other context operates and no txq is held. Covers what
+    /// [`check_invariants`](Self::check_invariants) checks, in its exact form (nothing
+    /// held, every AQL word matching its slot), so it does not run it again: the loom
+    /// models call this after every step. Cost O(capacity).
+    pub fn check_invariants_quiescent(&mut self) -> Result<(), InvariantViolation> {
         // seen[slot] has bit `ac` set for the slot's entry on `ac`'s list.
         let mut seen = vec![0u8; self.txqs.len()];
         for ac in Ac::ALL {

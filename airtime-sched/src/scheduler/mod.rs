@@ -8,6 +8,7 @@
 
 mod accounting;
 mod batch_release;
+mod departing;
 mod drr;
 mod errors;
 mod invariants;
@@ -21,6 +22,7 @@ mod serving;
 mod stats;
 
 pub use batch_release::BatchRelease;
+pub use departing::DepartingStation;
 pub use errors::{ChargeError, ReleaseError, SchedError};
 pub use invariants::InvariantViolation;
 pub(crate) use kept::HoldRefused;

@@ -1,7 +1,7 @@
 //! Control operations: registering and removing stations and txqs, weights and limits.
 //! Slots are claimed with compare-and-swap; none of this blocks the data path.
 
-use super::{SchedError, Scheduler};
+use super::{DepartingStation, SchedError, Scheduler};
 use crate::config::{AqlLimits, Weight};
 use crate::slots::{LiveStation, NO_STATION, StationSlot, gen_of, sta, txq, with_gen};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
@@ -56,16 +56,21 @@ impl Scheduler {
     /// Registers a station with `weight`; its limits start at the PHY defaults and each
     /// deficit at the weight (mainline's initial value). The slot is found next-fit,
     /// from the one after the slot allocated last.
+    ///
+    /// Refused with [`SchedError::StationsDraining`] when no slot is free but some hold
+    /// removed stations with frames in flight, [`SchedError::StationsFull`] otherwise.
     pub fn add_station(&self, weight: Weight) -> Result<StationId, SchedError> {
+        let mut draining = false;
         for (index, slot) in next_fit(&self.station_cursor, &self.stations) {
             let word = slot.word.load(Ordering::Acquire);
             // A slot is reusable when free, or retired with no control write in flight
             // and every AQL word closed with nothing pending: no charge can be made or
             // is outstanding, and neither can change until the slot is opened again
             // below; a control write that starts now finds the station retired.
-            let reusable = sta::state(word) == sta::FREE
-                || (sta::state(word) == sta::RETIRED && sta::guards(word) == 0 && slot.drained());
+            let retired = sta::state(word) == sta::RETIRED;
+            let reusable = sta::state(word) == sta::FREE || (retired && sta::guards(word) == 0 && slot.drained());
             if !reusable {
+                draining |= retired;
                 continue;
             }
             let mut generation = sta::generation(word).wrapping_add(1);
@@ -104,13 +109,20 @@ impl Scheduler {
             slot.word.store(sta::word(generation, sta::LIVE), Ordering::Release);
             return Ok(StationId { index: index as u16, generation });
         }
-        Err(SchedError::StationsFull)
+        Err(if draining { SchedError::StationsDraining } else { SchedError::StationsFull })
     }
 
     /// Removes a station and every txq registered for it. Charges still in flight stay
     /// valid: releasing them keeps every counter exact, and the slot is reused only
-    /// once they are all released.
-    pub fn remove_station(&self, id: StationId) -> Result<(), SchedError> {
+    /// once they are all released. From now on a handle serving one of its txqs says the
+    /// station is gone ([`Serving::station_removed`](super::Serving::station_removed)),
+    /// and airtime reported for it is counted per AC
+    /// ([`AcCounters::departed_tx_us`](super::AcCounters::departed_tx_us)).
+    ///
+    /// The returned [`DepartingStation`] tells how much of its airtime is still in
+    /// flight and when none is, for a driver that reuses the hardware's station index
+    /// only then (ath11k's peer id, mac80211's `sta_info_destroy` after the flush).
+    pub fn remove_station(&self, id: StationId) -> Result<DepartingStation, SchedError> {
         let slot = self.station_slot(id)?;
         let mut word = slot.word.load(Ordering::Acquire);
         loop {
@@ -134,7 +146,7 @@ impl Scheduler {
                 let _ = self.remove_txq(t.id(index, word));
             }
         }
-        Ok(())
+        Ok(DepartingStation { id })
     }
 
     /// Registers a txq for `station` (or a station-less one, e.g. per-interface

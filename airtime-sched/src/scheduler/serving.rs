@@ -77,30 +77,55 @@ impl<'a> Serving<'a> {
         self.ac
     }
 
-    /// Its station, if any (`None` for station-less txqs, or if the station was removed).
+    /// Its station: `None` for a station-less txq, and once the station was removed
+    /// (then [`station_removed`](Self::station_removed) is true), which may happen while
+    /// the txq is held.
     pub fn station(&self) -> Option<crate::StationId> {
-        self.station
+        self.station.filter(|&sta| self.sched.station_slot(sta).is_ok())
     }
 
-    /// Whether the station may have more airtime charged now (the AQL check a driver
-    /// runs before each dequeue, `ieee80211_txq_airtime_check`). Counts the charges made
-    /// through this handle. A station-less txq asks its AC's multicast budget; a
-    /// management txq is never limited.
+    /// Whether the txq's station was removed (while or before it was held): nothing
+    /// more should be dequeued from it, its frames are to be purged, and a charge
+    /// through the handle fails with [`ChargeError::StationRemoved`].
+    pub fn station_removed(&self) -> bool {
+        self.station.is_some_and(|sta| self.sched.station_slot(sta).is_err())
+    }
+
+    /// Whether one more frame may be dequeued and charged now: the station's AQL check
+    /// (`ieee80211_txq_airtime_check`, run before each dequeue), counting the charges
+    /// made through this handle. False once the station was removed; a station-less txq
+    /// asks its AC's multicast budget; the management txq is never limited.
     pub fn airtime_check(&self) -> bool {
         match self.station.map(|sta| self.sched.station_slot(sta)) {
             None => self.sched.multicast_may_send(self.ac, 0),
-            Some(Ok(slot)) if !self.mgmt => self.sched.station_may_send(slot, self.ac, self.own_us),
-            _ => true,
+            Some(Err(_)) => false,
+            Some(Ok(_)) if self.mgmt => true,
+            Some(Ok(slot)) => self.sched.station_may_send(slot, self.ac, self.own_us),
         }
+    }
+
+    /// Records that one frame of this txq is sent without a charge: a station-less
+    /// txq's frame (mainline does not charge multicast), or a frame already dequeued
+    /// whose charge failed and that the driver sends anyway. Counted in
+    /// [`AcCounters::uncharged_frames`](super::AcCounters::uncharged_frames), so that
+    /// an uncharged frame is always a decision that shows, never a silent table miss.
+    pub fn send_uncharged(&mut self) {
+        self.sched.send_uncharged(self.ac);
     }
 
     /// Charges `airtime_us` of a frame dequeued from this txq to its station on its AC,
     /// as [`Scheduler::charge_us`] does, with the AC's counter written later (see the
     /// type's documentation). A station-less txq's frame is charged to the AC's
-    /// multicast budget ([`Scheduler::charge_multicast_us`]).
+    /// multicast budget ([`Scheduler::charge_multicast_us`]). Fails with
+    /// [`ChargeError::StationRemoved`] once the station was removed; nothing is charged
+    /// then.
     pub fn charge_us(&mut self, airtime_us: u32) -> Result<Charge, ChargeError> {
         let Some(station) = self.station else { return self.sched.charge_multicast_us(self.ac, airtime_us) };
-        let charge = self.sched.charge_station(station, self.ac, airtime_us)?;
+        // The txq's station was live when the txq was added: a refusal means it left.
+        let charge = self.sched.charge_station(station, self.ac, airtime_us).map_err(|e| match e {
+            ChargeError::UnknownStation => ChargeError::StationRemoved,
+            e => e,
+        })?;
         self.own_us = self.own_us.saturating_add(u64::from(charge.airtime_us));
         if self.own_us >= Self::FLUSH_US {
             self.flush();
@@ -111,6 +136,10 @@ impl<'a> Serving<'a> {
     /// Prices a frame dequeued from this txq with its station (`station`, which must be
     /// the txq's: [`ChargeError::OtherStation`] otherwise) and charges it, as
     /// [`Scheduler::charge_frame`] does, with the AC's counter written later.
+    ///
+    /// A driver that looks the station up in its own table and misses it should not
+    /// send the frame uncharged silently: drop it, or record it with
+    /// [`send_uncharged`](Self::send_uncharged).
     pub fn charge_frame<S: Station + ?Sized>(&mut self, station: &S, frame_len: u32) -> Result<Charge, ChargeError> {
         if self.station != Some(station.station_id()) {
             return Err(ChargeError::OtherStation);

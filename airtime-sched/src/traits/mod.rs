@@ -22,6 +22,6 @@ mod ring;
 mod station;
 mod txq;
 
-pub use ring::{PushError, Ring, RingCapabilities, RingError, RingErrorKind};
+pub use ring::{PushError, Ring, RingError, RingErrorKind};
 pub use station::{Station, StationError, StationErrorKind, price_from_rate};
 pub use txq::{Enqueue, Frame, Txq, TxqError, TxqErrorKind};

@@ -27,24 +27,6 @@ impl RingError for RingErrorKind {
     }
 }
 
-/// What the hardware behind a ring can do.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct RingCapabilities {
-    /// The firmware picks the next transmitter among the stations that have frames in
-    /// the ring, so the host's scheduling order does not reach the air (ath11k; the
-    /// proposed `IEEE80211_HW_TX_NO_PUSHBACK`, reference 3.16). The scheduler should then
-    /// be configured with `Config::tx_no_pushback` so that weights act through limits.
-    pub firmware_picks_transmitter: bool,
-}
-
-impl RingCapabilities {
-    /// Capabilities with the firmware-picks-transmitter bit as given.
-    pub const fn new(firmware_picks_transmitter: bool) -> RingCapabilities {
-        RingCapabilities { firmware_picks_transmitter }
-    }
-}
-
 /// A refused push: the frame and its charge come back to the caller, untouched, with
 /// the reason. Nothing is lost (invariant: a refused push loses no frame and no charge).
 #[must_use = "a refused frame still holds its charge; release it or push it again"]
@@ -64,16 +46,16 @@ impl<F, E: Debug> Debug for PushError<F, E> {
 }
 
 /// A hardware transmit ring.
+///
+/// What the hardware does with the frames it holds is configuration, not asked here:
+/// firmware that picks the next transmitter itself (ath11k) is
+/// [`Config::tx_no_pushback`](crate::Config::tx_no_pushback), set when the scheduler is
+/// built, before any ring exists.
 pub trait Ring {
     /// The frame type the ring takes.
     type Frame;
     /// The error type of a refused push.
     type Error: RingError;
-
-    /// What the hardware can do.
-    fn capabilities(&self) -> RingCapabilities {
-        RingCapabilities::default()
-    }
 
     /// Whether one more frame of `ac` would fit now. Checked *before* a frame is
     /// dequeued, so the frame that meets a shortage stays in its txq (ath10k's and
@@ -96,10 +78,6 @@ pub trait Ring {
 impl<R: Ring + ?Sized> Ring for &mut R {
     type Frame = R::Frame;
     type Error = R::Error;
-
-    fn capabilities(&self) -> RingCapabilities {
-        (**self).capabilities()
-    }
 
     fn has_room(&self, ac: Ac) -> bool {
         (**self).has_room(ac)

@@ -110,11 +110,14 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             };
             report.txqs_served += 1;
             let id = turn.txq();
+            // `None` for a station-less txq; a removed station's txq sends nothing more
+            // (its frames come back with it from `take_removed`).
             let station = turn.station();
+            let gone = turn.serving().station_removed();
             let (mut frames, mut airtime_us) = (0u32, 0u64);
             let mut progressed = false;
             let mut stop = None;
-            while frames < budget.frames && airtime_us < u64::from(budget.airtime_us) {
+            while !gone && frames < budget.frames && airtime_us < u64::from(budget.airtime_us) {
                 if !ring.has_room(ac) {
                     stop = Some(RoundEnd::RingFull);
                     break;
@@ -169,8 +172,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     (_, charge) => charge,
                 };
                 airtime_us += charge.as_ref().map_or(0, |c| u64::from(c.airtime_us()));
+                let uncharged = charge.is_none();
                 match ring.push(frame, charge) {
                     Ok(()) => {
+                        if uncharged {
+                            // Only a station-less frame the driver does not price.
+                            turn.send_uncharged();
+                        }
                         frames += 1;
                         report.frames += 1;
                         progressed = true;

@@ -237,10 +237,12 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         &self.sched
     }
 
-    /// The scheduler's invariant check ([`Scheduler::check_invariants`]), with the table
-    /// at rest (no turn can be out while it is borrowed mutably).
+    /// The scheduler's exact invariant check
+    /// ([`Scheduler::check_invariants_quiescent`]), with the table at rest (no turn can
+    /// be out while it is borrowed mutably). [`Scheduler::check_invariants`] checks what
+    /// holds at every instant, from any context.
     pub fn check_invariants(&mut self) -> Result<(), crate::InvariantViolation> {
-        self.sched.check_invariants()
+        self.sched.check_invariants_quiescent()
     }
 
     /// Registers a txq for `station` (or a station-less one) on `tid` with its `queue`,
@@ -274,9 +276,10 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         self.sched.remove_txq(id)
     }
 
-    /// Removes a station and its txqs, as [`Scheduler::remove_station`] does; their
-    /// frames come back from [`take_removed`](Self::take_removed).
-    pub fn remove_station(&self, id: StationId) -> Result<(), SchedError> {
+    /// Removes a station and its txqs, as [`Scheduler::remove_station`] does (the
+    /// [`DepartingStation`](crate::DepartingStation) says when its frames in flight have
+    /// completed); their queued frames come back from [`take_removed`](Self::take_removed).
+    pub fn remove_station(&self, id: StationId) -> Result<crate::DepartingStation, SchedError> {
         self.sched.remove_station(id)
     }
 

@@ -94,6 +94,12 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
         self.serving.charge_us(airtime_us)
     }
 
+    /// Records a frame of this turn sent without a charge ([`Serving::send_uncharged`]).
+    #[inline]
+    pub fn send_uncharged(&mut self) {
+        self.serving.send_uncharged();
+    }
+
     /// Prices and charges a frame dequeued in this turn ([`Serving::charge_frame`]).
     #[inline]
     pub fn charge_frame<S: crate::Station + ?Sized>(

@@ -5,9 +5,9 @@
 
 use crate::net::Packet;
 use airtime_est::Rate;
+use airtime_sched::StationId;
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::traits::StationErrorKind;
-use airtime_sched::{Ac, StationId, price_from_rate};
 
 impl FqFrame for Packet {
     fn flow_hash(&self) -> u32 {
@@ -29,11 +29,9 @@ impl airtime_sched::Station for SimStation {
     fn station_id(&self) -> StationId {
         self.id
     }
+    /// Frames are priced at it by the trait's default `expected_airtime_us`.
     fn last_tx_rate(&self) -> Option<Rate> {
         Some(self.rate)
-    }
-    fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
-        price_from_rate(Some(self.rate), frame_len, ac)
     }
 }
 

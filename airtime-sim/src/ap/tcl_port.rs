@@ -8,7 +8,7 @@
 
 use super::hardware::{Hardware, HwFrame};
 use crate::net::{Node, Packet};
-use airtime_sched::{Ac, Charge, PushError, Ring, RingCapabilities, RingErrorKind};
+use airtime_sched::{Ac, Charge, PushError, Ring, RingErrorKind};
 
 /// The ring of one CPU.
 pub struct TclPort<'a> {
@@ -21,10 +21,6 @@ pub struct TclPort<'a> {
 impl Ring for TclPort<'_> {
     type Frame = Packet;
     type Error = RingErrorKind;
-
-    fn capabilities(&self) -> RingCapabilities {
-        RingCapabilities::new(true)
-    }
 
     fn has_room(&self, _ac: Ac) -> bool {
         self.hw.has_room(self.ring)

@@ -22,8 +22,8 @@
 //!    txq's retry slot. The adapter implements the core's
 //!    traits: [`Station`](airtime_sched::Station) for its [`StationRecord`] (priced by
 //!    the last tx rate from PPDU stats, or the last rx rate before that), and
-//!    [`Ring`](airtime_sched::Ring) over the TCL rings, with
-//!    `RingCapabilities { firmware_picks_transmitter: true }`. Txqs are any
+//!    [`Ring`](airtime_sched::Ring) over the TCL rings; the firmware picks the next
+//!    transmitter, which the core learns from `Config::tx_no_pushback`. Txqs are any
 //!    [`Txq`](airtime_sched::Txq) + [`Enqueue`](airtime_sched::Enqueue) whose frames
 //!    are the HAL's (the core's FQ-CoDel txq
 //!    in the simulator, a plain FIFO in the tests).

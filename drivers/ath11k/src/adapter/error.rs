@@ -28,11 +28,14 @@ impl Ath11kError {
     pub const fn errno(self) -> i32 {
         const ENOENT: i32 = 2;
         const ENOMEM: i32 = 12;
+        const EBUSY: i32 = 16;
         const EEXIST: i32 = 17;
         const EINVAL: i32 = 22;
         const ENOSPC: i32 = 28;
         -match self {
             Ath11kError::Sched(SchedError::StationsFull | SchedError::TxqsFull) => ENOSPC,
+            // Slots of departed stations free once their frames complete: try again.
+            Ath11kError::Sched(SchedError::StationsDraining) => EBUSY,
             Ath11kError::Sched(SchedError::Config(_)) => EINVAL,
             Ath11kError::Sched(_) => ENOENT,
             Ath11kError::UnknownStation | Ath11kError::UnknownTxq | Ath11kError::UnknownPeer(_) => ENOENT,
@@ -77,6 +80,7 @@ mod tests {
     #[test]
     fn errors_map_to_kernel_errnos() {
         assert_eq!(Ath11kError::Sched(SchedError::StationsFull).errno(), -28);
+        assert_eq!(Ath11kError::Sched(SchedError::StationsDraining).errno(), -16);
         assert_eq!(Ath11kError::from(ConfigError::ZeroWeight).errno(), -22);
         assert_eq!(Ath11kError::UnknownPeer(3).errno(), -2);
         assert_eq!(Ath11kError::PeerInUse(3).errno(), -17);

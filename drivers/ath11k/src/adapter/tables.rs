@@ -25,8 +25,7 @@
 use super::Ath11kError;
 use airtime_est::{Bandwidth, Encoding, HeGi, Rate};
 use airtime_sched::driver_loop::StationTable;
-use airtime_sched::traits::price_from_rate;
-use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, TxqId};
+use airtime_sched::{Station, StationErrorKind, StationId, Tid, TxqId};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -115,13 +114,9 @@ impl Station for StationRecord {
 
     /// The last tx rate from PPDU stats, or failing that the last rx rate (the peer's
     /// rate towards us is the best guess before the first tx report).
+    /// Frames are priced at it by the trait's default `expected_airtime_us`.
     fn last_tx_rate(&self) -> Option<Rate> {
         StationRecord::last_tx_rate(self).or(self.last_rx_rate())
-    }
-
-    fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
-        let rate = StationRecord::last_tx_rate(self).or(self.last_rx_rate());
-        price_from_rate(rate, frame_len, ac)
     }
 }
 

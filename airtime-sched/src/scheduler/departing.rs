@@ -1,0 +1,40 @@
+//! A removed station whose frames may still be in flight.
+
+use super::Scheduler;
+use crate::{Ac, StationId};
+
+/// A station [`Scheduler::remove_station`] removed, while frames charged to it may
+/// still be in the hardware. Its charges stay valid: releasing them drains it. Once
+/// drained, no frame of it is in flight and none can be charged, so the driver may
+/// reuse the hardware's station index, and the scheduler may reuse its slot.
+///
+/// A plain value (no borrow), so a driver can keep it with its own departing peer and
+/// ask from any context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DepartingStation {
+    pub(super) id: StationId,
+}
+
+impl DepartingStation {
+    /// The removed station's handle (refused by every operation but
+    /// [`Scheduler::release`] of its charges and [`Scheduler::register_airtime`]).
+    pub fn id(&self) -> StationId {
+        self.id
+    }
+
+    /// Its airtime still in flight on `ac`, in us (0 once drained). `sched` must be the
+    /// scheduler that removed it; another one answers about its own slot.
+    pub fn pending_us(&self, sched: &Scheduler, ac: Ac) -> u32 {
+        sched.stations.get(self.id.index()).map_or(0, |slot| slot.pending_of(self.id, ac))
+    }
+
+    /// Its airtime still in flight on all ACs, in us.
+    pub fn total_pending_us(&self, sched: &Scheduler) -> u64 {
+        Ac::ALL.iter().map(|&ac| u64::from(self.pending_us(sched, ac))).sum()
+    }
+
+    /// Whether every charge made to it was released: nothing of it is in flight.
+    pub fn is_drained(&self, sched: &Scheduler) -> bool {
+        sched.stations.get(self.id.index()).is_none_or(|slot| slot.departed_drained(self.id))
+    }
+}
