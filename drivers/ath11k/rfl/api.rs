@@ -37,7 +37,9 @@ fn build_in<T>(slot: &mut MaybeUninit<T>, make: impl FnOnce() -> T) {
 }
 
 /// `Ok(Ok(box))`, `Ok(Err(e))` when `make` fails, `Err(NoMemory)`.
-pub(crate) fn try_box_with<T, E: Copy>(make: impl FnOnce() -> Result<T, E>) -> Result<Result<Box<T>, E>, NoMemory> {
+pub(crate) fn try_box_with<T, E: Copy>(
+    make: impl FnOnce() -> Result<T, E>,
+) -> Result<Result<Box<T>, E>, NoMemory> {
     let mut slot = try_box_uninit::<Result<T, E>>()?;
     build_in(&mut slot, make);
     // SAFETY: `build_in` initialised the slot.

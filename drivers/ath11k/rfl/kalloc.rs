@@ -57,7 +57,12 @@ unsafe extern "Rust" fn __rust_dealloc(ptr: *mut u8, size: usize, align: usize) 
 }
 
 #[no_mangle]
-unsafe extern "Rust" fn __rust_realloc(ptr: *mut u8, size: usize, align: usize, new_size: usize) -> *mut u8 {
+unsafe extern "Rust" fn __rust_realloc(
+    ptr: *mut u8,
+    size: usize,
+    align: usize,
+    new_size: usize,
+) -> *mut u8 {
     // SAFETY: forwarded from the caller; `new_size` rounded to `align` does not
     // overflow (the `alloc` crate's contract).
     let (old, new) = unsafe { (layout(size, align), layout(new_size, align)) };

@@ -65,7 +65,8 @@ rfl_unpack() {
 	[[ -f $dest/.done ]] && return 0
 	rm -rf "$dest" && mkdir -p "$dest"
 	(cd "$RFL_CACHE/apt/cache/archives" && rfl_apt apt-get download -q "$pkg" >&2)
-	dpkg-deb -x "$(ls -t "$RFL_CACHE/apt/cache/archives/${pkg}_"*.deb | head -n 1)" "$dest"
+	local debs=("$RFL_CACHE/apt/cache/archives/${pkg}_"*.deb)
+	dpkg-deb -x "${debs[-1]}" "$dest"
 	touch "$dest/.done"
 }
 
@@ -96,7 +97,8 @@ rfl_prepare() {
 	[[ -f $RFL_VMLINUZ && -f $RFL_CONFIG ]] || kmod_die "no vmlinuz/config for $RFL_KREL"
 	[[ $(rfl_config CONFIG_RUST) == y ]] || kmod_die "$RFL_KREL is not built with CONFIG_RUST=y"
 	rfl_unpack "linux-headers-$RFL_KREL"
-	src_pkg=linux-source-$(sed 's/^\([0-9]*\.[0-9]*\).*/\1/' <<<"$RFL_KREL")
+	[[ $RFL_KREL =~ ^([0-9]+\.[0-9]+) ]] || kmod_die "cannot read X.Y from $RFL_KREL"
+	src_pkg=linux-source-${BASH_REMATCH[1]}
 	rfl_unpack "$src_pkg"
 
 	# The toolchain the kernel was built with, from its config.
@@ -107,7 +109,7 @@ rfl_prepare() {
 	kmod_log "kernel built with: $RFL_RUSTC_TEXT; bindgen $bindgen_version"
 	if ! rustup run "$RFL_RUSTC_VERSION" rustc --version >/dev/null 2>&1 ||
 		[[ ! -d $(rustup run "$RFL_RUSTC_VERSION" rustc --print sysroot)/lib/rustlib/src/rust/library/alloc ]]; then
-		rustup toolchain install "$RFL_RUSTC_VERSION" --profile minimal --component rust-src >&2
+		rustup toolchain install "$RFL_RUSTC_VERSION" --profile minimal --component rust-src --component rustfmt >&2
 	fi
 	export RUSTUP_TOOLCHAIN=$RFL_RUSTC_VERSION
 	# The compiler's version text feeds every crate's hash (StableCrateId):
@@ -136,8 +138,8 @@ rfl_prepare() {
 	RFL_OBJ=$RFL_CACHE/obj-$RFL_KREL
 	RFL_SRC=$RFL_CACHE/pkgs/$src_pkg/usr/src/$src_pkg
 	if [[ ! -d $RFL_SRC ]]; then
-		local tarball
-		tarball=$(ls "$RFL_CACHE/pkgs/$src_pkg/usr/src/$src_pkg".tar.* | head -n 1)
+		local tarballs=("$RFL_CACHE/pkgs/$src_pkg/usr/src/$src_pkg".tar.*) tarball
+		tarball=${tarballs[0]}
 		kmod_log "unpacking $tarball"
 		tar -C "$RFL_CACHE/pkgs/$src_pkg/usr/src" -xf "$tarball"
 	fi

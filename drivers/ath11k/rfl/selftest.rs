@@ -40,14 +40,24 @@ struct Scenario {
 }
 
 const fn s(name: &'static str, body: fn(&mut MsgBuf<'_>) -> Outcome) -> Scenario {
-    Scenario { name, explicit_only: false, body }
+    Scenario {
+        name,
+        explicit_only: false,
+        body,
+    }
 }
 
 const fn x(name: &'static str, body: fn(&mut MsgBuf<'_>) -> Outcome) -> Scenario {
-    Scenario { name, explicit_only: true, body }
+    Scenario {
+        name,
+        explicit_only: true,
+        body,
+    }
 }
 
 /// Every scenario; `scenario=N` selects index N. Explicit-only ones last.
+// One entry per line: boot-test.sh reads the names and indices from here.
+#[rustfmt::skip]
 static SCENARIOS: &[Scenario] = &[
     s("heap-vec-box", heap_vec_box),
     s("int-checked-arithmetic", checked_arithmetic),
@@ -70,7 +80,11 @@ pub(crate) fn run(which: i32) -> Result {
     buf.resize(512, 0, GFP_KERNEL)?;
     let (mut ran, mut failed) = (0u32, 0u32);
     for (i, sc) in SCENARIOS.iter().enumerate() {
-        let selected = if which < 0 { !sc.explicit_only } else { usize::try_from(which) == Ok(i) };
+        let selected = if which < 0 {
+            !sc.explicit_only
+        } else {
+            usize::try_from(which) == Ok(i)
+        };
         if !selected {
             continue;
         }
@@ -121,7 +135,11 @@ fn heap_vec_box(msg: &mut MsgBuf<'_>) -> Outcome {
 /// rely on them: with `CONFIG_RUST_OVERFLOW_CHECKS=y` a plain overflow BUG()s).
 fn checked_arithmetic(msg: &mut MsgBuf<'_>) -> Outcome {
     let big = core::hint::black_box(u32::MAX);
-    ensure!(msg, big.checked_add(1).is_none(), "checked_add did not see the overflow");
+    ensure!(
+        msg,
+        big.checked_add(1).is_none(),
+        "checked_add did not see the overflow"
+    );
     ensure!(msg, big.saturating_add(1) == u32::MAX, "saturating_add");
     ensure!(msg, big.wrapping_add(1) == 0, "wrapping_add");
     Ok(())
@@ -129,7 +147,11 @@ fn checked_arithmetic(msg: &mut MsgBuf<'_>) -> Outcome {
 
 /// Always fails: proves that a failing scenario refuses the load.
 fn must_fail(msg: &mut MsgBuf<'_>) -> Outcome {
-    ensure!(msg, false, "deliberate failure (proves that a failing scenario refuses the load)");
+    ensure!(
+        msg,
+        false,
+        "deliberate failure (proves that a failing scenario refuses the load)"
+    );
     Ok(())
 }
 

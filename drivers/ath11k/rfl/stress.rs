@@ -12,7 +12,9 @@
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use airtime_sched::{Ac, AqlLimits, Charge, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
+use airtime_sched::{
+    Ac, AqlLimits, Charge, Config, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight,
+};
 use kernel::cpu::CpuId;
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, Completion, SpinLock};
@@ -66,7 +68,8 @@ impl_has_work! {
 impl WorkItem<1> for Stress {
     type Pointer = Arc<Stress>;
     fn run(this: Arc<Stress>) {
-        this.wake_cpu.store(CpuId::current().as_u32(), Ordering::Relaxed);
+        this.wake_cpu
+            .store(CpuId::current().as_u32(), Ordering::Relaxed);
         this.wake_loop();
         this.wake_done.store(true, Ordering::Release);
         this.wake_finished.complete_all();
@@ -76,7 +79,8 @@ impl WorkItem<1> for Stress {
 impl WorkItem<2> for Stress {
     type Pointer = Arc<Stress>;
     fn run(this: Arc<Stress>) {
-        this.complete_cpu.store(CpuId::current().as_u32(), Ordering::Relaxed);
+        this.complete_cpu
+            .store(CpuId::current().as_u32(), Ordering::Relaxed);
         this.completing.store(true, Ordering::Release);
         this.complete_loop();
         this.complete_finished.complete_all();
@@ -92,7 +96,8 @@ impl Stress {
             core::hint::spin_loop();
             spins += 1;
         }
-        self.overlapped.store(self.completing.load(Ordering::Acquire), Ordering::Relaxed);
+        self.overlapped
+            .store(self.completing.load(Ordering::Acquire), Ordering::Relaxed);
         for i in 0..MAX_ROUNDS {
             if self.charged.load(Ordering::Relaxed) >= TARGET {
                 break;
@@ -179,9 +184,14 @@ fn run(msg: &mut MsgBuf<'_>) -> Result<Outcome> {
         let weight = Weight::new(256 * (1 + i as u16)).map_err(|_| EINVAL)?;
         let sta = sched.add_station(weight).map_err(|_| ENOMEM)?;
         let limits = AqlLimits::new(1500, 3000).map_err(|_| EINVAL)?;
-        sched.set_station_limits(sta, Ac::Be, limits).map_err(|_| EINVAL)?;
+        sched
+            .set_station_limits(sta, Ac::Be, limits)
+            .map_err(|_| EINVAL)?;
         stations.push(sta, GFP_KERNEL)?;
-        txqs.push(sched.add_txq(Some(sta), Tid::BE).map_err(|_| ENOMEM)?, GFP_KERNEL)?;
+        txqs.push(
+            sched.add_txq(Some(sta), Tid::BE).map_err(|_| ENOMEM)?,
+            GFP_KERNEL,
+        )?;
     }
     let ring = KVec::with_capacity(RING, GFP_KERNEL)?;
     let stress = Arc::pin_init(
@@ -211,17 +221,43 @@ fn run(msg: &mut MsgBuf<'_>) -> Result<Outcome> {
     stress.wake_finished.wait_for_completion();
     stress.complete_finished.wait_for_completion();
 
-    let (charged, released) = (stress.charged.load(Ordering::Relaxed), stress.released.load(Ordering::Relaxed));
+    let (charged, released) = (
+        stress.charged.load(Ordering::Relaxed),
+        stress.released.load(Ordering::Relaxed),
+    );
     let errors = stress.errors.load(Ordering::Relaxed);
     let pending = stress.sched.total_pending_us();
-    let (wcpu, ccpu) = (stress.wake_cpu.load(Ordering::Relaxed), stress.complete_cpu.load(Ordering::Relaxed));
+    let (wcpu, ccpu) = (
+        stress.wake_cpu.load(Ordering::Relaxed),
+        stress.complete_cpu.load(Ordering::Relaxed),
+    );
     let outcome = (|| {
         ensure!(msg, errors == 0, "{errors} scheduler errors");
-        ensure!(msg, stress.overlapped.load(Ordering::Relaxed), "the completion context never started");
-        ensure!(msg, charged >= TARGET, "only {charged} frames charged in {MAX_ROUNDS} rounds");
-        ensure!(msg, charged == released, "{charged} charged, {released} released");
-        ensure!(msg, pending == 0, "{pending} us still pending after every completion");
-        ensure!(msg, stress.ring.lock().is_empty(), "frames left in the ring");
+        ensure!(
+            msg,
+            stress.overlapped.load(Ordering::Relaxed),
+            "the completion context never started"
+        );
+        ensure!(
+            msg,
+            charged >= TARGET,
+            "only {charged} frames charged in {MAX_ROUNDS} rounds"
+        );
+        ensure!(
+            msg,
+            charged == released,
+            "{charged} charged, {released} released"
+        );
+        ensure!(
+            msg,
+            pending == 0,
+            "{pending} us still pending after every completion"
+        );
+        ensure!(
+            msg,
+            stress.ring.lock().is_empty(),
+            "frames left in the ring"
+        );
         let _ = write!(
             msg,
             "work items on CPUs {wcpu}/{ccpu}, {charged} frames charged and released, pending 0"
