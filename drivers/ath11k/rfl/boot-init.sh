@@ -4,7 +4,8 @@
 #
 # boot-init.sh - /init of the Rust-for-Linux module's boot test (busybox sh as
 # PID 1). /etc/boot-test.conf sets MODULE, EXPECTED_PASS (the default
-# scenarios, in table order), MUST_FAIL and MUST_PANIC (scenario indices).
+# scenarios, in table order), MUST_FAIL, MUST_PANIC and LOST_COMPLETION
+# (scenario indices).
 # Prints "BOOT-CHECK ok|FAIL: ..." per check, the module's lines tagged with
 # the phase ("[all] airtime_rfl: PASS heap-vec-box"), then
 # "AIRTIME-RFL-BOOT-TEST: PASS|FAIL ...", and powers off.
@@ -67,6 +68,11 @@ expected_count=$#
 phase must-fail refuse scenario="$MUST_FAIL"
 check "must-fail: FAIL line logged" logged 'airtime_rfl: FAIL selftest-must-fail: deliberate failure'
 check "must-fail: load refused in the log" logged 'scenarios failed: refusing to load'
+
+# The stress test's checks must catch a completion that never comes.
+phase stress-lost-completion refuse scenario="$LOST_COMPLETION"
+check "stress-lost-completion: FAIL names the pending airtime" \
+	logged 'airtime_rfl: FAIL two-context-stress-lost-completion: .*charged, .*released'
 
 phase all load
 for name in $EXPECTED_PASS; do

@@ -30,14 +30,15 @@ started=$(kmod_now)
 # default, `x("name", ...)` only when selected; the index is the position.
 mapfile -t table < <(sed -n 's/^    \([sx]\)("\([a-z0-9-]*\)",.*/\1 \2/p' "$RFL_DIR/selftest.rs")
 EXPECTED_PASS=()
-must_fail='' must_panic=''
+must_fail='' must_panic='' lost_completion=''
 for i in "${!table[@]}"; do
 	read -r kind name <<<"${table[$i]}"
 	[[ $kind == s ]] && EXPECTED_PASS+=("$name")
 	[[ $name == selftest-must-fail ]] && must_fail=$i
 	[[ $name == selftest-must-panic ]] && must_panic=$i
+	[[ $name == two-context-stress-lost-completion ]] && lost_completion=$i
 done
-((${#EXPECTED_PASS[@]} >= 9)) && [[ -n $must_fail && -n $must_panic ]] ||
+((${#EXPECTED_PASS[@]} >= 9)) && [[ -n $must_fail && -n $must_panic && -n $lost_completion ]] ||
 	kmod_die "could not read the scenario table from selftest.rs"
 vermagic=$(modinfo -F vermagic "$module")
 [[ $vermagic == "${KVER:?} "* ]] || kmod_die "$module is built for '${vermagic%% *}', the kernel is $KVER"
@@ -45,7 +46,9 @@ busybox=$(command -v busybox) || kmod_die "no busybox"
 ! readelf -lW "$busybox" | grep -q INTERP || kmod_die "$busybox is dynamic: install busybox-static"
 
 check_serial() {
-	local log=$1 failed=0 name before after
+	local log=$1 failed=0 name before after deliberate
+	# The FAIL lines the deliberately failing scenarios must print.
+	deliberate='airtime_rfl: FAIL (selftest-must-fail: deliberate failure|two-context-stress-lost-completion: )'
 	before=$(sed '/^=== phase must-panic/,$d' "$log")
 	after=$(sed -n '/^=== phase must-panic/,$p' "$log")
 	fail() {
@@ -57,9 +60,11 @@ check_serial() {
 	for name in "${EXPECTED_PASS[@]}"; do
 		grep -qx "\[all\] airtime_rfl: PASS $name" "$log" || fail "no PASS line for $name"
 	done
-	! grep 'airtime_rfl: FAIL ' "$log" | grep -vq 'airtime_rfl: FAIL selftest-must-fail: deliberate failure' ||
-		fail "unexpected FAIL lines: $(grep 'airtime_rfl: FAIL ' "$log" | grep -v 'FAIL selftest-must-fail: deliberate' | tr '\n' ';')"
+	! grep 'airtime_rfl: FAIL ' "$log" | grep -vqE "$deliberate" ||
+		fail "unexpected FAIL lines: $(grep 'airtime_rfl: FAIL ' "$log" | grep -vE "$deliberate" | tr '\n' ';')"
 	grep -q '^BOOT-CHECK ok: must-fail: insmod refused' "$log" || fail "the deliberate failure did not refuse the load"
+	grep -q '^BOOT-CHECK ok: stress-lost-completion: insmod refused' "$log" ||
+		fail "the stress test with a lost completion did not refuse the load"
 	! grep -qE 'Kernel panic|Oops|BUG:|kernel BUG|WARNING:|Call Trace|general protection|panicked' <<<"$before" ||
 		fail "kernel trouble before the panic phase"
 	grep -q 'attempt to add with overflow' <<<"$after" || fail "the deliberate overflow did not panic"
@@ -74,8 +79,8 @@ mkdir -p "$root"/{bin,dev,etc,proc,sys,tmp}
 cp "$busybox" "$root/bin/busybox"
 cp "$module" "$root/airtime_rfl.ko"
 install -m 0755 "$RFL_DIR/boot-init.sh" "$root/init"
-printf 'MODULE=/airtime_rfl.ko\nEXPECTED_PASS="%s"\nMUST_FAIL=%s\nMUST_PANIC=%s\n' \
-	"${EXPECTED_PASS[*]}" "$must_fail" "$must_panic" >"$root/etc/boot-test.conf"
+printf 'MODULE=/airtime_rfl.ko\nEXPECTED_PASS="%s"\nMUST_FAIL=%s\nMUST_PANIC=%s\nLOST_COMPLETION=%s\n' \
+	"${EXPECTED_PASS[*]}" "$must_fail" "$must_panic" "$lost_completion" >"$root/etc/boot-test.conf"
 mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$boot_dir/initramfs.gz"
 
@@ -97,9 +102,10 @@ sed 's/^\[all\] airtime_rfl: PASS heap-vec-box$/[all] airtime_rfl: FAIL heap-vec
 sed 's/must-fail: insmod refused/must-fail: insmod loaded/' "$serial" >"$proof/accepted.log"
 grep -v 'kernel BUG at' "$serial" >"$proof/no-bug.log" || true
 grep -v 'AIRTIME-RFL-BOOT-TEST' "$serial" >"$proof/no-marker.log" || true
+sed 's/stress-lost-completion: insmod refused/stress-lost-completion: insmod loaded/' "$serial" >"$proof/stress-fault-accepted.log"
 sed '/^\[all\] airtime_rfl: PASS heap-vec-box$/a [    9.999] BUG: kernel NULL pointer dereference' "$serial" >"$proof/oops.log"
 parser_broken=0
-for doctored in missing-pass fail-line accepted no-bug no-marker oops; do
+for doctored in missing-pass fail-line accepted no-bug no-marker oops stress-fault-accepted; do
 	if check_serial "$proof/$doctored.log" >/dev/null; then
 		kmod_log "the judge accepted a doctored log ($doctored)"
 		parser_broken=1
@@ -115,5 +121,5 @@ if ((status != 0)); then
 	printf 'RFL BOOT TEST: FAIL (%s s)\n' "$(kmod_elapsed "$started")"
 	exit 1
 fi
-printf 'RFL BOOT TEST: PASS (%d guest checks, judge proven on 6 doctored logs, %s s)\n' \
+printf 'RFL BOOT TEST: PASS (%d guest checks, judge proven on 7 doctored logs, %s s)\n' \
 	"$(grep -c '^BOOT-CHECK ok' "$serial")" "$(kmod_elapsed "$started")"

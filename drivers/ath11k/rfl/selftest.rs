@@ -71,6 +71,7 @@ static SCENARIOS: &[Scenario] = &[
     s("two-context-stress", crate::stress::two_context_stress),
     x("selftest-must-fail", must_fail),
     x("selftest-must-panic", must_panic),
+    x("two-context-stress-lost-completion", crate::stress::two_context_stress_lost_completion),
 ];
 
 /// Runs scenario `which`, or every default one for a negative `which`.

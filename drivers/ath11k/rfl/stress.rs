@@ -8,6 +8,9 @@
 //! charges. The scheduler's data path is lock-free (`&self`); the ring is
 //! the driver's own state and sits behind a `kernel::sync::SpinLock`. At the
 //! end every charge is released and pending airtime is back to 0.
+//!
+//! `two-context-stress-lost-completion` (explicit-only) is the same run with a
+//! completion context that loses one frame: its checks must catch it.
 
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -36,6 +39,8 @@ const NO_CPU: u32 = u32::MAX;
 
 #[pin_data]
 struct Stress {
+    /// The completion context drops the 100th frame without releasing it.
+    lose_one: bool,
     sched: Scheduler,
     stations: KVec<StationId>,
     txqs: KVec<TxqId>,
@@ -147,6 +152,11 @@ impl Stress {
             let done = self.wake_done.load(Ordering::Acquire);
             let charge = self.ring.lock().pop();
             match charge {
+                Some(charge) if self.lose_one && n == 100 => {
+                    // Deliberately lost: never released, never counted.
+                    core::mem::forget(charge);
+                    n += 1;
+                }
                 Some(charge) => {
                     let sta = charge.station();
                     if self.sched.release(charge).is_err() {
@@ -167,7 +177,15 @@ impl Stress {
 }
 
 pub(crate) fn two_context_stress(msg: &mut MsgBuf<'_>) -> Outcome {
-    match run(msg) {
+    outcome(msg, false)
+}
+
+pub(crate) fn two_context_stress_lost_completion(msg: &mut MsgBuf<'_>) -> Outcome {
+    outcome(msg, true)
+}
+
+fn outcome(msg: &mut MsgBuf<'_>, lose_one: bool) -> Outcome {
+    match run(msg, lose_one) {
         Ok(outcome) => outcome,
         Err(e) => {
             ensure!(msg, false, "setup failed: {e:?}");
@@ -176,7 +194,7 @@ pub(crate) fn two_context_stress(msg: &mut MsgBuf<'_>) -> Outcome {
     }
 }
 
-fn run(msg: &mut MsgBuf<'_>) -> Result<Outcome> {
+fn run(msg: &mut MsgBuf<'_>, lose_one: bool) -> Result<Outcome> {
     let sched = Scheduler::new(Config::default()).map_err(|_| EINVAL)?;
     let mut stations = KVec::with_capacity(STATIONS, GFP_KERNEL)?;
     let mut txqs = KVec::with_capacity(STATIONS, GFP_KERNEL)?;
@@ -196,6 +214,7 @@ fn run(msg: &mut MsgBuf<'_>) -> Result<Outcome> {
     let ring = KVec::with_capacity(RING, GFP_KERNEL)?;
     let stress = Arc::pin_init(
         pin_init!(Stress {
+            lose_one,
             sched,
             stations,
             txqs,
