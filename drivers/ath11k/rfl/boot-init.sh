@@ -61,6 +61,14 @@ phase() {
 	check "$tag: no oops, BUG, warning or panic in the log" not_logged "$TROUBLE"
 }
 
+# stress_on_two_cpus: the RESULT line of two-context-stress in $log names two
+# different CPUs for its wake and completion work items.
+stress_on_two_cpus() {
+	# shellcheck disable=SC2046 # split "CPU CPU" into two words on purpose
+	set -- $(sed -n 's|.*RESULT two-context-stress: work items on CPUs \([0-9]*\)/\([0-9]*\),.*|\1 \2|p' "$log")
+	[ $# -eq 2 ] && [ "$1" != "$2" ]
+}
+
 # shellcheck disable=SC2086 # split the list on purpose
 set -- $EXPECTED_PASS
 expected_count=$#
@@ -83,6 +91,7 @@ check "all: $passes PASS lines, $expected_count expected" [ "$passes" -eq "$expe
 check "all: no FAIL line" not_logged 'airtime_rfl: FAIL'
 check "all: summary line" logged "airtime_rfl: all $expected_count scenarios passed"
 check "all: unload logged" logged 'airtime_rfl: unloaded'
+check "all: two-context-stress ran its work items on two different CPUs" stress_on_two_cpus
 
 phase by-index load scenario=0
 check "by-index: exactly one scenario ran" [ "$(grep -c 'airtime_rfl: PASS ' "$log")" -eq 1 ]

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 
 //! `two-context-stress`: one `Scheduler` shared by two kernel work items
-//! running at once on the unbound workqueue (on an SMP guest, on two CPUs
-//! when the scheduler places them so): a wake context that wakes txqs, runs
+//! running at once, each queued on its own CPU on an SMP machine: a wake context that wakes txqs, runs
 //! rounds and charges frames into a bounded "hardware ring", and a
 //! completion context that takes frames off the ring and releases their
 //! charges. The scheduler's data path is lock-free (`&self`); the ring is
@@ -21,7 +20,7 @@ use airtime_sched::{
 use kernel::cpu::CpuId;
 use kernel::prelude::*;
 use kernel::sync::{new_spinlock, Arc, Completion, SpinLock};
-use kernel::workqueue::{self, impl_has_work, new_work, Work, WorkItem};
+use kernel::workqueue::{self, impl_has_work, new_work, RawWorkItem, Work, WorkItem};
 
 use crate::msg::MsgBuf;
 use crate::selftest::{ensure, Failed, Outcome};
@@ -176,6 +175,23 @@ impl Stress {
     }
 }
 
+/// Queues work item `ID` of `stress` on CPU `cpu` of `system_long_wq`.
+fn enqueue_on<const ID: u64>(cpu: i32, stress: Arc<Stress>)
+where
+    Arc<Stress>: RawWorkItem<ID>,
+{
+    // SAFETY: as in `Queue::enqueue`, with a CPU instead of
+    // `WORK_CPU_UNBOUND`: `queue_work_on` returns false only when the item is
+    // already queued; `Arc<Stress>` is `Send` and `'static`; the pointer the
+    // closure gets is valid for the call, and until the work function runs if
+    // the item was queued (`RawWorkItem::__enqueue`'s guarantees).
+    let _ = unsafe {
+        stress.__enqueue(move |work| {
+            kernel::bindings::queue_work_on(cpu, kernel::bindings::system_long_wq, work)
+        })
+    };
+}
+
 pub(crate) fn two_context_stress(msg: &mut MsgBuf<'_>) -> Outcome {
     outcome(msg, false)
 }
@@ -234,9 +250,16 @@ fn run(msg: &mut MsgBuf<'_>, lose_one: bool) -> Result<Outcome> {
         }),
         GFP_KERNEL,
     )?;
-    let queue = workqueue::system_unbound();
-    let _ = queue.enqueue::<Arc<Stress>, 2>(stress.clone());
-    let _ = queue.enqueue::<Arc<Stress>, 1>(stress.clone());
+    // On an SMP machine each context is queued on its own CPU (per-CPU
+    // `system_long_wq`: long-running items); else both go to the unbound queue.
+    if kernel::cpu::nr_cpu_ids() >= 2 {
+        enqueue_on::<2>(1, stress.clone());
+        enqueue_on::<1>(0, stress.clone());
+    } else {
+        let queue = workqueue::system_unbound();
+        let _ = queue.enqueue::<Arc<Stress>, 2>(stress.clone());
+        let _ = queue.enqueue::<Arc<Stress>, 1>(stress.clone());
+    }
     stress.wake_finished.wait_for_completion();
     stress.complete_finished.wait_for_completion();
 
