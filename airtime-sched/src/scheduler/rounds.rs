@@ -124,9 +124,12 @@ impl Scheduler {
         loop {
             let index = state.list.pop()?;
             let Some((slot, _)) = self.claim_entry(ac, index, false) else { continue };
-            if let Some(sta) = slot.station()
-                && let Step::Rotate = self.deficit_step(sta, ac, slot, &mut lap)
-            {
+            // Not a let chain: the kernel's rustc (1.85) is the crate's floor.
+            let rotate = match slot.station() {
+                Some(sta) => matches!(self.deficit_step(sta, ac, slot, &mut lap), Step::Rotate),
+                None => false,
+            };
+            if rotate {
                 self.list_on(state, index, Place::Tail);
                 if lap.visited(state) {
                     // Mainline's walk meets the head of the lap again; entries left by

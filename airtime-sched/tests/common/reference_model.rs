@@ -758,7 +758,7 @@ impl Harness {
                 let expected = d.model.may_transmit(t);
                 assert_eq!(real.as_ref().map(Option::is_some).map_err(|e| *e), expected, "may_transmit");
                 if let Ok(Some(mut serving)) = real {
-                    let served = d.dequeue(&mut serving, t, max_frames, airtime_us, airtime_us.is_multiple_of(2));
+                    let served = d.dequeue(&mut serving, t, max_frames, airtime_us, airtime_us % 2 == 0);
                     d.give_back(serving, served, backlogged, now);
                 }
             }
@@ -798,7 +798,7 @@ impl Harness {
         let mut d = Driver { sched, model: &mut self.model, held: &mut self.held, round };
         let Some((mut first, t1)) = d.take(ac, now) else { return };
         // Through the handle only while it is the one held (see `dequeue`).
-        let served1 = d.dequeue(&mut first, t1, max_frames, airtime_us, !second && airtime_us.is_multiple_of(2));
+        let served1 = d.dequeue(&mut first, t1, max_frames, airtime_us, !second && airtime_us % 2 == 0);
         let inner = if second {
             d.take(ac, now).map(|(mut other, t2)| {
                 let served2 = d.dequeue(&mut other, t2, 1, airtime_us, false);

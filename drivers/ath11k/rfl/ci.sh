@@ -56,16 +56,15 @@ rfl_prepare
 prepare_time=$(kmod_elapsed "$step")
 
 # 3. The crates, with exactly the kernel's rustc, as cargo builds them
-# (no_std) and under the kernel build's conditions (RUSTC_BOOTSTRAP=1, the
-# `let_chains` feature the Kbuild rules enable, overflow checks): a language
+# (no_std) and under the kernel build's conditions (overflow checks): a language
 # feature or API newer than the kernel's compiler fails here, with cargo's
-# message, before Kbuild. --ignore-rust-version: the workspace declares 1.88
-# (stable let chains); see README.md.
+# message, before Kbuild. The no_std crates declare that compiler as their
+# rust-version, so cargo refuses a workspace that needs a newer one.
 step=$(kmod_now)
-(cd "$ROOT" && RUSTC_BOOTSTRAP=1 RUSTFLAGS="-Zcrate-attr=feature(let_chains) -Coverflow-checks=on" \
+(cd "$ROOT" && RUSTFLAGS="-Coverflow-checks=on" \
 	CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}/rfl-msrv" \
-	cargo "+$RFL_RUSTC_VERSION" build -q --ignore-rust-version --no-default-features \
-	-p airtime-est -p airtime-sched -p airtime-ath11k)
+	cargo "+$RFL_RUSTC_VERSION" build -q --no-default-features \
+	-p airtime-est -p airtime-sched -p airtime-ath11k -p airtime-mt76)
 kmod_log "crates built with $(rustc "+$RFL_RUSTC_VERSION" --version) in $(kmod_elapsed "$step") s"
 
 # 4. The module, through Kbuild.

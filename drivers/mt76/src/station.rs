@@ -132,10 +132,10 @@ impl Stations {
 
     /// Empties the slot of `id` (`mt76_sta_pre_rcu_remove`: `dev->wcid[idx] = NULL`).
     pub(crate) fn clear(&self, id: StationId) {
-        if let Some(r) = self.slots.get(id.index())
-            && r.id.compare_exchange(id.to_raw(), NONE, Ordering::AcqRel, Ordering::Acquire).is_ok()
-        {
-            r.wcid.store(u32::MAX, Ordering::Release);
+        if let Some(r) = self.slots.get(id.index()) {
+            if r.id.compare_exchange(id.to_raw(), NONE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                r.wcid.store(u32::MAX, Ordering::Release);
+            }
         }
     }
 }

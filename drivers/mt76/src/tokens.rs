@@ -76,10 +76,10 @@ impl<F> TokenTable<F> {
     pub(crate) fn release_for(&self, token: Token, wcid: Option<u16>) -> Option<Entry<F>> {
         let mut t = self.inner.lock();
         let slot = t.slots.get_mut(token.0 as usize)?;
-        if let (Some(want), Some(e)) = (wcid, slot.as_ref())
-            && e.wcid.is_some_and(|have| have != want)
-        {
-            return None;
+        if let (Some(want), Some(e)) = (wcid, slot.as_ref()) {
+            if e.wcid.is_some_and(|have| have != want) {
+                return None;
+            }
         }
         let entry = slot.take()?;
         t.count = t.count.saturating_sub(1);

@@ -126,10 +126,10 @@ where
     /// the txq was being added, and then comes back through
     /// [`reap_removed`](Self::reap_removed).
     pub fn add_txq(&self, station: Option<StationId>, tid: Tid, txq: T) -> Result<TxqId, (Ath11kError, Option<T>)> {
-        if let Some(sta) = station
-            && let Err(e) = self.stations.reserve_txq(sta, tid, |q| self.scheduler().txq_info(q).is_ok())
-        {
-            return Err((e, Some(txq)));
+        if let Some(sta) = station {
+            if let Err(e) = self.stations.reserve_txq(sta, tid, |q| self.scheduler().txq_info(q).is_ok()) {
+                return Err((e, Some(txq)));
+            }
         }
         match self.txqs.add_txq(station, tid, txq) {
             Ok(id) => {
@@ -339,9 +339,7 @@ where
     /// Releases a frame that will not be sent (its charge, if any) and hands it to the
     /// status sink with `status`, counted as flushed.
     pub(crate) fn finish_unsent(&self, frame: FrameOf<H>, charge: Option<Charge>, status: TxStatus) {
-        if let Some(c) = charge
-            && self.scheduler().release(c).is_err()
-        {
+        if charge.is_some_and(|c| self.scheduler().release(c).is_err()) {
             self.counters.release_errors.bump();
         }
         self.counters.flushed.bump();

@@ -78,9 +78,7 @@ where
             }
             Err(PushError { frame, charge, error }) => {
                 self.turn_refused = true;
-                if let Some(c) = charge
-                    && self.sched.release(c).is_err()
-                {
+                if charge.is_some_and(|c| self.sched.release(c).is_err()) {
                     self.counters.release_errors.bump();
                 }
                 Err(PushError { frame, charge: None, error })
