@@ -36,6 +36,11 @@ est_skips=(
 sched_skips=(
     # table_two_threads.rs: threads until a wall-clock churn schedule ends.
     two_contexts_with_churn_keep_every_frame_and_charge_exact_at_every_step
+    # tx_status.rs: 4096 stations, 40 removals and additions of the last.
+    the_last_station_slot_never_takes_the_multicast_mark
+    # txq_table.rs: an intake filled to its 8192-frame bound (twice).
+    an_intake_nobody_serves_is_bounded
+    a_burst_is_queued_whole_with_one_wake_and_stops_at_the_intake_bound
     # model.rs, bad_input.rs: 256-case state machines.
     scheduler_follows_the_sequential_model
     random_raw_ids_into_every_method_never_panic
