@@ -179,9 +179,7 @@ impl Scheduler {
     /// decides.
     pub fn return_txq(&self, serving: Serving<'_>, outcome: TxqReturn, now: Instant) {
         let (sched, id, ac) = serving.into_parts();
-        let kept = sched.txqs.get(id.index()).is_some_and(|s| s.word.load(Ordering::Relaxed) & txq::KEPT != 0);
-        let outcome = if outcome == TxqReturn::Empty && kept { TxqReturn::Stalled } else { outcome };
-        sched.finish_service(id, ac, outcome, now);
+        sched.finish_service(id, ac, outcome, now, false);
     }
 
     /// May this txq transmit now (`ieee80211_txq_may_transmit`), for
@@ -266,7 +264,10 @@ impl Scheduler {
         }
     }
 
-    pub(crate) fn finish_service(&self, id: TxqId, ac: Ac, outcome: TxqReturn, now: Instant) {
+    /// `table_turn`: the return of a [`TxqTable`](crate::TxqTable) turn, which saw the
+    /// intake too; any other return of a table's txq as `Empty` is taken as `Stalled`
+    /// (see [`return_txq`](Self::return_txq)), decided from the word the return swaps.
+    pub(crate) fn finish_service(&self, id: TxqId, ac: Ac, outcome: TxqReturn, now: Instant, table_turn: bool) {
         let Some(slot) = self.txqs.get(id.index()) else { return };
         let station = slot.station().and_then(|s| self.station_slot(s).ok());
         let has_frames = !matches!(outcome, TxqReturn::Empty);
@@ -283,7 +284,9 @@ impl Scheduler {
         loop {
             let woken = word & txq::WOKEN != 0;
             let live = word & txq::LIVE != 0 && gen_of(word) == id.generation;
-            let wanted = live && (has_frames || woken || keep_active);
+            // A table's txq returned empty by a server that could not see its intake.
+            let unseen = !table_turn && !has_frames && word & txq::KEPT != 0;
+            let wanted = live && (has_frames || unseen || woken || keep_active);
             let mut new = word & !(txq::SERVING | txq::WOKEN);
             if wanted {
                 // Listed now, or an entry from before (left while `may_transmit` held the
@@ -303,6 +306,7 @@ impl Scheduler {
                             TxqReturn::Backlogged => place_if_woken,
                             TxqReturn::Stalled => Place::Tail,
                             TxqReturn::Empty if woken => place_if_woken,
+                            // Unseen frames wait at the tail, as a stalled txq's do.
                             TxqReturn::Empty => Place::Tail,
                         };
                         self.list(ac, id.index(), place);

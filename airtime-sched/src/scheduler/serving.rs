@@ -174,7 +174,7 @@ impl<'a> Serving<'a> {
     /// [`Scheduler::return_txq`]).
     pub(crate) fn finish_table_turn(self, outcome: TxqReturn, now: Instant) {
         let (sched, id, ac) = self.into_parts();
-        sched.finish_service(id, ac, outcome, now);
+        sched.finish_service(id, ac, outcome, now, true);
     }
 
     /// Ends the service: the charges made through it go to the AC's counter before the
@@ -198,7 +198,7 @@ impl Drop for Serving<'_> {
             // arrived during the service.
             let outcome =
                 if cfg!(airtime_weakened = "drop_unscheduled") { TxqReturn::Empty } else { TxqReturn::Stalled };
-            self.sched.finish_service(self.txq, self.ac, outcome, Instant::ZERO);
+            self.sched.finish_service(self.txq, self.ac, outcome, Instant::ZERO, false);
         }
     }
 }
