@@ -12,13 +12,14 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
-/// A frame the ring refused after it was charged, kept in its txq and sent first at the
-/// txq's next turn (ath11k's patch 8 frees it instead; mt76 keeps it in the queue).
+/// A frame the ring refused, kept in its txq and sent first at the txq's next turn
+/// (ath11k's patch 8 frees it instead; mt76 keeps it in the queue).
 #[derive(Debug)]
 pub struct Retry<F> {
     /// The frame.
     pub frame: F,
-    /// Its charge, still outstanding (`None`: it was sent uncharged).
+    /// Its charge, if it kept one (`None`: kept uncharged, charged when it is sent; the
+    /// table's own loop always gives a kept frame's charge back).
     pub charge: Option<Charge>,
 }
 

@@ -131,13 +131,15 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
         }
     }
 
-    /// Takes the frame the ring refused at an earlier turn, with its charge: send it
-    /// before any other.
+    /// Takes the frame the ring refused at an earlier turn, with its charge if it kept
+    /// one (the table's loop gives a kept frame's charge back, and charges it again when
+    /// sent): send it before any other.
     pub fn take_retry(&mut self) -> Option<Retry<Q::Frame>> {
         self.kept().retry.take()
     }
 
-    /// Keeps a frame the ring refused, with its charge, to be sent first at the txq's
+    /// Keeps a frame the ring refused (with a charge, or none: a kept charge counts
+    /// against the limits that decide this txq's next turn), to be sent first at the txq's
     /// next turn. `Err` hands it back if the slot already holds one, or if the txq is
     /// not the table's (added straight to the scheduler: nothing would hand the frame
     /// back when it is removed).
