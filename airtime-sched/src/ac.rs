@@ -7,7 +7,7 @@ use core::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 pub enum Ac {
-    /// Voice: never aggregated by AQL's estimate (reference 3.8).
+    /// Voice: never aggregated by AQL's estimate (`ieee80211_tx_dequeue`).
     Vo = 0,
     /// Video.
     Vi = 1,
@@ -40,7 +40,7 @@ impl Ac {
         }
     }
 
-    /// Whether AQL prices frames of this AC as aggregated (mainline's proxy: "not VO", reference E7).
+    /// Whether AQL prices frames of this AC as aggregated (mainline's proxy: "not VO", E7).
     #[inline]
     pub const fn aggregated(self) -> bool {
         !matches!(self, Ac::Vo)
@@ -120,7 +120,7 @@ impl Tid {
     }
 
     /// The access category: TIDs 6,7 → VO; 4,5 → VI; 0,3 → BE; 1,2 → BK, after masking
-    /// with 7 (so 8..=15 map like 0..=7); the management TID → VO (reference, conventions).
+    /// with 7 (so 8..=15 map like 0..=7); the management TID → VO (as mac80211 queues management frames).
     pub const fn ac(self) -> Ac {
         if self.is_mgmt() {
             return Ac::Vo;

@@ -1,9 +1,9 @@
-//! The AQL rules as pure functions (reference 3.5, 3.6), so the scheduler, the tests'
+//! The AQL rules as pure functions (`ieee80211_txq_airtime_check`, `ieee80211_txq_schedule_airtime_check`), so the scheduler, the tests'
 //! reference model and the benchmarks' baseline read the same arithmetic.
 
 use crate::AqlLimits;
 
-/// The station check (reference 3.5): a station may send more on an AC while its
+/// The station check (`ieee80211_txq_airtime_check`): a station may send more on an AC while its
 /// pending airtime is below its low limit, or below its high limit while the PHY total
 /// is below the threshold. Comparisons are strict, as mainline's.
 #[inline]
@@ -11,7 +11,7 @@ pub const fn station_may_send(pending_us: u32, limits: AqlLimits, total_pending_
     pending_us < limits.low_us() || (total_pending_us < threshold_us && pending_us < limits.high_us())
 }
 
-/// The per-AC PHY limit (reference 3.6): `high + (n - 1) * low / 2` for `n` listed
+/// The per-AC PHY limit (`ieee80211_txq_schedule_airtime_check`): `high + (n - 1) * low / 2` for `n` listed
 /// txqs, in 64-bit then saturated to `u32`; `None` (unlimited) when `n == 0`, which
 /// mainline reaches by wrapping.
 #[inline]

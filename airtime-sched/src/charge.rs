@@ -12,7 +12,7 @@ use core::fmt;
 /// leaves the hardware (completed, dropped, or freed: every exit, invariant A5).
 ///
 /// Dropping a `Charge` without releasing it leaks pending airtime (the station would
-/// throttle for good, reference B3); the `#[must_use]` attribute and the absence of
+/// throttle for good, B3); the `#[must_use]` attribute and the absence of
 /// `Clone` make that visible at compile time in ordinary code.
 #[must_use = "a charge must be released with Scheduler::release when its frame completes"]
 #[derive(Debug, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub struct Charge {
 
 impl Charge {
     /// Largest charge, in us: 14 bits of 4 us units (mainline stores 10 bits and
-    /// clamps at 4092 us, under-charging slow frames, reference E2).
+    /// clamps at 4092 us, under-charging slow frames, E2).
     pub const MAX_US: u32 = ((1 << RAW_UNITS_BITS) - 1) * 4;
 
     /// The station charged; `None` for a multicast charge (a frame of a station-less

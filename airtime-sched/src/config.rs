@@ -4,7 +4,7 @@
 use core::fmt;
 
 /// A station's airtime weight: the microseconds of credit one deficit top-up adds
-/// (mac80211 has no separate quantum; the weight *is* the quantum, reference 1).
+/// (mac80211 has no separate quantum; the weight *is* the quantum: `ieee80211_next_txq` tops a deficit up by `airtime_weight`).
 /// Range 1..=65535; 0 is refused ([`ConfigError::ZeroWeight`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Weight(u16);
@@ -32,7 +32,7 @@ impl Default for Weight {
 }
 
 /// A station's per-AC AQL limits in microseconds of pending (charged, not yet
-/// completed) airtime (reference 3.5). `low <= high` always holds.
+/// completed) airtime (`ieee80211_txq_airtime_check`). `low <= high` always holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AqlLimits {
     low_us: u32,
@@ -76,7 +76,7 @@ impl AqlLimits {
         AqlLimits { low_us: word as u32, high_us: (word >> 32) as u32 }
     }
 
-    /// TX_NO_PUSHBACK scaling (reference 3.16): both limits times `weight / 256`,
+    /// TX_NO_PUSHBACK scaling (the `IEEE80211_HW_TX_NO_PUSHBACK` flag proposed with the ath11k AQL series): both limits times `weight / 256`,
     /// rounded down, then raised to at least `floor_us` so that no limit becomes zero.
     /// The result keeps `low <= high`.
     pub const fn scaled_by_weight(self, weight: Weight, floor_us: u32) -> AqlLimits {
@@ -96,7 +96,7 @@ impl Default for AqlLimits {
 }
 
 /// What closing an AC (the per-AC PHY check failing at round start) does to the round
-/// number (reference 3.3, seed `mac80211-schedule-round-fix.txt`).
+/// number (B1; the seed's patch "wifi: mac80211: keep the TXQ scheduling round number across a closed round").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum RoundPolicy {
@@ -111,7 +111,7 @@ pub enum RoundPolicy {
 }
 
 /// What [`Scheduler::may_transmit`](crate::Scheduler::may_transmit) answers while the
-/// AC is over its per-AC PHY limit (reference 3.7, E5).
+/// AC is over its per-AC PHY limit (`ieee80211_txq_may_transmit`, E5).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum OverLimitPolicy {
@@ -145,7 +145,7 @@ impl AirtimeFlags {
     }
 
     /// Neither is charged: the deficit never decreases and DRR degenerates to round
-    /// robin gated by AQL (reference 3.13).
+    /// robin gated by AQL (mac80211's `airtime_flags` debugfs).
     pub const fn any(self) -> bool {
         self.charge_tx || self.charge_rx
     }
@@ -184,7 +184,7 @@ pub struct Config {
     /// Lowest limit TX_NO_PUSHBACK scaling may produce, in us.
     pub no_pushback_floor_us: u32,
     /// Charge for a frame dequeued before its station's first rate report (mainline
-    /// charges nothing, reference E1), in us, used when the [`Station`](crate::Station)
+    /// charges nothing, E1), in us, used when the [`Station`](crate::Station)
     /// cannot price the frame. The default prices a 1538-byte frame at 6 Mbit/s OFDM.
     pub unknown_rate_charge_us: u32,
     /// How long a station stays active on an AC after it last had frames scheduled, in

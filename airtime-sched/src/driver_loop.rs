@@ -1,6 +1,6 @@
 //! The ready driver loop: one round on one AC, moving frames from txqs into a
 //! [`Ring`] — the loop a simple driver uses instead of writing its own (mac80211's
-//! `ieee80211_handle_wake_tx_queue`, plus the ring check it lacks, reference 3.11, B12).
+//! `ieee80211_handle_wake_tx_queue`, plus the ring check it lacks, B12).
 //!
 //! Before each txq is taken, and before each frame is dequeued, the ring must have
 //! room. For each txq the round hands out: check the ring has room *before* dequeuing (so

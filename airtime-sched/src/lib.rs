@@ -35,6 +35,10 @@
 //! [`Scheduler::release`] (or [`Scheduler::release_batch`] for a whole completion pass)
 //! and [`Scheduler::register_airtime`] → a new round.
 //!
+//! Short ids in these docs — invariants (A1–A6 accounting, S1–S8 scheduling, L1–L4
+//! limits), mainline behaviours (E*n*) and mainline bugs (B*n*) — are defined in the
+//! crate's `INVARIANTS.md`, each with the mac80211 function it concerns.
+//!
 //! ## Time
 //! The scheduler never reads a clock: operations take `now` ([`Instant`]), so tests,
 //! loom models, fuzzing and the simulator are deterministic.

@@ -568,7 +568,7 @@ impl StationSlot {
         tagged::signed(self.ac[ac.index()].deficit.load(Ordering::Relaxed))
     }
 
-    /// Effective deficit: stored deficit minus airtime already in flight (reference 3.4).
+    /// Effective deficit: stored deficit minus airtime already in flight (`ieee80211_sta_deficit`).
     #[inline]
     pub(crate) fn effective_deficit(&self, ac: Ac) -> i64 {
         self.deficit_us(ac) - i64::from(self.pending_us(ac))

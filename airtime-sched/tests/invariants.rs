@@ -1,4 +1,4 @@
-//! One test per invariant of reference section 4 (A1–A6, S1–S8, L1–L4), each through the
+//! One test per invariant of `INVARIANTS.md` (A1–A6, S1–S8, L1–L4), each through the
 //! public API, each ending with `check_invariants`. Where an invariant is about a mainline
 //! mechanism this crate replaced, the test pins our equivalent and says so.
 
@@ -90,7 +90,7 @@ fn a2_a_token_releases_exactly_what_was_charged_and_a_second_release_is_refused(
 /// (`ReleaseError`). With another charge of the station still out, the second release
 /// takes part of that charge's pending airtime and succeeds; the other charge's genuine
 /// release then finds less than it carries, is reported as an underflow, and clamps
-/// every counter at zero: nothing stays pending (no pinned station, reference B3).
+/// every counter at zero: nothing stays pending (no pinned station, B3).
 #[test]
 fn a2_a_double_release_through_raw_is_reported_and_leaks_nothing() {
     let mut s = sched();

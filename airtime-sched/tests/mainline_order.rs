@@ -81,7 +81,7 @@ fn multicast_backlog_does_not_starve_a_station_txq_in_debt() {
     s.check_invariants_quiescent().unwrap();
 }
 
-/// Reference E6: at weight 1 a debt of tens of milliseconds takes tens of thousands of
+/// E6: at weight 1 a debt of tens of milliseconds takes tens of thousands of
 /// laps. Mainline walks them in one `ieee80211_next_txq` call; the scheduler must answer
 /// in that one call too, with the deficits the walked laps leave.
 ///

@@ -1,4 +1,4 @@
-//! The seed's bug (seeds/mac80211-schedule-round-fix.txt, reference 3.3 and B1): closing
+//! The seed's bug (B1, fixed by "wifi: mac80211: keep the TXQ scheduling round number across a closed round"): closing
 //! an AC reset the round number to 0, so the next open round was numbered 1 again and a
 //! txq served in the earlier round 1 was taken for "already served" and skipped.
 //! `RoundPolicy::ResetOnClose` reproduces it; the default keeps the number.

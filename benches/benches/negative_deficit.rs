@@ -1,4 +1,4 @@
-//! Reference E6: every station at weight 1 with 1000 us in flight and 1000 us of
+//! E6: every station at weight 1 with 1000 us in flight and 1000 us of
 //! registered debt, so mainline walks about 2000 laps over the whole list before it
 //! serves anything. `select` is one selection from that state; `drain` is a whole round
 //! that serves every station once. The debt is restored (untimed) before each iteration.

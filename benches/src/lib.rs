@@ -12,9 +12,9 @@
 //!    airtime), in one small trait so that the *same* workload code drives both.
 //! 2. **[`ours`]** — the trait for `airtime_sched::Scheduler`, a thin mapping.
 //! 3. **[`baseline`]** — mainline's design in Rust, for comparison only, with unit tests
-//!    that pin its behaviour to mainline's (reference sections 3.2 to 3.6, 3.9, 3.10).
+//!    that pin its behaviour to mainline's (`__ieee80211_schedule_txq` to `ieee80211_txq_schedule_airtime_check`, `ieee80211_sta_update_pending_airtime`, `ieee80211_sta_register_airtime`).
 //! 4. **[`workload`]** — the workloads: the single-threaded frame cycle at any number of
-//!    stations, the many-laps round of reference E6, and the two-thread (wake context +
+//!    stations, the many-laps round of E6, and the two-thread (wake context +
 //!    completion context) run, whose contexts hand frames over through [`spsc`].
 //! 5. **[`end_to_end`]** — the two-thread workload with the txq work included: frames
 //!    through FQ-CoDel txqs into a ring, ours as a `TxqTable` against a baseline with

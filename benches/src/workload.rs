@@ -5,7 +5,7 @@
 //!   backlogged: enqueue a frame on the next station in turn and wake its txq, start a
 //!   round, take the next txq, run the AQL check, dequeue from a counter txq, charge,
 //!   return the txq, release the charge and register the measured airtime.
-//! * [`DebtRound`]: reference E6: every station at weight 1 owes airtime and has airtime
+//! * [`DebtRound`]: E6: every station at weight 1 owes airtime and has airtime
 //!   in flight, so mainline walks many laps before it finds a txq to serve.
 //! * [`TwoContexts`]: a wake context and a completion context drive the same AC at once
 //!   on two threads, with a ring of charged frames between them.
@@ -134,7 +134,7 @@ impl<S: SchedulerUnderTest> FrameCycle<S> {
     }
 }
 
-/// Reference E6: `n` stations at weight 1, each with `pending_us` in flight and a
+/// E6: `n` stations at weight 1, each with `pending_us` in flight and a
 /// registered debt of `debt_us`, every txq listed. Mainline needs about
 /// `(pending_us + debt_us) / 1` laps over all `n` txqs before it serves one.
 pub struct DebtRound<S: SchedulerUnderTest> {

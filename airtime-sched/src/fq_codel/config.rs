@@ -55,7 +55,7 @@ pub struct FqCodelConfig {
 }
 
 impl FqCodelConfig {
-    /// mac80211's parameters (reference section 1), with per-txq flows.
+    /// mac80211's parameters (`ieee80211_txq_setup_flows`), with per-txq flows.
     pub const MAC80211: FqCodelConfig = FqCodelConfig {
         flows: 1024,
         quantum_bytes: 300,

@@ -97,7 +97,7 @@ impl Scheduler {
     }
 
     /// Registers airtime the hardware measured for a station on `ac`
-    /// (`ieee80211_sta_register_airtime`, reference 3.10): always added to the tx/rx
+    /// (`ieee80211_sta_register_airtime`): always added to the tx/rx
     /// statistics; charged to the deficit (per the airtime flags) only if the station
     /// was active on `ac` within the active window, so idle stations pile up no debt.
     ///
@@ -140,7 +140,7 @@ impl Scheduler {
         Ok(())
     }
 
-    /// The station AQL check (`ieee80211_txq_airtime_check`, reference 3.5): whether
+    /// The station AQL check (`ieee80211_txq_airtime_check`): whether
     /// the station may have more airtime charged on `ac`. Always true while AQL is off.
     /// A context that holds the station's txq should ask the handle
     /// ([`Serving::airtime_check`](super::Serving::airtime_check)), which also counts the

@@ -11,7 +11,7 @@ use crate::{Ac, TxqId};
 use alloc::vec;
 use core::fmt;
 
-/// An invariant of reference section 4 that does not hold.
+/// An invariant of `INVARIANTS.md` (A1–A6, S1–S8, L1–L4) that does not hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InvariantViolation {

@@ -162,7 +162,7 @@ impl Scheduler {
     }
 
     /// Turns the AQL checks on or off (mainline's `aql_enable`, but per radio and
-    /// idempotent, so the 2026 static-key underflow (reference B6) cannot happen).
+    /// idempotent, so the 2026 static-key underflow (B6) cannot happen).
     /// Charges are still counted while off, so toggling with frames in flight keeps the
     /// counters exact (mainline stops counting and then underflows).
     pub fn set_aql_enabled(&self, on: bool) {
@@ -200,7 +200,7 @@ impl Scheduler {
     /// Sets the PHY default limits of `ac` (mac80211's `aql_txq_limit` write): new
     /// stations start with them, the per-AC PHY limit is computed from them, and every
     /// station whose limits still equal the old default follows (customised stations
-    /// keep theirs, reference 3.13 and E8).
+    /// keep theirs, E8).
     ///
     /// A station added meanwhile ends with the new default (it copies the default, then
     /// follows it while it changes), and of two changes at once the one made last wins
@@ -278,7 +278,7 @@ impl Scheduler {
             .sum()
     }
 
-    /// The per-AC PHY limit (reference 3.6): `high + (n - 1) * low / 2` over the `n`
+    /// The per-AC PHY limit (`ieee80211_txq_schedule_airtime_check`): `high + (n - 1) * low / 2` over the `n`
     /// txqs listed on the AC, or `None` (no limit) when none is listed; mainline wraps
     /// to about 2^31 there (E4), which has the same effect by accident.
     pub fn phy_limit_us(&self, ac: Ac) -> Option<u32> {

@@ -273,7 +273,7 @@ impl Scheduler {
     }
 
     /// Sets a station's airtime weight; it takes effect at the next top-up (mainline
-    /// stores it as given, reference 3.13). With TX_NO_PUSHBACK it also scales limits.
+    /// stores the `airtime_weight` it is given). With TX_NO_PUSHBACK it also scales limits.
     /// The slot is held meanwhile, so a weight set for a station being removed never
     /// reaches the slot's next occupant.
     pub fn set_weight(&self, id: StationId, weight: Weight) -> Result<(), SchedError> {

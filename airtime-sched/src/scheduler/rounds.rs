@@ -167,7 +167,7 @@ impl Scheduler {
     /// Returns a txq after serving it (`ieee80211_return_txq`). `outcome` says what the
     /// server saw: still backlogged after progress (front: it keeps its turn), stalled
     /// (frames it could not move now, e.g. a full ring: back, so it cannot pin the front,
-    /// S7 and reference B4), or empty (dropped from the lists unless a wake arrived
+    /// S7 and B4), or empty (dropped from the lists unless a wake arrived
     /// meanwhile or its station is still paying off debt within the active window).
     ///
     /// The txq goes back to the scheduler the handle came from, whichever scheduler this

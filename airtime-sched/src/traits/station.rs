@@ -9,7 +9,7 @@ use core::fmt::Debug;
 #[non_exhaustive]
 pub enum StationErrorKind {
     /// No tx rate has been reported for this station yet (mainline then charges
-    /// nothing, reference E1; the scheduler charges `Config::unknown_rate_charge_us`).
+    /// nothing, E1; the scheduler charges `Config::unknown_rate_charge_us`).
     NoRate,
     /// Anything else; the scheduler also falls back to the conservative charge.
     Other,

@@ -6,7 +6,7 @@ use core::fmt::Debug;
 /// A frame as the scheduler sees it: only its length matters for pricing.
 pub trait Frame {
     /// Length in bytes as it will be transmitted (the length AQL prices; mac80211 uses
-    /// `skb->len` at dequeue, reference 5.7).
+    /// `skb->len` at dequeue, in `ieee80211_tx_dequeue`).
     fn len_bytes(&self) -> u32;
 }
 

@@ -1,6 +1,6 @@
 //! The baseline: mac80211's scheduler design, in Rust, for comparison only.
 //!
-//! What it keeps from mainline (reference/mac80211-behaviour.md), on purpose, because
+//! What it keeps from mainline (net/mac80211's `tx.c` and `sta_info.c`), on purpose, because
 //! the benchmarks measure exactly these choices:
 //! * one `parking_lot::Mutex` per AC (`active_txq_lock[ac]`) around the AC's doubly
 //!   linked list of txqs ([`list::TxqList`]), the round number, every station's deficit
@@ -192,7 +192,7 @@ impl Baseline {
         self.aql_threshold = us;
     }
 
-    /// `__ieee80211_schedule_txq` (reference 3.2). `force` is the wake
+    /// `__ieee80211_schedule_txq`. `force` is the wake
     /// (`ieee80211_schedule_txq`); without it, `has_frames` says whether the txq still
     /// has frames (`ieee80211_return_txq` reads the txq; here the caller does).
     pub fn schedule_txq(&self, txq: u32, force: bool, has_frames: bool, now: u64) {
@@ -230,7 +230,7 @@ impl Baseline {
         a.sta[sta as usize].deficit.wrapping_sub(pending)
     }
 
-    /// `ieee80211_txq_schedule_start` (reference 3.3): opens a new round if the per-AC
+    /// `ieee80211_txq_schedule_start`: opens a new round if the per-AC
     /// PHY check passes, otherwise closes the AC by setting the round to 0.
     pub fn schedule_start(&self, ac: Ac) -> bool {
         let mut guard = self.active[ac.index()].lock();
@@ -247,7 +247,7 @@ impl Baseline {
         }
     }
 
-    /// `ieee80211_txq_schedule_airtime_check` (reference 3.6), under the AC lock: counts
+    /// `ieee80211_txq_schedule_airtime_check`, under the AC lock: counts
     /// the listed txqs by walking the list, then `pending < (n - 1) * low / 2 + high` in
     /// wrapping `u32` (n = 0 wraps to about 2^31: a pass).
     fn phy_check(&self, a: &ActiveTxqs, ac: Ac) -> bool {
@@ -263,7 +263,7 @@ impl Baseline {
         (self.aql_ac_pending_airtime[ac.index()].load(Ordering::Relaxed) as u32) < limit
     }
 
-    /// `ieee80211_next_txq` (reference 3.4): walks the list from the head, topping up
+    /// `ieee80211_next_txq`: walks the list from the head, topping up
     /// and rotating station txqs with a negative effective deficit or a full AQL budget,
     /// lap after lap while some station passed its AQL check in the last lap.
     pub fn next_txq(&self, ac: Ac) -> Option<Held> {
@@ -311,7 +311,7 @@ impl Baseline {
         }
     }
 
-    /// `ieee80211_txq_airtime_check` (reference 3.5), lock-free.
+    /// `ieee80211_txq_airtime_check`, lock-free.
     pub fn airtime_check(&self, txq: u32) -> bool {
         self.airtime_check_info(self.txqs[txq as usize])
     }
@@ -335,7 +335,7 @@ impl Baseline {
             && pending < s.aql_limit_high[ac].load(Ordering::Relaxed)
     }
 
-    /// `ieee80211_sta_update_pending_airtime` (reference 3.9): adds a charge
+    /// `ieee80211_sta_update_pending_airtime`: adds a charge
     /// (`completed == false`) or releases one, clamping the station and AC counters at 0
     /// (the AC clamp adds the overshoot back to the total so that it stays the sum).
     pub fn update_pending_airtime(&self, sta: Option<u32>, ac: Ac, airtime_us: u32, completed: bool) {
@@ -367,7 +367,7 @@ impl Baseline {
         }
     }
 
-    /// Charges a dequeued frame (reference 3.8 step 5): `4 * floor(min(est, 4095) / 4)`,
+    /// Charges a dequeued frame (`ieee80211_tx_dequeue`, as it stores `tx_time_est`): `4 * floor(min(est, 4095) / 4)`,
     /// nothing for a zero estimate.
     pub fn charge(&self, sta: u32, ac: Ac, estimate_us: u32) -> Option<BaselineCharge> {
         let airtime_us = estimate_us.min(4095) & !3;
@@ -378,12 +378,12 @@ impl Baseline {
         Some(BaselineCharge { sta, ac, airtime_us })
     }
 
-    /// Releases a charge at completion (reference 3.9, path A).
+    /// Releases a charge at completion (`ieee80211_sta_update_pending_airtime` from the tx status path).
     pub fn release(&self, charge: BaselineCharge) {
         self.update_pending_airtime(Some(charge.sta), charge.ac, charge.airtime_us, true);
     }
 
-    /// `ieee80211_sta_register_airtime` (reference 3.10): statistics always; the deficit
+    /// `ieee80211_sta_register_airtime`: statistics always; the deficit
     /// is charged (per the airtime flags) only if the station was active within 100 ms.
     pub fn register_airtime(&self, sta: u32, ac: Ac, tx_us: u32, rx_us: u32, now: u64) {
         let mut airtime = 0u32;

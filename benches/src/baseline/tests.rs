@@ -1,4 +1,4 @@
-//! The baseline behaves like mainline (reference sections 3.2 to 3.6, 3.9, 3.10): if it
+//! The baseline behaves like mainline (`__ieee80211_schedule_txq`, `ieee80211_txq_schedule_start`, `ieee80211_next_txq`, `ieee80211_txq_airtime_check`, `ieee80211_txq_schedule_airtime_check`, `ieee80211_sta_update_pending_airtime`, `ieee80211_sta_register_airtime`): if it
 //! did not, every ratio in BENCHMARKS.md would compare against the wrong thing.
 
 use super::*;
@@ -52,7 +52,7 @@ fn a_txq_returned_with_frames_goes_back_to_the_head_and_ends_the_round() {
 
 #[test]
 fn negative_deficits_are_topped_up_by_the_weight_once_per_lap_until_one_is_served() {
-    // Weight 1 (reference E6): A owes 10 us, B owes 5 us.
+    // Weight 1 (E6): A owes 10 us, B owes 5 us.
     let b = with_stations(&[1, 1]);
     b.schedule_txq(0, true, true, T0);
     b.schedule_txq(1, true, true, T0);
@@ -130,7 +130,7 @@ fn the_phy_check_counts_listed_txqs_and_an_empty_list_wraps_to_no_limit() {
 
 #[test]
 fn closing_the_ac_resets_the_round_so_the_txq_served_in_round_one_is_skipped_once() {
-    // The seed's bug (reference 3.3): mainline has it, so the baseline has it.
+    // The seed's bug (B1, in `ieee80211_txq_schedule_start`): mainline has it, so the baseline has it.
     let b = with_stations(&[256]);
     b.schedule_txq(0, true, true, T0);
     assert!(b.schedule_start(BE));
