@@ -20,11 +20,16 @@
  * completion NAPI poll, its HTT PPDU stats and rx monitor paths, and its
  * station and debugfs code.
  *
- * Locking: the adapter takes its radio exclusively, so the caller serialises
- * every call on one radio with one spinlock taken with spin_lock_bh() (the
- * NAPI poll and the wake path may run on other CPUs at the same time). No
- * function sleeps; the HAL callbacks run under that lock, in the caller's
- * context, and must not call back into the same radio.
+ * Locking: none on the radio. Every call but airtime_radio_destroy() and
+ * airtime_radio_check_idle() may run at once with any other, from any context
+ * but hard IRQ: the wake path, the tx completion NAPI poll (one per radio at a
+ * time), the PPDU stats and rx paths, station and debugfs code, on different
+ * CPUs. The scheduler inside is lock-free and a txq is served by one context at
+ * a time. No function sleeps. The HAL callbacks run in the caller's context,
+ * possibly on two CPUs at once: they lock what the hardware needs (each TCL
+ * ring, as ath11k's tcl_ring->lock; each ring's MSDU table, as tx_idr_lock;
+ * each txq's queue against its own enqueue), and must not call back into the
+ * same radio.
  *
  * Return convention of the exports: a non-negative value on success and a
  * negative errno on error, as kernel functions do.
@@ -211,8 +216,9 @@ struct airtime_tcl_desc {
  * @txq_peek_len: length of the frame at the head of @txq, 0 when empty
  *
  * Every callback is required. @hw is the pointer given in struct
- * airtime_radio_config. Callbacks run under the caller's per-radio lock and
- * must not sleep or call the adapter.
+ * airtime_radio_config. Callbacks may run on several CPUs at once (see the
+ * locking note above): each locks what it touches, must not sleep and must
+ * not call the adapter.
  */
 struct airtime_hal_ops {
 	u32 (*tcl_free)(void *hw, u8 ring);
@@ -387,7 +393,7 @@ int airtime_radio_destroy(struct airtime_radio *radio);
  * @peer_id: its firmware peer id
  * @weight: its airtime weight, 1-65535 (mac80211's default 256)
  *
- * Context: Process context (mac80211 sta_state), radio lock held.
+ * Context: Process context (mac80211 sta_state); no radio lock.
  * Return: 0; -EINVAL for weight 0; -EEXIST if @peer_id is in use; -ENOSPC
  * if the radio has max_stations stations.
  */
@@ -401,7 +407,7 @@ int airtime_sta_add(struct airtime_radio *radio, u16 peer_id, u16 weight);
  * A frame of the station waiting in a retry slot is handed back with
  * AIRTIME_TX_REMOVED; frames in the hardware complete normally.
  *
- * Context: Process context, radio lock held.
+ * Context: Process context; no radio lock.
  * Return: 0, or -ENOENT for an unknown peer.
  */
 int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
@@ -414,7 +420,7 @@ int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
  * @txq: the driver's txq (struct ieee80211_txq *), passed to txq_dequeue()
  *	and txq_peek_len(); must stay valid until the station is removed
  *
- * Context: Process context, radio lock held.
+ * Context: Process context; no radio lock.
  * Return: 0; -ENOENT for an unknown peer; -EEXIST if the TID has a txq;
  * -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs; -EFAULT if
  * @txq is NULL.
@@ -434,7 +440,7 @@ int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq)
  * Its frames are scheduled in the AC's rounds like a station's, but never
  * charged to AQL: they add no pending airtime.
  *
- * Context: Process context, radio lock held.
+ * Context: Process context; no radio lock.
  * Return: 0; -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs;
  * -EFAULT if @txq or @handle is NULL.
  */
@@ -447,7 +453,7 @@ int airtime_mcast_txq_add(struct airtime_radio *radio, u8 tid, void *txq, u64 *h
  * @cpu: the sending CPU; picks TCL ring @cpu % 3
  * @now_us: monotonic time in us
  *
- * Context: Process context or softirq, radio lock held with BHs disabled.
+ * Context: Process context or softirq, BHs disabled; no radio lock.
  * Return: the frames pushed; -ENOENT for a handle naming no station-less txq.
  */
 int airtime_mcast_txq_wake(struct airtime_radio *radio, u64 handle, u32 cpu, u64 now_us);
@@ -461,7 +467,7 @@ int airtime_mcast_txq_wake(struct airtime_radio *radio, u64 handle, u32 cpu, u64
  * frames in the hardware complete normally. The driver purges the txq's own
  * frames afterwards.
  *
- * Context: Process context, radio lock held.
+ * Context: Process context; no radio lock.
  * Return: 0, or -ENOENT for a handle naming no station-less txq.
  */
 int airtime_mcast_txq_remove(struct airtime_radio *radio, u64 handle);
@@ -473,7 +479,7 @@ int airtime_mcast_txq_remove(struct airtime_radio *radio, u64 handle);
  * @weight: 1-65535; with AIRTIME_RADIO_TX_NO_PUSHBACK its AQL limits scale
  *	by @weight / 256
  *
- * Context: Process context, radio lock held.
+ * Context: Process context; no radio lock.
  * Return: 0; -EINVAL for weight 0; -ENOENT for an unknown peer.
  */
 int airtime_sta_set_weight(struct airtime_radio *radio, u16 peer_id, u16 weight);
@@ -486,7 +492,7 @@ int airtime_sta_set_weight(struct airtime_radio *radio, u16 peer_id, u16 weight)
  * @low_us: low limit, always allowed
  * @high_us: high limit, allowed while the radio is below its threshold
  *
- * Context: Process context, radio lock held.
+ * Context: Process context; no radio lock.
  * Return: 0; -EINVAL for a bad AC or @low_us > @high_us; -ENOENT for an
  * unknown peer.
  */
@@ -499,7 +505,7 @@ int airtime_sta_set_aql_limits(struct airtime_radio *radio, u16 peer_id, u8 ac, 
  * @low_us: low limit
  * @high_us: high limit
  *
- * Context: Process context, radio lock held.
+ * Context: Process context; no radio lock.
  * Return: 0, or -EINVAL for a bad AC or @low_us > @high_us.
  */
 int airtime_set_aql_limits(struct airtime_radio *radio, u8 ac, u32 low_us, u32 high_us);
@@ -510,7 +516,7 @@ int airtime_set_aql_limits(struct airtime_radio *radio, u8 ac, u32 low_us, u32 h
  * @threshold_us: below this much pending airtime on the radio, stations may
  *	use their high limit (mac80211's aql_threshold, default 24000)
  *
- * Context: Process context, radio lock held.
+ * Context: Process context; no radio lock.
  * Return: 0, or -EFAULT if @radio is NULL.
  */
 int airtime_set_aql_threshold(struct airtime_radio *radio, u32 threshold_us);
@@ -526,7 +532,7 @@ int airtime_set_aql_threshold(struct airtime_radio *radio, u32 threshold_us);
  * mac80211's wake_tx_queue: dequeues through txq_dequeue() and pushes into
  * the rings until AQL, the airtime scheduler or the ring stops the round.
  *
- * Context: Process context or softirq, radio lock held with BHs disabled.
+ * Context: Process context or softirq, BHs disabled; no radio lock.
  * Return: the frames pushed; -ENOENT for an unknown peer or txq; -EINVAL for
  * a bad TID.
  */
@@ -545,7 +551,7 @@ int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, 
  * hands the frame to tx_status(); then one round runs on each AC reaped.
  * The entries after the first @budget are left for the next poll.
  *
- * Context: Softirq (NAPI), radio lock held.
+ * Context: Softirq (NAPI); no radio lock.
  * Return: the entries processed (the NAPI work done, at most @budget);
  * -EINVAL, with nothing processed, if an entry names no ring or status;
  * -EFAULT if @status is NULL and @n is not 0.
@@ -561,7 +567,7 @@ int airtime_tx_complete(struct airtime_radio *radio, const struct airtime_tx_sta
  *
  * Users naming no known peer are skipped and counted.
  *
- * Context: Softirq, radio lock held.
+ * Context: Softirq; no radio lock.
  * Return: the users charged; -EINVAL, with nothing done, for a bad user
  * count, TID or rate; -EFAULT if @ppdu is NULL.
  */
@@ -576,7 +582,7 @@ int airtime_ppdu_tx_stats(struct airtime_radio *radio, const struct airtime_ppdu
  * @now_us: monotonic time in us
  *
  * Context: Softirq (rx monitor status), after ab->base_lock is dropped,
- * radio lock held.
+ * no radio lock.
  * Return: 0; -ENOENT for an unknown peer; -EINVAL for a bad rate.
  */
 int airtime_rx_duration(struct airtime_radio *radio, u16 peer_id, u32 duration_us,
@@ -587,7 +593,7 @@ int airtime_rx_duration(struct airtime_radio *radio, u16 peer_id, u32 duration_u
  * @radio: the radio
  * @stats: filled on success
  *
- * Context: Any context except hard IRQ, radio lock held.
+ * Context: Any context except hard IRQ; no radio lock.
  * Return: 0, or -EFAULT for a NULL argument.
  */
 int airtime_radio_get_stats(struct airtime_radio *radio, struct airtime_radio_stats *stats);
@@ -597,27 +603,40 @@ int airtime_radio_get_stats(struct airtime_radio *radio, struct airtime_radio_st
  * @radio: the radio
  * @counters: filled on success
  *
- * Context: Any context except hard IRQ, radio lock held.
+ * Context: Any context except hard IRQ; no radio lock.
  * Return: 0, or -EFAULT for a NULL argument.
  */
 int airtime_radio_get_counters(struct airtime_radio *radio, struct airtime_radio_counters *counters);
 
 /**
- * airtime_radio_check() - check the radio's invariants
+ * airtime_radio_check() - check the invariants that hold at every instant
  * @radio: the radio
  *
- * The scheduler's invariants (pending airtime per AC equal to the sum over
- * its stations, each txq listed at most once and only when marked so,
- * station words of the right generation) and the adapter's (no pending
- * airtime when no frame is in the hardware or a retry slot). Costs
+ * The scheduler's invariants that hold while the radio runs (each txq listed
+ * at most once and only when marked so, station words of the right
+ * generation), safe beside the wake and completion contexts. Costs
  * O(max_txqs) and a GFP_ATOMIC allocation of about max_txqs bytes, which is
  * infallible on the Rust side (a failure ends in BUG()): for debugfs and
  * self-tests, not the data path.
  *
- * Context: Process context or softirq, radio lock held.
+ * Context: Process context or softirq; no lock needed.
  * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.
  */
 int airtime_radio_check(struct airtime_radio *radio);
+
+/**
+ * airtime_radio_check_idle() - check every invariant, exactly, at rest
+ * @radio: the radio
+ *
+ * With no other call on @radio running (both contexts stopped): the exact
+ * scheduler check (pending airtime per AC equal to the sum over its stations)
+ * and the adapter's (no pending airtime when no frame is in the hardware or a
+ * retry slot). Same cost and allocation as airtime_radio_check().
+ *
+ * Context: Process context or softirq, the radio at rest.
+ * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.
+ */
+int airtime_radio_check_idle(struct airtime_radio *radio);
 
 /**
  * airtime_debugfs_aql() - the text of a station's aql debugfs file
@@ -626,7 +645,7 @@ int airtime_radio_check(struct airtime_radio *radio);
  * @buf: buffer for the text, NUL-terminated
  * @len: size of @buf (256 bytes is enough)
  *
- * Context: Process context (debugfs read), radio lock held.
+ * Context: Process context (debugfs read); no radio lock.
  * Return: the text's length; -ENOENT for an unknown peer; -ENOSPC if @len
  * is too small (@buf then holds a terminated prefix); -EFAULT.
  */
@@ -639,7 +658,7 @@ int airtime_debugfs_aql(struct airtime_radio *radio, u16 peer_id, char *buf, siz
  * @buf: buffer for the text, NUL-terminated
  * @len: size of @buf (256 bytes is enough)
  *
- * Context: Process context (debugfs read), radio lock held.
+ * Context: Process context (debugfs read); no radio lock.
  * Return: as airtime_debugfs_aql().
  */
 int airtime_debugfs_airtime(struct airtime_radio *radio, u16 peer_id, char *buf, size_t len);
@@ -650,7 +669,7 @@ int airtime_debugfs_airtime(struct airtime_radio *radio, u16 peer_id, char *buf,
  * @buf: buffer for the text, NUL-terminated
  * @len: size of @buf (1024 bytes is enough)
  *
- * Context: Process context (debugfs read), radio lock held.
+ * Context: Process context (debugfs read); no radio lock.
  * Return: the text's length; -ENOSPC if @len is too small; -EFAULT.
  */
 int airtime_debugfs_dp_stats(struct airtime_radio *radio, char *buf, size_t len);

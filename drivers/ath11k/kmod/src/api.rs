@@ -266,7 +266,21 @@ fn adapter_err(e: airtime_ath11k::Ath11kError) -> Errno {
     Errno::from_negative(e.errno())
 }
 
-/// Turns `radio` into a reference for the duration of one call.
+/// Turns `radio` into a shared reference for the duration of one call. Every entry
+/// point but `airtime_radio_destroy()` and `airtime_radio_check_idle()` takes the radio
+/// shared: the adapter's entry points take `&self` (the scheduler is lock-free, the txqs
+/// are reached only through the scheduler's turns), so the wake and completion contexts
+/// may call at once on different CPUs.
+///
+/// # Safety
+///
+/// `radio` must be null or a pointer from `airtime_radio_create()` not yet destroyed.
+unsafe fn radio_ref<'a>(radio: *mut CRadio) -> Result<&'a CRadio, Errno> {
+    // SAFETY: guaranteed by the caller; `as_ref` maps null to None.
+    unsafe { radio.as_ref() }.ok_or(Errno::EFAULT)
+}
+
+/// Turns `radio` into an exclusive reference for the duration of one call.
 ///
 /// # Safety
 ///
@@ -380,12 +394,12 @@ pub unsafe extern "C" fn airtime_radio_destroy(radio: *mut CRadio) -> i32 {
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_sta_add(radio: *mut CRadio, peer_id: u16, weight: u16) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let weight = Weight::new(weight).map_err(|_| Errno::EINVAL)?;
         radio.add_station(peer_id, weight).map_err(adapter_err)?;
         Ok(0)
@@ -397,12 +411,12 @@ pub unsafe extern "C" fn airtime_sta_add(radio: *mut CRadio, peer_id: u16, weigh
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_sta_remove(radio: *mut CRadio, peer_id: u16) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let sta = station(radio, peer_id)?;
         radio.remove_station(sta, drop).map_err(adapter_err)?;
         Ok(0)
@@ -414,13 +428,13 @@ pub unsafe extern "C" fn airtime_sta_remove(radio: *mut CRadio, peer_id: u16) ->
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock);
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header);
 /// `txq` must stay valid until the station is removed or the radio destroyed.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_txq_add(radio: *mut CRadio, peer_id: u16, tid: u8, txq: *mut c_void) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let txq = NonNull::new(txq).ok_or(Errno::EFAULT)?;
         let tid = Tid::new(tid).map_err(|_| Errno::EINVAL)?;
         let sta = station(radio, peer_id)?;
@@ -446,14 +460,14 @@ fn mcast_txq(radio: &CRadio, handle: u64) -> Result<TxqId, Errno> {
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock);
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header);
 /// `txq` must stay valid until the txq is removed or the radio destroyed;
 /// `handle` must be null or valid for one write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_mcast_txq_add(radio: *mut CRadio, tid: u8, txq: *mut c_void, handle: *mut u64) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         // SAFETY: the caller guarantees `handle` is null or valid for one write.
         let handle = unsafe { handle.as_mut() }.ok_or(Errno::EFAULT)?;
         let txq = NonNull::new(txq).ok_or(Errno::EFAULT)?;
@@ -470,12 +484,12 @@ pub unsafe extern "C" fn airtime_mcast_txq_add(radio: *mut CRadio, tid: u8, txq:
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_mcast_txq_wake(radio: *mut CRadio, handle: u64, cpu: u32, now_us: u64) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let txq = mcast_txq(radio, handle)?;
         let round = radio.wake_tx_queue(txq, cpu, Instant::from_micros(now_us)).map_err(adapter_err)?;
         Ok(i32::try_from(round.frames).unwrap_or(i32::MAX))
@@ -488,12 +502,12 @@ pub unsafe extern "C" fn airtime_mcast_txq_wake(radio: *mut CRadio, handle: u64,
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_mcast_txq_remove(radio: *mut CRadio, handle: u64) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let txq = mcast_txq(radio, handle)?;
         radio.remove_txq(txq, drop).map_err(adapter_err)?;
         Ok(0)
@@ -504,12 +518,12 @@ pub unsafe extern "C" fn airtime_mcast_txq_remove(radio: *mut CRadio, handle: u6
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_sta_set_weight(radio: *mut CRadio, peer_id: u16, weight: u16) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let weight = Weight::new(weight).map_err(|_| Errno::EINVAL)?;
         let sta = station(radio, peer_id)?;
         radio.set_weight(sta, weight).map_err(adapter_err)?;
@@ -521,7 +535,7 @@ pub unsafe extern "C" fn airtime_sta_set_weight(radio: *mut CRadio, peer_id: u16
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_sta_set_aql_limits(
     radio: *mut CRadio,
@@ -532,7 +546,7 @@ pub unsafe extern "C" fn airtime_sta_set_aql_limits(
 ) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let (ac, limits) = (ac_of(ac)?, limits(low_us, high_us)?);
         let sta = station(radio, peer_id)?;
         radio.set_station_limits(sta, ac, limits).map_err(adapter_err)?;
@@ -544,12 +558,12 @@ pub unsafe extern "C" fn airtime_sta_set_aql_limits(
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_set_aql_limits(radio: *mut CRadio, ac: u8, low_us: u32, high_us: u32) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         radio.set_default_limits(ac_of(ac)?, limits(low_us, high_us)?);
         Ok(0)
     })())
@@ -559,12 +573,12 @@ pub unsafe extern "C" fn airtime_set_aql_limits(radio: *mut CRadio, ac: u8, low_
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_set_aql_threshold(radio: *mut CRadio, threshold_us: u32) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         radio.set_aql_threshold_us(threshold_us);
         Ok(0)
     })())
@@ -575,12 +589,12 @@ pub unsafe extern "C" fn airtime_set_aql_threshold(radio: *mut CRadio, threshold
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_txq_wake(radio: *mut CRadio, peer_id: u16, tid: u8, cpu: u32, now_us: u64) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let tid = Tid::new(tid).map_err(|_| Errno::EINVAL)?;
         let txq = radio.txq_for(station(radio, peer_id)?, tid).ok_or(Errno::ENOENT)?;
         let round = radio.wake_tx_queue(txq, cpu, Instant::from_micros(now_us)).map_err(adapter_err)?;
@@ -597,7 +611,7 @@ pub unsafe extern "C" fn airtime_txq_wake(radio: *mut CRadio, peer_id: u16, tid:
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `status` must be valid for reading `n` entries (or null
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `status` must be valid for reading `n` entries (or null
 /// with `n == 0`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_tx_complete(
@@ -610,7 +624,7 @@ pub unsafe extern "C" fn airtime_tx_complete(
 ) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         let n = usize::try_from(n).map_err(|_| Errno::EINVAL)?;
         let entries: &[CTxStatus] = if n == 0 {
             &[]
@@ -626,9 +640,9 @@ pub unsafe extern "C" fn airtime_tx_complete(
         }
         // SAFETY: `entries` stays borrowed (readable) until `end_batch` below,
         // and every entry is valid (checked above).
-        unsafe { radio.hal_mut().begin_batch(entries.as_ptr(), entries.len()) };
+        unsafe { radio.hal().begin_batch(entries.as_ptr(), entries.len()) };
         let pass = radio.poll_tx_completions(budget, cpu, Instant::from_micros(now_us));
-        radio.hal_mut().end_batch();
+        radio.hal().end_batch();
         Ok(i32::try_from(pass.work_done).unwrap_or(i32::MAX))
     })())
 }
@@ -638,12 +652,12 @@ pub unsafe extern "C" fn airtime_tx_complete(
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `ppdu` must be null or readable.
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `ppdu` must be null or readable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_ppdu_tx_stats(radio: *mut CRadio, ppdu: *const CPpduStats, now_us: u64) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         // SAFETY: the caller guarantees `ppdu` is null or readable.
         let c = unsafe { ppdu.as_ref() }.ok_or(Errno::EFAULT)?;
         let n = usize::try_from(c.n_users).map_err(|_| Errno::EINVAL)?;
@@ -669,7 +683,7 @@ pub unsafe extern "C" fn airtime_ppdu_tx_stats(radio: *mut CRadio, ppdu: *const 
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `rate` must be null or readable.
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `rate` must be null or readable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_rx_duration(
     radio: *mut CRadio,
@@ -680,7 +694,7 @@ pub unsafe extern "C" fn airtime_rx_duration(
 ) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         // SAFETY: the caller guarantees `rate` is null or readable.
         let rate = match unsafe { rate.as_ref() } {
             Some(r) => r.to_rate()?,
@@ -696,18 +710,21 @@ pub unsafe extern "C" fn airtime_rx_duration(
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `stats` must be null or valid for one write.
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `stats` must be null or valid for one write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_radio_get_stats(radio: *mut CRadio, stats: *mut RadioStats) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         // SAFETY: the caller guarantees `stats` is null or writable.
         let out = unsafe { stats.as_mut() }.ok_or(Errno::EFAULT)?;
         let s = radio.scheduler();
+        // One read of each AC's counter, and the total from those reads: with the other
+        // context running, a second read of the counters would not add up to the first.
+        let pending_us = Ac::ALL.map(|ac| s.ac_pending_us(ac));
         *out = RadioStats {
-            pending_us: Ac::ALL.map(|ac| s.ac_pending_us(ac)),
-            total_pending_us: s.total_pending_us(),
+            pending_us,
+            total_pending_us: pending_us.iter().fold(0u32, |t, &p| t.saturating_add(p)),
             outstanding_msdus: radio.outstanding_msdus(),
             held_frames: radio.held_frames(),
             blocked_acs: u32::from(radio.blocked_acs().bits()),
@@ -720,12 +737,12 @@ pub unsafe extern "C" fn airtime_radio_get_stats(radio: *mut CRadio, stats: *mut
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `counters` must be null or valid for one write.
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `counters` must be null or valid for one write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_radio_get_counters(radio: *mut CRadio, counters: *mut RadioCounters) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         // SAFETY: the caller guarantees `counters` is null or writable.
         let out = unsafe { counters.as_mut() }.ok_or(Errno::EFAULT)?;
         let d = radio.dp_stats();
@@ -747,21 +764,31 @@ pub unsafe extern "C" fn airtime_radio_get_counters(radio: *mut CRadio, counters
     })())
 }
 
-/// Checks the radio's invariants between calls: the scheduler's (pending
-/// airtime conserved per AC, list membership, station words) and the
-/// adapter's (no pending airtime when no frame is in the hardware or a retry
-/// slot). Returns 0, or `-EUCLEAN` when one does not hold.
-///
-/// Costs O(max_txqs) time and a `GFP_ATOMIC` allocation of about max_txqs
-/// bytes, made by the scheduler's checker with an infallible `vec!` (a failure
-/// panics, which ends in `BUG()`): for debugfs and self-tests, not the data
-/// path.
+/// The scheduler's invariants that hold at every instant (`Scheduler::check_invariants`),
+/// from any context while the radio runs (a debugfs read, a periodic self-check).
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock).
+/// `radio` must be null or a live radio from `airtime_radio_create()`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_radio_check(radio: *mut CRadio) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        radio.scheduler().check_invariants().map_err(|_| Errno::EUCLEAN)?;
+        Ok(0)
+    })())
+}
+
+/// Every invariant, exactly, with the radio at rest: the scheduler's quiescent check,
+/// and no pending airtime when no frame is in the hardware or a retry slot.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`, and no other
+/// call on it may run meanwhile (both contexts stopped).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_check_idle(radio: *mut CRadio) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_mut(radio) }?;
@@ -787,11 +814,11 @@ enum Text {
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `buf` must be valid for writing `len` bytes.
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `buf` must be valid for writing `len` bytes.
 unsafe fn write_text(radio: *mut CRadio, which: Text, buf: *mut c_char, len: usize) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
-        let radio = unsafe { radio_mut(radio) }?;
+        let radio = unsafe { radio_ref(radio) }?;
         if buf.is_null() || len == 0 {
             return Err(Errno::EFAULT);
         }
@@ -823,7 +850,7 @@ unsafe fn write_text(radio: *mut CRadio, which: Text, buf: *mut c_char, len: usi
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `buf` must be valid for writing `len` bytes.
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `buf` must be valid for writing `len` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_debugfs_aql(radio: *mut CRadio, peer_id: u16, buf: *mut c_char, len: usize) -> i32 {
     // SAFETY: forwarded from the caller.
@@ -834,7 +861,7 @@ pub unsafe extern "C" fn airtime_debugfs_aql(radio: *mut CRadio, peer_id: u16, b
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `buf` must be valid for writing `len` bytes.
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `buf` must be valid for writing `len` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_debugfs_airtime(
     radio: *mut CRadio,
@@ -850,7 +877,7 @@ pub unsafe extern "C" fn airtime_debugfs_airtime(
 ///
 /// # Safety
 ///
-/// `radio` must be null or a live radio from `airtime_radio_create()`, with no other call on it running (the caller's per-radio lock); `buf` must be valid for writing `len` bytes.
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `buf` must be valid for writing `len` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_debugfs_dp_stats(radio: *mut CRadio, buf: *mut c_char, len: usize) -> i32 {
     // SAFETY: forwarded from the caller.

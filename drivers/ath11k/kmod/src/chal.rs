@@ -23,6 +23,7 @@
 //! radio.
 
 use core::ffi::c_void;
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use core::ptr::NonNull;
 
 use airtime_ath11k::hal::{
@@ -150,13 +151,15 @@ impl Frame for CFrame {
     }
 }
 
-/// The C completion entries of one `airtime_tx_complete()` call, already
-/// validated, that [`TxCompletionRing`] hands out in order.
-#[derive(Clone, Copy, Debug)]
+/// The C completion entries of the one `airtime_tx_complete()` call in progress,
+/// already validated, that [`TxCompletionRing`] hands out in order (NAPI runs one
+/// completion context per radio at a time). Atomics, so that `CHal` may be shared by the
+/// wake and completion contexts; only the completion context touches them.
+#[derive(Debug)]
 struct Batch {
-    entries: *const CTxStatus,
-    len: usize,
-    next: usize,
+    entries: AtomicPtr<CTxStatus>,
+    len: AtomicUsize,
+    next: AtomicUsize,
 }
 
 /// One tx completion from C. C: `struct airtime_tx_status`.
@@ -191,16 +194,27 @@ pub struct CHal {
     hw: *mut c_void,
     tcl_descriptors: u32,
     msdu_capacity: u32,
-    /// `&self`: the adapter's HAL roles take `&self`. A `Cell` is enough: the C side
-    /// still serialises every call on one radio with its lock (so `CHal` is not
-    /// `Sync`, and needs not be).
-    batch: core::cell::Cell<Option<Batch>>,
+    /// The completion batch (see [`Batch`]).
+    batch: Batch,
 }
+
+// SAFETY: the wake and completion contexts share a radio's HAL. The callbacks and `hw`
+// are the driver's, which promises in `airtime_radio_create()`'s contract that every
+// callback may run on any CPU at once (it locks each hardware ring and its MSDU table
+// itself, as ath11k has `tcl_ring->lock` and `tx_idr_lock`); the batch is atomics.
+unsafe impl Sync for CHal {}
+// SAFETY: as above: nothing in `CHal` belongs to the thread that created it.
+unsafe impl Send for CHal {}
 
 impl CHal {
     /// A HAL calling `ops` with `hw`.
     pub fn new(ops: Ops, hw: *mut c_void, tcl_descriptors: u32, msdu_capacity: u32) -> CHal {
-        CHal { ops, hw, tcl_descriptors, msdu_capacity, batch: core::cell::Cell::new(None) }
+        let batch = Batch {
+            entries: AtomicPtr::new(core::ptr::null_mut()),
+            len: AtomicUsize::new(0),
+            next: AtomicUsize::new(0),
+        };
+        CHal { ops, hw, tcl_descriptors, msdu_capacity, batch }
     }
 
     /// The txq of the driver's `txq` pointer (non-null, checked by the caller).
@@ -220,14 +234,20 @@ impl CHal {
     ///
     /// `entries` must be valid for reading `len` entries until
     /// [`end_batch`](Self::end_batch) is called, and each must be valid
-    /// ([`CTxStatus::to_completion`] is `Some`).
-    pub unsafe fn begin_batch(&mut self, entries: *const CTxStatus, len: usize) {
-        self.batch.set(Some(Batch { entries, len, next: 0 }));
+    /// ([`CTxStatus::to_completion`] is `Some`); one completion context at a time
+    /// (the caller's NAPI).
+    pub unsafe fn begin_batch(&self, entries: *const CTxStatus, len: usize) {
+        // Relaxed: read back by the same context (the poll below, then end_batch).
+        self.batch.next.store(0, Ordering::Relaxed);
+        self.batch.len.store(len, Ordering::Relaxed);
+        self.batch.entries.store(entries.cast_mut(), Ordering::Relaxed);
     }
 
     /// Forgets the batch; returns how many entries were reaped.
-    pub fn end_batch(&mut self) -> usize {
-        self.batch.take().map_or(0, |b| b.next)
+    pub fn end_batch(&self) -> usize {
+        self.batch.entries.store(core::ptr::null_mut(), Ordering::Relaxed);
+        self.batch.len.store(0, Ordering::Relaxed);
+        self.batch.next.swap(0, Ordering::Relaxed)
     }
 
     fn msdu_from_c(m: CMsdu) -> Option<Msdu<CFrame>> {
@@ -321,15 +341,16 @@ impl MsduTable for CHal {
 
 impl TxCompletionRing for CHal {
     fn reap_tx_completion(&self) -> Option<TxCompletion> {
-        let mut batch = self.batch.get()?;
-        if batch.next >= batch.len {
+        // Relaxed: the completion context's own writes (`begin_batch`).
+        let entries = self.batch.entries.load(Ordering::Relaxed);
+        let next = self.batch.next.load(Ordering::Relaxed);
+        if entries.is_null() || next >= self.batch.len.load(Ordering::Relaxed) {
             return None;
         }
         // SAFETY: `begin_batch`'s caller guarantees `entries[..len]` readable until
         // `end_batch`, and `next < len`.
-        let entry = unsafe { batch.entries.add(batch.next).read() };
-        batch.next += 1;
-        self.batch.set(Some(batch));
+        let entry = unsafe { entries.add(next).read() };
+        self.batch.next.store(next + 1, Ordering::Relaxed);
         entry.to_completion()
     }
 }
