@@ -71,7 +71,7 @@ pub(crate) fn try_box_with<T, E: Copy>(
 pub(crate) fn new_out_of_line<H, T>(hal: H, config: Config) -> Result<Ath11k<H, T>, Ath11kError>
 where
     H: airtime_ath11k::Hal,
-    T: airtime_sched::Txq<Frame = airtime_ath11k::hal::FrameOf<H>>,
+    T: airtime_sched::Txq<Frame = airtime_ath11k::hal::FrameOf<H>> + airtime_sched::Enqueue,
     airtime_ath11k::hal::FrameOf<H>: airtime_sched::traits::Frame,
 {
     let new: fn(H, Config) -> Result<Ath11k<H, T>, Ath11kError> = Ath11k::new;
