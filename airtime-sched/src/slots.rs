@@ -690,7 +690,9 @@ impl<'a> LiveStation<'a> {
         let word = &self.slot.ac[ac.index()].deficit;
         let mut now = word.load(Ordering::Relaxed);
         loop {
-            if !tagged::is_for(now, self.generation) {
+            // Weakened variant, only to prove loom model ctl2 catches it: the top-up lands
+            // on whichever occupant holds the word.
+            if !cfg!(airtime_weakened = "untagged_write") && !tagged::is_for(now, self.generation) {
                 // Reused meanwhile: nothing to top up for this occupant; rotate it.
                 return true;
             }

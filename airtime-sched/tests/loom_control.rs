@@ -93,8 +93,10 @@ fn ctl1_stale_register_airtime_never_lands_on_the_next_occupant() {
 }
 
 /// Model ctl2: a top-up for a station (`may_transmit` refusing a txq in debt) while the
-/// station is removed and its slot taken by a new one: the top-up does not land on the
-/// newcomer's deficit.
+/// station is removed and its slot taken by a new one, itself in debt: the top-up does
+/// not land on the newcomer's deficit. (A top-up is a compare-and-swap from the deficit
+/// it read, and only of a debt: a newcomer out of debt would refuse it anyway, so the
+/// newcomer owes airtime here.)
 #[test]
 fn ctl2_stale_top_up_never_lands_on_the_next_occupant() {
     loom::model(|| {
@@ -108,8 +110,9 @@ fn ctl2_stale_top_up_never_lands_on_the_next_occupant() {
                 s.return_txq(serving, TxqReturn::Empty, NOW);
             }
         };
-        if let Some(new) = race_reuse(&sched, write, |_, _| {}, sta) {
-            assert_eq!(sched.deficit_us(new, Ac::Be).unwrap(), 500, "a stale top-up landed on the newcomer's deficit");
+        let owe = |s: &Scheduler, new: StationId| s.register_airtime(new, Ac::Be, 1000, 0, NOW).unwrap();
+        if let Some(new) = race_reuse(&sched, write, owe, sta) {
+            assert_eq!(sched.deficit_us(new, Ac::Be).unwrap(), -500, "a stale top-up landed on the newcomer's deficit");
         }
     });
 }
