@@ -1082,7 +1082,7 @@ static void s_check(struct s_hw *s, const char *when)
 	for (ac = 0; ac < AIRTIME_NUM_ACS; ac++)
 		sum += stats.pending_us[ac];
 	if (r || sum != stats.total_pending_us || stats.outstanding_msdus > AIRTIME_TCL_RINGS * S_MSDU_SLOTS ||
-	    stats.held_frames > AIRTIME_NUM_ACS)
+	    stats.held_frames > S_TXQS + S_TIDS)	/* one kept frame per txq at most */
 		s_fail(s, "%s: stats %d: pending %u (sum %u), %u outstanding, %u held", when, r, stats.total_pending_us,
 		       sum, stats.outstanding_msdus, stats.held_frames);
 }
