@@ -605,8 +605,18 @@ impl Driver {
             let Ok(Some(frame)) = q.dequeue(self.now) else { break };
             let sta = station.and_then(|s| self.stas.station(s));
             let charge = match (station, sta) {
+                (None, _) if serving.station_removed() => {
+                    assert_eq!(serving.charge_us(100), Err(ChargeError::StationRemoved));
+                    None
+                }
                 (None, _) => {
-                    assert_eq!(serving.charge_us(100), Err(ChargeError::UnknownStation));
+                    // A station-less txq's frame goes to its AC's multicast budget, apart
+                    // from the unicast counters this target checks; given straight back.
+                    let before = sched.multicast_pending_us(ac);
+                    let mc = serving.charge_us(100).expect("the multicast budget takes a charge");
+                    assert!(mc.is_multicast() && mc.station().is_none());
+                    sched.release(mc).expect("a multicast charge releases");
+                    assert_eq!(sched.multicast_pending_us(ac), before);
                     None
                 }
                 // The driver has no record of it (never the case here).
