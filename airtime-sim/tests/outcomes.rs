@@ -118,3 +118,18 @@ fn the_adapter_crate_and_the_in_simulator_series_model_give_the_same_figures() {
     let (sa, sb) = (a.stations[1].airtime_share_pct, b.stations[1].airtime_share_pct);
     assert!((sa - sb).abs() < 2.0, "HE share: adapter {sa} vs model {sb}");
 }
+
+#[test]
+fn a_deep_aql_limit_costs_no_spurious_timeouts_or_go_back_n_retransmissions() {
+    // Two downloads with BE 12000/24000 us: the RTT swings as the queue below mac80211
+    // grows, but nothing is dropped there. Linux's timeout (srtt plus a deviation of at
+    // least 200 ms) does not fire on those swings, and one that fired anyway would be
+    // undone by its timestamps; the model once retransmitted thousands of segments here.
+    let mut a = arm("split-equal", 8.0);
+    a.spec.ap.aql_be_us = Some([12_000, 24_000]);
+    let r = run_one(&a, 0).unwrap();
+    for f in &r.flows {
+        assert_eq!(f.timeouts, f.timeouts_undone, "flow of station {}: a timeout stood", f.station);
+        assert!(f.retransmissions < 100, "{} retransmissions", f.retransmissions);
+    }
+}

@@ -37,6 +37,8 @@ pub struct FlowResult {
     pub retransmissions: u64,
     /// Retransmission timeouts (Linux-like stack).
     pub timeouts: u64,
+    /// Of those, timeouts found spurious by their timestamps and undone.
+    pub timeouts_undone: u64,
     /// (time s, RTT ms) samples, thinned for plots.
     #[serde(skip)]
     pub rtt_series: Vec<(f32, f32)>,

@@ -1,8 +1,9 @@
 //! A compact Linux-like bulk TCP, in segments of one MSS: CUBIC with HyStart, SACK-based
 //! loss recovery (every out-of-order arrival is acknowledged at once with the segment it
 //! brought, so the sender's scoreboard is exact; a segment three below the highest
-//! SACKed one is lost, as FACK marks it), a 200 ms minimum RTO, a delayed ACK every
-//! second segment or after 40 ms, and a receive window cap.
+//! SACKed one is lost, as FACK marks it), Linux's retransmission timeout (srtt plus a
+//! deviation term of at least 200 ms), a delayed ACK every second segment or after 40 ms,
+//! and a receive window cap.
 //!
 //! Why not smoltcp for these flows: smoltcp 0.14 has no SACK recovery and a 1 s minimum
 //! RTO; when a full ring drops a burst of segments (the stock arm), it stalls for a
@@ -36,6 +37,8 @@ pub enum Segment {
     Data {
         /// Segment number.
         seq: u64,
+        /// The sender's clock when it was sent (TSval).
+        tsval: Nanos,
     },
     /// Cumulative ACK of everything below `ack`, and the segment that arrived out of
     /// order, if that is what triggered it.
@@ -44,6 +47,9 @@ pub enum Segment {
         ack: u64,
         /// A segment received above a hole.
         sacked: Option<u64>,
+        /// The timestamp echoed (TSecr): the TSval of the segment that last moved the
+        /// receiver's left edge, as RFC 7323's `TS.Recent` rule keeps it.
+        tsecr: Nanos,
     },
 }
 
@@ -64,6 +70,24 @@ struct Sent {
     retransmitted: bool,
     sacked: bool,
     in_flight: bool,
+    /// Marked lost by a retransmission timeout (not by SACK), and not yet resent.
+    rto_lost: bool,
+}
+
+/// What a retransmission timeout changed, kept until the episode ends so that a timeout
+/// found spurious can be undone (Linux's `undo_marker`, `retrans_stamp` and
+/// `prior_ssthresh`, restored by `tcp_undo_cwnd_reduction`).
+#[derive(Clone, Copy, Debug)]
+struct LossEpisode {
+    /// When the first retransmission of the episode was sent (`retrans_stamp`).
+    retrans_stamp: Nanos,
+    /// `snd_nxt` at the timeout (`high_seq`): the episode ends when it is acknowledged.
+    high_seq: u64,
+    cwnd: f64,
+    ssthresh: f64,
+    w_max: f64,
+    last_w_max: f64,
+    epoch_start: Option<Nanos>,
 }
 
 /// The TSQ budget of a sender on the AP (see `net::tcp::TsqGate` for the smoltcp one).
@@ -90,10 +114,17 @@ pub struct Sender {
     in_recovery: bool,
     recovery_point: u64,
     srtt: Option<f64>,
+    /// Linux's `mdev_us` (four times the mean deviation), `mdev_max_us` (its maximum in
+    /// the current RTT period, at least the minimum RTO), `rttvar_us` (a smoothed
+    /// `mdev_max_us`) and `rtt_seq` (where the period ends).
+    mdev: f64,
+    mdev_max: f64,
     rttvar: f64,
+    rtt_seq: u64,
     min_rtt: Option<Nanos>,
     backoff: u32,
     rto_at: Option<Nanos>,
+    loss: Option<LossEpisode>,
     // CUBIC
     epoch_start: Option<Nanos>,
     w_max: f64,
@@ -115,6 +146,8 @@ pub struct Sender {
     pub retransmissions: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Timeouts found spurious by their timestamps and undone.
+    pub timeouts_undone: u64,
 }
 
 impl Sender {
@@ -134,10 +167,14 @@ impl Sender {
             in_recovery: false,
             recovery_point: 0,
             srtt: None,
+            mdev: 0.0,
+            mdev_max: 0.0,
             rttvar: 0.0,
+            rtt_seq: 0,
             min_rtt: None,
             backoff: 0,
             rto_at: None,
+            loss: None,
             epoch_start: None,
             w_max: 0.0,
             last_w_max: 0.0,
@@ -153,6 +190,7 @@ impl Sender {
             tsq,
             retransmissions: 0,
             timeouts: 0,
+            timeouts_undone: 0,
         }
     }
 
@@ -171,12 +209,15 @@ impl Sender {
         self.snd_nxt - self.snd_una
     }
 
+    /// Linux's `__tcp_set_rto`: the smoothed RTT plus `rttvar`, which never falls below
+    /// the 200 ms minimum (so the timeout is at least srtt + 200 ms, not max(srtt + 4 x
+    /// rttvar, 200 ms) as RFC 6298 has it), doubled per backoff.
     fn rto(&self) -> Nanos {
         let base = match self.srtt {
-            Some(s) => (s + 4.0 * self.rttvar) as Nanos,
+            Some(s) => (s + self.rttvar) as Nanos,
             None => ms(1000),
         };
-        (base.max(RTO_MIN) << self.backoff.min(10)).min(RTO_MAX)
+        (base << self.backoff.min(10)).min(RTO_MAX)
     }
 
     fn tsq_budget(&self) -> u64 {
@@ -223,6 +264,7 @@ impl Sender {
                 }
                 s.retransmitted = true;
                 s.in_flight = true;
+                s.rto_lost = false;
                 s.at = now;
                 self.retransmissions += 1;
                 seq
@@ -233,30 +275,60 @@ impl Sender {
                 }
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
-                self.board.push_back(Sent { at: now, retransmitted: false, sacked: false, in_flight: true });
+                self.board.push_back(Sent {
+                    at: now,
+                    retransmitted: false,
+                    sacked: false,
+                    in_flight: true,
+                    rto_lost: false,
+                });
                 seq
             };
             self.in_flight += 1;
             if let Some(t) = self.tsq.as_mut() {
                 t.in_host_bytes += u64::from(DATA_IP_BYTES);
             }
-            out.push(Segment::Data { seq });
+            out.push(Segment::Data { seq, tsval: now });
             if self.rto_at.is_none() {
                 self.rto_at = Some(now + self.rto());
             }
         }
     }
 
+    /// Linux's `tcp_rtt_estimator`: srtt gains 1/8 of the error; the deviation gains
+    /// 1/4 of it, or only 1/32 when the RTT fell (so a falling RTT does not inflate the
+    /// timeout); once per RTT period `rttvar` decays a quarter of the way toward the
+    /// period's largest deviation, and never below the minimum RTO.
     fn rtt_sample(&mut self, rtt: Nanos) {
-        let r = rtt as f64;
+        let m = rtt as f64;
+        let rto_min = RTO_MIN as f64;
         match self.srtt {
             None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2.0;
+                self.srtt = Some(m);
+                self.mdev = 2.0 * m;
+                self.rttvar = self.mdev.max(rto_min);
+                self.mdev_max = self.rttvar;
+                self.rtt_seq = self.snd_nxt;
             }
             Some(s) => {
-                self.rttvar = 0.75 * self.rttvar + 0.25 * (s - r).abs();
-                self.srtt = Some(0.875 * s + 0.125 * r);
+                let err = m - s;
+                self.srtt = Some(s + err / 8.0);
+                let mut dev = err.abs() - self.mdev / 4.0;
+                if err < 0.0 && dev > 0.0 {
+                    dev /= 8.0;
+                }
+                self.mdev += dev;
+                if self.mdev > self.mdev_max {
+                    self.mdev_max = self.mdev;
+                    self.rttvar = self.rttvar.max(self.mdev_max);
+                }
+                if self.snd_una > self.rtt_seq {
+                    if self.mdev_max < self.rttvar {
+                        self.rttvar -= (self.rttvar - self.mdev_max) / 4.0;
+                    }
+                    self.rtt_seq = self.snd_nxt;
+                    self.mdev_max = rto_min;
+                }
             }
         }
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
@@ -317,11 +389,15 @@ impl Sender {
         &mut self,
         ack: u64,
         sacked: Option<u64>,
+        tsecr: Nanos,
         now: Nanos,
         out: &mut Vec<Segment>,
         samples: &mut Vec<Nanos>,
     ) {
         let ack = ack.min(self.snd_nxt);
+        if ack > self.snd_una {
+            self.check_spurious_timeout(tsecr);
+        }
         let mut acked = 0u64;
         let mut sample = None;
         while self.snd_una < ack {
@@ -384,6 +460,9 @@ impl Sender {
         if self.in_recovery && self.snd_una >= self.recovery_point {
             self.in_recovery = false;
         }
+        if self.loss.is_some_and(|l| self.snd_una >= l.high_seq) {
+            self.loss = None;
+        }
         if acked > 0 && !self.in_recovery {
             if self.cwnd < self.ssthresh {
                 self.cwnd += acked as f64;
@@ -397,6 +476,42 @@ impl Sender {
             }
         }
         self.send(now, out);
+    }
+
+    /// An ACK that advances `snd_una` during a timeout's episode and echoes a timestamp
+    /// sent before the episode's first retransmission acknowledges an original
+    /// transmission: the timeout was spurious (the segments were delayed, not lost).
+    /// Undo it as `tcp_try_undo_loss` does: restore the window and slow-start threshold
+    /// from before the timeout, and unmark the segments not yet retransmitted, which are
+    /// in flight after all (`tcp_undo_cwnd_reduction` with `unmark_loss`).
+    fn check_spurious_timeout(&mut self, tsecr: Nanos) {
+        let Some(l) = self.loss else { return };
+        if tsecr >= l.retrans_stamp {
+            return;
+        }
+        self.loss = None;
+        self.timeouts_undone += 1;
+        self.cwnd = self.cwnd.max(l.cwnd);
+        self.ssthresh = self.ssthresh.max(l.ssthresh);
+        self.w_max = l.w_max;
+        self.last_w_max = l.last_w_max;
+        self.epoch_start = l.epoch_start;
+        self.backoff = 0;
+        // Segments SACK had marked lost before the timeout stay marked.
+        let mut unmarked = 0;
+        let (una, board) = (self.snd_una, &mut self.board);
+        self.to_retransmit.retain(|&seq| {
+            let Some(s) = seq.checked_sub(una).and_then(|i| board.get_mut(i as usize)) else { return false };
+            if s.rto_lost {
+                s.rto_lost = false;
+                s.in_flight = true;
+                unmarked += 1;
+                return false;
+            }
+            !s.sacked
+        });
+        self.in_flight += unmarked;
+        self.lost_mark = self.snd_una;
     }
 
     /// When the retransmission timer fires, if armed.
@@ -416,13 +531,26 @@ impl Sender {
             return;
         }
         self.timeouts += 1;
+        // A backed-off timeout belongs to the same episode: its first retransmission
+        // and the window before it are what an undo goes back to.
+        if self.loss.is_none() {
+            self.loss = Some(LossEpisode {
+                retrans_stamp: now,
+                high_seq: self.snd_nxt,
+                cwnd: self.cwnd,
+                ssthresh: self.ssthresh,
+                w_max: self.w_max,
+                last_w_max: self.last_w_max,
+                epoch_start: self.epoch_start,
+            });
+        }
         self.cubic_loss();
         self.cwnd = 1.0;
         self.in_recovery = false;
         for (i, s) in self.board.iter_mut().enumerate() {
             if !s.sacked && s.in_flight {
                 s.in_flight = false;
-                s.retransmitted = false;
+                s.rto_lost = true;
                 self.to_retransmit.insert(self.snd_una + i as u64);
             } else if !s.sacked {
                 self.to_retransmit.insert(self.snd_una + i as u64);
@@ -444,13 +572,22 @@ pub struct Receiver {
     ooo: BTreeSet<u64>,
     unacked: u32,
     delack_at: Option<Nanos>,
+    /// `TS.Recent` and `Last.ACK.sent` of RFC 7323.
+    ts_recent: Nanos,
+    last_ack_sent: u64,
     /// Payload bytes delivered in order.
     pub delivered_bytes: u64,
 }
 
 impl Receiver {
     /// A data segment arrived; returns the ACK to send now, if any.
-    pub fn on_data(&mut self, seq: u64, now: Nanos) -> Option<Segment> {
+    pub fn on_data(&mut self, seq: u64, tsval: Nanos, now: Nanos) -> Option<Segment> {
+        // RFC 7323: a segment at or left of the last ACK sent updates the timestamp to
+        // echo, so a delayed ACK echoes the first of its segments and an ACK of an
+        // out-of-order segment echoes the one that last moved the left edge.
+        if seq <= self.last_ack_sent {
+            self.ts_recent = tsval;
+        }
         if seq == self.rcv_nxt {
             let had_holes = !self.ooo.is_empty();
             self.rcv_nxt += 1;
@@ -478,7 +615,8 @@ impl Receiver {
     fn ack(&mut self, sacked: Option<u64>) -> Segment {
         self.unacked = 0;
         self.delack_at = None;
-        Segment::Ack { ack: self.rcv_nxt, sacked }
+        self.last_ack_sent = self.rcv_nxt;
+        Segment::Ack { ack: self.rcv_nxt, sacked, tsecr: self.ts_recent }
     }
 
     /// When the delayed-ACK timer fires, if armed.
@@ -512,11 +650,11 @@ mod tests {
             now += ms(10);
             let mut acks = Vec::new();
             for seg in out.drain(..) {
-                if let Segment::Data { seq } = seg {
+                if let Segment::Data { seq, tsval } = seg {
                     if drop.contains(&seq) && s.retransmissions == 0 && s.timeouts == 0 {
                         continue;
                     }
-                    acks.extend(r.on_data(seq, now));
+                    acks.extend(r.on_data(seq, tsval, now));
                 }
             }
             if let Some(a) = r.on_timer(now + DELAYED_ACK) {
@@ -524,8 +662,8 @@ mod tests {
             }
             now += ms(10);
             for a in acks {
-                if let Segment::Ack { ack, sacked } = a {
-                    s.on_ack(ack, sacked, now, &mut out, &mut samples);
+                if let Segment::Ack { ack, sacked, tsecr } = a {
+                    s.on_ack(ack, sacked, tsecr, now, &mut out, &mut samples);
                 }
             }
             s.on_timer(now, &mut out);
@@ -546,5 +684,71 @@ mod tests {
         assert_eq!(s.retransmissions, 5);
         assert!(r.delivered_bytes > 100 * u64::from(MSS_BYTES));
         assert!(s.cwnd() < 300.0, "the window was reduced: {}", s.cwnd());
+    }
+
+    /// Grows a flow to a few hundred segments in flight, then stalls the path for
+    /// `stall` (everything in it delayed, nothing dropped unless `lose_all`), and
+    /// returns the sender once the path has drained.
+    fn stall(stall: Nanos, lose_all: bool) -> Sender {
+        let mut s = Sender::new(64 << 20, false, None);
+        let mut r = Receiver::default();
+        let (mut now, mut out, mut samples) = (0, Vec::new(), Vec::new());
+        s.send(now, &mut out);
+        let mut deliver = |s: &mut Sender, r: &mut Receiver, out: &mut Vec<Segment>, now: Nanos, drop: bool| {
+            let mut acks = Vec::new();
+            for seg in std::mem::take(out) {
+                if let Segment::Data { seq, tsval } = seg
+                    && !drop
+                {
+                    acks.extend(r.on_data(seq, tsval, now));
+                }
+            }
+            acks.extend(r.on_timer(now + DELAYED_ACK));
+            for a in acks {
+                if let Segment::Ack { ack, sacked, tsecr } = a {
+                    s.on_ack(ack, sacked, tsecr, now + ms(10), out, &mut samples);
+                }
+            }
+        };
+        for _ in 0..5 {
+            now += ms(20);
+            deliver(&mut s, &mut r, &mut out, now, false);
+        }
+        assert_eq!(s.timeouts, 0);
+        // The path stalls: what is in flight now sits in a queue past the RTO.
+        let delayed = std::mem::take(&mut out);
+        let before = s.cwnd();
+        now += stall;
+        s.on_timer(now, &mut out);
+        assert_eq!(s.timeouts, 1, "the stall outlasted the RTO");
+        // The delayed originals arrive first (unless they were lost), then the
+        // retransmission.
+        let mut originals = delayed;
+        deliver(&mut s, &mut r, &mut originals, now, lose_all);
+        out.append(&mut originals);
+        deliver(&mut s, &mut r, &mut out, now, false);
+        for _ in 0..10 {
+            now += ms(20);
+            s.on_timer(now, &mut out);
+            deliver(&mut s, &mut r, &mut out, now, false);
+        }
+        assert!(before > 20.0, "the flow had grown: {before}");
+        s
+    }
+
+    #[test]
+    fn a_timeout_whose_segments_were_only_delayed_is_undone_by_their_timestamps() {
+        let s = stall(ms(400), false);
+        assert_eq!(s.timeouts_undone, 1);
+        // Only the head went out again before the first original's ACK came back.
+        assert!(s.retransmissions <= 1, "{} retransmissions", s.retransmissions);
+        assert!(s.cwnd() > 20.0, "the window was restored: {}", s.cwnd());
+    }
+
+    #[test]
+    fn a_timeout_whose_segments_were_lost_is_not_undone() {
+        let s = stall(ms(400), true);
+        assert_eq!(s.timeouts_undone, 0);
+        assert!(s.retransmissions > 20, "{} retransmissions", s.retransmissions);
     }
 }

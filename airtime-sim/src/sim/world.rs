@@ -623,8 +623,8 @@ impl World {
         let f = usize::from(f);
         let Some(l) = self.linux.get_mut(f).and_then(Option::as_mut) else { return };
         match seg {
-            Segment::Data { seq } => {
-                if let Some(a) = l.receiver.on_data(seq, now) {
+            Segment::Data { seq, tsval } => {
+                if let Some(a) = l.receiver.on_data(seq, tsval, now) {
                     self.segs.push(a);
                 }
                 let delivered = l.receiver.delivered_bytes;
@@ -634,8 +634,8 @@ impl World {
                 l.delivered = delivered;
                 self.flush_segments(f, false, now);
             }
-            Segment::Ack { ack, sacked } => {
-                l.sender.on_ack(ack, sacked, now, &mut self.segs, &mut self.samples);
+            Segment::Ack { ack, sacked, tsecr } => {
+                l.sender.on_ack(ack, sacked, tsecr, now, &mut self.segs, &mut self.samples);
                 if now >= self.warmup_ns {
                     for rtt in self.samples.drain(..) {
                         self.flow_rtts[f].push((now as f32 / 1e9, rtt as f32 / 1e6));
@@ -786,6 +786,7 @@ impl World {
                     ap_drops: self.flow_drops[f],
                     retransmissions: self.linux[f].as_ref().map_or(0, |l| l.sender.retransmissions),
                     timeouts: self.linux[f].as_ref().map_or(0, |l| l.sender.timeouts),
+                    timeouts_undone: self.linux[f].as_ref().map_or(0, |l| l.sender.timeouts_undone),
                     rtt_series: thin(&self.flow_rtts[f], 4000),
                     rtt_cdf: thin(&cdf, 1000),
                 }
