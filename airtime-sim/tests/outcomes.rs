@@ -133,3 +133,17 @@ fn a_deep_aql_limit_costs_no_spurious_timeouts_or_go_back_n_retransmissions() {
         assert!(f.retransmissions < 100, "{} retransmissions", f.retransmissions);
     }
 }
+
+#[test]
+fn srng_interrupt_moderation_lengthens_the_turnaround_of_a_station_with_one_ppdu_in_flight() {
+    // MCS0 at BE 500/1000 us keeps about one PPDU in flight, so the next push waits for
+    // its completions: ath11k's 1000 us moderation timer then sets the turnaround, and
+    // the throughput falls below what a 500 us fixed delay gives.
+    use airtime_sim::ap::completion_irq::CompletionIrq;
+    let fixed = arm("mcs0-series-500-1000", 4.0);
+    let mut srng = fixed.clone();
+    srng.spec.ap.hardware.tx_completion_irq = CompletionIrq::Srng;
+    let (f, s) = (run_one(&fixed, 0).unwrap(), run_one(&srng, 0).unwrap());
+    let (f, s) = (f.flows[0].throughput_mbps, s.flows[0].throughput_mbps);
+    assert!(s < 0.9 * f, "srng {s} vs fixed {f} Mbit/s");
+}

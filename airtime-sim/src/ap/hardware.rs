@@ -37,7 +37,10 @@ pub struct HardwareConfig {
     pub fw_queue_aggregates: u32,
     /// Longest PPDU the firmware builds, in us.
     pub max_ppdu_us: f64,
-    /// From the end of the BlockAck to the host reaping the completion, in us.
+    /// How completions reach the host: ath11k's interrupt moderation, or a fixed delay.
+    pub tx_completion_irq: super::completion_irq::CompletionIrq,
+    /// With a fixed delay: from the end of the BlockAck to the host reaping the
+    /// completion, in us.
     pub tx_completion_delay_us: u64,
     /// From the end of the exchange to the PPDU-stats report, in us.
     pub ppdu_stats_delay_us: u64,
@@ -52,6 +55,7 @@ impl Default for HardwareConfig {
             ring_entries: 2304,
             fw_queue_aggregates: 1,
             max_ppdu_us: super::super::wifi::phy::MAX_PPDU_US,
+            tx_completion_irq: super::completion_irq::CompletionIrq::Fixed,
             tx_completion_delay_us: 500,
             ppdu_stats_delay_us: 1000,
             napi_budget: 64,

@@ -17,6 +17,7 @@
 
 pub mod ath11k_adapter;
 pub mod ath11k_like;
+pub mod completion_irq;
 pub mod hardware;
 pub mod mac80211;
 pub mod qdisc;

@@ -74,6 +74,8 @@ pub const TXQ_DESIGNS: &[Design] = &[
 /// The designs that register airtime with the scheduler (airtime fairness).
 pub const ATF_DESIGNS: &[Design] =
     &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Atf, Design::Mac80211Aql];
+/// The designs of an ath11k radio (its completion ring's interrupt moderation).
+pub const ATH11K_DESIGNS: &[Design] = &[Design::Stock, Design::Ath11kSeries, Design::Ath11kAdapter];
 /// The designs with Airtime Queue Limits.
 pub const AQL_DESIGNS: &[Design] = &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Aql];
 /// The designs whose driver runs a round on tx completion, in NAPI budgets.
@@ -96,7 +98,7 @@ pub enum FlowKind {
 }
 
 /// Which configurations use a key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum UsedBy {
     /// Every configuration.
     All,
@@ -106,6 +108,8 @@ pub enum UsedBy {
     Flows(FlowKind, &'static str),
     /// Only when this other key of the same table is set.
     WithKey(&'static str),
+    /// Where the check finds no reason not to (`None`); the text describes where.
+    If(fn(&Scenario) -> Option<String>, &'static str),
 }
 
 impl UsedBy {
@@ -137,6 +141,7 @@ impl UsedBy {
                 };
                 (!set).then(|| format!("`seed_figures.{other}` is not set"))
             }
+            UsedBy::If(check, _) => check(sc),
         }
     }
 
@@ -150,6 +155,7 @@ impl UsedBy {
             UsedBy::Flows(FlowKind::SmoltcpTcp, _) => "TCP flows with `stack = \"smoltcp\"`".into(),
             UsedBy::Flows(FlowKind::NotSmoltcp, _) => "UDP flows, TCP flows with `stack = \"linux\"`".into(),
             UsedBy::WithKey(k) => format!("with `{k}`"),
+            UsedBy::If(_, text) => text.into(),
         }
     }
 }
@@ -369,12 +375,37 @@ pub const KEYS: &[KeyDef] = &[
         "Longest PPDU the firmware builds (the 802.11 PPDU time limit).",
     ),
     key(
+        "ap.hardware.tx_completion_irq",
+        "`\"srng\"` \\| `\"fixed\"`",
+        "",
+        Default::Value("\"fixed\""),
+        "How tx completions reach the host on ath11k: `fixed` reaps each exchange's completions \
+         `tx_completion_delay_us` after it; `srng` is the driver's interrupt moderation of the tx completion \
+         ring (an interrupt once 256 entries wait or 1000 µs after the first, ath11k's \
+         `HAL_SRNG_INT_BATCH_THRESHOLD_TX` and `HAL_SRNG_INT_TIMER_THRESHOLD_TX`), so the turnaround from a \
+         BlockAck to the next push comes out of the traffic. Off by default: it brings the MCS0 BE 500/1000 \
+         throughput into range but takes the VHT80 500/1000 arms out (docs/mechanisms.md).",
+    )
+    .used_by(UsedBy::Designs(ATH11K_DESIGNS, "is not ath11k (its completions arrive after a fixed delay)")),
+    key(
         "ap.hardware.tx_completion_delay_us",
         "integer",
         "µs",
         Default::Value("500"),
-        "From the end of the BlockAck to the host reaping the completion.",
-    ),
+        "From the end of the BlockAck to the host reaping the completion, where completions arrive after \
+         a fixed delay.",
+    )
+    .used_by(UsedBy::If(
+        |sc| {
+            (ATH11K_DESIGNS.contains(&sc.ap.design)
+                && sc.ap.hardware.tx_completion_irq == crate::ap::completion_irq::CompletionIrq::Srng)
+                .then(|| {
+                    "completions follow the tx completion ring's interrupt moderation (`tx_completion_irq = \"srng\"`)"
+                        .into()
+                })
+        },
+        "`tx_completion_irq = \"fixed\"`, designs other than `stock`, `ath11k_series`, `ath11k_adapter`",
+    )),
     key(
         "ap.hardware.ppdu_stats_delay_us",
         "integer",
@@ -648,7 +679,7 @@ pub fn reference_markdown() -> String {
                 Default::None => "none".to_string(),
             };
             let used = match k.unused {
-                Unused::Warn if k.used_by != UsedBy::All => format!("{} (*warn*)", k.used_by.describe()),
+                Unused::Warn if !matches!(k.used_by, UsedBy::All) => format!("{} (*warn*)", k.used_by.describe()),
                 _ => k.used_by.describe(),
             };
             let _ = writeln!(

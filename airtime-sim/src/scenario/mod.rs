@@ -774,6 +774,22 @@ station = "a"
                 ),
             ),
             (
+                "ap.hardware.tx_completion_irq",
+                with("mac80211_atf", "", "tx_completion_irq = \"srng\"", "", "", ""),
+                Refused(
+                    "`ap.hardware.tx_completion_irq`: has no effect here (design `mac80211_atf` is not ath11k (its \
+                     completions arrive after a fixed delay)",
+                ),
+            ),
+            (
+                "ap.hardware.tx_completion_delay_us",
+                with("ath11k_series", "", "tx_completion_irq = \"srng\"\ntx_completion_delay_us = 800", "", "", ""),
+                Refused(
+                    "`ap.hardware.tx_completion_delay_us`: has no effect here (completions follow the tx completion \
+                     ring's interrupt moderation (`tx_completion_irq = \"srng\"`))",
+                ),
+            ),
+            (
                 "ap.hardware.napi_budget",
                 with("stock", "", "napi_budget = 8", "", "", ""),
                 Refused(
@@ -905,7 +921,7 @@ station = "a"
     #[test]
     fn every_key_some_configuration_does_not_use_has_a_case_above() {
         let cases = unused_key_cases();
-        for k in keys::KEYS.iter().filter(|k| k.used_by != keys::UsedBy::All) {
+        for k in keys::KEYS.iter().filter(|k| !matches!(k.used_by, keys::UsedBy::All)) {
             assert!(cases.iter().any(|(key, _, _)| *key == k.path), "no unused-key case for `{}`", k.path);
         }
     }

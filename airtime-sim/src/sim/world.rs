@@ -6,6 +6,7 @@
 //! Contender 0 on the medium is the AP, contender `1 + s` is station `s`.
 
 use crate::ap::Ap;
+use crate::ap::completion_irq::{CompletionIrq, ModeratedRing};
 use crate::ap::hardware::{HwFrame, TxStatus};
 use crate::engine::time::{ms, us};
 use crate::engine::{EventQueue, Nanos, Rng};
@@ -17,6 +18,7 @@ use crate::net::packet::FlowTag;
 use crate::net::tcp::{HostOutput, TcpHost, TsqGate};
 use crate::net::udp::CbrFlow;
 use crate::net::{Node, Packet, Payload, ping};
+use crate::scenario::keys::ATH11K_DESIGNS;
 use crate::scenario::{Direction, Endpoint, Protocol, Resolved, Stack};
 use crate::wifi::ampdu::{self, AmpduLimits};
 use crate::wifi::edca::EdcaParams;
@@ -41,6 +43,8 @@ enum Event {
     Access(u64),
     ExchangeEnd,
     TxStatus(Vec<TxStatus>),
+    /// The tx completion ring's moderated interrupt number `n`.
+    TxIrq(u64),
     PpduStats(u16, u32),
     Sample,
     FlowStart(usize),
@@ -103,6 +107,8 @@ pub struct World {
     flow_window_ns: Vec<Nanos>,
     segs: Vec<Segment>,
     samples: Vec<Nanos>,
+    /// The tx completion ring, when its interrupt is moderated (ath11k designs).
+    completion_ring: Option<ModeratedRing>,
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -236,6 +242,9 @@ impl World {
             flow_window_ns,
             segs: Vec::new(),
             samples: Vec::new(),
+            completion_ring: (ATH11K_DESIGNS.contains(&spec.ap.design)
+                && spec.ap.hardware.tx_completion_irq == CompletionIrq::Srng)
+                .then(ModeratedRing::default),
         };
         for (f, &(start_ns, stop_ns)) in flow_times.iter().enumerate() {
             if w.linux[f].is_some() {
@@ -317,30 +326,11 @@ impl World {
             }
             Event::Access(generation) => self.access(now, generation),
             Event::ExchangeEnd => self.exchange_end(now),
-            Event::TxStatus(mut statuses) => {
-                self.ap.tx_status(&mut statuses, now);
-                let mut freed = 0;
-                for st in &statuses {
-                    if st.from_ap {
-                        freed += u64::from(st.len_bytes);
-                        if let FlowTag::Tcp(f) = st.flow {
-                            self.tsq_release(usize::from(f), u64::from(st.len_bytes));
-                        }
-                    }
+            Event::TxStatus(statuses) => self.tx_status(statuses, now),
+            Event::TxIrq(n) => {
+                if let Some(statuses) = self.completion_ring.as_mut().and_then(|r| r.fire(n)) {
+                    self.tx_status(statuses, now);
                 }
-                for f in 0..self.linux.len() {
-                    if self.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some()) {
-                        if let Some(l) = self.linux[f].as_mut() {
-                            l.sender.send(now, &mut self.segs);
-                        }
-                        self.flush_segments(f, true, now);
-                    }
-                }
-                if freed > 0 {
-                    self.hosts[AP_HOST].tsq_release(freed);
-                    self.poll_host(AP_HOST, now);
-                }
-                self.after_ap(now);
             }
             Event::PpduStats(s, airtime_us) => self.ap.ppdu_stats(s, airtime_us, now),
             Event::FlowStart(f) => {
@@ -569,8 +559,17 @@ impl World {
                     if !self.hosts[2 + s].is_empty() {
                         self.poll_host(2 + s, now);
                     }
-                    let at = self.ap.hw().completion_at(now);
-                    self.q.schedule(at, Event::TxStatus(statuses));
+                    match self.completion_ring.as_mut() {
+                        Some(ring) => {
+                            if let Some((at, n)) = ring.write(statuses, now) {
+                                self.q.schedule(at, Event::TxIrq(n));
+                            }
+                        }
+                        None => {
+                            let at = self.ap.hw().completion_at(now);
+                            self.q.schedule(at, Event::TxStatus(statuses));
+                        }
+                    }
                     let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
                     self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32));
                 }
@@ -603,6 +602,33 @@ impl World {
             self.medium.set_ready(1 + s, r, now, &mut self.rng);
         }
         self.reschedule_access();
+    }
+
+    /// The host reaps `statuses` from the tx completion ring at `now`.
+    fn tx_status(&mut self, mut statuses: Vec<TxStatus>, now: Nanos) {
+        self.ap.tx_status(&mut statuses, now);
+        let mut freed = 0;
+        for st in &statuses {
+            if st.from_ap {
+                freed += u64::from(st.len_bytes);
+                if let FlowTag::Tcp(f) = st.flow {
+                    self.tsq_release(usize::from(f), u64::from(st.len_bytes));
+                }
+            }
+        }
+        for f in 0..self.linux.len() {
+            if self.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some()) {
+                if let Some(l) = self.linux[f].as_mut() {
+                    l.sender.send(now, &mut self.segs);
+                }
+                self.flush_segments(f, true, now);
+            }
+        }
+        if freed > 0 {
+            self.hosts[AP_HOST].tsq_release(freed);
+            self.poll_host(AP_HOST, now);
+        }
+        self.after_ap(now);
     }
 
     /// A packet reached the wired host or the AP's own stack.
