@@ -147,3 +147,20 @@ fn srng_interrupt_moderation_lengthens_the_turnaround_of_a_station_with_one_ppdu
     let (f, s) = (f.flows[0].throughput_mbps, s.flows[0].throughput_mbps);
     assert!(s < 0.9 * f, "srng {s} vs fixed {f} Mbit/s");
 }
+
+#[test]
+fn an_all_upload_run_reports_the_air_the_stations_used_not_the_aps_acks_as_shares() {
+    // Two uploads: the AP sends only TCP ACKs, so its downlink share per station says
+    // little; the air breakdown shows where the time went.
+    let mut a = arm("split-equal", 4.0);
+    for f in &mut a.spec.flows {
+        f.direction = airtime_sim::scenario::Direction::Upload;
+    }
+    let r = run_one(&a, 0).unwrap();
+    let air = r.airtime;
+    let sum = air.downlink_pct + air.uplink_pct + air.collided_pct + air.idle_pct;
+    assert!((sum - 100.0).abs() < 1e-6, "{air:?}");
+    assert!(air.uplink_pct > 4.0 * air.downlink_pct, "{air:?}");
+    let up: f64 = r.stations.iter().map(|s| s.uplink_airtime_pct).sum();
+    assert!((up - air.uplink_pct).abs() < 1e-6, "per-station uplink {up} vs {air:?}");
+}

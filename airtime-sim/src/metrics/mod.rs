@@ -1,5 +1,6 @@
 //! What a run measures, per flow and per station, and the summaries the report prints.
 
+pub mod airtime;
 pub mod stats;
 
 use serde::Serialize;
@@ -62,6 +63,10 @@ pub struct StationResult {
     pub aql_pending_p50_us: f64,
     /// Share of the AP's downlink airtime, per cent.
     pub airtime_share_pct: f64,
+    /// The AP's successful exchanges with it, per cent of the measured time.
+    pub downlink_airtime_pct: f64,
+    /// Its own successful exchanges (data and TCP ACKs), per cent of the measured time.
+    pub uplink_airtime_pct: f64,
     /// Median A-MPDU size of the AP's transmissions to it, frames.
     pub ampdu_p50: f64,
     /// (time s, RTT ms) ping samples.
@@ -90,6 +95,8 @@ pub struct RunResult {
     pub txq_drops: u64,
     /// Collisions on the medium.
     pub collisions: u64,
+    /// Where the air went: downlink, uplink, collided, idle.
+    pub airtime: airtime::AirtimeBreakdown,
     /// Packets that crossed a link or the air.
     pub packets: u64,
     /// Events processed.

@@ -10,6 +10,7 @@ use crate::ap::completion_irq::{CompletionIrq, ModeratedRing};
 use crate::ap::hardware::{HwFrame, TxStatus};
 use crate::engine::time::{ms, us};
 use crate::engine::{EventQueue, Nanos, Rng};
+use crate::metrics::airtime::AirtimeLedger;
 use crate::metrics::stats::{mean, quantile, thin};
 use crate::metrics::{FlowResult, RunResult, StationResult};
 use crate::net::link::WiredLink;
@@ -98,6 +99,9 @@ pub struct World {
     aql_samples: Vec<Vec<f64>>,
     ampdu_sizes: Vec<Vec<f64>>,
     sta_airtime_ns: Vec<Nanos>,
+    air: AirtimeLedger,
+    /// How long the exchange on the air lasts (the longest transmission in it).
+    exchange_ns: Nanos,
     packets: u64,
     trace: bool,
     linux: Vec<Option<LinuxFlow>>,
@@ -235,6 +239,8 @@ impl World {
             aql_samples: vec![Vec::new(); n],
             ampdu_sizes: vec![Vec::new(); n],
             sta_airtime_ns: vec![0; n],
+            air: AirtimeLedger::new(n),
+            exchange_ns: 0,
             packets: 0,
             trace: std::env::var_os("AIRTIME_SIM_TRACE").is_some(),
             linux,
@@ -521,6 +527,7 @@ impl World {
             }
         }
         self.collided = self.exchange.len() > 1;
+        self.exchange_ns = longest;
         self.q.schedule(now + longest, Event::ExchangeEnd);
     }
 
@@ -529,6 +536,9 @@ impl World {
         let measuring = now >= self.warmup_ns;
         let mut transmitted = Vec::new();
         let mut ap_touched = false;
+        if measuring && collided {
+            self.air.collided(self.exchange_ns);
+        }
         for tx in std::mem::take(&mut self.exchange) {
             match tx {
                 Tx::Ap { station, frames, airtime_ns } => {
@@ -540,6 +550,7 @@ impl World {
                     let s = usize::from(station);
                     if measuring {
                         self.sta_airtime_ns[s] += airtime_ns;
+                        self.air.downlink(s, airtime_ns);
                         self.ampdu_sizes[s].push(frames.len() as f64);
                     }
                     let mut statuses = Vec::with_capacity(frames.len());
@@ -581,6 +592,9 @@ impl World {
                             self.uplink[s].push_front(p);
                         }
                         continue;
+                    }
+                    if measuring {
+                        self.air.uplink(s, airtime_ns);
                     }
                     self.ap.rx_airtime(station, (airtime_ns / 1000) as u32, now);
                     ap_touched = true;
@@ -819,6 +833,7 @@ impl World {
             })
             .collect();
         let total_air: Nanos = self.sta_airtime_ns.iter().sum();
+        let window = self.end_ns.saturating_sub(self.warmup_ns);
         let stations = (0..self.uplink.len())
             .map(|s| {
                 let mut pings: Vec<f64> = self.ping_rtts[s].iter().map(|&(_, r)| f64::from(r)).collect();
@@ -839,6 +854,8 @@ impl World {
                         0.0
                     },
                     ampdu_p50: quantile(&mut self.ampdu_sizes[s], 0.5),
+                    downlink_airtime_pct: self.air.station_pct(s, window).0,
+                    uplink_airtime_pct: self.air.station_pct(s, window).1,
                     ping_series: self.ping_rtts[s].clone(),
                 }
             })
@@ -854,6 +871,7 @@ impl World {
             ring_drops: self.ap.counters.ring_drops,
             txq_drops: self.ap.counters.txq_drops,
             collisions: self.medium.collisions,
+            airtime: self.air.breakdown(window),
             packets: self.packets,
             events: self.q.popped(),
             wall_s,
