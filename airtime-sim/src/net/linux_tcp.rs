@@ -72,6 +72,9 @@ struct Sent {
     in_flight: bool,
     /// Marked lost by a retransmission timeout (not by SACK), and not yet resent.
     rto_lost: bool,
+    /// Transmission number of its latest sending: which of two segments sent at the
+    /// same instant went first (RACK's order).
+    order: u64,
 }
 
 /// What a retransmission timeout changed, kept until the episode ends so that a timeout
@@ -107,8 +110,22 @@ pub struct Sender {
     board: VecDeque<Sent>,
     in_flight: u64,
     to_retransmit: BTreeSet<u64>,
-    highest_sacked: Option<u64>,
-    lost_mark: u64,
+    /// Segments SACKed above `snd_una`.
+    sacked_out: u64,
+    /// RACK (RFC 8985, Linux's `tcp_rack_*`): the send time and transmission number of
+    /// the most recently sent segment that has been delivered, and the RTT it measured.
+    rack_xmit_ts: Option<(Nanos, u64)>,
+    rack_rtt: Nanos,
+    /// Transmissions so far (numbers each sending for RACK's order).
+    sends: u64,
+    /// When a segment RACK is waiting on (sent before a delivered one, within the
+    /// reordering window) is declared lost.
+    reo_at: Option<Nanos>,
+    /// Tail loss probe: when it fires, and whether one is out unanswered.
+    tlp_at: Option<Nanos>,
+    tlp_out: bool,
+    /// Tail loss probes sent.
+    pub probes: u64,
     cwnd: f64,
     ssthresh: f64,
     in_recovery: bool,
@@ -160,8 +177,14 @@ impl Sender {
             board: VecDeque::new(),
             in_flight: 0,
             to_retransmit: BTreeSet::new(),
-            highest_sacked: None,
-            lost_mark: 0,
+            sacked_out: 0,
+            rack_xmit_ts: None,
+            rack_rtt: 0,
+            sends: 0,
+            reo_at: None,
+            tlp_at: None,
+            tlp_out: false,
+            probes: 0,
             cwnd: 10.0,
             ssthresh: f64::INFINITY,
             in_recovery: false,
@@ -256,6 +279,7 @@ impl Sender {
             if self.tsq.is_some_and(|t| t.in_host_bytes >= budget) {
                 break;
             }
+            let order = self.sends;
             let seq = if let Some(&seq) = self.to_retransmit.iter().next() {
                 self.to_retransmit.remove(&seq);
                 let Some(s) = self.sent(seq) else { continue };
@@ -265,6 +289,7 @@ impl Sender {
                 s.retransmitted = true;
                 s.in_flight = true;
                 s.rto_lost = false;
+                s.order = order;
                 s.at = now;
                 self.retransmissions += 1;
                 seq
@@ -281,9 +306,11 @@ impl Sender {
                     sacked: false,
                     in_flight: true,
                     rto_lost: false,
+                    order,
                 });
                 seq
             };
+            self.sends += 1;
             self.in_flight += 1;
             if let Some(t) = self.tsq.as_mut() {
                 t.in_host_bytes += u64::from(DATA_IP_BYTES);
@@ -405,10 +432,15 @@ impl Sender {
             if s.in_flight && !s.sacked {
                 self.in_flight -= 1;
             }
-            if !s.retransmitted && !s.sacked {
-                sample = Some(now.saturating_sub(s.at));
-                // One sample per acknowledged segment, as the report asks.
-                samples.push(now.saturating_sub(s.at));
+            if s.sacked {
+                self.sacked_out -= 1;
+            } else {
+                self.rack_delivered(s.at, s.order, s.retransmitted, Some(tsecr), now);
+                if !s.retransmitted {
+                    sample = Some(now.saturating_sub(s.at));
+                    // One sample per acknowledged segment, as the report asks.
+                    samples.push(now.saturating_sub(s.at));
+                }
             }
             self.to_retransmit.remove(&self.snd_una);
             self.snd_una += 1;
@@ -421,42 +453,24 @@ impl Sender {
         if acked > 0 {
             self.backoff = 0;
             self.rto_at = (self.snd_nxt > self.snd_una).then(|| now + self.rto());
-            self.lost_mark = self.lost_mark.max(self.snd_una);
         }
-        if let Some(seq) = sacked {
-            if let Some(s) = self.sent(seq)
-                && !s.sacked
-            {
-                s.sacked = true;
-                let was_in_flight = s.in_flight;
-                if was_in_flight {
-                    self.in_flight -= 1;
-                }
-                self.to_retransmit.remove(&seq);
+        if let Some(seq) = sacked
+            && let Some(s) = self.sent(seq)
+            && !s.sacked
+        {
+            s.sacked = true;
+            let (was_in_flight, at, order, retransmitted) = (s.in_flight, s.at, s.order, s.retransmitted);
+            if was_in_flight {
+                self.in_flight -= 1;
             }
-            self.highest_sacked = Some(self.highest_sacked.map_or(seq, |h| h.max(seq)));
+            self.sacked_out += 1;
+            self.to_retransmit.remove(&seq);
+            self.rack_delivered(at, order, retransmitted, None, now);
         }
-        // FACK: everything three or more below the highest SACKed segment is lost.
-        if let Some(h) = self.highest_sacked.filter(|h| *h >= self.snd_una + 3) {
-            let mut newly_lost = false;
-            while self.lost_mark + 3 <= h {
-                let seq = self.lost_mark;
-                self.lost_mark += 1;
-                if let Some(s) = self.sent(seq)
-                    && !s.sacked
-                    && s.in_flight
-                    && !s.retransmitted
-                {
-                    s.in_flight = false;
-                    self.in_flight -= 1;
-                    self.to_retransmit.insert(seq);
-                    newly_lost = true;
-                }
-            }
-            if newly_lost && !self.in_recovery {
-                self.enter_recovery();
-            }
+        if acked > 0 || sacked.is_some() {
+            self.tlp_out = false;
         }
+        self.detect_losses(now);
         if self.in_recovery && self.snd_una >= self.recovery_point {
             self.in_recovery = false;
         }
@@ -476,6 +490,137 @@ impl Sender {
             }
         }
         self.send(now, out);
+        self.arm_loss_probe(now);
+    }
+
+    /// RACK's step 2: a delivered segment sent at `at` moves the reference time forward,
+    /// unless it was a retransmission and the ACK was for its original: it came sooner
+    /// than any round trip could take, or (RFC 8985, section 6.2) a cumulative ACK of
+    /// it echoes a timestamp older than the retransmission. `tsecr` is given only for a
+    /// cumulative ACK: a SACK echoes the segment at the left edge (RFC 7323's
+    /// `TS.Recent`), which says nothing about the segment SACKed.
+    fn rack_delivered(&mut self, at: Nanos, order: u64, retransmitted: bool, tsecr: Option<Nanos>, now: Nanos) {
+        let rtt = now.saturating_sub(at);
+        if retransmitted && (tsecr.is_some_and(|t| t < at) || self.min_rtt.is_some_and(|m| rtt < m)) {
+            return;
+        }
+        if self.rack_xmit_ts.is_none_or(|(_, o)| order > o) {
+            self.rack_xmit_ts = Some((at, order));
+            self.rack_rtt = rtt;
+        }
+    }
+
+    /// RACK's loss detection (Linux's `tcp_rack_detect_loss`, which replaced FACK and
+    /// the duplicate-ACK count): a segment not delivered and sent before the most
+    /// recently sent delivered one is lost once it has waited the RTT that one measured
+    /// plus a reordering window — a quarter of the minimum RTT, or none in recovery or
+    /// with three segments SACKed (`tcp_rack_reo_wnd`; the model never reorders).
+    /// Segments within the window arm the reordering timer. A loss starts recovery.
+    fn detect_losses(&mut self, now: Nanos) {
+        self.reo_at = None;
+        let Some((_, rack_order)) = self.rack_xmit_ts else { return };
+        let reo_wnd = if self.in_recovery || self.sacked_out >= 3 {
+            0
+        } else {
+            (self.min_rtt.unwrap_or(0) / 4).min(self.srtt.map_or(Nanos::MAX, |s| s as Nanos))
+        };
+        let wait = self.rack_rtt + reo_wnd;
+        let mut newly_lost = false;
+        for i in 0..self.board.len() {
+            let seq = self.snd_una + i as u64;
+            let s = &mut self.board[i];
+            if s.order >= rack_order {
+                // Originals go out in sequence order, so every later original was sent
+                // later still; only retransmissions may lie beyond this one.
+                if !s.retransmitted {
+                    break;
+                }
+                continue;
+            }
+            if s.sacked || !s.in_flight {
+                continue;
+            }
+            if now >= s.at + wait {
+                s.in_flight = false;
+                self.in_flight -= 1;
+                self.to_retransmit.insert(seq);
+                newly_lost = true;
+            } else {
+                let at = s.at + wait;
+                self.reo_at = Some(self.reo_at.map_or(at, |r| r.min(at)));
+            }
+        }
+        if newly_lost && !self.in_recovery && self.loss.is_none() {
+            self.enter_recovery();
+        }
+    }
+
+    /// Schedules the tail loss probe (RFC 8985 section 7, Linux's
+    /// `tcp_schedule_loss_probe`): two smoothed RTTs after the last send or ACK while
+    /// data is out and no loss is being repaired — plus the peer's delayed-ACK allowance
+    /// (`TCP_DELACK_MAX`, 200 ms) when a single segment is out — and never after the
+    /// retransmission timer.
+    fn arm_loss_probe(&mut self, now: Nanos) {
+        self.tlp_at = None;
+        let Some(srtt) = self.srtt else { return };
+        if self.in_recovery || self.loss.is_some() || self.tlp_out || self.in_flight == 0 {
+            return;
+        }
+        let mut pto = 2.0 * srtt;
+        if self.in_flight == 1 {
+            pto = pto.max(1.5 * srtt + ms(200) as f64);
+        }
+        let at = now + pto as Nanos;
+        if self.rto_at.is_none_or(|r| at < r) {
+            self.tlp_at = Some(at);
+        }
+    }
+
+    /// The probe fires: one new segment if the windows of the receiver and the
+    /// application allow it (the congestion window does not count), else the last
+    /// segment again, so that its ACK or SACK lets RACK find what the tail lost.
+    fn send_loss_probe(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        self.tlp_at = None;
+        let new_data =
+            self.snd_nxt - self.snd_una < self.rwnd_segments && self.data_end.is_none_or(|e| self.snd_nxt < e);
+        let seq = if new_data {
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            let order = self.sends;
+            self.board.push_back(Sent {
+                at: now,
+                retransmitted: false,
+                sacked: false,
+                in_flight: true,
+                rto_lost: false,
+                order,
+            });
+            self.in_flight += 1;
+            seq
+        } else {
+            let Some(i) = self.board.iter().rposition(|s| !s.sacked) else { return };
+            let order = self.sends;
+            let s = &mut self.board[i];
+            s.at = now;
+            s.order = order;
+            s.retransmitted = true;
+            if !s.in_flight {
+                s.in_flight = true;
+                self.in_flight += 1;
+            }
+            let seq = self.snd_una + i as u64;
+            self.to_retransmit.remove(&seq);
+            self.retransmissions += 1;
+            seq
+        };
+        if let Some(t) = self.tsq.as_mut() {
+            t.in_host_bytes += u64::from(DATA_IP_BYTES);
+        }
+        self.sends += 1;
+        self.probes += 1;
+        self.tlp_out = true;
+        self.rto_at = Some(now + self.rto());
+        out.push(Segment::Data { seq, tsval: now });
     }
 
     /// An ACK that advances `snd_una` during a timeout's episode and echoes a timestamp
@@ -511,17 +656,24 @@ impl Sender {
             !s.sacked
         });
         self.in_flight += unmarked;
-        self.lost_mark = self.snd_una;
     }
 
-    /// When the retransmission timer fires, if armed.
+    /// When the sender's next timer fires (retransmission, reordering or loss probe),
+    /// if one is armed.
     pub fn timer_at(&self) -> Option<Nanos> {
-        self.rto_at
+        [self.rto_at, self.reo_at, self.tlp_at].into_iter().flatten().min()
     }
 
     /// The retransmission timer fired at `now` (if it was due): everything outstanding
     /// and not SACKed is lost; the window restarts at one segment.
     pub fn on_timer(&mut self, now: Nanos, out: &mut Vec<Segment>) {
+        if self.reo_at.is_some_and(|t| now >= t) {
+            self.detect_losses(now);
+            self.send(now, out);
+        }
+        if self.tlp_at.is_some_and(|t| now >= t) {
+            self.send_loss_probe(now, out);
+        }
         let Some(at) = self.rto_at else { return };
         if now < at {
             return;
@@ -557,8 +709,9 @@ impl Sender {
             }
         }
         self.in_flight = 0;
-        self.highest_sacked = None;
-        self.lost_mark = self.snd_nxt;
+        self.reo_at = None;
+        self.tlp_at = None;
+        self.tlp_out = false;
         self.backoff += 1;
         self.rto_at = Some(now + self.rto());
         self.send(now, out);
@@ -716,10 +869,19 @@ mod tests {
         }
         assert_eq!(s.timeouts, 0);
         // The path stalls: what is in flight now sits in a queue past the RTO.
-        let delayed = std::mem::take(&mut out);
+        let mut delayed = std::mem::take(&mut out);
         let before = s.cwnd();
-        now += stall;
-        s.on_timer(now, &mut out);
+        // The timers that fall in the stall fire (the tail loss probe, then the
+        // timeout); what they send is delayed too.
+        let end = now + stall;
+        while let Some(t) = s.timer_at().filter(|&t| t <= end) {
+            s.on_timer(t, &mut out);
+            if s.timeouts > 0 {
+                break;
+            }
+            delayed.append(&mut out);
+        }
+        now = end;
         assert_eq!(s.timeouts, 1, "the stall outlasted the RTO");
         // The delayed originals arrive first (unless they were lost), then the
         // retransmission.
@@ -750,5 +912,51 @@ mod tests {
         let s = stall(ms(400), true);
         assert_eq!(s.timeouts_undone, 0);
         assert!(s.retransmissions > 20, "{} retransmissions", s.retransmissions);
+    }
+
+    #[test]
+    fn a_lost_tail_is_repaired_by_the_loss_probe_and_rack_without_a_timeout() {
+        // A transfer of 40 segments whose last two are dropped: no later segment is
+        // sent to reveal the holes, so only the loss probe (the last segment again)
+        // draws a SACK, from which RACK finds the other one lost.
+        let mut s = Sender::new(64 << 20, false, None);
+        let mut r = Receiver::default();
+        let (mut now, mut out, mut samples) = (0, Vec::new(), Vec::new());
+        let mut dropped = Vec::new();
+        s.data_end = Some(40);
+        s.send(now, &mut out);
+        for _ in 0..200 {
+            // Each step: the data in flight arrives 10 ms on, its ACKs 10 ms later.
+            now += ms(1);
+            let mut acks = Vec::new();
+            for seg in std::mem::take(&mut out) {
+                if let Segment::Data { seq, tsval } = seg {
+                    if seq >= 38 && seq < 40 && !dropped.contains(&seq) {
+                        dropped.push(seq);
+                        continue;
+                    }
+                    acks.push((seq, tsval));
+                }
+            }
+            let mut replies = Vec::new();
+            for (seq, tsval) in acks {
+                replies.extend(r.on_data(seq, tsval, now + ms(10)));
+            }
+            replies.extend(r.on_timer(now + ms(10) + DELAYED_ACK));
+            for a in replies {
+                if let Segment::Ack { ack, sacked, tsecr } = a {
+                    s.on_ack(ack, sacked, tsecr, now + ms(20), &mut out, &mut samples);
+                }
+            }
+            now += ms(20);
+            if let Some(t) = s.timer_at().filter(|&t| t <= now) {
+                s.on_timer(t.max(now), &mut out);
+            }
+        }
+        assert_eq!(dropped, [38, 39]);
+        assert_eq!(r.rcv_nxt, 40, "everything arrived");
+        assert_eq!(s.timeouts, 0);
+        assert_eq!(s.probes, 1);
+        assert_eq!(s.retransmissions, 2, "the probe (39 again) and 38, found lost by RACK");
     }
 }
