@@ -931,7 +931,7 @@ mod tests {
             let mut acks = Vec::new();
             for seg in std::mem::take(&mut out) {
                 if let Segment::Data { seq, tsval } = seg {
-                    if seq >= 38 && seq < 40 && !dropped.contains(&seq) {
+                    if (38..40).contains(&seq) && !dropped.contains(&seq) {
                         dropped.push(seq);
                         continue;
                     }
