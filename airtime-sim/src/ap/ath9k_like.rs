@@ -463,3 +463,178 @@ impl Ath9kAp {
         self.hwq_mut().requeue_front(station, frames);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Payload;
+    use crate::net::packet::FlowTag;
+    use airtime_est::Bandwidth;
+    use airtime_sched::Config;
+
+    fn udp(station: u16, seq: u64) -> Packet {
+        Packet {
+            payload: Payload::Udp { seq, sent_ns: 0 },
+            len_bytes: 1500,
+            src: Node::Wired,
+            dst: Node::Station(station),
+            flow: FlowTag::Udp(station),
+            cpu: 0,
+            enqueue_ns: 0,
+        }
+    }
+
+    fn rates() -> Vec<Rate> {
+        vec![
+            Rate::ht(15, Bandwidth::Mhz20, true).unwrap(),
+            Rate::ht(15, Bandwidth::Mhz20, true).unwrap(),
+            Rate::ht(0, Bandwidth::Mhz20, false).unwrap(),
+            Rate::legacy_cck(10, false).unwrap(),
+        ]
+    }
+
+    fn driver() -> Ath9k<SimTxq> {
+        let r = rates();
+        let timings: Vec<PhyTiming> = r.iter().map(|x| PhyTiming::new(*x)).collect();
+        let sched = Scheduler::new(Config::default()).unwrap();
+        // CoDel out of the way: these tests count frames, not sojourn times.
+        let mut fq = airtime_sched::fq_codel::FqCodelConfig::MAC80211;
+        fq.codel_target_us = 1_000_000;
+        fq.codel_interval_us = 10_000_000;
+        Ath9k::new(sched, &timings, &r, &[256; 4], || super::super::mac80211::new_txq(fq)).unwrap()
+    }
+
+    /// Sends every chained PPDU and completes it, scheduling after each completion as
+    /// ath9k does; returns each PPDU's (station, frames).
+    fn drain(d: &mut Ath9k<SimTxq>, now: &mut Nanos, dropped: &mut Vec<Packet>) -> Vec<(u16, usize)> {
+        let mut sent = Vec::new();
+        while let Some((station, frames, _)) = d.hwq.next_ppdu() {
+            assert!(d.hwq.ampdu_depth() <= super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
+            assert!(d.hwq.depth() <= super::super::host_ampdu::ATH_NON_AGGR_MIN_QDEPTH);
+            sent.push((station, frames.len()));
+            let mut statuses: Vec<TxStatus> = frames
+                .into_iter()
+                .map(|f| TxStatus {
+                    charge: f.charge,
+                    ring: f.ring,
+                    station: f.station,
+                    flow: f.pkt.flow,
+                    from_ap: false,
+                    len_bytes: f.pkt.len_bytes,
+                    msdu_id: None,
+                })
+                .collect();
+            *now += 1_000_000;
+            d.complete(&mut statuses);
+            d.schedule(*now, dropped);
+        }
+        sent
+    }
+
+    #[test]
+    fn fast_ht20_mcs15_aggregates_reach_half_the_window_and_the_hardware_holds_two() {
+        let mut d = driver();
+        let mut dropped = Vec::new();
+        let mut now: Nanos = 0;
+        for seq in 0..200 {
+            for s in 0..4 {
+                d.enqueue(s, udp(s, seq), now, &mut dropped);
+            }
+        }
+        d.schedule(now, &mut dropped);
+        let sent = drain(&mut d, &mut now, &mut dropped);
+        assert!(dropped.is_empty());
+        assert_eq!(d.hwq.max_ampdu_depth_seen, super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
+        let sizes = |s: u16| sent.iter().filter(|p| p.0 == s).map(|p| p.1).collect::<Vec<_>>();
+        // 32 = half the BlockAck window; 1500-byte frames stay under the 64 KiB bound.
+        assert!(sizes(0).iter().filter(|&&n| n == 32).count() >= 5, "{:?}", sizes(0));
+        // HT20 MCS0: 3296 bytes in 4 ms, two subframes.
+        assert!(sizes(2).iter().all(|&n| n <= 2) && sizes(2).contains(&2), "{:?}", sizes(2));
+        // Legacy: single frames.
+        assert!(sizes(3).iter().all(|&n| n == 1), "{:?}", sizes(3));
+    }
+
+    #[test]
+    fn every_frame_the_driver_takes_is_completed_or_handed_back() {
+        let mut d = driver();
+        let mut dropped = Vec::new();
+        let mut now: Nanos = 0;
+        let mut offered = 0u64;
+        for round in 0..50u64 {
+            for s in 0..4u16 {
+                for k in 0..(3 + u64::from(s) * 7) {
+                    d.enqueue(s, udp(s, round * 100 + k), now, &mut dropped);
+                    offered += 1;
+                }
+            }
+            d.schedule(now, &mut dropped);
+            // Complete a few PPDUs between arrivals, not all.
+            for _ in 0..3 {
+                let Some((_, frames, _)) = d.hwq.next_ppdu() else { break };
+                let mut st: Vec<TxStatus> = frames
+                    .into_iter()
+                    .map(|f| TxStatus {
+                        charge: f.charge,
+                        ring: 0,
+                        station: f.station,
+                        flow: f.pkt.flow,
+                        from_ap: false,
+                        len_bytes: 0,
+                        msdu_id: None,
+                    })
+                    .collect();
+                now += 2_000_000;
+                d.complete(&mut st);
+                d.schedule(now, &mut dropped);
+            }
+        }
+        drain(&mut d, &mut now, &mut dropped);
+        let c = d.counters;
+        assert_eq!(c.frames_in, offered);
+        assert_eq!(c.frames_completed + c.frames_dropped, offered, "{c:?}");
+        assert_eq!(dropped.len() as u64, c.frames_dropped);
+        // Every charge came back.
+        for id in &d.sta_ids {
+            assert_eq!(d.sched().station_pending_us(*id, Ac::Be).unwrap(), 0);
+        }
+    }
+
+    #[test]
+    fn the_old_driver_stops_the_qdisc_above_its_pending_limit_and_loses_nothing() {
+        let r = rates();
+        let timings: Vec<PhyTiming> = r.iter().map(|x| PhyTiming::new(*x)).collect();
+        let sched = Scheduler::new(Config::default()).unwrap();
+        let driver = Ath9k::new(sched, &timings, &r, &[256; 4], TidFifo::default).unwrap();
+        let mut ap = Ath9kAp::Qdisc { driver: Box::new(driver), qdisc: Box::new(Qdisc::pfifo()), stopped: false };
+        let mut dropped = Vec::new();
+        for seq in 0..600 {
+            ap.enqueue((seq % 4) as u16, udp((seq % 4) as u16, seq), 0, &mut dropped);
+        }
+        // 600 offered, 1000 fit in pfifo_fast: nothing dropped, the driver stopped.
+        assert!(dropped.is_empty());
+        assert!(matches!(ap, Ath9kAp::Qdisc { stopped: true, .. }));
+        assert_eq!(ap.pending_frames(), ATH_MAX_QDEPTH + 1);
+        let mut now = 0;
+        let mut completed = 0;
+        while let Some((_, frames, _)) = ap.next_ppdu() {
+            let mut st: Vec<TxStatus> = frames
+                .into_iter()
+                .map(|f| TxStatus {
+                    charge: f.charge,
+                    ring: 0,
+                    station: f.station,
+                    flow: f.pkt.flow,
+                    from_ap: false,
+                    len_bytes: 0,
+                    msdu_id: None,
+                })
+                .collect();
+            completed += st.len();
+            now += 1_000_000;
+            ap.tx_status(&mut st, now, &mut dropped);
+            assert!(ap.pending_frames() <= ATH_MAX_QDEPTH + 1);
+        }
+        assert_eq!(completed, 600);
+        assert_eq!(ap.pending_frames(), 0);
+    }
+}
