@@ -87,6 +87,20 @@ impl TidQueue for TidFifo {
     fn take_drops(&mut self, _out: &mut Vec<Packet>) {}
 }
 
+/// Which `ath_txq_schedule` the driver runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScheduleShape {
+    /// ath9k before its airtime fairness (Linux 3.x to 4.10): laps of round robin over
+    /// the stations while a lap sent something, and the whole schedule stops at the first
+    /// TID that finds the hardware queue full (`ath_tx_sched_aggr` sets `stop`; that TID
+    /// goes back to the tail, `ath_tx_queue_tid`).
+    RoundRobinLaps,
+    /// ath9k over mac80211's scheduler (Linux 4.20 on): one round of
+    /// `ieee80211_next_txq`; a txq that finds the hardware queue full is returned
+    /// (`ieee80211_return_txq`) and the round goes on.
+    Mac80211Round,
+}
+
 /// Counters of the driver.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ath9kCounters {
@@ -120,6 +134,7 @@ pub struct Ath9k<Q: TidQueue> {
     pub counters: Ath9kCounters,
     any_aggregating: bool,
     any_legacy: bool,
+    shape: ScheduleShape,
     dropped_scratch: Vec<Packet>,
 }
 
@@ -128,6 +143,7 @@ impl<Q: TidQueue> Ath9k<Q> {
     /// `weights`; each station's BE txq holds a queue from `new_queue`.
     pub fn new(
         sched: Scheduler,
+        shape: ScheduleShape,
         timings: &[PhyTiming],
         reported: &[Rate],
         weights: &[u16],
@@ -155,6 +171,7 @@ impl<Q: TidQueue> Ath9k<Q> {
             sta_ids,
             txq_ids,
             limits,
+            shape,
             hwq: HostHwQueue::default(),
             pending_frames: 0,
             counters: Ath9kCounters::default(),
@@ -196,15 +213,40 @@ impl<Q: TidQueue> Ath9k<Q> {
         (self.any_aggregating && self.hwq.has_room(true)) || (self.any_legacy && self.hwq.has_room(false))
     }
 
-    /// `ath_txq_schedule`: one round over the BE txqs, one PPDU per turn, while the
-    /// hardware queue has room. Frames the queues dropped go to `dropped`.
+    /// `ath_txq_schedule`: rounds over the BE txqs, one PPDU per turn, while the
+    /// hardware queue has room, in the driver's [`ScheduleShape`]. Frames the queues
+    /// dropped go to `dropped`.
     pub fn schedule(&mut self, now: Nanos, dropped: &mut Vec<Packet>) {
+        let mut drops = std::mem::take(&mut self.dropped_scratch);
+        match self.shape {
+            ScheduleShape::Mac80211Round => {
+                self.round(now, &mut drops);
+            }
+            ScheduleShape::RoundRobinLaps => {
+                // A lap per round; at most one lap per txq beyond the first, as the
+                // driver's `if (!sent) break` ends the laps once one sends nothing.
+                for _ in 0..=self.txq_ids.len() {
+                    let (sent, stopped) = self.round(now, &mut drops);
+                    if stopped || !sent || !self.has_room_for_any() {
+                        break;
+                    }
+                }
+            }
+        }
+        self.counters.frames_dropped += drops.len() as u64;
+        dropped.append(&mut drops);
+        self.dropped_scratch = drops;
+    }
+
+    /// One scheduling round; returns whether it sent anything and whether it stopped
+    /// at a full hardware queue.
+    fn round(&mut self, now: Nanos, drops: &mut Vec<Packet>) -> (bool, bool) {
         let now_i = instant(now);
         let round = self.table.scheduler().start_round(Ac::Be);
         if !round.is_open() {
-            return;
+            return (false, false);
         }
-        let mut drops = std::mem::take(&mut self.dropped_scratch);
+        let (mut sent, mut stopped) = (false, false);
         while self.has_room_for_any() {
             let Some(mut turn) = self.table.next_txq(round, now_i) else { break };
             let record = turn.station().and_then(|id| self.stations.get(id.index()).copied().flatten());
@@ -223,11 +265,15 @@ impl<Q: TidQueue> Ath9k<Q> {
                 self.counters.busy_turns += 1;
                 let outcome = if turn.is_backlogged() { TxqReturn::Stalled } else { TxqReturn::Empty };
                 turn.finish(outcome, now_i);
+                if self.shape == ScheduleShape::RoundRobinLaps {
+                    stopped = true;
+                    break;
+                }
                 continue;
             }
             let mut frames: Vec<HwFrame> = Vec::new();
             let mut bytes = 0u32;
-            let mut taken = 0usize;
+            let (mut taken, mut singles) = (0usize, 0usize);
             while taken < lim.max_frames {
                 taken += 1;
                 // `ieee80211_tx_dequeue`'s AQL check, before each frame.
@@ -266,30 +312,30 @@ impl<Q: TidQueue> Ath9k<Q> {
                     let one = std::mem::take(&mut frames);
                     self.hwq.push(HostPpdu { station: s, frames: one, psdu_bytes: bytes, aggregate: false });
                     self.counters.ppdus += 1;
+                    singles += 1;
                     bytes = 0;
                     if !self.hwq.has_room(false) {
                         break;
                     }
                 }
             }
-            let formed = !frames.is_empty();
-            if formed {
+            let formed = !frames.is_empty() || singles > 0;
+            sent |= formed;
+            if !frames.is_empty() {
                 self.hwq.push(HostPpdu { station: s, frames, psdu_bytes: bytes, aggregate: true });
                 self.counters.ppdus += 1;
             }
             if let Some(q) = turn.queue() {
-                q.take_drops(&mut drops);
+                q.take_drops(drops);
             }
-            let outcome = match (turn.is_backlogged(), formed || !lim.aggregates) {
+            let outcome = match (turn.is_backlogged(), formed) {
                 (false, _) => TxqReturn::Empty,
                 (true, true) => TxqReturn::Backlogged,
                 (true, false) => TxqReturn::Stalled,
             };
             turn.finish(outcome, now_i);
         }
-        self.counters.frames_dropped += drops.len() as u64;
-        dropped.append(&mut drops);
-        self.dropped_scratch = drops;
+        (sent, stopped)
     }
 
     /// One PPDU's completion (`ath_tx_process_buffer`): its frames' charges released, the
@@ -494,6 +540,10 @@ mod tests {
     }
 
     fn driver() -> Ath9k<SimTxq> {
+        driver_shaped(ScheduleShape::Mac80211Round)
+    }
+
+    fn driver_shaped(shape: ScheduleShape) -> Ath9k<SimTxq> {
         let r = rates();
         let timings: Vec<PhyTiming> = r.iter().map(|x| PhyTiming::new(*x)).collect();
         let sched = Scheduler::new(Config::default()).unwrap();
@@ -501,7 +551,7 @@ mod tests {
         let mut fq = airtime_sched::fq_codel::FqCodelConfig::MAC80211;
         fq.codel_target_us = 1_000_000;
         fq.codel_interval_us = 10_000_000;
-        Ath9k::new(sched, &timings, &r, &[256; 4], || super::super::mac80211::new_txq(fq)).unwrap()
+        Ath9k::new(sched, shape, &timings, &r, &[256; 4], || super::super::mac80211::new_txq(fq)).unwrap()
     }
 
     /// Sends every chained PPDU and completes it, scheduling after each completion as
@@ -529,6 +579,27 @@ mod tests {
             d.schedule(*now, dropped);
         }
         sent
+    }
+
+    #[test]
+    fn the_old_schedule_stops_at_the_first_txq_that_finds_the_hardware_full() {
+        let mut d = driver_shaped(ScheduleShape::RoundRobinLaps);
+        let mut dropped = Vec::new();
+        for seq in 0..100 {
+            for s in 0..4 {
+                d.enqueue(s, udp(s, seq), 0, &mut dropped);
+            }
+        }
+        d.schedule(0, &mut dropped);
+        assert_eq!(d.hwq.ampdu_depth(), 2);
+        for k in 0..5 {
+            let before = d.counters.busy_turns;
+            d.schedule(k, &mut dropped);
+            assert!(d.counters.busy_turns - before <= 1, "a busy TID ends the schedule");
+        }
+        let mut now = 0;
+        drain(&mut d, &mut now, &mut dropped);
+        assert_eq!(d.counters.frames_completed, 400);
     }
 
     #[test]
@@ -604,7 +675,8 @@ mod tests {
         let r = rates();
         let timings: Vec<PhyTiming> = r.iter().map(|x| PhyTiming::new(*x)).collect();
         let sched = Scheduler::new(Config::default()).unwrap();
-        let driver = Ath9k::new(sched, &timings, &r, &[256; 4], TidFifo::default).unwrap();
+        let driver =
+            Ath9k::new(sched, ScheduleShape::Mac80211Round, &timings, &r, &[256; 4], TidFifo::default).unwrap();
         let mut ap = Ath9kAp::Qdisc { driver: Box::new(driver), qdisc: Box::new(Qdisc::pfifo()), stopped: false };
         let mut dropped = Vec::new();
         for seq in 0..600 {

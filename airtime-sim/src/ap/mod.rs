@@ -189,8 +189,15 @@ impl Ap {
             Some(match config.design {
                 Design::QdiscPfifo | Design::QdiscFqCodel => ath9k_like::Ath9kAp::Qdisc {
                     driver: Box::new(
-                        ath9k_like::Ath9k::new(own, &timings, reported, weights, ath9k_like::TidFifo::default)
-                            .map_err(ApError)?,
+                        ath9k_like::Ath9k::new(
+                            own,
+                            ath9k_like::ScheduleShape::RoundRobinLaps,
+                            &timings,
+                            reported,
+                            weights,
+                            ath9k_like::TidFifo::default,
+                        )
+                        .map_err(ApError)?,
                     ),
                     qdisc: Box::new(if config.design == Design::QdiscPfifo {
                         qdisc::Qdisc::pfifo()
@@ -199,10 +206,19 @@ impl Ap {
                     }),
                     stopped: false,
                 },
-                _ => ath9k_like::Ath9kAp::Txqs(Box::new(
-                    ath9k_like::Ath9k::new(own, &timings, reported, weights, || mac80211::new_txq(fq))
-                        .map_err(ApError)?,
-                )),
+                // The round robin arm is ath9k before its airtime fairness; the airtime
+                // arms are ath9k over mac80211's airtime scheduler.
+                design => {
+                    let shape = if design == Design::Mac80211Rr {
+                        ath9k_like::ScheduleShape::RoundRobinLaps
+                    } else {
+                        ath9k_like::ScheduleShape::Mac80211Round
+                    };
+                    ath9k_like::Ath9kAp::Txqs(Box::new(
+                        ath9k_like::Ath9k::new(own, shape, &timings, reported, weights, || mac80211::new_txq(fq))
+                            .map_err(ApError)?,
+                    ))
+                }
             })
         } else {
             None
