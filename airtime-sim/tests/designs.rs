@@ -31,20 +31,20 @@ fn fast_ht20_mcs15_stations_get_aggregates_near_half_the_block_ack_window_not_tw
 
 #[test]
 fn without_airtime_fairness_slow_and_fast_stations_see_different_ping() {
+    // Before mac80211's txqs (ath9k's per-TID buffers under a qdisc), the slow station's
+    // ping waits behind its own TID buffer, drained two subframes per 4 ms aggregate.
+    for name in ["designs-qdisc-pfifo", "designs-qdisc-fq-codel"] {
+        let r = run_one(&arm(name, 6.0), 0).unwrap();
+        let (f1, f2, slow) = (station(&r, "fast1"), station(&r, "fast2"), station(&r, "slow"));
+        let fast = f1.ping_p50_ms.max(f2.ping_p50_ms);
+        assert!(slow.ping_p50_ms > 3.0 * fast, "{name}: slow {} vs fast {fast} ms", slow.ping_p50_ms);
+    }
+    // Over mac80211's FQ-CoDel txqs the ping is a sparse flow served first at its txq's
+    // turn: the stations differ only by their aggregates' duration (4 ms against 2.7 ms),
+    // no longer by their queues.
     let rr = run_one(&arm("designs-mac80211-rr", 6.0), 0).unwrap();
-    let (f1, f2, slow) = (station(&rr, "fast1"), station(&rr, "fast2"), station(&rr, "slow"));
-    // The slow station's aggregates take 4 ms on the air, the fast ones' 2.7 ms.
-    assert!(
-        slow.ping_p50_ms > f1.ping_p50_ms.max(f2.ping_p50_ms),
-        "slow {} vs fast {} / {} ms",
-        slow.ping_p50_ms,
-        f1.ping_p50_ms,
-        f2.ping_p50_ms
-    );
-    // Before mac80211's txqs, the slow station's ping waits behind its own TID buffer.
-    let pfifo = run_one(&arm("designs-qdisc-pfifo", 6.0), 0).unwrap();
-    let (f1, slow) = (station(&pfifo, "fast1"), station(&pfifo, "slow"));
-    assert!(slow.ping_p50_ms > 3.0 * f1.ping_p50_ms, "slow {} vs fast {} ms", slow.ping_p50_ms, f1.ping_p50_ms);
+    let (f1, slow) = (station(&rr, "fast1"), station(&rr, "slow"));
+    assert!((slow.ping_p50_ms - f1.ping_p50_ms).abs() < 5.0, "slow {} vs fast {} ms", slow.ping_p50_ms, f1.ping_p50_ms);
 }
 
 #[test]
