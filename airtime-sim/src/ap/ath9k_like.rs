@@ -427,7 +427,10 @@ impl Ath9kAp {
     /// and hardware). For conservation checks.
     pub fn pending_frames(&self) -> u32 {
         match self {
-            Ath9kAp::Txqs(d) => (d.counters.frames_in - d.counters.frames_completed - d.counters.frames_dropped) as u32,
+            Ath9kAp::Txqs(d) => {
+                let c = d.counters;
+                u32::try_from(c.frames_in.saturating_sub(c.frames_completed + c.frames_dropped)).unwrap_or(u32::MAX)
+            }
             Ath9kAp::Qdisc { driver, .. } => driver.pending_frames,
         }
     }
