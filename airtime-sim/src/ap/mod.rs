@@ -7,9 +7,11 @@
 //! * The designs, one file each: [`stock`] (mac80211's default wake handler on ath11k,
 //!   no AQL, no airtime reports), [`ath11k_like`] (the seed's series: driver rounds on
 //!   wake and on completion, AQL, airtime from PPDU stats, received airtime to BE, a round
-//!   ended by a full ring, NAPI-budgeted completions, optional TX_NO_PUSHBACK; the same
-//!   driver path serves the generic mac80211 designs, round robin, airtime fairness and
-//!   AQL, over a shallow driver FIFO) and [`qdisc`] (a qdisc in front of the driver).
+//!   ended by a full ring, NAPI-budgeted completions, optional TX_NO_PUSHBACK).
+//! * The host-aggregating designs: [`ath9k_like`], ath9k's driver over the crate's
+//!   `TxqTable` (the mac80211 designs: round robin, airtime fairness, AQL) or under a
+//!   [`qdisc`] with per-TID buffers (the qdisc designs), forming A-MPDUs per txq into
+//!   [`host_ampdu`]'s hardware queue of two aggregates.
 //!
 //! The ath11k adapter crate (`airtime-ath11k`) plugs in through [`ath11k_adapter`] and
 //! [`sim_hal`] behind [`Ap`]'s four entry points (enqueue, tx status, PPDU stats, rx
@@ -17,8 +19,10 @@
 
 pub mod ath11k_adapter;
 pub mod ath11k_like;
+pub mod ath9k_like;
 pub mod completion_irq;
 pub mod hardware;
+pub mod host_ampdu;
 pub mod mac80211;
 pub mod qdisc;
 pub mod sim_hal;
@@ -32,7 +36,7 @@ use crate::wifi::PhyTiming;
 use airtime_est::Rate;
 use airtime_sched::fq_codel::FqCodelConfig;
 use airtime_sched::{Ac, AirtimeFlags, AqlLimits, Config, RoundPolicy, Scheduler, StationId, Tid, TxqId, Weight};
-use hardware::{Hardware, HardwareConfig, TxStatus};
+use hardware::{Hardware, HardwareConfig, HwFrame, TxStatus};
 use mac80211::{SimStation, SimTxq};
 
 /// A queueing design of the access point.
@@ -47,17 +51,18 @@ pub enum Design {
     /// The seed's series through the `airtime-ath11k` adapter crate (see
     /// [`ath11k_adapter`]).
     Ath11kAdapter,
-    /// A driver with its own FIFO of a few aggregates under mac80211's intermediate
-    /// queues, scheduled round robin (no airtime reports, no AQL): driver rounds on wake
-    /// and on completion, as ath9k runs them.
+    /// ath9k over mac80211's intermediate queues, scheduled round robin (no airtime
+    /// reports, no AQL): one A-MPDU per txq turn, two aggregates in the hardware queue,
+    /// rounds on wake and on completion (see [`ath9k_like`]).
     Mac80211Rr,
     /// The same with airtime fairness: transmit airtime registered, DRR by airtime.
     Mac80211Atf,
     /// The same with airtime fairness and AQL.
     Mac80211Aql,
-    /// A `pfifo_fast` qdisc (1000 packets) over the driver's FIFO; no mac80211 txqs.
+    /// A `pfifo_fast` qdisc (1000 packets) over ath9k's per-TID buffers; no mac80211
+    /// txqs.
     QdiscPfifo,
-    /// An `fq_codel` qdisc over the driver's FIFO; no mac80211 txqs.
+    /// An `fq_codel` qdisc over ath9k's per-TID buffers; no mac80211 txqs.
     QdiscFqCodel,
 }
 
@@ -78,7 +83,15 @@ impl Design {
 
     /// Whether the design runs driver rounds through the scheduler (wake and completion).
     fn driver_rounds(self) -> bool {
-        matches!(self, Design::Ath11kSeries | Design::Mac80211Rr | Design::Mac80211Atf | Design::Mac80211Aql)
+        matches!(self, Design::Ath11kSeries)
+    }
+
+    /// Whether the host forms the aggregates (the ath9k-shaped designs).
+    pub fn host_aggregates(self) -> bool {
+        matches!(
+            self,
+            Design::Mac80211Rr | Design::Mac80211Atf | Design::Mac80211Aql | Design::QdiscPfifo | Design::QdiscFqCodel
+        )
     }
 
     /// Whether transmit airtime is registered with the scheduler.
@@ -154,8 +167,8 @@ pub struct Ap {
     pub dropped: Vec<Packet>,
     /// Counters.
     pub counters: ApCounters,
-    /// The interface qdisc of the qdisc designs.
-    pub qdisc: Option<qdisc::Qdisc>,
+    /// The ath9k-shaped driver of the host-aggregating designs.
+    pub ath9k: Option<ath9k_like::Ath9kAp>,
     /// The adapter crate, for [`Design::Ath11kAdapter`].
     pub adapter: Option<ath11k_adapter::AdapterAp>,
 }
@@ -168,43 +181,64 @@ impl Ap {
     /// An AP for stations whose transmissions take `rates` on the air, reported to
     /// mac80211 as `reported` (AQL prices at those), with `weights`.
     pub fn new(config: ApConfig, rates: &[Rate], reported: &[Rate], weights: &[u16]) -> Result<Ap, ApError> {
-        let mut sc = Config::default();
-        sc.round_policy = match config.round_policy {
-            RoundPolicyName::Fixed => RoundPolicy::KeepNumber,
-            RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
-        };
-        sc.tx_no_pushback = config.tx_no_pushback;
-        let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
-        if let Some([low, high]) = config.aql_be_us {
-            let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
-            sched.set_default_limits(Ac::Be, limits);
-        }
-        let aql = matches!(config.design, Design::Ath11kSeries | Design::Mac80211Aql);
-        sched.set_aql_enabled(aql);
-        if !config.design.registers_airtime() {
-            sched.set_airtime_flags(AirtimeFlags::new(false, false));
-        }
-        let qdisc = match config.design {
-            Design::QdiscPfifo => Some(qdisc::Qdisc::pfifo()),
-            Design::QdiscFqCodel => Some(qdisc::Qdisc::fq_codel()),
-            _ => None,
-        };
+        let (sched, sc) = Self::scheduler(&config)?;
         let mut fq = FqCodelConfig::MAC80211;
         fq.codel_target_us = config.codel_target_us;
+        let timings: Vec<PhyTiming> = rates.iter().map(|r| PhyTiming::new(*r)).collect();
+        let ath9k = if config.design.host_aggregates() {
+            let (own, _) = Self::scheduler(&config)?;
+            Some(match config.design {
+                Design::QdiscPfifo | Design::QdiscFqCodel => ath9k_like::Ath9kAp::Qdisc {
+                    driver: Box::new(
+                        ath9k_like::Ath9k::new(
+                            own,
+                            ath9k_like::ScheduleShape::RoundRobinLaps,
+                            &timings,
+                            reported,
+                            weights,
+                            ath9k_like::TidFifo::default,
+                        )
+                        .map_err(ApError)?,
+                    ),
+                    qdisc: Box::new(if config.design == Design::QdiscPfifo {
+                        qdisc::Qdisc::pfifo()
+                    } else {
+                        qdisc::Qdisc::fq_codel()
+                    }),
+                    stopped: false,
+                },
+                // The round robin arm is ath9k before its airtime fairness; the airtime
+                // arms are ath9k over mac80211's airtime scheduler.
+                design => {
+                    let shape = if design == Design::Mac80211Rr {
+                        ath9k_like::ScheduleShape::RoundRobinLaps
+                    } else {
+                        ath9k_like::ScheduleShape::Mac80211Round
+                    };
+                    ath9k_like::Ath9kAp::Txqs(Box::new(
+                        ath9k_like::Ath9k::new(own, shape, &timings, reported, weights, || mac80211::new_txq(fq))
+                            .map_err(ApError)?,
+                    ))
+                }
+            })
+        } else {
+            None
+        };
         let cap = usize::from(sc.max_txqs);
         let mut stations: Vec<Option<SimStation>> = (0..usize::from(sc.max_stations)).map(|_| None).collect();
         let mut txqs: Vec<Option<SimTxq>> = (0..cap).map(|_| None).collect();
         let (mut sta_ids, mut txq_ids) = (Vec::new(), Vec::new());
-        for (rate, w) in reported.iter().zip(weights) {
-            let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
-            let id = sched.add_station(weight).map_err(|e| ApError(format!("{e:?}")))?;
-            let txq = sched.add_txq(Some(id), Tid::BE).map_err(|e| ApError(format!("{e:?}")))?;
-            stations[id.index()] = Some(SimStation { id, rate: *rate });
-            txqs[txq.index()] = Some(mac80211::new_txq(fq));
-            sta_ids.push(id);
-            txq_ids.push(txq);
+        if ath9k.is_none() {
+            for (rate, w) in reported.iter().zip(weights) {
+                let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
+                let id = sched.add_station(weight).map_err(|e| ApError(format!("{e:?}")))?;
+                let txq = sched.add_txq(Some(id), Tid::BE).map_err(|e| ApError(format!("{e:?}")))?;
+                stations[id.index()] = Some(SimStation { id, rate: *rate });
+                txqs[txq.index()] = Some(mac80211::new_txq(fq));
+                sta_ids.push(id);
+                txq_ids.push(txq);
+            }
         }
-        let timings: Vec<PhyTiming> = rates.iter().map(|r| PhyTiming::new(*r)).collect();
         let hw = Hardware::new(config.hardware, &timings);
         let adapter = if config.design == Design::Ath11kAdapter {
             Some(ath11k_adapter::AdapterAp::new(&config, Hardware::new(config.hardware, &timings), reported, weights)?)
@@ -221,9 +255,30 @@ impl Ap {
             hw,
             dropped: Vec::new(),
             counters: ApCounters::default(),
-            qdisc,
+            ath9k,
             adapter,
         })
+    }
+
+    /// A scheduler configured as the design asks.
+    fn scheduler(config: &ApConfig) -> Result<(Scheduler, Config), ApError> {
+        let mut sc = Config::default();
+        sc.round_policy = match config.round_policy {
+            RoundPolicyName::Fixed => RoundPolicy::KeepNumber,
+            RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
+        };
+        sc.tx_no_pushback = config.tx_no_pushback;
+        let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
+        if let Some([low, high]) = config.aql_be_us {
+            let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
+            sched.set_default_limits(Ac::Be, limits);
+        }
+        let aql = matches!(config.design, Design::Ath11kSeries | Design::Mac80211Aql);
+        sched.set_aql_enabled(aql);
+        if !config.design.registers_airtime() {
+            sched.set_airtime_flags(AirtimeFlags::new(false, false));
+        }
+        Ok((sched, sc))
     }
 
     /// The network stack hands a packet for a station to mac80211 (`ieee80211_tx`): it
@@ -240,9 +295,15 @@ impl Ap {
             self.counters.txq_drops += a.enqueue(s, pkt, cpu, now, &mut self.dropped);
             return;
         }
-        if self.qdisc.is_some() {
+        if let Some(d) = self.ath9k.as_mut() {
             pkt.enqueue_ns = now;
-            qdisc::xmit(self, pkt, now);
+            let Node::Station(s) = pkt.dst else {
+                self.dropped.push(pkt);
+                return;
+            };
+            let before = self.dropped.len();
+            d.enqueue(s, pkt, now, &mut self.dropped);
+            self.counters.txq_drops += (self.dropped.len() - before) as u64;
             return;
         }
         let Node::Station(s) = pkt.dst else {
@@ -274,9 +335,13 @@ impl Ap {
             self.counters.txq_drops += a.tx_status(statuses, now, &mut self.dropped);
             return;
         }
-        if self.qdisc.is_some() {
-            qdisc::tx_status(self, statuses, now);
-        } else if self.config.design.driver_rounds() {
+        if let Some(d) = self.ath9k.as_mut() {
+            let before = self.dropped.len();
+            d.tx_status(statuses, now, &mut self.dropped);
+            self.counters.txq_drops += (self.dropped.len() - before) as u64;
+            return;
+        }
+        if self.config.design.driver_rounds() {
             ath11k_like::tx_status(self, statuses, now);
         } else {
             stock::tx_status(self, statuses);
@@ -288,6 +353,11 @@ impl Ap {
     pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, now: Nanos) {
         if let Some(a) = self.adapter.as_mut() {
             a.ppdu_stats(s, airtime_us, now);
+        } else if let Some(d) = self.ath9k.as_ref() {
+            // `ath_tx_count_airtime`, under airtime fairness.
+            if self.config.design.registers_airtime() {
+                d.register_airtime(s, airtime_us, 0, now);
+            }
         } else if self.config.design.registers_airtime() {
             ath11k_like::ppdu_stats(self, s, airtime_us, now);
         }
@@ -297,6 +367,11 @@ impl Ap {
     pub fn rx_airtime(&mut self, s: u16, airtime_us: u32, now: Nanos) {
         if let Some(a) = self.adapter.as_mut() {
             a.rx_airtime(s, airtime_us, now);
+        } else if let Some(d) = self.ath9k.as_ref() {
+            // `ath_rx_count_airtime`, under airtime fairness.
+            if self.config.design.registers_airtime() {
+                d.register_airtime(s, 0, airtime_us, now);
+            }
         } else if self.config.design.registers_airtime() {
             ath11k_like::rx_airtime(self, s, airtime_us, now);
         }
@@ -304,13 +379,46 @@ impl Ap {
 
     /// Station `s`'s BE pending airtime, as its `aql` file reads, in us.
     pub fn aql_pending_us(&self, s: u16) -> u32 {
-        let ids = self.adapter.as_ref().map_or(&self.sta_ids, |a| &a.sta_ids);
+        let ids = match (self.adapter.as_ref(), self.ath9k.as_ref()) {
+            (Some(a), _) => &a.sta_ids[..],
+            (None, Some(d)) => d.sta_ids(),
+            (None, None) => &self.sta_ids[..],
+        };
         ids.get(usize::from(s)).and_then(|id| self.sched().station_pending_us(*id, Ac::Be).ok()).unwrap_or(0)
     }
 
     /// The scheduler in use (the adapter's, under [`Design::Ath11kAdapter`]).
     pub fn sched(&self) -> &Scheduler {
-        self.adapter.as_ref().map_or(&self.sched, |a| a.sched())
+        match (self.adapter.as_ref(), self.ath9k.as_ref()) {
+            (Some(a), _) => a.sched(),
+            (None, Some(d)) => d.sched(),
+            (None, None) => &self.sched,
+        }
+    }
+
+    /// Whether a PPDU waits in the hardware (the medium's readiness of the AP).
+    pub fn hw_has_frames(&self) -> bool {
+        match self.ath9k.as_ref() {
+            Some(d) => d.hwq().has_frames(),
+            None => self.hw().has_frames(),
+        }
+    }
+
+    /// The PPDU the hardware sends on a won channel access: station, frames, PSDU bytes.
+    /// The firmware forms it (ath11k) or takes the next the host formed (ath9k).
+    pub fn next_ppdu(&mut self, timings: &[PhyTiming]) -> Option<(u16, Vec<HwFrame>, u32)> {
+        match self.ath9k.as_mut() {
+            Some(d) => d.next_ppdu(),
+            None => self.hw_mut().next_ampdu(timings),
+        }
+    }
+
+    /// A PPDU that collided goes back to the head of its queue.
+    pub fn requeue_ppdu(&mut self, station: u16, frames: Vec<HwFrame>) {
+        match self.ath9k.as_mut() {
+            Some(d) => d.requeue_front(station, frames),
+            None => self.hw_mut().requeue_front(station, frames),
+        }
     }
 
     /// The radio (behind the adapter's HAL under [`Design::Ath11kAdapter`]).

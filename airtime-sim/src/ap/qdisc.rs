@@ -1,17 +1,14 @@
 //! A qdisc on the interface in front of the driver, the design before mac80211 had
 //! intermediate queues: `pfifo_fast` (one FIFO of 1000 packets for best effort) or the
 //! `fq_codel` qdisc (Linux defaults: target 5 ms, interval 100 ms, 10240 packets,
-//! quantum 1514), over a driver that keeps its own FIFO of a few aggregates (the TCL
-//! ring with a small `ring_entries`). The driver pulls from the qdisc whenever its FIFO
-//! has room: on every enqueue and on every completion.
+//! quantum 1514). The driver below it is ath9k's of that era (see
+//! [`super::ath9k_like`]), which pulls from the qdisc until it stops it.
 
-use super::Ap;
-use super::hardware::{HwFrame, TxStatus};
 use crate::engine::Nanos;
 use crate::engine::time::instant;
-use crate::net::{Node, Packet};
-use airtime_sched::Txq;
+use crate::net::Packet;
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq};
+use airtime_sched::traits::Txq;
 use std::collections::VecDeque;
 
 /// The interface qdisc.
@@ -45,75 +42,38 @@ impl Qdisc {
     }
 }
 
-fn enqueue(ap: &mut Ap, pkt: Packet, now: Nanos) {
-    let Some(q) = ap.qdisc.as_mut() else {
-        ap.dropped.push(pkt);
-        return;
-    };
-    match q {
-        Qdisc::Pfifo { queue, limit } => {
-            if queue.len() >= *limit {
-                ap.counters.txq_drops += 1;
-                ap.dropped.push(pkt);
-            } else {
+impl Qdisc {
+    /// Queues a packet; a `pfifo_fast` band that is full hands it back (tail drop).
+    pub fn enqueue(&mut self, pkt: Packet, now: Nanos) -> Result<(), Packet> {
+        match self {
+            Qdisc::Pfifo { queue, limit } => {
+                if queue.len() >= *limit {
+                    return Err(pkt);
+                }
                 queue.push_back(pkt);
+                Ok(())
             }
-        }
-        Qdisc::FqCodel(q) => {
-            let _ = q.enqueue(pkt, instant(now));
-        }
-    }
-}
-
-fn dequeue(ap: &mut Ap, now: Nanos) -> Option<Packet> {
-    match ap.qdisc.as_mut()? {
-        Qdisc::Pfifo { queue, .. } => queue.pop_front(),
-        Qdisc::FqCodel(q) => {
-            let p = q.dequeue(instant(now)).ok().flatten();
-            for d in q.drain_drops() {
-                ap.counters.txq_drops += 1;
-                ap.dropped.push(d.frame);
-            }
-            p
-        }
-    }
-}
-
-/// Moves packets from the qdisc into the driver's FIFO while it has room.
-fn run(ap: &mut Ap, now: Nanos) {
-    loop {
-        let Some(pkt) = dequeue(ap, now) else { return };
-        let ring = ap.hw.ring_of_cpu(pkt.cpu);
-        if !ap.hw.has_room(ring) {
-            // Requeue at the head: the driver stops the queue before it is full.
-            if let Some(Qdisc::Pfifo { queue, .. }) = ap.qdisc.as_mut() {
-                queue.push_front(pkt);
-            } else if let Some(Qdisc::FqCodel(q)) = ap.qdisc.as_mut() {
+            Qdisc::FqCodel(q) => {
+                // fq_codel's own limits drop from its fattest flow: see `take_drops`.
                 let _ = q.enqueue(pkt, instant(now));
+                Ok(())
             }
-            return;
-        }
-        let Node::Station(station) = pkt.dst else {
-            ap.dropped.push(pkt);
-            continue;
-        };
-        if let Err(f) = ap.hw.push(HwFrame { ring, fifo: ring, pkt, charge: None, station, msdu_id: None }) {
-            ap.counters.ring_drops += 1;
-            ap.dropped.push(f.pkt);
         }
     }
-}
 
-/// The stack hands a packet to the interface.
-pub fn xmit(ap: &mut Ap, pkt: Packet, now: Nanos) {
-    enqueue(ap, pkt, now);
-    run(ap, now);
-}
-
-/// Completions free the driver's FIFO; the qdisc refills it.
-pub fn tx_status(ap: &mut Ap, statuses: &mut [TxStatus], now: Nanos) {
-    for st in statuses.iter_mut() {
-        ap.hw.free_descriptor(st.ring);
+    /// The next packet for the driver.
+    pub fn dequeue(&mut self, now: Nanos) -> Option<Packet> {
+        match self {
+            Qdisc::Pfifo { queue, .. } => queue.pop_front(),
+            Qdisc::FqCodel(q) => q.dequeue(instant(now)).ok().flatten(),
+        }
     }
-    run(ap, now);
+
+    /// The packets the qdisc dropped (fq_codel's CoDel and limits) since the last call.
+    pub fn take_drops(&mut self) -> Vec<Packet> {
+        match self {
+            Qdisc::Pfifo { .. } => Vec::new(),
+            Qdisc::FqCodel(q) => q.drain_drops().map(|d| d.frame).collect(),
+        }
+    }
 }

@@ -74,13 +74,17 @@ pub const TXQ_DESIGNS: &[Design] = &[
 /// The designs that register airtime with the scheduler (airtime fairness).
 pub const ATF_DESIGNS: &[Design] =
     &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Atf, Design::Mac80211Aql];
-/// The designs of an ath11k radio (its completion ring's interrupt moderation).
-pub const ATH11K_DESIGNS: &[Design] = &[Design::Stock, Design::Ath11kSeries, Design::Ath11kAdapter];
 /// The designs with Airtime Queue Limits.
 pub const AQL_DESIGNS: &[Design] = &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Aql];
 /// The designs whose driver runs a round on tx completion, in NAPI budgets.
-pub const ROUND_DESIGNS: &[Design] =
-    &[Design::Ath11kSeries, Design::Ath11kAdapter, Design::Mac80211Rr, Design::Mac80211Atf, Design::Mac80211Aql];
+pub const ROUND_DESIGNS: &[Design] = &[Design::Ath11kSeries, Design::Ath11kAdapter];
+/// The designs of an ath11k radio, whose firmware forms the aggregates from TCL rings
+/// and whose tx completion ring is interrupt-moderated; the host-aggregating
+/// (ath9k-shaped) designs have neither rings nor firmware queues.
+pub const ATH11K_DESIGNS: &[Design] = &[Design::Stock, Design::Ath11kSeries, Design::Ath11kAdapter];
+/// What the host-aggregating designs lack.
+const HOST_AGGREGATES: &str = "forms its aggregates in the driver (ath9k: two in the hardware queue, 4 ms, half the \
+                               BlockAck window)";
 
 /// A kind of flow, for keys of `[[flows]]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,9 +293,9 @@ pub const KEYS: &[KeyDef] = &[
         Default::Required,
         "The AP's queueing design: `stock` (upstream ath11k, mac80211's default wake handler, no AQL), \
          `ath11k_series` (the AQL series driving the scheduler directly), `ath11k_adapter` (the same through the \
-         `airtime-ath11k` crate), `mac80211_rr` / `mac80211_atf` / `mac80211_aql` (mac80211 txqs over a shallow \
-         driver FIFO: round robin, airtime fairness, airtime fairness and AQL), `qdisc_pfifo` / `qdisc_fq_codel` \
-         (a qdisc in front of the driver, no mac80211 txqs).",
+         `airtime-ath11k` crate), `mac80211_rr` / `mac80211_atf` / `mac80211_aql` (ath9k over mac80211 \
+         txqs, forming A-MPDUs per txq into a hardware queue of two: round robin, airtime fairness, airtime fairness \
+         and AQL), `qdisc_pfifo` / `qdisc_fq_codel` (a qdisc over ath9k's per-TID buffers, no mac80211 txqs).",
     )
     .choices(&[
         "stock",
@@ -351,29 +355,33 @@ pub const KEYS: &[KeyDef] = &[
         "rings",
         Default::Value("3"),
         "TCL data rings; the sending CPU picks the ring (ath11k: 3).",
-    ),
+    )
+    .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(
         "ap.hardware.ring_entries",
         "integer",
         "descriptors",
         Default::Value("2304"),
         "Descriptors per ring, held from push to reaped completion: the hardware queue a stock driver fills \
-         (calibrated on the stock VHT80 mean RTT); the driver FIFO of the other designs when set small.",
-    ),
+         (calibrated on the stock VHT80 mean RTT).",
+    )
+    .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(
         "ap.hardware.fw_queue_aggregates",
         "integer",
         "aggregates",
         Default::Value("1"),
         "Firmware per-station queue, in full-sized aggregates at the station's rate.",
-    ),
+    )
+    .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(
         "ap.hardware.max_ppdu_us",
         "float",
         "µs",
         Default::Value("5484.0"),
         "Longest PPDU the firmware builds (the 802.11 PPDU time limit).",
-    ),
+    )
+    .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(
         "ap.hardware.tx_completion_irq",
         "`\"srng\"` \\| `\"fixed\"`",
@@ -430,7 +438,8 @@ pub const KEYS: &[KeyDef] = &[
         "",
         Default::Required,
         "The rate its frames take on the air: `vht80-1ss-mcs9-sgi`, `he80-2ss-mcs11`, `ht20-mcs15`, \
-         `he80-1ss-mcs11-gi1.6` (family ht/vht/he and bandwidth 20/40/80/160, streams, MCS, guard interval).",
+         `he80-1ss-mcs11-gi1.6` (family ht/vht/he and bandwidth 20/40/80/160, streams, MCS, guard interval), or a \
+         legacy rate in Mbit/s: `cck-1` (long preamble), `ofdm-6`.",
     ),
     key(
         "stations[].reported_rate",

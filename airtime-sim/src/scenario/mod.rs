@@ -790,6 +790,32 @@ station = "a"
                 ),
             ),
             (
+                "ap.hardware.rings",
+                with("mac80211_rr", "", "rings = 1", "", "", ""),
+                Refused(
+                    "`ap.hardware.rings`: has no effect here (design `mac80211_rr` forms its aggregates in the \
+                     driver (ath9k: two in the hardware queue, 4 ms, half the BlockAck window); only `stock`, \
+                     `ath11k_series`, `ath11k_adapter` use it)",
+                ),
+            ),
+            (
+                "ap.hardware.ring_entries",
+                with("qdisc_pfifo", "", "ring_entries = 128", "", "", ""),
+                Refused("`ap.hardware.ring_entries`: has no effect here (design `qdisc_pfifo` forms its aggregates"),
+            ),
+            (
+                "ap.hardware.fw_queue_aggregates",
+                with("mac80211_atf", "", "fw_queue_aggregates = 1", "", "", ""),
+                Warned(
+                    "`ap.hardware.fw_queue_aggregates`: is the default and has no effect here (design `mac80211_atf`",
+                ),
+            ),
+            (
+                "ap.hardware.max_ppdu_us",
+                with("mac80211_aql", "", "max_ppdu_us = 4000.0", "", "", ""),
+                Refused("`ap.hardware.max_ppdu_us`: has no effect here (design `mac80211_aql` forms its aggregates"),
+            ),
+            (
                 "ap.hardware.napi_budget",
                 with("stock", "", "napi_budget = 8", "", "", ""),
                 Refused(

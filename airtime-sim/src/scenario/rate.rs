@@ -1,11 +1,15 @@
 //! Rates as scenario files write them: `vht80-1ss-mcs9-sgi`, `he80-2ss-mcs11`,
-//! `ht20-mcs15`, `ht40-mcs7-sgi`, `he80-1ss-mcs11-gi1.6`.
+//! `ht20-mcs15`, `ht40-mcs7-sgi`, `he80-1ss-mcs11-gi1.6`, and the legacy rates in Mbit/s:
+//! `cck-1`, `cck-11`, `ofdm-6`, `ofdm-54`.
 
 use airtime_est::{Bandwidth, HeGi, Rate};
 
 /// Parses a rate; the error says what was wrong.
 pub fn parse_rate(s: &str) -> Result<Rate, String> {
     let lower = s.trim().to_ascii_lowercase();
+    if let Some(legacy) = parse_legacy(s, &lower) {
+        return legacy;
+    }
     let mut parts = lower.split('-');
     let head = parts.next().unwrap_or_default();
     let (family, bw) = head.split_at(head.find(|c: char| c.is_ascii_digit()).unwrap_or(head.len()));
@@ -50,6 +54,21 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     r.map_err(|e| format!("rate `{s}`: {e:?}"))
 }
 
+/// `cck-<Mbit/s>` (long preamble) or `ofdm-<Mbit/s>`; `None` if `lower` is neither.
+fn parse_legacy(s: &str, lower: &str) -> Option<Result<Rate, String>> {
+    let (cck, mbps) = match lower.split_once('-')? {
+        ("cck", m) => (true, m),
+        ("ofdm", m) => (false, m),
+        _ => return None,
+    };
+    let Ok(mbps) = mbps.parse::<f64>() else {
+        return Some(Err(format!("rate `{s}`: `{mbps}` is not a rate in Mbit/s")));
+    };
+    let rate_100kbps = (mbps * 10.0).round() as u16;
+    let r = if cck { Rate::legacy_cck(rate_100kbps, false) } else { Rate::legacy_ofdm(rate_100kbps) };
+    Some(r.map_err(|e| format!("rate `{s}`: {e:?}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,6 +80,9 @@ mod tests {
         let h = parse_rate("he80-2ss-mcs11").unwrap();
         assert_eq!((h.mcs(), h.nss()), (Some(11), 2));
         assert_eq!(parse_rate("ht20-mcs15").unwrap().nss(), 2);
+        assert_eq!(parse_rate("cck-1").unwrap().legacy_rate_100kbps(), Some(10));
+        assert_eq!(parse_rate("ofdm-6").unwrap().legacy_rate_100kbps(), Some(60));
+        assert!(parse_rate("cck-3").is_err() && parse_rate("ofdm-x").is_err());
     }
 
     #[test]

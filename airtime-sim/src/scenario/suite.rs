@@ -33,6 +33,8 @@ pub const DESIGNS_SUITE: &[(&str, &str)] = &[
     ("designs-mac80211-rr.toml", include_str!("../../scenarios/designs/designs-mac80211-rr.toml")),
     ("designs-mac80211-atf.toml", include_str!("../../scenarios/designs/designs-mac80211-atf.toml")),
     ("designs-mac80211-aql.toml", include_str!("../../scenarios/designs/designs-mac80211-aql.toml")),
+    ("designs-30sta-mac80211-rr.toml", include_str!("../../scenarios/designs/designs-30sta-mac80211-rr.toml")),
+    ("designs-30sta-mac80211-atf.toml", include_str!("../../scenarios/designs/designs-30sta-mac80211-atf.toml")),
 ];
 
 /// The default suite, parsed.
@@ -89,7 +91,7 @@ mod tests {
     #[test]
     fn named_suites_select_by_prefix() {
         assert_eq!(named("split").unwrap().len(), 6);
-        assert_eq!(named("designs").unwrap().len(), 5);
+        assert_eq!(named("designs").unwrap().len(), 7);
         assert!(named("nonsense").is_err());
     }
 }

@@ -483,7 +483,7 @@ impl World {
                 self.q.schedule(now, Event::Poll(AP_HOST));
             }
         }
-        let ready = self.ap.hw().has_frames();
+        let ready = self.ap.hw_has_frames();
         if self.medium.set_ready(0, ready, now, &mut self.rng) {
             self.reschedule_access();
         }
@@ -503,7 +503,7 @@ impl World {
         let mut longest: Nanos = 0;
         for w in winners {
             let tx = if w == 0 {
-                self.ap.hw_mut().next_ampdu(&self.timings).map(|(station, frames, psdu)| {
+                self.ap.next_ppdu(&self.timings).map(|(station, frames, psdu)| {
                     let t = &self.timings[usize::from(station)];
                     let airtime_ns = (t.exchange_us(psdu) * 1000.0) as Nanos;
                     Tx::Ap { station, frames, airtime_ns }
@@ -544,7 +544,7 @@ impl World {
                 Tx::Ap { station, frames, airtime_ns } => {
                     transmitted.push((0, airtime_ns));
                     if collided {
-                        self.ap.hw_mut().requeue_front(station, frames);
+                        self.ap.requeue_ppdu(station, frames);
                         continue;
                     }
                     let s = usize::from(station);
@@ -609,7 +609,7 @@ impl World {
         if ap_touched {
             self.after_ap(now);
         }
-        let ap_ready = self.ap.hw().has_frames();
+        let ap_ready = self.ap.hw_has_frames();
         self.medium.set_ready(0, ap_ready, now, &mut self.rng);
         for s in 0..self.uplink.len() {
             let r = !self.uplink[s].is_empty();

@@ -1,0 +1,715 @@
+//! An ath9k-shaped host-aggregating driver over the crate's [`TxqTable`], in its two eras:
+//!
+//! * **mac80211 txqs** (Linux 4.11 on; the `mac80211_rr`, `mac80211_atf` and
+//!   `mac80211_aql` designs): the per-station FQ-CoDel txqs are the table's. On every wake
+//!   (`ath9k_wake_tx_queue`) and every completion (`ath_tx_process_buffer`) the driver runs
+//!   `ath_txq_schedule`: one scheduling round in which each txq handed out gets one turn,
+//!   and a turn forms at most one PPDU (`ath_tx_sched_aggr`). A turn first asks for room:
+//!   an A-MPDU only while the hardware queue holds fewer than
+//!   [`ATH_AGGR_MIN_QDEPTH`](super::host_ampdu::ATH_AGGR_MIN_QDEPTH) aggregates, a single
+//!   frame while it holds fewer than
+//!   [`ATH_NON_AGGR_MIN_QDEPTH`](super::host_ampdu::ATH_NON_AGGR_MIN_QDEPTH) PPDUs
+//!   (`-EBUSY` otherwise: the txq is returned with its frames). The aggregate takes
+//!   subframes from the txq (`ath_tx_form_aggr`: the txq's kept frame first, the table's
+//!   retry slot standing for `tid->retry_q`, then `ieee80211_tx_dequeue`) until half the
+//!   BlockAck window or the 4 ms byte length is reached; the frame that does not fit is
+//!   kept for the txq's next turn. With airtime fairness mac80211 lists a txq that made
+//!   progress at the head, so its round ends there and the next wake or completion serves
+//!   it again while its deficit lasts; without it, at the tail (round robin).
+//! * **Qdisc** (before mac80211's intermediate queues; the `qdisc_pfifo` and
+//!   `qdisc_fq_codel` designs): the interface's qdisc feeds the driver (`ath_tx_start`),
+//!   which keeps each frame in its TID's buffer (`tid->buf_q`, a FIFO here) and schedules
+//!   TIDs round robin with the same aggregate forming. The driver stops the qdisc once the
+//!   hardware queue's `pending_frames` (frames handed to the driver and not yet completed,
+//!   in TID buffers and in hardware) exceeds [`ATH_MAX_QDEPTH`], and wakes it when a
+//!   completion brings the count below it (`ath_tx_start` / `ath_tx_complete`, ath9k of
+//!   Linux 3.x).
+//!
+//! Transmit airtime is registered per PPDU at completion (`ath_tx_count_airtime`; here
+//! through the PPDU-stats event) and received airtime per PPDU, both only under airtime
+//! fairness. Every frame the driver takes is accounted: sent and completed, kept in a
+//! txq's retry slot, or dropped by its queue (FQ-CoDel, the qdisc) and handed back.
+
+use super::hardware::{HwFrame, TxStatus};
+use super::host_ampdu::{AggregateLimits, HostHwQueue, HostPpdu};
+use super::mac80211::{SimStation, SimTxq};
+use super::qdisc::Qdisc;
+use crate::engine::Nanos;
+use crate::engine::time::instant;
+use crate::net::{Node, Packet};
+use crate::wifi::PhyTiming;
+use airtime_est::Rate;
+use airtime_sched::traits::{Enqueue, Txq};
+use airtime_sched::txqs::Retry;
+use airtime_sched::{Ac, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, TxqTable, Weight};
+use std::collections::VecDeque;
+
+/// Frames the old ath9k let the driver hold per hardware queue before it stopped the
+/// qdisc: ath9k.h `ATH_MAX_QDEPTH` = `ATH_TXBUF / 4 - ATH_TXBUF_RESERVE` = 512 / 4 - 5
+/// (Linux 3.x, checked in xmit.c `ath_tx_start`).
+pub const ATH_MAX_QDEPTH: u32 = 512 / 4 - 5;
+
+/// A TID queue the driver serves: a queue of the table that hands back what it dropped.
+pub trait TidQueue: Txq<Frame = Packet> + Enqueue {
+    /// Moves the frames the queue dropped since the last call into `out`.
+    fn take_drops(&mut self, out: &mut Vec<Packet>);
+}
+
+impl TidQueue for SimTxq {
+    fn take_drops(&mut self, out: &mut Vec<Packet>) {
+        out.extend(self.drain_drops().map(|d| d.frame));
+    }
+}
+
+/// The old ath9k's per-TID buffer (`tid->buf_q`): a FIFO without a limit of its own (the
+/// driver's `pending_frames` bounds all of them together).
+#[derive(Debug, Default)]
+pub struct TidFifo(VecDeque<Packet>);
+
+impl Txq for TidFifo {
+    type Frame = Packet;
+    type Error = core::convert::Infallible;
+    fn dequeue(&mut self, _now: Instant) -> Result<Option<Packet>, Self::Error> {
+        Ok(self.0.pop_front())
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.0.front().map(airtime_sched::Frame::len_bytes)
+    }
+}
+
+impl Enqueue for TidFifo {
+    fn enqueue(&mut self, frame: Packet, _enqueued: Instant) {
+        self.0.push_back(frame);
+    }
+}
+
+impl TidQueue for TidFifo {
+    fn take_drops(&mut self, _out: &mut Vec<Packet>) {}
+}
+
+/// Which `ath_txq_schedule` the driver runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScheduleShape {
+    /// ath9k before its airtime fairness (Linux 3.x to 4.10): laps of round robin over
+    /// the stations while a lap sent something, and the whole schedule stops at the first
+    /// TID that finds the hardware queue full (`ath_tx_sched_aggr` sets `stop`; that TID
+    /// goes back to the tail, `ath_tx_queue_tid`).
+    RoundRobinLaps,
+    /// ath9k over mac80211's scheduler (Linux 4.20 on): one round of
+    /// `ieee80211_next_txq`; a txq that finds the hardware queue full is returned
+    /// (`ieee80211_return_txq`) and the round goes on.
+    Mac80211Round,
+}
+
+/// Counters of the driver.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ath9kCounters {
+    /// Frames the driver took (from the stack or the qdisc).
+    pub frames_in: u64,
+    /// Frames completed.
+    pub frames_completed: u64,
+    /// Frames dropped by the txqs' or the qdisc's AQM or limits, or refused at enqueue.
+    pub frames_dropped: u64,
+    /// PPDUs formed.
+    pub ppdus: u64,
+    /// Turns that found the hardware queue full (`-EBUSY`).
+    pub busy_turns: u64,
+}
+
+/// The driver with its TID queues of type `Q`.
+pub struct Ath9k<Q: TidQueue> {
+    table: TxqTable<Q>,
+    /// Station record and simulator station number, by scheduler handle index.
+    stations: Vec<Option<(SimStation, u16)>>,
+    /// Scheduler handle of each station, by station number.
+    pub sta_ids: Vec<StationId>,
+    /// BE txq of each station, by station number.
+    pub txq_ids: Vec<TxqId>,
+    limits: Vec<AggregateLimits>,
+    /// The BE hardware queue.
+    pub hwq: HostHwQueue,
+    /// Frames taken by the driver and not yet completed (`txq->pending_frames`).
+    pub pending_frames: u32,
+    /// Counters.
+    pub counters: Ath9kCounters,
+    any_aggregating: bool,
+    any_legacy: bool,
+    shape: ScheduleShape,
+    dropped_scratch: Vec<Packet>,
+}
+
+impl<Q: TidQueue> Ath9k<Q> {
+    /// A driver over `sched` for stations sent at `timings`, priced at `reported`, with
+    /// `weights`; each station's BE txq holds a queue from `new_queue`.
+    pub fn new(
+        sched: Scheduler,
+        shape: ScheduleShape,
+        timings: &[PhyTiming],
+        reported: &[Rate],
+        weights: &[u16],
+        mut new_queue: impl FnMut() -> Q,
+    ) -> Result<Ath9k<Q>, String> {
+        let max_stations = usize::from(sched.config().max_stations);
+        let table = TxqTable::new(sched);
+        let mut stations: Vec<Option<(SimStation, u16)>> = (0..max_stations).map(|_| None).collect();
+        let (mut sta_ids, mut txq_ids) = (Vec::new(), Vec::new());
+        for (s, (rate, w)) in reported.iter().zip(weights).enumerate() {
+            let weight = Weight::new(*w).map_err(|e| format!("weight: {e}"))?;
+            let id = table.scheduler().add_station(weight).map_err(|e| format!("{e:?}"))?;
+            let txq = table.add_txq(Some(id), Tid::BE, new_queue()).map_err(|e| format!("{:?}", e.error))?;
+            let slot = stations.get_mut(id.index()).ok_or("station index beyond the table")?;
+            *slot = Some((SimStation { id, rate: *rate }, s as u16));
+            sta_ids.push(id);
+            txq_ids.push(txq);
+        }
+        let limits: Vec<AggregateLimits> = timings.iter().map(AggregateLimits::at).collect();
+        Ok(Ath9k {
+            any_aggregating: limits.iter().any(|l| l.aggregates),
+            any_legacy: limits.iter().any(|l| !l.aggregates),
+            table,
+            stations,
+            sta_ids,
+            txq_ids,
+            limits,
+            shape,
+            hwq: HostHwQueue::default(),
+            pending_frames: 0,
+            counters: Ath9kCounters::default(),
+            dropped_scratch: Vec::new(),
+        })
+    }
+
+    /// The scheduler.
+    pub fn sched(&self) -> &Scheduler {
+        self.table.scheduler()
+    }
+
+    /// The aggregate limits of station `s`.
+    pub fn limits(&self, s: u16) -> Option<AggregateLimits> {
+        self.limits.get(usize::from(s)).copied()
+    }
+
+    /// Queues `pkt` in station `s`'s txq (which wakes it); a frame the table refuses goes
+    /// to `dropped`. Returns whether the frame was taken.
+    pub fn enqueue(&mut self, s: u16, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> bool {
+        self.counters.frames_in += 1;
+        let Some(&txq) = self.txq_ids.get(usize::from(s)) else {
+            self.counters.frames_dropped += 1;
+            dropped.push(pkt);
+            return false;
+        };
+        match self.table.enqueue(txq, pkt, instant(now)) {
+            Ok(()) => true,
+            Err(e) => {
+                let back: Vec<Packet> = e.into_frames().collect();
+                self.counters.frames_dropped += back.len() as u64;
+                dropped.extend(back);
+                false
+            }
+        }
+    }
+
+    fn has_room_for_any(&self) -> bool {
+        (self.any_aggregating && self.hwq.has_room(true)) || (self.any_legacy && self.hwq.has_room(false))
+    }
+
+    /// `ath_txq_schedule`: rounds over the BE txqs, one PPDU per turn, while the
+    /// hardware queue has room, in the driver's [`ScheduleShape`]. Frames the queues
+    /// dropped go to `dropped`.
+    pub fn schedule(&mut self, now: Nanos, dropped: &mut Vec<Packet>) {
+        let mut drops = std::mem::take(&mut self.dropped_scratch);
+        match self.shape {
+            ScheduleShape::Mac80211Round => {
+                self.round(now, &mut drops);
+            }
+            ScheduleShape::RoundRobinLaps => {
+                // A lap per round; at most one lap per txq beyond the first, as the
+                // driver's `if (!sent) break` ends the laps once one sends nothing.
+                for _ in 0..=self.txq_ids.len() {
+                    let (sent, stopped) = self.round(now, &mut drops);
+                    if stopped || !sent || !self.has_room_for_any() {
+                        break;
+                    }
+                }
+            }
+        }
+        self.counters.frames_dropped += drops.len() as u64;
+        dropped.append(&mut drops);
+        self.dropped_scratch = drops;
+    }
+
+    /// One scheduling round; returns whether it sent anything and whether it stopped
+    /// at a full hardware queue.
+    fn round(&mut self, now: Nanos, drops: &mut Vec<Packet>) -> (bool, bool) {
+        let now_i = instant(now);
+        let round = self.table.scheduler().start_round(Ac::Be);
+        if !round.is_open() {
+            return (false, false);
+        }
+        let (mut sent, mut stopped) = (false, false);
+        while self.has_room_for_any() {
+            let Some(mut turn) = self.table.next_txq(round, now_i) else { break };
+            let record = turn.station().and_then(|id| self.stations.get(id.index()).copied().flatten());
+            let Some((station, s)) = record else {
+                // Not a station txq of this model: nothing to form.
+                let outcome = if turn.is_backlogged() { TxqReturn::Stalled } else { TxqReturn::Empty };
+                turn.finish(outcome, now_i);
+                continue;
+            };
+            let Some(&lim) = self.limits.get(usize::from(s)) else {
+                turn.finish(TxqReturn::Stalled, now_i);
+                continue;
+            };
+            if !self.hwq.has_room(lim.aggregates) {
+                // `ath_tx_sched_aggr`'s -EBUSY: the frames stay with the txq.
+                self.counters.busy_turns += 1;
+                let outcome = if turn.is_backlogged() { TxqReturn::Stalled } else { TxqReturn::Empty };
+                turn.finish(outcome, now_i);
+                if self.shape == ScheduleShape::RoundRobinLaps {
+                    stopped = true;
+                    break;
+                }
+                continue;
+            }
+            let mut frames: Vec<HwFrame> = Vec::new();
+            let mut bytes = 0u32;
+            let (mut taken, mut singles) = (0usize, 0usize);
+            while taken < lim.max_frames {
+                taken += 1;
+                // `ieee80211_tx_dequeue`'s AQL check, before each frame.
+                if !turn.airtime_check() {
+                    break;
+                }
+                let (pkt, charge) = match turn.take_retry() {
+                    Some(Retry { frame, charge }) => (frame, charge),
+                    None => match turn.dequeue(now_i) {
+                        Ok(Some(p)) => (p, None),
+                        Ok(None) | Err(_) => break,
+                    },
+                };
+                let sub = pkt.ampdu_subframe_bytes();
+                if lim.aggregates && !frames.is_empty() && bytes + sub > lim.max_bytes {
+                    // `ath_tx_form_aggr`'s stop: the frame goes back for the next turn.
+                    match turn.hold_back(Retry { frame: pkt, charge }) {
+                        Ok(()) => break,
+                        // Unreachable (the slot was just emptied); never lose the frame.
+                        Err(back) => {
+                            push_frame(&mut frames, &mut bytes, back.frame, back.charge, s);
+                            break;
+                        }
+                    }
+                }
+                let charge = match charge {
+                    Some(c) => Some(c),
+                    None => turn.charge_frame(&station, airtime_sched::Frame::len_bytes(&pkt)).ok(),
+                };
+                if charge.is_none() {
+                    turn.send_uncharged();
+                }
+                push_frame(&mut frames, &mut bytes, pkt, charge, s);
+                if !lim.aggregates {
+                    // `ath_tx_form_burst`: each frame its own PPDU.
+                    let one = std::mem::take(&mut frames);
+                    self.hwq.push(HostPpdu { station: s, frames: one, psdu_bytes: bytes, aggregate: false });
+                    self.counters.ppdus += 1;
+                    singles += 1;
+                    bytes = 0;
+                    if !self.hwq.has_room(false) {
+                        break;
+                    }
+                }
+            }
+            let formed = !frames.is_empty() || singles > 0;
+            sent |= formed;
+            if !frames.is_empty() {
+                self.hwq.push(HostPpdu { station: s, frames, psdu_bytes: bytes, aggregate: true });
+                self.counters.ppdus += 1;
+            }
+            if let Some(q) = turn.queue() {
+                q.take_drops(drops);
+            }
+            let outcome = match (turn.is_backlogged(), formed) {
+                (false, _) => TxqReturn::Empty,
+                (true, true) => TxqReturn::Backlogged,
+                (true, false) => TxqReturn::Stalled,
+            };
+            turn.finish(outcome, now_i);
+        }
+        (sent, stopped)
+    }
+
+    /// One PPDU's completion (`ath_tx_process_buffer`): its frames' charges released, the
+    /// hardware queue's counts updated. The caller schedules afterwards.
+    pub fn complete(&mut self, statuses: &mut [TxStatus]) {
+        if statuses.is_empty() {
+            return;
+        }
+        self.hwq.complete();
+        for st in statuses.iter_mut() {
+            if let Some(c) = st.charge.take() {
+                let _ = self.table.scheduler().release(c);
+            }
+            self.counters.frames_completed += 1;
+            self.pending_frames = self.pending_frames.saturating_sub(1);
+        }
+    }
+
+    /// Transmit or receive airtime of station `s`, registered for airtime fairness.
+    pub fn register_airtime(&self, s: u16, tx_us: u32, rx_us: u32, now: Nanos) {
+        if let Some(id) = self.sta_ids.get(usize::from(s)) {
+            let _ = self.table.scheduler().register_airtime(*id, Ac::Be, tx_us, rx_us, instant(now));
+        }
+    }
+}
+
+/// Adds a frame to the PPDU being formed for station `s`.
+fn push_frame(frames: &mut Vec<HwFrame>, bytes: &mut u32, pkt: Packet, charge: Option<airtime_sched::Charge>, s: u16) {
+    *bytes += pkt.ampdu_subframe_bytes();
+    frames.push(HwFrame { pkt, charge, ring: 0, fifo: 0, station: s, msdu_id: None });
+}
+
+/// The driver of one design era.
+pub enum Ath9kAp {
+    /// Over mac80211's txqs.
+    Txqs(Box<Ath9k<SimTxq>>),
+    /// Under a qdisc, with per-TID buffers.
+    Qdisc {
+        /// The driver.
+        driver: Box<Ath9k<TidFifo>>,
+        /// The interface's qdisc.
+        qdisc: Box<Qdisc>,
+        /// Whether the driver stopped the qdisc (`ieee80211_stop_queue`).
+        stopped: bool,
+    },
+}
+
+impl Ath9kAp {
+    /// The driver's scheduler.
+    pub fn sched(&self) -> &Scheduler {
+        match self {
+            Ath9kAp::Txqs(d) => d.sched(),
+            Ath9kAp::Qdisc { driver, .. } => driver.sched(),
+        }
+    }
+
+    /// Scheduler handles of the stations.
+    pub fn sta_ids(&self) -> &[StationId] {
+        match self {
+            Ath9kAp::Txqs(d) => &d.sta_ids,
+            Ath9kAp::Qdisc { driver, .. } => &driver.sta_ids,
+        }
+    }
+
+    /// The hardware queue.
+    pub fn hwq(&self) -> &HostHwQueue {
+        match self {
+            Ath9kAp::Txqs(d) => &d.hwq,
+            Ath9kAp::Qdisc { driver, .. } => &driver.hwq,
+        }
+    }
+
+    fn hwq_mut(&mut self) -> &mut HostHwQueue {
+        match self {
+            Ath9kAp::Txqs(d) => &mut d.hwq,
+            Ath9kAp::Qdisc { driver, .. } => &mut driver.hwq,
+        }
+    }
+
+    /// The driver's counters.
+    pub fn counters(&self) -> Ath9kCounters {
+        match self {
+            Ath9kAp::Txqs(d) => d.counters,
+            Ath9kAp::Qdisc { driver, .. } => driver.counters,
+        }
+    }
+
+    /// Frames taken and not yet completed or dropped, by where they are: (qdisc, driver
+    /// and hardware). For conservation checks.
+    pub fn pending_frames(&self) -> u32 {
+        match self {
+            Ath9kAp::Txqs(d) => {
+                let c = d.counters;
+                u32::try_from(c.frames_in.saturating_sub(c.frames_completed + c.frames_dropped)).unwrap_or(u32::MAX)
+            }
+            Ath9kAp::Qdisc { driver, .. } => driver.pending_frames,
+        }
+    }
+
+    /// The stack hands a packet for station `s` to the interface.
+    pub fn enqueue(&mut self, s: u16, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
+        match self {
+            Ath9kAp::Txqs(d) => {
+                d.enqueue(s, pkt, now, dropped);
+                d.schedule(now, dropped);
+            }
+            Ath9kAp::Qdisc { qdisc, .. } => {
+                if let Err(p) = qdisc.enqueue(pkt, now) {
+                    dropped.push(p);
+                }
+                dropped.extend(qdisc.take_drops());
+                self.feed(now, dropped);
+            }
+        }
+    }
+
+    /// The qdisc runs while the driver has not stopped it: each frame goes to its TID's
+    /// buffer and the driver schedules (`ath_tx_start`, then `ath_tx_send_ampdu` or the
+    /// TID scheduled for later).
+    fn feed(&mut self, now: Nanos, dropped: &mut Vec<Packet>) {
+        let Ath9kAp::Qdisc { driver, qdisc, stopped } = self else { return };
+        while !*stopped {
+            let Some(pkt) = qdisc.dequeue(now) else { break };
+            dropped.extend(qdisc.take_drops());
+            let Node::Station(s) = pkt.dst else {
+                dropped.push(pkt);
+                continue;
+            };
+            if driver.enqueue(s, pkt, now, dropped) {
+                driver.pending_frames += 1;
+                if driver.pending_frames > ATH_MAX_QDEPTH {
+                    *stopped = true;
+                }
+            }
+            driver.schedule(now, dropped);
+        }
+        dropped.extend(qdisc.take_drops());
+    }
+
+    /// One PPDU's completions, then the schedule (and, before txqs, the qdisc woken
+    /// once `pending_frames` is below [`ATH_MAX_QDEPTH`]).
+    pub fn tx_status(&mut self, statuses: &mut [TxStatus], now: Nanos, dropped: &mut Vec<Packet>) {
+        match self {
+            Ath9kAp::Txqs(d) => {
+                d.complete(statuses);
+                d.schedule(now, dropped);
+            }
+            Ath9kAp::Qdisc { driver, stopped, .. } => {
+                driver.complete(statuses);
+                if *stopped && driver.pending_frames < ATH_MAX_QDEPTH {
+                    *stopped = false;
+                }
+                driver.schedule(now, dropped);
+                self.feed(now, dropped);
+            }
+        }
+    }
+
+    /// Registers airtime for station `s`.
+    pub fn register_airtime(&self, s: u16, tx_us: u32, rx_us: u32, now: Nanos) {
+        match self {
+            Ath9kAp::Txqs(d) => d.register_airtime(s, tx_us, rx_us, now),
+            Ath9kAp::Qdisc { driver, .. } => driver.register_airtime(s, tx_us, rx_us, now),
+        }
+    }
+
+    /// The next PPDU the hardware sends.
+    pub fn next_ppdu(&mut self) -> Option<(u16, Vec<HwFrame>, u32)> {
+        self.hwq_mut().next_ppdu()
+    }
+
+    /// A collided PPDU goes back to the head of the hardware queue.
+    pub fn requeue_front(&mut self, station: u16, frames: Vec<HwFrame>) {
+        self.hwq_mut().requeue_front(station, frames);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Payload;
+    use crate::net::packet::FlowTag;
+    use airtime_est::Bandwidth;
+    use airtime_sched::Config;
+
+    fn udp(station: u16, seq: u64) -> Packet {
+        Packet {
+            payload: Payload::Udp { seq, sent_ns: 0 },
+            len_bytes: 1500,
+            src: Node::Wired,
+            dst: Node::Station(station),
+            flow: FlowTag::Udp(station),
+            cpu: 0,
+            enqueue_ns: 0,
+        }
+    }
+
+    fn rates() -> Vec<Rate> {
+        vec![
+            Rate::ht(15, Bandwidth::Mhz20, true).unwrap(),
+            Rate::ht(15, Bandwidth::Mhz20, true).unwrap(),
+            Rate::ht(0, Bandwidth::Mhz20, false).unwrap(),
+            Rate::legacy_cck(10, false).unwrap(),
+        ]
+    }
+
+    fn driver() -> Ath9k<SimTxq> {
+        driver_shaped(ScheduleShape::Mac80211Round)
+    }
+
+    fn driver_shaped(shape: ScheduleShape) -> Ath9k<SimTxq> {
+        let r = rates();
+        let timings: Vec<PhyTiming> = r.iter().map(|x| PhyTiming::new(*x)).collect();
+        let sched = Scheduler::new(Config::default()).unwrap();
+        // CoDel out of the way: these tests count frames, not sojourn times.
+        let mut fq = airtime_sched::fq_codel::FqCodelConfig::MAC80211;
+        fq.codel_target_us = 1_000_000;
+        fq.codel_interval_us = 10_000_000;
+        Ath9k::new(sched, shape, &timings, &r, &[256; 4], || super::super::mac80211::new_txq(fq)).unwrap()
+    }
+
+    /// Sends every chained PPDU and completes it, scheduling after each completion as
+    /// ath9k does; returns each PPDU's (station, frames).
+    fn drain(d: &mut Ath9k<SimTxq>, now: &mut Nanos, dropped: &mut Vec<Packet>) -> Vec<(u16, usize)> {
+        let mut sent = Vec::new();
+        while let Some((station, frames, _)) = d.hwq.next_ppdu() {
+            assert!(d.hwq.ampdu_depth() <= super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
+            assert!(d.hwq.depth() <= super::super::host_ampdu::ATH_NON_AGGR_MIN_QDEPTH);
+            sent.push((station, frames.len()));
+            let mut statuses: Vec<TxStatus> = frames
+                .into_iter()
+                .map(|f| TxStatus {
+                    charge: f.charge,
+                    ring: f.ring,
+                    station: f.station,
+                    flow: f.pkt.flow,
+                    from_ap: false,
+                    len_bytes: f.pkt.len_bytes,
+                    msdu_id: None,
+                })
+                .collect();
+            *now += 1_000_000;
+            d.complete(&mut statuses);
+            d.schedule(*now, dropped);
+        }
+        sent
+    }
+
+    #[test]
+    fn the_old_schedule_stops_at_the_first_txq_that_finds_the_hardware_full() {
+        let mut d = driver_shaped(ScheduleShape::RoundRobinLaps);
+        let mut dropped = Vec::new();
+        for seq in 0..100 {
+            for s in 0..4 {
+                d.enqueue(s, udp(s, seq), 0, &mut dropped);
+            }
+        }
+        d.schedule(0, &mut dropped);
+        assert_eq!(d.hwq.ampdu_depth(), 2);
+        for k in 0..5 {
+            let before = d.counters.busy_turns;
+            d.schedule(k, &mut dropped);
+            assert!(d.counters.busy_turns - before <= 1, "a busy TID ends the schedule");
+        }
+        let mut now = 0;
+        drain(&mut d, &mut now, &mut dropped);
+        assert_eq!(d.counters.frames_completed, 400);
+    }
+
+    #[test]
+    fn fast_ht20_mcs15_aggregates_reach_half_the_window_and_the_hardware_holds_two() {
+        let mut d = driver();
+        let mut dropped = Vec::new();
+        let mut now: Nanos = 0;
+        for seq in 0..200 {
+            for s in 0..4 {
+                d.enqueue(s, udp(s, seq), now, &mut dropped);
+            }
+        }
+        d.schedule(now, &mut dropped);
+        let sent = drain(&mut d, &mut now, &mut dropped);
+        assert!(dropped.is_empty());
+        assert_eq!(d.hwq.max_ampdu_depth_seen, super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
+        let sizes = |s: u16| sent.iter().filter(|p| p.0 == s).map(|p| p.1).collect::<Vec<_>>();
+        // 32 = half the BlockAck window; 1500-byte frames stay under the 64 KiB bound.
+        assert!(sizes(0).iter().filter(|&&n| n == 32).count() >= 5, "{:?}", sizes(0));
+        // HT20 MCS0: 3296 bytes in 4 ms, two subframes.
+        assert!(sizes(2).iter().all(|&n| n <= 2) && sizes(2).contains(&2), "{:?}", sizes(2));
+        // Legacy: single frames.
+        assert!(sizes(3).iter().all(|&n| n == 1), "{:?}", sizes(3));
+    }
+
+    #[test]
+    fn every_frame_the_driver_takes_is_completed_or_handed_back() {
+        let mut d = driver();
+        let mut dropped = Vec::new();
+        let mut now: Nanos = 0;
+        let mut offered = 0u64;
+        for round in 0..50u64 {
+            for s in 0..4u16 {
+                for k in 0..(3 + u64::from(s) * 7) {
+                    d.enqueue(s, udp(s, round * 100 + k), now, &mut dropped);
+                    offered += 1;
+                }
+            }
+            d.schedule(now, &mut dropped);
+            // Complete a few PPDUs between arrivals, not all.
+            for _ in 0..3 {
+                let Some((_, frames, _)) = d.hwq.next_ppdu() else { break };
+                let mut st: Vec<TxStatus> = frames
+                    .into_iter()
+                    .map(|f| TxStatus {
+                        charge: f.charge,
+                        ring: 0,
+                        station: f.station,
+                        flow: f.pkt.flow,
+                        from_ap: false,
+                        len_bytes: 0,
+                        msdu_id: None,
+                    })
+                    .collect();
+                now += 2_000_000;
+                d.complete(&mut st);
+                d.schedule(now, &mut dropped);
+            }
+        }
+        drain(&mut d, &mut now, &mut dropped);
+        let c = d.counters;
+        assert_eq!(c.frames_in, offered);
+        assert_eq!(c.frames_completed + c.frames_dropped, offered, "{c:?}");
+        assert_eq!(dropped.len() as u64, c.frames_dropped);
+        // Every charge came back.
+        for id in &d.sta_ids {
+            assert_eq!(d.sched().station_pending_us(*id, Ac::Be).unwrap(), 0);
+        }
+    }
+
+    #[test]
+    fn the_old_driver_stops_the_qdisc_above_its_pending_limit_and_loses_nothing() {
+        let r = rates();
+        let timings: Vec<PhyTiming> = r.iter().map(|x| PhyTiming::new(*x)).collect();
+        let sched = Scheduler::new(Config::default()).unwrap();
+        let driver =
+            Ath9k::new(sched, ScheduleShape::Mac80211Round, &timings, &r, &[256; 4], TidFifo::default).unwrap();
+        let mut ap = Ath9kAp::Qdisc { driver: Box::new(driver), qdisc: Box::new(Qdisc::pfifo()), stopped: false };
+        let mut dropped = Vec::new();
+        for seq in 0..600 {
+            ap.enqueue((seq % 4) as u16, udp((seq % 4) as u16, seq), 0, &mut dropped);
+        }
+        // 600 offered, 1000 fit in pfifo_fast: nothing dropped, the driver stopped.
+        assert!(dropped.is_empty());
+        assert!(matches!(ap, Ath9kAp::Qdisc { stopped: true, .. }));
+        assert_eq!(ap.pending_frames(), ATH_MAX_QDEPTH + 1);
+        let mut now = 0;
+        let mut completed = 0;
+        while let Some((_, frames, _)) = ap.next_ppdu() {
+            let mut st: Vec<TxStatus> = frames
+                .into_iter()
+                .map(|f| TxStatus {
+                    charge: f.charge,
+                    ring: 0,
+                    station: f.station,
+                    flow: f.pkt.flow,
+                    from_ap: false,
+                    len_bytes: 0,
+                    msdu_id: None,
+                })
+                .collect();
+            completed += st.len();
+            now += 1_000_000;
+            ap.tx_status(&mut st, now, &mut dropped);
+            assert!(ap.pending_frames() <= ATH_MAX_QDEPTH + 1);
+        }
+        assert_eq!(completed, 600);
+        assert_eq!(ap.pending_frames(), 0);
+    }
+}
