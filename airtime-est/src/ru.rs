@@ -117,19 +117,11 @@ impl RuSize {
 
     /// The largest size of which `users` RUs fit in a `bw` channel: equal RUs for
     /// `users` users (`None` for no user, or more users than 26-tone RUs).
-    pub const fn equal_share(users: u16, bw: Bandwidth) -> Option<RuSize> {
+    pub fn equal_share(users: u16, bw: Bandwidth) -> Option<RuSize> {
         if users == 0 {
             return None;
         }
-        let mut i = RuSize::ALL.len();
-        while i > 0 {
-            i -= 1;
-            let size = RuSize::ALL[i];
-            if size.per_channel(bw) >= users {
-                return Some(size);
-            }
-        }
-        None
+        RuSize::ALL.iter().rev().copied().find(|size| size.per_channel(bw) >= users)
     }
 
     /// A user's data rate on this RU, in kbit/s, from `rate` (an HE rate over a whole
@@ -143,7 +135,10 @@ impl RuSize {
         if self > whole {
             return 0;
         }
-        let scaled = u64::from(rate.phy_rate_kbps()) * u64::from(self.data_tones()) / u64::from(whole.data_tones());
+        let scaled = u64::from(rate.phy_rate_kbps())
+            .saturating_mul(u64::from(self.data_tones()))
+            .checked_div(u64::from(whole.data_tones()))
+            .unwrap_or(0);
         u32::try_from(scaled).unwrap_or(u32::MAX)
     }
 }
