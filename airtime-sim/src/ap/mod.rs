@@ -19,6 +19,7 @@ pub mod ath11k_adapter;
 pub mod ath11k_like;
 pub mod hardware;
 pub mod mac80211;
+pub mod mu_charging;
 pub mod qdisc;
 pub mod sim_hal;
 pub mod stock;
@@ -118,6 +119,9 @@ pub struct ApConfig {
     /// CoDel target of the mac80211 txqs, in us.
     #[serde(default = "default_codel_target")]
     pub codel_target_us: u64,
+    /// What each user of an MU PPDU is charged (with `[ap.hardware] ofdma`).
+    #[serde(default)]
+    pub mu_charging: mu_charging::MuChargingName,
 }
 
 fn default_codel_target() -> u64 {
@@ -174,6 +178,19 @@ impl Ap {
         };
         sc.tx_no_pushback = config.tx_no_pushback;
         let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
+        if !(1..=airtime_ath11k::hal::MAX_PPDU_USERS as u8).contains(&config.hardware.ofdma_max_users) {
+            return Err(ApError(format!(
+                "ap.hardware.ofdma_max_users: {} is not 1 to {} (the users one PPDU-stats record carries)",
+                config.hardware.ofdma_max_users,
+                airtime_ath11k::hal::MAX_PPDU_USERS
+            )));
+        }
+        if config.mu_charging != mu_charging::MuChargingName::WholePpdu && !config.design.registers_airtime() {
+            return Err(ApError(format!(
+                "ap.mu_charging: design `{}` registers no airtime, so no MU charge is made",
+                config.design.name()
+            )));
+        }
         if let Some([low, high]) = config.aql_be_us {
             let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
             sched.set_default_limits(Ac::Be, limits);
@@ -198,7 +215,8 @@ impl Ap {
             let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
             let id = sched.add_station(weight).map_err(|e| ApError(format!("{e:?}")))?;
             let txq = sched.add_txq(Some(id), Tid::BE).map_err(|e| ApError(format!("{e:?}")))?;
-            stations[id.index()] = Some(SimStation { id, rate: *rate });
+            stations[id.index()] =
+                Some(SimStation { id, rate: *rate, mu_scale_q8: airtime_ath11k::mu_charging::SCALE_ONE_Q8 });
             txqs[txq.index()] = Some(mac80211::new_txq(fq));
             sta_ids.push(id);
             txq_ids.push(txq);
@@ -288,6 +306,7 @@ impl Ap {
         if let Some(a) = self.adapter.as_mut() {
             a.ppdu_stats(s, airtime_us, now);
         } else if self.config.design.registers_airtime() {
+            self.su_ppdu_seen(s);
             ath11k_like::ppdu_stats(self, s, airtime_us, now);
         }
     }
