@@ -185,9 +185,10 @@ impl Ap {
                 airtime_ath11k::hal::MAX_PPDU_USERS
             )));
         }
-        if config.mu_charging != mu_charging::MuChargingName::WholePpdu && !config.design.registers_airtime() {
+        let charges = config.design.registers_airtime() || config.design == Design::Ath11kAdapter;
+        if config.mu_charging != mu_charging::MuChargingName::WholePpdu && !charges {
             return Err(ApError(format!(
-                "ap.mu_charging: design `{}` registers no airtime, so no MU charge is made",
+                "ap.mu_charging: the design ({}) registers no airtime, so no MU charge is made",
                 config.design.name()
             )));
         }

@@ -35,6 +35,20 @@ pub const DESIGNS_SUITE: &[(&str, &str)] = &[
     ("designs-mac80211-aql.toml", include_str!("../../scenarios/designs/designs-mac80211-aql.toml")),
 ];
 
+/// Airtime fairness under downlink OFDMA: four HE80 stations, weights 2:1:1:1 and
+/// equal, SU against MU with each charging policy (`docs/ofdma-fairness.md`; not part
+/// of the default suite).
+pub const OFDMA_SUITE: &[(&str, &str)] = &[
+    ("ofdma-weighted-su.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-su.toml")),
+    ("ofdma-weighted-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-whole-ppdu.toml")),
+    ("ofdma-weighted-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-ru-share.toml")),
+    ("ofdma-weighted-own-duration.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-own-duration.toml")),
+    ("ofdma-equal-su.toml", include_str!("../../scenarios/ofdma/ofdma-equal-su.toml")),
+    ("ofdma-equal-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-equal-whole-ppdu.toml")),
+    ("ofdma-equal-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-equal-ru-share.toml")),
+    ("ofdma-equal-own-duration.toml", include_str!("../../scenarios/ofdma/ofdma-equal-own-duration.toml")),
+];
+
 /// The default suite, parsed.
 pub fn default_suite() -> Result<Vec<Resolved>, ScenarioError> {
     DEFAULT_SUITE.iter().map(|(name, text)| parse(text, name)).collect()
@@ -47,6 +61,9 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
     }
     if name == "designs" {
         return DESIGNS_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
+    }
+    if name == "ofdma" {
+        return OFDMA_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
     }
     let dir = Path::new(name);
     if dir.is_dir() {
@@ -63,7 +80,7 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
         return Err(ScenarioError::new(
             name,
             ScenarioErrorKind::NoSuite,
-            "no such suite: use default, vht80, mcs0, split, roundfix, designs, or a directory of scenario files",
+            "no such suite: use default, vht80, mcs0, split, roundfix, designs, ofdma, or a directory of scenario files",
         ));
     }
     Ok(arms)
@@ -84,12 +101,18 @@ mod tests {
         for (file, text) in DESIGNS_SUITE {
             assert!(parse(text, file).unwrap().warnings.is_empty(), "{file}");
         }
+        for (file, text) in OFDMA_SUITE {
+            let r = parse(text, file).unwrap();
+            assert!(r.warnings.is_empty(), "{file}");
+            assert_eq!(format!("{}.toml", r.spec.name), *file);
+        }
     }
 
     #[test]
     fn named_suites_select_by_prefix() {
         assert_eq!(named("split").unwrap().len(), 6);
         assert_eq!(named("designs").unwrap().len(), 5);
+        assert_eq!(named("ofdma").unwrap().len(), 8);
         assert!(named("nonsense").is_err());
     }
 }
