@@ -79,7 +79,7 @@ mod tests {
     use airtime_est::{HeGi, Rate};
 
     #[test]
-    fn four_users_of_he80_take_two_sigb_symbols_per_content_channel_and_a_bit() {
+    fn he_sigb_of_four_users_on_80_mhz_takes_four_symbols() {
         // 80 MHz: common 16 + 1 + 10 = 27 bits, one block of two users 52: 79 bits, 4
         // symbols of 26.
         assert_eq!(sigb_us(4, Bandwidth::Mhz80), 16.0);
