@@ -36,8 +36,9 @@ pub const DESIGNS_SUITE: &[(&str, &str)] = &[
 ];
 
 /// Airtime fairness under downlink OFDMA: four HE80 stations, weights 2:1:1:1 and
-/// equal, SU against MU with each charging policy (`docs/ofdma-fairness.md`; not part
-/// of the default suite).
+/// equal, SU against MU with each charging policy, with the firmware picking the
+/// transmitters (the ath11k adapter) and with the host picking them (mac80211 AQL over
+/// a shallow driver FIFO) (`docs/ofdma-fairness.md`; not part of the default suite).
 pub const OFDMA_SUITE: &[(&str, &str)] = &[
     ("ofdma-weighted-su.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-su.toml")),
     ("ofdma-weighted-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-whole-ppdu.toml")),
@@ -47,6 +48,30 @@ pub const OFDMA_SUITE: &[(&str, &str)] = &[
     ("ofdma-equal-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-equal-whole-ppdu.toml")),
     ("ofdma-equal-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-equal-ru-share.toml")),
     ("ofdma-equal-own-duration.toml", include_str!("../../scenarios/ofdma/ofdma-equal-own-duration.toml")),
+    ("ofdma-fifo-weighted-su.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-weighted-su.toml")),
+    ("ofdma-fifo-weighted-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-weighted-whole-ppdu.toml")),
+    ("ofdma-fifo-weighted-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-weighted-ru-share.toml")),
+    (
+        "ofdma-fifo-weighted-own-duration.toml",
+        include_str!("../../scenarios/ofdma/ofdma-fifo-weighted-own-duration.toml"),
+    ),
+    ("ofdma-fifo-equal-su.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-equal-su.toml")),
+    ("ofdma-fifo-equal-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-equal-whole-ppdu.toml")),
+    ("ofdma-fifo-equal-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-equal-ru-share.toml")),
+    ("ofdma-fifo-equal-own-duration.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-equal-own-duration.toml")),
+    ("ofdma-fifo-udp-weighted-su.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-udp-weighted-su.toml")),
+    (
+        "ofdma-fifo-udp-weighted-whole-ppdu.toml",
+        include_str!("../../scenarios/ofdma/ofdma-fifo-udp-weighted-whole-ppdu.toml"),
+    ),
+    (
+        "ofdma-fifo-udp-weighted-ru-share.toml",
+        include_str!("../../scenarios/ofdma/ofdma-fifo-udp-weighted-ru-share.toml"),
+    ),
+    (
+        "ofdma-fifo-udp-weighted-own-duration.toml",
+        include_str!("../../scenarios/ofdma/ofdma-fifo-udp-weighted-own-duration.toml"),
+    ),
 ];
 
 /// The default suite, parsed.
@@ -112,7 +137,7 @@ mod tests {
     fn named_suites_select_by_prefix() {
         assert_eq!(named("split").unwrap().len(), 6);
         assert_eq!(named("designs").unwrap().len(), 5);
-        assert_eq!(named("ofdma").unwrap().len(), 8);
+        assert_eq!(named("ofdma").unwrap().len(), 20);
         assert!(named("nonsense").is_err());
     }
 }
