@@ -18,7 +18,7 @@
 //! * **Downlink OFDMA** (`ofdma`, off by default): several HE stations in one MU PPDU,
 //!   each on its own resource unit ([`ofdma`]).
 
-mod ofdma;
+pub mod ofdma;
 pub use ofdma::{MuPpdu, MuUser};
 
 use super::super::net::Packet;

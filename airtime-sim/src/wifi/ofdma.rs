@@ -22,9 +22,9 @@ const SIGB_SYMBOL_US: f64 = 4.0;
 const USER_FIELD_BITS: u32 = 21;
 const CRC_TAIL_BITS: u32 = 10;
 /// The BlockAcks of every user, in one HE TB PPDU a SIFS after the MU PPDU (solicited
-/// by a trigger the AP aggregates into each user's A-MPDU): L-STF 8 + L-LTF 8 + L-SIG 4
-/// + RL-SIG 4 + HE-SIG-A 8 + HE-STF 8 (TB) + one 2x HE-LTF 8 (6.4 + 1.6 GI) + one data
-/// symbol with a 3.2 us GI (16) = 64 us (27.3.4, 27.3.11).
+/// by a trigger the AP aggregates into each user's A-MPDU), in us: L-STF 8, L-LTF 8,
+/// L-SIG 4, RL-SIG 4, HE-SIG-A 8, HE-STF 8 (TB), one 2x HE-LTF 8 (6.4 and a 1.6 GI) and
+/// one data symbol with a 3.2 us GI (16): 64 (27.3.4, 27.3.11).
 pub const TB_BLOCK_ACK_US: f64 = 64.0;
 
 /// The timing of a user's transmission on `ru` at the station's `timing` (an HE rate
