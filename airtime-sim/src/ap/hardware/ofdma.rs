@@ -180,8 +180,10 @@ mod tests {
         let timings = [he80(11, 2), he80(11, 2)];
         let mut hw = hw(&timings, &[10, 0]);
         assert!(hw.next_mu_ppdu(&timings).is_none());
+        assert!(hw.admitted, "the SU transmission that follows skips its admission");
         let (s, frames, _) = hw.next_ampdu(&timings).unwrap();
         assert_eq!((s, frames.len()), (0, 10));
+        assert!(!hw.admitted, "and only that one");
         // Two users: 484-tone RUs each.
         let mut hw = self::hw(&timings, &[10, 10]);
         let p = hw.next_mu_ppdu(&timings).unwrap();
