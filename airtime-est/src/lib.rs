@@ -130,6 +130,7 @@ mod calibrate;
 mod estimate;
 pub mod mainline;
 mod rate;
+mod ru;
 pub mod tables;
 
 pub use calibrate::{Calibrator, CalibratorConfig, RATIO_ONE_Q16, SampleRejected};
@@ -138,3 +139,4 @@ pub use estimate::{
     expected_tx_airtime_us, rx_airtime_us, tx_airtime_us,
 };
 pub use rate::{Bandwidth, Encoding, HeGi, Rate, RateError};
+pub use ru::RuSize;

@@ -80,6 +80,7 @@ impl AdapterAp {
         };
         c.sched.tx_no_pushback = config.tx_no_pushback;
         c.tx_no_pushback = config.tx_no_pushback;
+        c.mu_charging = config.mu_charging.policy();
         let adapter =
             Box::new(Ath11k::new(AdapterHal::new(hw), c).map_err(|e| ApError(format!("ath11k adapter: {e:?}")))?);
         if let Some([low, high]) = config.aql_be_us {
@@ -175,7 +176,12 @@ impl AdapterAp {
     pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, now: Nanos) {
         let mut p = PpduStats::new(airtime_us);
         let rate = self.reported.get(usize::from(s)).copied();
-        let _ = p.push_user(PpduUser { peer_id: s, tid: 0, tx_duration_us: airtime_us, rate });
+        let _ = p.push_user(PpduUser::su(s, 0, airtime_us, rate));
+        self.ppdu_record(p, now);
+    }
+
+    /// A PPDU-stats record, SU or MU, through the HAL.
+    pub fn ppdu_record(&mut self, p: PpduStats, now: Nanos) {
         self.adapter.hal_mut().ppdu_stats.get_mut().push_back(p);
         let _ = self.adapter.poll_airtime_reports(8, instant(now));
     }

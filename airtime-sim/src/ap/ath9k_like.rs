@@ -158,7 +158,10 @@ impl<Q: TidQueue> Ath9k<Q> {
             let id = table.scheduler().add_station(weight).map_err(|e| format!("{e:?}"))?;
             let txq = table.add_txq(Some(id), Tid::BE, new_queue()).map_err(|e| format!("{:?}", e.error))?;
             let slot = stations.get_mut(id.index()).ok_or("station index beyond the table")?;
-            *slot = Some((SimStation { id, rate: *rate }, s as u16));
+            *slot = Some((
+                SimStation { id, rate: *rate, mu_scale_q8: airtime_ath11k::mu_charging::SCALE_ONE_Q8 },
+                s as u16,
+            ));
             sta_ids.push(id);
             txq_ids.push(txq);
         }

@@ -15,6 +15,11 @@
 //! * **Transmitter choice.** The firmware serves stations with admitted frames in round
 //!   robin, one A-MPDU per channel access: the host's scheduling order does not reach
 //!   the air (the reason for TX_NO_PUSHBACK).
+//! * **Downlink OFDMA** (`ofdma`, off by default): several HE stations in one MU PPDU,
+//!   each on its own resource unit ([`ofdma`]).
+
+pub mod ofdma;
+pub use ofdma::{MuPpdu, MuUser};
 
 use super::super::net::Packet;
 use super::super::wifi::PhyTiming;
@@ -46,6 +51,10 @@ pub struct HardwareConfig {
     pub ppdu_stats_delay_us: u64,
     /// Completions the host handles per NAPI poll (the series' patch 9).
     pub napi_budget: u32,
+    /// Downlink OFDMA: HE stations share MU PPDUs on equal RUs ([`ofdma`]).
+    pub ofdma: bool,
+    /// Most users in one MU PPDU (ath11k's PPDU stats carry at most 8).
+    pub ofdma_max_users: u8,
 }
 
 impl Default for HardwareConfig {
@@ -59,6 +68,8 @@ impl Default for HardwareConfig {
             tx_completion_delay_us: 500,
             ppdu_stats_delay_us: 1000,
             napi_budget: 64,
+            ofdma: false,
+            ofdma_max_users: 4,
         }
     }
 }
@@ -116,6 +127,8 @@ pub struct Hardware {
     fw_limit: Vec<usize>,
     next_station: usize,
     next_ring: usize,
+    /// [`Hardware::next_mu_ppdu`] admitted frames for a transmission it left SU.
+    admitted: bool,
 }
 
 impl Hardware {
@@ -136,6 +149,7 @@ impl Hardware {
                 .collect(),
             next_station: 0,
             next_ring: 0,
+            admitted: false,
         }
     }
 
@@ -216,7 +230,9 @@ impl Hardware {
     /// in round robin that has frames, and aggregates its queue within the limits.
     /// Returns the station, the frames and the PSDU length in bytes.
     pub fn next_ampdu(&mut self, timings: &[PhyTiming]) -> Option<(u16, Vec<HwFrame>, u32)> {
-        self.admit();
+        if !std::mem::take(&mut self.admitted) {
+            self.admit();
+        }
         let n = self.fw.len();
         let s = (0..n).map(|k| (self.next_station + k) % n).find(|&s| !self.fw[s].is_empty())?;
         self.next_station = (s + 1) % n;

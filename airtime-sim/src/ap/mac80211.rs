@@ -4,10 +4,11 @@
 //! ([`airtime_sched::driver_loop`]) expects.
 
 use crate::net::Packet;
+use airtime_ath11k::mu_charging::SCALE_ONE_Q8;
 use airtime_est::Rate;
-use airtime_sched::StationId;
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::traits::StationErrorKind;
+use airtime_sched::{Ac, StationId};
 
 impl FqFrame for Packet {
     fn flow_hash(&self) -> u32 {
@@ -22,6 +23,10 @@ pub struct SimStation {
     pub id: StationId,
     /// Last reported tx rate (the rate the hardware uses in this model).
     pub rate: Rate,
+    /// The AQL price scale of its next frames in Q8, from its last PPDU record (256
+    /// unless a share-based MU charging policy saw it in an MU PPDU; see
+    /// [`airtime_ath11k::MuCharging::aql_scale_q8`]).
+    pub mu_scale_q8: u32,
 }
 
 impl airtime_sched::Station for SimStation {
@@ -29,9 +34,17 @@ impl airtime_sched::Station for SimStation {
     fn station_id(&self) -> StationId {
         self.id
     }
-    /// Frames are priced at it by the trait's default `expected_airtime_us`.
     fn last_tx_rate(&self) -> Option<Rate> {
         Some(self.rate)
+    }
+    /// The price at its rate (the trait's default), scaled by its MU scale.
+    fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
+        let us = airtime_sched::price_from_rate(Some(self.rate), frame_len, ac)?;
+        if self.mu_scale_q8 == SCALE_ONE_Q8 {
+            return Ok(us);
+        }
+        Ok(u32::try_from((u64::from(us) * u64::from(self.mu_scale_q8)).div_ceil(u64::from(SCALE_ONE_Q8)))
+            .unwrap_or(u32::MAX))
     }
 }
 

@@ -24,6 +24,7 @@ pub mod completion_irq;
 pub mod hardware;
 pub mod host_ampdu;
 pub mod mac80211;
+pub mod mu_charging;
 pub mod qdisc;
 pub mod sim_hal;
 pub mod stock;
@@ -132,6 +133,9 @@ pub struct ApConfig {
     /// CoDel target of the mac80211 txqs, in us.
     #[serde(default = "default_codel_target")]
     pub codel_target_us: u64,
+    /// What each user of an MU PPDU is charged (with `[ap.hardware] ofdma`).
+    #[serde(default)]
+    pub mu_charging: mu_charging::MuChargingName,
 }
 
 fn default_codel_target() -> u64 {
@@ -182,6 +186,20 @@ impl Ap {
     /// mac80211 as `reported` (AQL prices at those), with `weights`.
     pub fn new(config: ApConfig, rates: &[Rate], reported: &[Rate], weights: &[u16]) -> Result<Ap, ApError> {
         let (sched, sc) = Self::scheduler(&config)?;
+        if !(1..=airtime_ath11k::hal::MAX_PPDU_USERS as u8).contains(&config.hardware.ofdma_max_users) {
+            return Err(ApError(format!(
+                "ap.hardware.ofdma_max_users: {} is not 1 to {} (the users one PPDU-stats record carries)",
+                config.hardware.ofdma_max_users,
+                airtime_ath11k::hal::MAX_PPDU_USERS
+            )));
+        }
+        let charges = config.design.registers_airtime() || config.design == Design::Ath11kAdapter;
+        if config.mu_charging != mu_charging::MuChargingName::WholePpdu && !charges {
+            return Err(ApError(format!(
+                "ap.mu_charging: the design ({}) registers no airtime, so no MU charge is made",
+                config.design.name()
+            )));
+        }
         let mut fq = FqCodelConfig::MAC80211;
         fq.codel_target_us = config.codel_target_us;
         let timings: Vec<PhyTiming> = rates.iter().map(|r| PhyTiming::new(*r)).collect();
@@ -233,7 +251,8 @@ impl Ap {
                 let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
                 let id = sched.add_station(weight).map_err(|e| ApError(format!("{e:?}")))?;
                 let txq = sched.add_txq(Some(id), Tid::BE).map_err(|e| ApError(format!("{e:?}")))?;
-                stations[id.index()] = Some(SimStation { id, rate: *rate });
+                stations[id.index()] =
+                    Some(SimStation { id, rate: *rate, mu_scale_q8: airtime_ath11k::mu_charging::SCALE_ONE_Q8 });
                 txqs[txq.index()] = Some(mac80211::new_txq(fq));
                 sta_ids.push(id);
                 txq_ids.push(txq);
@@ -359,6 +378,7 @@ impl Ap {
                 d.register_airtime(s, airtime_us, 0, now);
             }
         } else if self.config.design.registers_airtime() {
+            self.su_ppdu_seen(s);
             ath11k_like::ppdu_stats(self, s, airtime_us, now);
         }
     }

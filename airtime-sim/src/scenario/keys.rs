@@ -110,7 +110,8 @@ pub enum UsedBy {
     Designs(&'static [Design], &'static str),
     /// Flows of this kind; the text says why the others ignore it.
     Flows(FlowKind, &'static str),
-    /// Only when this other key of the same table is set.
+    /// Only when this other key is set (`airtime_share_pct` of `[seed_figures]`), or
+    /// true (`ofdma` of `[ap.hardware]`).
     WithKey(&'static str),
     /// Where the check finds no reason not to (`None`); the text describes where.
     If(fn(&Scenario) -> Option<String>, &'static str),
@@ -137,6 +138,9 @@ impl UsedBy {
                     FlowKind::NotSmoltcp => (!udp && flow.stack == Stack::Smoltcp).then(|| on_stack(flow.stack)),
                 }
             }
+            UsedBy::WithKey("ofdma") => {
+                (!sc.ap.hardware.ofdma).then(|| "`ap.hardware.ofdma` is false: no MU PPDU is sent".to_string())
+            }
             UsedBy::WithKey(other) => {
                 let sf = sc.seed_figures.as_ref()?;
                 let set = match other {
@@ -158,6 +162,7 @@ impl UsedBy {
             UsedBy::Flows(FlowKind::LinuxTcp, _) => "TCP flows with `stack = \"linux\"`".into(),
             UsedBy::Flows(FlowKind::SmoltcpTcp, _) => "TCP flows with `stack = \"smoltcp\"`".into(),
             UsedBy::Flows(FlowKind::NotSmoltcp, _) => "UDP flows, TCP flows with `stack = \"linux\"`".into(),
+            UsedBy::WithKey("ofdma") => "with `ap.hardware.ofdma = true`".into(),
             UsedBy::WithKey(k) => format!("with `{k}`"),
             UsedBy::If(_, text) => text.into(),
         }
@@ -343,6 +348,17 @@ pub const KEYS: &[KeyDef] = &[
         "CoDel target of the mac80211 txqs' FQ-CoDel (mac80211: 20 ms).",
     )
     .used_by(UsedBy::Designs(TXQ_DESIGNS, NO_TXQS)),
+    key(
+        "ap.mu_charging",
+        "string",
+        "",
+        Default::Value("\"whole_ppdu\""),
+        "What each user of an MU PPDU is charged: `whole_ppdu` the PPDU's duration (ath11k's report, the series), \
+         `ru_share` the PPDU times its RU's tones over all users' tones, `own_duration` its own data duration at its \
+         RU rate. Refused on a design that registers no airtime.",
+    )
+    .choices(&["whole_ppdu", "ru_share", "own_duration"])
+    .used_by(UsedBy::WithKey("ofdma")),
     table(
         "ap.hardware",
         Kind::Table,
@@ -430,6 +446,25 @@ pub const KEYS: &[KeyDef] = &[
         "Completions handled per NAPI poll, one driver round per budget (the series' patch 9).",
     )
     .used_by(UsedBy::Designs(ROUND_DESIGNS, "runs no driver round on completion")),
+    key(
+        "ap.hardware.ofdma",
+        "bool",
+        "",
+        Default::Value("false"),
+        "Downlink OFDMA: the firmware sends HE stations of one channel width that have frames in one MU PPDU, up \
+         to `ofdma_max_users`, each on an equal RU (802.11ax-2021 Table 27-7: 484 tones each for two users, 242 for \
+         three or four on 80 MHz) at its HE-MCS with the RU's data subcarriers; the PPDU lasts as long as its \
+         longest user. Off: every PPDU is SU.",
+    )
+    .used_by(UsedBy::Designs(ATH11K_DESIGNS, "is an 802.11n driver (no OFDMA)")),
+    key(
+        "ap.hardware.ofdma_max_users",
+        "integer",
+        "users",
+        Default::Value("4"),
+        "Most users in one MU PPDU (1 to 8, the users of one PPDU-stats record).",
+    )
+    .used_by(UsedBy::WithKey("ofdma")),
     table("stations", Kind::ArrayOfTables, Default::Required, "The stations, at least one."),
     key("stations[].name", "string", "", Default::Required, "The station's name, which flows refer to."),
     key(

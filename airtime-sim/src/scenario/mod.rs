@@ -823,6 +823,28 @@ station = "a"
                 ),
             ),
             (
+                "ap.hardware.ofdma",
+                with("mac80211_aql", "", "ofdma = true", "", "", ""),
+                Refused(
+                    "`ap.hardware.ofdma`: has no effect here (design `mac80211_aql` is an 802.11n driver (no OFDMA)",
+                ),
+            ),
+            (
+                "ap.hardware.ofdma_max_users",
+                with("ath11k_adapter", "", "ofdma_max_users = 2", "", "", ""),
+                Refused("`ap.hardware.ofdma_max_users`: has no effect here (`ap.hardware.ofdma` is false"),
+            ),
+            (
+                "ap.mu_charging",
+                with("ath11k_adapter", "mu_charging = \"ru_share\"", "", "", "", ""),
+                Refused("`ap.mu_charging`: has no effect here (`ap.hardware.ofdma` is false: no MU PPDU is sent"),
+            ),
+            (
+                "ap.mu_charging",
+                with("ath11k_adapter", "mu_charging = \"whole_ppdu\"", "", "", "", ""),
+                Warned("`ap.mu_charging`: is the default and has no effect here"),
+            ),
+            (
                 "stations[].reported_rate",
                 with("stock", "", "", "reported_rate = \"vht80-1ss-mcs6-lgi\"", "", ""),
                 Warned(

@@ -37,6 +37,45 @@ pub const DESIGNS_SUITE: &[(&str, &str)] = &[
     ("designs-30sta-mac80211-atf.toml", include_str!("../../scenarios/designs/designs-30sta-mac80211-atf.toml")),
 ];
 
+/// Airtime fairness under downlink OFDMA: four HE80 stations, weights 2:1:1:1 and
+/// equal, SU against MU with each charging policy, with the firmware picking the
+/// transmitters (the ath11k adapter) and with the host picking them (the AQL series' driver rounds over
+/// one shallow TCL ring) (`docs/ofdma-fairness.md`; not part of the default suite).
+pub const OFDMA_SUITE: &[(&str, &str)] = &[
+    ("ofdma-weighted-su.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-su.toml")),
+    ("ofdma-weighted-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-whole-ppdu.toml")),
+    ("ofdma-weighted-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-ru-share.toml")),
+    ("ofdma-weighted-own-duration.toml", include_str!("../../scenarios/ofdma/ofdma-weighted-own-duration.toml")),
+    ("ofdma-equal-su.toml", include_str!("../../scenarios/ofdma/ofdma-equal-su.toml")),
+    ("ofdma-equal-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-equal-whole-ppdu.toml")),
+    ("ofdma-equal-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-equal-ru-share.toml")),
+    ("ofdma-equal-own-duration.toml", include_str!("../../scenarios/ofdma/ofdma-equal-own-duration.toml")),
+    ("ofdma-fifo-weighted-su.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-weighted-su.toml")),
+    ("ofdma-fifo-weighted-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-weighted-whole-ppdu.toml")),
+    ("ofdma-fifo-weighted-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-weighted-ru-share.toml")),
+    (
+        "ofdma-fifo-weighted-own-duration.toml",
+        include_str!("../../scenarios/ofdma/ofdma-fifo-weighted-own-duration.toml"),
+    ),
+    ("ofdma-fifo-equal-su.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-equal-su.toml")),
+    ("ofdma-fifo-equal-whole-ppdu.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-equal-whole-ppdu.toml")),
+    ("ofdma-fifo-equal-ru-share.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-equal-ru-share.toml")),
+    ("ofdma-fifo-equal-own-duration.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-equal-own-duration.toml")),
+    ("ofdma-fifo-udp-weighted-su.toml", include_str!("../../scenarios/ofdma/ofdma-fifo-udp-weighted-su.toml")),
+    (
+        "ofdma-fifo-udp-weighted-whole-ppdu.toml",
+        include_str!("../../scenarios/ofdma/ofdma-fifo-udp-weighted-whole-ppdu.toml"),
+    ),
+    (
+        "ofdma-fifo-udp-weighted-ru-share.toml",
+        include_str!("../../scenarios/ofdma/ofdma-fifo-udp-weighted-ru-share.toml"),
+    ),
+    (
+        "ofdma-fifo-udp-weighted-own-duration.toml",
+        include_str!("../../scenarios/ofdma/ofdma-fifo-udp-weighted-own-duration.toml"),
+    ),
+];
+
 /// The default suite, parsed.
 pub fn default_suite() -> Result<Vec<Resolved>, ScenarioError> {
     DEFAULT_SUITE.iter().map(|(name, text)| parse(text, name)).collect()
@@ -49,6 +88,9 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
     }
     if name == "designs" {
         return DESIGNS_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
+    }
+    if name == "ofdma" {
+        return OFDMA_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
     }
     let dir = Path::new(name);
     if dir.is_dir() {
@@ -65,7 +107,7 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
         return Err(ScenarioError::new(
             name,
             ScenarioErrorKind::NoSuite,
-            "no such suite: use default, vht80, mcs0, split, roundfix, designs, or a directory of scenario files",
+            "no such suite: use default, vht80, mcs0, split, roundfix, designs, ofdma, or a directory of scenario files",
         ));
     }
     Ok(arms)
@@ -86,12 +128,18 @@ mod tests {
         for (file, text) in DESIGNS_SUITE {
             assert!(parse(text, file).unwrap().warnings.is_empty(), "{file}");
         }
+        for (file, text) in OFDMA_SUITE {
+            let r = parse(text, file).unwrap();
+            assert!(r.warnings.is_empty(), "{file}");
+            assert_eq!(format!("{}.toml", r.spec.name), *file);
+        }
     }
 
     #[test]
     fn named_suites_select_by_prefix() {
         assert_eq!(named("split").unwrap().len(), 6);
         assert_eq!(named("designs").unwrap().len(), 7);
+        assert_eq!(named("ofdma").unwrap().len(), 20);
         assert!(named("nonsense").is_err());
     }
 }

@@ -7,7 +7,8 @@
 
 use crate::ap::Ap;
 use crate::ap::completion_irq::{CompletionIrq, ModeratedRing};
-use crate::ap::hardware::{HwFrame, TxStatus};
+use crate::ap::hardware::{HwFrame, MuPpdu, MuUser, TxStatus};
+use crate::ap::mu_charging::{MuReport, MuReportUser};
 use crate::engine::time::{ms, us};
 use crate::engine::{EventQueue, Nanos, Rng};
 use crate::metrics::airtime::AirtimeLedger;
@@ -24,7 +25,7 @@ use crate::scenario::{Direction, Endpoint, Protocol, Resolved, Stack};
 use crate::wifi::ampdu::{self, AmpduLimits};
 use crate::wifi::edca::EdcaParams;
 use crate::wifi::medium::Medium;
-use crate::wifi::{PhyTiming, phy};
+use crate::wifi::{PhyTiming, ofdma, phy};
 use smoltcp::wire::Ipv4Packet;
 use std::collections::VecDeque;
 
@@ -47,6 +48,7 @@ enum Event {
     /// The tx completion ring's moderated interrupt number `n`.
     TxIrq(u64),
     PpduStats(u16, u32),
+    MuPpduStats(MuReport),
     Sample,
     FlowStart(usize),
     FlowStop(usize),
@@ -66,6 +68,7 @@ struct LinuxFlow {
 
 enum Tx {
     Ap { station: u16, frames: Vec<HwFrame>, airtime_ns: Nanos },
+    ApMu { ppdu: MuPpdu, airtime_ns: Nanos },
     Sta { station: u16, frames: Vec<Packet>, airtime_ns: Nanos },
 }
 
@@ -113,6 +116,8 @@ pub struct World {
     samples: Vec<Nanos>,
     /// The tx completion ring, when its interrupt is moderated (ath11k designs).
     completion_ring: Option<ModeratedRing>,
+    /// Whether the firmware sends downlink MU PPDUs (ath11k designs only).
+    ofdma: bool,
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -251,6 +256,7 @@ impl World {
             completion_ring: (ATH11K_DESIGNS.contains(&spec.ap.design)
                 && spec.ap.hardware.tx_completion_irq == CompletionIrq::Srng)
                 .then(ModeratedRing::default),
+            ofdma: ATH11K_DESIGNS.contains(&spec.ap.design) && spec.ap.hardware.ofdma,
         };
         for (f, &(start_ns, stop_ns)) in flow_times.iter().enumerate() {
             if w.linux[f].is_some() {
@@ -339,6 +345,7 @@ impl World {
                 }
             }
             Event::PpduStats(s, airtime_us) => self.ap.ppdu_stats(s, airtime_us, now),
+            Event::MuPpduStats(report) => self.ap.mu_ppdu_stats(&report, now),
             Event::FlowStart(f) => {
                 if let Some(l) = self.linux[f].as_mut() {
                     l.sender.send(now, &mut self.segs);
@@ -502,7 +509,13 @@ impl World {
         }
         let mut longest: Nanos = 0;
         for w in winners {
-            let tx = if w == 0 {
+            // Downlink OFDMA is the ath11k firmware's (the host-aggregating designs
+            // are 802.11n drivers; `ap.hardware.ofdma` is refused for them).
+            let mu = if w == 0 && self.ofdma { self.ap.hw_mut().next_mu_ppdu(&self.timings) } else { None };
+            let tx = if let Some(ppdu) = mu {
+                let airtime_ns = (ppdu.exchange_us() * 1000.0) as Nanos;
+                Some(Tx::ApMu { ppdu, airtime_ns })
+            } else if w == 0 {
                 self.ap.next_ppdu(&self.timings).map(|(station, frames, psdu)| {
                     let t = &self.timings[usize::from(station)];
                     let airtime_ns = (t.exchange_us(psdu) * 1000.0) as Nanos;
@@ -521,7 +534,7 @@ impl World {
             };
             if let Some(tx) = tx {
                 longest = longest.max(match &tx {
-                    Tx::Ap { airtime_ns, .. } | Tx::Sta { airtime_ns, .. } => *airtime_ns,
+                    Tx::Ap { airtime_ns, .. } | Tx::ApMu { airtime_ns, .. } | Tx::Sta { airtime_ns, .. } => *airtime_ns,
                 });
                 self.exchange.push(tx);
             }
@@ -570,19 +583,13 @@ impl World {
                     if !self.hosts[2 + s].is_empty() {
                         self.poll_host(2 + s, now);
                     }
-                    match self.completion_ring.as_mut() {
-                        Some(ring) => {
-                            if let Some((at, n)) = ring.write(statuses, now) {
-                                self.q.schedule(at, Event::TxIrq(n));
-                            }
-                        }
-                        None => {
-                            let at = self.ap.hw().completion_at(now);
-                            self.q.schedule(at, Event::TxStatus(statuses));
-                        }
-                    }
+                    self.schedule_completions(statuses, now);
                     let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
                     self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32));
+                }
+                Tx::ApMu { ppdu, airtime_ns } => {
+                    transmitted.push((0, airtime_ns));
+                    self.mu_exchange_end(ppdu, airtime_ns, collided, measuring, now);
                 }
                 Tx::Sta { station, frames, airtime_ns } => {
                     transmitted.push((1 + usize::from(station), airtime_ns));
@@ -618,6 +625,22 @@ impl World {
         self.reschedule_access();
     }
 
+    /// The hardware writes `statuses` to the tx completion ring at `now`: the host reaps
+    /// them when the ring's moderated interrupt fires, or after the fixed delay.
+    fn schedule_completions(&mut self, statuses: Vec<TxStatus>, now: Nanos) {
+        match self.completion_ring.as_mut() {
+            Some(ring) => {
+                if let Some((at, n)) = ring.write(statuses, now) {
+                    self.q.schedule(at, Event::TxIrq(n));
+                }
+            }
+            None => {
+                let at = self.ap.hw().completion_at(now);
+                self.q.schedule(at, Event::TxStatus(statuses));
+            }
+        }
+    }
+
     /// The host reaps `statuses` from the tx completion ring at `now`.
     fn tx_status(&mut self, mut statuses: Vec<TxStatus>, now: Nanos) {
         self.ap.tx_status(&mut statuses, now);
@@ -643,6 +666,59 @@ impl World {
             self.poll_host(AP_HOST, now);
         }
         self.after_ap(now);
+    }
+
+    /// A downlink MU PPDU's exchange ended: as an SU one's, per user, with each user's
+    /// airtime its RU's share of the exchange, and one PPDU-stats report for all.
+    fn mu_exchange_end(&mut self, ppdu: MuPpdu, airtime_ns: Nanos, collided: bool, measuring: bool, now: Nanos) {
+        if collided {
+            for u in ppdu.users {
+                self.ap.hw_mut().requeue_front(u.station, u.frames);
+            }
+            return;
+        }
+        let shares = ppdu.ru_shares(airtime_ns);
+        let own_exchange_ns = |u: &MuUser| (ofdma::exchange_us(u.own_ppdu_us) * 1000.0) as Nanos;
+        let report = MuReport {
+            duration_us: (airtime_ns / 1000) as u32,
+            users: ppdu
+                .users
+                .iter()
+                .map(|u| MuReportUser {
+                    station: u.station,
+                    ru_tones: u.ru.tones(),
+                    own_us: (own_exchange_ns(u) / 1000) as u32,
+                })
+                .collect(),
+        };
+        let mut statuses = Vec::new();
+        for (u, share_ns) in ppdu.users.into_iter().zip(shares) {
+            let s = usize::from(u.station);
+            if measuring {
+                self.sta_airtime_ns[s] += share_ns;
+                self.air.downlink(s, share_ns);
+                self.ampdu_sizes[s].push(u.frames.len() as f64);
+            }
+            for f in u.frames {
+                statuses.push(TxStatus {
+                    charge: f.charge,
+                    msdu_id: f.msdu_id,
+                    ring: f.ring,
+                    station: u.station,
+                    flow: f.pkt.flow,
+                    from_ap: f.pkt.src == Node::Ap,
+                    len_bytes: f.pkt.len_bytes,
+                });
+                self.packets += 1;
+                self.deliver_to_station(s, f.pkt, now);
+            }
+            if !self.hosts[2 + s].is_empty() {
+                self.poll_host(2 + s, now);
+            }
+        }
+        self.schedule_completions(statuses, now);
+        let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
+        self.q.schedule(stats_at, Event::MuPpduStats(report));
     }
 
     /// A packet reached the wired host or the AP's own stack.

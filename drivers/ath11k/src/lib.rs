@@ -45,7 +45,7 @@
 //! | 1 | free tx skbs through `ieee80211_free_txskb()` | every completion status, and every teardown path, releases the frame's charge ([`Ath11k::complete_msdu`], [`Ath11k::flush_outstanding`], [`Ath11k::shutdown`]) |
 //! | 2 | enable AQL | [`Config::aql`] (on), the core's AQL checks |
 //! | 3 | report the pending MSDU count | [`DpStats::pending_msdus`], [`Ath11k::dp_stats`], its `Display` |
-//! | 4 | report tx airtime, enable ATF | [`Ath11k::on_ppdu_tx_stats`]: each MU user charged the whole PPDU |
+//! | 4 | report tx airtime, enable ATF | [`Ath11k::on_ppdu_tx_stats`]: each MU user charged the whole PPDU (or its RU share, [`Config::mu_charging`]) |
 //! | 5 | schedule TXQs from the driver | [`Ath11k::wake_tx_queue`] → [`Ath11k::run_round`] → `TxqTable::run_round` |
 //! | 6 | run the scheduler on tx completion | [`Ath11k::poll_tx_completions`] starts rounds only for the ACs it reaped |
 //! | 7 | charge received airtime | [`Ath11k::on_rx_ppdu`]: `register_airtime(sta, BE, 0, rx_us)` |
@@ -68,7 +68,9 @@
 //!   ([`Config::resume_blocked_acs`], on by default; off gives the series' behaviour).
 //!   Otherwise such an AC waits for its next enqueue.
 //! * **Patch 4**: a PPDU record without a PPDU duration charges each user its own
-//!   reported tx duration.
+//!   reported tx duration. [`Config::mu_charging`] can charge each user of an MU PPDU
+//!   its RU's share of it, or its own duration, instead of the whole PPDU
+//!   ([`MuCharging`]; off by default).
 //! * **Charges**: frames sent before the station's first rate report are charged the
 //!   core's conservative unknown-rate charge, not nothing.
 //!
@@ -167,12 +169,14 @@ extern crate alloc;
 
 mod adapter;
 pub mod hal;
+pub mod mu_charging;
 pub mod sim_hal;
 pub mod stats;
 
 pub use adapter::{AcSet, Ath11k, Ath11kError, CompletionPass, Config, PpduOutcome, RoundOutcome, StationRecord};
 pub use airtime_sched::driver_loop::RoundEnd;
 pub use hal::Hal;
+pub use mu_charging::MuCharging;
 pub use stats::{DpStats, TextBuf};
 
 #[cfg(test)]

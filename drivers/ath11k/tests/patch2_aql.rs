@@ -101,7 +101,7 @@ fn a_saturated_station_keeps_about_its_high_limit_in_flight() {
     let s = b.station(1, 256);
     let rate = airtime_est::Rate::vht(9, 1, airtime_est::Bandwidth::Mhz80, false).unwrap();
     let mut p = airtime_ath11k::hal::PpduStats::new(50);
-    p.push_user(airtime_ath11k::hal::PpduUser { peer_id: 1, tid: 0, tx_duration_us: 50, rate: Some(rate) });
+    p.push_user(airtime_ath11k::hal::PpduUser::su(1, 0, 50, Some(rate)));
     b.radio.on_ppdu_tx_stats(&p, b.now);
     let one_frame = price_from_rate(Some(rate), 1500, Ac::Be).unwrap();
     let q = b.txq(s, 0);

@@ -11,7 +11,7 @@ use airtime_sched::Ac;
 use common::Bench;
 
 fn user(peer_id: u16, tid: u8, tx_duration_us: u32) -> PpduUser {
-    PpduUser { peer_id, tid, tx_duration_us, rate: None }
+    PpduUser::su(peer_id, tid, tx_duration_us, None)
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn ppdu_stats_set_the_rate_that_prices_the_next_frames() {
     assert_eq!(unknown, b.radio.config().sched.unknown_rate_charge_us & !3);
     let rate = Rate::vht(9, 2, Bandwidth::Mhz80, true).unwrap();
     let mut p = PpduStats::new(100);
-    p.push_user(PpduUser { peer_id: 4, tid: 0, tx_duration_us: 100, rate: Some(rate) });
+    p.push_user(PpduUser::su(4, 0, 100, Some(rate)));
     b.radio.on_ppdu_tx_stats(&p, b.now);
     assert_eq!(b.radio.station(s).unwrap().last_tx_rate(), Some(rate));
     b.send(q, 1, 1500, 0);

@@ -23,7 +23,7 @@ fn two_stations(no_pushback: bool) -> (Bench, [airtime_sched::StationId; 2], [ai
     let rate = Rate::vht(7, 1, Bandwidth::Mhz80, false).unwrap();
     for peer in [1, 2] {
         let mut p = PpduStats::new(10);
-        p.push_user(PpduUser { peer_id: peer, tid: 0, tx_duration_us: 10, rate: Some(rate) });
+        p.push_user(PpduUser::su(peer, 0, 10, Some(rate)));
         b.radio.on_ppdu_tx_stats(&p, b.now);
     }
     let qs = [b.txq(heavy, 0), b.txq(light, 0)];

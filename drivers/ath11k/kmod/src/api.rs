@@ -667,8 +667,9 @@ pub unsafe extern "C" fn airtime_ppdu_tx_stats(radio: *mut CRadio, ppdu: *const 
             if Tid::new(u.tid).is_err() || u.reserved != 0 {
                 return Err(Errno::EINVAL);
             }
-            let user =
-                PpduUser { peer_id: u.peer_id, tid: u.tid, tx_duration_us: u.tx_duration_us, rate: u.rate.to_rate()? };
+            // The C record carries no RU yet: under `MuCharging::RuShare` an MU PPDU's users
+            // split it equally.
+            let user = PpduUser::su(u.peer_id, u.tid, u.tx_duration_us, u.rate.to_rate()?);
             if !stats.push_user(user) {
                 return Err(Errno::EINVAL);
             }

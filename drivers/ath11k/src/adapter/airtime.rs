@@ -1,5 +1,6 @@
-//! Measured airtime: tx from PPDU stats (patch 4, each MU user charged the whole
-//! PPDU) and rx from monitor status (patch 7, charged to BE).
+//! Measured airtime: tx from PPDU stats (patch 4; each MU user charged the whole
+//! PPDU, or its share under [`Config::mu_charging`](crate::Config::mu_charging)) and rx
+//! from monitor status (patch 7, charged to BE).
 
 use super::{Ath11k, Ath11kError};
 use crate::hal::{FrameOf, Hal, PpduStats, RxPpdu};
@@ -23,13 +24,18 @@ where
     FrameOf<H>: Frame,
 {
     /// One HTT PPDU stats record (patch 4): for each user, remembers its tx rate (the
-    /// price of its next frames) and registers tx airtime on the AC of its TID. Each
-    /// user of an MU PPDU is charged the PPDU's whole duration, as ath11k's
-    /// `arsta->tx_duration` already is; a record without a PPDU duration charges each
+    /// price of its next frames) and registers tx airtime on the AC of its TID. By
+    /// default each user of an MU PPDU is charged the PPDU's whole duration, as
+    /// ath11k's `arsta->tx_duration` already is; [`Config::mu_charging`] picks another
+    /// split ([`MuCharging`](crate::MuCharging)), and sets the station's AQL price
+    /// scale for its next frames. A record without a PPDU duration charges each SU
     /// user its own `tx_duration_us`. Completion context (HTT PPDU stats, softirq).
+    ///
+    /// [`Config::mu_charging`]: crate::Config::mu_charging
     pub fn on_ppdu_tx_stats(&self, ppdu: &PpduStats, now: Instant) -> PpduOutcome {
         let mut out = PpduOutcome::default();
-        for user in ppdu.users() {
+        let policy = self.config.mu_charging;
+        for (index, user) in ppdu.users().enumerate() {
             let Some((id, rec)) = self.stations.by_peer_record(user.peer_id) else {
                 out.unknown_peers += 1;
                 self.counters.unknown_peer_reports.bump();
@@ -38,10 +44,11 @@ where
             if let Some(rate) = user.rate {
                 rec.set_tx_rate(rate);
             }
+            rec.set_mu_scale_q8(policy.aql_scale_q8(ppdu, index));
             if !self.config.tx_airtime {
                 continue;
             }
-            let us = if ppdu.duration_us > 0 { ppdu.duration_us } else { user.tx_duration_us };
+            let us = policy.charge_us(ppdu, index);
             let ac = Tid::new(user.tid & 7).map_or(Ac::Be, Tid::ac);
             if self.txqs.scheduler().register_airtime(id, ac, us, 0, now).is_ok() {
                 out.users_charged += 1;

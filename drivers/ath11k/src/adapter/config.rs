@@ -1,6 +1,7 @@
 //! The adapter's configuration: which patches of the series are on, and the core's
 //! configuration.
 
+use crate::MuCharging;
 use airtime_sched::txqs::TurnBudget;
 
 /// Adapter configuration (build from `Default`, then set fields). The default is the
@@ -36,6 +37,10 @@ pub struct Config {
     /// (frames or charged airtime; the core's [`TurnBudget`]). Unlimited by default, as
     /// in the series, where a turn lasts while AQL and the ring allow.
     pub turn_budget: TurnBudget,
+    /// Not in the series: what each user of an MU (OFDMA) PPDU is charged, and how
+    /// the frames of a station last sent MU are priced for AQL ([`MuCharging`]).
+    /// [`MuCharging::WholePpdu`] by default, as the series and ath11k.
+    pub mu_charging: MuCharging,
 }
 
 impl Default for Config {
@@ -50,6 +55,7 @@ impl Default for Config {
             tcl_ring_retry: false,
             resume_blocked_acs: true,
             turn_budget: TurnBudget::UNLIMITED,
+            mu_charging: MuCharging::WholePpdu,
         }
     }
 }

@@ -23,9 +23,11 @@
 //! a station id that is no longer live.
 
 use super::Ath11kError;
+use crate::mu_charging::SCALE_ONE_Q8;
 use airtime_est::{Bandwidth, Encoding, HeGi, Rate};
 use airtime_sched::driver_loop::StationTable;
-use airtime_sched::{Station, StationErrorKind, StationId, Tid, TxqId};
+use airtime_sched::traits::price_from_rate;
+use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, TxqId};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -51,6 +53,9 @@ pub struct StationRecord {
     peer: AtomicU32,
     tx_rate: AtomicU64,
     rx_rate: AtomicU64,
+    /// The AQL price scale of the station's next frames, in Q8 (256: as priced at its
+    /// rate), from its last PPDU record ([`MuCharging::aql_scale_q8`](crate::MuCharging::aql_scale_q8)).
+    mu_scale_q8: AtomicU32,
     /// The station's txq of each TID (0..=15 and 16, the management txq).
     txqs: [AtomicU64; TIDS],
 }
@@ -62,6 +67,7 @@ impl StationRecord {
             peer: AtomicU32::new(NO_PEER),
             tx_rate: AtomicU64::new(NONE),
             rx_rate: AtomicU64::new(NONE),
+            mu_scale_q8: AtomicU32::new(SCALE_ONE_Q8),
             txqs: [const { AtomicU64::new(NONE) }; TIDS],
         }
     }
@@ -96,6 +102,16 @@ impl StationRecord {
         self.tx_rate.store(pack_rate(rate), Ordering::Relaxed);
     }
 
+    /// The factor, in Q8, by which its frames' price at its rate is scaled (not 256 only
+    /// after an MU PPDU under a share-based [`MuCharging`](crate::MuCharging)).
+    pub fn mu_scale_q8(&self) -> u32 {
+        self.mu_scale_q8.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_mu_scale_q8(&self, scale: u32) {
+        self.mu_scale_q8.store(scale, Ordering::Relaxed);
+    }
+
     pub(crate) fn set_rx_rate(&self, rate: Rate) {
         self.rx_rate.store(pack_rate(rate), Ordering::Relaxed);
     }
@@ -114,9 +130,21 @@ impl Station for StationRecord {
 
     /// The last tx rate from PPDU stats, or failing that the last rx rate (the peer's
     /// rate towards us is the best guess before the first tx report).
-    /// Frames are priced at it by the trait's default `expected_airtime_us`.
     fn last_tx_rate(&self) -> Option<Rate> {
         StationRecord::last_tx_rate(self).or(self.last_rx_rate())
+    }
+
+    /// The core's price at [`last_tx_rate`](Station::last_tx_rate), scaled by the
+    /// station's MU scale ([`StationRecord::mu_scale_q8`]; 1 unless a share-based
+    /// [`MuCharging`](crate::MuCharging) saw it in an MU PPDU last).
+    fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
+        let us = price_from_rate(Station::last_tx_rate(self), frame_len, ac)?;
+        let scale = self.mu_scale_q8();
+        if scale == SCALE_ONE_Q8 {
+            return Ok(us);
+        }
+        let scaled = (u64::from(us) * u64::from(scale)).div_ceil(u64::from(SCALE_ONE_Q8));
+        Ok(u32::try_from(scaled).unwrap_or(u32::MAX))
     }
 }
 
@@ -240,6 +268,7 @@ impl StationSlots {
         }
         r.tx_rate.store(NONE, Ordering::Relaxed);
         r.rx_rate.store(NONE, Ordering::Relaxed);
+        r.mu_scale_q8.store(SCALE_ONE_Q8, Ordering::Relaxed);
         for t in &r.txqs {
             t.store(NONE, Ordering::Relaxed);
         }

@@ -13,10 +13,25 @@ pub struct PpduUser {
     /// TID of the user's MPDUs (its AC is the one charged).
     pub tid: u8,
     /// The user's tx duration in us as the firmware reports it. The adapter charges
-    /// the PPDU's [`PpduStats::duration_us`] instead when that is set (patch 4).
+    /// the PPDU's [`PpduStats::duration_us`] instead when that is set (patch 4; see
+    /// [`MuCharging`](crate::MuCharging) for MU users).
     pub tx_duration_us: u32,
     /// The rate the user was sent at, if the record had the rate TLV.
     pub rate: Option<Rate>,
+    /// Tones of the user's resource unit in an MU PPDU (ath11k's rate TLV gives
+    /// `ru_end - ru_start + 1`); 0 if unknown or SU.
+    pub ru_tones: u16,
+    /// The user's own data duration at its RU rate, in us: the PPDU without the padding
+    /// to its longest user (the driver computes it from the user's RU, rate and bytes);
+    /// 0 if unknown.
+    pub own_duration_us: u32,
+}
+
+impl PpduUser {
+    /// A single-user record's user: `tx_duration_us` at `rate`, no RU.
+    pub const fn su(peer_id: u16, tid: u8, tx_duration_us: u32, rate: Option<Rate>) -> PpduUser {
+        PpduUser { peer_id, tid, tx_duration_us, rate, ru_tones: 0, own_duration_us: 0 }
+    }
 }
 
 /// One transmitted PPDU: its duration and its users (several for MU).
@@ -90,7 +105,7 @@ mod tests {
     #[test]
     fn a_ppdu_record_holds_at_most_eight_users() {
         let mut p = PpduStats::new(100);
-        let u = PpduUser { peer_id: 1, tid: 0, tx_duration_us: 100, rate: None };
+        let u = PpduUser::su(1, 0, 100, None);
         for _ in 0..MAX_PPDU_USERS {
             assert!(p.push_user(u));
         }

@@ -28,7 +28,7 @@ use crate::hal::{
     DP_TCL_DATA_RING_SIZE, DP_TCL_NUM_RING_MAX, MSDU_TABLE_CAPACITY, Msdu, MsduTable, PpduStats, PpduStatsSource,
     PpduUser, RingId, RxPpdu, RxStatusSource, StatusSink, TclDesc, TclRings, TxCompletion, TxCompletionRing, TxStatus,
 };
-use airtime_est::Rate;
+use airtime_est::{Bandwidth, Rate, RuSize};
 use airtime_sched::{Ac, Instant, RingErrorKind};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -53,6 +53,9 @@ pub struct SimConfig {
     pub frame_airtime_us: u32,
     /// Users per PPDU: 1 for SU only, up to [`MAX_PPDU_USERS`](crate::hal::MAX_PPDU_USERS).
     pub mu_max_users: u8,
+    /// The channel an MU PPDU's users split into equal RUs (the largest size of which
+    /// there are enough, [`RuSize::equal_share`]).
+    pub mu_bandwidth: Bandwidth,
     /// Whether transmitted frames produce PPDU stats.
     pub ppdu_stats: bool,
     /// Status of a completion once the scripted statuses are used up.
@@ -68,6 +71,7 @@ impl Default for SimConfig {
             fw_take_per_advance: u32::MAX,
             frame_airtime_us: 100,
             mu_max_users: 1,
+            mu_bandwidth: Bandwidth::Mhz80,
             ppdu_stats: true,
             default_status: TxStatus::Acked,
         }
@@ -382,16 +386,34 @@ impl<F> SimHal<F> {
         }
     }
 
-    /// One PPDU per group of up to `mu_max_users` (peer, AC) users; each user is
-    /// reported the whole PPDU's duration, as ath11k's firmware does for MU.
+    /// One PPDU per group of up to `mu_max_users` (peer, AC) users. A user's own
+    /// duration is its frames times its peer's frame airtime (the airtime of a frame as
+    /// sent, on whatever RU it gets); the PPDU lasts as long as its longest user. Each
+    /// user is reported the whole PPDU's duration as its tx duration, as ath11k's
+    /// firmware does for MU, and, in an MU PPDU, an equal RU of
+    /// [`SimConfig::mu_bandwidth`] and its own duration.
     fn write_ppdus(&self, peers: &[Peer], sent: &[(u16, Ac, u32)]) {
         let users = usize::from(self.config.mu_max_users.clamp(1, crate::hal::MAX_PPDU_USERS as u8));
         for group in sent.chunks(users) {
-            let duration = group.iter().map(|s| s.2.saturating_mul(self.airtime_of(peers, s.0))).max().unwrap_or(0);
+            let own = |s: &(u16, Ac, u32)| s.2.saturating_mul(self.airtime_of(peers, s.0));
+            let duration = group.iter().map(own).max().unwrap_or(0);
+            let ru_tones = match group.len() {
+                0 | 1 => 0,
+                n => RuSize::equal_share(n as u16, self.config.mu_bandwidth).map_or(0, RuSize::tones),
+            };
             let mut p = PpduStats::new(duration);
-            for &(peer_id, ac, _) in group {
+            for s in group {
+                let &(peer_id, ac, _) = s;
                 let rate = peers.iter().find(|q| q.peer_id == peer_id).and_then(|q| q.rate);
-                let _ = p.push_user(PpduUser { peer_id, tid: tid_of(ac), tx_duration_us: duration, rate });
+                let own_duration_us = if ru_tones > 0 { own(s) } else { 0 };
+                let _ = p.push_user(PpduUser {
+                    peer_id,
+                    tid: tid_of(ac),
+                    tx_duration_us: duration,
+                    rate,
+                    ru_tones,
+                    own_duration_us,
+                });
             }
             self.ppdus.lock().push_back(p);
             bump(&self.counters.ppdus);
@@ -579,5 +601,9 @@ mod tests {
         let p = hal.next_ppdu_stats().unwrap();
         assert_eq!((p.duration_us, p.n_users()), (600, 2));
         assert!(p.users().all(|u| u.tx_duration_us == 600));
+        // Two users of an 80 MHz channel: a 484-tone RU each, and their own durations.
+        assert!(p.users().all(|u| u.ru_tones == 484));
+        let own: Vec<u32> = p.users().map(|u| u.own_duration_us).collect();
+        assert_eq!(own, [100, 600]);
     }
 }
