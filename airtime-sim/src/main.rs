@@ -2,7 +2,7 @@
 //! or a scenario file, and prints our figures beside the seed's.
 
 use airtime_sim::report::{self, summary};
-use airtime_sim::scenario::{self, Resolved};
+use airtime_sim::scenario::{self, Resolved, limits};
 use airtime_sim::sim::run::{self, Overrides};
 use clap::{Parser, ValueEnum};
 use std::path::PathBuf;
@@ -28,11 +28,14 @@ struct Cli {
     /// Seed of the first run of every arm.
     #[arg(long)]
     seed: Option<u64>,
-    /// Simulated seconds per run.
-    #[arg(long)]
+    /// Simulated seconds per run, in (0, 86400].
+    #[arg(long, value_parser = parse_duration, allow_negative_numbers = true)]
     duration: Option<f64>,
-    /// Runs per arm.
-    #[arg(long)]
+    /// Seconds at the start of every run left out of the figures, below the run length.
+    #[arg(long, value_parser = parse_warmup, allow_negative_numbers = true)]
+    warmup: Option<f64>,
+    /// Runs per arm, 1..=1000.
+    #[arg(long, value_parser = parse_runs, allow_negative_numbers = true)]
     runs: Option<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -51,6 +54,24 @@ struct Cli {
     keys_md: bool,
 }
 
+fn parse_f64(s: &str) -> Result<f64, String> {
+    s.trim().parse::<f64>().map_err(|e| format!("`{s}` is not a number: {e}"))
+}
+
+fn parse_duration(s: &str) -> Result<f64, String> {
+    limits::duration_s(parse_f64(s)?)
+}
+
+fn parse_warmup(s: &str) -> Result<f64, String> {
+    limits::warmup_alone_s(parse_f64(s)?)
+}
+
+fn parse_runs(s: &str) -> Result<u32, String> {
+    let n: u32 =
+        s.trim().parse().map_err(|e| format!("`{s}` is not a run count: {e}; give 1..={}", limits::MAX_RUNS))?;
+    limits::runs(n)
+}
+
 fn arms(cli: &Cli) -> Result<Vec<Resolved>, String> {
     if !cli.scenarios.is_empty() {
         return cli.scenarios.iter().map(|p| scenario::load(p).map_err(|e| e.to_string())).collect();
@@ -64,10 +85,6 @@ fn main() -> ExitCode {
         print!("{}", scenario::keys::reference_markdown());
         return ExitCode::SUCCESS;
     }
-    if cli.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
-        eprintln!("error: --duration must be a positive number of seconds");
-        return ExitCode::from(2);
-    }
     let mut list = match arms(&cli) {
         Ok(a) => a,
         Err(e) => {
@@ -78,9 +95,12 @@ fn main() -> ExitCode {
     for w in list.iter().flat_map(|a| &a.warnings) {
         eprintln!("warning: {w}");
     }
-    let ov = Overrides { seed: cli.seed, duration_s: cli.duration, runs: cli.runs };
+    let ov = Overrides { seed: cli.seed, duration_s: cli.duration, warmup_s: cli.warmup, runs: cli.runs };
     for a in &mut list {
-        ov.apply(a);
+        if let Err(e) = ov.apply(a) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     }
     let threads = cli.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     let started = std::time::Instant::now();

@@ -163,6 +163,29 @@ pub struct Ap {
 #[derive(Debug)]
 pub struct ApError(pub String);
 
+/// A refused registration, with the capacity it ran into and the setting that holds it.
+pub fn capacity_error(what: &str, e: impl std::fmt::Debug, limit: u16, setting: &str) -> ApError {
+    ApError(format!("adding a {what}: {e:?} (room for {limit}: `airtime_sched::Config::{setting}`)"))
+}
+
+/// Gives the scheduler room for `stations` stations and their BE txqs (one each) when
+/// the defaults (128 stations, 1024 txqs) are too small: a scenario is not limited by a
+/// default, only by the scheduler's hard range (ath11k alone serves 512 peers per radio,
+/// `TARGET_NUM_STATIONS` in ath11k's hw.h; enterprise APs more).
+pub fn size_for_stations(sc: &mut Config, stations: usize) -> Result<(), ApError> {
+    let max = usize::from(Config::MAX_STATIONS);
+    if stations > max {
+        return Err(ApError(format!(
+            "{stations} stations: the scheduler holds at most {max} (`airtime_sched::Config::max_stations`, \
+             the compact charge encoding's range)"
+        )));
+    }
+    // Both fit in u16: stations <= 4096.
+    sc.max_stations = sc.max_stations.max(stations as u16);
+    sc.max_txqs = sc.max_txqs.max(stations as u16);
+    Ok(())
+}
+
 impl Ap {
     /// An AP for stations whose transmissions take `rates` on the air, reported to
     /// mac80211 as `reported` (AQL prices at those), with `weights`.
@@ -173,6 +196,7 @@ impl Ap {
             RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
         };
         sc.tx_no_pushback = config.tx_no_pushback;
+        size_for_stations(&mut sc, reported.len())?;
         let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
         if let Some([low, high]) = config.aql_be_us {
             let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
@@ -196,8 +220,10 @@ impl Ap {
         let (mut sta_ids, mut txq_ids) = (Vec::new(), Vec::new());
         for (rate, w) in reported.iter().zip(weights) {
             let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
-            let id = sched.add_station(weight).map_err(|e| ApError(format!("{e:?}")))?;
-            let txq = sched.add_txq(Some(id), Tid::BE).map_err(|e| ApError(format!("{e:?}")))?;
+            let id =
+                sched.add_station(weight).map_err(|e| capacity_error("station", e, sc.max_stations, "max_stations"))?;
+            let txq =
+                sched.add_txq(Some(id), Tid::BE).map_err(|e| capacity_error("txq", e, sc.max_txqs, "max_txqs"))?;
             stations[id.index()] = Some(SimStation { id, rate: *rate });
             txqs[txq.index()] = Some(mac80211::new_txq(fq));
             sta_ids.push(id);

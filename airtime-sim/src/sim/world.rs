@@ -9,7 +9,7 @@ use crate::ap::Ap;
 use crate::ap::hardware::{HwFrame, TxStatus};
 use crate::engine::time::{ms, us};
 use crate::engine::{EventQueue, Nanos, Rng};
-use crate::metrics::stats::{mean, quantile, thin};
+use crate::metrics::stats::{mean, quantile, quantile_above_zeros, thin};
 use crate::metrics::{FlowResult, RunResult, StationResult};
 use crate::net::link::WiredLink;
 use crate::net::linux_tcp::{Receiver, Segment, Sender, Tsq};
@@ -103,6 +103,16 @@ pub struct World {
     flow_window_ns: Vec<Nanos>,
     segs: Vec<Segment>,
     samples: Vec<Nanos>,
+    /// Stations whose uplink queue changed without telling the medium (they sent, or a
+    /// ping reply was queued) during the current exchange: only they can change
+    /// readiness at its end, so the end visits them, not every station.
+    uplink_touched: Vec<usize>,
+    /// The flows whose sender is on the AP under TCP small queues: a completion
+    /// wakes them (and only them).
+    tsq_flows: Vec<usize>,
+    /// AQL pending samples that were zero, per station (kept as a count: most of an
+    /// idle station's samples are).
+    aql_zero_samples: Vec<usize>,
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -236,7 +246,12 @@ impl World {
             flow_window_ns,
             segs: Vec::new(),
             samples: Vec::new(),
+            uplink_touched: Vec::new(),
+            tsq_flows: Vec::new(),
+            aql_zero_samples: vec![0; n],
         };
+        w.tsq_flows =
+            (0..w.linux.len()).filter(|&f| w.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some())).collect();
         for (f, &(start_ns, stop_ns)) in flow_times.iter().enumerate() {
             if w.linux[f].is_some() {
                 w.q.schedule(us(100 + 50 * f as u64).saturating_add(start_ns), Event::FlowStart(f));
@@ -328,13 +343,12 @@ impl World {
                         }
                     }
                 }
-                for f in 0..self.linux.len() {
-                    if self.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some()) {
-                        if let Some(l) = self.linux[f].as_mut() {
-                            l.sender.send(now, &mut self.segs);
-                        }
-                        self.flush_segments(f, true, now);
+                for i in 0..self.tsq_flows.len() {
+                    let f = self.tsq_flows[i];
+                    if let Some(l) = self.linux[f].as_mut() {
+                        l.sender.send(now, &mut self.segs);
                     }
+                    self.flush_segments(f, true, now);
                 }
                 if freed > 0 {
                     self.hosts[AP_HOST].tsq_release(freed);
@@ -398,8 +412,10 @@ impl World {
                     );
                 }
                 for s in 0..self.aql_samples.len() {
-                    let v = f64::from(self.ap.aql_pending_us(s as u16));
-                    self.aql_samples[s].push(v);
+                    match self.ap.aql_pending_us(s as u16) {
+                        0 => self.aql_zero_samples[s] += 1,
+                        v => self.aql_samples[s].push(f64::from(v)),
+                    }
                 }
                 self.q.schedule(now + SAMPLE_NS, Event::Sample);
             }
@@ -577,6 +593,7 @@ impl World {
                 Tx::Sta { station, frames, airtime_ns } => {
                     transmitted.push((1 + usize::from(station), airtime_ns));
                     let s = usize::from(station);
+                    self.uplink_touched.push(s);
                     if collided {
                         for p in frames.into_iter().rev() {
                             self.uplink[s].push_front(p);
@@ -598,10 +615,16 @@ impl World {
         }
         let ap_ready = self.ap.hw().has_frames();
         self.medium.set_ready(0, ap_ready, now, &mut self.rng);
-        for s in 0..self.uplink.len() {
+        // In station order, as a pass over every station would draw backoffs.
+        let mut touched = std::mem::take(&mut self.uplink_touched);
+        touched.sort_unstable();
+        touched.dedup();
+        for &s in &touched {
             let r = !self.uplink[s].is_empty();
             self.medium.set_ready(1 + s, r, now, &mut self.rng);
         }
+        touched.clear();
+        self.uplink_touched = touched;
         self.reschedule_access();
     }
 
@@ -720,6 +743,7 @@ impl World {
             Payload::PingRequest { .. } => {
                 if let Some(r) = ping::reply(&pkt) {
                     self.uplink[s].push_back(r);
+                    self.uplink_touched.push(s);
                 }
             }
             Payload::Udp { .. } => self.udp_arrive(&pkt, now),
@@ -805,7 +829,7 @@ impl World {
                     } else {
                         0.0
                     },
-                    aql_pending_p50_us: quantile(&mut self.aql_samples[s], 0.5),
+                    aql_pending_p50_us: quantile_above_zeros(&mut self.aql_samples[s], self.aql_zero_samples[s], 0.5),
                     airtime_share_pct: if total_air > 0 {
                         100.0 * self.sta_airtime_ns[s] as f64 / total_air as f64
                     } else {
