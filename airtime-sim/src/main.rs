@@ -121,17 +121,16 @@ fn main() -> ExitCode {
         results.iter().map(|a| a.runs.len()).sum::<usize>(),
         packets as f64 / wall.max(1e-9) / 1e6
     ));
-    let paired: Vec<_> = summaries.iter().cloned().zip(results.iter().map(|a| a.runs.clone())).collect();
+    for w in summaries.iter().flat_map(|s| &s.warnings) {
+        eprintln!("warning: {w}");
+    }
     match cli.format {
         Format::Table => print!("{}", report::table::render(&summaries, &notes)),
-        Format::Json => println!("{}", report::json::render(&paired, &notes)),
-        Format::Csv => {
-            let rows: Vec<_> = results.iter().map(|a| (a.scenario.spec.name.clone(), a.runs.clone())).collect();
-            print!("{}", report::csv::render(&rows));
-        }
+        Format::Json => println!("{}", report::json::render(&summaries, &results, &notes)),
+        Format::Csv => print!("{}", report::csv::render(&results)),
     }
     if let Some(dir) = &cli.plot
-        && let Err(e) = report::svg::write_all(dir, &paired)
+        && let Err(e) = report::plots::write_all(dir, &summaries, &results)
     {
         eprintln!("error: writing plots to {}: {e}", dir.display());
         return ExitCode::FAILURE;

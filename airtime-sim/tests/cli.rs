@@ -30,7 +30,7 @@ fn a_missing_file_is_an_error_not_a_panic() {
 #[test]
 fn a_short_scenario_prints_a_table_json_and_csv() {
     let f = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/vht80-series-500-1000.toml");
-    for (fmt, needle) in [("table", "Mbit/s, flow 0"), ("json", "\"arms\""), ("csv", "arm,run,seed")] {
+    for (fmt, needle) in [("table", "Mbit/s, flow 0"), ("json", "\"arms\""), ("csv", "sim_version,arm,design")] {
         let out = sim()
             .args([f, "--duration", "1", "--warmup", "0.25", "--runs", "1", "-q", "--format", fmt])
             .output()

@@ -3,7 +3,7 @@
 
 use super::world::World;
 use crate::metrics::RunResult;
-use crate::scenario::{Resolved, limits};
+use crate::scenario::{Direction, Protocol, Resolved, limits};
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -70,7 +70,21 @@ pub fn run_one(sc: &Resolved, run: u32) -> Result<RunResult, String> {
     let seed = sc.spec.seed.wrapping_add(u64::from(run).wrapping_mul(0x9E37_79B9));
     let world = World::new(sc, seed)?;
     let names: Vec<String> = sc.spec.stations.iter().map(|s| s.name.clone()).collect();
-    Ok(world.run(run, seed, &names, &sc.flow_station))
+    let mut r = world.run(run, seed, &names, &sc.flow_station);
+    for (f, spec) in r.flows.iter_mut().zip(&sc.spec.flows) {
+        f.direction = match spec.direction {
+            Direction::Download => "download",
+            Direction::Upload => "upload",
+        };
+        f.protocol = match spec.protocol {
+            Protocol::Tcp => "tcp",
+            Protocol::Udp => "udp",
+        };
+    }
+    for (s, st) in r.stations.iter_mut().enumerate() {
+        st.throughput_mbps = r.flows.iter().filter(|f| usize::from(f.station) == s).map(|f| f.throughput_mbps).sum();
+    }
+    Ok(r)
 }
 
 /// Runs every arm's runs on `threads` worker threads; `progress` prints to stderr.

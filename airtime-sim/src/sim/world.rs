@@ -9,6 +9,7 @@ use crate::ap::Ap;
 use crate::ap::hardware::{HwFrame, TxStatus};
 use crate::engine::time::{ms, us};
 use crate::engine::{EventQueue, Nanos, Rng};
+use crate::metrics::series::{FlowSample, SeriesRecorder};
 use crate::metrics::stats::{mean, quantile, quantile_above_zeros, thin};
 use crate::metrics::{FlowResult, RunResult, StationResult};
 use crate::net::link::WiredLink;
@@ -43,6 +44,7 @@ enum Event {
     TxStatus(Vec<TxStatus>),
     PpduStats(u16, u32),
     Sample,
+    SeriesSample,
     FlowStart(usize),
     FlowStop(usize),
     UdpSend(usize),
@@ -113,6 +115,8 @@ pub struct World {
     /// AQL pending samples that were zero, per station (kept as a count: most of an
     /// idle station's samples are).
     aql_zero_samples: Vec<usize>,
+    /// The time series (`sample_interval_ms`).
+    series: SeriesRecorder,
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -249,6 +253,7 @@ impl World {
             uplink_touched: Vec::new(),
             tsq_flows: Vec::new(),
             aql_zero_samples: vec![0; n],
+            series: SeriesRecorder::new((spec.sample_interval_ms * 1e6) as Nanos, n, nflows),
         };
         w.tsq_flows =
             (0..w.linux.len()).filter(|&f| w.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some())).collect();
@@ -276,6 +281,7 @@ impl World {
             }
         }
         w.q.schedule(w.warmup_ns, Event::Sample);
+        w.q.schedule(w.warmup_ns, Event::SeriesSample);
         Ok(w)
     }
 
@@ -418,6 +424,22 @@ impl World {
                     }
                 }
                 self.q.schedule(now + SAMPLE_NS, Event::Sample);
+            }
+            Event::SeriesSample => {
+                let (ap, linux, bytes) = (&self.ap, &self.linux, &self.flow_bytes);
+                self.series.sample(
+                    now,
+                    |s| ap.aql_pending_us(s as u16),
+                    |f| {
+                        let l = linux[f].as_ref();
+                        FlowSample {
+                            bytes: bytes[f],
+                            cwnd_segments: l.map(|l| l.sender.cwnd()),
+                            srtt_ns: l.and_then(|l| l.sender.srtt_ns()),
+                        }
+                    },
+                );
+                self.q.schedule(now + self.series.interval_ns, Event::SeriesSample);
             }
         }
     }
@@ -812,6 +834,11 @@ impl World {
                     timeouts: self.linux[f].as_ref().map_or(0, |l| l.sender.timeouts),
                     rtt_series: thin(&self.flow_rtts[f], 4000),
                     rtt_cdf: thin(&cdf, 1000),
+                    throughput_series_mbps: std::mem::take(&mut self.series.throughput_mbps[f]),
+                    cwnd_series_segments: std::mem::take(&mut self.series.cwnd_segments[f]),
+                    srtt_series_ms: std::mem::take(&mut self.series.srtt_ms[f]),
+                    // Direction, protocol: from the scenario (`run::run_one`).
+                    ..FlowResult::default()
                 }
             })
             .collect();
@@ -837,6 +864,9 @@ impl World {
                     },
                     ampdu_p50: quantile(&mut self.ampdu_sizes[s], 0.5),
                     ping_series: self.ping_rtts[s].clone(),
+                    aql_pending_series_us: std::mem::take(&mut self.series.aql_pending_us[s]),
+                    // Throughput: the sum of its flows' (`run::run_one`).
+                    ..StationResult::default()
                 }
             })
             .collect();
@@ -844,6 +874,7 @@ impl World {
         RunResult {
             run,
             seed,
+            sample_times_s: std::mem::take(&mut self.series.t_s),
             flows,
             stations,
             skipped_selections: c.skipped_selections,
