@@ -81,6 +81,16 @@ pub fn tick(v: f64) -> String {
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
 }
 
+/// A tick label on a log axis: only 1, 2 and 5 times a power of ten are labelled (the
+/// others keep their grid line), so labels near a decade's end do not run together.
+pub fn log_tick(v: f64) -> String {
+    if !(v > 0.0 && v.is_finite()) {
+        return String::new();
+    }
+    let m = v / 10f64.powf(v.log10().floor());
+    if [1.0, 2.0, 5.0, 10.0].iter().any(|r| (m - r).abs() < 1e-6 * r) { tick(v) } else { String::new() }
+}
+
 /// Whether values from `lo` to `hi` span a decade or more (and can go on a log axis).
 fn spans_decades(lo: f64, hi: f64) -> bool {
     lo > 0.0 && hi / lo >= 10.0
@@ -130,8 +140,12 @@ impl Lines<'_> {
             let y0 = if !log_y && y0 >= 0.0 { 0.0 } else { y0 };
             // Headroom above the highest point, so a flat-topped line is not the frame.
             let y1 = if !log_y && !self.y_pct { y1 + 0.05 * (y1 - y0) } else { y1 };
-            // A log axis starts at a power of ten, where its first labelled tick is.
-            let decade = |v: f64| 10f64.powf(v.log10().floor());
+            // A log axis starts at a round number (1, 2 or 5 times a power of ten), where
+            // its first labelled tick is.
+            let decade = |v: f64| {
+                let p = 10f64.powf(v.log10().floor());
+                [5.0, 2.0, 1.0].into_iter().map(|m| m * p).find(|&r| r <= v).unwrap_or(p)
+            };
             let x0 = if log_x { decade(x0) } else { x0 };
             let y0 = if log_y { decade(y0) } else { y0 };
             let mut b = ChartBuilder::on(&plot);
@@ -145,8 +159,8 @@ impl Lines<'_> {
                         .y_desc(self.y)
                         .label_style((FONT, 16))
                         .axis_desc_style((FONT, 16))
-                        .x_label_formatter(&|v| tick(*v))
-                        .y_label_formatter(&|v| tick(*v))
+                        .x_label_formatter(&|v| if log_x { log_tick(*v) } else { tick(*v) })
+                        .y_label_formatter(&|v| if log_y { log_tick(*v) } else { tick(*v) })
                         .light_line_style(WHITE.mix(0.0))
                         .draw()
                         .map_err(err)?;
@@ -344,6 +358,8 @@ mod tests {
         assert_eq!(tick(2500.0), "2500");
         assert_eq!(tick(0.0), "0");
         assert_eq!(tick(-20.0), "-20");
+        assert_eq!((log_tick(50.0), log_tick(200.0), log_tick(1.0)), ("50".into(), "200".into(), "1".into()));
+        assert_eq!((log_tick(80.0), log_tick(30.0)), (String::new(), String::new()));
     }
 
     #[test]
