@@ -54,6 +54,17 @@ struct Cli {
     keys_md: bool,
 }
 
+/// Writes `text` to stdout; a reader that closed the pipe early (`| head`) is not an
+/// error (`print!` would panic).
+fn out(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    match o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
 fn parse_f64(s: &str) -> Result<f64, String> {
     s.trim().parse::<f64>().map_err(|e| format!("`{s}` is not a number: {e}"))
 }
@@ -82,7 +93,10 @@ fn arms(cli: &Cli) -> Result<Vec<Resolved>, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if cli.keys_md {
-        print!("{}", scenario::keys::reference_markdown());
+        if let Err(e) = out(&scenario::keys::reference_markdown()) {
+            eprintln!("error: writing the output: {e}");
+            return ExitCode::FAILURE;
+        }
         return ExitCode::SUCCESS;
     }
     let mut list = match arms(&cli) {
@@ -124,10 +138,14 @@ fn main() -> ExitCode {
     for w in summaries.iter().flat_map(|s| &s.warnings) {
         eprintln!("warning: {w}");
     }
-    match cli.format {
-        Format::Table => print!("{}", report::table::render(&summaries, &notes)),
-        Format::Json => println!("{}", report::json::render(&summaries, &results, &notes)),
-        Format::Csv => print!("{}", report::csv::render(&results)),
+    let text = match cli.format {
+        Format::Table => report::table::render(&summaries, &notes),
+        Format::Json => report::json::render(&summaries, &results, &notes) + "\n",
+        Format::Csv => report::csv::render(&results),
+    };
+    if let Err(e) = out(&text) {
+        eprintln!("error: writing the output: {e}");
+        return ExitCode::FAILURE;
     }
     if let Some(dir) = &cli.plot
         && let Err(e) = report::plots::write_all(dir, &summaries, &results)

@@ -120,3 +120,22 @@ fn the_same_values_in_a_scenario_file_are_refused_naming_the_key() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_reader_that_closes_the_pipe_early_is_not_a_panic() {
+    use std::io::Read;
+    use std::process::Stdio;
+    // About 150 KB of JSON: more than a pipe holds, so the writer meets the closed end.
+    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/vht80-stock.toml");
+    let mut child = sim()
+        .args([f, "--duration", "4", "--warmup", "0.5", "--runs", "3", "-q", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe's read end is dropped here, as `| head -c 16` would.
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+}
