@@ -14,6 +14,23 @@ pub const MAX_HALF_DIFFERENCE: f64 = 0.25;
 const MIN_THROUGHPUT_MBPS: f64 = 0.5;
 /// Below this the ping check is noise: a few airtime slots, ms.
 const MIN_PING_MS: f64 = 2.0;
+/// Unsettled flows (and stations) named one by one per arm; the rest are counted, so a
+/// 1024-station arm does not print a thousand lines.
+const MAX_NAMED: usize = 3;
+
+/// Keeps the first [`MAX_NAMED`] of `found` and counts the rest in one more line.
+fn capped(found: Vec<String>, name: &str, what: &str, advice: &str) -> Vec<String> {
+    let n = found.len();
+    let mut out: Vec<String> = found.into_iter().take(MAX_NAMED).collect();
+    if n > MAX_NAMED {
+        out.push(format!(
+            "arm `{name}`: {} more {what} differ by over {:.0} % between the halves of the measured interval; {advice}",
+            n - MAX_NAMED,
+            MAX_HALF_DIFFERENCE * 100.0
+        ));
+    }
+    out
+}
 
 fn unsettled_pair(first: f64, second: f64, floor: f64) -> bool {
     let hi = first.max(second);
@@ -26,7 +43,8 @@ pub fn unsettled(arm: &ArmResult) -> Vec<String> {
     let mid = ((spec.warmup_s + spec.duration_s) / 2.0) as f32;
     let name = &spec.name;
     let advice = "the run is too short for it to settle: raise `duration_s` (or `warmup_s`, --duration/--warmup)";
-    let mut out = Vec::new();
+    let mut flows = Vec::new();
+    let mut stations = Vec::new();
     let whole = |f: usize| {
         spec.flows
             .get(f)
@@ -48,7 +66,7 @@ pub fn unsettled(arm: &ArmResult) -> Vec<String> {
         }
         let (a, b) = (mean(&a), mean(&b));
         if unsettled_pair(a, b, MIN_THROUGHPUT_MBPS) {
-            out.push(format!(
+            flows.push(format!(
                 "arm `{name}`: flow {f} throughput is {a:.1} Mbit/s in the first half of the measured interval and \
                  {b:.1} in the second; {advice}"
             ));
@@ -67,7 +85,7 @@ pub fn unsettled(arm: &ArmResult) -> Vec<String> {
             }
             let (a, b) = (quantile(&mut a, 0.5), quantile(&mut b, 0.5));
             if unsettled_pair(a, b, MIN_PING_MS) {
-                out.push(format!(
+                stations.push(format!(
                     "arm `{name}`: station {} ping median is {a:.1} ms in the first half of the measured interval \
                      and {b:.1} in the second; {advice}",
                     st.name
@@ -75,6 +93,8 @@ pub fn unsettled(arm: &ArmResult) -> Vec<String> {
             }
         }
     }
+    let mut out = capped(flows, name, "flows' throughputs", advice);
+    out.extend(capped(stations, name, "stations' ping medians", advice));
     out
 }
 
@@ -87,5 +107,14 @@ mod tests {
         assert!(unsettled_pair(50.0, 80.0, MIN_THROUGHPUT_MBPS));
         assert!(!unsettled_pair(76.0, 80.0, MIN_THROUGHPUT_MBPS));
         assert!(!unsettled_pair(0.1, 0.4, MIN_THROUGHPUT_MBPS), "noise below the floor");
+    }
+
+    #[test]
+    fn beyond_three_unsettled_flows_the_rest_are_counted() {
+        let found: Vec<String> = (0..5).map(|i| format!("flow {i}")).collect();
+        let out = capped(found, "a", "flows' throughputs", "raise it");
+        assert_eq!(out.len(), 4);
+        assert!(out[3].contains("2 more flows' throughputs differ by over 25 %"), "{}", out[3]);
+        assert_eq!(capped(vec!["x".into()], "a", "w", "r"), vec!["x".to_string()]);
     }
 }
