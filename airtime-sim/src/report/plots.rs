@@ -16,8 +16,8 @@ use plotters::prelude::*;
 use std::io;
 use std::path::Path;
 
-/// Series one chart draws, at most: beyond this, lines are indistinguishable.
-pub const MAX_SERIES: usize = 12;
+/// Series one chart draws, at most: one per colour of the palette.
+pub const MAX_SERIES: usize = 10;
 /// Points one series draws, at most (evenly thinned).
 const MAX_POINTS: usize = 2000;
 const SIZE: (u32, u32) = (900, 480);
@@ -62,7 +62,7 @@ fn cap(series: &mut Vec<Series>, what: &str) -> String {
 /// The legend, in its own column.
 fn legend(area: &DrawingArea<SVGBackend<'_>, Shift>, names: &[String]) -> Result<(), io::Error> {
     for (i, name) in names.iter().enumerate() {
-        let y = 50 + 20 * i as i32;
+        let y = 20 + 20 * i as i32;
         area.draw(&Rectangle::new([(8, y - 2), (28, y + 2)], color(i).filled())).map_err(err)?;
         let label: String = name.chars().take(28).collect();
         area.draw(&Text::new(label, (34, y - 7), (FONT, 16))).map_err(err)?;
@@ -130,7 +130,9 @@ impl Lines<'_> {
         {
             let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
             root.fill(&WHITE).map_err(err)?;
-            let (plot, side) = root.split_horizontally(SIZE.0 as i32 - LEGEND_W);
+            // The title spans the whole width, above the plot and the legend column.
+            let body = root.titled(self.title, (FONT, 20)).map_err(err)?;
+            let (plot, side) = body.split_horizontally(SIZE.0 as i32 - LEGEND_W);
             let pts = || series.iter().flat_map(|(_, p)| p.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
             let (x0, x1) = bounds(pts().map(|p| p.0));
             let (y0, y1) = if self.y_pct { (0.0, 100.0) } else { bounds(pts().map(|p| p.1)) };
@@ -149,7 +151,7 @@ impl Lines<'_> {
             let x0 = if log_x { decade(x0) } else { x0 };
             let y0 = if log_y { decade(y0) } else { y0 };
             let mut b = ChartBuilder::on(&plot);
-            b.caption(self.title, (FONT, 22)).margin(12).x_label_area_size(42).y_label_area_size(64);
+            b.margin(12).x_label_area_size(42).y_label_area_size(64);
             macro_rules! draw {
                 ($xr:expr, $yr:expr) => {{
                     let mut chart = b.build_cartesian_2d($xr, $yr).map_err(err)?;
