@@ -7,7 +7,9 @@ use airtime_sim::sim::run::{Overrides, run_one};
 
 fn arm(name: &str, duration_s: f64) -> Resolved {
     let mut a = scenario::suite::named("designs").unwrap().into_iter().find(|a| a.spec.name == name).unwrap();
-    Overrides { seed: Some(7), duration_s: Some(duration_s), runs: Some(1) }.apply(&mut a);
+    // The warm-up the runs had when `--duration` still shrank it (a quarter, at most 2 s).
+    let warmup_s = Some((duration_s / 4.0).min(2.0));
+    Overrides { seed: Some(7), duration_s: Some(duration_s), warmup_s, runs: Some(1) }.apply(&mut a).unwrap();
     a
 }
 

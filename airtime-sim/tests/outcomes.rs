@@ -6,7 +6,9 @@ use airtime_sim::sim::run::{Overrides, run_one};
 
 fn arm(name: &str, duration_s: f64) -> Resolved {
     let mut a = scenario::suite::named(name).unwrap().into_iter().find(|a| a.spec.name == name).unwrap();
-    Overrides { seed: Some(7), duration_s: Some(duration_s), runs: Some(1) }.apply(&mut a);
+    // The warm-up the runs had when `--duration` still shrank it (a quarter, at most 2 s).
+    let warmup_s = Some((duration_s / 4.0).min(2.0));
+    Overrides { seed: Some(7), duration_s: Some(duration_s), warmup_s, runs: Some(1) }.apply(&mut a).unwrap();
     a
 }
 
@@ -50,7 +52,7 @@ fn the_round_fix_raises_the_throughput_of_a_download_generated_on_the_ap() {
     // CUBIC has grown past the TSQ budget (some seeds take longer than others).
     let full = |name| {
         let mut a = arm(name, 20.0);
-        Overrides { seed: Some(1), ..Overrides::default() }.apply(&mut a);
+        Overrides { seed: Some(1), ..Overrides::default() }.apply(&mut a).unwrap();
         a
     };
     let bug = run_one(&full("roundfix-ap-bug"), 0).unwrap();
@@ -83,7 +85,7 @@ fn a_smoltcp_flow_runs_through_the_aql_arm_at_a_similar_rate() {
         .unwrap()
         .replace("hystart = false", "stack = \"smoltcp\"");
     let mut smol = scenario::parse(&text, "smoltcp.toml").unwrap();
-    Overrides { seed: Some(7), duration_s: Some(6.0), runs: Some(1) }.apply(&mut smol);
+    Overrides { seed: Some(7), duration_s: Some(6.0), warmup_s: Some(1.5), runs: Some(1) }.apply(&mut smol).unwrap();
     let s = run_one(&smol, 0).unwrap();
     let l = run_one(&arm("vht80-series-500-1000", 6.0), 0).unwrap();
     let (a, b) = (s.flows[0].throughput_mbps, l.flows[0].throughput_mbps);
@@ -98,7 +100,9 @@ fn with_design(name: &str, design: &str, duration_s: f64) -> Resolved {
         .unwrap()
         .replace("design = \"ath11k_adapter\"", &format!("design = \"{design}\""));
     let mut a = scenario::parse(&text, name).unwrap();
-    Overrides { seed: Some(7), duration_s: Some(duration_s), runs: Some(1) }.apply(&mut a);
+    // The warm-up the runs had when `--duration` still shrank it (a quarter, at most 2 s).
+    let warmup_s = Some((duration_s / 4.0).min(2.0));
+    Overrides { seed: Some(7), duration_s: Some(duration_s), warmup_s, runs: Some(1) }.apply(&mut a).unwrap();
     a
 }
 

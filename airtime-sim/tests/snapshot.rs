@@ -10,7 +10,8 @@ use airtime_sim::sim::run::{Overrides, run_all};
 fn the_default_suite_table_at_two_seconds_matches_its_snapshot() {
     let mut arms = default_suite().unwrap();
     for a in &mut arms {
-        Overrides { seed: Some(1), duration_s: Some(2.0), runs: Some(1) }.apply(a);
+        // 0.5 s: the warm-up `--duration 2` gave before the warm-up became its own flag.
+        Overrides { seed: Some(1), duration_s: Some(2.0), warmup_s: Some(0.5), runs: Some(1) }.apply(a).unwrap();
     }
     let results = run_all(arms, 2, false).unwrap();
     let summaries: Vec<_> = results.iter().map(summary::summarise).collect();

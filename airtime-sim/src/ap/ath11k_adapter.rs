@@ -81,6 +81,8 @@ impl AdapterAp {
         c.sched.tx_no_pushback = config.tx_no_pushback;
         c.tx_no_pushback = config.tx_no_pushback;
         c.mu_charging = config.mu_charging.policy();
+        super::size_for_stations(&mut c.sched, weights.len())?;
+        let (max_stations, max_txqs) = (c.sched.max_stations, c.sched.max_txqs);
         let adapter =
             Box::new(Ath11k::new(AdapterHal::new(hw), c).map_err(|e| ApError(format!("ath11k adapter: {e:?}")))?);
         if let Some([low, high]) = config.aql_be_us {
@@ -93,10 +95,12 @@ impl AdapterAp {
         let drops = Rc::new(RefCell::new(Vec::new()));
         for (s, w) in weights.iter().enumerate() {
             let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
-            let id = adapter.add_station(s as u16, weight).map_err(|e| ApError(format!("{e:?}")))?;
+            let id = adapter
+                .add_station(s as u16, weight)
+                .map_err(|e| super::capacity_error("station", e, max_stations, "max_stations"))?;
             let txq = adapter
                 .add_txq(Some(id), Tid::BE, TappedTxq { inner: super::mac80211::new_txq(fq), drops: drops.clone() })
-                .map_err(|(e, _)| ApError(format!("{e:?}")))?;
+                .map_err(|(e, _)| super::capacity_error("txq", e, max_txqs, "max_txqs"))?;
             sta_ids.push(id);
             txq_ids.push(txq);
         }

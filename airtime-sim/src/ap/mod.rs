@@ -181,11 +181,34 @@ pub struct Ap {
 #[derive(Debug)]
 pub struct ApError(pub String);
 
+/// A refused registration, with the capacity it ran into and the setting that holds it.
+pub fn capacity_error(what: &str, e: impl std::fmt::Debug, limit: u16, setting: &str) -> ApError {
+    ApError(format!("adding a {what}: {e:?} (room for {limit}: `airtime_sched::Config::{setting}`)"))
+}
+
+/// Gives the scheduler room for `stations` stations and their BE txqs (one each) when
+/// the defaults (128 stations, 1024 txqs) are too small: a scenario is not limited by a
+/// default, only by the scheduler's hard range (ath11k alone serves 512 peers per radio,
+/// `TARGET_NUM_STATIONS` in ath11k's hw.h; enterprise APs more).
+pub fn size_for_stations(sc: &mut Config, stations: usize) -> Result<(), ApError> {
+    let max = usize::from(Config::MAX_STATIONS);
+    if stations > max {
+        return Err(ApError(format!(
+            "{stations} stations: the scheduler holds at most {max} (`airtime_sched::Config::max_stations`, \
+             the compact charge encoding's range)"
+        )));
+    }
+    // Both fit in u16: stations <= 4096.
+    sc.max_stations = sc.max_stations.max(stations as u16);
+    sc.max_txqs = sc.max_txqs.max(stations as u16);
+    Ok(())
+}
+
 impl Ap {
     /// An AP for stations whose transmissions take `rates` on the air, reported to
     /// mac80211 as `reported` (AQL prices at those), with `weights`.
     pub fn new(config: ApConfig, rates: &[Rate], reported: &[Rate], weights: &[u16]) -> Result<Ap, ApError> {
-        let (sched, sc) = Self::scheduler(&config)?;
+        let (sched, sc) = Self::scheduler(&config, reported.len())?;
         if !(1..=airtime_ath11k::hal::MAX_PPDU_USERS as u8).contains(&config.hardware.ofdma_max_users) {
             return Err(ApError(format!(
                 "ap.hardware.ofdma_max_users: {} is not 1 to {} (the users one PPDU-stats record carries)",
@@ -204,7 +227,7 @@ impl Ap {
         fq.codel_target_us = config.codel_target_us;
         let timings: Vec<PhyTiming> = rates.iter().map(|r| PhyTiming::new(*r)).collect();
         let ath9k = if config.design.host_aggregates() {
-            let (own, _) = Self::scheduler(&config)?;
+            let (own, _) = Self::scheduler(&config, reported.len())?;
             Some(match config.design {
                 Design::QdiscPfifo | Design::QdiscFqCodel => ath9k_like::Ath9kAp::Qdisc {
                     driver: Box::new(
@@ -249,8 +272,11 @@ impl Ap {
         if ath9k.is_none() {
             for (rate, w) in reported.iter().zip(weights) {
                 let weight = Weight::new(*w).map_err(|e| ApError(format!("weight: {e}")))?;
-                let id = sched.add_station(weight).map_err(|e| ApError(format!("{e:?}")))?;
-                let txq = sched.add_txq(Some(id), Tid::BE).map_err(|e| ApError(format!("{e:?}")))?;
+                let id = sched
+                    .add_station(weight)
+                    .map_err(|e| capacity_error("station", e, sc.max_stations, "max_stations"))?;
+                let txq =
+                    sched.add_txq(Some(id), Tid::BE).map_err(|e| capacity_error("txq", e, sc.max_txqs, "max_txqs"))?;
                 stations[id.index()] =
                     Some(SimStation { id, rate: *rate, mu_scale_q8: airtime_ath11k::mu_charging::SCALE_ONE_Q8 });
                 txqs[txq.index()] = Some(mac80211::new_txq(fq));
@@ -280,13 +306,14 @@ impl Ap {
     }
 
     /// A scheduler configured as the design asks.
-    fn scheduler(config: &ApConfig) -> Result<(Scheduler, Config), ApError> {
+    fn scheduler(config: &ApConfig, stations: usize) -> Result<(Scheduler, Config), ApError> {
         let mut sc = Config::default();
         sc.round_policy = match config.round_policy {
             RoundPolicyName::Fixed => RoundPolicy::KeepNumber,
             RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
         };
         sc.tx_no_pushback = config.tx_no_pushback;
+        size_for_stations(&mut sc, stations)?;
         let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
         if let Some([low, high]) = config.aql_be_us {
             let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;

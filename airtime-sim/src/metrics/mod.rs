@@ -1,6 +1,7 @@
 //! What a run measures, per flow and per station, and the summaries the report prints.
 
 pub mod airtime;
+pub mod series;
 pub mod stats;
 
 use serde::Serialize;
@@ -12,6 +13,10 @@ pub struct FlowResult {
     pub station: u16,
     /// Whether it is a UDP stream (else TCP).
     pub udp: bool,
+    /// `download` (to the station) or `upload` (from it).
+    pub direction: &'static str,
+    /// `tcp` or `udp`.
+    pub protocol: &'static str,
     /// Goodput after warm-up, over the flow's active time, Mbit/s (TCP: payload; UDP:
     /// IPv4 packets).
     pub throughput_mbps: f64,
@@ -43,9 +48,15 @@ pub struct FlowResult {
     /// (time s, RTT ms) samples, thinned for plots.
     #[serde(skip)]
     pub rtt_series: Vec<(f32, f32)>,
-    /// All RTT samples after warm-up, ms (for CDFs), thinned.
-    #[serde(skip)]
+    /// The per-segment RTT samples after warm-up, sorted, thinned to at most 1000
+    /// evenly spaced order statistics (quantiles), ms: the CDF.
     pub rtt_cdf: Vec<f32>,
+    /// Per sample of [`RunResult::sample_times_s`]: throughput over the interval, Mbit/s.
+    pub throughput_series_mbps: Vec<f32>,
+    /// Per sample: congestion window, segments (null without the Linux-like TCP).
+    pub cwnd_series_segments: Vec<f32>,
+    /// Per sample: smoothed RTT, ms (null before the first measurement).
+    pub srtt_series_ms: Vec<f32>,
 }
 
 /// Figures of one station in one run.
@@ -53,6 +64,8 @@ pub struct FlowResult {
 pub struct StationResult {
     /// Its name.
     pub name: String,
+    /// Throughput of its flows (both directions), Mbit/s.
+    pub throughput_mbps: f64,
     /// Ping RTT median, ms.
     pub ping_p50_ms: f64,
     /// Ping RTT 99th percentile, ms.
@@ -69,9 +82,10 @@ pub struct StationResult {
     pub uplink_airtime_pct: f64,
     /// Median A-MPDU size of the AP's transmissions to it, frames.
     pub ampdu_p50: f64,
-    /// (time s, RTT ms) ping samples.
-    #[serde(skip)]
+    /// Every ping answered after the warm-up: (time s, RTT ms).
     pub ping_series: Vec<(f32, f32)>,
+    /// Per sample of [`RunResult::sample_times_s`]: BE AQL pending, us.
+    pub aql_pending_series_us: Vec<f32>,
 }
 
 /// Everything one run measured.
@@ -81,6 +95,9 @@ pub struct RunResult {
     pub run: u32,
     /// Seed used.
     pub seed: u64,
+    /// Times of the time-series samples (`sample_interval_ms` apart over the measured
+    /// interval), s.
+    pub sample_times_s: Vec<f32>,
     /// Flows.
     pub flows: Vec<FlowResult>,
     /// Stations.

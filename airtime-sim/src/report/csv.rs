@@ -1,29 +1,41 @@
-//! CSV output: one row per arm, run and station, with the flow figures of the flows to
-//! or from that station summed (throughput) or of its first flow (RTT).
+//! CSV output: one row per arm, run, station and flow (a station without a flow has one
+//! row with the flow columns empty). Every row echoes the simulator's version, the arm's
+//! design, run length and warm-up, and the run's seed, so a row read on its own says
+//! what produced it; the flow columns carry the flow's direction and protocol.
 
-use crate::metrics::RunResult;
+use crate::scenario::keys::design_key;
+use crate::sim::run::ArmResult;
 use std::fmt::Write;
 
 /// The header row.
-pub const HEADER: &str = "arm,run,seed,station,throughput_mbps,tcp_rtt_mean_ms,tcp_rtt_max_ms,ping_p50_ms,ping_p99_ms,\
+pub const HEADER: &str = "sim_version,arm,design,duration_s,warmup_s,run,seed,station,flow,direction,protocol,\
+flow_throughput_mbps,tcp_rtt_mean_ms,tcp_rtt_max_ms,station_throughput_mbps,ping_p50_ms,ping_p99_ms,\
 aql_pending_p50_us,airtime_share_pct,ampdu_p50,skipped_selections,closed_rounds,ring_drops,txq_drops,collisions";
 
+/// Quotes a field that holds a comma, a quote or a line break (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
 /// The rows of `arms`.
-pub fn render(arms: &[(String, Vec<RunResult>)]) -> String {
+pub fn render(arms: &[ArmResult]) -> String {
     let mut out = String::from(HEADER);
     out.push('\n');
-    for (name, runs) in arms {
-        for r in runs {
+    let version = env!("CARGO_PKG_VERSION");
+    for a in arms {
+        let spec = &a.scenario.spec;
+        let head = format!(
+            "{version},{},{},{},{}",
+            field(&spec.name),
+            design_key(spec.ap.design),
+            spec.duration_s,
+            spec.warmup_s
+        );
+        for r in &a.runs {
             for (s, st) in r.stations.iter().enumerate() {
-                let flows: Vec<_> = r.flows.iter().filter(|f| usize::from(f.station) == s).collect();
-                let tput: f64 = flows.iter().map(|f| f.throughput_mbps).sum();
-                let (mean, max) = flows.first().map_or((0.0, 0.0), |f| (f.tcp_rtt_mean_ms, f.tcp_rtt_max_ms));
-                let _ = writeln!(
-                    out,
-                    "{name},{},{},{},{tput:.3},{mean:.3},{max:.3},{:.3},{:.3},{:.0},{:.2},{:.1},{},{},{},{},{}",
-                    r.run,
-                    r.seed,
-                    st.name,
+                let station = format!(
+                    "{:.3},{:.3},{:.3},{:.0},{:.2},{:.1},{},{},{},{},{}",
+                    st.throughput_mbps,
                     st.ping_p50_ms,
                     st.ping_p99_ms,
                     st.aql_pending_p50_us,
@@ -35,6 +47,18 @@ pub fn render(arms: &[(String, Vec<RunResult>)]) -> String {
                     r.txq_drops,
                     r.collisions
                 );
+                let flows: Vec<_> = r.flows.iter().enumerate().filter(|(_, f)| usize::from(f.station) == s).collect();
+                let lead = format!("{head},{},{},{}", r.run, r.seed, field(&st.name));
+                if flows.is_empty() {
+                    let _ = writeln!(out, "{lead},,,,,,,{station}");
+                }
+                for (i, f) in flows {
+                    let _ = writeln!(
+                        out,
+                        "{lead},{i},{},{},{:.3},{:.3},{:.3},{station}",
+                        f.direction, f.protocol, f.throughput_mbps, f.tcp_rtt_mean_ms, f.tcp_rtt_max_ms
+                    );
+                }
             }
         }
     }

@@ -3,8 +3,8 @@
 //! (throughput and RTT within ±25 % of the seed's range, airtime shares within ±5
 //! points).
 
-use crate::metrics::RunResult;
-use crate::metrics::stats::mean;
+use crate::metrics::stats::{ci95_half_width, jain_index, mean};
+use crate::metrics::{RunResult, StationResult};
 use crate::scenario::{Direction, Protocol, Range, Resolved};
 use crate::sim::run::ArmResult;
 use serde::Serialize;
@@ -37,6 +37,9 @@ pub struct Figure {
     pub tolerance: Tolerance,
     /// Whether our mean meets the target (None without a seed figure or a target).
     pub within_target: Option<bool>,
+    /// Half-width of the t-based 95 % confidence interval of the mean over runs (None
+    /// with one run).
+    pub ci95_half_width: Option<f64>,
 }
 
 impl Figure {
@@ -71,6 +74,73 @@ pub struct ArmSummary {
     pub packets_per_wall_s: f64,
     /// The scenario's note on what the model lacks, if any.
     pub note: Option<String>,
+    /// Per station, its figures (means over runs).
+    pub stations: Vec<StationSummary>,
+    /// Figures that had not settled within the measured interval
+    /// ([`super::steady::unsettled`]).
+    pub warnings: Vec<String>,
+}
+
+/// One station's figures in an arm, means over runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct StationSummary {
+    /// Its name.
+    pub name: String,
+    /// Throughput of its flows, Mbit/s.
+    pub throughput_mbps: f64,
+    /// 95 % CI half-width of that throughput over runs.
+    pub throughput_ci95_mbps: Option<f64>,
+    /// Ping RTT median, ms.
+    pub ping_p50_ms: f64,
+    /// Ping RTT 99th percentile, ms.
+    pub ping_p99_ms: f64,
+    /// Median A-MPDU size, frames.
+    pub ampdu_p50: f64,
+    /// Share of the AP's downlink airtime, per cent.
+    pub airtime_share_pct: f64,
+    /// Median BE AQL pending, us.
+    pub aql_pending_p50_us: f64,
+}
+
+/// The stations whose fairness the arm's Jain indices measure: those with a flow (a
+/// station without traffic claims no airtime), or all when no station has one.
+fn fairness_stations(sc: &Resolved) -> Vec<usize> {
+    let mut with_flow: Vec<usize> = sc.flow_station.iter().map(|&s| usize::from(s)).collect();
+    with_flow.sort_unstable();
+    with_flow.dedup();
+    if with_flow.is_empty() { (0..sc.spec.stations.len()).collect() } else { with_flow }
+}
+
+/// Jain's index per run of `get` over `stations`; `None` if any run has nothing to share.
+fn jain_per_run(arm: &ArmResult, stations: &[usize], get: fn(&StationResult) -> f64) -> Option<Vec<f64>> {
+    arm.runs
+        .iter()
+        .map(|r| jain_index(&stations.iter().filter_map(|&s| r.stations.get(s).map(get)).collect::<Vec<_>>()))
+        .collect()
+}
+
+fn station_summaries(arm: &ArmResult) -> Vec<StationSummary> {
+    let runs = &arm.runs;
+    let names = arm.scenario.spec.stations.iter().map(|s| s.name.clone());
+    names
+        .enumerate()
+        .map(|(s, name)| {
+            let of = |get: fn(&StationResult) -> f64| -> Vec<f64> {
+                runs.iter().filter_map(|r| r.stations.get(s).map(get)).collect()
+            };
+            let tput = of(|st| st.throughput_mbps);
+            StationSummary {
+                name,
+                throughput_mbps: mean(&tput),
+                throughput_ci95_mbps: ci95_half_width(&tput),
+                ping_p50_ms: mean(&of(|st| st.ping_p50_ms)),
+                ping_p99_ms: mean(&of(|st| st.ping_p99_ms)),
+                ampdu_p50: mean(&of(|st| st.ampdu_p50)),
+                airtime_share_pct: mean(&of(|st| st.airtime_share_pct)),
+                aql_pending_p50_us: mean(&of(|st| st.aql_pending_p50_us)),
+            }
+        })
+        .collect()
 }
 
 fn share_station(sc: &Resolved) -> usize {
@@ -149,6 +219,7 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
             calibrated: sf.calibrated.iter().any(|c| c == key),
             tolerance,
             within_target,
+            ci95_half_width: None,
         });
     }
     // Further flows: their rate; every UDP flow: its loss and one-way delay (no seed
@@ -189,8 +260,34 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
                 calibrated: false,
                 tolerance: Tolerance::None,
                 within_target: None,
+                ci95_half_width: None,
             });
         }
+    }
+    // Fairness between the stations with traffic, where there are several.
+    let fair = fairness_stations(sc);
+    if fair.len() > 1 {
+        type Of = fn(&StationResult) -> f64;
+        let indices: [(&'static str, &str, Of); 2] = [
+            ("jain_airtime", "Jain index, airtime", |s| s.airtime_share_pct),
+            ("jain_throughput", "Jain index, Mbit/s", |s| s.throughput_mbps),
+        ];
+        for (key, label, get) in indices {
+            let Some(ours) = jain_per_run(arm, &fair, get) else { continue };
+            figures.push(Figure {
+                key,
+                label: label.to_string(),
+                ours,
+                seed: None,
+                calibrated: false,
+                tolerance: Tolerance::None,
+                within_target: None,
+                ci95_half_width: None,
+            });
+        }
+    }
+    for f in &mut figures {
+        f.ci95_half_width = ci95_half_width(&f.ours);
     }
     let packets: u64 = arm.runs.iter().map(|r| r.packets).sum();
     let wall: f64 = arm.runs.iter().map(|r| r.wall_s).sum();
@@ -201,6 +298,8 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
         figures,
         packets_per_wall_s: if wall > 0.0 { packets as f64 / wall } else { 0.0 },
         note: sf.note.clone(),
+        stations: station_summaries(arm),
+        warnings: super::steady::unsettled(arm),
     }
 }
 

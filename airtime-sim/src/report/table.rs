@@ -1,6 +1,7 @@
 //! The text table: per arm, our figures (mean and the range over runs) beside the seed's,
 //! with C for a figure a constant was calibrated on, P for a prediction, and whether the
-//! prediction meets its target.
+//! prediction meets its target; ± is the t-based 95 % confidence interval of the mean
+//! over runs. Under each arm, its stations' figures and any figure that had not settled.
 
 use super::summary::{ArmSummary, Figure};
 use std::fmt::Write;
@@ -22,7 +23,36 @@ fn range(lo: f64, hi: f64) -> String {
 fn ours(f: &Figure) -> String {
     let lo = f.ours.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = f.ours.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if f.ours.len() > 1 { format!("{} ({})", fmt_v(f.mean()), range(lo, hi)) } else { fmt_v(f.mean()) }
+    match f.ci95_half_width {
+        Some(ci) if f.ours.len() > 1 => format!("{} ±{} ({})", fmt_v(f.mean()), fmt_v(ci), range(lo, hi)),
+        _ => fmt_v(f.mean()),
+    }
+}
+
+/// The per-station lines of an arm: means over runs (throughput with its 95 % CI).
+fn stations(out: &mut String, a: &ArmSummary) {
+    let _ = writeln!(
+        out,
+        "    {:<18} {:>16} {:>12} {:>12} {:>11} {:>10} {:>11}",
+        "station", "Mbit/s", "ping p50 ms", "ping p99 ms", "A-MPDU p50", "airtime %", "AQL p50 us"
+    );
+    for st in &a.stations {
+        let tput = match st.throughput_ci95_mbps {
+            Some(ci) => format!("{} ±{}", fmt_v(st.throughput_mbps), fmt_v(ci)),
+            None => fmt_v(st.throughput_mbps),
+        };
+        let _ = writeln!(
+            out,
+            "    {:<18} {:>16} {:>12} {:>12} {:>11} {:>10} {:>11}",
+            st.name,
+            tput,
+            fmt_v(st.ping_p50_ms),
+            fmt_v(st.ping_p99_ms),
+            fmt_v(st.ampdu_p50),
+            fmt_v(st.airtime_share_pct),
+            fmt_v(st.aql_pending_p50_us)
+        );
+    }
 }
 
 fn verdict(f: &Figure) -> &'static str {
@@ -40,7 +70,8 @@ fn verdict(f: &Figure) -> &'static str {
 pub fn render(arms: &[ArmSummary], extra: &[String]) -> String {
     let mut out = String::new();
     let mut group = None;
-    let _ = writeln!(out, "{:<34} {:<20} {:>24} {:>14}  C/P  target", "arm", "figure", "ours: mean (runs)", "seed");
+    let _ =
+        writeln!(out, "{:<34} {:<20} {:>28} {:>14}  C/P  target", "arm", "figure", "ours: mean ±95% CI (runs)", "seed");
     for a in arms {
         if group != Some(&a.group) {
             let _ = writeln!(out, "\n== {} ==", if a.group.is_empty() { &a.name } else { &a.group });
@@ -50,7 +81,11 @@ pub fn render(arms: &[ArmSummary], extra: &[String]) -> String {
         for (i, f) in a.figures.iter().enumerate() {
             let name = if i == 0 { title.as_str() } else { "" };
             let seed = f.seed.map_or(String::new(), |[lo, hi]| range(lo, hi));
-            let _ = writeln!(out, "{:<34} {:<20} {:>24} {:>14}  {}", name, f.label, ours(f), seed, verdict(f));
+            let _ = writeln!(out, "{:<34} {:<20} {:>28} {:>14}  {}", name, f.label, ours(f), seed, verdict(f));
+        }
+        stations(&mut out, a);
+        for w in &a.warnings {
+            let _ = writeln!(out, "    warning: {w}");
         }
         if let Some(note) = &a.note {
             let mut line = String::from("    note:");

@@ -287,6 +287,14 @@ pub const KEYS: &[KeyDef] = &[
         Default::Value("1"),
         "Seed of the first run; run `r` uses a seed derived from it (`--seed` overrides).",
     ),
+    // Time series (report: `--plot`, JSON).
+    key(
+        "sample_interval_ms",
+        "float",
+        "ms",
+        Default::Value("100.0"),
+        "Interval of the recorded time series: per-station AQL pending, per-flow cwnd and throughput (1 to 60000).",
+    ),
     table("wired", Kind::Table, Default::Derived("all defaults"), "The wired link between the wired host and the AP."),
     key("wired.rate_mbps", "float", "Mbit/s", Default::Value("1000.0"), "Rate of the wired link, each direction."),
     key("wired.delay_us", "integer", "µs", Default::Value("250"), "One-way propagation delay of the wired link."),

@@ -14,6 +14,7 @@
 //! [`ScenarioError`] naming the file and, where there is one, the key and its line.
 
 pub mod keys;
+pub mod limits;
 pub mod rate;
 pub mod suite;
 
@@ -248,6 +249,9 @@ pub struct Scenario {
     /// Seed of the first run.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Interval of the time series (AQL pending, cwnd, throughput, ping RTT), ms.
+    #[serde(default = "default_sample_interval_ms")]
+    pub sample_interval_ms: f64,
     /// Wired link.
     #[serde(default)]
     pub wired: WiredSpec,
@@ -277,6 +281,9 @@ fn default_runs() -> u32 {
 }
 fn default_seed() -> u64 {
     1
+}
+fn default_sample_interval_ms() -> f64 {
+    100.0
 }
 
 /// The shortest UDP packet a flow may send: IPv4 and UDP headers.
@@ -498,12 +505,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
     if spec.stations.is_empty() {
         return Err(bad("stations", "at least one station is needed".into()));
     }
-    if !(spec.duration_s > 0.0 && spec.duration_s.is_finite()) || spec.warmup_s < 0.0 {
-        return Err(bad("duration_s", "`duration_s` must be > 0 and `warmup_s` >= 0".into()));
-    }
-    if spec.warmup_s >= spec.duration_s {
-        return Err(bad("warmup_s", "`warmup_s` must be below `duration_s`".into()));
-    }
+    limits::duration_s(spec.duration_s).map_err(|e| bad("duration_s", e))?;
+    limits::warmup_s(spec.warmup_s, spec.duration_s).map_err(|e| bad("warmup_s", e))?;
+    limits::runs(spec.runs).map_err(|e| bad("runs", e))?;
+    limits::sample_interval_ms(spec.sample_interval_ms).map_err(|e| bad("sample_interval_ms", e))?;
     if !(spec.wired.rate_mbps > 0.0 && spec.wired.rate_mbps.is_finite()) {
         return Err(bad("wired.rate_mbps", "must be > 0".into()));
     }

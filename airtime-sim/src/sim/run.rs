@@ -3,7 +3,7 @@
 
 use super::world::World;
 use crate::metrics::RunResult;
-use crate::scenario::Resolved;
+use crate::scenario::{Direction, Protocol, Resolved, limits};
 use std::io::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,23 +15,44 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// Simulated seconds per run.
     pub duration_s: Option<f64>,
+    /// Seconds at the start left out of the figures.
+    pub warmup_s: Option<f64>,
     /// Runs per arm.
     pub runs: Option<u32>,
 }
 
 impl Overrides {
-    /// Applies the overrides to a scenario (the warm-up shrinks with a short duration).
-    pub fn apply(&self, sc: &mut Resolved) {
+    /// Applies the overrides to a scenario. A value out of its range, or a run length
+    /// that leaves no measured time after the scenario's warm-up, is refused with the
+    /// flag's name; nothing is clamped.
+    pub fn apply(&self, sc: &mut Resolved) -> Result<(), String> {
+        if let Some(d) = self.duration_s {
+            limits::duration_s(d).map_err(|e| format!("--duration: {e}"))?;
+        }
+        if let Some(r) = self.runs {
+            limits::runs(r).map_err(|e| format!("--runs: {e}"))?;
+        }
+        let duration = self.duration_s.unwrap_or(sc.spec.duration_s);
+        let warmup = self.warmup_s.unwrap_or(sc.spec.warmup_s);
+        if let Err(e) = limits::warmup_s(warmup, duration) {
+            return Err(match self.warmup_s {
+                Some(_) => format!("--warmup: {e}"),
+                None => format!(
+                    "--duration {duration}: arm `{}` leaves out its first {warmup} s (`warmup_s`), which is not \
+                     below the run length; give --warmup SECONDS in [0, {duration})",
+                    sc.spec.name
+                ),
+            });
+        }
         if let Some(s) = self.seed {
             sc.spec.seed = s;
         }
-        if let Some(d) = self.duration_s {
-            sc.spec.duration_s = d;
-            sc.spec.warmup_s = sc.spec.warmup_s.min(d / 4.0);
-        }
+        sc.spec.duration_s = duration;
+        sc.spec.warmup_s = warmup;
         if let Some(r) = self.runs {
-            sc.spec.runs = r.max(1);
+            sc.spec.runs = r;
         }
+        Ok(())
     }
 }
 
@@ -49,7 +70,21 @@ pub fn run_one(sc: &Resolved, run: u32) -> Result<RunResult, String> {
     let seed = sc.spec.seed.wrapping_add(u64::from(run).wrapping_mul(0x9E37_79B9));
     let world = World::new(sc, seed)?;
     let names: Vec<String> = sc.spec.stations.iter().map(|s| s.name.clone()).collect();
-    Ok(world.run(run, seed, &names, &sc.flow_station))
+    let mut r = world.run(run, seed, &names, &sc.flow_station);
+    for (f, spec) in r.flows.iter_mut().zip(&sc.spec.flows) {
+        f.direction = match spec.direction {
+            Direction::Download => "download",
+            Direction::Upload => "upload",
+        };
+        f.protocol = match spec.protocol {
+            Protocol::Tcp => "tcp",
+            Protocol::Udp => "udp",
+        };
+    }
+    for (s, st) in r.stations.iter_mut().enumerate() {
+        st.throughput_mbps = r.flows.iter().filter(|f| usize::from(f.station) == s).map(|f| f.throughput_mbps).sum();
+    }
+    Ok(r)
 }
 
 /// Runs every arm's runs on `threads` worker threads; `progress` prints to stderr.

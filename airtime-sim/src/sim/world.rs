@@ -12,7 +12,8 @@ use crate::ap::mu_charging::{MuReport, MuReportUser};
 use crate::engine::time::{ms, us};
 use crate::engine::{EventQueue, Nanos, Rng};
 use crate::metrics::airtime::AirtimeLedger;
-use crate::metrics::stats::{mean, quantile, thin};
+use crate::metrics::series::{FlowSample, SeriesRecorder};
+use crate::metrics::stats::{mean, quantile, quantile_above_zeros, thin};
 use crate::metrics::{FlowResult, RunResult, StationResult};
 use crate::net::link::WiredLink;
 use crate::net::linux_tcp::{Receiver, Segment, Sender, Tsq};
@@ -50,6 +51,7 @@ enum Event {
     PpduStats(u16, u32),
     MuPpduStats(MuReport),
     Sample,
+    SeriesSample,
     FlowStart(usize),
     FlowStop(usize),
     UdpSend(usize),
@@ -118,6 +120,18 @@ pub struct World {
     completion_ring: Option<ModeratedRing>,
     /// Whether the firmware sends downlink MU PPDUs (ath11k designs only).
     ofdma: bool,
+    /// Stations whose uplink queue changed without telling the medium (they sent, or a
+    /// ping reply was queued) during the current exchange: only they can change
+    /// readiness at its end, so the end visits them, not every station.
+    uplink_touched: Vec<usize>,
+    /// The flows whose sender is on the AP under TCP small queues: a completion
+    /// wakes them (and only them).
+    tsq_flows: Vec<usize>,
+    /// AQL pending samples that were zero, per station (kept as a count: most of an
+    /// idle station's samples are).
+    aql_zero_samples: Vec<usize>,
+    /// The time series (`sample_interval_ms`).
+    series: SeriesRecorder,
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -257,7 +271,13 @@ impl World {
                 && spec.ap.hardware.tx_completion_irq == CompletionIrq::Srng)
                 .then(ModeratedRing::default),
             ofdma: ATH11K_DESIGNS.contains(&spec.ap.design) && spec.ap.hardware.ofdma,
+            uplink_touched: Vec::new(),
+            tsq_flows: Vec::new(),
+            aql_zero_samples: vec![0; n],
+            series: SeriesRecorder::new((spec.sample_interval_ms * 1e6) as Nanos, n, nflows),
         };
+        w.tsq_flows =
+            (0..w.linux.len()).filter(|&f| w.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some())).collect();
         for (f, &(start_ns, stop_ns)) in flow_times.iter().enumerate() {
             if w.linux[f].is_some() {
                 w.q.schedule(us(100 + 50 * f as u64).saturating_add(start_ns), Event::FlowStart(f));
@@ -282,6 +302,7 @@ impl World {
             }
         }
         w.q.schedule(w.warmup_ns, Event::Sample);
+        w.q.schedule(w.warmup_ns, Event::SeriesSample);
         Ok(w)
     }
 
@@ -401,10 +422,28 @@ impl World {
                     );
                 }
                 for s in 0..self.aql_samples.len() {
-                    let v = f64::from(self.ap.aql_pending_us(s as u16));
-                    self.aql_samples[s].push(v);
+                    match self.ap.aql_pending_us(s as u16) {
+                        0 => self.aql_zero_samples[s] += 1,
+                        v => self.aql_samples[s].push(f64::from(v)),
+                    }
                 }
                 self.q.schedule(now + SAMPLE_NS, Event::Sample);
+            }
+            Event::SeriesSample => {
+                let (ap, linux, bytes) = (&self.ap, &self.linux, &self.flow_bytes);
+                self.series.sample(
+                    now,
+                    |s| ap.aql_pending_us(s as u16),
+                    |f| {
+                        let l = linux[f].as_ref();
+                        FlowSample {
+                            bytes: bytes[f],
+                            cwnd_segments: l.map(|l| l.sender.cwnd()),
+                            srtt_ns: l.and_then(|l| l.sender.srtt_ns()),
+                        }
+                    },
+                );
+                self.q.schedule(now + self.series.interval_ns, Event::SeriesSample);
             }
         }
     }
@@ -594,6 +633,7 @@ impl World {
                 Tx::Sta { station, frames, airtime_ns } => {
                     transmitted.push((1 + usize::from(station), airtime_ns));
                     let s = usize::from(station);
+                    self.uplink_touched.push(s);
                     if collided {
                         for p in frames.into_iter().rev() {
                             self.uplink[s].push_front(p);
@@ -618,10 +658,16 @@ impl World {
         }
         let ap_ready = self.ap.hw_has_frames();
         self.medium.set_ready(0, ap_ready, now, &mut self.rng);
-        for s in 0..self.uplink.len() {
+        // In station order, as a pass over every station would draw backoffs.
+        let mut touched = std::mem::take(&mut self.uplink_touched);
+        touched.sort_unstable();
+        touched.dedup();
+        for &s in &touched {
             let r = !self.uplink[s].is_empty();
             self.medium.set_ready(1 + s, r, now, &mut self.rng);
         }
+        touched.clear();
+        self.uplink_touched = touched;
         self.reschedule_access();
     }
 
@@ -653,13 +699,12 @@ impl World {
                 }
             }
         }
-        for f in 0..self.linux.len() {
-            if self.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some()) {
-                if let Some(l) = self.linux[f].as_mut() {
-                    l.sender.send(now, &mut self.segs);
-                }
-                self.flush_segments(f, true, now);
+        for i in 0..self.tsq_flows.len() {
+            let f = self.tsq_flows[i];
+            if let Some(l) = self.linux[f].as_mut() {
+                l.sender.send(now, &mut self.segs);
             }
+            self.flush_segments(f, true, now);
         }
         if freed > 0 {
             self.hosts[AP_HOST].tsq_release(freed);
@@ -836,6 +881,7 @@ impl World {
             Payload::PingRequest { .. } => {
                 if let Some(r) = ping::reply(&pkt) {
                     self.uplink[s].push_back(r);
+                    self.uplink_touched.push(s);
                 }
             }
             Payload::Udp { .. } => self.udp_arrive(&pkt, now),
@@ -905,6 +951,11 @@ impl World {
                     timeouts_undone: self.linux[f].as_ref().map_or(0, |l| l.sender.timeouts_undone),
                     rtt_series: thin(&self.flow_rtts[f], 4000),
                     rtt_cdf: thin(&cdf, 1000),
+                    throughput_series_mbps: std::mem::take(&mut self.series.throughput_mbps[f]),
+                    cwnd_series_segments: std::mem::take(&mut self.series.cwnd_segments[f]),
+                    srtt_series_ms: std::mem::take(&mut self.series.srtt_ms[f]),
+                    // Direction, protocol: from the scenario (`run::run_one`).
+                    ..FlowResult::default()
                 }
             })
             .collect();
@@ -923,7 +974,7 @@ impl World {
                     } else {
                         0.0
                     },
-                    aql_pending_p50_us: quantile(&mut self.aql_samples[s], 0.5),
+                    aql_pending_p50_us: quantile_above_zeros(&mut self.aql_samples[s], self.aql_zero_samples[s], 0.5),
                     airtime_share_pct: if total_air > 0 {
                         100.0 * self.sta_airtime_ns[s] as f64 / total_air as f64
                     } else {
@@ -933,6 +984,9 @@ impl World {
                     downlink_airtime_pct: self.air.station_pct(s, window).0,
                     uplink_airtime_pct: self.air.station_pct(s, window).1,
                     ping_series: self.ping_rtts[s].clone(),
+                    aql_pending_series_us: std::mem::take(&mut self.series.aql_pending_us[s]),
+                    // Throughput: the sum of its flows' (`run::run_one`).
+                    ..StationResult::default()
                 }
             })
             .collect();
@@ -940,6 +994,7 @@ impl World {
         RunResult {
             run,
             seed,
+            sample_times_s: std::mem::take(&mut self.series.t_s),
             flows,
             stations,
             skipped_selections: c.skipped_selections,
