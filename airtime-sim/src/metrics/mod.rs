@@ -65,6 +65,9 @@ pub struct StationResult {
     /// (time s, RTT ms) ping samples.
     #[serde(skip)]
     pub ping_series: Vec<(f32, f32)>,
+    /// A lossy or changing link's figures (`wifi::link`); none for an ideal link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::wifi::link::LinkResult>,
 }
 
 /// Everything one run measured.

@@ -80,6 +80,8 @@ impl CbrFlow {
             flow: FlowTag::Udp(flow),
             cpu,
             enqueue_ns: now,
+            tries: 0,
+            mpdu_seq: 0,
         };
         self.seq += 1;
         if counted {

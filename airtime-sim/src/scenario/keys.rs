@@ -421,6 +421,47 @@ pub const KEYS: &[KeyDef] = &[
          scale of its AQL limits under `tx_no_pushback`.",
     )
     .used_by(UsedBy::Designs(ATF_DESIGNS, NO_ATF)),
+    // The channel and rate control (`wifi::link`, `wifi::minstrel`); all off by default.
+    key(
+        "stations[].rate_schedule",
+        "[[float, string]]",
+        "s, rate",
+        Default::Value("[]"),
+        "The channel's best rate from a time on: `[[5.0, \"vht80-1ss-mcs4-sgi\"], [9.0, \"vht80-1ss-mcs9-sgi\"]]` \
+         (same family, streams and width as `rate`, which holds until the first step). A subframe sent above the \
+         channel's rate is lost; under `rate_control = \"fixed\"` both ends switch at once, under `minstrel_ht` \
+         they learn it. Refused with `reported_rate`.",
+    ),
+    key(
+        "stations[].walk_away",
+        "[float, float, integer]",
+        "s, s, MCS",
+        Default::None,
+        "`[from_s, to_s, to_mcs]`: the station walks away, its channel stepping down one MCS at a time, evenly \
+         spaced, from its rate's MCS at `from_s` to `to_mcs` by `to_s`. Instead of `rate_schedule`.",
+    ),
+    key(
+        "stations[].frame_error_rate",
+        "float",
+        "",
+        Default::Value("0.0"),
+        "Probability (0 to 0.9) that a subframe sent at or below the channel's rate is lost, independently, both \
+         directions. A lost subframe is resent in a later A-MPDU (the BlockAck names it) up to 30 attempts \
+         (ath9k's `ATH_MAX_SW_RETRIES`), then dropped; every attempt costs its share of a full PPDU on the air. \
+         The run then prints, per station, the airtime spent against the estimator's price.",
+    ),
+    key(
+        "stations[].rate_control",
+        "string",
+        "",
+        Default::Value("\"fixed\""),
+        "`fixed`: both ends send at the channel's rate and report it at once. `minstrel_ht`: each end learns the \
+         rate as mac80211's Minstrel-HT does (EWMA of success 75 % old, statistics every 50 ms, throughput = \
+         probability capped at 90 % × rate, 10 % of exchanges sampling, retry chain max_tp, max_tp2, max_prob, \
+         lowest); the rate the AP's driver reports to mac80211 (AQL's price) is its best-throughput rate, so the \
+         price lags the rate the air takes. Refused with `reported_rate`.",
+    )
+    .choices(&["fixed", "minstrel_ht"]),
     table("flows", Kind::ArrayOfTables, Default::None, "Flows: bulk TCP transfers and constant-bit-rate UDP streams."),
     key("flows[].station", "string", "", Default::Required, "The station at the flow's wireless end."),
     key(
@@ -679,6 +720,7 @@ mod tests {
             "flows[].cpu" => "1",
             "flows[].rate_mbps" => "10.0",
             "flows[].stop_s" => "5.0",
+            "stations[].walk_away" => "[1.0, 2.0, 3]",
             "seed_figures.note" => "\"n\"",
             p if p.starts_with("seed_figures.") && k.default == Default::None => "[1.0, 2.0]",
             _ => k.default.literal().unwrap_or_else(|| panic!("no example for `{}`", k.path)),

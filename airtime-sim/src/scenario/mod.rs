@@ -14,6 +14,7 @@
 //! [`ScenarioError`] naming the file and, where there is one, the key and its line.
 
 pub mod keys;
+pub mod link;
 pub mod rate;
 pub mod suite;
 
@@ -40,6 +41,19 @@ pub struct StationSpec {
     /// Airtime weight (mac80211 default 256).
     #[serde(default = "default_weight")]
     pub weight: u16,
+    /// The channel's best rate from a time on: `[[time_s, "rate"], ...]` (see
+    /// [`link`]).
+    #[serde(default)]
+    pub rate_schedule: Vec<(f64, String)>,
+    /// A walk away: `[from_s, to_s, to_mcs]`, one MCS step down at a time.
+    #[serde(default)]
+    pub walk_away: Option<(f64, f64, u8)>,
+    /// Probability that a subframe at or below the channel's rate is lost.
+    #[serde(default)]
+    pub frame_error_rate: f64,
+    /// How the station's transmitter (and the AP's, towards it) picks its rate.
+    #[serde(default)]
+    pub rate_control: crate::wifi::link::RateControl,
 }
 
 fn default_weight() -> u16 {
@@ -299,6 +313,8 @@ pub struct Resolved {
     pub flow_station: Vec<u16>,
     /// Keys the file sets that its configuration does not use, harmlessly.
     pub warnings: Vec<ScenarioWarning>,
+    /// Each station's lossy or changing link, `None` for an ideal one.
+    pub links: Vec<Option<link::LinkSpec>>,
 }
 
 /// What was wrong with a scenario file.
@@ -646,7 +662,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
             }),
         }
     }
-    Ok(Resolved { spec, rates, reported_rates, flow_station, warnings })
+    let links = link::resolve(&spec, &rates, text, origin)?;
+    Ok(Resolved { spec, rates, reported_rates, flow_station, warnings, links })
 }
 
 /// Reads and checks a scenario file.

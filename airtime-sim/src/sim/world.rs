@@ -20,10 +20,14 @@ use crate::net::{Node, Packet, Payload, ping};
 use crate::scenario::{Direction, Endpoint, Protocol, Resolved, Stack};
 use crate::wifi::ampdu::{self, AmpduLimits};
 use crate::wifi::edca::EdcaParams;
+use crate::wifi::link::{Choice, Link};
 use crate::wifi::medium::Medium;
+use crate::wifi::reorder::Reorder;
 use crate::wifi::{PhyTiming, phy};
 use smoltcp::wire::Ipv4Packet;
 use std::collections::VecDeque;
+
+mod lossy;
 
 /// Socket buffer of a bulk flow's data direction: larger than any queue it can fill.
 const FLOW_BUFFER_BYTES: usize = 8 << 20;
@@ -103,6 +107,31 @@ pub struct World {
     flow_window_ns: Vec<Nanos>,
     segs: Vec<Segment>,
     samples: Vec<Nanos>,
+    /// Lossy or changing links (`wifi::link`), by station: the AP's transmitter towards
+    /// it, and its own; `None` for an ideal link, whose path is untouched.
+    links: Vec<Option<LinkPair>>,
+    /// Draws of the channel (losses, rate sampling), apart from the medium's so an ideal
+    /// scenario replays exactly as before.
+    chan_rng: Rng,
+}
+
+/// A station's two transmitters over one channel, each with its own rate control, and
+/// what the link measured.
+struct LinkPair {
+    down: Link,
+    up: Link,
+    down_choice: Option<Choice>,
+    up_choice: Option<Choice>,
+    /// The AP's exchanges to it after the warm-up, ns (every attempt).
+    spent_ns: Nanos,
+    /// The estimator's price of the frames those exchanges carried, each once, at the
+    /// rate reported when it was first sent, us.
+    priced_us: u64,
+    /// The reported rate's PHY rate over time, (s, Mbit/s), at each change.
+    reported: Vec<(f32, f32)>,
+    /// The station's reorder buffer (downlink) and the AP's for it (uplink).
+    down_rx: Reorder<Packet>,
+    up_rx: Reorder<Packet>,
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -236,7 +265,29 @@ impl World {
             flow_window_ns,
             segs: Vec::new(),
             samples: Vec::new(),
+            links: sc
+                .links
+                .iter()
+                .zip(&sc.rates)
+                .map(|(l, &base)| {
+                    l.as_ref().map(|l| LinkPair {
+                        down: Link::new(base, l.steps.clone(), l.frame_error_rate, l.control),
+                        up: Link::new(base, l.steps.clone(), l.frame_error_rate, l.control),
+                        down_choice: None,
+                        up_choice: None,
+                        spent_ns: 0,
+                        priced_us: 0,
+                        reported: Vec::new(),
+                        down_rx: Reorder::default(),
+                        up_rx: Reorder::default(),
+                    })
+                })
+                .collect(),
+            chan_rng: Rng::new(seed ^ 0x5EED_C4A7),
         };
+        for s in 0..n {
+            w.report_rate(s, 0);
+        }
         for (f, &(start_ns, stop_ns)) in flow_times.iter().enumerate() {
             if w.linux[f].is_some() {
                 w.q.schedule(us(100 + 50 * f as u64).saturating_add(start_ns), Event::FlowStart(f));
@@ -430,6 +481,8 @@ impl World {
                 flow: FlowTag::Tcp(flow),
                 cpu: self.flow_cpu.get(usize::from(flow)).copied().unwrap_or(0),
                 enqueue_ns: now,
+                tries: 0,
+                mpdu_seq: 0,
             };
             match i {
                 WIRED => {
@@ -506,6 +559,7 @@ impl World {
         }
         let mut longest: Nanos = 0;
         for w in winners {
+            self.choose_rates(w, now);
             let tx = if w == 0 {
                 self.ap.hw_mut().next_ampdu(&self.timings).map(|(station, frames, psdu)| {
                     let t = &self.timings[usize::from(station)];
@@ -553,24 +607,33 @@ impl World {
                         self.ampdu_sizes[s].push(frames.len() as f64);
                     }
                     let mut statuses = Vec::with_capacity(frames.len());
-                    for f in frames {
-                        statuses.push(TxStatus {
-                            charge: f.charge,
-                            msdu_id: f.msdu_id,
-                            ring: f.ring,
-                            station,
-                            flow: f.pkt.flow,
-                            from_ap: f.pkt.src == Node::Ap,
-                            len_bytes: f.pkt.len_bytes,
-                        });
-                        self.packets += 1;
-                        self.deliver_to_station(s, f.pkt, now);
+                    if self.links[s].is_some() {
+                        for p in self.block_ack_down(s, frames, airtime_ns, now, measuring, &mut statuses) {
+                            self.packets += 1;
+                            self.deliver_to_station(s, p, now);
+                        }
+                    } else {
+                        for f in frames {
+                            statuses.push(TxStatus {
+                                charge: f.charge,
+                                msdu_id: f.msdu_id,
+                                ring: f.ring,
+                                station,
+                                flow: f.pkt.flow,
+                                from_ap: f.pkt.src == Node::Ap,
+                                len_bytes: f.pkt.len_bytes,
+                            });
+                            self.packets += 1;
+                            self.deliver_to_station(s, f.pkt, now);
+                        }
                     }
                     if !self.hosts[2 + s].is_empty() {
                         self.poll_host(2 + s, now);
                     }
-                    let at = self.ap.hw().completion_at(now);
-                    self.q.schedule(at, Event::TxStatus(statuses));
+                    if !statuses.is_empty() {
+                        let at = self.ap.hw().completion_at(now);
+                        self.q.schedule(at, Event::TxStatus(statuses));
+                    }
                     let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
                     self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32));
                 }
@@ -585,6 +648,7 @@ impl World {
                     }
                     self.ap.rx_airtime(station, (airtime_ns / 1000) as u32, now);
                     ap_touched = true;
+                    let frames = if self.links[s].is_some() { self.block_ack_up(s, frames, now) } else { frames };
                     for p in frames {
                         self.packets += 1;
                         self.deliver_from_station(p, now);
@@ -684,6 +748,8 @@ impl World {
                 flow: FlowTag::Tcp(f as u16),
                 cpu: self.flow_cpu.get(f).copied().unwrap_or(0),
                 enqueue_ns: now,
+                tries: 0,
+                mpdu_seq: 0,
             };
             self.emit(src, pkt, now);
         }
@@ -813,6 +879,7 @@ impl World {
                     },
                     ampdu_p50: quantile(&mut self.ampdu_sizes[s], 0.5),
                     ping_series: self.ping_rtts[s].clone(),
+                    link: self.links[s].as_ref().map(LinkPair::result),
                 }
             })
             .collect();
