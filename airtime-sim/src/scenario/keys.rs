@@ -257,6 +257,19 @@ pub const KEYS: &[KeyDef] = &[
     key("title", "string", "", Default::Value("\"\""), "What the arm is, for tables."),
     key("group", "string", "", Default::Value("\"\""), "The table section the arm is printed under."),
     key("duration_s", "float", "s", Default::Value("20.0"), "Simulated seconds per run (`--duration` overrides)."),
+    // Flent's standard tests (`scenario::preset`).
+    key(
+        "preset",
+        "string",
+        "",
+        Default::None,
+        "A Flent test that brings its flows, for every station, instead of `[[flows]]`: `tcp_download`, \
+         `tcp_upload` (one TCP flow, unmarked), `rrul_be` (4 TCP down + 4 up, unmarked), `rrul` (the same marked \
+         CS0, CS1, CS5, EF: DSCP 0, 8, 40, 46, so BE, BK, VI, VO), `rtt_fair_var_up`/`_down` (one TCP upload or \
+         download per station). Flent's times: load from 5 s for 60 s, ping every 0.2 s; `duration_s` 70, \
+         `warmup_s` 5 and `ping.rate_hz` 5 unless the file sets them. No UDP_RR pings (ICMP only).",
+    )
+    .choices(&["tcp_download", "tcp_upload", "rrul_be", "rrul", "rtt_fair_var_up", "rtt_fair_var_down"]),
     key(
         "warmup_s",
         "float",
@@ -494,10 +507,12 @@ pub const KEYS: &[KeyDef] = &[
         "integer",
         "",
         Default::Value("0"),
-        "The DSCP marking, which picks the access category by its precedence bits as Linux does \
-         (`cfg80211_classify8021d`, then `ieee802_1d_to_ac`). The model has best effort only, so it takes 0-7 and \
-         24-31 (CS0, CS3, AF31-AF33) and refuses a codepoint of another category (CS1 to BK, AF41 and EF to VI, CS6 \
-         to VO) rather than send it as BE.",
+        "The DSCP marking, which picks the access category as Linux does (`cfg80211_classify8021d`: the \
+         precedence bits, except RFC 8325's codepoints, e.g. CS3 to VI and EF to VO; then `ieee802_1d_to_ac`). \
+         A station sends each access category through its own EDCA function (AIFSN, CW and TXOP of 802.11-2020 \
+         Table 9-155) and queue, so an upload may take any marking. The access point's downlink is best effort \
+         only in the model, so a download must map to BE (0-7, AF11-AF23, CS2, AF31-AF33) and any other is \
+         refused rather than sent as BE; the ACKs of a marked TCP upload go down as BE.",
     ),
     key("flows[].start_s", "float", "s", Default::Value("0.0"), "When the flow starts sending.")
         .used_by(UsedBy::Flows(FlowKind::NotSmoltcp, "smoltcp flows start at once and run to the end")),
@@ -721,6 +736,7 @@ mod tests {
             "flows[].rate_mbps" => "10.0",
             "flows[].stop_s" => "5.0",
             "stations[].walk_away" => "[1.0, 2.0, 3]",
+            "preset" => "\"rrul_be\"",
             "seed_figures.note" => "\"n\"",
             p if p.starts_with("seed_figures.") && k.default == Default::None => "[1.0, 2.0]",
             _ => k.default.literal().unwrap_or_else(|| panic!("no example for `{}`", k.path)),

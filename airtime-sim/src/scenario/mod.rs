@@ -15,6 +15,7 @@
 
 pub mod keys;
 pub mod link;
+pub mod preset;
 pub mod rate;
 pub mod suite;
 
@@ -272,6 +273,9 @@ pub struct Scenario {
     /// Flows.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// A Flent test that brings its flows (see [`preset`]).
+    #[serde(default)]
+    pub preset: Option<preset::Preset>,
     /// Ping.
     #[serde(default)]
     pub ping: PingSpec,
@@ -506,7 +510,13 @@ impl ScenarioError {
 /// Parses and checks a scenario; `origin` names the file in errors.
 pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
     use ScenarioErrorKind::{BadValue, NoEffect};
-    let (spec, present) = deserialise(text, origin)?;
+    let (mut spec, present) = deserialise(text, origin)?;
+    let set = |k: &str| present.iter().any(|p| p.def.path == k);
+    let given = preset::Given { duration: set("duration_s"), warmup: set("warmup_s"), ping: set("ping.rate_hz") };
+    preset::expand(&mut spec, given).map_err(|m| {
+        let line = present.iter().find(|p| p.def.path == "preset").map(|p| p.line);
+        ScenarioError::new(origin, BadValue, m).at("preset", line)
+    })?;
     let bad = |key: &str, msg: String| ScenarioError::new(origin, BadValue, msg).at(key, None);
     let at = |span: std::ops::Range<usize>, key: &str, msg: String| {
         ScenarioError::new(origin, BadValue, msg).at(key, Some(line_of(text, span.start)))
@@ -579,13 +589,17 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
         match crate::net::udp::ac_of_dscp(f.dscp) {
             None => return Err(at(f.station.span(), &key("dscp"), format!("{} is not a DSCP (0..=63)", f.dscp))),
             Some(airtime_sched::Ac::Be) => {}
+            Some(_) if f.direction == Direction::Upload => {}
             Some(ac) => {
                 return Err(at(
                     f.station.span(),
                     &key("dscp"),
                     format!(
-                        "{} maps to access category {ac:?}, which the model does not have (best effort only)",
-                        f.dscp
+                        "{} maps to access category {}, which the access point's downlink does not have in the \
+                         model (its txqs, AQL and firmware queues are best effort only; stations have every \
+                         access category, so a marked upload runs)",
+                        f.dscp,
+                        ac.name()
                     ),
                 ));
             }
@@ -971,7 +985,7 @@ station = "a"
             ("protocol = \"udp\"\nrate_mbps = 1e300", "`flows[0].rate_mbps`: 1e300 is not a rate"),
             ("protocol = \"udp\"\nrate_mbps = 1.0\npacket_bytes = 20", "`flows[0].packet_bytes`: 20 is not an IPv4"),
             ("protocol = \"udp\"\nrate_mbps = 1.0\nendpoint = \"ap\"", "`flows[0].endpoint`: a UDP sender on the AP"),
-            ("dscp = 46", "`flows[0].dscp`: 46 maps to access category Vi, which the model does not have"),
+            ("dscp = 46", "`flows[0].dscp`: 46 maps to access category VO, which the access point's downlink"),
             ("dscp = 64", "`flows[0].dscp`: 64 is not a DSCP"),
             ("start_s = 2.0\nstop_s = 1.0", "`flows[0].start_s`: `start_s` must be >= 0 and below `stop_s`"),
             ("start_s = -1.0", "`flows[0].start_s`"),

@@ -24,6 +24,7 @@ use crate::wifi::link::{Choice, Link};
 use crate::wifi::medium::Medium;
 use crate::wifi::reorder::Reorder;
 use crate::wifi::{PhyTiming, phy};
+use airtime_sched::Ac;
 use smoltcp::wire::Ipv4Packet;
 use std::collections::VecDeque;
 
@@ -65,7 +66,7 @@ struct LinuxFlow {
 
 enum Tx {
     Ap { station: u16, frames: Vec<HwFrame>, airtime_ns: Nanos },
-    Sta { station: u16, frames: Vec<Packet>, airtime_ns: Nanos },
+    Sta { station: u16, queue: usize, frames: Vec<Packet>, airtime_ns: Nanos },
 }
 
 /// The world of one run.
@@ -81,7 +82,16 @@ pub struct World {
     ap: Ap,
     medium: Medium,
     timings: Vec<PhyTiming>,
+    /// Stations' transmit queues, one per EDCA function: queue `q` is medium contender
+    /// `1 + q`; queue `s` is station `s`'s best effort, and the other access categories a
+    /// station's flows use follow (`queue_station`, `queue_ac`).
     uplink: Vec<VecDeque<Packet>>,
+    queue_station: Vec<u16>,
+    queue_ac: Vec<Ac>,
+    /// Each station's queue per access category (by `Ac::index`), where it has one.
+    sta_queue: Vec<[Option<usize>; 4]>,
+    /// Each flow's access category (its DSCP's).
+    flow_ac: Vec<Ac>,
     exchange: Vec<Tx>,
     collided: bool,
     flow_cpu: Vec<u8>,
@@ -129,9 +139,10 @@ struct LinkPair {
     priced_us: u64,
     /// The reported rate's PHY rate over time, (s, Mbit/s), at each change.
     reported: Vec<(f32, f32)>,
-    /// The station's reorder buffer (downlink) and the AP's for it (uplink).
+    /// The station's reorder buffer (downlink) and the AP's for it (uplink, one per
+    /// access category: a TID each).
     down_rx: Reorder<Packet>,
-    up_rx: Reorder<Packet>,
+    up_rx: [Reorder<Packet>; 4],
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -227,8 +238,29 @@ impl World {
             })
             .collect();
         let timings: Vec<PhyTiming> = sc.rates.iter().map(|r| PhyTiming::new(*r)).collect();
-        let mut edca = vec![EdcaParams::AP_BE];
-        edca.extend(std::iter::repeat_n(EdcaParams::STATION_BE, n));
+        // One EDCA function per station and access category its flows use; best effort
+        // for every station first, so an all-BE scenario has the contenders it always had.
+        let flow_ac: Vec<Ac> =
+            spec.flows.iter().map(|f| crate::net::udp::ac_of_dscp(f.dscp).unwrap_or(Ac::Be)).collect();
+        let mut queue_station: Vec<u16> = (0..n as u16).collect();
+        let mut queue_ac = vec![Ac::Be; n];
+        let mut sta_queue = vec![[None; 4]; n];
+        for (s, q) in sta_queue.iter_mut().enumerate() {
+            q[Ac::Be.index()] = Some(s);
+        }
+        for (f, &ac) in flow_ac.iter().enumerate() {
+            let s = usize::from(sc.flow_station[f]);
+            if sta_queue[s][ac.index()].is_none() {
+                sta_queue[s][ac.index()] = Some(queue_station.len());
+                queue_station.push(s as u16);
+                queue_ac.push(ac);
+            }
+        }
+        let priority = |ac: Ac| (Ac::COUNT - 1 - ac.index()) as u8;
+        let mut edca = vec![(EdcaParams::AP_BE, 0, priority(Ac::Be))];
+        for (q, &ac) in queue_ac.iter().enumerate() {
+            edca.push((EdcaParams::station(ac), 1 + usize::from(queue_station[q]), priority(ac)));
+        }
         let nflows = spec.flows.len();
         let mut w = World {
             q: EventQueue::default(),
@@ -240,9 +272,13 @@ impl World {
             poll_at: vec![None; hosts.len()],
             hosts,
             ap,
-            medium: Medium::new(&edca),
+            medium: Medium::with_owners(&edca),
             timings,
-            uplink: (0..n).map(|_| VecDeque::new()).collect(),
+            uplink: (0..queue_station.len()).map(|_| VecDeque::new()).collect(),
+            queue_station,
+            queue_ac,
+            sta_queue,
+            flow_ac,
             exchange: Vec::new(),
             collided: false,
             flow_cpu,
@@ -279,7 +315,7 @@ impl World {
                         priced_us: 0,
                         reported: Vec::new(),
                         down_rx: Reorder::default(),
-                        up_rx: Reorder::default(),
+                        up_rx: Default::default(),
                     })
                 })
                 .collect(),
@@ -494,13 +530,7 @@ impl World {
                     self.ap.enqueue(pkt, now);
                     self.after_ap(now);
                 }
-                _ => {
-                    let s = i - 2;
-                    self.uplink[s].push_back(pkt);
-                    if self.medium.set_ready(1 + s, true, now, &mut self.rng) {
-                        self.reschedule_access();
-                    }
-                }
+                _ => self.station_send(i - 2, pkt, now),
             }
         }
         if let Some(mut t) = self.hosts[i].poll_at(now) {
@@ -553,7 +583,7 @@ impl World {
     }
 
     fn access(&mut self, now: Nanos, generation: u64) {
-        let winners = self.medium.access(now, generation);
+        let winners = self.medium.access(now, generation, &mut self.rng);
         if winners.is_empty() {
             return;
         }
@@ -567,14 +597,16 @@ impl World {
                     Tx::Ap { station, frames, airtime_ns }
                 })
             } else {
-                let s = w - 1;
+                let q = w - 1;
+                let s = usize::from(self.queue_station[q]);
                 let t = &self.timings[s];
-                let limits = AmpduLimits { max_ppdu_us: phy::MAX_PPDU_US };
-                let (count, psdu) = ampdu::fill(t, limits, self.uplink[s].iter().map(Packet::ampdu_subframe_bytes));
+                let edca = EdcaParams::station(self.queue_ac[q]);
+                let limits = AmpduLimits { max_ppdu_us: edca.max_ppdu_us(phy::MAX_PPDU_US, t.block_ack_us) };
+                let (count, psdu) = ampdu::fill(t, limits, self.uplink[q].iter().map(Packet::ampdu_subframe_bytes));
                 (count > 0).then(|| {
-                    let frames: Vec<Packet> = self.uplink[s].drain(..count).collect();
+                    let frames: Vec<Packet> = self.uplink[q].drain(..count).collect();
                     let airtime_ns = (t.exchange_us(psdu) * 1000.0) as Nanos;
-                    Tx::Sta { station: s as u16, frames, airtime_ns }
+                    Tx::Sta { station: s as u16, queue: q, frames, airtime_ns }
                 })
             };
             if let Some(tx) = tx {
@@ -637,18 +669,18 @@ impl World {
                     let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
                     self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32));
                 }
-                Tx::Sta { station, frames, airtime_ns } => {
-                    transmitted.push((1 + usize::from(station), airtime_ns));
+                Tx::Sta { station, queue, frames, airtime_ns } => {
+                    transmitted.push((1 + queue, airtime_ns));
                     let s = usize::from(station);
                     if collided {
                         for p in frames.into_iter().rev() {
-                            self.uplink[s].push_front(p);
+                            self.uplink[queue].push_front(p);
                         }
                         continue;
                     }
                     self.ap.rx_airtime(station, (airtime_ns / 1000) as u32, now);
                     ap_touched = true;
-                    let frames = if self.links[s].is_some() { self.block_ack_up(s, frames, now) } else { frames };
+                    let frames = if self.links[s].is_some() { self.block_ack_up(queue, frames, now) } else { frames };
                     for p in frames {
                         self.packets += 1;
                         self.deliver_from_station(p, now);
@@ -662,9 +694,9 @@ impl World {
         }
         let ap_ready = self.ap.hw().has_frames();
         self.medium.set_ready(0, ap_ready, now, &mut self.rng);
-        for s in 0..self.uplink.len() {
-            let r = !self.uplink[s].is_empty();
-            self.medium.set_ready(1 + s, r, now, &mut self.rng);
+        for q in 0..self.uplink.len() {
+            let r = !self.uplink[q].is_empty();
+            self.medium.set_ready(1 + q, r, now, &mut self.rng);
         }
         self.reschedule_access();
     }
@@ -769,13 +801,20 @@ impl World {
                 self.ap.enqueue(pkt, now);
                 self.after_ap(now);
             }
-            Node::Station(s) => {
-                let s = usize::from(s);
-                self.uplink[s].push_back(pkt);
-                if self.medium.set_ready(1 + s, true, now, &mut self.rng) {
-                    self.reschedule_access();
-                }
-            }
+            Node::Station(s) => self.station_send(usize::from(s), pkt, now),
+        }
+    }
+
+    /// Station `s` queues a packet in the EDCA function of its flow's access category.
+    fn station_send(&mut self, s: usize, pkt: Packet, now: Nanos) {
+        let ac = match pkt.flow {
+            FlowTag::Tcp(f) | FlowTag::Udp(f) => self.flow_ac.get(usize::from(f)).copied().unwrap_or(Ac::Be),
+            FlowTag::Ping(_) => Ac::Be,
+        };
+        let q = self.sta_queue.get(s).and_then(|q| q[ac.index()]).unwrap_or(s);
+        self.uplink[q].push_back(pkt);
+        if self.medium.set_ready(1 + q, true, now, &mut self.rng) {
+            self.reschedule_access();
         }
     }
 
@@ -858,7 +897,7 @@ impl World {
             })
             .collect();
         let total_air: Nanos = self.sta_airtime_ns.iter().sum();
-        let stations = (0..self.uplink.len())
+        let stations = (0..self.ping_rtts.len())
             .map(|s| {
                 let mut pings: Vec<f64> = self.ping_rtts[s].iter().map(|&(_, r)| f64::from(r)).collect();
                 let answered = pings.len() as f64;

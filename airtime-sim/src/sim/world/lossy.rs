@@ -13,7 +13,8 @@ use crate::wifi::link::{LinkResult, MAX_ATTEMPTS};
 
 impl World {
     /// Picks the rate of the coming exchange of contender `w` (0: the AP, towards every
-    /// station with a link, since the firmware picks the station; `1 + s`: station `s`).
+    /// station with a link, since the firmware picks the station; `1 + q`: the station
+    /// of queue `q`).
     pub(super) fn choose_rates(&mut self, w: usize, now: Nanos) {
         if w == 0 {
             for s in 0..self.links.len() {
@@ -23,10 +24,13 @@ impl World {
                     l.down_choice = Some(c);
                 }
             }
-        } else if let Some(l) = self.links.get_mut(w - 1).and_then(Option::as_mut) {
-            let c = l.up.choose(now, &mut self.chan_rng);
-            self.timings[w - 1] = c.timing();
-            l.up_choice = Some(c);
+        } else {
+            let s = self.queue_station.get(w - 1).map_or(usize::MAX, |&s| usize::from(s));
+            if let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) {
+                let c = l.up.choose(now, &mut self.chan_rng);
+                self.timings[s] = c.timing();
+                l.up_choice = Some(c);
+            }
         }
     }
 
@@ -97,16 +101,18 @@ impl World {
         released
     }
 
-    /// The BlockAck of station `s`'s A-MPDU: the lost frames go back to the head of its
-    /// queue, those at the retry limit are dropped. Returns the packets the AP's reorder
-    /// buffer releases.
-    pub(super) fn block_ack_up(&mut self, s: usize, frames: Vec<Packet>, now: Nanos) -> Vec<Packet> {
+    /// The BlockAck of an A-MPDU from queue `q` of a station: the lost frames go back to
+    /// the head of the queue, those at the retry limit are dropped. Returns the packets
+    /// the AP's reorder buffer (one per access category) releases.
+    pub(super) fn block_ack_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) -> Vec<Packet> {
+        let s = usize::from(self.queue_station[q]);
+        let ac = self.queue_ac[q].index();
         let Some(l) = self.links[s].as_mut() else { return frames };
         let Some(choice) = l.up_choice.take() else { return frames };
         let sent = frames.len() as u32;
         let (mut acked, mut lost, mut released) = (0u32, Vec::new(), Vec::new());
         for mut p in frames {
-            p.mpdu_seq = l.up_rx.assign(p.mpdu_seq);
+            p.mpdu_seq = l.up_rx[ac].assign(p.mpdu_seq);
             let ok = l.up.subframe_ok(choice.rate, now, &mut self.chan_rng);
             if !ok {
                 p.tries = p.tries.saturating_add(1);
@@ -119,11 +125,11 @@ impl World {
                 acked += 1;
             }
             let seq = p.mpdu_seq;
-            l.up_rx.receive(seq, ok.then_some(p), &mut released);
+            l.up_rx[ac].receive(seq, ok.then_some(p), &mut released);
         }
         l.up.block_ack(choice, sent, acked, now);
         for p in lost.into_iter().rev() {
-            self.uplink[s].push_front(p);
+            self.uplink[q].push_front(p);
         }
         released
     }
