@@ -55,3 +55,21 @@ fn a_marked_download_is_refused_since_the_access_points_downlink_is_best_effort_
     let e = scenario::parse(text, "ac.toml").unwrap_err().to_string();
     assert!(e.contains("`flows[0].dscp`: 46 maps to access category VO"), "{e}");
 }
+
+#[test]
+fn the_channel_access_category_and_flent_scenarios_parse_and_rrul_is_refused_by_name() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/");
+    for f in [
+        "voice-uplink-beside-be.toml",
+        "flent-rrul-be.toml",
+        "flent-rtt-fair-var-up.toml",
+        "lossy-link-retries.toml",
+        "walk-away-minstrel.toml",
+    ] {
+        let r = scenario::load(std::path::Path::new(&format!("{dir}{f}"))).unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.warnings.is_empty(), "{f}: {:?}", r.warnings);
+    }
+    let rrul = std::fs::read_to_string(format!("{dir}flent-rrul-be.toml")).unwrap().replace("\"rrul_be\"", "\"rrul\"");
+    let e = scenario::parse(&rrul, "rrul.toml").unwrap_err().to_string();
+    assert!(e.contains("`flows[5].dscp`: 8 maps to access category BK"), "{e}");
+}

@@ -91,13 +91,17 @@ pub const SLOT_NS: Nanos = (SLOT_US * 1000.0) as Nanos;
 mod tests {
     use super::*;
 
-    /// 802.11-2020 Table 9-155 with the OFDM PHY's aCWmin 15 and aCWmax 1023:
+    /// The OFDM PHY's aCWmin and aCWmax.
+    const A_CW_MIN: u32 = 15;
+    const A_CW_MAX: u32 = 1023;
+    /// 802.11-2020 Table 9-155, written as the table does in aCWmin and aCWmax:
     /// (AC, CWmin, CWmax, AIFSN, TXOP limit for the "other" PHYs in us).
+    #[allow(clippy::manual_div_ceil, reason = "the standard writes (aCWmin + 1)/2 - 1")]
     const TABLE_9_155: [(Ac, u32, u32, u32, u32); 4] = [
-        (Ac::Bk, 15, 1023, 7, 0),
-        (Ac::Be, 15, 1023, 3, 0),
-        (Ac::Vi, (15 + 1) / 2 - 1, 15, 2, 3008),
-        (Ac::Vo, (15 + 1) / 4 - 1, (15 + 1) / 2 - 1, 2, 1504),
+        (Ac::Bk, A_CW_MIN, A_CW_MAX, 7, 0),
+        (Ac::Be, A_CW_MIN, A_CW_MAX, 3, 0),
+        (Ac::Vi, (A_CW_MIN + 1) / 2 - 1, A_CW_MIN, 2, 3008),
+        (Ac::Vo, (A_CW_MIN + 1) / 4 - 1, (A_CW_MIN + 1) / 2 - 1, 2, 1504),
     ];
 
     #[test]
