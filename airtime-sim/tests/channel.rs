@@ -85,3 +85,33 @@ fn a_deep_rate_drop_reaches_the_price_as_the_probability_average_decays() {
     assert!((3.0..=12.0).contains(&folds), "followed after {lag_s} s ({folds} folds): {series:?}");
     assert!(series.last().unwrap().1 <= 195.0, "and stays there: {series:?}");
 }
+
+#[test]
+fn a_lossy_link_at_a_fixed_rate_keeps_the_stations_reported_rate() {
+    let r = run("frame_error_rate = 0.1\nreported_rate = \"vht80-1ss-mcs6-lgi\"", 2.0);
+    let series = &link(&r).reported_rate_series;
+    assert_eq!(series.len(), 1, "{series:?}");
+    assert!((series[0].1 - 263.25).abs() < 0.1, "VHT80 MCS6 LGI: {series:?}");
+}
+
+#[test]
+fn bad_channel_values_are_refused_with_their_key() {
+    let base =
+        "name = \"ch\"\n[ap]\ndesign = \"ath11k_series\"\n[[stations]]\nname = \"a\"\nrate = \"vht80-1ss-mcs9-sgi\"\n";
+    for (lines, want) in [
+        ("frame_error_rate = 0.95", "`stations[0].frame_error_rate`: 0.95 is not a probability"),
+        ("frame_error_rate = -0.1", "`stations[0].frame_error_rate`"),
+        ("walk_away = [1.0, 2.0, 9]", "`stations[0].walk_away`: MCS 9 is not below"),
+        ("walk_away = [2.0, 1.0, 3]", "`stations[0].walk_away`: [2, 1, ..] is not a span"),
+        ("rate_control = \"minstrel_ht\"\nreported_rate = \"vht80-1ss-mcs6-lgi\"", "`stations[0].reported_rate`"),
+        ("rate_schedule = [[1.0, \"he80-1ss-mcs3\"]]", "keep the station's family"),
+        ("rate_schedule = [[-1.0, \"vht80-1ss-mcs3\"]]", "time -1 is not >= 0"),
+        ("rate_schedule = [[1.0, \"vht80-1ss-mcs3\"]]\nwalk_away = [1.0, 2.0, 3]", "not both"),
+    ] {
+        let e = scenario::parse(&format!("{base}{lines}\n"), "ch.toml").unwrap_err().to_string();
+        assert!(e.contains(want), "{lines}:\n got  {e}\n want {want}");
+    }
+    let ht = "name = \"ch\"\n[ap]\ndesign = \"ath11k_series\"\n[[stations]]\nname = \"a\"\nrate = \"ht20-mcs15\"\n";
+    let e = scenario::parse(&format!("{ht}walk_away = [1.0, 2.0, 3]\n"), "ch.toml").unwrap_err().to_string();
+    assert!(e.contains("within its streams (from MCS 8)"), "{e}");
+}

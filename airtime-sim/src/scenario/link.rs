@@ -20,6 +20,9 @@ pub struct LinkSpec {
     pub frame_error_rate: f64,
     /// Rate control.
     pub control: RateControl,
+    /// Whether the rate changes (a schedule or a rate control): the driver then reports
+    /// the rate it picks, else the station's `reported_rate` stands.
+    pub dynamic: bool,
 }
 
 fn secs_to_ns(s: f64) -> Nanos {
@@ -75,8 +78,12 @@ pub fn resolve(
             if !(from >= 0.0 && to > from && to.is_finite()) {
                 return Err(bad("walk_away", format!("[{from}, {to}, ..] is not a span from >= 0 to a later time")));
             }
-            if base.mcs().is_none_or(|top| mcs >= top) {
-                return Err(bad("walk_away", format!("MCS {mcs} is not below the station's rate")));
+            let floor = link::rate_set(base).first().and_then(|r| r.mcs()).unwrap_or(0);
+            if base.mcs().is_none_or(|top| mcs >= top) || mcs < floor {
+                return Err(bad(
+                    "walk_away",
+                    format!("MCS {mcs} is not below the station's rate, within its streams (from MCS {floor})"),
+                ));
             }
             if !s.rate_schedule.is_empty() {
                 return Err(bad("walk_away", "give either `rate_schedule` or `walk_away`, not both".into()));
@@ -84,7 +91,7 @@ pub fn resolve(
             steps = link::walk_away(base, secs_to_ns(from), secs_to_ns(to), mcs);
         }
         steps.sort_by_key(|st| st.0);
-        out.push(Some(LinkSpec { steps, frame_error_rate: s.frame_error_rate, control: s.rate_control }));
+        out.push(Some(LinkSpec { steps, frame_error_rate: s.frame_error_rate, control: s.rate_control, dynamic }));
     }
     Ok(out)
 }

@@ -139,6 +139,9 @@ struct LinkPair {
     priced_us: u64,
     /// The reported rate's PHY rate over time, (s, Mbit/s), at each change.
     reported: Vec<(f32, f32)>,
+    /// The rate the driver reports when the link's rate does not change (the station's
+    /// `reported_rate`); `None` when it reports what its rate control picks.
+    fixed_report: Option<airtime_est::Rate>,
     /// The station's reorder buffer (downlink) and the AP's for it (uplink, one per
     /// access category: a TID each).
     down_rx: Reorder<Packet>,
@@ -304,8 +307,8 @@ impl World {
             links: sc
                 .links
                 .iter()
-                .zip(&sc.rates)
-                .map(|(l, &base)| {
+                .zip(sc.rates.iter().zip(&sc.reported_rates))
+                .map(|(l, (&base, &reported))| {
                     l.as_ref().map(|l| LinkPair {
                         down: Link::new(base, l.steps.clone(), l.frame_error_rate, l.control),
                         up: Link::new(base, l.steps.clone(), l.frame_error_rate, l.control),
@@ -314,6 +317,7 @@ impl World {
                         spent_ns: 0,
                         priced_us: 0,
                         reported: Vec::new(),
+                        fixed_report: (!l.dynamic).then_some(reported),
                         down_rx: Reorder::default(),
                         up_rx: Default::default(),
                     })

@@ -53,7 +53,7 @@ impl World {
             // Unreachable: every AP access picks the rates first. Deliver rather than lose.
             return frames.into_iter().map(|f| f.pkt).collect();
         };
-        let price_rate = l.down.reported_rate();
+        let price_rate = l.fixed_report.unwrap_or_else(|| l.down.reported_rate());
         let (mut acked, mut lost) = (0u32, Vec::new());
         let sent = frames.len() as u32;
         for mut f in frames {
@@ -137,7 +137,7 @@ impl World {
     /// Tells the AP the rate station `s`'s driver now reports, if it changed.
     pub(super) fn report_rate(&mut self, s: usize, now: Nanos) {
         let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) else { return };
-        let r = l.down.reported_rate();
+        let r = l.fixed_report.unwrap_or_else(|| l.down.reported_rate());
         let mbps = r.phy_rate_kbps() as f32 / 1000.0;
         if l.reported.last().is_none_or(|&(_, last)| last != mbps) {
             l.reported.push((now as f32 / 1e9, mbps));
