@@ -2,6 +2,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod link;
 pub mod notes;
 pub mod summary;
 pub mod svg;

@@ -30,6 +30,6 @@ pub fn suite_notes(arms: &[ArmResult]) -> Vec<String> {
             if ok { "ok" } else { "MISS" }
         ));
     }
-    notes.extend(crate::wifi::link::report_lines(arms));
+    notes.extend(super::link::lines(arms));
     notes
 }
