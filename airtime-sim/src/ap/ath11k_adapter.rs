@@ -176,6 +176,13 @@ impl AdapterAp {
         self.drain_all(dropped)
     }
 
+    /// Station `s`'s reported rate, carried by its next PPDU-stats and rx records.
+    pub fn set_reported_rate(&mut self, s: u16, rate: Rate) {
+        if let Some(r) = self.reported.get_mut(usize::from(s)) {
+            *r = rate;
+        }
+    }
+
     /// A PPDU-stats record for station `s`.
     pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, now: Nanos) {
         let mut p = PpduStats::new(airtime_us);

@@ -533,6 +533,8 @@ mod tests {
             flow: FlowTag::Udp(station),
             cpu: 0,
             enqueue_ns: 0,
+            tries: 0,
+            mpdu_seq: 0,
         }
     }
 

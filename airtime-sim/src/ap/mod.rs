@@ -424,6 +424,18 @@ impl Ap {
         }
     }
 
+    /// Station `s`'s driver now reports `rate` (rate control moved): frames are priced
+    /// at it from now on.
+    pub fn set_reported_rate(&mut self, s: u16, rate: Rate) {
+        if let Some(a) = self.adapter.as_mut() {
+            a.set_reported_rate(s, rate);
+        }
+        let Some(id) = self.sta_ids.get(usize::from(s)) else { return };
+        if let Some(st) = self.stations.get_mut(id.index()).and_then(Option::as_mut) {
+            st.rate = rate;
+        }
+    }
+
     /// Station `s`'s BE pending airtime, as its `aql` file reads, in us.
     pub fn aql_pending_us(&self, s: u16) -> u32 {
         let ids = match (self.adapter.as_ref(), self.ath9k.as_ref()) {

@@ -86,6 +86,9 @@ pub struct StationResult {
     pub ping_series: Vec<(f32, f32)>,
     /// Per sample of [`RunResult::sample_times_s`]: BE AQL pending, us.
     pub aql_pending_series_us: Vec<f32>,
+    /// A lossy or changing link's figures (`wifi::link`); none for an ideal link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::wifi::link::LinkResult>,
 }
 
 /// Everything one run measured.

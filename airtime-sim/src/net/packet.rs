@@ -95,6 +95,11 @@ pub struct Packet {
     pub cpu: u8,
     /// When it entered the AP's current queue (CoDel sojourn, queueing delay).
     pub enqueue_ns: Nanos,
+    /// Times it was sent on the air and lost (a lossy link only, `wifi::link`).
+    pub tries: u8,
+    /// Its sequence number on a lossy link (0 until first sent there), by which the
+    /// receiver's BlockAck reorder buffer releases frames in order.
+    pub mpdu_seq: u32,
 }
 
 impl Packet {
@@ -165,6 +170,8 @@ mod tests {
             flow: FlowTag::Tcp(0),
             cpu: 0,
             enqueue_ns: 0,
+            tries: 0,
+            mpdu_seq: 0,
         };
         assert_eq!(p.ampdu_subframe_bytes(), 1560);
     }

@@ -17,6 +17,8 @@ pub fn request(station: u16, seq: u64, now: Nanos, cpu: u8) -> Packet {
         flow: FlowTag::Ping(station),
         cpu,
         enqueue_ns: now,
+        tries: 0,
+        mpdu_seq: 0,
     }
 }
 
@@ -31,6 +33,8 @@ pub fn reply(req: &Packet) -> Option<Packet> {
         flow: req.flow,
         cpu: req.cpu,
         enqueue_ns: 0,
+        tries: 0,
+        mpdu_seq: 0,
     })
 }
 

@@ -3,23 +3,34 @@
 //! arrives and how late. No feedback, no retransmission: what the queues drop is lost.
 //!
 //! The DSCP marking picks the access category as Linux does for a QoS station:
-//! `cfg80211_classify8021d` takes the user priority from the DSCP's three precedence
-//! bits, and mac80211's `ieee802_1d_to_ac` maps priorities 1 and 2 to BK, 0 and 3 to
-//! BE, 4 and 5 to VI, 6 and 7 to VO. (RFC 8325 maps some codepoints differently,
-//! EF to voice and CS3 and AF31-AF33 to video among them; the model follows the
-//! precedence rule.)
+//! `cfg80211_classify8021d` (net/wireless/util.c) takes the 802.1d user priority from the
+//! DSCP's precedence bits, except for the codepoints RFC 8325 maps otherwise (AF11-AF13
+//! and CS2 to 0, AF21-AF23 to 3, CS3 to 4, CS5 to 5, VA and EF to 6, CS6 to 7), and
+//! mac80211's `ieee802_1d_to_ac` maps priorities 1 and 2 to BK, 0 and 3 to BE, 4 and 5
+//! to VI, 6 and 7 to VO.
 
 use super::packet::{FlowTag, Node, Packet, Payload};
 use crate::engine::Nanos;
 use airtime_sched::Ac;
 
-/// The access category of DSCP `dscp`, or `None` if it is not a DSCP (above 63).
-pub fn ac_of_dscp(dscp: u8) -> Option<Ac> {
-    let up = match dscp {
+/// The 802.1d user priority of DSCP `dscp` (`cfg80211_classify8021d`), or `None` if it
+/// is not a DSCP (above 63).
+pub fn user_priority_of_dscp(dscp: u8) -> Option<u8> {
+    Some(match dscp {
+        10 | 12 | 14 | 16 => 0, // AF11-AF13 (high-throughput data), CS2 (OAM)
+        18 | 20 | 22 => 3,      // AF21-AF23 (low-latency data)
+        24 => 4,                // CS3 (broadcast video)
+        40 => 5,                // CS5 (signalling)
+        44 | 46 => 6,           // VA (voice admit), EF (telephony)
+        48 => 7,                // CS6 (network control)
         0..=63 => dscp >> 3,
         _ => return None,
-    };
-    Some(match up {
+    })
+}
+
+/// The access category of DSCP `dscp`, or `None` if it is not a DSCP (above 63).
+pub fn ac_of_dscp(dscp: u8) -> Option<Ac> {
+    Some(match user_priority_of_dscp(dscp)? {
         1 | 2 => Ac::Bk,
         0 | 3 => Ac::Be,
         4 | 5 => Ac::Vi,
@@ -80,6 +91,8 @@ impl CbrFlow {
             flow: FlowTag::Udp(flow),
             cpu,
             enqueue_ns: now,
+            tries: 0,
+            mpdu_seq: 0,
         };
         self.seq += 1;
         if counted {
@@ -96,14 +109,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dscp_picks_the_access_category_by_its_precedence_bits() {
-        assert_eq!(ac_of_dscp(0), Some(Ac::Be));
+    fn dscp_picks_the_access_category_as_cfg80211_classify8021d_does() {
+        assert_eq!(ac_of_dscp(0), Some(Ac::Be)); // CS0
         assert_eq!(ac_of_dscp(8), Some(Ac::Bk)); // CS1
-        assert_eq!(ac_of_dscp(24), Some(Ac::Be)); // CS3
+        assert_eq!(ac_of_dscp(10), Some(Ac::Be)); // AF11: RFC 8325, not its precedence
+        assert_eq!(ac_of_dscp(18), Some(Ac::Be)); // AF21: priority 3
+        assert_eq!(ac_of_dscp(24), Some(Ac::Vi)); // CS3: priority 4
         assert_eq!(ac_of_dscp(34), Some(Ac::Vi)); // AF41
-        // EF's precedence bits are 5: video by this rule (RFC 8325 would say voice).
-        assert_eq!(ac_of_dscp(46), Some(Ac::Vi));
+        assert_eq!(ac_of_dscp(40), Some(Ac::Vi)); // CS5
+        assert_eq!(ac_of_dscp(46), Some(Ac::Vo)); // EF: priority 6
         assert_eq!(ac_of_dscp(48), Some(Ac::Vo)); // CS6
+        assert_eq!(ac_of_dscp(56), Some(Ac::Vo)); // CS7
+        assert_eq!(user_priority_of_dscp(46), Some(6));
         assert_eq!(ac_of_dscp(64), None);
     }
 

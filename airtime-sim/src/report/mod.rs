@@ -3,6 +3,7 @@
 pub mod csv;
 pub mod designs;
 pub mod json;
+pub mod link;
 pub mod notes;
 pub mod plots;
 pub mod steady;

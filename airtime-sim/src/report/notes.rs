@@ -31,5 +31,6 @@ pub fn suite_notes(arms: &[ArmResult]) -> Vec<String> {
         ));
     }
     notes.extend(super::designs::designs_notes(arms));
+    notes.extend(super::link::lines(arms));
     notes
 }

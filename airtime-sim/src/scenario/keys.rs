@@ -272,6 +272,19 @@ pub const KEYS: &[KeyDef] = &[
     key("title", "string", "", Default::Value("\"\""), "What the arm is, for tables."),
     key("group", "string", "", Default::Value("\"\""), "The table section the arm is printed under."),
     key("duration_s", "float", "s", Default::Value("20.0"), "Simulated seconds per run (`--duration` overrides)."),
+    // Flent's standard tests (`scenario::preset`).
+    key(
+        "preset",
+        "string",
+        "",
+        Default::None,
+        "A Flent test that brings its flows, for every station, instead of `[[flows]]`: `tcp_download`, \
+         `tcp_upload` (one TCP flow, unmarked), `rrul_be` (4 TCP down + 4 up, unmarked), `rrul` (the same marked \
+         CS0, CS1, CS5, EF: DSCP 0, 8, 40, 46, so BE, BK, VI, VO), `rtt_fair_var_up`/`_down` (one TCP upload or \
+         download per station). Flent's times: load from 5 s for 60 s, ping every 0.2 s; `duration_s` 70, \
+         `warmup_s` 5 and `ping.rate_hz` 5 unless the file sets them. No UDP_RR pings (ICMP only).",
+    )
+    .choices(&["tcp_download", "tcp_upload", "rrul_be", "rrul", "rtt_fair_var_up", "rtt_fair_var_down"]),
     key(
         "warmup_s",
         "float",
@@ -504,6 +517,47 @@ pub const KEYS: &[KeyDef] = &[
          scale of its AQL limits under `tx_no_pushback`.",
     )
     .used_by(UsedBy::Designs(ATF_DESIGNS, NO_ATF)),
+    // The channel and rate control (`wifi::link`, `wifi::minstrel`); all off by default.
+    key(
+        "stations[].rate_schedule",
+        "[[float, string]]",
+        "s, rate",
+        Default::Value("[]"),
+        "The channel's best rate from a time on: `[[5.0, \"vht80-1ss-mcs4-sgi\"], [9.0, \"vht80-1ss-mcs9-sgi\"]]` \
+         (same family, streams and width as `rate`, which holds until the first step). A subframe sent above the \
+         channel's rate is lost; under `rate_control = \"fixed\"` both ends switch at once, under `minstrel_ht` \
+         they learn it. Refused with `reported_rate`.",
+    ),
+    key(
+        "stations[].walk_away",
+        "[float, float, integer]",
+        "s, s, MCS",
+        Default::None,
+        "`[from_s, to_s, to_mcs]`: the station walks away, its channel stepping down one MCS at a time, evenly \
+         spaced, from its rate's MCS at `from_s` to `to_mcs` by `to_s`. Instead of `rate_schedule`.",
+    ),
+    key(
+        "stations[].frame_error_rate",
+        "float",
+        "",
+        Default::Value("0.0"),
+        "Probability (0 to 0.9) that a subframe sent at or below the channel's rate is lost, independently, both \
+         directions. A lost subframe is resent in a later A-MPDU (the BlockAck names it) up to 30 attempts \
+         (ath9k's `ATH_MAX_SW_RETRIES`), then dropped; every attempt costs its share of a full PPDU on the air. \
+         The run then prints, per station, the airtime spent against the estimator's price.",
+    ),
+    key(
+        "stations[].rate_control",
+        "string",
+        "",
+        Default::Value("\"fixed\""),
+        "`fixed`: both ends send at the channel's rate and report it at once. `minstrel_ht`: each end learns the \
+         rate as mac80211's Minstrel-HT does (EWMA of success 75 % old, statistics every 50 ms, throughput = \
+         probability capped at 90 % × rate, 10 % of exchanges sampling, retry chain max_tp, max_tp2, max_prob, \
+         lowest); the rate the AP's driver reports to mac80211 (AQL's price) is its best-throughput rate, so the \
+         price lags the rate the air takes. Refused with `reported_rate`.",
+    )
+    .choices(&["fixed", "minstrel_ht"]),
     table("flows", Kind::ArrayOfTables, Default::None, "Flows: bulk TCP transfers and constant-bit-rate UDP streams."),
     key("flows[].station", "string", "", Default::Required, "The station at the flow's wireless end."),
     key(
@@ -536,10 +590,12 @@ pub const KEYS: &[KeyDef] = &[
         "integer",
         "",
         Default::Value("0"),
-        "The DSCP marking, which picks the access category by its precedence bits as Linux does \
-         (`cfg80211_classify8021d`, then `ieee802_1d_to_ac`). The model has best effort only, so it takes 0-7 and \
-         24-31 (CS0, CS3, AF31-AF33) and refuses a codepoint of another category (CS1 to BK, AF41 and EF to VI, CS6 \
-         to VO) rather than send it as BE.",
+        "The DSCP marking, which picks the access category as Linux does (`cfg80211_classify8021d`: the \
+         precedence bits, except RFC 8325's codepoints, e.g. CS3 to VI and EF to VO; then `ieee802_1d_to_ac`). \
+         A station sends each access category through its own EDCA function (AIFSN, CW and TXOP of 802.11-2020 \
+         Table 9-155) and queue, so an upload may take any marking. The access point's downlink is best effort \
+         only in the model, so a download must map to BE (0-7, AF11-AF23, CS2, AF31-AF33) and any other is \
+         refused rather than sent as BE; the ACKs of a marked TCP upload go down as BE.",
     ),
     key("flows[].start_s", "float", "s", Default::Value("0.0"), "When the flow starts sending.")
         .used_by(UsedBy::Flows(FlowKind::NotSmoltcp, "smoltcp flows start at once and run to the end")),
@@ -762,6 +818,8 @@ mod tests {
             "flows[].cpu" => "1",
             "flows[].rate_mbps" => "10.0",
             "flows[].stop_s" => "5.0",
+            "stations[].walk_away" => "[1.0, 2.0, 3]",
+            "preset" => "\"rrul_be\"",
             "seed_figures.note" => "\"n\"",
             p if p.starts_with("seed_figures.") && k.default == Default::None => "[1.0, 2.0]",
             _ => k.default.literal().unwrap_or_else(|| panic!("no example for `{}`", k.path)),

@@ -15,6 +15,8 @@
 
 pub mod keys;
 pub mod limits;
+pub mod link;
+pub mod preset;
 pub mod rate;
 pub mod suite;
 
@@ -41,6 +43,19 @@ pub struct StationSpec {
     /// Airtime weight (mac80211 default 256).
     #[serde(default = "default_weight")]
     pub weight: u16,
+    /// The channel's best rate from a time on: `[[time_s, "rate"], ...]` (see
+    /// [`link`]).
+    #[serde(default)]
+    pub rate_schedule: Vec<(f64, String)>,
+    /// A walk away: `[from_s, to_s, to_mcs]`, one MCS step down at a time.
+    #[serde(default)]
+    pub walk_away: Option<(f64, f64, u8)>,
+    /// Probability that a subframe at or below the channel's rate is lost.
+    #[serde(default)]
+    pub frame_error_rate: f64,
+    /// How the station's transmitter (and the AP's, towards it) picks its rate.
+    #[serde(default)]
+    pub rate_control: crate::wifi::link::RateControl,
 }
 
 fn default_weight() -> u16 {
@@ -262,6 +277,9 @@ pub struct Scenario {
     /// Flows.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// A Flent test that brings its flows (see [`preset`]).
+    #[serde(default)]
+    pub preset: Option<preset::Preset>,
     /// Ping.
     #[serde(default)]
     pub ping: PingSpec,
@@ -306,6 +324,8 @@ pub struct Resolved {
     pub flow_station: Vec<u16>,
     /// Keys the file sets that its configuration does not use, harmlessly.
     pub warnings: Vec<ScenarioWarning>,
+    /// Each station's lossy or changing link, `None` for an ideal one.
+    pub links: Vec<Option<link::LinkSpec>>,
 }
 
 /// What was wrong with a scenario file.
@@ -497,7 +517,13 @@ impl ScenarioError {
 /// Parses and checks a scenario; `origin` names the file in errors.
 pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
     use ScenarioErrorKind::{BadValue, NoEffect};
-    let (spec, present) = deserialise(text, origin)?;
+    let (mut spec, present) = deserialise(text, origin)?;
+    let set = |k: &str| present.iter().any(|p| p.def.path == k);
+    let given = preset::Given { duration: set("duration_s"), warmup: set("warmup_s"), ping: set("ping.rate_hz") };
+    preset::expand(&mut spec, given).map_err(|m| {
+        let line = present.iter().find(|p| p.def.path == "preset").map(|p| p.line);
+        ScenarioError::new(origin, BadValue, m).at("preset", line)
+    })?;
     let bad = |key: &str, msg: String| ScenarioError::new(origin, BadValue, msg).at(key, None);
     let at = |span: std::ops::Range<usize>, key: &str, msg: String| {
         ScenarioError::new(origin, BadValue, msg).at(key, Some(line_of(text, span.start)))
@@ -568,13 +594,17 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
         match crate::net::udp::ac_of_dscp(f.dscp) {
             None => return Err(at(f.station.span(), &key("dscp"), format!("{} is not a DSCP (0..=63)", f.dscp))),
             Some(airtime_sched::Ac::Be) => {}
+            Some(_) if f.direction == Direction::Upload => {}
             Some(ac) => {
                 return Err(at(
                     f.station.span(),
                     &key("dscp"),
                     format!(
-                        "{} maps to access category {ac:?}, which the model does not have (best effort only)",
-                        f.dscp
+                        "{} maps to access category {}, which the access point's downlink does not have in the \
+                         model (its txqs, AQL and firmware queues are best effort only; stations have every \
+                         access category, so a marked upload runs)",
+                        f.dscp,
+                        ac.name()
                     ),
                 ));
             }
@@ -651,7 +681,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
             }),
         }
     }
-    Ok(Resolved { spec, rates, reported_rates, flow_station, warnings })
+    let links = link::resolve(&spec, &rates, text, origin)?;
+    Ok(Resolved { spec, rates, reported_rates, flow_station, warnings, links })
 }
 
 /// Reads and checks a scenario file.
@@ -1023,7 +1054,7 @@ station = "a"
             ("protocol = \"udp\"\nrate_mbps = 1e300", "`flows[0].rate_mbps`: 1e300 is not a rate"),
             ("protocol = \"udp\"\nrate_mbps = 1.0\npacket_bytes = 20", "`flows[0].packet_bytes`: 20 is not an IPv4"),
             ("protocol = \"udp\"\nrate_mbps = 1.0\nendpoint = \"ap\"", "`flows[0].endpoint`: a UDP sender on the AP"),
-            ("dscp = 46", "`flows[0].dscp`: 46 maps to access category Vi, which the model does not have"),
+            ("dscp = 46", "`flows[0].dscp`: 46 maps to access category VO, which the access point's downlink"),
             ("dscp = 64", "`flows[0].dscp`: 64 is not a DSCP"),
             ("start_s = 2.0\nstop_s = 1.0", "`flows[0].start_s`: `start_s` must be >= 0 and below `stop_s`"),
             ("start_s = -1.0", "`flows[0].start_s`"),

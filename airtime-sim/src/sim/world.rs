@@ -25,10 +25,15 @@ use crate::scenario::keys::ATH11K_DESIGNS;
 use crate::scenario::{Direction, Endpoint, Protocol, Resolved, Stack};
 use crate::wifi::ampdu::{self, AmpduLimits};
 use crate::wifi::edca::EdcaParams;
+use crate::wifi::link::{Choice, Link};
 use crate::wifi::medium::Medium;
+use crate::wifi::reorder::Reorder;
 use crate::wifi::{PhyTiming, ofdma, phy};
+use airtime_sched::Ac;
 use smoltcp::wire::Ipv4Packet;
 use std::collections::VecDeque;
+
+mod lossy;
 
 /// Socket buffer of a bulk flow's data direction: larger than any queue it can fill.
 const FLOW_BUFFER_BYTES: usize = 8 << 20;
@@ -71,7 +76,7 @@ struct LinuxFlow {
 enum Tx {
     Ap { station: u16, frames: Vec<HwFrame>, airtime_ns: Nanos },
     ApMu { ppdu: MuPpdu, airtime_ns: Nanos },
-    Sta { station: u16, frames: Vec<Packet>, airtime_ns: Nanos },
+    Sta { station: u16, queue: usize, frames: Vec<Packet>, airtime_ns: Nanos },
 }
 
 /// The world of one run.
@@ -87,7 +92,16 @@ pub struct World {
     ap: Ap,
     medium: Medium,
     timings: Vec<PhyTiming>,
+    /// Stations' transmit queues, one per EDCA function: queue `q` is medium contender
+    /// `1 + q`; queue `s` is station `s`'s best effort, and the other access categories a
+    /// station's flows use follow (`queue_station`, `queue_ac`).
     uplink: Vec<VecDeque<Packet>>,
+    queue_station: Vec<u16>,
+    queue_ac: Vec<Ac>,
+    /// Each station's queue per access category (by `Ac::index`), where it has one.
+    sta_queue: Vec<[Option<usize>; 4]>,
+    /// Each flow's access category (its DSCP's).
+    flow_ac: Vec<Ac>,
     exchange: Vec<Tx>,
     collided: bool,
     flow_cpu: Vec<u8>,
@@ -132,6 +146,35 @@ pub struct World {
     aql_zero_samples: Vec<usize>,
     /// The time series (`sample_interval_ms`).
     series: SeriesRecorder,
+    /// Lossy or changing links (`wifi::link`), by station: the AP's transmitter towards
+    /// it, and its own; `None` for an ideal link, whose path is untouched.
+    links: Vec<Option<LinkPair>>,
+    /// Draws of the channel (losses, rate sampling), apart from the medium's so an ideal
+    /// scenario replays exactly as before.
+    chan_rng: Rng,
+}
+
+/// A station's two transmitters over one channel, each with its own rate control, and
+/// what the link measured.
+struct LinkPair {
+    down: Link,
+    up: Link,
+    down_choice: Option<Choice>,
+    up_choice: Option<Choice>,
+    /// The AP's exchanges to it after the warm-up, ns (every attempt).
+    spent_ns: Nanos,
+    /// The estimator's price of the frames those exchanges carried, each once, at the
+    /// rate reported when it was first sent, us.
+    priced_us: u64,
+    /// The reported rate's PHY rate over time, (s, Mbit/s), at each change.
+    reported: Vec<(f32, f32)>,
+    /// The rate the driver reports when the link's rate does not change (the station's
+    /// `reported_rate`); `None` when it reports what its rate control picks.
+    fixed_report: Option<airtime_est::Rate>,
+    /// The station's reorder buffer (downlink) and the AP's for it (uplink, one per
+    /// access category: a TID each).
+    down_rx: Reorder<Packet>,
+    up_rx: [Reorder<Packet>; 4],
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -227,8 +270,29 @@ impl World {
             })
             .collect();
         let timings: Vec<PhyTiming> = sc.rates.iter().map(|r| PhyTiming::new(*r)).collect();
-        let mut edca = vec![EdcaParams::AP_BE];
-        edca.extend(std::iter::repeat_n(EdcaParams::STATION_BE, n));
+        // One EDCA function per station and access category its flows use; best effort
+        // for every station first, so an all-BE scenario has the contenders it always had.
+        let flow_ac: Vec<Ac> =
+            spec.flows.iter().map(|f| crate::net::udp::ac_of_dscp(f.dscp).unwrap_or(Ac::Be)).collect();
+        let mut queue_station: Vec<u16> = (0..n as u16).collect();
+        let mut queue_ac = vec![Ac::Be; n];
+        let mut sta_queue = vec![[None; 4]; n];
+        for (s, q) in sta_queue.iter_mut().enumerate() {
+            q[Ac::Be.index()] = Some(s);
+        }
+        for (f, &ac) in flow_ac.iter().enumerate() {
+            let s = usize::from(sc.flow_station[f]);
+            if sta_queue[s][ac.index()].is_none() {
+                sta_queue[s][ac.index()] = Some(queue_station.len());
+                queue_station.push(s as u16);
+                queue_ac.push(ac);
+            }
+        }
+        let priority = |ac: Ac| (Ac::COUNT - 1 - ac.index()) as u8;
+        let mut edca = vec![(EdcaParams::AP_BE, 0, priority(Ac::Be))];
+        for (q, &ac) in queue_ac.iter().enumerate() {
+            edca.push((EdcaParams::station(ac), 1 + usize::from(queue_station[q]), priority(ac)));
+        }
         let nflows = spec.flows.len();
         let mut w = World {
             q: EventQueue::default(),
@@ -240,9 +304,13 @@ impl World {
             poll_at: vec![None; hosts.len()],
             hosts,
             ap,
-            medium: Medium::new(&edca),
+            medium: Medium::with_owners(&edca),
             timings,
-            uplink: (0..n).map(|_| VecDeque::new()).collect(),
+            uplink: (0..queue_station.len()).map(|_| VecDeque::new()).collect(),
+            queue_station,
+            queue_ac,
+            sta_queue,
+            flow_ac,
             exchange: Vec::new(),
             collided: false,
             flow_cpu,
@@ -275,9 +343,32 @@ impl World {
             tsq_flows: Vec::new(),
             aql_zero_samples: vec![0; n],
             series: SeriesRecorder::new((spec.sample_interval_ms * 1e6) as Nanos, n, nflows),
+            links: sc
+                .links
+                .iter()
+                .zip(sc.rates.iter().zip(&sc.reported_rates))
+                .map(|(l, (&base, &reported))| {
+                    l.as_ref().map(|l| LinkPair {
+                        down: Link::new(base, l.steps.clone(), l.frame_error_rate, l.control),
+                        up: Link::new(base, l.steps.clone(), l.frame_error_rate, l.control),
+                        down_choice: None,
+                        up_choice: None,
+                        spent_ns: 0,
+                        priced_us: 0,
+                        reported: Vec::new(),
+                        fixed_report: (!l.dynamic).then_some(reported),
+                        down_rx: Reorder::default(),
+                        up_rx: Default::default(),
+                    })
+                })
+                .collect(),
+            chan_rng: Rng::new(seed ^ 0x5EED_C4A7),
         };
         w.tsq_flows =
             (0..w.linux.len()).filter(|&f| w.linux[f].as_ref().is_some_and(|l| l.sender.tsq.is_some())).collect();
+        for s in 0..n {
+            w.report_rate(s, 0);
+        }
         for (f, &(start_ns, stop_ns)) in flow_times.iter().enumerate() {
             if w.linux[f].is_some() {
                 w.q.schedule(us(100 + 50 * f as u64).saturating_add(start_ns), Event::FlowStart(f));
@@ -472,6 +563,8 @@ impl World {
                 flow: FlowTag::Tcp(flow),
                 cpu: self.flow_cpu.get(usize::from(flow)).copied().unwrap_or(0),
                 enqueue_ns: now,
+                tries: 0,
+                mpdu_seq: 0,
             };
             match i {
                 WIRED => {
@@ -483,13 +576,7 @@ impl World {
                     self.ap.enqueue(pkt, now);
                     self.after_ap(now);
                 }
-                _ => {
-                    let s = i - 2;
-                    self.uplink[s].push_back(pkt);
-                    if self.medium.set_ready(1 + s, true, now, &mut self.rng) {
-                        self.reschedule_access();
-                    }
-                }
+                _ => self.station_send(i - 2, pkt, now),
             }
         }
         if let Some(mut t) = self.hosts[i].poll_at(now) {
@@ -542,12 +629,13 @@ impl World {
     }
 
     fn access(&mut self, now: Nanos, generation: u64) {
-        let winners = self.medium.access(now, generation);
+        let winners = self.medium.access(now, generation, &mut self.rng);
         if winners.is_empty() {
             return;
         }
         let mut longest: Nanos = 0;
         for w in winners {
+            self.choose_rates(w, now);
             // Downlink OFDMA is the ath11k firmware's (the host-aggregating designs
             // are 802.11n drivers; `ap.hardware.ofdma` is refused for them).
             let mu = if w == 0 && self.ofdma { self.ap.hw_mut().next_mu_ppdu(&self.timings) } else { None };
@@ -561,14 +649,16 @@ impl World {
                     Tx::Ap { station, frames, airtime_ns }
                 })
             } else {
-                let s = w - 1;
+                let q = w - 1;
+                let s = usize::from(self.queue_station[q]);
                 let t = &self.timings[s];
-                let limits = AmpduLimits { max_ppdu_us: phy::MAX_PPDU_US };
-                let (count, psdu) = ampdu::fill(t, limits, self.uplink[s].iter().map(Packet::ampdu_subframe_bytes));
+                let edca = EdcaParams::station(self.queue_ac[q]);
+                let limits = AmpduLimits { max_ppdu_us: edca.max_ppdu_us(phy::MAX_PPDU_US, t.block_ack_us) };
+                let (count, psdu) = ampdu::fill(t, limits, self.uplink[q].iter().map(Packet::ampdu_subframe_bytes));
                 (count > 0).then(|| {
-                    let frames: Vec<Packet> = self.uplink[s].drain(..count).collect();
+                    let frames: Vec<Packet> = self.uplink[q].drain(..count).collect();
                     let airtime_ns = (t.exchange_us(psdu) * 1000.0) as Nanos;
-                    Tx::Sta { station: s as u16, frames, airtime_ns }
+                    Tx::Sta { station: s as u16, queue: q, frames, airtime_ns }
                 })
             };
             if let Some(tx) = tx {
@@ -606,23 +696,32 @@ impl World {
                         self.ampdu_sizes[s].push(frames.len() as f64);
                     }
                     let mut statuses = Vec::with_capacity(frames.len());
-                    for f in frames {
-                        statuses.push(TxStatus {
-                            charge: f.charge,
-                            msdu_id: f.msdu_id,
-                            ring: f.ring,
-                            station,
-                            flow: f.pkt.flow,
-                            from_ap: f.pkt.src == Node::Ap,
-                            len_bytes: f.pkt.len_bytes,
-                        });
-                        self.packets += 1;
-                        self.deliver_to_station(s, f.pkt, now);
+                    if self.links[s].is_some() {
+                        for p in self.block_ack_down(s, frames, airtime_ns, now, measuring, &mut statuses) {
+                            self.packets += 1;
+                            self.deliver_to_station(s, p, now);
+                        }
+                    } else {
+                        for f in frames {
+                            statuses.push(TxStatus {
+                                charge: f.charge,
+                                msdu_id: f.msdu_id,
+                                ring: f.ring,
+                                station,
+                                flow: f.pkt.flow,
+                                from_ap: f.pkt.src == Node::Ap,
+                                len_bytes: f.pkt.len_bytes,
+                            });
+                            self.packets += 1;
+                            self.deliver_to_station(s, f.pkt, now);
+                        }
                     }
                     if !self.hosts[2 + s].is_empty() {
                         self.poll_host(2 + s, now);
                     }
-                    self.schedule_completions(statuses, now);
+                    if !statuses.is_empty() {
+                        self.schedule_completions(statuses, now);
+                    }
                     let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
                     self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32));
                 }
@@ -630,13 +729,13 @@ impl World {
                     transmitted.push((0, airtime_ns));
                     self.mu_exchange_end(ppdu, airtime_ns, collided, measuring, now);
                 }
-                Tx::Sta { station, frames, airtime_ns } => {
-                    transmitted.push((1 + usize::from(station), airtime_ns));
+                Tx::Sta { station, queue, frames, airtime_ns } => {
+                    transmitted.push((1 + queue, airtime_ns));
                     let s = usize::from(station);
-                    self.uplink_touched.push(s);
+                    self.uplink_touched.push(queue);
                     if collided {
                         for p in frames.into_iter().rev() {
-                            self.uplink[s].push_front(p);
+                            self.uplink[queue].push_front(p);
                         }
                         continue;
                     }
@@ -645,6 +744,7 @@ impl World {
                     }
                     self.ap.rx_airtime(station, (airtime_ns / 1000) as u32, now);
                     ap_touched = true;
+                    let frames = if self.links[s].is_some() { self.block_ack_up(queue, frames, now) } else { frames };
                     for p in frames {
                         self.packets += 1;
                         self.deliver_from_station(p, now);
@@ -658,13 +758,13 @@ impl World {
         }
         let ap_ready = self.ap.hw_has_frames();
         self.medium.set_ready(0, ap_ready, now, &mut self.rng);
-        // In station order, as a pass over every station would draw backoffs.
+        // In queue order, as a pass over every queue would draw backoffs.
         let mut touched = std::mem::take(&mut self.uplink_touched);
         touched.sort_unstable();
         touched.dedup();
-        for &s in &touched {
-            let r = !self.uplink[s].is_empty();
-            self.medium.set_ready(1 + s, r, now, &mut self.rng);
+        for &q in &touched {
+            let r = !self.uplink[q].is_empty();
+            self.medium.set_ready(1 + q, r, now, &mut self.rng);
         }
         touched.clear();
         self.uplink_touched = touched;
@@ -845,6 +945,8 @@ impl World {
                 flow: FlowTag::Tcp(f as u16),
                 cpu: self.flow_cpu.get(f).copied().unwrap_or(0),
                 enqueue_ns: now,
+                tries: 0,
+                mpdu_seq: 0,
             };
             self.emit(src, pkt, now);
         }
@@ -864,13 +966,20 @@ impl World {
                 self.ap.enqueue(pkt, now);
                 self.after_ap(now);
             }
-            Node::Station(s) => {
-                let s = usize::from(s);
-                self.uplink[s].push_back(pkt);
-                if self.medium.set_ready(1 + s, true, now, &mut self.rng) {
-                    self.reschedule_access();
-                }
-            }
+            Node::Station(s) => self.station_send(usize::from(s), pkt, now),
+        }
+    }
+
+    /// Station `s` queues a packet in the EDCA function of its flow's access category.
+    fn station_send(&mut self, s: usize, pkt: Packet, now: Nanos) {
+        let ac = match pkt.flow {
+            FlowTag::Tcp(f) | FlowTag::Udp(f) => self.flow_ac.get(usize::from(f)).copied().unwrap_or(Ac::Be),
+            FlowTag::Ping(_) => Ac::Be,
+        };
+        let q = self.sta_queue.get(s).and_then(|q| q[ac.index()]).unwrap_or(s);
+        self.uplink[q].push_back(pkt);
+        if self.medium.set_ready(1 + q, true, now, &mut self.rng) {
+            self.reschedule_access();
         }
     }
 
@@ -961,7 +1070,7 @@ impl World {
             .collect();
         let total_air: Nanos = self.sta_airtime_ns.iter().sum();
         let window = self.end_ns.saturating_sub(self.warmup_ns);
-        let stations = (0..self.uplink.len())
+        let stations = (0..self.ping_rtts.len())
             .map(|s| {
                 let mut pings: Vec<f64> = self.ping_rtts[s].iter().map(|&(_, r)| f64::from(r)).collect();
                 let answered = pings.len() as f64;
@@ -985,6 +1094,7 @@ impl World {
                     uplink_airtime_pct: self.air.station_pct(s, window).1,
                     ping_series: self.ping_rtts[s].clone(),
                     aql_pending_series_us: std::mem::take(&mut self.series.aql_pending_us[s]),
+                    link: self.links[s].as_ref().map(LinkPair::result),
                     // Throughput: the sum of its flows' (`run::run_one`).
                     ..StationResult::default()
                 }

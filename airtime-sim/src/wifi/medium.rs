@@ -5,6 +5,11 @@
 //! its AIFS, one slot at a time; the first to reach zero transmits. Counters of the
 //! others freeze and resume in the next idle period. Contenders that reach zero in the
 //! same slot collide: all of them lose the exchange and double their window.
+//!
+//! A transmitter with several access categories has one contender per category (an
+//! EDCA function each). When two of its own reach zero in the same slot, the higher
+//! priority transmits and the others behave as if they had collided: their window
+//! doubles and they draw a new backoff (an internal collision, 802.11-2020 10.23.2.4).
 
 use super::edca::{EdcaParams, SLOT_NS};
 use crate::engine::{Nanos, Rng};
@@ -12,6 +17,9 @@ use crate::engine::{Nanos, Rng};
 #[derive(Clone, Debug)]
 struct Contender {
     edca: EdcaParams,
+    /// The transmitter it belongs to, and its priority there (higher wins).
+    owner: usize,
+    priority: u8,
     cw: u32,
     backoff: Option<u64>,
     ready: bool,
@@ -34,12 +42,28 @@ pub struct Medium {
 }
 
 impl Medium {
-    /// A medium with one contender per entry of `params` (indexed as given).
+    /// A medium with one contender per entry of `params` (indexed as given), each a
+    /// transmitter of its own.
     pub fn new(params: &[EdcaParams]) -> Medium {
+        let owned: Vec<(EdcaParams, usize, u8)> = params.iter().enumerate().map(|(i, &p)| (p, i, 0)).collect();
+        Medium::with_owners(&owned)
+    }
+
+    /// A medium with one contender per `(parameters, transmitter, priority)`: contenders
+    /// of one transmitter resolve a tie among themselves by priority.
+    pub fn with_owners(params: &[(EdcaParams, usize, u8)]) -> Medium {
         Medium {
             contenders: params
                 .iter()
-                .map(|&edca| Contender { edca, cw: edca.cw_min, backoff: None, ready: false, origin: 0 })
+                .map(|&(edca, owner, priority)| Contender {
+                    edca,
+                    owner,
+                    priority,
+                    cw: edca.cw_min,
+                    backoff: None,
+                    ready: false,
+                    origin: 0,
+                })
                 .collect(),
             busy: false,
             idle_since: 0,
@@ -91,14 +115,34 @@ impl Medium {
 
     /// Carries out the access decided for `generation` at `now`: returns the
     /// contenders that transmit (more than one is a collision), or nothing if stale.
-    pub fn access(&mut self, now: Nanos, generation: u64) -> Vec<usize> {
+    /// `rng` draws the new backoff of a contender that lost an internal collision.
+    pub fn access(&mut self, now: Nanos, generation: u64, rng: &mut Rng) -> Vec<usize> {
         if generation != self.generation || self.busy {
             return Vec::new();
         }
-        let winners: Vec<usize> =
+        let mut winners: Vec<usize> =
             (0..self.contenders.len()).filter(|&i| Self::start_time(&self.contenders[i]) == Some(now)).collect();
         if winners.is_empty() {
             return winners;
+        }
+        if winners.len() > 1 {
+            let cs = &self.contenders;
+            let internal_losers: Vec<usize> = winners
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    winners
+                        .iter()
+                        .any(|&j| j != i && cs[j].owner == cs[i].owner && (cs[j].priority, j) > (cs[i].priority, i))
+                })
+                .collect();
+            for &i in &internal_losers {
+                let c = &mut self.contenders[i];
+                c.cw = (c.cw * 2 + 1).min(c.edca.cw_max);
+                c.backoff = Some(rng.below_or_eq(u64::from(c.cw)));
+                c.origin = Nanos::MAX;
+            }
+            winners.retain(|i| !internal_losers.contains(i));
         }
         for (i, c) in self.contenders.iter_mut().enumerate() {
             if winners.contains(&i) {
@@ -156,7 +200,7 @@ mod tests {
         m.set_ready(0, true, 1_000, &mut rng);
         let (t, g) = m.next_access().unwrap();
         assert!((1_000 + 43_000..=1_000 + 43_000 + 15 * SLOT_NS).contains(&t));
-        assert_eq!(m.access(t, g), vec![0]);
+        assert_eq!(m.access(t, g, &mut rng), vec![0]);
         assert!(m.next_access().is_none(), "busy medium decides nothing");
     }
 
@@ -170,7 +214,7 @@ mod tests {
         let mut wins = [0u32; 2];
         for _ in 0..2000 {
             let (t, g) = m.next_access().unwrap();
-            let w = m.access(t, g);
+            let w = m.access(t, g, &mut rng);
             for &i in &w {
                 wins[i] += 1;
             }
@@ -180,5 +224,34 @@ mod tests {
         }
         assert!(wins[0] > 800 && wins[1] > 800, "{wins:?}");
         assert!(m.collisions > 20 && m.collisions < 300, "{}", m.collisions);
+    }
+
+    #[test]
+    fn voice_takes_the_medium_from_best_effort_and_an_internal_tie_goes_to_voice() {
+        use airtime_sched::Ac;
+        let mut rng = Rng::new(11);
+        // The AP's BE beside one station's BE and VO (one transmitter, two EDCA functions).
+        let mut m = Medium::with_owners(&[
+            (EdcaParams::AP_BE, 0, 1),
+            (EdcaParams::station(Ac::Be), 1, 1),
+            (EdcaParams::station(Ac::Vo), 1, 3),
+        ]);
+        let mut now = 0;
+        for i in 0..3 {
+            m.set_ready(i, true, now, &mut rng);
+        }
+        let mut wins = [0u32; 3];
+        for _ in 0..3000 {
+            let (t, g) = m.next_access().unwrap();
+            let w = m.access(t, g, &mut rng);
+            assert!(!(w.contains(&1) && w.contains(&2)), "one transmitter sends one PPDU");
+            for &i in &w {
+                wins[i] += 1;
+            }
+            now = t + 1_000_000;
+            let tx: Vec<(usize, Nanos)> = w.iter().map(|&i| (i, 1_000_000)).collect();
+            m.end_exchange(now, &tx, w.len() > 1, &mut rng);
+        }
+        assert!(wins[2] > 2 * wins[0] && wins[2] > 4 * wins[1], "{wins:?}");
     }
 }

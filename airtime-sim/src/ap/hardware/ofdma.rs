@@ -132,6 +132,8 @@ mod tests {
             flow: FlowTag::Udp(station),
             cpu: 0,
             enqueue_ns: 0,
+            tries: 0,
+            mpdu_seq: 0,
         };
         HwFrame { pkt, charge: None, ring: 0, station, fifo: 0, msdu_id: None }
     }

@@ -1,0 +1,163 @@
+//! The world's path through a lossy or changing link (`wifi::link`): the rate of each
+//! exchange, the BlockAck that says which subframes arrived, the resend of the others
+//! at the head of their queue, the drop at the retry limit, the receiver's reorder
+//! buffer, and the rate the driver reports to mac80211 afterwards. Stations with an
+//! ideal link never come here.
+
+use super::{LinkPair, World};
+use crate::ap::hardware::{HwFrame, TxStatus};
+use crate::engine::Nanos;
+use crate::net::packet::FlowTag;
+use crate::net::{Node, Packet};
+use crate::wifi::link::{LinkResult, MAX_ATTEMPTS};
+
+impl World {
+    /// Picks the rate of the coming exchange of contender `w` (0: the AP, towards every
+    /// station with a link, since the firmware picks the station; `1 + q`: the station
+    /// of queue `q`).
+    pub(super) fn choose_rates(&mut self, w: usize, now: Nanos) {
+        if w == 0 {
+            for s in 0..self.links.len() {
+                if let Some(l) = self.links[s].as_mut() {
+                    let c = l.down.choose(now, &mut self.chan_rng);
+                    self.timings[s] = c.timing();
+                    l.down_choice = Some(c);
+                }
+            }
+        } else {
+            let s = self.queue_station.get(w - 1).map_or(usize::MAX, |&s| usize::from(s));
+            if let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) {
+                let c = l.up.choose(now, &mut self.chan_rng);
+                self.timings[s] = c.timing();
+                l.up_choice = Some(c);
+            }
+        }
+    }
+
+    /// The BlockAck of the AP's A-MPDU to station `s`: completions for the acknowledged
+    /// frames and for those dropped at the retry limit go to `statuses`; the lost ones
+    /// go back to the head of the station's firmware queue. Returns the packets the
+    /// station's reorder buffer releases.
+    pub(super) fn block_ack_down(
+        &mut self,
+        s: usize,
+        frames: Vec<HwFrame>,
+        airtime_ns: Nanos,
+        now: Nanos,
+        measuring: bool,
+        statuses: &mut Vec<TxStatus>,
+    ) -> Vec<Packet> {
+        let mut released = Vec::new();
+        let Some(l) = self.links[s].as_mut() else { return released };
+        let Some(choice) = l.down_choice.take() else {
+            // Unreachable: every AP access picks the rates first. Deliver rather than lose.
+            return frames.into_iter().map(|f| f.pkt).collect();
+        };
+        let price_rate = l.fixed_report.unwrap_or_else(|| l.down.reported_rate());
+        let (mut acked, mut lost) = (0u32, Vec::new());
+        let sent = frames.len() as u32;
+        for mut f in frames {
+            if f.pkt.tries == 0 && measuring {
+                l.priced_us +=
+                    u64::from(airtime_est::expected_tx_airtime_us(price_rate, f.pkt.mac_frame_bytes(), true));
+            }
+            f.pkt.mpdu_seq = l.down_rx.assign(f.pkt.mpdu_seq);
+            let ok = l.down.subframe_ok(choice.rate, now, &mut self.chan_rng);
+            if !ok {
+                f.pkt.tries = f.pkt.tries.saturating_add(1);
+                if f.pkt.tries < MAX_ATTEMPTS {
+                    lost.push(f);
+                    continue;
+                }
+                l.down.dropped += 1;
+                if let FlowTag::Tcp(n) | FlowTag::Udp(n) = f.pkt.flow
+                    && let Some(d) = self.flow_drops.get_mut(usize::from(n))
+                {
+                    *d += 1;
+                }
+            } else {
+                acked += 1;
+            }
+            statuses.push(TxStatus {
+                charge: f.charge,
+                msdu_id: f.msdu_id,
+                ring: f.ring,
+                station: s as u16,
+                flow: f.pkt.flow,
+                from_ap: f.pkt.src == Node::Ap,
+                len_bytes: f.pkt.len_bytes,
+            });
+            let seq = f.pkt.mpdu_seq;
+            l.down_rx.receive(seq, ok.then_some(f.pkt), &mut released);
+        }
+        if measuring {
+            l.spent_ns += airtime_ns;
+        }
+        l.down.block_ack(choice, sent, acked, now);
+        if !lost.is_empty() {
+            self.ap.hw_mut().requeue_front(s as u16, lost);
+        }
+        self.report_rate(s, now);
+        released
+    }
+
+    /// The BlockAck of an A-MPDU from queue `q` of a station: the lost frames go back to
+    /// the head of the queue, those at the retry limit are dropped. Returns the packets
+    /// the AP's reorder buffer (one per access category) releases.
+    pub(super) fn block_ack_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) -> Vec<Packet> {
+        let s = usize::from(self.queue_station[q]);
+        let ac = self.queue_ac[q].index();
+        let Some(l) = self.links[s].as_mut() else { return frames };
+        let Some(choice) = l.up_choice.take() else { return frames };
+        let sent = frames.len() as u32;
+        let (mut acked, mut lost, mut released) = (0u32, Vec::new(), Vec::new());
+        for mut p in frames {
+            p.mpdu_seq = l.up_rx[ac].assign(p.mpdu_seq);
+            let ok = l.up.subframe_ok(choice.rate, now, &mut self.chan_rng);
+            if !ok {
+                p.tries = p.tries.saturating_add(1);
+                if p.tries < MAX_ATTEMPTS {
+                    lost.push(p);
+                    continue;
+                }
+                l.up.dropped += 1;
+            } else {
+                acked += 1;
+            }
+            let seq = p.mpdu_seq;
+            l.up_rx[ac].receive(seq, ok.then_some(p), &mut released);
+        }
+        l.up.block_ack(choice, sent, acked, now);
+        for p in lost.into_iter().rev() {
+            self.uplink[q].push_front(p);
+        }
+        released
+    }
+
+    /// Tells the AP the rate station `s`'s driver now reports, if it changed.
+    pub(super) fn report_rate(&mut self, s: usize, now: Nanos) {
+        let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) else { return };
+        let r = l.fixed_report.unwrap_or_else(|| l.down.reported_rate());
+        let mbps = r.phy_rate_kbps() as f32 / 1000.0;
+        if l.reported.last().is_none_or(|&(_, last)| last != mbps) {
+            l.reported.push((now as f32 / 1e9, mbps));
+            self.ap.set_reported_rate(s as u16, r);
+        }
+    }
+}
+
+impl LinkPair {
+    /// What the link measured.
+    pub(super) fn result(&self) -> LinkResult {
+        let (d, u) = (&self.down, &self.up);
+        LinkResult {
+            spent_airtime_ms: self.spent_ns as f64 / 1e6,
+            priced_airtime_ms: self.priced_us as f64 / 1e3,
+            subframes_sent: d.attempts + u.attempts,
+            subframes_acked: d.acked + u.acked,
+            retry_drops: d.dropped + u.dropped,
+            rate_control_updates: d.rate_control_updates(),
+            reported_rate_series: self.reported.clone(),
+        }
+    }
+}

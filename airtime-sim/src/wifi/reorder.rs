@@ -1,0 +1,76 @@
+//! The receiver's BlockAck reorder buffer (mac80211's `ieee80211_sta_manage_reorder_buf`):
+//! MPDUs that arrive after a lost one are held until it arrives, or until the
+//! transmitter gives it up (a BlockAck request moves the window past it), and then
+//! released in sequence order. Without it a lost subframe would reach TCP as a
+//! reordering and cut its window; with it a loss costs delay and airtime only.
+
+use std::collections::BTreeMap;
+
+/// The sequence space of one transmitter towards one receiver (one TID).
+#[derive(Clone, Debug)]
+pub struct Reorder<T> {
+    /// The next sequence number the transmitter assigns.
+    next_tx: u32,
+    /// The next sequence number the receiver releases.
+    next_rx: u32,
+    /// Held MPDUs by sequence number; `None` marks one the transmitter gave up on.
+    held: BTreeMap<u32, Option<T>>,
+}
+
+impl<T> Default for Reorder<T> {
+    fn default() -> Self {
+        Reorder { next_tx: 1, next_rx: 1, held: BTreeMap::new() }
+    }
+}
+
+impl<T> Reorder<T> {
+    /// The sequence number of an MPDU sent for the first time (`current` 0), or its own.
+    pub fn assign(&mut self, current: u32) -> u32 {
+        if current != 0 {
+            return current;
+        }
+        let s = self.next_tx;
+        self.next_tx += 1;
+        s
+    }
+
+    /// MPDU `seq` arrived (`Some`) or was given up (`None`); releases into `out`
+    /// whatever is now in order.
+    pub fn receive(&mut self, seq: u32, mpdu: Option<T>, out: &mut Vec<T>) {
+        if seq < self.next_rx {
+            return;
+        }
+        self.held.insert(seq, mpdu);
+        while let Some(m) = self.held.remove(&self.next_rx) {
+            out.extend(m);
+            self.next_rx += 1;
+        }
+    }
+
+    /// MPDUs held.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_after_a_hole_wait_for_it_and_a_given_up_frame_releases_them() {
+        let mut r = Reorder::default();
+        let seqs: Vec<u32> = (0..4).map(|_| r.assign(0)).collect();
+        let mut out = Vec::new();
+        r.receive(seqs[0], Some('a'), &mut out);
+        r.receive(seqs[2], Some('c'), &mut out);
+        assert_eq!(out, vec!['a']);
+        r.receive(seqs[1], Some('b'), &mut out);
+        assert_eq!(out, vec!['a', 'b', 'c']);
+        r.receive(seqs[3], None, &mut out);
+        let s5 = r.assign(0);
+        r.receive(s5, Some('e'), &mut out);
+        assert_eq!(out, vec!['a', 'b', 'c', 'e']);
+        assert_eq!(r.held(), 0);
+    }
+}
