@@ -146,7 +146,19 @@ impl Scheduler {
     #[inline]
     pub(super) fn release_station_part(&self, station: StationId, full: bool, ac: Ac, airtime_us: u32) -> Option<u32> {
         let slot = self.stations.get(station.index()).filter(|s| s.owns_token(station.generation, full))?;
-        slot.release(station.generation, full, ac, airtime_us)
+        if !self.config.adaptive_aql {
+            return slot.release(station.generation, full, ac, airtime_us);
+        }
+        let (removed, pending_after_us) = slot.release_seen(station.generation, full, ac, airtime_us)?;
+        let ceiling_us = self.configured_limits_of(slot, ac).high_us();
+        super::adaptive_aql::record_release(
+            &slot.ac[ac.index()].adaptive,
+            pending_after_us,
+            removed,
+            self.config.adaptive_aql_floor_us,
+            ceiling_us,
+        );
+        Some(removed)
     }
 
     /// Releases `airtime_us` (what the stations' words gave up) from `ac`'s counter.

@@ -7,6 +7,7 @@
 //! with compare-and-swap, so they need no lock either.
 
 mod accounting;
+pub(crate) mod adaptive_aql;
 mod batch_release;
 mod departing;
 mod drr;
