@@ -79,6 +79,7 @@ impl AdapterAp {
             RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
         };
         c.sched.tx_no_pushback = config.tx_no_pushback;
+        c.sched.adaptive_aql = config.aql_adaptive;
         c.tx_no_pushback = config.tx_no_pushback;
         let adapter =
             Box::new(Ath11k::new(AdapterHal::new(hw), c).map_err(|e| ApError(format!("ath11k adapter: {e:?}")))?);
@@ -169,6 +170,14 @@ impl AdapterAp {
         // statuses it already has.
         self.adapter.hal_mut().finished.get_mut().clear();
         self.drain_all(dropped)
+    }
+
+    /// Station `s` is now reported at `rate` (a rate step): the PPDU statistics carry it
+    /// from now on, and the adapter prices the station's frames there.
+    pub fn set_reported_rate(&mut self, s: u16, rate: Rate) {
+        if let Some(r) = self.reported.get_mut(usize::from(s)) {
+            *r = rate;
+        }
     }
 
     /// A PPDU-stats record for station `s`.

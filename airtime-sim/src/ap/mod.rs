@@ -109,6 +109,9 @@ pub struct ApConfig {
     /// Scale per-station AQL limits by weight/256 (the proposed TX_NO_PUSHBACK).
     #[serde(default)]
     pub tx_no_pushback: bool,
+    /// Adaptive per-station AQL limits (airtime-sched's `Config::adaptive_aql`).
+    #[serde(default)]
+    pub aql_adaptive: bool,
     /// Round policy.
     #[serde(default)]
     pub round_policy: RoundPolicyName,
@@ -173,6 +176,7 @@ impl Ap {
             RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
         };
         sc.tx_no_pushback = config.tx_no_pushback;
+        sc.adaptive_aql = config.aql_adaptive;
         let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
         if let Some([low, high]) = config.aql_be_us {
             let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
@@ -317,6 +321,18 @@ impl Ap {
         match self.adapter.as_ref() {
             Some(a) => HwRef::Adapter(a.hw()),
             None => HwRef::Plain(&self.hw),
+        }
+    }
+
+    /// Station `s` is now reported at `rate` (a rate step): AQL prices its next frames
+    /// there.
+    pub fn set_reported_rate(&mut self, s: u16, rate: airtime_est::Rate) {
+        if let Some(a) = self.adapter.as_mut() {
+            a.set_reported_rate(s, rate);
+        }
+        let id = self.sta_ids.get(usize::from(s)).map(|id| id.index());
+        if let Some(Some(st)) = id.and_then(|i| self.stations.get_mut(i)) {
+            st.rate = rate;
         }
     }
 

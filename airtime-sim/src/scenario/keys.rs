@@ -315,6 +315,17 @@ pub const KEYS: &[KeyDef] = &[
          where the firmware picks the transmitter.",
     )
     .used_by(UsedBy::Designs(AQL_DESIGNS, NO_AQL)),
+    // Adaptive AQL (airtime-sched's `Config::adaptive_aql`): one setting for every arm.
+    key(
+        "ap.aql_adaptive",
+        "bool",
+        "",
+        Default::Value("false"),
+        "Learn each station's AQL limit from its completions (airtime-sched's adaptive AQL), between 500 µs and \
+         the configured limits: it grows when the station's pending airtime runs out while its txq is held back, \
+         and shrinks by the slack its completions leave. Mainline has no such mode.",
+    )
+    .used_by(UsedBy::Designs(AQL_DESIGNS, NO_AQL)),
     key(
         "ap.round_policy",
         "string",
@@ -421,6 +432,22 @@ pub const KEYS: &[KeyDef] = &[
          scale of its AQL limits under `tx_no_pushback`.",
     )
     .used_by(UsedBy::Designs(ATF_DESIGNS, NO_ATF)),
+    // One rate step per station (`scenario/rate_step.rs`): the adaptive-AQL rate-drop arm.
+    key(
+        "stations[].step_rate",
+        "string",
+        "",
+        Default::None,
+        "A rate the station's frames take on the air, and are reported at, during `step_s`; its own rates before \
+         and after (a link that degrades and recovers).",
+    ),
+    key(
+        "stations[].step_s",
+        "[float, float]",
+        "s",
+        Default::None,
+        "When the rate step starts and ends: `[from, until]`, `0 <= from < until <= duration_s`.",
+    ),
     table("flows", Kind::ArrayOfTables, Default::None, "Flows: bulk TCP transfers and constant-bit-rate UDP streams."),
     key("flows[].station", "string", "", Default::Required, "The station at the flow's wireless end."),
     key(

@@ -15,6 +15,7 @@
 
 pub mod keys;
 pub mod rate;
+pub mod rate_step;
 pub mod suite;
 
 use crate::ap::ApConfig;
@@ -40,6 +41,12 @@ pub struct StationSpec {
     /// Airtime weight (mac80211 default 256).
     #[serde(default = "default_weight")]
     pub weight: u16,
+    /// The rate of a rate step (see [`rate_step`]).
+    #[serde(default)]
+    pub step_rate: Option<String>,
+    /// When the rate step starts and ends, in s.
+    #[serde(default)]
+    pub step_s: Option<[f64; 2]>,
 }
 
 fn default_weight() -> u16 {
@@ -297,6 +304,8 @@ pub struct Resolved {
     pub reported_rates: Vec<Rate>,
     /// Each flow's station number.
     pub flow_station: Vec<u16>,
+    /// Each station's rate step, if it has one.
+    pub rate_steps: Vec<Option<rate_step::RateStep>>,
     /// Keys the file sets that its configuration does not use, harmlessly.
     pub warnings: Vec<ScenarioWarning>,
 }
@@ -509,6 +518,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
     }
     let mut rates = Vec::new();
     let mut reported_rates = Vec::new();
+    let mut rate_steps = Vec::new();
     for (i, s) in spec.stations.iter().enumerate() {
         if s.weight == 0 {
             return Err(at(
@@ -525,6 +535,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
             }
             None => r,
         });
+        rate_steps.push(rate_step::resolve(i, s, spec.duration_s).map_err(|(k, e)| at(s.rate.span(), &k, e))?);
     }
     let mut flow_station = Vec::new();
     for (i, f) in spec.flows.iter().enumerate() {
@@ -646,7 +657,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
             }),
         }
     }
-    Ok(Resolved { spec, rates, reported_rates, flow_station, warnings })
+    Ok(Resolved { spec, rates, reported_rates, flow_station, rate_steps, warnings })
 }
 
 /// Reads and checks a scenario file.

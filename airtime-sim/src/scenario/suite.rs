@@ -35,6 +35,35 @@ pub const DESIGNS_SUITE: &[(&str, &str)] = &[
     ("designs-mac80211-aql.toml", include_str!("../../scenarios/designs/designs-mac80211-aql.toml")),
 ];
 
+/// Adaptive AQL against the default and the 500/1000 fixed limits (not part of the
+/// default suite; `docs/adaptive-aql.md`).
+pub const ADAPTIVE_SUITE: &[(&str, &str)] = &[
+    ("adaptive-vht80-default.toml", include_str!("../../scenarios/adaptive/adaptive-vht80-default.toml")),
+    ("adaptive-vht80-500-1000.toml", include_str!("../../scenarios/adaptive/adaptive-vht80-500-1000.toml")),
+    ("adaptive-vht80-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-vht80-adaptive.toml")),
+    ("adaptive-mcs0-default.toml", include_str!("../../scenarios/adaptive/adaptive-mcs0-default.toml")),
+    ("adaptive-mcs0-500-1000.toml", include_str!("../../scenarios/adaptive/adaptive-mcs0-500-1000.toml")),
+    ("adaptive-mcs0-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-mcs0-adaptive.toml")),
+    ("adaptive-split-default.toml", include_str!("../../scenarios/adaptive/adaptive-split-default.toml")),
+    ("adaptive-split-500-1000.toml", include_str!("../../scenarios/adaptive/adaptive-split-500-1000.toml")),
+    ("adaptive-split-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-split-adaptive.toml")),
+    (
+        "adaptive-split-nopushback-default.toml",
+        include_str!("../../scenarios/adaptive/adaptive-split-nopushback-default.toml"),
+    ),
+    (
+        "adaptive-split-nopushback-500-1000.toml",
+        include_str!("../../scenarios/adaptive/adaptive-split-nopushback-500-1000.toml"),
+    ),
+    (
+        "adaptive-split-nopushback-adaptive.toml",
+        include_str!("../../scenarios/adaptive/adaptive-split-nopushback-adaptive.toml"),
+    ),
+    ("adaptive-ratedrop-default.toml", include_str!("../../scenarios/adaptive/adaptive-ratedrop-default.toml")),
+    ("adaptive-ratedrop-500-1000.toml", include_str!("../../scenarios/adaptive/adaptive-ratedrop-500-1000.toml")),
+    ("adaptive-ratedrop-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-ratedrop-adaptive.toml")),
+];
+
 /// The default suite, parsed.
 pub fn default_suite() -> Result<Vec<Resolved>, ScenarioError> {
     DEFAULT_SUITE.iter().map(|(name, text)| parse(text, name)).collect()
@@ -47,6 +76,9 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
     }
     if name == "designs" {
         return DESIGNS_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
+    }
+    if name == "adaptive" {
+        return ADAPTIVE_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
     }
     let dir = Path::new(name);
     if dir.is_dir() {
@@ -63,7 +95,7 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
         return Err(ScenarioError::new(
             name,
             ScenarioErrorKind::NoSuite,
-            "no such suite: use default, vht80, mcs0, split, roundfix, designs, or a directory of scenario files",
+            "no such suite: use default, vht80, mcs0, split, roundfix, designs, adaptive, or a directory of scenario files",
         ));
     }
     Ok(arms)
@@ -81,7 +113,7 @@ mod tests {
             assert_eq!(format!("{}.toml", r.spec.name), *file);
             assert!(r.warnings.is_empty(), "{file}: {:?}", r.warnings);
         }
-        for (file, text) in DESIGNS_SUITE {
+        for (file, text) in DESIGNS_SUITE.iter().chain(ADAPTIVE_SUITE) {
             assert!(parse(text, file).unwrap().warnings.is_empty(), "{file}");
         }
     }
@@ -90,6 +122,7 @@ mod tests {
     fn named_suites_select_by_prefix() {
         assert_eq!(named("split").unwrap().len(), 6);
         assert_eq!(named("designs").unwrap().len(), 5);
+        assert_eq!(named("adaptive").unwrap().len(), 15);
         assert!(named("nonsense").is_err());
     }
 }

@@ -47,6 +47,8 @@ enum Event {
     FlowStop(usize),
     UdpSend(usize),
     TcpTimer(usize),
+    /// Station `s`'s rate step: (station, its step starts).
+    RateStep(u16, bool),
 }
 
 /// A flow run by the Linux-like TCP.
@@ -77,6 +79,8 @@ pub struct World {
     ap: Ap,
     medium: Medium,
     timings: Vec<PhyTiming>,
+    /// Each station's rate step and its own (air, reported) rates to come back to.
+    rate_steps: Vec<(Option<crate::scenario::rate_step::RateStep>, airtime_est::Rate, airtime_est::Rate)>,
     uplink: Vec<VecDeque<Packet>>,
     exchange: Vec<Tx>,
     collided: bool,
@@ -213,6 +217,12 @@ impl World {
             ap,
             medium: Medium::new(&edca),
             timings,
+            rate_steps: sc
+                .rate_steps
+                .iter()
+                .zip(sc.rates.iter().zip(&sc.reported_rates))
+                .map(|(step, (&air, &reported))| (*step, air, reported))
+                .collect(),
             uplink: (0..n).map(|_| VecDeque::new()).collect(),
             exchange: Vec::new(),
             collided: false,
@@ -237,6 +247,12 @@ impl World {
             segs: Vec::new(),
             samples: Vec::new(),
         };
+        for (s, (step, _, _)) in w.rate_steps.iter().enumerate() {
+            if let Some(step) = step {
+                w.q.schedule((step.from_s * 1e9) as Nanos, Event::RateStep(s as u16, true));
+                w.q.schedule((step.until_s * 1e9) as Nanos, Event::RateStep(s as u16, false));
+            }
+        }
         for (f, &(start_ns, stop_ns)) in flow_times.iter().enumerate() {
             if w.linux[f].is_some() {
                 w.q.schedule(us(100 + 50 * f as u64).saturating_add(start_ns), Event::FlowStart(f));
@@ -343,6 +359,13 @@ impl World {
                 self.after_ap(now);
             }
             Event::PpduStats(s, airtime_us) => self.ap.ppdu_stats(s, airtime_us, now),
+            Event::RateStep(s, starts) => {
+                if let Some(&(Some(step), air, reported)) = self.rate_steps.get(usize::from(s)) {
+                    let (air, reported) = if starts { (step.rate, step.rate) } else { (air, reported) };
+                    self.timings[usize::from(s)] = PhyTiming::new(air);
+                    self.ap.set_reported_rate(s, reported);
+                }
+            }
             Event::FlowStart(f) => {
                 if let Some(l) = self.linux[f].as_mut() {
                     l.sender.send(now, &mut self.segs);
