@@ -185,7 +185,9 @@ pub(crate) fn record_release(
 
 /// Records that the station's limit refused it: a load, and a `fetch_or` only when the
 /// flag is not set yet, so a station refused again and again does not write the line.
-#[inline]
+// Out of line: the check's common path (allowed, or adaptive AQL off) stays as it was.
+#[cold]
+#[inline(never)]
 pub(crate) fn record_refusal(word: &AtomicU64) {
     if word.load(Ordering::Relaxed) & LIMITED == 0 {
         word.fetch_or(LIMITED, Ordering::Relaxed);

@@ -348,15 +348,23 @@ impl Scheduler {
     }
 
     pub(crate) fn effective_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
+        // One test for both adjustments, so that the path with neither stays one load
+        // and one branch, as it was before adaptive AQL.
+        if self.adjusted_limits { self.adjusted_limits_of(slot, ac) } else { slot.limits(ac) }
+    }
+
+    /// The limits after TX_NO_PUSHBACK scaling and, when on, bounded by the station's
+    /// learnt limit on `ac` (adaptive AQL).
+    #[inline(never)]
+    fn adjusted_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
         let limits = self.configured_limits_of(slot, ac);
-        if self.config.adaptive_aql {
-            // Relaxed: the learnt limit is a heuristic's; nothing is read through it.
-            let word = slot.ac[ac.index()].adaptive.load(Ordering::Relaxed);
-            let learnt = adaptive_aql::limit_us(word, self.config.adaptive_aql_floor_us, limits.high_us());
-            adaptive_aql::bounded(limits, learnt)
-        } else {
-            limits
+        if !self.config.adaptive_aql {
+            return limits;
         }
+        // Relaxed: the learnt limit is a heuristic's; nothing is read through it.
+        let word = slot.ac[ac.index()].adaptive.load(Ordering::Relaxed);
+        let learnt = adaptive_aql::limit_us(word, self.config.adaptive_aql_floor_us, limits.high_us());
+        adaptive_aql::bounded(limits, learnt)
     }
 
     /// A station's limits as configured (after TX_NO_PUSHBACK scaling), before adaptive
