@@ -60,7 +60,7 @@ impl Link {
             // Idle until the next completion refills the queue.
             let (at, charges) = self.sent.pop_front().expect("a backlogged station always has a frame in flight");
             self.now_us = self.now_us.max(at);
-            self.s.release_batch(charges);
+            assert!(self.s.release_batch(charges).is_clean());
             self.refill();
             return;
         }
@@ -78,7 +78,7 @@ impl Link {
         self.sent.push_back((self.now_us + self.turnaround_us, charges));
         while self.sent.front().is_some_and(|(at, _)| *at <= self.now_us) {
             let (_, charges) = self.sent.pop_front().unwrap();
-            self.s.release_batch(charges);
+            assert!(self.s.release_batch(charges).is_clean());
             self.refill();
         }
     }
@@ -200,9 +200,9 @@ fn a_backlogged_station_always_has_a_frame_in_flight() {
         l.run(1_000_000);
         let learnt = l.limit_us();
         let queued: Vec<_> = l.queued.drain(..).map(|(c, _)| c).collect();
-        l.s.release_batch(queued);
+        assert!(l.s.release_batch(queued).is_clean());
         for (_, charges) in l.sent.drain(..) {
-            l.s.release_batch(charges);
+            assert!(l.s.release_batch(charges).is_clean());
         }
         assert_eq!(l.s.station_pending_us(l.sta, Ac::Be).unwrap(), 0);
         assert!(l.s.airtime_check(l.sta, Ac::Be).unwrap(), "nothing in flight at {learnt:?}: may send");

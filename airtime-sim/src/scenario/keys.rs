@@ -703,6 +703,8 @@ mod tests {
             "ap.design" => "\"ath11k_series\"",
             "stations[].name" | "flows[].station" | "seed_figures.share_station" => "\"a\"",
             "stations[].rate" | "stations[].reported_rate" => "\"vht80-1ss-mcs9-sgi\"",
+            "stations[].step_rate" => "\"vht80-1ss-mcs0-lgi\"",
+            "stations[].step_s" => "[0.5, 1.0]",
             "flows[].cpu" => "1",
             "flows[].rate_mbps" => "10.0",
             "flows[].stop_s" => "5.0",

@@ -37,3 +37,33 @@ pub fn resolve(i: usize, s: &StationSpec, duration_s: f64) -> Result<Option<Rate
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::parse;
+
+    fn station(extra: &str) -> String {
+        format!(
+            "name = \"t\"\nduration_s = 10.0\n[ap]\ndesign = \"ath11k_adapter\"\n[[stations]]\nname = \"a\"\n\
+             rate = \"vht80-1ss-mcs9-sgi\"\n{extra}\n[[flows]]\nstation = \"a\"\n"
+        )
+    }
+
+    #[test]
+    fn a_step_resolves_and_bad_ones_say_which_key() {
+        let r = parse(&station("step_rate = \"vht80-1ss-mcs0-lgi\"\nstep_s = [2.0, 4.0]"), "t.toml").unwrap();
+        let step = r.rate_steps[0].unwrap();
+        assert_eq!((step.from_s, step.until_s, step.rate.mcs()), (2.0, 4.0, Some(0)));
+        assert_eq!(parse(&station(""), "t.toml").unwrap().rate_steps, vec![None]);
+        for (extra, key) in [
+            ("step_rate = \"vht80-1ss-mcs0-lgi\"", "step_s"),
+            ("step_s = [1.0, 2.0]", "step_rate"),
+            ("step_rate = \"vht80-1ss-mcs0-lgi\"\nstep_s = [4.0, 2.0]", "step_s"),
+            ("step_rate = \"vht80-1ss-mcs0-lgi\"\nstep_s = [1.0, 20.0]", "step_s"),
+            ("step_rate = \"vht80-1ss\"\nstep_s = [1.0, 2.0]", "step_rate"),
+        ] {
+            let e = parse(&station(extra), "t.toml").unwrap_err().to_string();
+            assert!(e.contains(&format!("stations[0].{key}")), "{extra}: {e}");
+        }
+    }
+}
