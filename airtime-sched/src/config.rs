@@ -192,16 +192,19 @@ pub struct Config {
     pub active_window_us: u64,
     /// Adaptive AQL (off by default): each station's limit on each AC is learnt from its
     /// completions, as BQL's dynamic queue limits learn a NIC ring's bytes, within
-    /// `[adaptive_aql_floor_us, configured high limit]`. It grows when the station's
-    /// pending airtime ran out while its limit held frames back (the hardware went idle
-    /// waiting for the driver), and shrinks by half the least pending airtime a
-    /// completion left behind over 100 ms of the station's airtime (slack it did not
-    /// need). A fast station then keeps little queued below the AQM (lower latency);
-    /// a slow one keeps enough to cover the completion turnaround (its throughput).
-    /// Mainline has one limit per AC for every station, set by hand in debugfs
-    /// (`aql_txq_limit`), which must suit the slowest. The learnt limits show in
+    /// `[adaptive_aql_floor_us, configured high limit]`, starting at the configured one.
+    /// It grows by half when a completion leaves the station less pending than it
+    /// released while its limit was holding frames back (the hardware is about to idle
+    /// waiting for the driver), and shrinks, after 100 ms of the station's airtime
+    /// without growing, by the slack its completions left (at most an eighth). A fast
+    /// station then keeps less queued below the AQM (lower latency); a slow one keeps
+    /// enough to cover the completion turnaround (its throughput). Mainline has one
+    /// limit per AC for every station, set by hand in debugfs (`aql_txq_limit`), which
+    /// must suit the slowest. The learnt limits show in
     /// [`Scheduler::station_aql`](crate::Scheduler::station_aql). Switch it on with
-    /// [`ConfigBuilder::adaptive_aql`].
+    /// [`ConfigBuilder::adaptive_aql`]. With [`tx_no_pushback`](Self::tx_no_pushback),
+    /// where the limits are how weights reach the air, learnt limits undo the weights
+    /// (the simulator's `adaptive-split-nopushback` arm): do not combine them.
     pub adaptive_aql: bool,
     /// The lowest limit adaptive AQL may learn, in us. The default, 500 us, lets one
     /// 1500-byte frame be in flight at any rate from 24 Mbit/s up (the OFDM rate every

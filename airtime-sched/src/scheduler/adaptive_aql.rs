@@ -40,7 +40,9 @@
 //! compare-and-swap at each release (completion context) and by a `fetch_or` of the
 //! limited flag when the station check refuses (any context), read with one relaxed
 //! load by the check. Nothing is published with it; a lost flag or a stale limit costs
-//! one adjustment, never a charge. The loom model `tests/loom_adaptive.rs` checks that
+//! one adjustment, never a charge; a late flag from a removed station's check may land
+//! on the slot's next occupant (the word is reset when the slot is taken), costing it at
+//! most one early growth. The loom model `tests/loom_adaptive.rs` checks that
 //! a refusal racing a release is never lost and the limit stays in its bounds.
 //!
 //! [`StationAc::adaptive`]: crate::slots::StationAc
