@@ -2,7 +2,9 @@
 //! station check sets its "held back" flag when the limit refuses the station (the wake
 //! or completion context), and each release rewrites the word (the completion context).
 //! A refusal racing the release that empties the station must not be lost: either that
-//! release grows the limit, or the flag survives for the next one.
+//! release grows the limit, or the flag survives for the next one. And neither write,
+//! however late, may reach the slot's next occupant once a removed station's slot is
+//! reused (the word carries its occupant's tag, as the slot's other per-occupant words).
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 cargo test --release
 //! -p airtime-sched --test loom_adaptive`.
@@ -10,6 +12,7 @@
 //! | variant | what it undoes | caught by |
 //! |---|---|---|
 //! | `adaptive_store` | a release writes the word with a load and a store, not a compare-and-swap | `adaptive1` |
+//! | `adaptive_untagged` | writes do not check the occupant's tag, so a late one lands on the next occupant | `adaptive2`, `adaptive3` |
 #![cfg(loom)]
 
 // The smallest scheduler the model needs, built here: `loom_common::small` has no
@@ -46,7 +49,14 @@ fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
         let last = sched.charge_us(sta, Ac::Be, 1800).unwrap();
         let checker = {
             let sched = sched.clone();
-            thread::spawn(move || sched.airtime_check(sta, Ac::Be).unwrap())
+            thread::spawn(move || {
+                let allowed = sched.airtime_check(sta, Ac::Be).unwrap();
+                // Mid-race, whatever the release has done: the applied limits stay in
+                // their bounds and ordered.
+                let l = sched.station_aql(sta).unwrap().limits[Ac::Be.index()];
+                assert!((LIMITS.0..=LIMITS.1).contains(&l.high_us()) && l.low_us() <= l.high_us(), "{l:?}");
+                allowed
+            })
         };
         let completer = {
             let sched = sched.clone();
@@ -64,6 +74,91 @@ fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
             // Refused while the station was held back: it ran dry once since, so the
             // limit grew (1750 + 875, capped at the configured 2000).
             assert_eq!(learnt, LIMITS.1, "the refusal was lost");
+        } else {
+            // Never refused: running dry is no reason to grow.
+            assert_eq!(learnt, 1750, "grew without a refusal");
         }
+    });
+}
+
+/// A release of a removed station's last charge drains its slot; a concurrent
+/// `add_station` may then reuse the slot before that release has taught the learnt word.
+/// The late lesson is the old occupant's (its configured limit, its pending airtime) and
+/// must not reach the new one: the new station starts at its own configured limit.
+#[test]
+fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
+    loom::model(|| {
+        let mut config = Config::default();
+        config.max_stations = 1;
+        config.max_txqs = 1;
+        config.adaptive_aql = true;
+        let sched = Arc::new(Scheduler::new(config).unwrap());
+        let old = sched.add_station(Weight::DEFAULT).unwrap();
+        // The old occupant's own, lower limit: what a late lesson would carry over.
+        sched.set_station_limits(old, Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap()).unwrap();
+        let last = sched.charge_us(old, Ac::Be, 1000).unwrap();
+        sched.remove_station(old).unwrap();
+        let completer = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.release(last).unwrap())
+        };
+        let adder = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.add_station(Weight::DEFAULT).ok())
+        };
+        completer.join().unwrap();
+        if let Some(new) = adder.join().unwrap() {
+            let aql = sched.station_aql(new).unwrap();
+            assert_eq!(aql.limits[Ac::Be.index()], AqlLimits::DEFAULT, "the old occupant's lesson reached the new one");
+        }
+    });
+}
+
+/// A check of a removed station that refuses it may set the "held back" flag after the
+/// slot has been reused and its next occupant has learnt a limit of its own: that flag
+/// is the old occupant's and must not make the next one grow when it runs dry.
+#[test]
+fn adaptive3_a_late_refusal_never_reaches_the_slots_next_occupant() {
+    loom::model(|| {
+        let mut config = Config::default();
+        config.max_stations = 1;
+        config.max_txqs = 1;
+        config.adaptive_aql = true;
+        let sched = Arc::new(Scheduler::new(config).unwrap());
+        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let old = sched.add_station(Weight::DEFAULT).unwrap();
+        // Over its high limit: a check of it is refused.
+        let held = sched.charge_us(old, Ac::Be, 3000).unwrap();
+        let checker = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let _ = sched.airtime_check(old, Ac::Be);
+            })
+        };
+        let next = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.remove_station(old).unwrap();
+                sched.release(held).unwrap();
+                let new = sched.add_station(Weight::DEFAULT).unwrap();
+                // The new occupant learns 1750 (one window of slack, as in adaptive1),
+                // never refused.
+                let keep = sched.charge_us(new, Ac::Be, 60_000).unwrap();
+                for _ in 0..2 {
+                    let go = sched.charge_us(new, Ac::Be, 50_000).unwrap();
+                    sched.release(go).unwrap();
+                }
+                sched.release(keep).unwrap();
+                new
+            })
+        };
+        checker.join().unwrap();
+        let new = next.join().unwrap();
+        let high = |s: &Scheduler| s.station_aql(new).unwrap().limits[Ac::Be.index()].high_us();
+        assert_eq!(high(&sched), 1750);
+        // It runs dry without ever having been refused: no growth.
+        let probe = sched.charge_us(new, Ac::Be, 100).unwrap();
+        sched.release(probe).unwrap();
+        assert_eq!(high(&sched), 1750, "the old occupant's refusal reached the new one");
     });
 }

@@ -209,7 +209,7 @@ impl Scheduler {
             }
             || {
                 if self.config.adaptive_aql {
-                    super::adaptive_aql::record_refusal(&slot.ac[ac.index()].adaptive);
+                    super::adaptive_aql::record_refusal(&slot.ac[ac.index()].adaptive, slot.generation());
                 }
                 false
             }

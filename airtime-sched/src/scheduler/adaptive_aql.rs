@@ -37,13 +37,16 @@
 //! whenever its configured limits would let it (no starvation).
 //!
 //! Concurrency: one word per (station, AC) ([`StationAc::adaptive`]), written by a
-//! compare-and-swap at each release (completion context) and by a `fetch_or` of the
-//! limited flag when the station check refuses (any context), read with one relaxed
-//! load by the check. Nothing is published with it; a lost flag or a stale limit costs
-//! one adjustment, never a charge; a late flag from a removed station's check may land
-//! on the slot's next occupant (the word is reset when the slot is taken), costing it at
-//! most one early growth. The loom model `tests/loom_adaptive.rs` checks that
-//! a refusal racing a release is never lost and the limit stays in its bounds.
+//! compare-and-swap at each release (completion context) and by a compare-and-swap
+//! setting the limited flag when the station check refuses (any context), read with one
+//! relaxed load by the check. Nothing is published with it; a stale limit costs one
+//! adjustment, never a charge. The word carries the low 8 bits of its occupant's
+//! generation, as the slot's other per-occupant words do (`slots::tagged`): both writes
+//! check it in their compare-and-swap, so a release or a refusal of a removed station
+//! that lands after the slot's reuse (which retags the word) is dropped instead of
+//! teaching the next occupant the old one's limit. The loom model
+//! `tests/loom_adaptive.rs` checks that a refusal racing a release is never lost, that
+//! the limit stays in its bounds, and that a late release never reaches the next occupant.
 //!
 //! [`StationAc::adaptive`]: crate::slots::StationAc
 
@@ -61,16 +64,47 @@ pub(crate) const HOLD_US: u32 = 100_000;
 /// limit above it is followed up to it).
 pub(crate) const LIMIT_MAX_US: u32 = (1 << 20) - 1;
 
+/// Layout: bits 0..20 the learnt limit (0: none yet), 20..38 the least slack seen in the
+/// window, 38..55 the window's released airtime (below [`HOLD_US`] < 2^17 when stored),
+/// bit 55 the limited flag, 56..64 the occupant's tag.
 const FIELD: u64 = (1 << 20) - 1;
 const MIN_SHIFT: u32 = 20;
-const WINDOW_SHIFT: u32 = 40;
+/// The slack field: more than any give (an eighth of [`LIMIT_MAX_US`] is below 2^17).
+const MIN_FIELD: u64 = (1 << 18) - 1;
+const WINDOW_SHIFT: u32 = 38;
+const WINDOW_FIELD: u64 = (1 << 17) - 1;
 /// The station's limit refused it since the last adjustment.
-pub(crate) const LIMITED: u64 = 1 << 60;
+pub(crate) const LIMITED: u64 = 1 << 55;
+const TAG_SHIFT: u32 = 56;
+const TAG: u64 = 0xff << TAG_SHIFT;
 /// "No release seen in this window" in the slack field.
-const NO_SLACK: u64 = FIELD;
+const NO_SLACK: u64 = MIN_FIELD;
 
-/// A fresh word: no learnt limit yet (the configured one applies), an empty window.
-pub(crate) const FRESH: u64 = NO_SLACK << MIN_SHIFT;
+const _: () = assert!((HOLD_US as u64) <= WINDOW_FIELD && ((LIMIT_MAX_US / 8) as u64) < MIN_FIELD);
+
+/// The tag of occupant `generation` (its low 8 bits): a late write for an earlier
+/// occupant meets the same tag only if the slot was reused 256 times between its check
+/// and its compare-and-swap, a few instructions apart, and even then only moves a
+/// heuristic's limit within its bounds.
+#[inline]
+const fn tag(generation: u32) -> u64 {
+    ((generation & 0xff) as u64) << TAG_SHIFT
+}
+
+/// Whether `word` counts for occupant `generation`.
+#[inline]
+const fn is_for(word: u64, generation: u32) -> bool {
+    // Weakened variant, only to prove loom model adaptive2 catches it: every write lands
+    // on whichever occupant holds the word.
+    cfg!(airtime_weakened = "adaptive_untagged") || word & TAG == tag(generation)
+}
+
+/// A fresh word for occupant `generation`: no learnt limit yet (the configured one
+/// applies), an empty window.
+#[inline]
+pub(crate) const fn fresh(generation: u32) -> u64 {
+    tag(generation) | NO_SLACK << MIN_SHIFT
+}
 
 /// The learnt limit of `word`, in us, within `[min(floor, ceiling), ceiling]`; the
 /// ceiling (the configured high limit) while nothing is learnt.
@@ -129,37 +163,41 @@ pub(crate) const fn after_release(
         let step = if l / 2 > 4 { l / 2 } else { 4 };
         let grown = l.saturating_add(step);
         let grown = if grown > ceiling { ceiling } else { grown };
-        return pack(grown, NO_SLACK, 0, false);
+        return pack(word, grown, NO_SLACK, 0, false);
     }
     // Slack: what the release left beyond one more such completion.
     let slack = pending_after_us.saturating_sub(released_us) as u64;
-    let seen = if slack > FIELD - 1 { FIELD - 1 } else { slack };
-    let old_min = (word >> MIN_SHIFT) & FIELD;
+    let seen = if slack > MIN_FIELD - 1 { MIN_FIELD - 1 } else { slack };
+    let old_min = (word >> MIN_SHIFT) & MIN_FIELD;
     let min = if seen < old_min { seen } else { old_min };
-    let window = ((word >> WINDOW_SHIFT) & FIELD) + released_us as u64;
+    let window = ((word >> WINDOW_SHIFT) & WINDOW_FIELD) + released_us as u64;
     if window >= HOLD_US as u64 {
         // A window without running dry is over: give back the slack it never needed,
         // at most an eighth, so that a wrong guess costs one turnaround, not many.
         let eighth = (l / 8) as u64;
         let give = if min < eighth { min } else { eighth } as u32;
         let shrunk = if l - floor > give { l - give } else { floor };
-        return pack(shrunk, NO_SLACK, 0, false);
+        return pack(word, shrunk, NO_SLACK, 0, false);
     }
-    pack(l, min, window, word & LIMITED != 0)
+    pack(word, l, min, window, word & LIMITED != 0)
 }
 
+/// A word of `word`'s occupant (its tag kept) holding the fields given.
 #[inline]
-const fn pack(limit_us: u32, min: u64, window: u64, limited: bool) -> u64 {
-    (limit_us as u64 & FIELD)
-        | (min & FIELD) << MIN_SHIFT
-        | (if window > FIELD { FIELD } else { window }) << WINDOW_SHIFT
+const fn pack(word: u64, limit_us: u32, min: u64, window: u64, limited: bool) -> u64 {
+    (word & TAG)
+        | (limit_us as u64 & FIELD)
+        | (min & MIN_FIELD) << MIN_SHIFT
+        | (if window > WINDOW_FIELD { WINDOW_FIELD } else { window }) << WINDOW_SHIFT
         | if limited { LIMITED } else { 0 }
 }
 
-/// Records a release in `word` (one compare-and-swap loop).
+/// Records a release of occupant `generation` in `word` (one compare-and-swap loop);
+/// nothing if the slot was reused meanwhile.
 #[inline]
 pub(crate) fn record_release(
     word: &AtomicU64,
+    generation: u32,
     pending_after_us: u32,
     released_us: u32,
     floor_us: u32,
@@ -168,6 +206,9 @@ pub(crate) fn record_release(
     // Relaxed: a heuristic's state; nothing else is read through it.
     let mut now = word.load(Ordering::Relaxed);
     loop {
+        if !is_for(now, generation) {
+            return;
+        }
         let next = after_release(now, pending_after_us, released_us, floor_us, ceiling_us);
         if next == now {
             return;
@@ -185,14 +226,21 @@ pub(crate) fn record_release(
     }
 }
 
-/// Records that the station's limit refused it: a load, and a `fetch_or` only when the
-/// flag is not set yet, so a station refused again and again does not write the line.
+/// Records that occupant `generation`'s limit refused it: a load, and a
+/// compare-and-swap only when the flag is not set yet, so a station refused again and
+/// again does not write the line; nothing if the slot was reused meanwhile.
 // Out of line: the check's common path (allowed, or adaptive AQL off) stays as it was.
 #[cold]
 #[inline(never)]
-pub(crate) fn record_refusal(word: &AtomicU64) {
-    if word.load(Ordering::Relaxed) & LIMITED == 0 {
-        word.fetch_or(LIMITED, Ordering::Relaxed);
+pub(crate) fn record_refusal(word: &AtomicU64, generation: u32) {
+    // Relaxed: as in `record_release`; the tag check is in the compare-and-swap, which
+    // orders the write against the reuse's reset of the word (its modification order).
+    let mut now = word.load(Ordering::Relaxed);
+    while now & LIMITED == 0 && is_for(now, generation) {
+        match word.compare_exchange_weak(now, now | LIMITED, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(seen) => now = seen,
+        }
     }
 }
 
@@ -209,7 +257,7 @@ mod tests {
 
     #[test]
     fn fresh_word_applies_configured_limit() {
-        assert_eq!(limit_us(FRESH, FLOOR, CEIL), CEIL);
+        assert_eq!(limit_us(fresh(7), FLOOR, CEIL), CEIL);
         assert_eq!(bounded(AqlLimits::DEFAULT, CEIL), AqlLimits::DEFAULT);
     }
 
@@ -225,32 +273,32 @@ mod tests {
 
     #[test]
     fn dry_while_limited_grows_by_half_up_to_ceiling() {
-        let w = pack(1000, NO_SLACK, 0, true);
+        let w = pack(0, 1000, NO_SLACK, 0, true);
         // Less left than the completion released: grow.
         let w = after_release(w, 99, 100, FLOOR, CEIL);
         assert_eq!(limit_us(w, FLOOR, CEIL), 1500);
         assert_eq!(w & LIMITED, 0);
         // Not limited: running dry is just no traffic.
         assert_eq!(limit_us(after_release(w, 0, 100, FLOOR, CEIL), FLOOR, CEIL), 1500);
-        let w = pack(10_000, NO_SLACK, 0, true);
+        let w = pack(0, 10_000, NO_SLACK, 0, true);
         assert_eq!(limit_us(after_release(w, 0, 100, FLOOR, CEIL), FLOOR, CEIL), CEIL);
     }
 
     #[test]
     fn slack_over_a_window_shrinks_by_at_most_an_eighth_down_to_floor() {
         // 4000 left, 1000 released each time: 3000 of slack, more than an eighth of 12000.
-        let mut w = FRESH;
+        let mut w = fresh(7);
         for _ in 0..(HOLD_US / 1000) {
             w = after_release(limited(w), 4000, 1000, FLOOR, CEIL);
         }
         assert_eq!(limit_us(w, FLOOR, CEIL), CEIL - CEIL / 8);
         // 100 of slack: exactly that.
-        let mut w = pack(8000, NO_SLACK, 0, false);
+        let mut w = pack(0, 8000, NO_SLACK, 0, false);
         for _ in 0..(HOLD_US / 1000) {
             w = after_release(w, 1100, 1000, FLOOR, CEIL);
         }
         assert_eq!(limit_us(w, FLOOR, CEIL), 7900);
-        let mut w = pack(520, NO_SLACK, 0, false);
+        let mut w = pack(0, 520, NO_SLACK, 0, false);
         for _ in 0..(HOLD_US / 10) {
             w = after_release(w, 500, 10, FLOOR, CEIL);
         }
@@ -259,9 +307,34 @@ mod tests {
 
     #[test]
     fn floor_above_ceiling_keeps_configured() {
-        let w = pack(100, NO_SLACK, 0, false);
+        let w = pack(0, 100, NO_SLACK, 0, false);
         assert_eq!(limit_us(w, 20_000, CEIL), CEIL);
         let w = after_release(w, 5000, HOLD_US, 20_000, CEIL);
         assert_eq!(limit_us(w, 20_000, CEIL), CEIL);
+    }
+
+    #[test]
+    fn writes_for_another_occupant_are_dropped() {
+        // Occupant 7 learnt 1000 and was refused; occupant 8 holds a fresh word.
+        let word = AtomicU64::new(fresh(8));
+        record_refusal(&word, 7);
+        assert_eq!(word.load(Ordering::Relaxed), fresh(8));
+        record_release(&word, 7, 0, 1000, FLOOR, 2000);
+        assert_eq!(word.load(Ordering::Relaxed), fresh(8));
+        // Its own writes land, and keep its tag.
+        record_refusal(&word, 8);
+        assert_eq!(word.load(Ordering::Relaxed), fresh(8) | LIMITED);
+        record_release(&word, 8, 0, 1000, FLOOR, 2000);
+        let w = word.load(Ordering::Relaxed);
+        assert!(is_for(w, 8) && w & LIMITED == 0);
+        // The tag survives every field at its largest.
+        let w = after_release(
+            pack(fresh(0xff), LIMIT_MAX_US, NO_SLACK, HOLD_US as u64 - 1, true),
+            u32::MAX,
+            0,
+            4,
+            u32::MAX,
+        );
+        assert!(is_for(w, 0xff));
     }
 }

@@ -165,10 +165,11 @@ impl Scheduler {
         ac: Ac,
         airtime_us: u32,
     ) -> Option<u32> {
-        let (removed, pending_after_us) = slot.release_seen(station.generation, full, ac, airtime_us)?;
+        let (removed, pending_after_us, occupant) = slot.release_seen(station.generation, full, ac, airtime_us)?;
         let ceiling_us = self.configured_limits_of(slot, ac).high_us();
         super::adaptive_aql::record_release(
             &slot.ac[ac.index()].adaptive,
+            occupant,
             pending_after_us,
             removed,
             self.config.adaptive_aql_floor_us,
