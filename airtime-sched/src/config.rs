@@ -193,7 +193,7 @@ pub struct Config {
     /// Adaptive AQL (off by default): each station's limit on each AC is learnt from its
     /// completions, as BQL's dynamic queue limits learn a NIC ring's bytes, within
     /// `[adaptive_aql_floor_us, configured high limit]`, starting at the configured one.
-    /// It grows by half when a completion leaves the station less pending than it
+    /// It grows by half when a completion leaves the station no more pending than it
     /// released while its limit was holding frames back (the hardware is about to idle
     /// waiting for the driver), and shrinks, after 100 ms of the station's airtime
     /// without growing, by the slack its completions left (at most an eighth). A fast

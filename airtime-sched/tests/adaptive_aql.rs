@@ -208,3 +208,32 @@ fn a_backlogged_station_always_has_a_frame_in_flight() {
         assert!(l.s.airtime_check(l.sta, Ac::Be).unwrap(), "nothing in flight at {learnt:?}: may send");
     }
 }
+
+#[test]
+fn a_station_that_learnt_nothing_follows_its_configured_limit() {
+    // Released without ever being refused or shrinking: nothing learnt, so a raised
+    // limit applies as it does to a station that never released (and as with adaptive
+    // AQL off), and so does a configured limit beyond the learnt word's range (~1 s).
+    let s = Scheduler::new(Config::builder().adaptive_aql(true).build()).unwrap();
+    let released = s.add_station(Weight::DEFAULT).unwrap();
+    let idle = s.add_station(Weight::DEFAULT).unwrap();
+    let c = s.charge_us(released, Ac::Be, 100).unwrap();
+    s.release(c).unwrap();
+    let high = |sta| s.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us();
+    for limits in [AqlLimits::new(5000, 20_000).unwrap(), AqlLimits::new(5000, 2_000_000).unwrap()] {
+        for sta in [released, idle] {
+            s.set_station_limits(sta, Ac::Be, limits).unwrap();
+            assert_eq!(s.station_aql(sta).unwrap().limits[Ac::Be.index()], limits);
+        }
+        let c = s.charge_us(released, Ac::Be, 100).unwrap();
+        s.release(c).unwrap();
+        assert_eq!(high(released), limits.high_us());
+    }
+    // Grown back to its configured limit, it follows that limit too.
+    let mut l = Link::new(true, AqlLimits::DEFAULT, SLOW_US, 3000);
+    l.run(1_000_000);
+    if l.limit_us().high_us() == AqlLimits::DEFAULT.high_us() {
+        l.s.set_station_limits(l.sta, Ac::Be, AqlLimits::new(5000, 20_000).unwrap()).unwrap();
+        assert_eq!(l.limit_us().high_us(), 20_000);
+    }
+}

@@ -83,8 +83,9 @@ fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
 
 /// A release of a removed station's last charge drains its slot; a concurrent
 /// `add_station` may then reuse the slot before that release has taught the learnt word.
-/// The late lesson is the old occupant's (its configured limit, its pending airtime) and
-/// must not reach the new one: the new station starts at its own configured limit.
+/// The late lesson is the old occupant's (its configured limit, its pending airtime, its
+/// share of a window) and must not reach the new one: the new station starts at its own
+/// configured limit and learns from its own releases only.
 #[test]
 fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
     loom::model(|| {
@@ -93,9 +94,11 @@ fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
         config.max_txqs = 1;
         config.adaptive_aql = true;
         let sched = Arc::new(Scheduler::new(config).unwrap());
+        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
         let old = sched.add_station(Weight::DEFAULT).unwrap();
-        // The old occupant's own, lower limit: what a late lesson would carry over.
-        sched.set_station_limits(old, Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap()).unwrap();
+        // The old occupant's own, lower limit, and a release that leaves it no slack:
+        // what a late lesson would carry over.
+        sched.set_station_limits(old, Ac::Be, AqlLimits::new(LIMITS.0, 1000).unwrap()).unwrap();
         let last = sched.charge_us(old, Ac::Be, 1000).unwrap();
         sched.remove_station(old).unwrap();
         let completer = {
@@ -107,10 +110,23 @@ fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
             thread::spawn(move || sched.add_station(Weight::DEFAULT).ok())
         };
         completer.join().unwrap();
-        if let Some(new) = adder.join().unwrap() {
-            let aql = sched.station_aql(new).unwrap();
-            assert_eq!(aql.limits[Ac::Be.index()], AqlLimits::DEFAULT, "the old occupant's lesson reached the new one");
+        let Some(new) = adder.join().unwrap() else { return };
+        let limits = |s: &Scheduler| s.station_aql(new).unwrap().limits[Ac::Be.index()];
+        assert_eq!(
+            limits(&sched),
+            AqlLimits::new(LIMITS.0, LIMITS.1).unwrap(),
+            "the old occupant's limit reached the new one"
+        );
+        // Its own first window (as in adaptive1): 10 ms of slack at each release, so it
+        // gives back an eighth. A late lesson of the old occupant's (no slack) would
+        // have kept it at 2000.
+        let keep = sched.charge_us(new, Ac::Be, 60_000).unwrap();
+        for _ in 0..2 {
+            let go = sched.charge_us(new, Ac::Be, 50_000).unwrap();
+            sched.release(go).unwrap();
         }
+        sched.release(keep).unwrap();
+        assert_eq!(limits(&sched).high_us(), 1750, "the old occupant's release reached the new one");
     });
 }
 

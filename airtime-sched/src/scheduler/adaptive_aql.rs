@@ -9,7 +9,7 @@
 //!
 //! * **Grow** when the hardware is about to run dry while the station was held back: a
 //!   completion (a release, or one station's part of a [`release_batch`] pass) leaves
-//!   the station less pending on the AC than that completion released, although its
+//!   the station no more pending on the AC than that completion released, although its
 //!   limit refused it since the last adjustment (its txq had frames the limit kept
 //!   back): one more such completion and the hardware idles until the driver's next
 //!   frames reach it. The limit grows by half (at least 4 us), up to the configured
@@ -20,7 +20,7 @@
 //!   window's end the limit loses it, at most an eighth of the limit, down to the floor.
 //!
 //! A driver that releases each frame on its own shows a completion of one frame: the
-//! growth test is then "nothing pending". Releasing a completion pass with
+//! growth test is then "at most one such frame pending". Releasing a completion pass with
 //! [`release_batch`] lets the rule see a whole aggregate.
 //!
 //! [`release_batch`]: crate::Scheduler::release_batch
@@ -34,7 +34,10 @@
 //! scaling); the low limit scales with it (`low * L / high`, at least 1 us when the
 //! configured low is not 0), so the threshold rule keeps its meaning, `L` stays in
 //! `[min(floor, high), high]`, and a station with nothing pending may always send
-//! whenever its configured limits would let it (no starvation).
+//! whenever its configured limits would let it (no starvation). A station at its
+//! configured limit (it never shrank, or grew back) holds none learnt, so it follows
+//! the configured limit when that changes, as with adaptive AQL off; a learnt limit
+//! below it stays until the rule moves it.
 //!
 //! Concurrency: one word per (station, AC) ([`StationAc::adaptive`]), written by a
 //! compare-and-swap at each release (completion context) and by a compare-and-swap
@@ -60,11 +63,14 @@ use crate::sync::{AtomicU64, Ordering};
 /// not one aggregate's.
 pub(crate) const HOLD_US: u32 = 100_000;
 
-/// The largest learnt limit the word holds, in us (about one second; a configured
-/// limit above it is followed up to it).
+/// The largest limit below the configured one the word learns, in us (about one
+/// second). A station at its configured limit holds none learnt, so it applies the
+/// configured limit whatever its size, and follows it when it changes. A configured
+/// limit above this one is the only case where a shrink gives back more than an eighth
+/// (to this limit at once).
 pub(crate) const LIMIT_MAX_US: u32 = (1 << 20) - 1;
 
-/// Layout: bits 0..20 the learnt limit (0: none yet), 20..38 the least slack seen in the
+/// Layout: bits 0..20 the learnt limit (0: none, the configured one applies), 20..38 the least slack seen in the
 /// window, 38..55 the window's released airtime (below [`HOLD_US`] < 2^17 when stored),
 /// bit 55 the limited flag, 56..64 the occupant's tag.
 const FIELD: u64 = (1 << 20) - 1;
@@ -110,15 +116,28 @@ pub(crate) const fn fresh(generation: u32) -> u64 {
 /// ceiling (the configured high limit) while nothing is learnt.
 #[inline]
 pub(crate) const fn limit_us(word: u64, floor_us: u32, ceiling_us: u32) -> u32 {
-    let ceiling = if ceiling_us < LIMIT_MAX_US { ceiling_us } else { LIMIT_MAX_US };
-    let floor = if floor_us < ceiling { floor_us } else { ceiling };
+    let floor = if floor_us < ceiling_us { floor_us } else { ceiling_us };
     let l = (word & FIELD) as u32;
-    if l == 0 || l > ceiling {
-        ceiling
+    if l == 0 || l > ceiling_us {
+        ceiling_us
     } else if l < floor {
         floor
     } else {
         l
+    }
+}
+
+/// The limit field for a limit of `limit_us` under `ceiling_us`: 0 (none learnt) at or
+/// above the ceiling, so that the station follows its configured limit; at most
+/// [`LIMIT_MAX_US`] below it.
+#[inline]
+const fn learnt(limit_us: u32, ceiling_us: u32) -> u32 {
+    if limit_us >= ceiling_us {
+        0
+    } else if limit_us > LIMIT_MAX_US {
+        LIMIT_MAX_US
+    } else {
+        limit_us
     }
 }
 
@@ -154,16 +173,13 @@ pub(crate) const fn after_release(
     ceiling_us: u32,
 ) -> u64 {
     let l = limit_us(word, floor_us, ceiling_us);
-    let ceiling = limit_us(0, 0, ceiling_us);
-    let floor = if floor_us < ceiling { floor_us } else { ceiling };
+    let floor = if floor_us < ceiling_us { floor_us } else { ceiling_us };
     if pending_after_us < released_us.saturating_add(1) && word & LIMITED != 0 {
-        // Left with less than this completion released (nothing, for one frame's
-        // release) while held back: the hardware runs dry before the driver's next
-        // frames reach it. Grow, and start a new window.
+        // Left with no more than this completion released (at most one frame, for one
+        // frame's release) while held back: one more such completion and the hardware
+        // runs dry before the driver's next frames reach it. Grow, and start a new window.
         let step = if l / 2 > 4 { l / 2 } else { 4 };
-        let grown = l.saturating_add(step);
-        let grown = if grown > ceiling { ceiling } else { grown };
-        return pack(word, grown, NO_SLACK, 0, false);
+        return pack(word, learnt(l.saturating_add(step), ceiling_us), NO_SLACK, 0, false);
     }
     // Slack: what the release left beyond one more such completion.
     let slack = pending_after_us.saturating_sub(released_us) as u64;
@@ -177,9 +193,11 @@ pub(crate) const fn after_release(
         let eighth = (l / 8) as u64;
         let give = if min < eighth { min } else { eighth } as u32;
         let shrunk = if l - floor > give { l - give } else { floor };
-        return pack(word, shrunk, NO_SLACK, 0, false);
+        return pack(word, learnt(shrunk, ceiling_us), NO_SLACK, 0, false);
     }
-    pack(word, l, min, window, word & LIMITED != 0)
+    // Nothing learnt by this release: the limit field stays as it was (none learnt
+    // stays none, following the configured limit).
+    pack(word, (word & FIELD) as u32, min, window, word & LIMITED != 0)
 }
 
 /// A word of `word`'s occupant (its tag kept) holding the fields given.
