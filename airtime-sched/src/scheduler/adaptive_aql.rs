@@ -47,9 +47,10 @@
 //! generation, as the slot's other per-occupant words do (`slots::tagged`): both writes
 //! check it in their compare-and-swap, so a release or a refusal of a removed station
 //! that lands after the slot's reuse (which retags the word) is dropped instead of
-//! teaching the next occupant the old one's limit. The loom model
-//! `tests/loom_adaptive.rs` checks that a refusal racing a release is never lost, that
-//! the limit stays in its bounds, and that a late release never reaches the next occupant.
+//! teaching the next occupant the old one's lesson (its window, its refusal). The loom
+//! model `tests/loom_adaptive.rs` checks that a refusal racing a release is never lost,
+//! that the limit stays in its bounds, and that neither write of a removed station
+//! reaches the slot's next occupant.
 //!
 //! [`StationAc::adaptive`]: crate::slots::StationAc
 
