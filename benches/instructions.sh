@@ -14,6 +14,7 @@
 # Usage: benches/instructions.sh [N] [STATIONS...]      (defaults: 20000, 1 4096)
 #        WORKLOAD=debt benches/instructions.sh 200 16 256   (reference E6 selections)
 #        LOCKED=1 benches/instructions.sh 20000 1 16
+#        ADAPTIVE_AQL=1 benches/instructions.sh 20000 1 16     (ours with adaptive AQL on)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-20000}

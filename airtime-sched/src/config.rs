@@ -190,6 +190,26 @@ pub struct Config {
     /// How long a station stays active on an AC after it last had frames scheduled, in
     /// us (mac80211: `HZ/10`, 100 ms).
     pub active_window_us: u64,
+    /// Adaptive AQL (off by default): each station's limit on each AC is learnt from its
+    /// completions, as BQL's dynamic queue limits learn a NIC ring's bytes, within
+    /// `[adaptive_aql_floor_us, configured high limit]`, starting at the configured one.
+    /// It grows by half when a completion leaves the station no more pending than it
+    /// released while its limit was holding frames back (the hardware is about to idle
+    /// waiting for the driver), and shrinks, after 100 ms of the station's airtime
+    /// without growing, by the slack its completions left (at most an eighth). A fast
+    /// station then keeps less queued below the AQM (lower latency); a slow one keeps
+    /// enough to cover the completion turnaround (its throughput). Mainline has one
+    /// limit per AC for every station, set by hand in debugfs (`aql_txq_limit`), which
+    /// must suit the slowest. The learnt limits show in
+    /// [`Scheduler::station_aql`](crate::Scheduler::station_aql). Switch it on with
+    /// [`ConfigBuilder::adaptive_aql`]. With [`tx_no_pushback`](Self::tx_no_pushback),
+    /// where the limits are how weights reach the air, learnt limits undo the weights
+    /// (the simulator's `adaptive-split-nopushback` arm): do not combine them.
+    pub adaptive_aql: bool,
+    /// The lowest limit adaptive AQL may learn, in us. The default, 500 us, lets one
+    /// 1500-byte frame be in flight at any rate from 24 Mbit/s up (the OFDM rate every
+    /// 5 GHz station supports at the lowest MCS of a 20 MHz channel and above).
+    pub adaptive_aql_floor_us: u32,
 }
 
 impl Default for Config {
@@ -210,6 +230,8 @@ impl Default for Config {
             no_pushback_floor_us: 100,
             unknown_rate_charge_us: 2084,
             active_window_us: 100_000,
+            adaptive_aql: false,
+            adaptive_aql_floor_us: 500,
         }
     }
 }
@@ -289,6 +311,21 @@ impl ConfigBuilder {
             return Err(ConfigError::OutOfRange("active_window_us"));
         }
         self.0.active_window_us = us;
+        Ok(self)
+    }
+
+    /// Adaptive AQL on or off (see [`Config::adaptive_aql`]); off by default.
+    pub fn adaptive_aql(mut self, on: bool) -> ConfigBuilder {
+        self.0.adaptive_aql = on;
+        self
+    }
+
+    /// The lowest limit adaptive AQL may learn, in us, `4..=u32::MAX`
+    /// ([`ConfigError::OutOfRange`] otherwise: below one minimum charge a station could
+    /// be held with nothing useful in flight).
+    pub fn adaptive_aql_floor_us(mut self, us: u64) -> Result<ConfigBuilder, ConfigError> {
+        self.0.adaptive_aql_floor_us =
+            u32::try_from(us).ok().filter(|&us| us >= 4).ok_or(ConfigError::OutOfRange("adaptive_aql_floor_us"))?;
         Ok(self)
     }
 

@@ -118,6 +118,9 @@
 //! * Multicast (station-less) frames are charged to a budget per AC
 //!   ([`Scheduler::charge_multicast_us`], 50 ms by default); mainline's
 //!   `aql_mc_pending_airtime` is one budget for the radio.
+//! * With [`Config::adaptive_aql`] (off by default), each station's limit on each AC is
+//!   learnt from its completions within `[floor, configured]`, as BQL's dynamic queue
+//!   limits learn bytes; mainline has one hand-set limit per AC for every station.
 //! * Frames charged through a held txq ([`Serving::charge_frame`]) reach the AC's
 //!   pending counter once, when the txq is returned, not once per frame, so the wake
 //!   and completion contexts do not pass that line back and forth for every frame;

@@ -360,6 +360,9 @@ pub(crate) struct StationAc {
     pub(crate) lap_stamp: AtomicU64,
     pub(crate) tx_airtime: AtomicU64,
     pub(crate) rx_airtime: AtomicU64,
+    /// Adaptive AQL state (`scheduler::adaptive_aql`): the learnt limit, the window's
+    /// slack, the "held back by its limit" flag and the occupant's tag, in one word.
+    pub(crate) adaptive: AtomicU64,
 }
 
 pub(crate) struct StationSlot {
@@ -383,6 +386,7 @@ impl StationSlot {
                 tx_airtime: AtomicU64::new(tagged::word(0, 0)),
                 rx_airtime: AtomicU64::new(tagged::word(0, 0)),
                 lap_stamp: AtomicU64::new(0),
+                adaptive: AtomicU64::new(crate::scheduler::adaptive_aql::fresh(0)),
             }),
         }
     }
@@ -479,6 +483,15 @@ impl StationSlot {
     /// so that the caller takes exactly that from the AC's counter (A1).
     #[inline]
     pub(crate) fn release(&self, token_gen: u32, full: bool, ac: Ac, us: u32) -> Option<u32> {
+        self.release_seen(token_gen, full, ac, us).map(|(removed, _, _)| removed)
+    }
+
+    /// [`release`](Self::release), also returning the pending airtime it left, in us
+    /// (what adaptive AQL learns from: `scheduler::adaptive_aql`), and the [`aql::tag`]
+    /// of the occupant it released for (the whole of it, even for a raw token's four
+    /// bits: the word it subtracted from counts for that occupant).
+    #[inline]
+    pub(crate) fn release_seen(&self, token_gen: u32, full: bool, ac: Ac, us: u32) -> Option<(u32, u32, u32)> {
         let word = &self.ac[ac.index()].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
@@ -488,7 +501,7 @@ impl StationSlot {
             let pending = aql::pending_us(now);
             let removed = pending.min(us);
             if removed == 0 {
-                return Some(0);
+                return Some((0, pending, aql::generation(now)));
             }
             let next = aql::with_pending(now, pending - removed);
             // Weakened variant, only to prove loom models 6 and 7 catch it: a load and a
@@ -496,13 +509,13 @@ impl StationSlot {
             #[cfg(airtime_weakened = "release_store")]
             {
                 word.store(next, Ordering::Release);
-                return Some(removed);
+                return Some((removed, pending - removed, aql::generation(now)));
             }
             // Release: a reuse that Acquires this word with nothing pending sees every
             // write the releasing context made before it.
             #[cfg(not(airtime_weakened = "release_store"))]
             match word.compare_exchange_weak(now, next, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return Some(removed),
+                Ok(_) => return Some((removed, pending - removed, aql::generation(now))),
                 Err(seen) => now = seen,
             }
         }
@@ -598,6 +611,7 @@ impl StationSlot {
             reset(&a.last_active, tagged::word(generation, 0));
             reset(&a.tx_airtime, tagged::word(generation, 0));
             reset(&a.rx_airtime, tagged::word(generation, 0));
+            reset(&a.adaptive, crate::scheduler::adaptive_aql::fresh(generation));
         }
     }
 
@@ -658,6 +672,12 @@ impl<'a> LiveStation<'a> {
     #[inline]
     pub(crate) fn new(slot: &'a StationSlot, generation: u32) -> LiveStation<'a> {
         LiveStation { slot, generation }
+    }
+
+    /// The occupant's generation.
+    #[inline]
+    pub(crate) fn generation(self) -> u32 {
+        self.generation
     }
 
     /// Adds `amount` (negative: charges) to the deficit on `ac`, saturating. One

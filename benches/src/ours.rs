@@ -17,6 +17,8 @@ impl SchedulerUnderTest for Scheduler {
         let mut config = Config::default();
         config.max_stations = max_stations.clamp(1, Config::MAX_STATIONS);
         config.max_txqs = max_stations.max(1);
+        // Adaptive AQL's cost on the same cycle: `ADAPTIVE_AQL=1 benches/instructions.sh`.
+        config.adaptive_aql = std::env::var_os("ADAPTIVE_AQL").is_some_and(|v| v == "1");
         match Scheduler::new(config) {
             Ok(s) => s,
             Err(e) => panic!("benchmark configuration refused: {e}"),

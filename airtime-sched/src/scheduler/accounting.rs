@@ -194,18 +194,25 @@ impl Scheduler {
         let limits = self.effective_limits_of(&slot, ac);
         // Under the low limit the PHY total does not matter: skip reading the four AC
         // counters, which the other context keeps writing (`aql::station_may_send`).
-        pending < limits.low_us() || {
-            // Weakened variant, only to prove loom model 17 catches it: the threshold
-            // compared with this AC's pending airtime alone, not the PHY total over all ACs.
-            #[cfg(airtime_weakened = "threshold_own_ac")]
-            let total = u32::try_from(
-                self.acs[ac.index()].pending_us.load(Ordering::Relaxed).saturating_add(own_us as i64).max(0),
-            )
-            .unwrap_or(u32::MAX);
-            #[cfg(not(airtime_weakened = "threshold_own_ac"))]
-            let total = u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX);
-            crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us())
-        }
+        pending < limits.low_us()
+            || {
+                // Weakened variant, only to prove loom model 17 catches it: the threshold
+                // compared with this AC's pending airtime alone, not the PHY total over all ACs.
+                #[cfg(airtime_weakened = "threshold_own_ac")]
+                let total = u32::try_from(
+                    self.acs[ac.index()].pending_us.load(Ordering::Relaxed).saturating_add(own_us as i64).max(0),
+                )
+                .unwrap_or(u32::MAX);
+                #[cfg(not(airtime_weakened = "threshold_own_ac"))]
+                let total = u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX);
+                crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us())
+            }
+            || {
+                if self.config.adaptive_aql {
+                    super::adaptive_aql::record_refusal(&slot.ac[ac.index()].adaptive, slot.generation());
+                }
+                false
+            }
     }
 
     #[inline]

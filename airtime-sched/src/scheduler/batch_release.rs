@@ -146,7 +146,36 @@ impl Scheduler {
     #[inline]
     pub(super) fn release_station_part(&self, station: StationId, full: bool, ac: Ac, airtime_us: u32) -> Option<u32> {
         let slot = self.stations.get(station.index()).filter(|s| s.owns_token(station.generation, full))?;
-        slot.release(station.generation, full, ac, airtime_us)
+        if self.config.adaptive_aql {
+            self.release_adaptive(slot, station, full, ac, airtime_us)
+        } else {
+            slot.release(station.generation, full, ac, airtime_us)
+        }
+    }
+
+    /// [`release_station_part`](Self::release_station_part) with adaptive AQL on: the
+    /// release, then what it left taught to the station's learnt limit. Out of line, so
+    /// that the release path with it off stays as it was.
+    #[inline(never)]
+    fn release_adaptive(
+        &self,
+        slot: &crate::slots::StationSlot,
+        station: StationId,
+        full: bool,
+        ac: Ac,
+        airtime_us: u32,
+    ) -> Option<u32> {
+        let (removed, pending_after_us, occupant) = slot.release_seen(station.generation, full, ac, airtime_us)?;
+        let ceiling_us = self.configured_limits_of(slot, ac).high_us();
+        super::adaptive_aql::record_release(
+            &slot.ac[ac.index()].adaptive,
+            occupant,
+            pending_after_us,
+            removed,
+            self.config.adaptive_aql_floor_us,
+            ceiling_us,
+        );
+        Some(removed)
     }
 
     /// Releases `airtime_us` (what the stations' words gave up) from `ac`'s counter.

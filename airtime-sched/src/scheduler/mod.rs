@@ -7,6 +7,7 @@
 //! with compare-and-swap, so they need no lock either.
 
 mod accounting;
+pub(crate) mod adaptive_aql;
 mod batch_release;
 mod departing;
 mod drr;
@@ -97,6 +98,8 @@ pub struct Scheduler {
     pub(crate) acs: [AcState; Ac::COUNT],
     /// `aql_threshold` in us.
     pub(crate) threshold_us: AtomicU32,
+    /// TX_NO_PUSHBACK or adaptive AQL adjusts station limits (from the config).
+    pub(crate) adjusted_limits: bool,
     /// AQL checks on (1) or off (0): mainline's `aql_enable`, but per scheduler.
     pub(crate) aql_enabled: AtomicU32,
     /// Packed [`AirtimeFlags`]: bit 0 tx, bit 1 rx.
@@ -133,6 +136,7 @@ impl Scheduler {
         let txqs: Vec<TxqSlot> = (0..config.max_txqs).map(|_| TxqSlot::new()).collect();
         let cap = usize::from(config.max_txqs);
         Ok(Scheduler {
+            adjusted_limits: config.tx_no_pushback || config.adaptive_aql,
             config,
             stations: stations.into_boxed_slice(),
             txqs: txqs.into_boxed_slice(),

@@ -1,7 +1,7 @@
 //! Control operations: registering and removing stations and txqs, weights and limits.
 //! Slots are claimed with compare-and-swap; none of this blocks the data path.
 
-use super::{DepartingStation, SchedError, Scheduler};
+use super::{DepartingStation, SchedError, Scheduler, adaptive_aql};
 use crate::config::{AqlLimits, Weight};
 use crate::slots::{LiveStation, NO_STATION, StationSlot, gen_of, sta, txq, with_gen};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
@@ -348,6 +348,29 @@ impl Scheduler {
     }
 
     pub(crate) fn effective_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
+        // One test for both adjustments, so that the path with neither stays one load
+        // and one branch, as it was before adaptive AQL.
+        if self.adjusted_limits { self.adjusted_limits_of(slot, ac) } else { slot.limits(ac) }
+    }
+
+    /// The limits after TX_NO_PUSHBACK scaling and, when on, bounded by the station's
+    /// learnt limit on `ac` (adaptive AQL).
+    #[inline(never)]
+    fn adjusted_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
+        let limits = self.configured_limits_of(slot, ac);
+        if !self.config.adaptive_aql {
+            return limits;
+        }
+        // Relaxed: the learnt limit is a heuristic's; nothing is read through it.
+        let word = slot.ac[ac.index()].adaptive.load(Ordering::Relaxed);
+        let learnt = adaptive_aql::limit_us(word, self.config.adaptive_aql_floor_us, limits.high_us());
+        adaptive_aql::bounded(limits, learnt)
+    }
+
+    /// A station's limits as configured (after TX_NO_PUSHBACK scaling), before adaptive
+    /// AQL bounds them.
+    #[inline]
+    pub(crate) fn configured_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
         let limits = slot.limits(ac);
         if self.config.tx_no_pushback {
             let w = Weight::new(slot.weight() as u16).unwrap_or(Weight::DEFAULT);

@@ -78,8 +78,12 @@ pub struct AcCounters {
 pub struct StationAql {
     /// Pending airtime per AC, in us.
     pub pending_us: [u32; Ac::COUNT],
-    /// Limits per AC as applied (after TX_NO_PUSHBACK scaling).
+    /// Limits per AC as applied (after TX_NO_PUSHBACK scaling and, when on, bounded by
+    /// adaptive AQL's learnt limit).
     pub limits: [AqlLimits; Ac::COUNT],
+    /// With [`Config::adaptive_aql`](crate::Config::adaptive_aql) on, the limits per AC
+    /// as configured (after TX_NO_PUSHBACK scaling), which the learnt ones stay under.
+    pub configured: Option<[AqlLimits; Ac::COUNT]>,
 }
 
 impl fmt::Display for StationAql {
@@ -92,6 +96,13 @@ impl fmt::Display for StationAql {
         for ac in Ac::ALL {
             let l = self.limits[ac.index()];
             writeln!(f, "{}\t\t{}\t\t{}", ac, l.low_us(), l.high_us())?;
+        }
+        if let Some(configured) = self.configured {
+            writeln!(f, "AC\t\tAQL adaptive (configured low/high)")?;
+            for ac in Ac::ALL {
+                let c = configured[ac.index()];
+                writeln!(f, "{}\t\t{}\t\t{}", ac, c.low_us(), c.high_us())?;
+            }
         }
         Ok(())
     }
@@ -174,6 +185,7 @@ impl Scheduler {
         Ok(StationAql {
             pending_us: Ac::ALL.map(|ac| slot.pending_us(ac)),
             limits: Ac::ALL.map(|ac| self.effective_limits_of(&slot, ac)),
+            configured: self.config.adaptive_aql.then(|| Ac::ALL.map(|ac| self.configured_limits_of(&slot, ac))),
         })
     }
 

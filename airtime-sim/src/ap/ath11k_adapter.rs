@@ -79,6 +79,7 @@ impl AdapterAp {
             RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
         };
         c.sched.tx_no_pushback = config.tx_no_pushback;
+        c.sched.adaptive_aql = config.aql_adaptive;
         c.tx_no_pushback = config.tx_no_pushback;
         c.mu_charging = config.mu_charging.policy();
         super::size_for_stations(&mut c.sched, weights.len())?;
@@ -176,7 +177,8 @@ impl AdapterAp {
         self.drain_all(dropped)
     }
 
-    /// Station `s`'s reported rate, carried by its next PPDU-stats and rx records.
+    /// Station `s` is now reported at `rate` (a rate step): the PPDU statistics carry it
+    /// from now on, and the adapter prices the station's frames there.
     pub fn set_reported_rate(&mut self, s: u16, rate: Rate) {
         if let Some(r) = self.reported.get_mut(usize::from(s)) {
             *r = rate;

@@ -124,6 +124,9 @@ pub struct ApConfig {
     /// Scale per-station AQL limits by weight/256 (the proposed TX_NO_PUSHBACK).
     #[serde(default)]
     pub tx_no_pushback: bool,
+    /// Adaptive per-station AQL limits (airtime-sched's `Config::adaptive_aql`).
+    #[serde(default)]
+    pub aql_adaptive: bool,
     /// Round policy.
     #[serde(default)]
     pub round_policy: RoundPolicyName,
@@ -313,6 +316,7 @@ impl Ap {
             RoundPolicyName::ResetOnClose => RoundPolicy::ResetOnClose,
         };
         sc.tx_no_pushback = config.tx_no_pushback;
+        sc.adaptive_aql = config.aql_adaptive;
         size_for_stations(&mut sc, stations)?;
         let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
         if let Some([low, high]) = config.aql_be_us {

@@ -351,6 +351,17 @@ pub const KEYS: &[KeyDef] = &[
          where the firmware picks the transmitter.",
     )
     .used_by(UsedBy::Designs(AQL_DESIGNS, NO_AQL)),
+    // Adaptive AQL (airtime-sched's `Config::adaptive_aql`): one setting for every arm.
+    key(
+        "ap.aql_adaptive",
+        "bool",
+        "",
+        Default::Value("false"),
+        "Learn each station's AQL limit from its completions (airtime-sched's adaptive AQL), between 500 µs and \
+         the configured limits: it grows when the station's pending airtime runs out while its txq is held back, \
+         and shrinks by the slack its completions leave. Mainline has no such mode.",
+    )
+    .used_by(UsedBy::Designs(AQL_DESIGNS, NO_AQL)),
     key(
         "ap.round_policy",
         "string",

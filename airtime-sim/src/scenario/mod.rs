@@ -791,6 +791,16 @@ station = "a"
                 Warned("`ap.tx_no_pushback`: is the default and has no effect here (design `mac80211_rr` has no"),
             ),
             (
+                "ap.aql_adaptive",
+                with("stock", "aql_adaptive = true", "", "", "", ""),
+                Refused("`ap.aql_adaptive`: has no effect here (design `stock` has no Airtime Queue Limits"),
+            ),
+            (
+                "ap.aql_adaptive",
+                with("qdisc_fq_codel", "aql_adaptive = false", "", "", "", ""),
+                Warned("`ap.aql_adaptive`: is the default and has no effect here (design `qdisc_fq_codel` has no"),
+            ),
+            (
                 "ap.round_policy",
                 with("qdisc_pfifo", "round_policy = \"reset_on_close\"", "", "", "", ""),
                 Refused(

@@ -76,6 +76,35 @@ pub const OFDMA_SUITE: &[(&str, &str)] = &[
     ),
 ];
 
+/// Adaptive AQL against the default and the 500/1000 fixed limits (not part of the
+/// default suite; `docs/adaptive-aql.md`).
+pub const ADAPTIVE_SUITE: &[(&str, &str)] = &[
+    ("adaptive-vht80-default.toml", include_str!("../../scenarios/adaptive/adaptive-vht80-default.toml")),
+    ("adaptive-vht80-500-1000.toml", include_str!("../../scenarios/adaptive/adaptive-vht80-500-1000.toml")),
+    ("adaptive-vht80-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-vht80-adaptive.toml")),
+    ("adaptive-mcs0-default.toml", include_str!("../../scenarios/adaptive/adaptive-mcs0-default.toml")),
+    ("adaptive-mcs0-500-1000.toml", include_str!("../../scenarios/adaptive/adaptive-mcs0-500-1000.toml")),
+    ("adaptive-mcs0-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-mcs0-adaptive.toml")),
+    ("adaptive-split-default.toml", include_str!("../../scenarios/adaptive/adaptive-split-default.toml")),
+    ("adaptive-split-500-1000.toml", include_str!("../../scenarios/adaptive/adaptive-split-500-1000.toml")),
+    ("adaptive-split-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-split-adaptive.toml")),
+    (
+        "adaptive-split-nopushback-default.toml",
+        include_str!("../../scenarios/adaptive/adaptive-split-nopushback-default.toml"),
+    ),
+    (
+        "adaptive-split-nopushback-500-1000.toml",
+        include_str!("../../scenarios/adaptive/adaptive-split-nopushback-500-1000.toml"),
+    ),
+    (
+        "adaptive-split-nopushback-adaptive.toml",
+        include_str!("../../scenarios/adaptive/adaptive-split-nopushback-adaptive.toml"),
+    ),
+    ("adaptive-ratedrop-default.toml", include_str!("../../scenarios/adaptive/adaptive-ratedrop-default.toml")),
+    ("adaptive-ratedrop-500-1000.toml", include_str!("../../scenarios/adaptive/adaptive-ratedrop-500-1000.toml")),
+    ("adaptive-ratedrop-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-ratedrop-adaptive.toml")),
+];
+
 /// The default suite, parsed.
 pub fn default_suite() -> Result<Vec<Resolved>, ScenarioError> {
     DEFAULT_SUITE.iter().map(|(name, text)| parse(text, name)).collect()
@@ -92,6 +121,9 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
     if name == "ofdma" {
         return OFDMA_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
     }
+    if name == "adaptive" {
+        return ADAPTIVE_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
+    }
     let dir = Path::new(name);
     if dir.is_dir() {
         let mut paths: Vec<_> = std::fs::read_dir(dir)
@@ -107,7 +139,7 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
         return Err(ScenarioError::new(
             name,
             ScenarioErrorKind::NoSuite,
-            "no such suite: use default, vht80, mcs0, split, roundfix, designs, ofdma, or a directory of scenario files",
+            "no such suite: use default, vht80, mcs0, split, roundfix, designs, ofdma, adaptive, or a directory of scenario files",
         ));
     }
     Ok(arms)
@@ -125,7 +157,7 @@ mod tests {
             assert_eq!(format!("{}.toml", r.spec.name), *file);
             assert!(r.warnings.is_empty(), "{file}: {:?}", r.warnings);
         }
-        for (file, text) in DESIGNS_SUITE {
+        for (file, text) in DESIGNS_SUITE.iter().chain(ADAPTIVE_SUITE) {
             assert!(parse(text, file).unwrap().warnings.is_empty(), "{file}");
         }
         for (file, text) in OFDMA_SUITE {
@@ -140,6 +172,7 @@ mod tests {
         assert_eq!(named("split").unwrap().len(), 6);
         assert_eq!(named("designs").unwrap().len(), 7);
         assert_eq!(named("ofdma").unwrap().len(), 20);
+        assert_eq!(named("adaptive").unwrap().len(), 15);
         assert!(named("nonsense").is_err());
     }
 }

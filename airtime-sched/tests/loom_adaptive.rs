@@ -1,0 +1,180 @@
+//! Loom model of adaptive AQL's per-(station, AC) word, which two contexts write: the
+//! station check sets its "held back" flag when the limit refuses the station (the wake
+//! or completion context), and each release rewrites the word (the completion context).
+//! A refusal racing the release that empties the station must not be lost: either that
+//! release grows the limit, or the flag survives for the next one. And neither write,
+//! however late, may reach the slot's next occupant once a removed station's slot is
+//! reused (the word carries its occupant's tag, as the slot's other per-occupant words).
+//!
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 cargo test --release
+//! -p airtime-sched --test loom_adaptive`.
+//!
+//! | variant | what it undoes | caught by |
+//! |---|---|---|
+//! | `adaptive_store` | a release writes the word with a load and a store, not a compare-and-swap | `adaptive1` |
+//! | `adaptive_untagged` | writes do not check the occupant's tag, so a late one lands on the next occupant | `adaptive2`, `adaptive3` |
+#![cfg(loom)]
+
+// The smallest scheduler the model needs, built here: `loom_common::small` has no
+// adaptive switch.
+use airtime_sched::{Ac, AqlLimits, Config, Scheduler, Weight};
+use loom::sync::Arc;
+use loom::thread;
+
+/// Configured BE limits: the learnt limit stays in [500, 2000].
+const LIMITS: (u32, u32) = (500, 2000);
+
+#[test]
+fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
+    loom::model(|| {
+        let mut config = Config::default();
+        config.max_stations = 1;
+        config.max_txqs = 1;
+        config.adaptive_aql = true;
+        let sched = Arc::new(Scheduler::new(config).unwrap());
+        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        // One window of slack (two releases of 50 ms that each leave 60 ms behind): the
+        // limit shrinks by an eighth, to 1750, so that it has room to grow.
+        let keep = sched.charge_us(sta, Ac::Be, 60_000).unwrap();
+        for _ in 0..2 {
+            let go = sched.charge_us(sta, Ac::Be, 50_000).unwrap();
+            sched.release(go).unwrap();
+        }
+        sched.release(keep).unwrap();
+        let high = |s: &Scheduler| s.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us();
+        assert_eq!(high(&sched), 1750);
+
+        // 1800 in flight: over the learnt 1750, so a check now is refused.
+        let last = sched.charge_us(sta, Ac::Be, 1800).unwrap();
+        let checker = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let allowed = sched.airtime_check(sta, Ac::Be).unwrap();
+                // Mid-race, whatever the release has done: the applied limits stay in
+                // their bounds and ordered.
+                let l = sched.station_aql(sta).unwrap().limits[Ac::Be.index()];
+                assert!((LIMITS.0..=LIMITS.1).contains(&l.high_us()) && l.low_us() <= l.high_us(), "{l:?}");
+                allowed
+            })
+        };
+        let completer = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.release(last).unwrap())
+        };
+        let allowed = checker.join().unwrap();
+        completer.join().unwrap();
+
+        // One more completion that empties the station: a flag still set grows it now.
+        let probe = sched.charge_us(sta, Ac::Be, 100).unwrap();
+        sched.release(probe).unwrap();
+        let learnt = high(&sched);
+        assert!((LIMITS.0..=LIMITS.1).contains(&learnt), "{learnt} out of bounds");
+        if !allowed {
+            // Refused while the station was held back: it ran dry once since, so the
+            // limit grew (1750 + 875, capped at the configured 2000).
+            assert_eq!(learnt, LIMITS.1, "the refusal was lost");
+        } else {
+            // Never refused: running dry is no reason to grow.
+            assert_eq!(learnt, 1750, "grew without a refusal");
+        }
+    });
+}
+
+/// A release of a removed station's last charge drains its slot; a concurrent
+/// `add_station` may then reuse the slot before that release has taught the learnt word.
+/// The late lesson is the old occupant's (its configured limit, its pending airtime, its
+/// share of a window) and must not reach the new one: the new station starts at its own
+/// configured limit and learns from its own releases only.
+#[test]
+fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
+    loom::model(|| {
+        let mut config = Config::default();
+        config.max_stations = 1;
+        config.max_txqs = 1;
+        config.adaptive_aql = true;
+        let sched = Arc::new(Scheduler::new(config).unwrap());
+        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let old = sched.add_station(Weight::DEFAULT).unwrap();
+        // The old occupant's own, lower limit, and a release that leaves it no slack:
+        // what a late lesson would carry over.
+        sched.set_station_limits(old, Ac::Be, AqlLimits::new(LIMITS.0, 1000).unwrap()).unwrap();
+        let last = sched.charge_us(old, Ac::Be, 1000).unwrap();
+        sched.remove_station(old).unwrap();
+        let completer = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.release(last).unwrap())
+        };
+        let adder = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.add_station(Weight::DEFAULT).ok())
+        };
+        completer.join().unwrap();
+        let Some(new) = adder.join().unwrap() else { return };
+        let limits = |s: &Scheduler| s.station_aql(new).unwrap().limits[Ac::Be.index()];
+        assert_eq!(
+            limits(&sched),
+            AqlLimits::new(LIMITS.0, LIMITS.1).unwrap(),
+            "the old occupant's limit reached the new one"
+        );
+        // Its own first window (as in adaptive1): 10 ms of slack at each release, so it
+        // gives back an eighth. A late lesson of the old occupant's (no slack) would
+        // have kept it at 2000.
+        let keep = sched.charge_us(new, Ac::Be, 60_000).unwrap();
+        for _ in 0..2 {
+            let go = sched.charge_us(new, Ac::Be, 50_000).unwrap();
+            sched.release(go).unwrap();
+        }
+        sched.release(keep).unwrap();
+        assert_eq!(limits(&sched).high_us(), 1750, "the old occupant's release reached the new one");
+    });
+}
+
+/// A check of a removed station that refuses it may set the "held back" flag after the
+/// slot has been reused and its next occupant has learnt a limit of its own: that flag
+/// is the old occupant's and must not make the next one grow when it runs dry.
+#[test]
+fn adaptive3_a_late_refusal_never_reaches_the_slots_next_occupant() {
+    loom::model(|| {
+        let mut config = Config::default();
+        config.max_stations = 1;
+        config.max_txqs = 1;
+        config.adaptive_aql = true;
+        let sched = Arc::new(Scheduler::new(config).unwrap());
+        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let old = sched.add_station(Weight::DEFAULT).unwrap();
+        // Over its high limit: a check of it is refused.
+        let held = sched.charge_us(old, Ac::Be, 3000).unwrap();
+        let checker = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let _ = sched.airtime_check(old, Ac::Be);
+            })
+        };
+        let next = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.remove_station(old).unwrap();
+                sched.release(held).unwrap();
+                let new = sched.add_station(Weight::DEFAULT).unwrap();
+                // The new occupant learns 1750 (one window of slack, as in adaptive1),
+                // never refused.
+                let keep = sched.charge_us(new, Ac::Be, 60_000).unwrap();
+                for _ in 0..2 {
+                    let go = sched.charge_us(new, Ac::Be, 50_000).unwrap();
+                    sched.release(go).unwrap();
+                }
+                sched.release(keep).unwrap();
+                new
+            })
+        };
+        checker.join().unwrap();
+        let new = next.join().unwrap();
+        let high = |s: &Scheduler| s.station_aql(new).unwrap().limits[Ac::Be.index()].high_us();
+        assert_eq!(high(&sched), 1750);
+        // It runs dry without ever having been refused: no growth.
+        let probe = sched.charge_us(new, Ac::Be, 100).unwrap();
+        sched.release(probe).unwrap();
+        assert_eq!(high(&sched), 1750, "the old occupant's refusal reached the new one");
+    });
+}
