@@ -4,7 +4,7 @@
 
 use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
-use airtime_sched::txqs::{EnqueueError, Retry, TurnBudget};
+use airtime_sched::txqs::{EnqueueError, Retry, TurnBudget, TurnStart};
 use airtime_sched::{
     Ac, Charge, Config, Enqueue, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, Txq, TxqId, TxqReturn,
     TxqTable, Weight,
@@ -485,4 +485,122 @@ fn a_refused_frame_priced_above_the_stations_limit_is_still_sent() {
     let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
     assert_eq!(report.frames, 1, "the kept frame goes out");
     complete(&t, &mut r);
+}
+
+#[test]
+fn the_table_lists_its_txqs_and_each_stations() {
+    let t = table();
+    let a = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let b = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let a_be = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
+    let a_vi = t.add_txq(Some(a), Tid::new(5).unwrap(), Fifo::default()).unwrap();
+    let b_be = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
+    let mc = t.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+    let mut all: Vec<_> = t.txq_ids().collect();
+    all.sort_by_key(|id| id.index());
+    let mut want = vec![a_be, a_vi, b_be, mc];
+    want.sort_by_key(|id| id.index());
+    assert_eq!(all, want);
+    let of_a: Vec<_> = t.station_txq_ids(Some(a)).collect();
+    assert!(of_a.len() == 2 && of_a.contains(&a_be) && of_a.contains(&a_vi));
+    assert_eq!(t.station_txq_ids(Some(b)).collect::<Vec<_>>(), [b_be]);
+    assert_eq!(t.station_txq_ids(None).collect::<Vec<_>>(), [mc]);
+    // A removed station's txqs are gone from the lists at once, before they are reaped.
+    t.remove_station(a).unwrap();
+    assert_eq!(t.station_txq_ids(Some(a)).count(), 0);
+    assert_eq!(t.txq_ids().count(), 2);
+    while t.take_removed().is_some() {}
+}
+
+#[test]
+fn a_sleeping_stations_txq_is_skipped_kept_listed_and_served_once_awake() {
+    let t = table();
+    let (a, b) =
+        (t.scheduler().add_station(Weight::DEFAULT).unwrap(), t.scheduler().add_station(Weight::DEFAULT).unwrap());
+    let peers = Peers(vec![Peer(a), Peer(b)]);
+    let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
+    let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..2 {
+        t.enqueue(qa, Pkt(i), NOW).unwrap();
+        t.enqueue(qb, Pkt(10 + i), NOW).unwrap();
+    }
+    let mut r = ring(64);
+    let mut offered = Vec::new();
+    let asleep = |turn: &mut airtime_sched::TxqTurn<'_, Fifo>, offered: &mut Vec<TxqId>| {
+        offered.push(turn.txq());
+        if turn.station() == Some(a) { TurnStart::Skip } else { TurnStart::Serve }
+    };
+    let report = t.run_round_hooked(
+        Ac::Be,
+        NOW,
+        &peers,
+        &mut r,
+        TurnBudget::UNLIMITED,
+        |turn| asleep(turn, &mut offered),
+        |_| (),
+    );
+    assert_eq!((report.frames, report.txqs_served), (2, 1), "only the awake station's frames");
+    assert!(offered.contains(&qa) && offered.contains(&qb));
+    assert_eq!(r.turns, [qb], "a skipped txq takes no turn at the ring");
+    assert_eq!(t.scheduler().station_pending_us(a, Ac::Be).unwrap(), 0, "nothing charged to the sleeper");
+    // Still listed: the next round offers it again, with no new wake.
+    offered.clear();
+    let report = t.run_round_hooked(
+        Ac::Be,
+        NOW,
+        &peers,
+        &mut r,
+        TurnBudget::UNLIMITED,
+        |turn| asleep(turn, &mut offered),
+        |_| (),
+    );
+    assert_eq!((report.frames, offered.as_slice()), (0, [qa].as_slice()));
+    // Awake: served, in order.
+    let report = t.run_round_hooked(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| TurnStart::Serve, |_| ());
+    assert_eq!(report.frames, 2);
+    assert_eq!(complete(&t, &mut r), [Pkt(10), Pkt(11), Pkt(0), Pkt(1)]);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_power_save_flush_takes_the_retry_frame_and_the_queue_from_the_hook() {
+    let t = table();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let peers = Peers(vec![Peer(sta)]);
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..3 {
+        t.enqueue(q, Pkt(i), NOW).unwrap();
+    }
+    // The ring refuses the first frame: it waits in the txq's retry slot, uncharged.
+    let mut r = TestRing { refuse_at: Some(1), ..ring(64) };
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!((report.frames, report.held_back), (0, 1));
+    // The station dozes: the driver flushes its txq (to its power-save buffer) from the
+    // hook, which holds the turn, retry frame first, and skips it.
+    let mut flushed = Vec::new();
+    let report = t.run_round_hooked(
+        Ac::Be,
+        NOW,
+        &peers,
+        &mut r,
+        TurnBudget::UNLIMITED,
+        |turn| {
+            if let Some(Retry { frame, charge }) = turn.take_retry() {
+                assert!(charge.is_none(), "a kept frame waits uncharged");
+                flushed.push(frame);
+            }
+            while let Ok(Some(frame)) = turn.dequeue(NOW) {
+                flushed.push(frame);
+            }
+            TurnStart::Skip
+        },
+        |_| (),
+    );
+    assert_eq!(report.frames, 0);
+    assert_eq!(flushed, [Pkt(0), Pkt(1), Pkt(2)], "every frame, the kept one first");
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    // Nothing is left to hand back at removal.
+    t.remove_station(sta).unwrap();
+    let removed = t.take_removed().unwrap();
+    assert!(removed.retry.is_none() && removed.queue.0.is_empty() && removed.intake.count() == 0);
 }

@@ -25,7 +25,7 @@
 use super::Ath11kError;
 use airtime_est::{Bandwidth, Encoding, HeGi, Rate};
 use airtime_sched::driver_loop::StationTable;
-use airtime_sched::{Station, StationErrorKind, StationId, Tid, TxqId};
+use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, TxqId, price_from_rate};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -53,6 +53,10 @@ pub struct StationRecord {
     rx_rate: AtomicU64,
     /// The station's txq of each TID (0..=15 and 16, the management txq).
     txqs: [AtomicU64; TIDS],
+    /// The slot's last removed occupant not yet reported drained: its raw id with its
+    /// peer id in bits 16..32 ([`departure`]), [`NONE`] if none. Kept apart from `id`
+    /// and `peer`, which a later occupant takes once the scheduler reuses the slot.
+    departed: AtomicU64,
 }
 
 impl StationRecord {
@@ -63,6 +67,7 @@ impl StationRecord {
             tx_rate: AtomicU64::new(NONE),
             rx_rate: AtomicU64::new(NONE),
             txqs: [const { AtomicU64::new(NONE) }; TIDS],
+            departed: AtomicU64::new(NONE),
         }
     }
 
@@ -161,10 +166,23 @@ fn unpack_rate(w: u64) -> Option<Rate> {
     }
 }
 
+/// A departure in one word: the raw station id (bits 16..32 zero) with the peer id there.
+fn departure(id: StationId, peer_id: u16) -> u64 {
+    id.to_raw() | u64::from(peer_id) << 16
+}
+
+/// The station id and peer id of a [`departure`] word.
+fn departure_parts(w: u64) -> (StationId, u16) {
+    (StationId::from_raw(w & !(0xffff << 16)), (w >> 16) as u16)
+}
+
 /// Stations by handle index; peer ids are found by a scan of the records (no index to
 /// keep consistent without a lock; `max_stations` records, 128 by default).
 pub(crate) struct StationSlots {
     slots: Vec<StationRecord>,
+    /// The rate station-less (multicast) frames are priced at, packed as the records'
+    /// rates; [`NONE`]: they are sent uncharged.
+    multicast_rate: AtomicU64,
 }
 
 impl StationSlots {
@@ -172,7 +190,46 @@ impl StationSlots {
         let mut slots = Vec::new();
         slots.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
         slots.resize_with(n, StationRecord::empty);
-        Ok(StationSlots { slots })
+        Ok(StationSlots { slots, multicast_rate: AtomicU64::new(NONE) })
+    }
+
+    /// Prices station-less frames at `rate` from now on (`None`: uncharged).
+    pub(crate) fn set_multicast_rate(&self, rate: Option<Rate>) {
+        self.multicast_rate.store(rate.map_or(NONE, pack_rate), Ordering::Relaxed);
+    }
+
+    /// The rate station-less frames are priced at.
+    pub(crate) fn multicast_rate(&self) -> Option<Rate> {
+        unpack_rate(self.multicast_rate.load(Ordering::Relaxed))
+    }
+
+    /// Records the departure of `id` (just removed, with firmware peer `peer_id`) in its
+    /// slot's record. Returns the peer id of an earlier departure of the same slot that
+    /// was not reported yet: that one is drained (the scheduler reused its slot only
+    /// once it was), and the caller reports it now.
+    pub(crate) fn record_departure(&self, id: StationId, peer_id: u16) -> Option<u16> {
+        let r = self.slots.get(id.index())?;
+        let before = r.departed.swap(departure(id, peer_id), Ordering::AcqRel);
+        (before != NONE).then(|| departure_parts(before).1)
+    }
+
+    /// Reports each recorded departure that `drained` says is drained to `on_drained`
+    /// (its peer id), once: a compare-and-swap takes it, so two reapers never report one
+    /// departure twice and a departure recorded meanwhile is left for the next reap.
+    pub(crate) fn reap_departed(&self, drained: impl Fn(StationId) -> bool, mut on_drained: impl FnMut(u16)) -> u32 {
+        let mut n = 0u32;
+        for r in &self.slots {
+            let w = r.departed.load(Ordering::Acquire);
+            if w == NONE {
+                continue;
+            }
+            let (id, peer) = departure_parts(w);
+            if drained(id) && r.departed.compare_exchange(w, NONE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                on_drained(peer);
+                n = n.saturating_add(1);
+            }
+        }
+        n
     }
 
     pub(crate) fn get(&self, id: StationId) -> Option<&StationRecord> {
@@ -313,6 +370,12 @@ impl StationTable for StationSlots {
     fn station(&self, id: StationId) -> Option<&StationRecord> {
         self.get(id)
     }
+
+    /// Station-less frames at the multicast rate, if one is set (mainline prices them at
+    /// the vif's lowest basic rate), charged to the AC's multicast budget.
+    fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
+        price_from_rate(Some(self.multicast_rate()?), frame_len, ac).ok()
+    }
 }
 
 #[cfg(test)]
@@ -334,6 +397,13 @@ mod tests {
             assert_eq!(unpack_rate(pack_rate(r)), Some(r), "{r:?}");
         }
         assert_eq!(unpack_rate(NONE), None);
+    }
+
+    #[test]
+    fn a_departure_word_keeps_the_id_and_the_peer() {
+        let id = StationId::from_raw(5 | 0xffff_fffe << 32);
+        assert_eq!(departure_parts(departure(id, 0xfffe)), (id, 0xfffe));
+        assert_ne!(departure(id, 0xffff), NONE);
     }
 
     #[test]

@@ -203,12 +203,12 @@ struct Bench {
 
 impl Bench {
     fn new(msg: &mut MsgBuf<'_>, config: Config, sim: SimConfig) -> Result<Bench, Failed> {
-        let sim = crate::api::try_box_with(move || Ok::<_, ()>(SimHal::new(sim)));
+        let sim = crate::boxed::try_box_with(move || Ok::<_, ()>(SimHal::new(sim)));
         let Ok(Ok(sim)) = sim else {
             ensure!(msg, false, "no memory for the simulated HAL");
             return Err(Failed);
         };
-        let radio = crate::api::try_box_with(move || crate::api::new_out_of_line(BoxedSim(sim), config));
+        let radio = crate::boxed::try_box_with(move || crate::boxed::new_out_of_line(BoxedSim(sim), config));
         let radio = match radio {
             Ok(Ok(radio)) => radio,
             Ok(Err(e)) => {
