@@ -103,6 +103,31 @@ fn table() -> TxqTable<Fifo> {
 
 const NOW: Instant = Instant::from_micros(1000);
 
+/// A station with one BE txq holding `frames` frames numbered from 0, and the station
+/// table that prices them.
+fn one_station(t: &TxqTable<Fifo>, frames: u32) -> (StationId, Peers, TxqId) {
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..frames {
+        t.enqueue(q, Pkt(i), NOW).unwrap();
+    }
+    (sta, Peers(vec![Peer(sta)]), q)
+}
+
+/// Two stations with a BE txq each, `frames` frames in each: `a`'s numbered from 0,
+/// `b`'s from `b_first`.
+fn two_stations(t: &TxqTable<Fifo>, frames: u32, b_first: u32) -> (StationId, StationId, Peers, TxqId, TxqId) {
+    let (a, b) =
+        (t.scheduler().add_station(Weight::DEFAULT).unwrap(), t.scheduler().add_station(Weight::DEFAULT).unwrap());
+    let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
+    let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..frames {
+        t.enqueue(qa, Pkt(i), NOW).unwrap();
+        t.enqueue(qb, Pkt(b_first + i), NOW).unwrap();
+    }
+    (a, b, Peers(vec![Peer(a), Peer(b)]), qa, qb)
+}
+
 /// Completes everything the ring holds.
 fn complete(t: &TxqTable<Fifo>, ring: &mut TestRing) -> Vec<Pkt> {
     ring.held
@@ -204,12 +229,7 @@ fn a_txq_removed_while_served_comes_back_when_its_turn_ends() {
 #[test]
 fn run_round_keeps_a_refused_frame_and_sends_it_first_charged_once() {
     let t = table();
-    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let peers = Peers(vec![Peer(sta)]);
-    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-    for i in 0..3 {
-        t.enqueue(q, Pkt(i), NOW).unwrap();
-    }
+    let (sta, peers, q) = one_station(&t, 3);
     let mut r = TestRing { refuse_at: Some(2), ..ring(64) };
     let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
     assert_eq!(report.end, RoundEnd::Refused(RingErrorKind::OutOfMemory));
@@ -232,15 +252,7 @@ fn run_round_keeps_a_refused_frame_and_sends_it_first_charged_once() {
 #[test]
 fn a_turn_budget_bounds_each_turn_and_the_rest_waits_for_the_next_round() {
     let t = table();
-    let a = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let b = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let peers = Peers(vec![Peer(a), Peer(b)]);
-    let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
-    let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
-    for i in 0..10 {
-        t.enqueue(qa, Pkt(i), NOW).unwrap();
-        t.enqueue(qb, Pkt(100 + i), NOW).unwrap();
-    }
+    let (_, _, peers, qa, qb) = two_stations(&t, 10, 100);
     let mut r = ring(1024);
     let mut turns = 0;
     while r.held.len() < 20 {
@@ -515,48 +527,35 @@ fn the_table_lists_its_txqs_and_each_stations() {
 #[test]
 fn a_sleeping_stations_txq_is_skipped_kept_listed_and_served_once_awake() {
     let t = table();
-    let (a, b) =
-        (t.scheduler().add_station(Weight::DEFAULT).unwrap(), t.scheduler().add_station(Weight::DEFAULT).unwrap());
-    let peers = Peers(vec![Peer(a), Peer(b)]);
-    let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
-    let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
-    for i in 0..2 {
-        t.enqueue(qa, Pkt(i), NOW).unwrap();
-        t.enqueue(qb, Pkt(10 + i), NOW).unwrap();
-    }
+    let (a, _, peers, qa, qb) = two_stations(&t, 2, 10);
     let mut r = ring(64);
-    let mut offered = Vec::new();
-    let asleep = |turn: &mut airtime_sched::TxqTurn<'_, Fifo>, offered: &mut Vec<TxqId>| {
-        offered.push(turn.txq());
-        if turn.station() == Some(a) { TurnStart::Skip } else { TurnStart::Serve }
+    // One round with `a` asleep (or not): the txqs the hook was offered, and the report.
+    let mut round = |a_asleep: bool, r: &mut TestRing| {
+        let mut offered = Vec::new();
+        let report = t.run_round_hooked(
+            Ac::Be,
+            NOW,
+            &peers,
+            r,
+            TurnBudget::UNLIMITED,
+            |turn| {
+                offered.push(turn.txq());
+                if a_asleep && turn.station() == Some(a) { TurnStart::Skip } else { TurnStart::Serve }
+            },
+            |_| (),
+        );
+        (offered, report)
     };
-    let report = t.run_round_hooked(
-        Ac::Be,
-        NOW,
-        &peers,
-        &mut r,
-        TurnBudget::UNLIMITED,
-        |turn| asleep(turn, &mut offered),
-        |_| (),
-    );
+    let (offered, report) = round(true, &mut r);
     assert_eq!((report.frames, report.txqs_served), (2, 1), "only the awake station's frames");
     assert!(offered.contains(&qa) && offered.contains(&qb));
     assert_eq!(r.turns, [qb], "a skipped txq takes no turn at the ring");
     assert_eq!(t.scheduler().station_pending_us(a, Ac::Be).unwrap(), 0, "nothing charged to the sleeper");
     // Still listed: the next round offers it again, with no new wake.
-    offered.clear();
-    let report = t.run_round_hooked(
-        Ac::Be,
-        NOW,
-        &peers,
-        &mut r,
-        TurnBudget::UNLIMITED,
-        |turn| asleep(turn, &mut offered),
-        |_| (),
-    );
+    let (offered, report) = round(true, &mut r);
     assert_eq!((report.frames, offered.as_slice()), (0, [qa].as_slice()));
     // Awake: served, in order.
-    let report = t.run_round_hooked(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| TurnStart::Serve, |_| ());
+    let (_, report) = round(false, &mut r);
     assert_eq!(report.frames, 2);
     assert_eq!(complete(&t, &mut r), [Pkt(10), Pkt(11), Pkt(0), Pkt(1)]);
     assert_eq!(t.scheduler().total_pending_us(), 0);
@@ -565,12 +564,7 @@ fn a_sleeping_stations_txq_is_skipped_kept_listed_and_served_once_awake() {
 #[test]
 fn a_power_save_flush_takes_the_retry_frame_and_the_queue_from_the_hook() {
     let t = table();
-    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let peers = Peers(vec![Peer(sta)]);
-    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-    for i in 0..3 {
-        t.enqueue(q, Pkt(i), NOW).unwrap();
-    }
+    let (sta, peers, _) = one_station(&t, 3);
     // The ring refuses the first frame: it waits in the txq's retry slot, uncharged.
     let mut r = TestRing { refuse_at: Some(1), ..ring(64) };
     let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);

@@ -1,7 +1,7 @@
 //! `TxqTable::try_new` when memory is short: an error with the scheduler handed back,
 //! never an abort. Its own test binary, for its failing global allocator.
 
-use airtime_sched::{Config, Enqueue, Frame, Instant, Scheduler, Tid, Txq, TxqTable};
+use airtime_sched::{Config, FqCodelConfig, FqCodelTxq, FqFrame, Frame, Scheduler, Tid, TxqTable};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -27,27 +27,18 @@ unsafe impl GlobalAlloc for Failing {
 #[global_allocator]
 static ALLOC: Failing = Failing;
 
+/// The crate's own FQ-CoDel txq serves as the queue: this test is about the table.
+type Q = FqCodelTxq<Pkt>;
+
 struct Pkt;
 impl Frame for Pkt {
     fn len_bytes(&self) -> u32 {
         100
     }
 }
-#[derive(Default)]
-struct Q(Vec<Pkt>);
-impl Txq for Q {
-    type Frame = Pkt;
-    type Error = core::convert::Infallible;
-    fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
-        Ok(self.0.pop())
-    }
-    fn peek_len(&self) -> Option<u32> {
-        self.0.last().map(|_| 100)
-    }
-}
-impl Enqueue for Q {
-    fn enqueue(&mut self, frame: Pkt, _: Instant) {
-        self.0.push(frame);
+impl FqFrame for Pkt {
+    fn flow_hash(&self) -> u32 {
+        0
     }
 }
 
@@ -67,6 +58,6 @@ fn try_new_reports_no_memory_and_hands_the_scheduler_back() {
     let sched = err.sched;
     assert!(sched.weight(sta).is_ok());
     let table = TxqTable::<Q>::try_new(sched).expect("memory again");
-    let q = table.add_txq(Some(sta), Tid::BE, Q::default()).unwrap();
+    let q = table.add_txq(Some(sta), Tid::BE, Q::new(FqCodelConfig::default()).unwrap()).unwrap();
     assert_eq!(table.txq_ids().collect::<Vec<_>>(), [q]);
 }
