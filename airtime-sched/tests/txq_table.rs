@@ -530,7 +530,7 @@ fn a_sleeping_stations_txq_is_skipped_kept_listed_and_served_once_awake() {
     let (a, _, peers, qa, qb) = two_stations(&t, 2, 10);
     let mut r = ring(64);
     // One round with `a` asleep (or not): the txqs the hook was offered, and the report.
-    let mut round = |a_asleep: bool, r: &mut TestRing| {
+    let round = |a_asleep: bool, r: &mut TestRing| {
         let mut offered = Vec::new();
         let report = t.run_round_hooked(
             Ac::Be,
