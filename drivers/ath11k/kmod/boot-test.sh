@@ -37,6 +37,8 @@ EXPECTED_PASS=(
 	ring-full-loses-no-frame
 	round-fix-no-skip
 	debugfs-text
+	multicast-budget-bounds-inflight
+	departed-station-drains-once
 	c-api-roundtrip
 	c-api-mcast
 	c-api-smp-stress
