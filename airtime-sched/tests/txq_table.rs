@@ -598,3 +598,41 @@ fn a_power_save_flush_takes_the_retry_frame_and_the_queue_from_the_hook() {
     let removed = t.take_removed().unwrap();
     assert!(removed.retry.is_none() && removed.queue.0.is_empty() && removed.intake.count() == 0);
 }
+
+#[test]
+fn a_claimed_txq_hands_its_retry_frame_and_queue_over_whatever_its_budget() {
+    let t = table();
+    let (sta, peers, q) = one_station(&t, 4);
+    // A ring that refuses the second push: one frame out, one kept.
+    let mut r = TestRing { refuse_at: Some(2), ..ring(64) };
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!((report.frames, report.held_back), (1, 1));
+    // Now a budget of that one frame (100 us): over it, a round would not send; the
+    // claim gets the txq all the same.
+    t.scheduler().set_station_limits(sta, Ac::Be, airtime_sched::AqlLimits::new(100, 100).unwrap()).unwrap();
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 0, "over its AQL budget");
+    let mut turn = t.claim(q).unwrap().expect("nobody serves it");
+    // While claimed, nobody else gets it: not a round, not a second claim.
+    assert!(t.claim(q).unwrap().is_none());
+    let mut flushed = Vec::new();
+    if let Some(Retry { frame, charge }) = turn.take_retry() {
+        assert!(charge.is_none());
+        flushed.push(frame);
+    }
+    while let Ok(Some(frame)) = turn.dequeue(NOW) {
+        flushed.push(frame);
+    }
+    assert!(!turn.is_backlogged());
+    turn.finish(TxqReturn::Empty, NOW);
+    assert_eq!(flushed, [Pkt(1), Pkt(2), Pkt(3)], "the kept frame first, nothing lost");
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 0, "flushed and returned empty: nothing left to send");
+    assert_eq!(complete(&t, &mut r), [Pkt(0)]);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    // A removed txq cannot be claimed.
+    t.remove_station(sta).unwrap();
+    assert!(t.claim(q).is_err());
+    while t.take_removed().is_some() {}
+    assert!(t.scheduler().check_invariants().is_ok());
+}

@@ -453,6 +453,20 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         self.turn(serving)
     }
 
+    /// Takes txq `id`'s turn outside any round, whatever its station's AQL budget and
+    /// deficit: where a driver reaches a txq's retry frame and queue for a power-save
+    /// flush (its station dozed: [`TxqTurn::take_retry`] first, then
+    /// [`TxqTurn::dequeue`] into the driver's power-save buffer) or inspects them.
+    /// `Ok(None)` while another context serves it (S3: one server at a time; try after
+    /// that turn, or use [`run_round_hooked`](Self::run_round_hooked)'s pre-turn hook,
+    /// which holds the turn the round got). Finish it as any turn: `Empty` once
+    /// flushed (it leaves its AC's list until its next wake), `Stalled` to leave it
+    /// listed. A removed txq's retry frame comes back with it instead
+    /// ([`take_removed`](Self::take_removed)).
+    pub fn claim(&self, id: TxqId) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
+        Ok(self.sched.claim_txq(id)?.and_then(|serving| self.turn(serving)))
+    }
+
     /// Asks whether txq `id` may send now ([`Scheduler::may_transmit`], pull mode), with
     /// its queue.
     pub fn may_transmit(&self, id: TxqId, now: Instant) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
