@@ -6,11 +6,12 @@
  * hardware: three TCL rings (FIFOs of MSDU ids), an MSDU table per ring (an
  * array standing in for ath11k's idr), txqs of frames, and a status sink that
  * records how each frame ended. The test calls every function of the adapter
- * API through airtime_ath11k.h, each under the radio's spinlock taken with
- * spin_lock_bh() as a driver would, and checks the results: errors for bad
- * arguments, every frame handed back exactly once whatever its completion
- * status, NAPI passes bounded by their budget, no pending airtime left, the
- * debugfs texts, station removal and destroy with frames in flight.
+ * API through airtime_ath11k.h, each through RADIO_CALL() (no radio lock), and
+ * checks the results: errors for bad arguments, every frame handed back
+ * exactly once whatever its completion status, NAPI passes bounded by their
+ * budget, no pending airtime left, the debugfs texts, station removal with
+ * each removed txq released and each station reported drained exactly once,
+ * the multicast budget, and destroy with frames in flight.
  *
  * Run by the Rust scenario c-api-roundtrip (src/selftest/capi.rs), with
  * c-api-mcast (a station-less txq beside a station's, over the same HAL) and

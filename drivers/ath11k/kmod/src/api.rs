@@ -6,12 +6,14 @@
 //! [`airtime_ath11k::Ath11k`] (see `drivers/ath11k/README.md`).
 //!
 //! Conventions: a non-negative return on success, `-errno` on error; nothing is
-//! changed when an error is returned (except where a function says so). Every
-//! function takes the radio exclusively (the adapter's methods take `&mut self`):
-//! the C side serialises all calls on one radio with one spinlock taken with
-//! `spin_lock_bh()`. No function sleeps; only `airtime_radio_create()`,
-//! `airtime_sta_add()`, `airtime_txq_add()`, `airtime_mcast_txq_add()` and
-//! `airtime_radio_check()` may allocate (`GFP_ATOMIC`).
+//! changed when an error is returned (except where a function says so). No radio
+//! lock: every function but `airtime_radio_destroy()` and
+//! `airtime_radio_check_idle()` takes the radio shared (the adapter's entry points
+//! take `&self`) and may run at once with any other, from any context but hard
+//! IRQ. No function sleeps; after `airtime_radio_create()` only the invariant
+//! checks allocate (`GFP_ATOMIC`). Removed txqs and drained stations go back to
+//! the driver through the optional `txq_released` and `sta_drained` callbacks,
+//! from the removals, `airtime_radio_reap()` and `airtime_radio_destroy()`.
 //!
 //! Station txqs are named by (peer id, TID). Station-less txqs (a vif's
 //! multicast or management queue) have no peer id: `airtime_mcast_txq_add()`
