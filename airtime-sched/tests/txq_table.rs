@@ -128,6 +128,26 @@ fn two_stations(t: &TxqTable<Fifo>, frames: u32, b_first: u32) -> (StationId, St
     (a, b, Peers(vec![Peer(a), Peer(b)]), qa, qb)
 }
 
+/// A power-save flush from a turn: the kept frame (uncharged) first, then the queue.
+fn flush(turn: &mut airtime_sched::TxqTurn<'_, Fifo>) -> Vec<Pkt> {
+    let mut flushed = Vec::new();
+    if let Some(Retry { frame, charge }) = turn.take_retry() {
+        assert!(charge.is_none(), "a kept frame waits uncharged");
+        flushed.push(frame);
+    }
+    while let Ok(Some(frame)) = turn.dequeue(NOW) {
+        flushed.push(frame);
+    }
+    flushed
+}
+
+/// Runs a round on BE through a ring that refuses push number `refuse_at`.
+fn round_refusing(t: &TxqTable<Fifo>, peers: &Peers, refuse_at: u32) -> (TestRing, u32, u32) {
+    let mut r = TestRing { refuse_at: Some(refuse_at), ..ring(64) };
+    let report = t.run_round(Ac::Be, NOW, peers, &mut r, TurnBudget::UNLIMITED);
+    (r, report.frames, report.held_back)
+}
+
 /// Completes everything the ring holds.
 fn complete(t: &TxqTable<Fifo>, ring: &mut TestRing) -> Vec<Pkt> {
     ring.held
@@ -566,9 +586,8 @@ fn a_power_save_flush_takes_the_retry_frame_and_the_queue_from_the_hook() {
     let t = table();
     let (sta, peers, _) = one_station(&t, 3);
     // The ring refuses the first frame: it waits in the txq's retry slot, uncharged.
-    let mut r = TestRing { refuse_at: Some(1), ..ring(64) };
-    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
-    assert_eq!((report.frames, report.held_back), (0, 1));
+    let (mut r, sent, kept) = round_refusing(&t, &peers, 1);
+    assert_eq!((sent, kept), (0, 1));
     // The station dozes: the driver flushes its txq (to its power-save buffer) from the
     // hook, which holds the turn, retry frame first, and skips it.
     let mut flushed = Vec::new();
@@ -579,13 +598,7 @@ fn a_power_save_flush_takes_the_retry_frame_and_the_queue_from_the_hook() {
         &mut r,
         TurnBudget::UNLIMITED,
         |turn| {
-            if let Some(Retry { frame, charge }) = turn.take_retry() {
-                assert!(charge.is_none(), "a kept frame waits uncharged");
-                flushed.push(frame);
-            }
-            while let Ok(Some(frame)) = turn.dequeue(NOW) {
-                flushed.push(frame);
-            }
+            flushed = flush(turn);
             TurnStart::Skip
         },
         |_| (),
@@ -604,9 +617,8 @@ fn a_claimed_txq_hands_its_retry_frame_and_queue_over_whatever_its_budget() {
     let t = table();
     let (sta, peers, q) = one_station(&t, 4);
     // A ring that refuses the second push: one frame out, one kept.
-    let mut r = TestRing { refuse_at: Some(2), ..ring(64) };
-    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
-    assert_eq!((report.frames, report.held_back), (1, 1));
+    let (mut r, sent, kept) = round_refusing(&t, &peers, 2);
+    assert_eq!((sent, kept), (1, 1));
     // Now a budget of that one frame (100 us): over it, a round would not send; the
     // claim gets the txq all the same.
     t.scheduler().set_station_limits(sta, Ac::Be, airtime_sched::AqlLimits::new(100, 100).unwrap()).unwrap();
@@ -615,14 +627,7 @@ fn a_claimed_txq_hands_its_retry_frame_and_queue_over_whatever_its_budget() {
     let mut turn = t.claim(q).unwrap().expect("nobody serves it");
     // While claimed, nobody else gets it: not a round, not a second claim.
     assert!(t.claim(q).unwrap().is_none());
-    let mut flushed = Vec::new();
-    if let Some(Retry { frame, charge }) = turn.take_retry() {
-        assert!(charge.is_none());
-        flushed.push(frame);
-    }
-    while let Ok(Some(frame)) = turn.dequeue(NOW) {
-        flushed.push(frame);
-    }
+    let flushed = flush(&mut turn);
     assert!(!turn.is_backlogged());
     turn.finish(TxqReturn::Empty, NOW);
     assert_eq!(flushed, [Pkt(1), Pkt(2), Pkt(3)], "the kept frame first, nothing lost");
