@@ -223,7 +223,8 @@ struct airtime_tcl_desc {
  * @sta_drained: optional: a removed station has no frame left in the hardware
  *	(every completion came back) and can be charged nothing more: its firmware
  *	peer id may be reused (ath11k_peer_delete()). Called once per removed
- *	station, from airtime_radio_reap(), a later airtime_sta_remove() or
+ *	station: from its own airtime_sta_remove() when nothing of it is in
+ *	flight, else from a later airtime_radio_reap(), airtime_sta_remove() or
  *	airtime_radio_destroy()
  *
  * Every callback up to @txq_peek_len is required; the last two may be NULL
@@ -424,8 +425,9 @@ int airtime_sta_add(struct airtime_radio *radio, u16 peer_id, u16 weight);
  * A frame of the station waiting in a retry slot is handed back with
  * AIRTIME_TX_REMOVED; frames in the hardware complete normally. Each of its
  * txqs goes to txq_released() here, or from a later airtime_radio_reap() if
- * another CPU is serving it right now; the station goes to sta_drained() from
- * a reap once its frames in the hardware have all completed.
+ * another CPU is serving it right now; the station goes to sta_drained() here
+ * if none of its frames is in the hardware, else from a reap once they have
+ * all completed.
  *
  * Context: Process context; no radio lock.
  * Return: 0, or -ENOENT for an unknown peer.
