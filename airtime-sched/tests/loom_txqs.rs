@@ -17,6 +17,7 @@
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
 //! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
+//! Model txq6: a power-save flush through `TxqTable::claim` racing a round and an enqueue.
 #![cfg(loom)]
 
 mod loom_common;
@@ -273,6 +274,49 @@ fn txq5_a_pull_turn_racing_a_round_and_an_enqueue() {
             thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
         };
         let mut seen = pull.join().unwrap();
+        seen.extend(round.join().unwrap());
+        seen.extend(producer.join().unwrap());
+        for _ in 0..3 {
+            seen.extend(serve_turn(&table));
+        }
+        seen.sort_by_key(|p| p.0);
+        assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame once, none stranded");
+    });
+}
+
+/// txq6: a power-save flush (`claim`, then the retry slot and the whole queue) of a
+/// station's txq races a round serving it and an enqueue to it. At most one of them
+/// holds the txq at a time (loom's cell checks), and each frame ends once: flushed,
+/// sent, or handed back, none stranded in a txq nobody will serve.
+#[test]
+fn txq6_a_claimed_flush_racing_a_round_and_an_enqueue() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let flush = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let Ok(Some(mut turn)) = table.claim(q) else { return Vec::new() };
+                let mut flushed: Vec<Pkt> = turn.take_retry().map(|r| r.frame).into_iter().collect();
+                while let Ok(Some(frame)) = turn.dequeue(NOW) {
+                    flushed.push(frame);
+                }
+                let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
+                turn.finish(outcome, NOW);
+                flushed
+            })
+        };
+        let round = {
+            let table = table.clone();
+            thread::spawn(move || serve_turn(&table))
+        };
+        let producer = {
+            let table = table.clone();
+            thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
+        };
+        let mut seen = flush.join().unwrap();
         seen.extend(round.join().unwrap());
         seen.extend(producer.join().unwrap());
         for _ in 0..3 {
