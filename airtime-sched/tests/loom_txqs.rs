@@ -249,38 +249,52 @@ fn txq4_two_enqueues_racing_a_removal_each_end_once() {
 /// txq5: a pull-mode turn (`may_transmit`) races a round's turn on the same txq and an
 /// enqueue: one server at a time (loom checks the queue's cell), no frame lost,
 /// duplicated or stranded.
+/// `pull` (a turn taken outside the rounds, on `q`, which holds frame 1) races a round
+/// and an enqueue of frame 2 to `q`. Each frame must end once, none stranded: rounds
+/// alone reach what is left once all three are done.
+fn race_a_round_and_an_enqueue(table: Arc<TxqTable<Fifo>>, q: TxqId, pull: fn(&TxqTable<Fifo>, TxqId) -> Vec<Pkt>) {
+    let puller = {
+        let table = table.clone();
+        thread::spawn(move || pull(&table, q))
+    };
+    let round = {
+        let table = table.clone();
+        thread::spawn(move || serve_turn(&table))
+    };
+    let producer = {
+        let table = table.clone();
+        thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
+    };
+    let mut seen = puller.join().unwrap();
+    seen.extend(round.join().unwrap());
+    seen.extend(producer.join().unwrap());
+    for _ in 0..3 {
+        seen.extend(serve_turn(&table));
+    }
+    seen.sort_by_key(|p| p.0);
+    assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame once, none stranded");
+}
+
+/// Ends a turn taken outside the rounds as its queue says.
+fn finish_pulled(turn: airtime_sched::TxqTurn<'_, Fifo>) {
+    let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
+    turn.finish(outcome, NOW);
+}
+
+/// txq5: a pull-mode turn (`may_transmit`, one frame) on a station-less txq races a
+/// round and an enqueue.
 #[test]
 fn txq5_a_pull_turn_racing_a_round_and_an_enqueue() {
     loom::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
-        let pull = {
-            let table = table.clone();
-            thread::spawn(move || {
-                let Ok(Some(mut turn)) = table.may_transmit(q, NOW) else { return Vec::new() };
-                let sent: Vec<Pkt> = turn.dequeue(NOW).unwrap().into_iter().collect();
-                let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
-                turn.finish(outcome, NOW);
-                sent
-            })
-        };
-        let round = {
-            let table = table.clone();
-            thread::spawn(move || serve_turn(&table))
-        };
-        let producer = {
-            let table = table.clone();
-            thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
-        };
-        let mut seen = pull.join().unwrap();
-        seen.extend(round.join().unwrap());
-        seen.extend(producer.join().unwrap());
-        for _ in 0..3 {
-            seen.extend(serve_turn(&table));
-        }
-        seen.sort_by_key(|p| p.0);
-        assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame once, none stranded");
+        race_a_round_and_an_enqueue(table, q, |table, q| {
+            let Ok(Some(mut turn)) = table.may_transmit(q, NOW) else { return Vec::new() };
+            let sent: Vec<Pkt> = turn.dequeue(NOW).unwrap().into_iter().collect();
+            finish_pulled(turn);
+            sent
+        });
     });
 }
 
@@ -295,34 +309,14 @@ fn txq6_a_claimed_flush_racing_a_round_and_an_enqueue() {
         let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
         let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
-        let flush = {
-            let table = table.clone();
-            thread::spawn(move || {
-                let Ok(Some(mut turn)) = table.claim(q) else { return Vec::new() };
-                let mut flushed: Vec<Pkt> = turn.take_retry().map(|r| r.frame).into_iter().collect();
-                while let Ok(Some(frame)) = turn.dequeue(NOW) {
-                    flushed.push(frame);
-                }
-                let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
-                turn.finish(outcome, NOW);
-                flushed
-            })
-        };
-        let round = {
-            let table = table.clone();
-            thread::spawn(move || serve_turn(&table))
-        };
-        let producer = {
-            let table = table.clone();
-            thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
-        };
-        let mut seen = flush.join().unwrap();
-        seen.extend(round.join().unwrap());
-        seen.extend(producer.join().unwrap());
-        for _ in 0..3 {
-            seen.extend(serve_turn(&table));
-        }
-        seen.sort_by_key(|p| p.0);
-        assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame once, none stranded");
+        race_a_round_and_an_enqueue(table, q, |table, q| {
+            let Ok(Some(mut turn)) = table.claim(q) else { return Vec::new() };
+            let mut flushed: Vec<Pkt> = turn.take_retry().map(|r| r.frame).into_iter().collect();
+            while let Ok(Some(frame)) = turn.dequeue(NOW) {
+                flushed.push(frame);
+            }
+            finish_pulled(turn);
+            flushed
+        });
     });
 }
