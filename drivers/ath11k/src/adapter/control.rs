@@ -126,7 +126,9 @@ where
     /// from [`reap_departed`](Self::reap_departed) (the C API): `on_drained` gets the
     /// peer id of an earlier departure of the same station slot that no reap reported
     /// yet (it is drained: the slot was reused), which the new departure's record
-    /// replaces. The new departure is reported by a later reap, once drained.
+    /// replaces. The new departure is reported by a later reap, once drained — or here,
+    /// if this removal freed the slot and was overtaken, before recording, by the
+    /// removal of the slot's next occupant (then this one is the drained record).
     pub fn remove_station_with(
         &self,
         id: StationId,

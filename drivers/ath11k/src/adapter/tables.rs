@@ -176,6 +176,13 @@ fn departure_parts(w: u64) -> (StationId, u16) {
     (StationId::from_raw(w & !(0xffff << 16)), (w >> 16) as u16)
 }
 
+/// Whether `a` is a later occupant of `b`'s slot than `b`: its generation is ahead,
+/// modulo 2^32 (a slot is not reused 2^31 times while one removal is preempted).
+fn is_later(a: StationId, b: StationId) -> bool {
+    let generation = |id: StationId| (id.to_raw() >> 32) as u32;
+    (generation(a).wrapping_sub(generation(b)) as i32) > 0
+}
+
 /// Stations by handle index; peer ids are found by a scan of the records (no index to
 /// keep consistent without a lock; `max_stations` records, 128 by default).
 pub(crate) struct StationSlots {
@@ -207,10 +214,25 @@ impl StationSlots {
     /// slot's record. Returns the peer id of an earlier departure of the same slot that
     /// was not reported yet: that one is drained (the scheduler reused its slot only
     /// once it was), and the caller reports it now.
+    ///
+    /// Records of one slot may arrive out of order: a removal that freed the slot (its
+    /// station had nothing in flight) can be preempted before it records, while the
+    /// slot's next occupant is added and removed and records first. Then the record
+    /// found is the later one, which may still have frames in the rings: it stays, and
+    /// this departure (drained: its slot was reused) is the one returned.
     pub(crate) fn record_departure(&self, id: StationId, peer_id: u16) -> Option<u16> {
         let r = self.slots.get(id.index())?;
-        let before = r.departed.swap(departure(id, peer_id), Ordering::AcqRel);
-        (before != NONE).then(|| departure_parts(before).1)
+        let new = departure(id, peer_id);
+        let mut cur = r.departed.load(Ordering::Acquire);
+        loop {
+            if cur != NONE && is_later(departure_parts(cur).0, id) {
+                return Some(peer_id);
+            }
+            match r.departed.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return (cur != NONE).then(|| departure_parts(cur).1),
+                Err(seen) => cur = seen,
+            }
+        }
     }
 
     /// Reports each recorded departure that `drained` says is drained to `on_drained`
@@ -404,6 +426,32 @@ mod tests {
         let id = StationId::from_raw(5 | 0xffff_fffe << 32);
         assert_eq!(departure_parts(departure(id, 0xfffe)), (id, 0xfffe));
         assert_ne!(departure(id, 0xffff), NONE);
+    }
+
+    /// A removal preempted between freeing its slot and recording its departure, while
+    /// the slot's next occupant is added and removed (frames in flight) and records
+    /// first: the late record must not report the later occupant drained.
+    #[test]
+    fn a_late_departure_record_does_not_report_the_next_occupant() {
+        let t = StationSlots::new(4).unwrap();
+        let first = StationId::from_raw(2 | 7 << 32);
+        let next = StationId::from_raw(2 | 8 << 32);
+        assert_eq!(t.record_departure(next, 20), None);
+        // The late one is the drained one (its slot was reused); `next` is not.
+        assert_eq!(t.record_departure(first, 10), Some(10));
+        let mut reported = Vec::new();
+        assert_eq!(t.reap_departed(|id| id != next, |p| reported.push(p)), 0);
+        assert_eq!(t.reap_departed(|_| true, |p| reported.push(p)), 1);
+        assert_eq!(reported, [20], "the next occupant once, when drained");
+    }
+
+    #[test]
+    fn a_departure_across_generation_wrap_keeps_order() {
+        let t = StationSlots::new(4).unwrap();
+        let first = StationId::from_raw(1 | 0xffff_ffff << 32);
+        let next = StationId::from_raw(1);
+        assert_eq!(t.record_departure(first, 3), None);
+        assert_eq!(t.record_departure(next, 4), Some(3));
     }
 
     #[test]
