@@ -222,7 +222,10 @@ struct airtime_tcl_desc {
  *	serving at its removal) or airtime_radio_destroy()
  * @sta_drained: optional: a removed station has no frame left in the hardware
  *	(every completion came back) and can be charged nothing more: its firmware
- *	peer id may be reused (ath11k_peer_delete()). Called once per removed
+ *	peer id may be reused. Must not sleep like the other callbacks (it may
+ *	run in the tx completion NAPI poll): queue the peer's deletion
+ *	(ath11k_peer_delete() waits for the firmware) to a work item rather
+ *	than calling it here. Called once per removed
  *	station: from its own airtime_sta_remove() when nothing of it is in
  *	flight, else from a later airtime_radio_reap(), airtime_sta_remove() or
  *	airtime_radio_destroy()
@@ -232,7 +235,9 @@ struct airtime_tcl_desc {
  * airtime_radio_destroy()). @hw is the pointer given in struct
  * airtime_radio_config. Callbacks may run on several CPUs at once (see the
  * locking note above): each locks what it touches, must not sleep and must
- * not call the adapter.
+ * not call the adapter. txq_released() and sta_drained() run inside the
+ * call that reports them (a removal, airtime_radio_reap(),
+ * airtime_radio_destroy()): the caller must not hold a lock they take.
  */
 struct airtime_hal_ops {
 	u32 (*tcl_free)(void *hw, u8 ring);
@@ -440,7 +445,10 @@ int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
  * @peer_id: the station
  * @tid: its TID, 0-15 (16 for the management queue)
  * @txq: the driver's txq (struct ieee80211_txq *), passed to txq_dequeue()
- *	and txq_peek_len(); must stay valid until the station is removed
+ *	and txq_peek_len(); must stay valid until txq_released() hands it
+ *	back (or, without that callback, until airtime_radio_destroy()): a CPU
+ *	serving it when airtime_sta_remove() runs may still call txq_dequeue()
+ *	on it after that returns
  *
  * Context: Process context; no radio lock.
  * Return: 0; -ENOENT for an unknown peer; -EEXIST if the TID has a txq;
@@ -455,7 +463,9 @@ int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq)
  * @tid: its TID, 0-15 (16 for the vif's management queue); picks its AC
  * @txq: the driver's txq (the vif's multicast struct ieee80211_txq *), passed
  *	to txq_dequeue() and txq_peek_len(); must stay valid until
- *	airtime_mcast_txq_remove() or airtime_radio_destroy()
+ *	txq_released() hands it back (or, without that callback, until
+ *	airtime_radio_destroy()): a CPU serving it when
+ *	airtime_mcast_txq_remove() runs may still dequeue from it afterwards
  * @handle: set to the txq's handle on success (a station-less txq has no peer
  *	id to name it by); a stale handle is refused, never aliased
  *

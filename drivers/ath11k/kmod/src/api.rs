@@ -366,7 +366,8 @@ pub unsafe extern "C" fn airtime_sta_remove(radio: *mut CRadio, peer_id: u16) ->
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header);
-/// `txq` must stay valid until the station is removed or the radio destroyed.
+/// `txq` must stay valid until `txq_released` hands it back, or the radio is destroyed
+/// (a CPU serving it at the removal may still dequeue from it afterwards).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_txq_add(radio: *mut CRadio, peer_id: u16, tid: u8, txq: *mut c_void) -> i32 {
     result_to_c((|| {
@@ -398,7 +399,8 @@ fn mcast_txq(radio: &CRadio, handle: u64) -> Result<TxqId, Errno> {
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header);
-/// `txq` must stay valid until the txq is removed or the radio destroyed;
+/// `txq` must stay valid until `txq_released` hands it back, or the radio is destroyed
+/// (a CPU serving it at the removal may still dequeue from it afterwards);
 /// `handle` must be null or valid for one write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_mcast_txq_add(radio: *mut CRadio, tid: u8, txq: *mut c_void, handle: *mut u64) -> i32 {
