@@ -641,3 +641,39 @@ fn a_claimed_txq_hands_its_retry_frame_and_queue_over_whatever_its_budget() {
     while t.take_removed().is_some() {}
     assert!(t.scheduler().check_invariants().is_ok());
 }
+
+/// A frame enqueued (by another CPU) while a round holds a sleeping station's txq and
+/// skips it, and one enqueued after a claimed flush returned the txq empty, are both
+/// served once the station wakes: no wake is lost to a skip or to the flush.
+#[test]
+fn frames_enqueued_during_a_skip_or_after_a_flush_are_served_once_awake() {
+    let t = table();
+    let (_, peers, q) = one_station(&t, 1);
+    // Dozes: flushed through a claim (frame 0 to the driver's buffer), returned empty.
+    let mut turn = t.claim(q).unwrap().expect("nobody serves it");
+    assert_eq!(flush(&mut turn), [Pkt(0)]);
+    turn.finish(TxqReturn::Empty, NOW);
+    // Asleep, a frame arrives: listed by its wake; the round skips it, and another
+    // arrives while the skipped turn holds the txq.
+    t.enqueue(q, Pkt(1), NOW).unwrap();
+    let mut r = ring(64);
+    let report = t.run_round_hooked(
+        Ac::Be,
+        NOW,
+        &peers,
+        &mut r,
+        TurnBudget::UNLIMITED,
+        |_| {
+            t.enqueue(q, Pkt(2), NOW).unwrap();
+            TurnStart::Skip
+        },
+        |_| (),
+    );
+    assert_eq!((report.frames, report.txqs_served), (0, 0));
+    // Awake: an ordinary round (no new wake, no re-listing by the driver) sends both.
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 2);
+    assert_eq!(complete(&t, &mut r), [Pkt(1), Pkt(2)]);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    assert!(t.scheduler().check_invariants().is_ok());
+}
