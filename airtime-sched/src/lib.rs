@@ -71,7 +71,8 @@
 //! `tests/loom_txqs.rs`).
 //!
 //! What a preempted thread can delay is only the one txq it holds:
-//! * a txq being served (between `next_txq` or `may_transmit` and its return): a wake
+//! * a txq being served (between `next_txq`, `may_transmit` or [`TxqTable::claim`] and
+//!   its return): a wake
 //!   marks it, and the server lists it when it returns — as in mainline, where the
 //!   driver holds it;
 //! * a txq whose entry a `next_txq` has popped and not yet served or put back, or whose

@@ -14,15 +14,18 @@
 //! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
 //! | `wake_serving` | a wake that arrives during service is dropped | `txq3` |
+//! | `may_transmit_serving` | a claim (`TxqTable::claim`, `may_transmit`) takes a txq another context serves | `txq6`, `txq7` |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
 //! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
+//! Model txq6: a power-save flush through `TxqTable::claim` racing a round and an enqueue;
+//! txq7: two such flushes racing the txq's removal.
 #![cfg(loom)]
 
 mod loom_common;
 
 use airtime_sched::TxqId;
-use airtime_sched::txqs::{EnqueueError, RemovedTxq};
+use airtime_sched::txqs::{EnqueueError, RemovedTxq, Retry};
 use airtime_sched::{Ac, Enqueue, Frame, Instant, Tid, Txq, TxqReturn, TxqTable, Weight};
 use loom::sync::Arc;
 use loom::thread;
@@ -248,37 +251,129 @@ fn txq4_two_enqueues_racing_a_removal_each_end_once() {
 /// txq5: a pull-mode turn (`may_transmit`) races a round's turn on the same txq and an
 /// enqueue: one server at a time (loom checks the queue's cell), no frame lost,
 /// duplicated or stranded.
+/// `pull` (a turn taken outside the rounds, on `q`, which holds frame 1) races a round
+/// and an enqueue of frame 2 to `q`. Each frame must end once, none stranded: rounds
+/// alone reach what is left once all three are done.
+fn race_a_round_and_an_enqueue(table: Arc<TxqTable<Fifo>>, q: TxqId, pull: fn(&TxqTable<Fifo>, TxqId) -> Vec<Pkt>) {
+    let puller = {
+        let table = table.clone();
+        thread::spawn(move || pull(&table, q))
+    };
+    let round = {
+        let table = table.clone();
+        thread::spawn(move || serve_turn(&table))
+    };
+    let producer = {
+        let table = table.clone();
+        thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
+    };
+    let mut seen = puller.join().unwrap();
+    seen.extend(round.join().unwrap());
+    seen.extend(producer.join().unwrap());
+    for _ in 0..3 {
+        seen.extend(serve_turn(&table));
+    }
+    seen.sort_by_key(|p| p.0);
+    assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame once, none stranded");
+    // The txq word and the AC list agree once all is done: no server left, no hold left,
+    // dead entries counted exactly (a claim orphans a listed entry; the round that meets
+    // it uncounts it).
+    let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
+    table.check_invariants().expect("invariants hold when quiescent");
+}
+
+/// Ends a turn taken outside the rounds as its queue says.
+fn finish_pulled(turn: airtime_sched::TxqTurn<'_, Fifo>) {
+    let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
+    turn.finish(outcome, NOW);
+}
+
+/// txq5: a pull-mode turn (`may_transmit`, one frame) on a station-less txq races a
+/// round and an enqueue.
 #[test]
 fn txq5_a_pull_turn_racing_a_round_and_an_enqueue() {
     loom::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
-        let pull = {
+        race_a_round_and_an_enqueue(table, q, |table, q| {
+            let Ok(Some(mut turn)) = table.may_transmit(q, NOW) else { return Vec::new() };
+            let sent: Vec<Pkt> = turn.dequeue(NOW).unwrap().into_iter().collect();
+            finish_pulled(turn);
+            sent
+        });
+    });
+}
+
+/// txq6: a power-save flush (`claim`, then the retry slot and the whole queue) of a
+/// station's txq races a round serving it and an enqueue to it. At most one of them
+/// holds the txq at a time (loom's cell checks), and each frame ends once: flushed,
+/// sent, or handed back, none stranded in a txq nobody will serve.
+#[test]
+fn txq6_a_claimed_flush_racing_a_round_and_an_enqueue() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        race_a_round_and_an_enqueue(table, q, flush);
+    });
+}
+
+/// A power-save flush: `claim`, the retry frame first, then the whole queue.
+fn flush(table: &TxqTable<Fifo>, q: TxqId) -> Vec<Pkt> {
+    let Ok(Some(mut turn)) = table.claim(q) else { return Vec::new() };
+    let mut flushed: Vec<Pkt> = turn.take_retry().map(|r| r.frame).into_iter().collect();
+    while let Ok(Some(frame)) = turn.dequeue(NOW) {
+        flushed.push(frame);
+    }
+    finish_pulled(turn);
+    flushed
+}
+
+/// txq7: two power-save flushes (`claim`) of one txq, which holds a retry frame (0) and a
+/// queued one (1), race its removal and the take-back of its frames. One claimer at a
+/// time (loom's cell checks); a flush hands the retry frame first; each frame ends once,
+/// flushed or handed back with the removed txq, and nothing is left held or listed.
+#[test]
+fn txq7_two_claimed_flushes_racing_a_removal_each_frame_once() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let mut turn = table.claim(q).unwrap().expect("nobody else serves it");
+        turn.hold_back(Retry { frame: Pkt(0), charge: None }).unwrap();
+        turn.finish(TxqReturn::Backlogged, NOW);
+        let flushers: Vec<_> = (0..2)
+            .map(|_| {
+                let table = table.clone();
+                thread::spawn(move || flush(&table, q))
+            })
+            .collect();
+        let control = {
             let table = table.clone();
             thread::spawn(move || {
-                let Ok(Some(mut turn)) = table.may_transmit(q, NOW) else { return Vec::new() };
-                let sent: Vec<Pkt> = turn.dequeue(NOW).unwrap().into_iter().collect();
-                let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
-                turn.finish(outcome, NOW);
-                sent
+                table.remove_txq(q).unwrap();
+                table.take_removed().map(frames_of).unwrap_or_default()
             })
         };
-        let round = {
-            let table = table.clone();
-            thread::spawn(move || serve_turn(&table))
-        };
-        let producer = {
-            let table = table.clone();
-            thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
-        };
-        let mut seen = pull.join().unwrap();
-        seen.extend(round.join().unwrap());
-        seen.extend(producer.join().unwrap());
-        for _ in 0..3 {
-            seen.extend(serve_turn(&table));
+        let mut seen = Vec::new();
+        for f in flushers {
+            let flushed = f.join().unwrap();
+            if flushed.contains(&Pkt(0)) {
+                assert_eq!(flushed[0], Pkt(0), "the retry frame is flushed first");
+            }
+            seen.extend(flushed);
+        }
+        seen.extend(control.join().unwrap());
+        // A txq removed while a flush held it comes back once the flush returns it.
+        while let Some(removed) = table.take_removed() {
+            seen.extend(frames_of(removed));
         }
         seen.sort_by_key(|p| p.0);
-        assert_eq!(seen, [Pkt(1), Pkt(2)], "each frame once, none stranded");
+        assert_eq!(seen, [Pkt(0), Pkt(1)], "each frame ends exactly once");
+        let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
+        table.check_invariants().expect("invariants hold when quiescent");
     });
 }

@@ -4,7 +4,7 @@
 
 use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
-use airtime_sched::txqs::{EnqueueError, Retry, TurnBudget};
+use airtime_sched::txqs::{EnqueueError, Retry, TurnBudget, TurnStart};
 use airtime_sched::{
     Ac, Charge, Config, Enqueue, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, Txq, TxqId, TxqReturn,
     TxqTable, Weight,
@@ -102,6 +102,51 @@ fn table() -> TxqTable<Fifo> {
 }
 
 const NOW: Instant = Instant::from_micros(1000);
+
+/// A station with one BE txq holding `frames` frames numbered from 0, and the station
+/// table that prices them.
+fn one_station(t: &TxqTable<Fifo>, frames: u32) -> (StationId, Peers, TxqId) {
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..frames {
+        t.enqueue(q, Pkt(i), NOW).unwrap();
+    }
+    (sta, Peers(vec![Peer(sta)]), q)
+}
+
+/// Two stations with a BE txq each, `frames` frames in each: `a`'s numbered from 0,
+/// `b`'s from `b_first`.
+fn two_stations(t: &TxqTable<Fifo>, frames: u32, b_first: u32) -> (StationId, StationId, Peers, TxqId, TxqId) {
+    let (a, b) =
+        (t.scheduler().add_station(Weight::DEFAULT).unwrap(), t.scheduler().add_station(Weight::DEFAULT).unwrap());
+    let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
+    let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
+    for i in 0..frames {
+        t.enqueue(qa, Pkt(i), NOW).unwrap();
+        t.enqueue(qb, Pkt(b_first + i), NOW).unwrap();
+    }
+    (a, b, Peers(vec![Peer(a), Peer(b)]), qa, qb)
+}
+
+/// A power-save flush from a turn: the kept frame (uncharged) first, then the queue.
+fn flush(turn: &mut airtime_sched::TxqTurn<'_, Fifo>) -> Vec<Pkt> {
+    let mut flushed = Vec::new();
+    if let Some(Retry { frame, charge }) = turn.take_retry() {
+        assert!(charge.is_none(), "a kept frame waits uncharged");
+        flushed.push(frame);
+    }
+    while let Ok(Some(frame)) = turn.dequeue(NOW) {
+        flushed.push(frame);
+    }
+    flushed
+}
+
+/// Runs a round on BE through a ring that refuses push number `refuse_at`.
+fn round_refusing(t: &TxqTable<Fifo>, peers: &Peers, refuse_at: u32) -> (TestRing, u32, u32) {
+    let mut r = TestRing { refuse_at: Some(refuse_at), ..ring(64) };
+    let report = t.run_round(Ac::Be, NOW, peers, &mut r, TurnBudget::UNLIMITED);
+    (r, report.frames, report.held_back)
+}
 
 /// Completes everything the ring holds.
 fn complete(t: &TxqTable<Fifo>, ring: &mut TestRing) -> Vec<Pkt> {
@@ -204,12 +249,7 @@ fn a_txq_removed_while_served_comes_back_when_its_turn_ends() {
 #[test]
 fn run_round_keeps_a_refused_frame_and_sends_it_first_charged_once() {
     let t = table();
-    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let peers = Peers(vec![Peer(sta)]);
-    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-    for i in 0..3 {
-        t.enqueue(q, Pkt(i), NOW).unwrap();
-    }
+    let (sta, peers, q) = one_station(&t, 3);
     let mut r = TestRing { refuse_at: Some(2), ..ring(64) };
     let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
     assert_eq!(report.end, RoundEnd::Refused(RingErrorKind::OutOfMemory));
@@ -232,15 +272,7 @@ fn run_round_keeps_a_refused_frame_and_sends_it_first_charged_once() {
 #[test]
 fn a_turn_budget_bounds_each_turn_and_the_rest_waits_for_the_next_round() {
     let t = table();
-    let a = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let b = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let peers = Peers(vec![Peer(a), Peer(b)]);
-    let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
-    let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
-    for i in 0..10 {
-        t.enqueue(qa, Pkt(i), NOW).unwrap();
-        t.enqueue(qb, Pkt(100 + i), NOW).unwrap();
-    }
+    let (_, _, peers, qa, qb) = two_stations(&t, 10, 100);
     let mut r = ring(1024);
     let mut turns = 0;
     while r.held.len() < 20 {
@@ -485,4 +517,163 @@ fn a_refused_frame_priced_above_the_stations_limit_is_still_sent() {
     let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
     assert_eq!(report.frames, 1, "the kept frame goes out");
     complete(&t, &mut r);
+}
+
+#[test]
+fn the_table_lists_its_txqs_and_each_stations() {
+    let t = table();
+    let a = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let b = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let a_be = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
+    let a_vi = t.add_txq(Some(a), Tid::new(5).unwrap(), Fifo::default()).unwrap();
+    let b_be = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
+    let mc = t.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+    let mut all: Vec<_> = t.txq_ids().collect();
+    all.sort_by_key(|id| id.index());
+    let mut want = vec![a_be, a_vi, b_be, mc];
+    want.sort_by_key(|id| id.index());
+    assert_eq!(all, want);
+    let of_a: Vec<_> = t.station_txq_ids(Some(a)).collect();
+    assert!(of_a.len() == 2 && of_a.contains(&a_be) && of_a.contains(&a_vi));
+    assert_eq!(t.station_txq_ids(Some(b)).collect::<Vec<_>>(), [b_be]);
+    assert_eq!(t.station_txq_ids(None).collect::<Vec<_>>(), [mc]);
+    // A removed station's txqs are gone from the lists at once, before they are reaped.
+    t.remove_station(a).unwrap();
+    assert_eq!(t.station_txq_ids(Some(a)).count(), 0);
+    assert_eq!(t.txq_ids().count(), 2);
+    while t.take_removed().is_some() {}
+}
+
+#[test]
+fn a_sleeping_stations_txq_is_skipped_kept_listed_and_served_once_awake() {
+    let t = table();
+    let (a, _, peers, qa, qb) = two_stations(&t, 2, 10);
+    let mut r = ring(64);
+    // One round with `a` asleep (or not): the txqs the hook was offered, and the report.
+    let round = |a_asleep: bool, r: &mut TestRing| {
+        let mut offered = Vec::new();
+        let report = t.run_round_hooked(
+            Ac::Be,
+            NOW,
+            &peers,
+            r,
+            TurnBudget::UNLIMITED,
+            |turn| {
+                offered.push(turn.txq());
+                if a_asleep && turn.station() == Some(a) { TurnStart::Skip } else { TurnStart::Serve }
+            },
+            |_| (),
+        );
+        (offered, report)
+    };
+    let (offered, report) = round(true, &mut r);
+    assert_eq!((report.frames, report.txqs_served), (2, 1), "only the awake station's frames");
+    assert!(offered.contains(&qa) && offered.contains(&qb));
+    assert_eq!(r.turns, [qb], "a skipped txq takes no turn at the ring");
+    assert_eq!(t.scheduler().station_pending_us(a, Ac::Be).unwrap(), 0, "nothing charged to the sleeper");
+    // Still listed: the next round offers it again, with no new wake.
+    let (offered, report) = round(true, &mut r);
+    assert_eq!((report.frames, offered.as_slice()), (0, [qa].as_slice()));
+    // Awake: served, in order.
+    let (_, report) = round(false, &mut r);
+    assert_eq!(report.frames, 2);
+    assert_eq!(complete(&t, &mut r), [Pkt(10), Pkt(11), Pkt(0), Pkt(1)]);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_power_save_flush_takes_the_retry_frame_and_the_queue_from_the_hook() {
+    let t = table();
+    let (sta, peers, _) = one_station(&t, 3);
+    // The ring refuses the first frame: it waits in the txq's retry slot, uncharged.
+    let (mut r, sent, kept) = round_refusing(&t, &peers, 1);
+    assert_eq!((sent, kept), (0, 1));
+    // The station dozes: the driver flushes its txq (to its power-save buffer) from the
+    // hook, which holds the turn, retry frame first, and skips it.
+    let mut flushed = Vec::new();
+    let report = t.run_round_hooked(
+        Ac::Be,
+        NOW,
+        &peers,
+        &mut r,
+        TurnBudget::UNLIMITED,
+        |turn| {
+            flushed = flush(turn);
+            TurnStart::Skip
+        },
+        |_| (),
+    );
+    assert_eq!(report.frames, 0);
+    assert_eq!(flushed, [Pkt(0), Pkt(1), Pkt(2)], "every frame, the kept one first");
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    // Nothing is left to hand back at removal.
+    t.remove_station(sta).unwrap();
+    let removed = t.take_removed().unwrap();
+    assert!(removed.retry.is_none() && removed.queue.0.is_empty() && removed.intake.count() == 0);
+}
+
+#[test]
+fn a_claimed_txq_hands_its_retry_frame_and_queue_over_whatever_its_budget() {
+    let t = table();
+    let (sta, peers, q) = one_station(&t, 4);
+    // A ring that refuses the second push: one frame out, one kept.
+    let (mut r, sent, kept) = round_refusing(&t, &peers, 2);
+    assert_eq!((sent, kept), (1, 1));
+    // Now a budget of that one frame (100 us): over it, a round would not send; the
+    // claim gets the txq all the same.
+    t.scheduler().set_station_limits(sta, Ac::Be, airtime_sched::AqlLimits::new(100, 100).unwrap()).unwrap();
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 0, "over its AQL budget");
+    let mut turn = t.claim(q).unwrap().expect("nobody serves it");
+    // While claimed, nobody else gets it: not a round, not a second claim.
+    assert!(t.claim(q).unwrap().is_none());
+    let flushed = flush(&mut turn);
+    assert!(!turn.is_backlogged());
+    turn.finish(TxqReturn::Empty, NOW);
+    assert_eq!(flushed, [Pkt(1), Pkt(2), Pkt(3)], "the kept frame first, nothing lost");
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 0, "flushed and returned empty: nothing left to send");
+    assert_eq!(complete(&t, &mut r), [Pkt(0)]);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    // A removed txq cannot be claimed.
+    t.remove_station(sta).unwrap();
+    assert!(t.claim(q).is_err());
+    while t.take_removed().is_some() {}
+    assert!(t.scheduler().check_invariants().is_ok());
+}
+
+/// A frame enqueued (by another CPU) while a round holds a sleeping station's txq and
+/// skips it, and one enqueued after a claimed flush returned the txq empty, are both
+/// served once the station wakes: no wake is lost to a skip or to the flush.
+#[test]
+fn frames_enqueued_during_a_skip_or_after_a_flush_are_served_once_awake() {
+    let t = table();
+    let (_, peers, q) = one_station(&t, 1);
+    // Dozes: flushed through a claim (frame 0 to the driver's buffer), returned empty.
+    let mut turn = t.claim(q).unwrap().expect("nobody serves it");
+    assert_eq!(flush(&mut turn), [Pkt(0)]);
+    turn.finish(TxqReturn::Empty, NOW);
+    // Asleep, a frame arrives: listed by its wake; the round skips it, and another
+    // arrives while the skipped turn holds the txq.
+    t.enqueue(q, Pkt(1), NOW).unwrap();
+    let mut r = ring(64);
+    let report = t.run_round_hooked(
+        Ac::Be,
+        NOW,
+        &peers,
+        &mut r,
+        TurnBudget::UNLIMITED,
+        |_| {
+            t.enqueue(q, Pkt(2), NOW).unwrap();
+            TurnStart::Skip
+        },
+        |_| (),
+    );
+    assert_eq!((report.frames, report.txqs_served), (0, 0));
+    // Awake: an ordinary round (no new wake, no re-listing by the driver) sends both.
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 2);
+    assert_eq!(complete(&t, &mut r), [Pkt(1), Pkt(2)]);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    assert!(t.scheduler().check_invariants().is_ok());
 }

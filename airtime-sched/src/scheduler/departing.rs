@@ -16,6 +16,14 @@ pub struct DepartingStation {
 }
 
 impl DepartingStation {
+    /// The departure of the removed station `id`, for a driver that keeps only the
+    /// handle (in an atomic word, say) and asks later. For a live station it answers
+    /// "not drained" (its charges are open); for a handle whose slot holds a later
+    /// occupant, "drained" (a slot is reused only once drained).
+    pub fn of(id: StationId) -> DepartingStation {
+        DepartingStation { id }
+    }
+
     /// The removed station's handle (refused by every operation but
     /// [`Scheduler::release`] of its charges and [`Scheduler::register_airtime`]).
     pub fn id(&self) -> StationId {

@@ -203,6 +203,15 @@ impl Scheduler {
                 return Ok(None);
             }
         }
+        self.claim_txq(id)
+    }
+
+    /// Hands txq `id` to the caller whatever its station's deficit and AQL budget
+    /// (`may_transmit`'s claim without its checks): `Ok(None)` if another context
+    /// serves it now (S3). The claimed txq must be returned as any other.
+    pub(crate) fn claim_txq(&self, id: TxqId) -> Result<Option<Serving<'_>>, SchedError> {
+        let slot = self.txq_slot(id)?;
+        let ac = txq::ac(slot.word.load(Ordering::Acquire));
         let mut word = slot.word.load(Ordering::Acquire);
         loop {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {

@@ -8,6 +8,8 @@ mod round_loop;
 mod table;
 mod turn;
 
-pub use round_loop::TurnBudget;
-pub use table::{AddTxqError, EnqueueError, INTAKE_LIMIT, RemovedTxq, Retry, ReturnedFrames, TxqTable};
+pub use round_loop::{TurnBudget, TurnStart};
+pub use table::{
+    AddTxqError, EnqueueError, INTAKE_LIMIT, RemovedTxq, Retry, ReturnedFrames, TableAllocError, TxqTable,
+};
 pub use turn::TxqTurn;

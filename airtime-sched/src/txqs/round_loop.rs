@@ -44,6 +44,18 @@ impl Default for TurnBudget {
     }
 }
 
+/// What a driver's pre-turn hook ([`TxqTable::run_round_hooked`]) says about the txq
+/// the scheduler just handed out, before anything is dequeued from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TurnStart {
+    /// Serve it as usual.
+    Serve,
+    /// Send nothing from it in this round (its station is in power save, say): its
+    /// frames stay where they are, nothing is charged, and it is returned stalled, so
+    /// it stays listed at the tail of its AC and is offered again in the next round.
+    Skip,
+}
+
 impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// Runs one round on `ac`: for each txq the scheduler hands out, while the ring has
     /// room, the turn's budget lasts and the station's AQL budget allows — the frame in
@@ -82,6 +94,36 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         stations: &S,
         ring: &mut R,
         budget: TurnBudget,
+        at_turn_end: impl FnMut(&mut super::TxqTurn<'_, Q>),
+    ) -> RoundReport<Q::Frame>
+    where
+        S: StationTable + ?Sized,
+        R: Ring<Frame = Q::Frame> + ?Sized,
+    {
+        self.run_round_hooked(ac, now, stations, ring, budget, |_| TurnStart::Serve, at_turn_end)
+    }
+
+    /// [`run_round_with`](Self::run_round_with), with `before_turn` asked first at each
+    /// txq the scheduler hands out, while the round holds it: [`TurnStart::Skip`] sends
+    /// nothing from it (a station in power save: mac80211 does not schedule a sleeping
+    /// station's txqs). The hook holds the turn, so it may also take what a power-save
+    /// flush needs from it ([`TxqTurn::take_retry`](super::TxqTurn::take_retry), the
+    /// queue) before skipping. A skipped txq is not counted in
+    /// [`RoundReport::txqs_served`], and `at_turn_end` does not run for it.
+    ///
+    /// Why a hook rather than an "asleep" flag the table keeps: power save is the
+    /// driver's state (mac80211's `WLAN_STA_PS_STA`, the firmware's PS indications),
+    /// read at the moment of the turn; a flag copied into the table could only be as
+    /// fresh as its last update, and would be one more word to keep per station.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_round_hooked<S, R>(
+        &self,
+        ac: Ac,
+        now: Instant,
+        stations: &S,
+        ring: &mut R,
+        budget: TurnBudget,
+        mut before_turn: impl FnMut(&mut super::TxqTurn<'_, Q>) -> TurnStart,
         mut at_turn_end: impl FnMut(&mut super::TxqTurn<'_, Q>),
     ) -> RoundReport<Q::Frame>
     where
@@ -108,6 +150,11 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 }
                 break;
             };
+            if before_turn(&mut turn) == TurnStart::Skip {
+                // Kept listed at the tail; the round goes on with the next txq.
+                turn.finish(TxqReturn::Stalled, now);
+                continue;
+            }
             report.txqs_served += 1;
             let id = turn.txq();
             // `None` for a station-less txq; a removed station's txq sends nothing more

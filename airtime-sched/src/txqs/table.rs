@@ -219,17 +219,74 @@ impl<Q: Txq> fmt::Debug for RemovedTxq<Q> {
     }
 }
 
+/// [`TxqTable::try_new`] found no memory for the table's cells: the scheduler comes
+/// back unchanged.
+pub struct TableAllocError {
+    /// The scheduler the table would have owned.
+    pub sched: Scheduler,
+}
+
+impl fmt::Debug for TableAllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("TableAllocError")
+    }
+}
+
+impl fmt::Display for TableAllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("no memory for the txq table")
+    }
+}
+
 impl<Q: Txq + Enqueue> TxqTable<Q> {
-    /// A table for every txq slot of `sched`, which it owns from now on.
+    /// A table for every txq slot of `sched`, which it owns from now on. Aborts (the
+    /// allocator's `handle_alloc_error`) when memory is short: a driver that must not,
+    /// a kernel's, uses [`try_new`](Self::try_new).
     pub fn new(sched: Scheduler) -> TxqTable<Q> {
-        let cells: Vec<Cell<Q>> = (0..usize::from(sched.config().max_txqs))
-            .map(|_| Cell {
-                intake: Intake::new(),
-                intake_len: AtomicU32::new(0),
-                kept: UnsafeCell::new(Kept { queue: None, retry: None }),
-            })
-            .collect();
-        TxqTable { sched, cells: cells.into_boxed_slice() }
+        match Self::try_new(sched) {
+            Ok(table) => table,
+            Err(_) => alloc::alloc::handle_alloc_error(core::alloc::Layout::new::<Cell<Q>>()),
+        }
+    }
+
+    /// [`new`](Self::new) without aborting: the cells are reserved with `try_reserve_exact`
+    /// (one allocation of `max_txqs` cells, the only one; an intake allocates nothing
+    /// until a frame is enqueued), and when memory is short the scheduler comes back in
+    /// the error.
+    // The scheduler comes back by value: boxing the error would allocate just when
+    // memory is short, and the `Ok` side (the table, which holds it) is as large.
+    #[allow(clippy::result_large_err)]
+    pub fn try_new(sched: Scheduler) -> Result<TxqTable<Q>, TableAllocError> {
+        let n = usize::from(sched.config().max_txqs);
+        let mut cells: Vec<Cell<Q>> = Vec::new();
+        if cells.try_reserve_exact(n).is_err() {
+            return Err(TableAllocError { sched });
+        }
+        // Within the capacity just reserved: no allocation.
+        cells.extend((0..n).map(|_| Cell {
+            intake: Intake::new(),
+            intake_len: AtomicU32::new(0),
+            kept: UnsafeCell::new(Kept { queue: None, retry: None }),
+        }));
+        // Capacity equals length, so this does not reallocate.
+        Ok(TxqTable { sched, cells: cells.into_boxed_slice() })
+    }
+
+    /// The txqs registered now, by slot order: a snapshot, exact while no control
+    /// operation runs (a txq added or removed meanwhile may or may not be listed).
+    /// Removed txqs whose frames [`take_removed`](Self::take_removed) has not handed back
+    /// yet are not listed. Any context, no lock; O(`max_txqs`).
+    pub fn txq_ids(&self) -> impl Iterator<Item = TxqId> + '_ {
+        self.sched.txqs.iter().enumerate().filter_map(|(index, slot)| {
+            let word = slot.word.load(Ordering::Acquire);
+            (word & txq::LIVE != 0).then(|| slot.id(index, word))
+        })
+    }
+
+    /// The txqs registered now for `station` (`None`: the station-less ones), as
+    /// [`txq_ids`](Self::txq_ids) lists them.
+    pub fn station_txq_ids(&self, station: Option<StationId>) -> impl Iterator<Item = TxqId> + '_ {
+        self.txq_ids().filter(move |&id| matches!(self.sched.txq_info(id), Ok((s, _)) if s == station))
     }
 
     /// The radio's scheduler: stations, weights, limits, rounds, charges and releases.
@@ -394,6 +451,20 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     pub fn next_txq(&self, round: Round, now: Instant) -> Option<TxqTurn<'_, Q>> {
         let serving = self.sched.next_txq(round, now)?;
         self.turn(serving)
+    }
+
+    /// Takes txq `id`'s turn outside any round, whatever its station's AQL budget and
+    /// deficit: where a driver reaches a txq's retry frame and queue for a power-save
+    /// flush (its station dozed: [`TxqTurn::take_retry`] first, then
+    /// [`TxqTurn::dequeue`] into the driver's power-save buffer) or inspects them.
+    /// `Ok(None)` while another context serves it (S3: one server at a time; try after
+    /// that turn, or use [`run_round_hooked`](Self::run_round_hooked)'s pre-turn hook,
+    /// which holds the turn the round got). Finish it as any turn: `Empty` once
+    /// flushed (it leaves its AC's list until its next wake), `Stalled` to leave it
+    /// listed. A removed txq's retry frame comes back with it instead
+    /// ([`take_removed`](Self::take_removed)).
+    pub fn claim(&self, id: TxqId) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
+        Ok(self.sched.claim_txq(id)?.and_then(|serving| self.turn(serving)))
     }
 
     /// Asks whether txq `id` may send now ([`Scheduler::may_transmit`], pull mode), with

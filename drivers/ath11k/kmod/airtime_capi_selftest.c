@@ -6,11 +6,12 @@
  * hardware: three TCL rings (FIFOs of MSDU ids), an MSDU table per ring (an
  * array standing in for ath11k's idr), txqs of frames, and a status sink that
  * records how each frame ended. The test calls every function of the adapter
- * API through airtime_ath11k.h, each under the radio's spinlock taken with
- * spin_lock_bh() as a driver would, and checks the results: errors for bad
- * arguments, every frame handed back exactly once whatever its completion
- * status, NAPI passes bounded by their budget, no pending airtime left, the
- * debugfs texts, station removal and destroy with frames in flight.
+ * API through airtime_ath11k.h, each through RADIO_CALL() (no radio lock), and
+ * checks the results: errors for bad arguments, every frame handed back
+ * exactly once whatever its completion status, NAPI passes bounded by their
+ * budget, no pending airtime left, the debugfs texts, station removal with
+ * each removed txq released and each station reported drained exactly once,
+ * the multicast budget, and destroy with frames in flight.
  *
  * Run by the Rust scenario c-api-roundtrip (src/selftest/capi.rs), with
  * c-api-mcast (a station-less txq beside a station's, over the same HAL) and
@@ -79,6 +80,9 @@ struct t_hw {
 	u32 double_returns;
 	u32 bad_callbacks;
 	u32 no_peer_descs;	/* descriptors without a peer (multicast) */
+	u32 released[2];	/* txq_released() per txq */
+	u32 drained;		/* sta_drained() calls */
+	u32 drained_peers;	/* bit per peer id reported drained */
 };
 
 static u32 t_tcl_free(void *ctx, u8 ring)
@@ -203,6 +207,30 @@ static u32 t_txq_peek_len(void *ctx, void *txq)
 	return q->count ? q->q[q->head]->len : 0;
 }
 
+static void t_txq_released(void *ctx, void *txq)
+{
+	struct t_hw *hw = ctx;
+	struct t_txq *q = txq;
+
+	if (q < hw->txq || q >= hw->txq + 2) {
+		hw->bad_callbacks++;
+		return;
+	}
+	hw->released[q - hw->txq]++;
+}
+
+static void t_sta_drained(void *ctx, u16 peer_id)
+{
+	struct t_hw *hw = ctx;
+
+	if (peer_id >= 32 || (hw->drained_peers & BIT(peer_id))) {
+		hw->bad_callbacks++;
+		return;
+	}
+	hw->drained_peers |= BIT(peer_id);
+	hw->drained++;
+}
+
 static const struct airtime_hal_ops t_ops = {
 	.tcl_free = t_tcl_free,
 	.tcl_enqueue = t_tcl_enqueue,
@@ -213,6 +241,8 @@ static const struct airtime_hal_ops t_ops = {
 	.tx_status = t_tx_status,
 	.txq_dequeue = t_txq_dequeue,
 	.txq_peek_len = t_txq_peek_len,
+	.txq_released = t_txq_released,
+	.sta_drained = t_sta_drained,
 };
 
 /* One of every callback but tx_status: creation must refuse it. */
@@ -265,6 +295,39 @@ static u32 t_firmware(struct t_hw *hw, struct airtime_tx_status *st, u32 max, u3
 	}									\
 } while (0)
 
+/* The configuration every t_* test starts from: small rings, AQL on. */
+static void t_config(struct t_hw *hw, struct airtime_radio_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->ops = &t_ops;
+	cfg->hw = hw;
+	cfg->flags = AIRTIME_RADIO_TX_NO_PUSHBACK;
+	cfg->tcl_descriptors = T_RING_SLOTS;
+	cfg->msdu_capacity = T_MSDU_SLOTS;
+	cfg->max_stations = 8;
+	cfg->max_txqs = 32;
+}
+
+/*
+ * The NAPI poll over @n completions, T_BUDGET at a time: the number of polls,
+ * or -1 (with @why set) if a poll did not take between 1 and T_BUDGET.
+ */
+static int t_complete(struct t_hw *hw, struct airtime_radio *radio, const struct airtime_tx_status *st, u32 n,
+		      u64 now, int *why)
+{
+	u32 done;
+	int r, calls = 0;
+
+	for (done = 0; done < n; done += r, calls++) {
+		r = RADIO_CALL(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
+		if (r <= 0 || r > T_BUDGET) {
+			*why = r;
+			return -1;
+		}
+	}
+	return calls;
+}
+
 /**
  * airtime_capi_selftest() - the C self-test of the adapter API
  * @msg: buffer for the result, always NUL-terminated
@@ -301,17 +364,13 @@ int airtime_capi_selftest(char *msg, size_t len)
 
 	/* Creation: bad configurations are refused. */
 	CHECK(!airtime_radio_create(NULL, &err) && err == -EFAULT, "create(NULL): err %d", err);
+	t_config(hw, &cfg);
 	cfg.ops = &t_ops_incomplete;
-	cfg.hw = hw;
 	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "create without tx_status: err %d", err);
-	cfg.ops = &t_ops;
+	t_config(hw, &cfg);
 	cfg.flags = 1U << 7;
 	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "create with flag 0x80: err %d", err);
-	cfg.flags = AIRTIME_RADIO_TX_NO_PUSHBACK;
-	cfg.tcl_descriptors = T_RING_SLOTS;
-	cfg.msdu_capacity = T_MSDU_SLOTS;
-	cfg.max_stations = 8;
-	cfg.max_txqs = 32;
+	t_config(hw, &cfg);
 	radio = airtime_radio_create(&cfg, &err);
 	CHECK(radio, "create: err %d", err);
 
@@ -430,24 +489,60 @@ int airtime_capi_selftest(char *msg, size_t len)
 	r = RADIO_CALL(hw, airtime_debugfs_aql(radio, 9, text, 1024));
 	CHECK(r == -ENOENT, "aql of an unknown peer: %d", r);
 
-	/* Teardown with frames in the hardware. */
+	/*
+	 * Removal and reaping: a station with nothing in flight is drained at
+	 * once; one with 8 frames in the hardware only once they completed, and
+	 * each removed txq is released exactly once.
+	 */
 	for (i = 0; i < 8; i++)
 		t_enqueue(&hw->txq[0], &hw->frames[i]);
 	hw->returned = 0;
 	r = RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 1, now));
-	CHECK(r == 8, "wake before teardown pushed %d", r);
+	CHECK(r == 8, "wake before removal pushed %d", r);
 	CHECK(!RADIO_CALL(hw, airtime_sta_remove(radio, 2)), "sta_remove(2)");
 	r = RADIO_CALL(hw, airtime_sta_remove(radio, 2));
 	CHECK(r == -ENOENT, "sta_remove(2) again: %d", r);
+	CHECK(hw->released[1] == 1 && hw->drained == 1 && hw->drained_peers == BIT(2),
+	      "station 2 (idle) removed: txq released %u times, %u drained (peers 0x%x)", hw->released[1],
+	      hw->drained, hw->drained_peers);
+	CHECK(!RADIO_CALL(hw, airtime_sta_remove(radio, 1)), "sta_remove(1)");
+	r = RADIO_CALL(hw, airtime_radio_reap(radio));
+	CHECK(r == 0 && hw->released[0] == 1 && hw->drained == 1,
+	      "station 1 with 8 frames in flight: reap %d, txq released %u times, %u drained", r, hw->released[0],
+	      hw->drained);
+	r = RADIO_CALL(hw, airtime_radio_reap(NULL));
+	CHECK(r == -EFAULT, "reap(NULL): %d", r);
+	n = t_firmware(hw, st, 8, &next_status);
+	r = t_complete(hw, radio, st, n, now, &err);
+	CHECK(n == 8 && r > 0 && hw->returned == 8, "completing station 1's frames: %u, %d (%d), %u back", n, r,
+	      err, hw->returned);
+	r = RADIO_CALL(hw, airtime_radio_reap(radio));
+	CHECK(r == 1 && hw->drained == 2 && hw->drained_peers == (BIT(1) | BIT(2)) && hw->released[0] == 1,
+	      "reap after the completions: %d, %u drained (peers 0x%x)", r, hw->drained, hw->drained_peers);
+
+	/* Teardown with frames in the hardware: handed back, txq and station too. */
+	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 3, 256)), "sta_add(3)");
+	CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, 3, 0, &hw->txq[0])), "txq_add(3, 0)");
+	for (i = 0; i < 8; i++)
+		t_enqueue(&hw->txq[0], &hw->frames[i]);
+	hw->returned = 0;
+	/* A new station, priced without a rate report: AQL may stop it before 8. */
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 3, 0, 1, now));
+	CHECK(r > 0 && r <= 8, "wake before teardown pushed %d", r);
+	pushed = r;
 	r = airtime_radio_destroy(radio);
 	radio = NULL;
-	CHECK(r == 8 && hw->returned == 8 && hw->status_count[AIRTIME_TX_REMOVED] >= 8,
-	      "destroy handed back %d frames (%u seen)", r, hw->returned);
+	CHECK(r == pushed && hw->returned == pushed && hw->status_count[AIRTIME_TX_REMOVED] >= pushed,
+	      "destroy handed back %d of %u frames in the hardware (%u seen)", r, pushed, hw->returned);
+	CHECK(hw->released[0] == 2 && hw->drained == 3 && (hw->drained_peers & BIT(3)),
+	      "destroy: txq released %u times, %u stations drained", hw->released[0], hw->drained);
+	CHECK(!hw->double_returns && !hw->bad_callbacks, "%u frames handed back twice, %u bad callbacks",
+	      hw->double_returns, hw->bad_callbacks);
 
 	snprintf(msg, len,
-		 "%u frames via C HAL: %u NAPI calls (budget %d, max %u), statuses %u/%u/%u/%u/%u/%u, peak %u us, destroy returned %d",
+		 "%u frames via C HAL: %u NAPI calls (budget %d, max %u), statuses %u/%u/%u/%u/%u/%u, peak %u us, 2 txqs + 3 stations reaped, destroy returned %d",
 		 T_FRAMES, calls, T_BUDGET, max_pass, hw->status_count[0], hw->status_count[1], hw->status_count[2],
-		 hw->status_count[3], hw->status_count[4] - 8, hw->status_count[5], peak, r);
+		 hw->status_count[3], hw->status_count[4] - pushed, hw->status_count[5], peak, r);
 out:
 	if (radio)
 		airtime_radio_destroy(radio);
@@ -464,6 +559,89 @@ static void t_done_per_txq(struct t_hw *hw, u32 done[2])
 	done[0] = done[1] = 0;
 	for (i = 0; i < T_FRAMES; i++)
 		done[i % 2] += hw->frames[i].done;
+}
+
+#define T_MCAST_LIMIT_US	4000	/* BE's multicast budget in t_mcast_budget() */
+
+/* What t_mcast_budget() measured, or why it failed. */
+struct t_mcast_budget {
+	u32 first_round;	/* frames the first round sent */
+	u32 charge_us;		/* one frame's charge */
+	u32 peak_us;		/* most multicast airtime in flight */
+	char why[96];
+};
+
+#define MB_CHECK(cond, fmt, ...) do {						\
+	if (!(cond)) {								\
+		snprintf(mb->why, sizeof(mb->why), "line %d: " fmt, __LINE__, ##__VA_ARGS__); \
+		return 1;							\
+	}									\
+} while (0)
+
+/*
+ * The multicast txq @mc again, its 48 frames now priced at 6 Mbit/s and
+ * charged to BE's multicast budget of T_MCAST_LIMIT_US: a round sends frames
+ * until the budget is reached and no more (the frame that reaches it goes,
+ * the next waits), the stations' pending airtime stays 0, the per-txq query
+ * agrees with the per-AC one, in flight never exceeds the budget by more than
+ * one frame, and everything completes with nothing left pending.
+ */
+static int t_mcast_budget(struct t_hw *hw, struct airtime_radio *radio, u64 mc, u64 *now, u32 *next_status,
+			  struct t_mcast_budget *mb)
+{
+	static struct airtime_tx_status st[AIRTIME_TCL_RINGS * 8];
+	struct airtime_rate rate = { .encoding = AIRTIME_RATE_OFDM, .legacy_100kbps = 60 };
+	struct airtime_radio_stats stats;
+	u32 i, n, p, q, base = hw->returned;
+	int r, why = 0;
+
+	r = RADIO_CALL(hw, airtime_set_multicast_limit_us(radio, AIRTIME_NUM_ACS, 1000));
+	MB_CHECK(r == -EINVAL, "limit on AC 4: %d", r);
+	r = RADIO_CALL(hw, airtime_multicast_pending_us(radio, AIRTIME_AC_BE, NULL));
+	MB_CHECK(r == -EFAULT, "pending into NULL: %d", r);
+	r = RADIO_CALL(hw, airtime_mcast_txq_aql_pending_us(radio, mc ^ (1ULL << 32), &p));
+	MB_CHECK(r == -ENOENT, "pending of a forged handle: %d", r);
+	rate.encoding = AIRTIME_RATE_NONE;
+	r = RADIO_CALL(hw, airtime_set_multicast_rate(radio, &rate));
+	MB_CHECK(r == -EINVAL, "multicast rate 'none': %d", r);
+	rate.encoding = AIRTIME_RATE_OFDM;
+	MB_CHECK(!RADIO_CALL(hw, airtime_set_multicast_rate(radio, &rate)), "multicast rate");
+	MB_CHECK(!RADIO_CALL(hw, airtime_set_multicast_limit_us(radio, AIRTIME_AC_BE, T_MCAST_LIMIT_US)), "limit");
+
+	for (i = 1; i < T_FRAMES; i += 2)
+		t_enqueue(&hw->txq[1], &hw->frames[i]);
+	r = RADIO_CALL(hw, airtime_mcast_txq_wake(radio, mc, 0, *now));
+	MB_CHECK(r > 0 && r < T_FRAMES / 2, "first budgeted round pushed %d", r);
+	mb->first_round = r;
+	MB_CHECK(!RADIO_CALL(hw, airtime_multicast_pending_us(radio, AIRTIME_AC_BE, &p)), "pending");
+	MB_CHECK(!RADIO_CALL(hw, airtime_mcast_txq_aql_pending_us(radio, mc, &q)), "txq pending");
+	MB_CHECK(p == q && p % r == 0, "BE multicast pending %u, the txq's %u, %d frames", p, q, r);
+	mb->charge_us = p / r;
+	MB_CHECK(p >= T_MCAST_LIMIT_US && p - mb->charge_us < T_MCAST_LIMIT_US,
+		 "%d frames of %u us in flight against a %u us budget", r, mb->charge_us, T_MCAST_LIMIT_US);
+	MB_CHECK(!RADIO_CALL(hw, airtime_txq_aql_pending_us(radio, 1, 0, &q)) && !q, "station 1 pending %u", q);
+	MB_CHECK(!RADIO_CALL(hw, airtime_radio_get_stats(radio, &stats)) && !stats.total_pending_us,
+		 "multicast counted as unicast: %u us", stats.total_pending_us);
+	MB_CHECK(!RADIO_CALL(hw, airtime_radio_check(radio)), "invariants with multicast charged");
+	r = RADIO_CALL(hw, airtime_mcast_txq_wake(radio, mc, 0, *now));
+	MB_CHECK(r == 0, "a wake over the budget pushed %d", r);
+
+	/* The completions release the budget and run the next rounds. */
+	for (i = 0; i < 400 && hw->returned < base + T_FRAMES / 2; i++) {
+		*now += 500;
+		n = t_firmware(hw, st, 8, next_status);
+		MB_CHECK(t_complete(hw, radio, st, n, *now, &why) >= 0, "tx_complete(%u): %d", n, why);
+		MB_CHECK(!RADIO_CALL(hw, airtime_multicast_pending_us(radio, AIRTIME_AC_BE, &p)), "pending");
+		MB_CHECK(p < T_MCAST_LIMIT_US + mb->charge_us, "%u us of multicast in flight", p);
+		mb->peak_us = max(mb->peak_us, p);
+		if (!n)
+			RADIO_CALL(hw, airtime_mcast_txq_wake(radio, mc, 0, *now));
+	}
+	MB_CHECK(hw->returned == base + T_FRAMES / 2, "%u of %u frames back", hw->returned - base, T_FRAMES / 2);
+	MB_CHECK(!RADIO_CALL(hw, airtime_multicast_pending_us(radio, AIRTIME_AC_BE, &p)) && !p, "%u us left", p);
+	MB_CHECK(!RADIO_CALL(hw, airtime_radio_check_idle(radio)), "invariants after the budgeted drain");
+	MB_CHECK(!RADIO_CALL(hw, airtime_set_multicast_rate(radio, NULL)), "multicast uncharged again");
+	return 0;
 }
 
 /**
@@ -488,8 +666,9 @@ int airtime_capi_mcast(char *msg, size_t len)
 	struct airtime_radio_stats stats;
 	struct airtime_radio *radio = NULL;
 	struct t_hw *hw;
+	struct t_mcast_budget mb = {};
 	u64 now = 1000, mc = 0, bogus = 0;
-	u32 i, n, done, next_status = 0, mcast_first, at_half[2] = { 0, 0 }, fin[2];
+	u32 i, n, next_status = 0, mcast_first, at_half[2] = { 0, 0 }, fin[2];
 	int ret = 0, err = 0, r;
 
 	if (!msg || !len)
@@ -500,13 +679,7 @@ int airtime_capi_mcast(char *msg, size_t len)
 		snprintf(msg, len, "no memory for the test");
 		return -ENOMEM;
 	}
-	cfg.ops = &t_ops;
-	cfg.hw = hw;
-	cfg.flags = AIRTIME_RADIO_TX_NO_PUSHBACK;
-	cfg.tcl_descriptors = T_RING_SLOTS;
-	cfg.msdu_capacity = T_MSDU_SLOTS;
-	cfg.max_stations = 8;
-	cfg.max_txqs = 32;
+	t_config(hw, &cfg);
 	radio = airtime_radio_create(&cfg, &err);
 	CHECK(radio, "create: err %d", err);
 
@@ -548,11 +721,8 @@ int airtime_capi_mcast(char *msg, size_t len)
 	for (i = 0; i < 400 && hw->returned < T_FRAMES; i++) {
 		now += 500;
 		n = t_firmware(hw, st, 8, &next_status);
-		for (done = 0; done < n;) {
-			r = RADIO_CALL(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
-			CHECK(r > 0 && r <= T_BUDGET, "tx_complete(%u left): %d", n - done, r);
-			done += r;
-		}
+		r = t_complete(hw, radio, st, n, now, &err);
+		CHECK(r >= 0, "tx_complete(%u): %d", n, err);
 		if (hw->returned >= T_FRAMES / 2 && !at_half[0] && !at_half[1])
 			t_done_per_txq(hw, at_half);
 		CHECK(!RADIO_CALL(hw, airtime_radio_check_idle(radio)), "invariants after poll %u", i);
@@ -583,8 +753,14 @@ int airtime_capi_mcast(char *msg, size_t len)
 	      "after the drain: %u us pending, %u outstanding, %u held", stats.total_pending_us,
 	      stats.outstanding_msdus, stats.held_frames);
 
-	/* Removal: the handle is refused afterwards. */
+	/* The multicast budget: priced at 6 Mbit/s, BE's budget bounds them in flight. */
+	r = t_mcast_budget(hw, radio, mc, &now, &next_status, &mb);
+	CHECK(!r, "multicast budget: %s", mb.why);
+
+	/* Removal: the handle is refused afterwards, the txq released once. */
 	CHECK(!RADIO_CALL(hw, airtime_mcast_txq_remove(radio, mc)), "mcast_txq_remove");
+	CHECK(hw->released[1] == 1 && !hw->released[0], "mcast_txq_remove released %u/%u", hw->released[0],
+	      hw->released[1]);
 	r = RADIO_CALL(hw, airtime_mcast_txq_remove(radio, mc));
 	CHECK(r == -ENOENT, "mcast_txq_remove again: %d", r);
 	r = RADIO_CALL(hw, airtime_mcast_txq_wake(radio, mc, 0, now));
@@ -595,8 +771,9 @@ int airtime_capi_mcast(char *msg, size_t len)
 	CHECK(r == 0, "destroy handed back %d frames", r);
 
 	snprintf(msg, len,
-		 "%u station + %u multicast frames, %u multicast in the first round uncharged, at half time %u/%u done, pending 0",
-		 T_FRAMES / 2, T_FRAMES / 2, mcast_first, at_half[0], at_half[1]);
+		 "%u station + %u multicast frames, %u multicast in the first round uncharged, at half time %u/%u done, pending 0; budget %u us: %u frames of %u us per round, peak %u us",
+		 T_FRAMES / 2, T_FRAMES / 2, mcast_first, at_half[0], at_half[1], T_MCAST_LIMIT_US, mb.first_round,
+		 mb.charge_us, mb.peak_us);
 out:
 	if (radio)
 		airtime_radio_destroy(radio);
@@ -675,6 +852,10 @@ struct s_hw {
 	atomic64_t purged;			/* frames purged from removed stations' txqs */
 	atomic64_t returned[T_NUM_STATUS];	/* tx_status() per status */
 	atomic_t bad;				/* callbacks on frames in the wrong state */
+	atomic_t released;			/* txq_released() calls */
+	atomic_t drained;			/* sta_drained() calls */
+	u32 removed_txqs, departures;		/* wake thread (main's after stop) */
+	u32 reaps;				/* completion thread */
 	u32 wakes, churns, add_refused;		/* wake thread */
 	u32 polls, weights, checks;		/* completion thread */
 	u32 cpu[2];
@@ -879,6 +1060,25 @@ static u32 s_txq_peek_len(void *ctx, void *txq)
 	return n;
 }
 
+static void s_txq_released(void *ctx, void *txq)
+{
+	struct s_hw *s = ctx;
+	struct s_txq *q = txq;
+
+	if ((q < s->txq || q >= s->txq + S_TXQS) && (q < s->kick_txq || q >= s->kick_txq + S_TIDS))
+		atomic_inc(&s->bad);
+	atomic_inc(&s->released);
+}
+
+static void s_sta_drained(void *ctx, u16 peer_id)
+{
+	struct s_hw *s = ctx;
+
+	if (!peer_id || peer_id > S_STATIONS)
+		atomic_inc(&s->bad);
+	atomic_inc(&s->drained);
+}
+
 static const struct airtime_hal_ops s_ops = {
 	.tcl_free = s_tcl_free,
 	.tcl_enqueue = s_tcl_enqueue,
@@ -889,6 +1089,8 @@ static const struct airtime_hal_ops s_ops = {
 	.tx_status = s_tx_status,
 	.txq_dequeue = s_txq_dequeue,
 	.txq_peek_len = s_txq_peek_len,
+	.txq_released = s_txq_released,
+	.sta_drained = s_sta_drained,
 };
 
 /* mac80211's enqueue: a frame from the pool into @q; false if either is full. */
@@ -918,7 +1120,7 @@ static bool s_enqueue(struct s_hw *s, struct s_txq *q, u32 len)
 	return false;
 }
 
-/* The driver frees a removed txq's frames (ieee80211_txq_purge()). */
+/* The driver frees a removed txq's frames (ieee80211_free_txskb() each). */
 static void s_purge(struct s_hw *s, struct s_txq *q)
 {
 	struct s_frame *f;
@@ -964,6 +1166,8 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 		if (r)
 			s_fail(s, "sta_remove(%u): %d", peer, r);
 		s->present[sta] = false;
+		s->removed_txqs += S_TIDS;
+		s->departures++;
 		for (t = 0; t < S_TIDS; t++)
 			s_purge(s, &s->txq[sta * S_TIDS + t]);
 		return;
@@ -1107,6 +1311,13 @@ static void s_complete_step(struct s_hw *s, u32 *rnd, struct airtime_tx_status *
 		ret = RADIO_CALL(s, airtime_sta_set_weight(s->radio, 1 + r % S_STATIONS, 16 + (r >> 8) % 1024));
 		if (ret && ret != -ENOENT)
 			s_fail(s, "sta_set_weight: %d", ret);
+	}
+	if (s->polls % 16 == 8) {
+		/* The driver's reap work: txqs the wake CPU removed while this one served them. */
+		s->reaps++;
+		ret = RADIO_CALL(s, airtime_radio_reap(s->radio));
+		if (ret < 0)
+			s_fail(s, "radio_reap: %d", ret);
 	}
 	if (s->polls % 16 == 12) {
 		ppdu.duration_us = 200 + r % 800;
@@ -1323,6 +1534,12 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	      stats.outstanding_msdus, stats.held_frames);
 	r = RADIO_CALL(s, airtime_radio_check_idle(s->radio));
 	CHECK(!r, "invariants after the drain: %d", r);
+	/* Every removed txq released once, every departed station drained once. */
+	r = RADIO_CALL(s, airtime_radio_reap(s->radio));
+	CHECK(r >= 0, "radio_reap after the drain: %d", r);
+	CHECK(atomic_read(&s->released) == s->removed_txqs && atomic_read(&s->drained) == s->departures,
+	      "reaped %d of %u removed txqs, %d of %u departed stations", atomic_read(&s->released), s->removed_txqs,
+	      atomic_read(&s->drained), s->departures);
 
 	/* Conservation, as the test saw it and as the API counts it. */
 	CHECK(!RADIO_CALL(s, airtime_radio_get_counters(s->radio, &c)), "get_counters");
@@ -1351,14 +1568,20 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	      "too little happened: %u polls, %u wakes, %u churns, %llu frames", s->polls, s->wakes, s->churns,
 	      c.enqueued);
 
+	for (i = 0, t = 0; i < S_STATIONS; i++)
+		t += s->present[i];
 	r = airtime_radio_destroy(s->radio);
 	s->radio = NULL;
 	CHECK(r == 0, "destroy handed back %d frames", r);
+	CHECK(atomic_read(&s->released) == s->removed_txqs + t * S_TIDS + 1 + S_TIDS &&
+	      atomic_read(&s->drained) == s->departures + t && !atomic_read(&s->bad),
+	      "destroy: %d txqs released in all (%u removed before, %u stations left), %d stations drained",
+	      atomic_read(&s->released), s->removed_txqs, t, atomic_read(&s->drained));
 
 	snprintf(msg, len,
-		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns (%u deferred), %u weights, %llu held, %llu ring refusals, %llu purged, drain %u steps",
+		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns (%u deferred), %u weights, %llu held, %llu ring refusals, %llu purged, %u reaps (%u txqs, %u stations), drain %u steps",
 		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->checks, s->churns, s->add_refused, s->weights,
-		 c.held_for_retry, c.enqueue_failures, purged, drain_steps);
+		 c.held_for_retry, c.enqueue_failures, purged, s->reaps, s->removed_txqs, s->departures, drain_steps);
 out:
 	if (tw)
 		kthread_stop(tw);

@@ -52,7 +52,7 @@ static_assert(sizeof(struct airtime_radio_counters) == 104);
 static_assert(sizeof(struct airtime_tx_status) == 8);
 static_assert(sizeof(struct airtime_msdu) == 24);
 static_assert(sizeof(struct airtime_tcl_desc) == 12);
-static_assert(sizeof(struct airtime_hal_ops) == 9 * sizeof(void *));
+static_assert(sizeof(struct airtime_hal_ops) == 11 * sizeof(void *));
 
 static char *scenario = "all";
 module_param(scenario, charp, 0444);

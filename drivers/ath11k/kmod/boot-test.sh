@@ -37,6 +37,8 @@ EXPECTED_PASS=(
 	ring-full-loses-no-frame
 	round-fix-no-skip
 	debugfs-text
+	multicast-budget-bounds-inflight
+	departed-station-drains-once
 	c-api-roundtrip
 	c-api-mcast
 	c-api-smp-stress
@@ -116,7 +118,28 @@ mkdir -p "$root"/{bin,dev,etc,proc,sys,tmp}
 cp "$busybox" "$root/bin/busybox"
 cp "$module" "$root/$KMOD_NAME.ko"
 install -m 0755 "$KMOD_DIR/boot-init.sh" "$root/init"
-printf 'MODULE=/%s.ko\nEXPECTED_PASS="%s"\n' "$KMOD_NAME" "${EXPECTED_PASS[*]}" >"$root/etc/boot-test.conf"
+# /init's parameters (see boot-init.sh, shared with the Rust-for-Linux module).
+cat >"$root/etc/boot-test.conf" <<CONF
+MODULE=/$KMOD_NAME.ko
+MOD_NAME=$KMOD_NAME
+TAG=airtime
+MARKER=AIRTIME-BOOT-TEST
+EXPECTED_PASS="${EXPECTED_PASS[*]}"
+MUST_FAIL=selftest-must-fail
+MUST_PANIC=selftest-must-panic
+FAULTS='stress-lost-completion|c-api-smp-stress-lost-completion|names the frame left in the hardware|c-api-smp-stress-lost-completion: .*pending, 1 frames in the hardware
+stress-lost-wake|c-api-smp-stress-lost-wake|names the txq left with frames|c-api-smp-stress-lost-wake: .*lost wake: txq 8 still holds'
+STRESS_RESULT='RESULT c-api-smp-stress: kthreads on CPUs'
+STRESS_WHAT='c-api-smp-stress ran its kthreads'
+EXPLICIT_ONLY='selftest-must-fail|c-api-smp-stress-lost'
+BY_NAME=c-api-roundtrip
+UNKNOWN=no-such-scenario
+UNKNOWN_MSG='airtime: unknown scenario "no-such-scenario"'
+PANIC_CHECKS='panic message with its Rust location|airtime: Rust panic: index out of bounds: the len is 0 but the index is 3 at drivers/ath11k/kmod/src/selftest.rs:
+kernel BUG in the panic report|kernel BUG at .*airtime_shim.c
+oops names airtime_rust_panic|RIP: .*airtime_rust_panic
+call trace names the Rust scenario|must_panic'
+CONF
 # The kernel opens /dev/console before /init runs; without the node (making
 # it needs root) /init reopens it after mounting devtmpfs.
 mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true

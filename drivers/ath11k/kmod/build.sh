@@ -41,7 +41,9 @@ EXPORTS=(
 	airtime_txq_wake airtime_tx_complete airtime_ppdu_tx_stats airtime_rx_duration airtime_radio_get_stats
 	airtime_debugfs_aql airtime_debugfs_airtime airtime_debugfs_dp_stats
 	airtime_mcast_txq_add airtime_mcast_txq_wake airtime_mcast_txq_remove airtime_radio_get_counters
-	airtime_radio_check airtime_radio_check_idle
+	airtime_radio_check airtime_radio_check_idle airtime_radio_reap
+	airtime_set_multicast_rate airtime_set_multicast_limit_us airtime_multicast_pending_us
+	airtime_txq_aql_pending_us airtime_mcast_txq_aql_pending_us
 )
 # Functions the shim provides to the Rust object (include/airtime_ath11k.h).
 SHIM_SYMBOLS=(

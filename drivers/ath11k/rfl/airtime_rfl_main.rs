@@ -15,7 +15,11 @@ use kernel::prelude::*;
 // kernel's flags (`--extern alloc`); `kalloc` routes it to the kernel's
 // allocator.
 
-mod api;
+// The heap-construction helpers the shared scenarios call (`crate::boxed::…`):
+// the C-API module's file, compiled here too, not a copy.
+#[path = "kmod-src/boxed.rs"]
+#[allow(unreachable_pub)]
+mod boxed;
 mod kalloc;
 #[path = "kmod-src/msg.rs"]
 #[allow(dead_code, missing_docs, unreachable_pub)]

@@ -78,9 +78,27 @@ root=$boot_dir/initramfs
 mkdir -p "$root"/{bin,dev,etc,proc,sys,tmp}
 cp "$busybox" "$root/bin/busybox"
 cp "$module" "$root/airtime_rfl.ko"
-install -m 0755 "$RFL_DIR/boot-init.sh" "$root/init"
-printf 'MODULE=/airtime_rfl.ko\nEXPECTED_PASS="%s"\nMUST_FAIL=%s\nMUST_PANIC=%s\nLOST_COMPLETION=%s\n' \
-	"${EXPECTED_PASS[*]}" "$must_fail" "$must_panic" "$lost_completion" >"$root/etc/boot-test.conf"
+# The C-API module's /init, with this module's parameters (see kmod/boot-init.sh).
+install -m 0755 "$RFL_DIR/../kmod/boot-init.sh" "$root/init"
+cat >"$root/etc/boot-test.conf" <<CONF
+MODULE=/airtime_rfl.ko
+MOD_NAME=airtime_rfl
+TAG=airtime_rfl
+MARKER=AIRTIME-RFL-BOOT-TEST
+EXPECTED_PASS="${EXPECTED_PASS[*]}"
+MUST_FAIL=$must_fail
+MUST_PANIC=$must_panic
+FAULTS='stress-lost-completion|$lost_completion|names the pending airtime|two-context-stress-lost-completion: .*charged, .*released'
+STRESS_RESULT='RESULT two-context-stress: work items on CPUs'
+STRESS_WHAT='two-context-stress ran its work items'
+EXPLICIT_ONLY=''
+BY_NAME=''
+UNKNOWN=999
+UNKNOWN_MSG='airtime_rfl: unknown scenario 999'
+PANIC_CHECKS='overflow panic with its Rust location|panicked at .*selftest.rs:[0-9]*:[0-9]*:
+the message names the overflow|attempt to add with overflow
+kernel BUG in the report|kernel BUG at'
+CONF
 mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$boot_dir/initramfs.gz"
 

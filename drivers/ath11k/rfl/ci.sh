@@ -46,7 +46,7 @@ fi
 
 # Style of the scripts, when shellcheck is available.
 if command -v shellcheck >/dev/null; then
-	(cd "$RFL_DIR" && shellcheck -x ci.sh kernel.sh boot-test.sh boot-init.sh)
+	(cd "$RFL_DIR" && shellcheck -x ci.sh kernel.sh boot-test.sh)
 	kmod_log "shellcheck clean"
 fi
 

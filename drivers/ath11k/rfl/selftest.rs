@@ -68,6 +68,8 @@ static SCENARIOS: &[Scenario] = &[
     s("ring-full-loses-no-frame", adapter::ring_full_loses_no_frame),
     s("round-fix-no-skip", adapter::round_fix_no_skip),
     s("debugfs-text", adapter::debugfs_text),
+    s("multicast-budget-bounds-inflight", adapter::multicast_budget_bounds_inflight),
+    s("departed-station-drains-once", adapter::departed_station_drains_once),
     s("two-context-stress", crate::stress::two_context_stress),
     x("selftest-must-fail", must_fail),
     x("selftest-must-panic", must_panic),

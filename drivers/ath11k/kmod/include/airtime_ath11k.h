@@ -214,11 +214,32 @@ struct airtime_tcl_desc {
  * @txq_dequeue: dequeue one frame from the driver's txq @txq
  *	(ieee80211_tx_dequeue()): the frame with *@len set, or NULL when empty
  * @txq_peek_len: length of the frame at the head of @txq, 0 when empty
+ * @txq_released: optional: a removed txq is handed back; the adapter holds no
+ *	frame of it (its retry-slot and not yet dequeued ones went to tx_status()
+ *	AIRTIME_TX_REMOVED before) and never touches @txq again: free the frames
+ *	the driver still queues there (ieee80211_free_txskb() each) and its own
+ *	per-txq state; mac80211 owns the struct ieee80211_txq itself. Called once
+ *	per txq_add()/mcast_txq_add(),
+ *	from the removal, a later airtime_radio_reap() (a txq another CPU was
+ *	serving at its removal) or airtime_radio_destroy()
+ * @sta_drained: optional: a removed station has no frame left in the hardware
+ *	(every completion came back) and can be charged nothing more: its firmware
+ *	peer id may be reused. Must not sleep like the other callbacks (it may
+ *	run in the tx completion NAPI poll): queue the peer's deletion
+ *	(ath11k_peer_delete() waits for the firmware) to a work item rather
+ *	than calling it here. Called once per removed
+ *	station: from its own airtime_sta_remove() when nothing of it is in
+ *	flight, else from a later airtime_radio_reap(), airtime_sta_remove() or
+ *	airtime_radio_destroy()
  *
- * Every callback is required. @hw is the pointer given in struct
+ * Every callback up to @txq_peek_len is required; the last two may be NULL
+ * (then the driver is not told, and must not free a removed txq before
+ * airtime_radio_destroy()). @hw is the pointer given in struct
  * airtime_radio_config. Callbacks may run on several CPUs at once (see the
  * locking note above): each locks what it touches, must not sleep and must
- * not call the adapter.
+ * not call the adapter. txq_released() and sta_drained() run inside the
+ * call that reports them (a removal, airtime_radio_reap(),
+ * airtime_radio_destroy()): the caller must not hold a lock they take.
  */
 struct airtime_hal_ops {
 	u32 (*tcl_free)(void *hw, u8 ring);
@@ -230,6 +251,8 @@ struct airtime_hal_ops {
 	void (*tx_status)(void *hw, void *frame, u8 status);
 	void *(*txq_dequeue)(void *hw, void *txq, u32 *len);
 	u32 (*txq_peek_len)(void *hw, void *txq);
+	void (*txq_released)(void *hw, void *txq);
+	void (*sta_drained)(void *hw, u16 peer_id);
 };
 
 /**
@@ -379,8 +402,10 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  * @radio: the radio; not usable afterwards
  *
  * Every frame still in the MSDU tables or the retry slots is handed back
- * with tx_status(AIRTIME_TX_REMOVED) and its charge released; then the memory
- * is freed. The driver frees its txqs' own frames.
+ * with tx_status(AIRTIME_TX_REMOVED) and its charge released; every txq still
+ * registered goes to txq_released() and every removed station to
+ * sta_drained(); then the memory is freed. The driver frees its txqs' own
+ * frames (in txq_released(), or afterwards).
  *
  * Context: Process context, after the data path is stopped (NAPI disabled).
  * Return: the frames handed back, or -EFAULT if @radio is NULL.
@@ -405,7 +430,11 @@ int airtime_sta_add(struct airtime_radio *radio, u16 peer_id, u16 weight);
  * @peer_id: its firmware peer id
  *
  * A frame of the station waiting in a retry slot is handed back with
- * AIRTIME_TX_REMOVED; frames in the hardware complete normally.
+ * AIRTIME_TX_REMOVED; frames in the hardware complete normally. Each of its
+ * txqs goes to txq_released() here, or from a later airtime_radio_reap() if
+ * another CPU is serving it right now; the station goes to sta_drained() here
+ * if none of its frames is in the hardware, else from a reap once they have
+ * all completed.
  *
  * Context: Process context; no radio lock.
  * Return: 0, or -ENOENT for an unknown peer.
@@ -418,7 +447,10 @@ int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
  * @peer_id: the station
  * @tid: its TID, 0-15 (16 for the management queue)
  * @txq: the driver's txq (struct ieee80211_txq *), passed to txq_dequeue()
- *	and txq_peek_len(); must stay valid until the station is removed
+ *	and txq_peek_len(); must stay valid until txq_released() hands it
+ *	back (or, without that callback, until airtime_radio_destroy()): a CPU
+ *	serving it when airtime_sta_remove() runs may still call txq_dequeue()
+ *	on it after that returns
  *
  * Context: Process context; no radio lock.
  * Return: 0; -ENOENT for an unknown peer; -EEXIST if the TID has a txq;
@@ -433,7 +465,9 @@ int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq)
  * @tid: its TID, 0-15 (16 for the vif's management queue); picks its AC
  * @txq: the driver's txq (the vif's multicast struct ieee80211_txq *), passed
  *	to txq_dequeue() and txq_peek_len(); must stay valid until
- *	airtime_mcast_txq_remove() or airtime_radio_destroy()
+ *	txq_released() hands it back (or, without that callback, until
+ *	airtime_radio_destroy()): a CPU serving it when
+ *	airtime_mcast_txq_remove() runs may still dequeue from it afterwards
  * @handle: set to the txq's handle on success (a station-less txq has no peer
  *	id to name it by); a stale handle is refused, never aliased
  *
@@ -464,13 +498,100 @@ int airtime_mcast_txq_wake(struct airtime_radio *radio, u64 handle, u32 cpu, u64
  * @handle: from airtime_mcast_txq_add()
  *
  * A frame of it waiting in a retry slot is handed back AIRTIME_TX_REMOVED;
- * frames in the hardware complete normally. The driver purges the txq's own
- * frames afterwards.
+ * frames in the hardware complete normally. The txq goes to txq_released()
+ * here or from a later airtime_radio_reap(), where the driver purges it.
  *
  * Context: Process context; no radio lock.
  * Return: 0, or -ENOENT for a handle naming no station-less txq.
  */
 int airtime_mcast_txq_remove(struct airtime_radio *radio, u64 handle);
+
+/**
+ * airtime_radio_reap() - take back removed txqs and drained stations
+ * @radio: the radio
+ *
+ * Hands each removed txq that no CPU serves any more to txq_released() (its
+ * retry-slot frame and the frames it had not dequeued yet go to tx_status()
+ * AIRTIME_TX_REMOVED first, charges released), and each removed station whose
+ * frames have all completed to sta_drained(). Each is reported once, even
+ * with two reaps at once. The removal calls reap too; call this from a work
+ * item or after a NAPI poll so that a txq removed while another CPU served it,
+ * and a station removed with frames in the hardware, come back soon. Without
+ * it they come back at airtime_radio_destroy().
+ *
+ * Context: Process context or softirq (any context but hard IRQ); no radio
+ * lock; the callbacks run in the caller's context.
+ * Return: the txqs and stations reported (0 if none); -EFAULT if @radio is NULL.
+ */
+int airtime_radio_reap(struct airtime_radio *radio);
+
+/**
+ * airtime_set_multicast_rate() - price station-less frames and budget them
+ * @radio: the radio
+ * @rate: the rate station-less (multicast) frames are priced at, mainline's
+ *	lowest basic rate of the vif (e.g. OFDM 6 Mbit/s); NULL: uncharged
+ *
+ * With a rate, each frame of a station-less txq is charged to its AC's
+ * multicast budget (airtime_set_multicast_limit_us()), which bounds the
+ * multicast airtime in flight while AQL is on, apart from the stations'
+ * pending airtime; without one (the default) they go out uncharged.
+ *
+ * Context: Any context but hard IRQ; no radio lock.
+ * Return: 0; -EINVAL for a bad rate or AIRTIME_RATE_NONE; -EFAULT.
+ */
+int airtime_set_multicast_rate(struct airtime_radio *radio, const struct airtime_rate *rate);
+
+/**
+ * airtime_set_multicast_limit_us() - set one AC's multicast AQL budget
+ * @radio: the radio
+ * @ac: AIRTIME_AC_*
+ * @limit_us: multicast airtime in flight on @ac at which its station-less txqs
+ *	stop (the frame that reaches it is sent); default half a beacon interval
+ *	(mainline's aql_txq_limit "mcast")
+ *
+ * Context: Process context (debugfs write); no radio lock.
+ * Return: 0; -EINVAL for a bad AC; -EFAULT.
+ */
+int airtime_set_multicast_limit_us(struct airtime_radio *radio, u8 ac, u32 limit_us);
+
+/**
+ * airtime_multicast_pending_us() - one AC's multicast airtime in flight
+ * @radio: the radio
+ * @ac: AIRTIME_AC_*
+ * @pending_us: set to the charged, not yet completed multicast airtime, us
+ *
+ * Context: Any context but hard IRQ; no radio lock.
+ * Return: 0; -EINVAL for a bad AC; -EFAULT for a NULL argument.
+ */
+int airtime_multicast_pending_us(struct airtime_radio *radio, u8 ac, u32 *pending_us);
+
+/**
+ * airtime_txq_aql_pending_us() - the airtime in flight that limits a txq
+ * @radio: the radio
+ * @peer_id: the station
+ * @tid: the txq's TID
+ * @pending_us: set to the station's pending airtime on the txq's AC (shared by
+ *	its TIDs of that AC), 0 for TID 16 (never limited), us
+ *
+ * mainline's ieee80211_txq_aql_pending(), for a driver that bounds its own
+ * buffering (e.g. frames it pulls ahead into the firmware) by it.
+ *
+ * Context: Any context but hard IRQ; no radio lock.
+ * Return: 0; -ENOENT for an unknown peer or txq; -EINVAL for a bad TID; -EFAULT.
+ */
+int airtime_txq_aql_pending_us(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 *pending_us);
+
+/**
+ * airtime_mcast_txq_aql_pending_us() - the airtime in flight that limits a
+ *	station-less txq
+ * @radio: the radio
+ * @handle: from airtime_mcast_txq_add()
+ * @pending_us: set to its AC's multicast airtime in flight, us
+ *
+ * Context: Any context but hard IRQ; no radio lock.
+ * Return: 0; -ENOENT for a handle naming no station-less txq; -EFAULT.
+ */
+int airtime_mcast_txq_aql_pending_us(struct airtime_radio *radio, u64 handle, u32 *pending_us);
 
 /**
  * airtime_sta_set_weight() - set a station's airtime weight

@@ -6,12 +6,14 @@
 //! [`airtime_ath11k::Ath11k`] (see `drivers/ath11k/README.md`).
 //!
 //! Conventions: a non-negative return on success, `-errno` on error; nothing is
-//! changed when an error is returned (except where a function says so). Every
-//! function takes the radio exclusively (the adapter's methods take `&mut self`):
-//! the C side serialises all calls on one radio with one spinlock taken with
-//! `spin_lock_bh()`. No function sleeps; only `airtime_radio_create()`,
-//! `airtime_sta_add()`, `airtime_txq_add()`, `airtime_mcast_txq_add()` and
-//! `airtime_radio_check()` may allocate (`GFP_ATOMIC`).
+//! changed when an error is returned (except where a function says so). No radio
+//! lock: every function but `airtime_radio_destroy()` and
+//! `airtime_radio_check_idle()` takes the radio shared (the adapter's entry points
+//! take `&self`) and may run at once with any other, from any context but hard
+//! IRQ. No function sleeps; after `airtime_radio_create()` only the invariant
+//! checks allocate (`GFP_ATOMIC`). Removed txqs and drained stations go back to
+//! the driver through the optional `txq_released` and `sta_drained` callbacks,
+//! from the removals, `airtime_radio_reap()` and `airtime_radio_destroy()`.
 //!
 //! Station txqs are named by (peer id, TID). Station-less txqs (a vif's
 //! multicast or management queue) have no peer id: `airtime_mcast_txq_add()`
@@ -19,9 +21,7 @@
 //! its 32-bit generation, so a stale handle is refused, never aliased).
 
 use alloc::boxed::Box;
-use core::alloc::Layout;
 use core::ffi::{c_char, c_void};
-use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use airtime_ath11k::hal::{
@@ -31,6 +31,7 @@ use airtime_ath11k::{Ath11k, Config, TextBuf};
 use airtime_est::{Bandwidth, HeGi, Rate};
 use airtime_sched::{Ac, AqlLimits, Instant, StationId, Tid, TxqId, Weight};
 
+use crate::boxed::{new_out_of_line, try_box_with};
 use crate::chal::{CHal, CTxStatus, CTxq, HalOps, Ops};
 use crate::errno::{Errno, result_to_c};
 
@@ -199,68 +200,9 @@ const _: () = assert!(core::mem::size_of::<CPpduStats>() == 136);
 const _: () = assert!(core::mem::size_of::<RadioStats>() == 32);
 const _: () = assert!(core::mem::size_of::<RadioCounters>() == 104);
 const _: () = assert!(core::mem::size_of::<CTxStatus>() == 8);
+const _: () = assert!(core::mem::size_of::<HalOps>() == 11 * core::mem::size_of::<usize>());
 const _: () = assert!(core::mem::size_of::<crate::chal::CMsdu>() == 24);
 const _: () = assert!(core::mem::size_of::<crate::chal::CTclDesc>() == 12);
-
-/// An uninitialised heap slot for a `T`, without aborting when memory is short.
-fn try_box_uninit<T>() -> Result<Box<MaybeUninit<T>>, Errno> {
-    let layout = Layout::new::<T>();
-    if layout.size() == 0 {
-        return Ok(Box::new(MaybeUninit::uninit()));
-    }
-    // SAFETY: the layout has a non-zero size.
-    let ptr = unsafe { alloc::alloc::alloc(layout) }.cast::<MaybeUninit<T>>();
-    if ptr.is_null() {
-        return Err(Errno::ENOMEM);
-    }
-    // SAFETY: `ptr` is a fresh allocation from the global allocator with the
-    // layout of `T` (the same as `MaybeUninit<T>`'s), so the box owns it; an
-    // uninitialised `MaybeUninit` is valid.
-    Ok(unsafe { Box::from_raw(ptr) })
-}
-
-/// Writes what `make` returns into `slot`. Never inlined, so that `make`'s
-/// result is built in place in the heap slot (the callee writes through the
-/// return pointer) instead of on the caller's stack and copied: the adapter
-/// is well over a kilobyte by value and the kernel stack is 16 KiB.
-#[inline(never)]
-fn build_in<T>(slot: &mut MaybeUninit<T>, make: impl FnOnce() -> T) {
-    let dst = slot.as_mut_ptr();
-    // SAFETY: `dst` is valid for writing one `T` (it is `slot`'s storage);
-    // the previous content is uninitialised, so nothing is leaked.
-    unsafe { dst.write(make()) };
-}
-
-/// Builds the value `make` returns straight on the heap: `Ok(Ok(box))`,
-/// `Ok(Err(e))` when `make` fails, `Err(ENOMEM)` when memory is short. The value
-/// goes heap to heap, never through this stack frame.
-pub(crate) fn try_box_with<T, E: Copy>(make: impl FnOnce() -> Result<T, E>) -> Result<Result<Box<T>, E>, Errno> {
-    let mut slot = try_box_uninit::<Result<T, E>>()?;
-    build_in(&mut slot, make);
-    // SAFETY: `build_in` initialised the slot.
-    let made = unsafe { slot.assume_init_mut() };
-    let value: *const T = match made {
-        Err(e) => return Ok(Err(*e)),
-        Ok(v) => v,
-    };
-    let mut dst = match try_box_uninit::<T>() {
-        Ok(dst) => dst,
-        Err(e) => {
-            // SAFETY: initialised above and not used again.
-            unsafe { slot.assume_init_drop() };
-            return Err(e);
-        }
-    };
-    // SAFETY: `value` points at the initialised `T` inside `slot`, `dst` is a
-    // separate allocation of `T`'s layout; after the copy `dst` owns the value
-    // and `slot` is freed without dropping its content (a `MaybeUninit` never
-    // drops it), so the value is dropped exactly once, through `dst`.
-    unsafe {
-        dst.as_mut_ptr().copy_from_nonoverlapping(value, 1);
-        drop(slot);
-        Ok(Ok(dst.assume_init()))
-    }
-}
 
 fn adapter_err(e: airtime_ath11k::Ath11kError) -> Errno {
     Errno::from_negative(e.errno())
@@ -352,20 +294,7 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     if cfg.max_txqs != 0 {
         config.sched.max_txqs = cfg.max_txqs;
     }
-    try_box_with(move || new_out_of_line(hal, config))?.map_err(adapter_err)
-}
-
-/// `Ath11k::new`, called through a function pointer so that it is never
-/// inlined into its caller: its frame (it builds the adapter, about twice its
-/// size on the stack) then stays apart from the caller's.
-pub(crate) fn new_out_of_line<H, T>(hal: H, config: Config) -> Result<Ath11k<H, T>, airtime_ath11k::Ath11kError>
-where
-    H: airtime_ath11k::Hal,
-    T: airtime_sched::Txq<Frame = airtime_ath11k::hal::FrameOf<H>> + airtime_sched::Enqueue,
-    airtime_ath11k::hal::FrameOf<H>: airtime_sched::traits::Frame,
-{
-    let new: fn(H, Config) -> Result<Ath11k<H, T>, airtime_ath11k::Ath11kError> = Ath11k::new;
-    core::hint::black_box(new)(hal, config)
+    try_box_with(move || new_out_of_line(hal, config)).map_err(|_| Errno::ENOMEM)?.map_err(adapter_err)
 }
 
 /// Destroys a radio: every frame still in the hardware tables or the retry
@@ -385,8 +314,10 @@ pub unsafe extern "C" fn airtime_radio_destroy(radio: *mut CRadio) -> i32 {
     // SAFETY: non-null and from `Box::into_raw` in `airtime_radio_create`; the
     // caller gives it up.
     let radio = unsafe { Box::from_raw(radio) };
-    // Every station and txq goes (their kept frames handed back), then the rings.
-    let n = radio.shutdown(drop);
+    // Every station and txq goes (their kept frames handed back, each txq released to
+    // the driver), then the rings; then every departed station is drained.
+    let hal = radio.hal();
+    let n = radio.shutdown_with(|q| hal.txq_released(q), |peer| hal.sta_drained(peer));
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
@@ -408,6 +339,9 @@ pub unsafe extern "C" fn airtime_sta_add(radio: *mut CRadio, peer_id: u16, weigh
 
 /// Removes a station and its txqs; a frame of theirs in a retry slot is
 /// handed back `AIRTIME_TX_REMOVED`; frames in the hardware complete normally.
+/// Each txq no context serves goes to `txq_released` now, the others at a later
+/// [`airtime_radio_reap`]; the station goes to `sta_drained` from a reap once its
+/// frames in the hardware have completed.
 ///
 /// # Safety
 ///
@@ -418,7 +352,10 @@ pub unsafe extern "C" fn airtime_sta_remove(radio: *mut CRadio, peer_id: u16) ->
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
         let sta = station(radio, peer_id)?;
-        radio.remove_station(sta, drop).map_err(adapter_err)?;
+        let hal = radio.hal();
+        radio.remove_station_with(sta, |q| hal.txq_released(q), |peer| hal.sta_drained(peer)).map_err(adapter_err)?;
+        // A station with nothing in flight is drained now.
+        radio.reap_departed(|peer| hal.sta_drained(peer));
         Ok(0)
     })())
 }
@@ -429,7 +366,8 @@ pub unsafe extern "C" fn airtime_sta_remove(radio: *mut CRadio, peer_id: u16) ->
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header);
-/// `txq` must stay valid until the station is removed or the radio destroyed.
+/// `txq` must stay valid until `txq_released` hands it back, or the radio is destroyed
+/// (a CPU serving it at the removal may still dequeue from it afterwards).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_txq_add(radio: *mut CRadio, peer_id: u16, tid: u8, txq: *mut c_void) -> i32 {
     result_to_c((|| {
@@ -461,7 +399,8 @@ fn mcast_txq(radio: &CRadio, handle: u64) -> Result<TxqId, Errno> {
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header);
-/// `txq` must stay valid until the txq is removed or the radio destroyed;
+/// `txq` must stay valid until `txq_released` hands it back, or the radio is destroyed
+/// (a CPU serving it at the removal may still dequeue from it afterwards);
 /// `handle` must be null or valid for one write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_mcast_txq_add(radio: *mut CRadio, tid: u8, txq: *mut c_void, handle: *mut u64) -> i32 {
@@ -509,8 +448,149 @@ pub unsafe extern "C" fn airtime_mcast_txq_remove(radio: *mut CRadio, handle: u6
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
         let txq = mcast_txq(radio, handle)?;
-        radio.remove_txq(txq, drop).map_err(adapter_err)?;
+        let hal = radio.hal();
+        radio.remove_txq(txq, |q| hal.txq_released(q)).map_err(adapter_err)?;
         Ok(0)
+    })())
+}
+
+/// Takes back what removals left behind: each removed txq no context serves any more
+/// goes to `txq_released` (its retry-slot and intake frames to `tx_status` as
+/// `AIRTIME_TX_REMOVED` first), and each removed station whose frames have all
+/// completed goes to `sta_drained`. Returns how many txqs and stations it reported.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_reap(radio: *mut CRadio) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        let hal = radio.hal();
+        let txqs = radio.reap_removed(|q| hal.txq_released(q));
+        let stations = radio.reap_departed(|peer| hal.sta_drained(peer));
+        Ok(i32::try_from(txqs.saturating_add(stations)).unwrap_or(i32::MAX))
+    })())
+}
+
+/// Prices station-less frames at `*rate` and charges them to their AC's multicast
+/// budget (null `rate`: uncharged, the default).
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `rate` must be null or readable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_set_multicast_rate(radio: *mut CRadio, rate: *const CRate) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        // SAFETY: the caller guarantees `rate` is null or readable.
+        let rate = match unsafe { rate.as_ref() } {
+            // A rate that prices nothing ("none") is refused, not taken for null.
+            Some(r) => Some(r.to_rate()?.ok_or(Errno::EINVAL)?),
+            None => None,
+        };
+        radio.set_multicast_rate(rate);
+        Ok(0)
+    })())
+}
+
+/// Sets AC index `ac`'s multicast budget, us (mainline's `aql_txq_limit` `mcast`).
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_set_multicast_limit_us(radio: *mut CRadio, ac: u8, limit_us: u32) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        radio.scheduler().set_multicast_limit_us(ac_of(ac)?, limit_us);
+        Ok(0)
+    })())
+}
+
+/// Writes `value` through `out`, or `EFAULT` for null.
+///
+/// # Safety
+///
+/// `out` must be null or valid for one write.
+unsafe fn put_u32(out: *mut u32, value: u32) -> Result<i32, Errno> {
+    // SAFETY: guaranteed by the caller.
+    *unsafe { out.as_mut() }.ok_or(Errno::EFAULT)? = value;
+    Ok(0)
+}
+
+/// Writes AC index `ac`'s multicast airtime in flight, us, to `*pending_us`.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `pending_us` must be null or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_multicast_pending_us(radio: *mut CRadio, ac: u8, pending_us: *mut u32) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        let pending = radio.scheduler().multicast_pending_us(ac_of(ac)?);
+        // SAFETY: forwarded from the caller.
+        unsafe { put_u32(pending_us, pending) }
+    })())
+}
+
+/// Writes the airtime in flight that limits a txq (`ieee80211_txq_aql_pending`), us,
+/// to `*pending_us`.
+///
+/// # Safety
+///
+/// `pending_us` must be null or valid for one write.
+unsafe fn txq_pending(radio: &CRadio, txq: TxqId, pending_us: *mut u32) -> Result<i32, Errno> {
+    let pending = radio.scheduler().txq_aql_pending_us(txq).map_err(|_| Errno::ENOENT)?;
+    // SAFETY: forwarded from the caller.
+    unsafe { put_u32(pending_us, pending) }
+}
+
+/// The airtime in flight that limits station `peer_id`'s txq on `tid`, us: its
+/// station's pending airtime on the txq's AC (0 for TID 16, never limited).
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `pending_us` must be null or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_txq_aql_pending_us(
+    radio: *mut CRadio,
+    peer_id: u16,
+    tid: u8,
+    pending_us: *mut u32,
+) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        let tid = Tid::new(tid).map_err(|_| Errno::EINVAL)?;
+        let txq = radio.txq_for(station(radio, peer_id)?, tid).ok_or(Errno::ENOENT)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { txq_pending(radio, txq, pending_us) }
+    })())
+}
+
+/// The airtime in flight that limits a station-less txq, us: its AC's multicast
+/// airtime in flight.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `pending_us` must be null or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_mcast_txq_aql_pending_us(
+    radio: *mut CRadio,
+    handle: u64,
+    pending_us: *mut u32,
+) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        let txq = mcast_txq(radio, handle)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { txq_pending(radio, txq, pending_us) }
     })())
 }
 
@@ -795,7 +875,8 @@ pub unsafe extern "C" fn airtime_radio_check_idle(radio: *mut CRadio) -> i32 {
         let radio = unsafe { radio_mut(radio) }?;
         radio.check_invariants().map_err(|_| Errno::EUCLEAN)?;
         let idle = radio.outstanding_msdus() == 0 && radio.held_frames() == 0;
-        if idle && radio.scheduler().total_pending_us() != 0 {
+        let s = radio.scheduler();
+        if idle && (s.total_pending_us() != 0 || Ac::ALL.iter().any(|&ac| s.multicast_pending_us(ac) != 0)) {
             return Err(Errno::EUCLEAN);
         }
         Ok(0)

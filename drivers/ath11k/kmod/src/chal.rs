@@ -70,8 +70,9 @@ pub struct CTclDesc {
     pub has_peer: u8,
 }
 
-/// The callbacks of a C HAL. C: `struct airtime_hal_ops`. Every field is required;
-/// `airtime_radio_create()` refuses a table with a null one.
+/// The callbacks of a C HAL. C: `struct airtime_hal_ops`. Every field up to
+/// `txq_peek_len` is required (`airtime_radio_create()` refuses a table with a null
+/// one); `txq_released` and `sta_drained` are optional (null: the driver is not told).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct HalOps {
@@ -94,6 +95,10 @@ pub struct HalOps {
     pub txq_dequeue: Option<unsafe extern "C" fn(hw: *mut c_void, txq: *mut c_void, len: *mut u32) -> *mut c_void>,
     /// Length of the frame at the head of `txq`, 0 if it is empty.
     pub txq_peek_len: Option<unsafe extern "C" fn(hw: *mut c_void, txq: *mut c_void) -> u32>,
+    /// Optional: a removed txq is taken back; the adapter never touches `txq` again.
+    pub txq_released: Option<unsafe extern "C" fn(hw: *mut c_void, txq: *mut c_void)>,
+    /// Optional: a removed station has nothing in flight; its peer id may be reused.
+    pub sta_drained: Option<unsafe extern "C" fn(hw: *mut c_void, peer_id: u16)>,
 }
 
 type TclFree = unsafe extern "C" fn(*mut c_void, u8) -> u32;
@@ -104,10 +109,14 @@ type MsduTakeAny = unsafe extern "C" fn(*mut c_void, u8, *mut CMsdu) -> i32;
 type TxStatusFn = unsafe extern "C" fn(*mut c_void, *mut c_void, u8);
 type TxqDequeue = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut u32) -> *mut c_void;
 type TxqPeekLen = unsafe extern "C" fn(*mut c_void, *mut c_void) -> u32;
+type TxqReleased = unsafe extern "C" fn(*mut c_void, *mut c_void);
+type StaDrained = unsafe extern "C" fn(*mut c_void, u16);
 
-/// The ops table with every callback present (checked once, at creation).
+/// The ops table with every required callback present (checked once, at creation).
 #[derive(Clone, Copy, Debug)]
 pub struct Ops {
+    txq_released: Option<TxqReleased>,
+    sta_drained: Option<StaDrained>,
     tcl_free: TclFree,
     tcl_enqueue: TclEnqueue,
     msdu_outstanding: TclFree,
@@ -123,6 +132,8 @@ impl Ops {
     /// The callbacks of `ops`, or `EINVAL` if one is missing.
     pub fn from_c(ops: &HalOps) -> Result<Ops, Errno> {
         Ok(Ops {
+            txq_released: ops.txq_released,
+            sta_drained: ops.sta_drained,
             tcl_free: ops.tcl_free.ok_or(Errno::EINVAL)?,
             tcl_enqueue: ops.tcl_enqueue.ok_or(Errno::EINVAL)?,
             msdu_outstanding: ops.msdu_outstanding.ok_or(Errno::EINVAL)?,
@@ -225,6 +236,24 @@ impl CHal {
             peek_len: self.ops.txq_peek_len,
             tx_status: self.ops.tx_status,
             txq,
+        }
+    }
+
+    /// Gives a removed txq back to the driver (`txq_released`, if set): the adapter
+    /// holds it no more.
+    pub fn txq_released(&self, txq: CTxq) {
+        if let Some(f) = self.ops.txq_released {
+            // SAFETY: the driver's callback with its own context and txq pointer, which
+            // it promised valid until this call.
+            unsafe { f(self.hw, txq.txq.as_ptr()) }
+        }
+    }
+
+    /// Tells the driver a departed station is drained (`sta_drained`, if set).
+    pub fn sta_drained(&self, peer_id: u16) {
+        if let Some(f) = self.ops.sta_drained {
+            // SAFETY: the driver's callback with its own context.
+            unsafe { f(self.hw, peer_id) }
         }
     }
 

@@ -16,7 +16,8 @@
 //!   boundary and nowhere else.
 //! - [`api`]: the adapter's C API (`struct airtime_radio`), one function per
 //!   method of `airtime_ath11k::Ath11k`, over [`chal`], the HAL whose roles
-//!   are C callbacks (`struct airtime_hal_ops`).
+//!   are C callbacks (`struct airtime_hal_ops`); [`boxed`] builds the
+//!   adapter straight on the heap (shared with the Rust-for-Linux module).
 //! - [`selftest`]: the table of named self-test scenarios the module runs at
 //!   load. Each scenario returns pass or fail with a message.
 //! - [`kalloc`]: the `#[global_allocator]`, Rust's heap over the shim's
@@ -39,6 +40,7 @@
 extern crate alloc;
 
 pub mod api;
+pub mod boxed;
 pub mod chal;
 pub mod entry;
 pub mod errno;

@@ -119,6 +119,8 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"ring-full-loses-no-frame", adapter::ring_full_loses_no_frame),
     Scenario::new(c"round-fix-no-skip", adapter::round_fix_no_skip),
     Scenario::new(c"debugfs-text", adapter::debugfs_text),
+    Scenario::new(c"multicast-budget-bounds-inflight", adapter::multicast_budget_bounds_inflight),
+    Scenario::new(c"departed-station-drains-once", adapter::departed_station_drains_once),
     Scenario::new(c"c-api-roundtrip", capi::roundtrip),
     Scenario::new(c"c-api-mcast", capi::mcast),
     Scenario::new(c"c-api-smp-stress", capi::smp_stress),

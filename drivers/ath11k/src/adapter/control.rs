@@ -110,15 +110,51 @@ where
     /// at its return, through the next [`reap_removed`](Self::reap_removed) (which
     /// every control operation that removes runs). The returned handle says when the
     /// station's frames in the rings have all completed (its firmware peer can go).
+    ///
+    /// The departure is also recorded for [`reap_departed`](Self::reap_departed); a
+    /// driver that reaps departures that way removes with
+    /// [`remove_station_with`](Self::remove_station_with) instead.
     pub fn remove_station(
         &self,
         id: StationId,
-        mut on_txq: impl FnMut(T),
+        on_txq: impl FnMut(T),
     ) -> Result<airtime_sched::DepartingStation, Ath11kError> {
+        self.remove_station_with(id, on_txq, |_| ())
+    }
+
+    /// [`remove_station`](Self::remove_station) for a driver that learns departures
+    /// from [`reap_departed`](Self::reap_departed) (the C API): `on_drained` gets the
+    /// peer id of an earlier departure of the same station slot that no reap reported
+    /// yet (it is drained: the slot was reused), which the new departure's record
+    /// replaces. The new departure is reported by a later reap, once drained — or here,
+    /// if this removal freed the slot and was overtaken, before recording, by the
+    /// removal of the slot's next occupant (then this one is the drained record).
+    pub fn remove_station_with(
+        &self,
+        id: StationId,
+        mut on_txq: impl FnMut(T),
+        mut on_drained: impl FnMut(u16),
+    ) -> Result<airtime_sched::DepartingStation, Ath11kError> {
+        let peer_id = self.stations.get(id).map(|r| r.peer_id());
         self.stations.unpublish(id)?;
         let removed = self.txqs.remove_station(id);
+        if let (Ok(_), Some(peer_id)) = (&removed, peer_id) {
+            if let Some(earlier) = self.stations.record_departure(id, peer_id) {
+                on_drained(earlier);
+            }
+        }
         self.reap_removed(&mut on_txq);
         Ok(removed?)
+    }
+
+    /// Reports each removed station whose frames have all completed (released: nothing
+    /// of it is in the rings, none can be charged) to `on_drained`, with its firmware
+    /// peer id, once: the driver may reuse that peer's hardware index now (ath11k's
+    /// `ath11k_peer_delete` after the tx flush). Returns the stations reported. Any
+    /// context; two reaps at once report each departure once.
+    pub fn reap_departed(&self, on_drained: impl FnMut(u16)) -> u32 {
+        let sched = self.scheduler();
+        self.stations.reap_departed(|id| airtime_sched::DepartingStation::of(id).is_drained(sched), on_drained)
     }
 
     /// Adds a txq for `station` (or a station-less one) on `tid`. On refusal the txq
@@ -230,6 +266,20 @@ where
         self.scheduler().set_aql_threshold_us(threshold_us);
     }
 
+    /// Prices station-less (multicast) frames at `rate` from now on and charges them to
+    /// their AC's multicast budget ([`Scheduler::set_multicast_limit_us`]), which then
+    /// bounds them in flight; `None` (the default) sends them uncharged, as mainline did
+    /// before its multicast AQL. Mainline prices them at the vif's lowest basic rate.
+    /// Any context.
+    pub fn set_multicast_rate(&self, rate: Option<airtime_est::Rate>) {
+        self.stations.set_multicast_rate(rate);
+    }
+
+    /// The rate station-less frames are priced at, if any.
+    pub fn multicast_rate(&self) -> Option<airtime_est::Rate> {
+        self.stations.multicast_rate()
+    }
+
     /// Turns the AQL checks on or off (`aql_enable`).
     pub fn set_aql_enabled(&self, on: bool) {
         self.scheduler().set_aql_enabled(on);
@@ -306,7 +356,14 @@ where
     /// Afterwards pending airtime is 0. Returns the frames given to the status sink.
     /// Call it with the data path stopped (a txq still being served is taken back by a
     /// later [`reap_removed`](Self::reap_removed)).
-    pub fn shutdown(&self, mut on_txq: impl FnMut(T)) -> u32 {
+    pub fn shutdown(&self, on_txq: impl FnMut(T)) -> u32 {
+        self.shutdown_with(on_txq, |_| ())
+    }
+
+    /// [`shutdown`](Self::shutdown), reporting every departed station (those removed
+    /// before and those it removes) to `on_drained` once the rings are flushed, as
+    /// [`reap_departed`](Self::reap_departed) does.
+    pub fn shutdown_with(&self, mut on_txq: impl FnMut(T), mut on_drained: impl FnMut(u16)) -> u32 {
         let before = self.counters.flushed.get();
         for i in 0..self.txq_marks.len() {
             let Some(raw) = self.txq_marks.get(i).map(|m| m.id.load(Ordering::Acquire)) else { continue };
@@ -321,11 +378,17 @@ where
             }
         }
         for sta in self.stations.live() {
+            let peer_id = self.stations.get(sta).map(|r| r.peer_id());
             let _ = self.stations.unpublish(sta);
-            let _ = self.txqs.remove_station(sta);
+            if self.txqs.remove_station(sta).is_ok() {
+                if let Some(earlier) = peer_id.and_then(|p| self.stations.record_departure(sta, p)) {
+                    on_drained(earlier);
+                }
+            }
         }
         self.reap_removed(&mut on_txq);
         self.flush_outstanding();
+        self.reap_departed(&mut on_drained);
         u32::try_from(self.counters.flushed.get().saturating_sub(before)).unwrap_or(u32::MAX)
     }
 

@@ -58,6 +58,10 @@ pub struct StationRecord {
     mu_scale_q8: AtomicU32,
     /// The station's txq of each TID (0..=15 and 16, the management txq).
     txqs: [AtomicU64; TIDS],
+    /// The slot's last removed occupant not yet reported drained: its raw id with its
+    /// peer id in bits 16..32 ([`departure`]), [`NONE`] if none. Kept apart from `id`
+    /// and `peer`, which a later occupant takes once the scheduler reuses the slot.
+    departed: AtomicU64,
 }
 
 impl StationRecord {
@@ -69,6 +73,7 @@ impl StationRecord {
             rx_rate: AtomicU64::new(NONE),
             mu_scale_q8: AtomicU32::new(SCALE_ONE_Q8),
             txqs: [const { AtomicU64::new(NONE) }; TIDS],
+            departed: AtomicU64::new(NONE),
         }
     }
 
@@ -189,10 +194,30 @@ fn unpack_rate(w: u64) -> Option<Rate> {
     }
 }
 
+/// A departure in one word: the raw station id (bits 16..32 zero) with the peer id there.
+fn departure(id: StationId, peer_id: u16) -> u64 {
+    id.to_raw() | u64::from(peer_id) << 16
+}
+
+/// The station id and peer id of a [`departure`] word.
+fn departure_parts(w: u64) -> (StationId, u16) {
+    (StationId::from_raw(w & !(0xffff << 16)), (w >> 16) as u16)
+}
+
+/// Whether `a` is a later occupant of `b`'s slot than `b`: its generation is ahead,
+/// modulo 2^32 (a slot is not reused 2^31 times while one removal is preempted).
+fn is_later(a: StationId, b: StationId) -> bool {
+    let generation = |id: StationId| (id.to_raw() >> 32) as u32;
+    (generation(a).wrapping_sub(generation(b)) as i32) > 0
+}
+
 /// Stations by handle index; peer ids are found by a scan of the records (no index to
 /// keep consistent without a lock; `max_stations` records, 128 by default).
 pub(crate) struct StationSlots {
     slots: Vec<StationRecord>,
+    /// The rate station-less (multicast) frames are priced at, packed as the records'
+    /// rates; [`NONE`]: they are sent uncharged.
+    multicast_rate: AtomicU64,
 }
 
 impl StationSlots {
@@ -200,7 +225,61 @@ impl StationSlots {
         let mut slots = Vec::new();
         slots.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
         slots.resize_with(n, StationRecord::empty);
-        Ok(StationSlots { slots })
+        Ok(StationSlots { slots, multicast_rate: AtomicU64::new(NONE) })
+    }
+
+    /// Prices station-less frames at `rate` from now on (`None`: uncharged).
+    pub(crate) fn set_multicast_rate(&self, rate: Option<Rate>) {
+        self.multicast_rate.store(rate.map_or(NONE, pack_rate), Ordering::Relaxed);
+    }
+
+    /// The rate station-less frames are priced at.
+    pub(crate) fn multicast_rate(&self) -> Option<Rate> {
+        unpack_rate(self.multicast_rate.load(Ordering::Relaxed))
+    }
+
+    /// Records the departure of `id` (just removed, with firmware peer `peer_id`) in its
+    /// slot's record. Returns the peer id of an earlier departure of the same slot that
+    /// was not reported yet: that one is drained (the scheduler reused its slot only
+    /// once it was), and the caller reports it now.
+    ///
+    /// Records of one slot may arrive out of order: a removal that freed the slot (its
+    /// station had nothing in flight) can be preempted before it records, while the
+    /// slot's next occupant is added and removed and records first. Then the record
+    /// found is the later one, which may still have frames in the rings: it stays, and
+    /// this departure (drained: its slot was reused) is the one returned.
+    pub(crate) fn record_departure(&self, id: StationId, peer_id: u16) -> Option<u16> {
+        let r = self.slots.get(id.index())?;
+        let new = departure(id, peer_id);
+        let mut cur = r.departed.load(Ordering::Acquire);
+        loop {
+            if cur != NONE && is_later(departure_parts(cur).0, id) {
+                return Some(peer_id);
+            }
+            match r.departed.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return (cur != NONE).then(|| departure_parts(cur).1),
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// Reports each recorded departure that `drained` says is drained to `on_drained`
+    /// (its peer id), once: a compare-and-swap takes it, so two reapers never report one
+    /// departure twice and a departure recorded meanwhile is left for the next reap.
+    pub(crate) fn reap_departed(&self, drained: impl Fn(StationId) -> bool, mut on_drained: impl FnMut(u16)) -> u32 {
+        let mut n = 0u32;
+        for r in &self.slots {
+            let w = r.departed.load(Ordering::Acquire);
+            if w == NONE {
+                continue;
+            }
+            let (id, peer) = departure_parts(w);
+            if drained(id) && r.departed.compare_exchange(w, NONE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                on_drained(peer);
+                n = n.saturating_add(1);
+            }
+        }
+        n
     }
 
     pub(crate) fn get(&self, id: StationId) -> Option<&StationRecord> {
@@ -342,6 +421,12 @@ impl StationTable for StationSlots {
     fn station(&self, id: StationId) -> Option<&StationRecord> {
         self.get(id)
     }
+
+    /// Station-less frames at the multicast rate, if one is set (mainline prices them at
+    /// the vif's lowest basic rate), charged to the AC's multicast budget.
+    fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
+        price_from_rate(Some(self.multicast_rate()?), frame_len, ac).ok()
+    }
 }
 
 #[cfg(test)]
@@ -363,6 +448,39 @@ mod tests {
             assert_eq!(unpack_rate(pack_rate(r)), Some(r), "{r:?}");
         }
         assert_eq!(unpack_rate(NONE), None);
+    }
+
+    #[test]
+    fn a_departure_word_keeps_the_id_and_the_peer() {
+        let id = StationId::from_raw(5 | 0xffff_fffe << 32);
+        assert_eq!(departure_parts(departure(id, 0xfffe)), (id, 0xfffe));
+        assert_ne!(departure(id, 0xffff), NONE);
+    }
+
+    /// A removal preempted between freeing its slot and recording its departure, while
+    /// the slot's next occupant is added and removed (frames in flight) and records
+    /// first: the late record must not report the later occupant drained.
+    #[test]
+    fn a_late_departure_record_does_not_report_the_next_occupant() {
+        let t = StationSlots::new(4).unwrap();
+        let first = StationId::from_raw(2 | 7 << 32);
+        let next = StationId::from_raw(2 | 8 << 32);
+        assert_eq!(t.record_departure(next, 20), None);
+        // The late one is the drained one (its slot was reused); `next` is not.
+        assert_eq!(t.record_departure(first, 10), Some(10));
+        let mut reported = Vec::new();
+        assert_eq!(t.reap_departed(|id| id != next, |p| reported.push(p)), 0);
+        assert_eq!(t.reap_departed(|_| true, |p| reported.push(p)), 1);
+        assert_eq!(reported, [20], "the next occupant once, when drained");
+    }
+
+    #[test]
+    fn a_departure_across_generation_wrap_keeps_order() {
+        let t = StationSlots::new(4).unwrap();
+        let first = StationId::from_raw(1 | 0xffff_ffff << 32);
+        let next = StationId::from_raw(1);
+        assert_eq!(t.record_departure(first, 3), None);
+        assert_eq!(t.record_departure(next, 4), Some(3));
     }
 
     #[test]

@@ -203,12 +203,12 @@ struct Bench {
 
 impl Bench {
     fn new(msg: &mut MsgBuf<'_>, config: Config, sim: SimConfig) -> Result<Bench, Failed> {
-        let sim = crate::api::try_box_with(move || Ok::<_, ()>(SimHal::new(sim)));
+        let sim = crate::boxed::try_box_with(move || Ok::<_, ()>(SimHal::new(sim)));
         let Ok(Ok(sim)) = sim else {
             ensure!(msg, false, "no memory for the simulated HAL");
             return Err(Failed);
         };
-        let radio = crate::api::try_box_with(move || crate::api::new_out_of_line(BoxedSim(sim), config));
+        let radio = crate::boxed::try_box_with(move || crate::boxed::new_out_of_line(BoxedSim(sim), config));
         let radio = match radio {
             Ok(Ok(radio)) => radio,
             Ok(Err(e)) => {
@@ -236,19 +236,33 @@ impl Bench {
         let sta = Weight::new(weight).ok().and_then(|w| self.radio.add_station(peer, w).ok());
         ensure!(msg, sta.is_some(), "station {peer} (weight {weight}) refused");
         let Some(sta) = sta else { return Err(Failed) };
+        let txq = self.be_txq(msg, Some(sta))?;
+        self.radio.hal().set_peer(peer, FRAME_AIRTIME_US, peer_rate());
+        Ok((sta, txq))
+    }
+
+    /// A BE txq (TID 0) for `sta`, or a station-less one (a vif's multicast queue).
+    fn be_txq(&mut self, msg: &mut MsgBuf<'_>, sta: Option<StationId>) -> Result<TxqId, Failed> {
         let mut fq = FqCodelConfig::default();
         fq.flows = 16;
         fq.keep_dropped = false;
         let seen = Arc::new(TxqSeen::default());
         let txq = FqCodelTxq::new(fq)
             .ok()
-            .and_then(|inner| self.radio.add_txq(Some(sta), Tid::BE, CountedTxq { inner, seen: seen.clone() }).ok());
-        ensure!(msg, txq.is_some(), "txq of station {peer} refused");
+            .and_then(|inner| self.radio.add_txq(sta, Tid::BE, CountedTxq { inner, seen: seen.clone() }).ok());
+        ensure!(msg, txq.is_some(), "txq of {sta:?} refused");
         let Some(txq) = txq else { return Err(Failed) };
-        self.radio.hal().set_peer(peer, FRAME_AIRTIME_US, peer_rate());
         self.txqs.push(txq);
         self.seen.push((seen, 0));
-        Ok((sta, txq))
+        Ok(txq)
+    }
+
+    /// Forgets txq `txq` (removed): its frames are no longer the bench's to count.
+    fn forget(&mut self, txq: TxqId) -> u64 {
+        let Some(i) = self.txqs.iter().position(|t| *t == txq) else { return 0 };
+        self.txqs.remove(i);
+        let (_, accepted) = self.seen.remove(i);
+        accepted
     }
 
     /// Tops `txq` up to `level` queued frames and wakes it.
@@ -672,6 +686,99 @@ pub(super) fn debugfs_text(msg: &mut MsgBuf<'_>) -> Outcome {
     let _ = write!(
         msg,
         "aql {aql_len} bytes (BE {pending} us), airtime {airtime_len} bytes (TX {tx} us), dp_stats {n} bytes ({out} pending MSDUs)"
+    );
+    Ok(())
+}
+
+/// The multicast AQL budget (newer mainline's): a station-less txq's frames priced
+/// at 6 Mbit/s (a vif's lowest basic rate) are charged to BE's multicast budget, so
+/// that budget bounds them in flight (never more than it plus one frame), apart
+/// from the stations' pending airtime (0 here); all of it comes back to 0.
+pub(super) fn multicast_budget_bounds_inflight(msg: &mut MsgBuf<'_>) -> Outcome {
+    const LIMIT_US: u32 = 6000;
+    let mut b = Bench::new(msg, Config::default(), SimConfig::default())?;
+    let mc = b.be_txq(msg, None)?;
+    let rate = Rate::legacy_ofdm(60).ok();
+    ensure!(msg, rate.is_some(), "no 6 Mbit/s rate");
+    b.radio.set_multicast_rate(rate);
+    b.radio.scheduler().set_multicast_limit_us(Ac::Be, LIMIT_US);
+    let per_frame = airtime_sched::price_from_rate(rate, LEN, Ac::Be).unwrap_or(0);
+    ensure!(msg, per_frame > 0, "6 Mbit/s prices {LEN} bytes at 0 us");
+    let (mut peak, mut stations_peak) = (0u32, 0u32);
+    for _ in 0..60 {
+        b.top_up(mc, 16);
+        let pending = b.radio.scheduler().multicast_pending_us(Ac::Be);
+        ensure!(msg, pending < LIMIT_US + per_frame, "{pending} us of multicast in flight, budget {LIMIT_US} us");
+        let by_txq = b.radio.scheduler().txq_aql_pending_us(mc).unwrap_or(u32::MAX);
+        ensure!(msg, by_txq == pending, "the txq's pending {by_txq} us, the AC's {pending} us");
+        peak = peak.max(pending);
+        stations_peak = stations_peak.max(b.radio.scheduler().total_pending_us());
+        b.step(250, 64);
+    }
+    ensure!(msg, peak + per_frame > LIMIT_US, "the budget was never reached (peak {peak} us)");
+    ensure!(msg, stations_peak == 0, "multicast counted as stations' airtime: {stations_peak} us");
+    ensure!(msg, b.drain(1000), "did not drain: {:?} frames accounted", b.accounted());
+    b.check(msg)?;
+    let left = b.radio.scheduler().multicast_pending_us(Ac::Be);
+    ensure!(msg, left == 0, "{left} us of multicast pending after the drain");
+    let (enq, places) = b.accounted();
+    ensure!(msg, enq == places, "{enq} frames enqueued, {places} accounted");
+    let _ = write!(msg, "{enq} frames of {per_frame} us, budget {LIMIT_US} us, peak {peak} us in flight, 0 after");
+    Ok(())
+}
+
+/// A removed station with frames in the hardware: its txq comes back at once (its
+/// queued frames to the driver), it is reported drained only once every frame it
+/// had in flight completed, and exactly once; nothing is lost on the way.
+pub(super) fn departed_station_drains_once(msg: &mut MsgBuf<'_>) -> Outcome {
+    let mut b = Bench::new(msg, Config::default(), SimConfig::default())?;
+    let (a, qa) = b.station(msg, 1, 256)?;
+    let (_, qb) = b.station(msg, 2, 256)?;
+    for _ in 0..4 {
+        b.top_up(qa, 24);
+        b.top_up(qb, 24);
+        b.step(250, 64);
+    }
+    let (mut released, mut purged, mut dropped, mut drained) = (0u32, 0u64, 0u64, Vec::new());
+    let departing = b.radio.remove_station_with(
+        a,
+        |q| {
+            // The driver's purge of the txq it gets back.
+            let s = q.inner.stats();
+            released += 1;
+            purged += s.backlog_packets;
+            dropped += s.enqueued.saturating_sub(s.tx_packets + s.backlog_packets);
+        },
+        |peer| drained.push(peer),
+    );
+    ensure!(msg, departing.is_ok(), "remove_station: {:?}", departing.err());
+    let Ok(departing) = departing else { return Err(Failed) };
+    let in_flight = departing.total_pending_us(b.radio.scheduler());
+    ensure!(msg, in_flight > 0, "station 1 had nothing in flight at its removal");
+    ensure!(msg, released == 1 && drained.is_empty(), "at removal: {released} txqs back, drained {drained:?}");
+    let reaped = b.radio.reap_departed(|peer| drained.push(peer));
+    ensure!(msg, reaped == 0, "reported drained with {in_flight} us in flight");
+    b.forget(qa);
+    let mut steps = 0;
+    while !departing.is_drained(b.radio.scheduler()) && steps < 1000 {
+        b.step(500, 64);
+        steps += 1;
+    }
+    let reaped = b.radio.reap_departed(|peer| drained.push(peer));
+    ensure!(msg, reaped == 1 && drained.as_slice() == [1], "after {steps} steps: reaped {reaped}, drained {drained:?}");
+    let again = b.radio.reap_departed(|peer| drained.push(peer)) + b.radio.reap_removed(|_| released += 1);
+    ensure!(msg, again == 0 && released == 1, "reported again: {again}, {released} txqs back");
+    ensure!(msg, b.drain(1000), "did not drain: {:?} frames accounted", b.accounted());
+    b.check(msg)?;
+    let (enq, places) = b.accounted();
+    ensure!(
+        msg,
+        enq == places + purged + dropped,
+        "{enq} frames enqueued, {places} accounted + {purged} purged + {dropped} dropped with the txq"
+    );
+    let _ = write!(
+        msg,
+        "{in_flight} us in flight at removal, drained after {steps} steps, reported once; {purged} frames purged with its txq"
     );
     Ok(())
 }

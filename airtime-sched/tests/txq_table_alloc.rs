@@ -1,0 +1,63 @@
+//! `TxqTable::try_new` when memory is short: an error with the scheduler handed back,
+//! never an abort. Its own test binary, for its failing global allocator.
+
+use airtime_sched::{Config, FqCodelConfig, FqCodelTxq, FqFrame, Frame, Scheduler, Tid, TxqTable};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Allocations above this many bytes fail (usize::MAX: none do).
+static FAIL_ABOVE: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+struct Failing;
+// SAFETY: forwards to the system allocator, or returns null (a failed allocation).
+unsafe impl GlobalAlloc for Failing {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if layout.size() > FAIL_ABOVE.load(Ordering::SeqCst) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: the caller's layout, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: allocated by `System` above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Failing = Failing;
+
+/// The crate's own FQ-CoDel txq serves as the queue: this test is about the table.
+type Q = FqCodelTxq<Pkt>;
+
+struct Pkt;
+impl Frame for Pkt {
+    fn len_bytes(&self) -> u32 {
+        100
+    }
+}
+impl FqFrame for Pkt {
+    fn flow_hash(&self) -> u32 {
+        0
+    }
+}
+
+#[test]
+fn try_new_reports_no_memory_and_hands_the_scheduler_back() {
+    let mut config = Config::default();
+    config.max_txqs = 4096;
+    let sched = Scheduler::new(config).unwrap();
+    let sta = sched.add_station(airtime_sched::Weight::DEFAULT).unwrap();
+    // The cells' one allocation is far above 64 KiB; everything else here is below it.
+    FAIL_ABOVE.store(64 * 1024, Ordering::SeqCst);
+    let refused = TxqTable::<Q>::try_new(sched);
+    FAIL_ABOVE.store(usize::MAX, Ordering::SeqCst);
+    let err = refused.expect_err("no memory for the cells");
+    assert_eq!(err.to_string(), "no memory for the txq table");
+    // The scheduler is whole, its station still there, and a table can be made of it.
+    let sched = err.sched;
+    assert!(sched.weight(sta).is_ok());
+    let table = TxqTable::<Q>::try_new(sched).expect("memory again");
+    let q = table.add_txq(Some(sta), Tid::BE, Q::new(FqCodelConfig::default()).unwrap()).unwrap();
+    assert_eq!(table.txq_ids().collect::<Vec<_>>(), [q]);
+}
