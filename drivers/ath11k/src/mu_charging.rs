@@ -95,16 +95,13 @@ impl MuCharging {
         let Some(channel) = RuSize::whole(rate.bandwidth()) else { return SCALE_ONE_Q8 };
         let channel_data = u64::from(channel.data_tones());
         let ru_data = u64::from(ru.data_tones());
+        // Checked divisions: no panic path in kernel builds (objtool cannot follow one).
         let scale = match self {
-            MuCharging::RuShare => {
-                let total = total_tones(ppdu);
-                if total == 0 {
-                    return SCALE_ONE_Q8;
-                }
-                u64::from(user.ru_tones) * channel_data * u64::from(SCALE_ONE_Q8) / (total * ru_data)
-            }
-            _ => channel_data * u64::from(SCALE_ONE_Q8) / ru_data,
+            MuCharging::RuShare => (u64::from(user.ru_tones) * channel_data * u64::from(SCALE_ONE_Q8))
+                .checked_div(total_tones(ppdu) * ru_data),
+            _ => (channel_data * u64::from(SCALE_ONE_Q8)).checked_div(ru_data),
         };
+        let Some(scale) = scale else { return SCALE_ONE_Q8 };
         u32::try_from(scale).unwrap_or(u32::MAX).max(1)
     }
 }

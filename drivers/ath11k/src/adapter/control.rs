@@ -37,8 +37,6 @@ where
     pub fn new(hal: H, config: Config) -> Result<Self, Ath11kError> {
         let mut sched_config = config.sched;
         sched_config.tx_no_pushback = config.tx_no_pushback;
-        let sched = Scheduler::new(sched_config)?;
-        sched.set_aql_enabled(config.aql);
         let stations = StationSlots::new(usize::from(sched_config.max_stations))?;
         let n = usize::from(sched_config.max_txqs);
         let mut txq_marks = Vec::new();
@@ -46,7 +44,7 @@ where
         txq_marks.resize_with(n, || TxqMark { id: AtomicU64::new(NO_TXQ), holding: AtomicU8::new(0) });
         Ok(Ath11k {
             hal,
-            txqs: TxqTable::new(sched),
+            txqs: Self::table(sched_config, config.aql)?,
             config: Config { sched: sched_config, ..config },
             stations,
             txq_marks,
@@ -54,6 +52,16 @@ where
             blocked: AtomicAcSet::default(),
             counters: DpCounters::default(),
         })
+    }
+
+    /// The scheduler and its txq table. Out of line: built inside `new`, the scheduler
+    /// and the table were each one more copy in its stack frame, past the kernel's 2 KiB
+    /// frame limit.
+    #[inline(never)]
+    fn table(sched_config: airtime_sched::Config, aql: bool) -> Result<TxqTable<T>, Ath11kError> {
+        let sched = Scheduler::new(sched_config)?;
+        sched.set_aql_enabled(aql);
+        Ok(TxqTable::new(sched))
     }
 
     /// The configuration in force.
