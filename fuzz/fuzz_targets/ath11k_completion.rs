@@ -23,7 +23,7 @@ mod bench;
 
 use airtime_ath11k::hal::{PpduStats, PpduUser, RingId, RxPpdu, TxCompletion, TxStatus};
 use airtime_ath11k::sim_hal::SimConfig;
-use airtime_ath11k::{AcSet, Ath11kError, Config};
+use airtime_ath11k::{AcSet, Ath11kError, Config, MuCharging};
 use airtime_est::{Bandwidth, HeGi, Rate};
 use airtime_sched::{Ac, AqlLimits, RingErrorKind, StationId, Tid, TxqId, Weight};
 use arbitrary::Arbitrary;
@@ -314,6 +314,11 @@ fuzz_target!(|input: Input| {
     config.resume_blocked_acs = input.resume_blocked_acs;
     config.tcl_ring_retry = input.tcl_ring_retry;
     config.tx_no_pushback = input.tx_no_pushback;
+    // Spare high bits of bytes whose low bits size the simulated firmware choose the MU
+    // charging policy and adaptive AQL, so old corpus entries keep their meaning.
+    config.mu_charging = [MuCharging::WholePpdu, MuCharging::RuShare, MuCharging::OwnDuration]
+        [usize::from(input.mu_users / 9) % 3];
+    config.sched.adaptive_aql = input.fw_take >= 128;
     // Tables sized to the population with room for churn: the O(capacity) invariant
     // check after every operation stays proportional to what the input uses.
     config.sched.max_stations = specs.len() as u16 + 16;
@@ -435,8 +440,18 @@ fuzz_target!(|input: Input| {
             Op::Ppdu { duration_us, ref users } => {
                 let mut p = PpduStats::new(u32::from(duration_us));
                 for &(peer, tid, us, r) in users.iter().take(8) {
-                    let user =
-                        PpduUser { peer_id: peer % 512, tid, tx_duration_us: u32::from(us), rate: r.and_then(rate) };
+                    // The peer's spare high bits pick an RU (valid sizes, unknown, and one
+                    // no RU has) and how much of the PPDU the user's own data took.
+                    let ru_tones = [0, 26, 52, 106, 242, 484, 996, 7][usize::from(peer >> 9) % 8];
+                    let own_duration_us = u32::from(us) / (1 + u32::from(peer >> 12) % 4);
+                    let user = PpduUser {
+                        peer_id: peer % 512,
+                        tid,
+                        tx_duration_us: u32::from(us),
+                        rate: r.and_then(rate),
+                        ru_tones,
+                        own_duration_us,
+                    };
                     assert!(p.push_user(user));
                 }
                 let now = s.b.now;
