@@ -316,8 +316,8 @@ fuzz_target!(|input: Input| {
     config.tx_no_pushback = input.tx_no_pushback;
     // Spare high bits of bytes whose low bits size the simulated firmware choose the MU
     // charging policy and adaptive AQL, so old corpus entries keep their meaning.
-    config.mu_charging = [MuCharging::WholePpdu, MuCharging::RuShare, MuCharging::OwnDuration]
-        [usize::from(input.mu_users / 9) % 3];
+    config.mu_charging =
+        [MuCharging::WholePpdu, MuCharging::RuShare, MuCharging::OwnDuration][usize::from(input.mu_users / 9) % 3];
     config.sched.adaptive_aql = input.fw_take >= 128;
     // Tables sized to the population with room for churn: the O(capacity) invariant
     // check after every operation stays proportional to what the input uses.
