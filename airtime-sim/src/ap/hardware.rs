@@ -92,6 +92,23 @@ pub struct HwFrame {
     pub msdu_id: Option<u32>,
 }
 
+impl HwFrame {
+    /// The frame left the hardware: its completion status for the host, and the packet
+    /// (delivered, or lost) apart from it.
+    pub fn complete(self) -> (TxStatus, Packet) {
+        let status = TxStatus {
+            charge: self.charge,
+            msdu_id: self.msdu_id,
+            ring: self.ring,
+            station: self.station,
+            flow: self.pkt.flow,
+            from_ap: self.pkt.src == crate::net::Node::Ap,
+            len_bytes: self.pkt.len_bytes,
+        };
+        (status, self.pkt)
+    }
+}
+
 /// What the host learns from one completion: the frame has left the hardware.
 #[derive(Debug)]
 pub struct TxStatus {

@@ -269,6 +269,23 @@ impl Sender {
         self.data_end = Some(self.snd_nxt);
     }
 
+    /// Puts the next new segment on the board, sent at `now` as transmission number
+    /// `sends`; returns its sequence number.
+    fn new_segment(&mut self, now: Nanos) -> u64 {
+        let seq = self.snd_nxt;
+        self.snd_nxt += 1;
+        let order = self.sends;
+        self.board.push_back(Sent {
+            at: now,
+            retransmitted: false,
+            sacked: false,
+            in_flight: true,
+            rto_lost: false,
+            order,
+        });
+        seq
+    }
+
     /// Sends what the windows allow at `now`, appending segments to `out`.
     pub fn send(&mut self, now: Nanos, out: &mut Vec<Segment>) {
         let budget = self.tsq_budget();
@@ -298,17 +315,7 @@ impl Sender {
                 {
                     break;
                 }
-                let seq = self.snd_nxt;
-                self.snd_nxt += 1;
-                self.board.push_back(Sent {
-                    at: now,
-                    retransmitted: false,
-                    sacked: false,
-                    in_flight: true,
-                    rto_lost: false,
-                    order,
-                });
-                seq
+                self.new_segment(now)
             };
             self.sends += 1;
             self.in_flight += 1;
@@ -584,17 +591,7 @@ impl Sender {
         let new_data =
             self.snd_nxt - self.snd_una < self.rwnd_segments && self.data_end.is_none_or(|e| self.snd_nxt < e);
         let seq = if new_data {
-            let seq = self.snd_nxt;
-            self.snd_nxt += 1;
-            let order = self.sends;
-            self.board.push_back(Sent {
-                at: now,
-                retransmitted: false,
-                sacked: false,
-                in_flight: true,
-                rto_lost: false,
-                order,
-            });
+            let seq = self.new_segment(now);
             self.in_flight += 1;
             seq
         } else {

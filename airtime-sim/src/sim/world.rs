@@ -703,17 +703,10 @@ impl World {
                         }
                     } else {
                         for f in frames {
-                            statuses.push(TxStatus {
-                                charge: f.charge,
-                                msdu_id: f.msdu_id,
-                                ring: f.ring,
-                                station,
-                                flow: f.pkt.flow,
-                                from_ap: f.pkt.src == Node::Ap,
-                                len_bytes: f.pkt.len_bytes,
-                            });
+                            let (status, pkt) = f.complete();
+                            statuses.push(status);
                             self.packets += 1;
-                            self.deliver_to_station(s, f.pkt, now);
+                            self.deliver_to_station(s, pkt, now);
                         }
                     }
                     if !self.hosts[2 + s].is_empty() {
@@ -845,17 +838,10 @@ impl World {
                 self.ampdu_sizes[s].push(u.frames.len() as f64);
             }
             for f in u.frames {
-                statuses.push(TxStatus {
-                    charge: f.charge,
-                    msdu_id: f.msdu_id,
-                    ring: f.ring,
-                    station: u.station,
-                    flow: f.pkt.flow,
-                    from_ap: f.pkt.src == Node::Ap,
-                    len_bytes: f.pkt.len_bytes,
-                });
+                let (status, pkt) = f.complete();
+                statuses.push(status);
                 self.packets += 1;
-                self.deliver_to_station(s, f.pkt, now);
+                self.deliver_to_station(s, pkt, now);
             }
             if !self.hosts[2 + s].is_empty() {
                 self.poll_host(2 + s, now);

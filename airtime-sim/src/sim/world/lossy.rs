@@ -7,8 +7,8 @@
 use super::{LinkPair, World};
 use crate::ap::hardware::{HwFrame, TxStatus};
 use crate::engine::Nanos;
+use crate::net::Packet;
 use crate::net::packet::FlowTag;
-use crate::net::{Node, Packet};
 use crate::wifi::link::{LinkResult, MAX_ATTEMPTS};
 
 impl World {
@@ -78,17 +78,9 @@ impl World {
             } else {
                 acked += 1;
             }
-            statuses.push(TxStatus {
-                charge: f.charge,
-                msdu_id: f.msdu_id,
-                ring: f.ring,
-                station: s as u16,
-                flow: f.pkt.flow,
-                from_ap: f.pkt.src == Node::Ap,
-                len_bytes: f.pkt.len_bytes,
-            });
-            let seq = f.pkt.mpdu_seq;
-            l.down_rx.receive(seq, ok.then_some(f.pkt), &mut released);
+            let (status, pkt) = f.complete();
+            statuses.push(status);
+            l.down_rx.receive(pkt.mpdu_seq, ok.then_some(pkt), &mut released);
         }
         if measuring {
             l.spent_ns += airtime_ns;
