@@ -608,7 +608,11 @@ fn set(flag: &AtomicU32) {
 /// over ten minutes; the second round adds nothing the other context's round does not.)
 #[test]
 fn model10_rounds_of_two_contexts_each_end() {
-    loom::model(|| {
+    // Each station's slot setup now resets its adaptive-AQL words too (one atomic store
+    // per AC), which took this model past loom's default of 1000 branches per execution.
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
         let sched = Arc::new(small(1, 2));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -809,7 +813,11 @@ fn model13_a_new_station_never_keeps_a_stale_default() {
 /// later start opens the AC again (the drain's, after the release).
 #[test]
 fn model14_a_closed_ac_hands_out_nothing_to_any_round() {
-    loom::model(|| {
+    // Each station's slot setup now resets its adaptive-AQL words too (one atomic store
+    // per AC), which took this model past loom's default of 1000 branches per execution.
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
         let sched = Arc::new(small(2, 2));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let other = sched.add_station(Weight::DEFAULT).unwrap();
