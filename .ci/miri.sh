@@ -64,6 +64,13 @@ sched_skips=(
     multicast_backlog_does_not_starve_a_station_txq_in_debt
     two_stations_at_weight_one_under_concurrent_rounds_lose_nothing
     wake_and_completion_rounds_at_once_serve_every_frame_exactly_once
+    # adaptive_aql.rs: link models simulated for seconds of airtime over many rates and
+    # turnarounds (one of them ran more than 5 minutes in the interpreter).
+    stays_within_floor_and_configured_on_every_link
+    a_fast_link_settles_low_and_keeps_its_throughput
+    a_slow_link_keeps_enough_for_its_turnaround
+    a_rate_drop_is_followed_within_20_ms
+    a_backlogged_station_always_has_a_frame_in_flight
 )
 
 skip_args() {
