@@ -21,7 +21,7 @@ cargo +nightly miri setup
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}"
 export PROPTEST_CASES="${PROPTEST_CASES:-2}"
 # cargo miri builds into <target dir>/miri, apart from the normal build.
-limit="${MIRI_TIMEOUT:-3600}"
+limit="${MIRI_TIMEOUT:-1800}"
 
 est_skips=(
     # properties.rs: every rate x every length / every constructor argument.

@@ -1,0 +1,16 @@
+//! Forwards `AIRTIME_WEAKENED` — the name of a deliberately weakened variant that CI
+//! builds to prove a loom model can fail — as this crate's `airtime_weakened` cfg.
+//!
+//! A cfg given through RUSTFLAGS would rebuild loom and every other dependency for each
+//! variant; set here, a change of variant rebuilds this crate and its tests only.
+//! Unset or empty (every normal build): no cfg, nothing weakened.
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=AIRTIME_WEAKENED");
+    match std::env::var("AIRTIME_WEAKENED") {
+        Ok(variant) if !variant.is_empty() => {
+            println!("cargo:rustc-cfg=airtime_weakened=\"{variant}\"");
+        }
+        _ => {}
+    }
+}
