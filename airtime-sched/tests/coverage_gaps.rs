@@ -10,6 +10,7 @@ use airtime_sched::{
     Ac, Charge, Frame, Instant, PushError, Ring, RingErrorKind, Scheduler, Station, StationErrorKind, StationId, Tid,
     Txq, TxqErrorKind, TxqReturn,
 };
+use common::fixtures::Peer as Sta;
 use common::{T0, sched, station_with_txq};
 use std::collections::VecDeque;
 
@@ -48,20 +49,6 @@ impl Txq for Q {
     }
     fn peek_len(&self) -> Option<u32> {
         self.frames.front().map(F::len_bytes)
-    }
-}
-
-struct Sta(StationId);
-impl Station for Sta {
-    type Error = StationErrorKind;
-    fn station_id(&self) -> StationId {
-        self.0
-    }
-    fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
-        None
-    }
-    fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
-        Ok(100)
     }
 }
 

@@ -2,14 +2,17 @@
 //! (mainline's `aql_mc_pending_airtime`, 50 ms by default), kept apart from the unicast
 //! counters, with mainline's per-txq pending query.
 
+mod common;
+
 use airtime_sched::driver_loop::StationTable;
-use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
+use airtime_sched::traits::{PushError, RingErrorKind};
 use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{
-    Ac, Charge, Config, DEFAULT_MULTICAST_LIMIT_US, Enqueue, Frame, Instant, Ring, Scheduler, Station, StationId, Tid,
-    Txq, TxqTable, Weight,
+    Ac, Charge, Config, DEFAULT_MULTICAST_LIMIT_US, Frame, Instant, Ring, Scheduler, StationId, Tid, TxqTable, Weight,
 };
-use std::collections::VecDeque;
+use common::fixtures::Peer;
+
+type Fifo = common::fixtures::Fifo<Pkt>;
 
 const NOW: Instant = Instant::from_micros(1000);
 
@@ -18,38 +21,6 @@ struct Pkt;
 impl Frame for Pkt {
     fn len_bytes(&self) -> u32 {
         1500
-    }
-}
-
-#[derive(Default)]
-struct Fifo(VecDeque<Pkt>);
-impl Txq for Fifo {
-    type Frame = Pkt;
-    type Error = core::convert::Infallible;
-    fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
-        Ok(self.0.pop_front())
-    }
-    fn peek_len(&self) -> Option<u32> {
-        self.0.front().map(|_| 1500)
-    }
-}
-impl Enqueue for Fifo {
-    fn enqueue(&mut self, frame: Pkt, _: Instant) {
-        self.0.push_back(frame);
-    }
-}
-
-struct Peer(StationId);
-impl Station for Peer {
-    type Error = StationErrorKind;
-    fn station_id(&self) -> StationId {
-        self.0
-    }
-    fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
-        None
-    }
-    fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
-        Ok(100)
     }
 }
 

@@ -8,13 +8,18 @@
 //! * at the end every frame enqueued was completed or handed back, and no airtime is
 //!   pending.
 
+mod common;
+
 use airtime_sched::driver_loop::StationTable;
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget};
 use airtime_sched::{
-    Ac, Charge, Config, Enqueue, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, Txq, TxqId, TxqTable, Weight,
+    Ac, Charge, Config, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId, TxqTable, Weight,
 };
+
 use std::collections::VecDeque;
+
+type Fifo = common::fixtures::Fifo<Pkt>;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -27,24 +32,6 @@ struct Pkt {
 impl Frame for Pkt {
     fn len_bytes(&self) -> u32 {
         1500
-    }
-}
-
-#[derive(Default)]
-struct Fifo(VecDeque<Pkt>);
-impl Txq for Fifo {
-    type Frame = Pkt;
-    type Error = core::convert::Infallible;
-    fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
-        Ok(self.0.pop_front())
-    }
-    fn peek_len(&self) -> Option<u32> {
-        self.0.front().map(|_| 1500)
-    }
-}
-impl Enqueue for Fifo {
-    fn enqueue(&mut self, frame: Pkt, _: Instant) {
-        self.0.push_back(frame);
     }
 }
 

@@ -2,60 +2,23 @@
 //! a turn, removal that hands every frame back, and its ready loop (retry slot, per-turn
 //! budget, end-of-turn hook, no uncharged station frame).
 
+mod common;
+
 use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
 use airtime_sched::txqs::{EnqueueError, Retry, TurnBudget, TurnStart};
 use airtime_sched::{
-    Ac, Charge, Config, Enqueue, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, Txq, TxqId, TxqReturn,
-    TxqTable, Weight,
+    Ac, Charge, Config, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId, TxqReturn, TxqTable, Weight,
 };
-use std::collections::VecDeque;
+use common::fixtures::{Peer, Peers};
+
+type Fifo = common::fixtures::Fifo<Pkt>;
 
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 struct Pkt(u32);
 impl Frame for Pkt {
     fn len_bytes(&self) -> u32 {
         1500
-    }
-}
-
-#[derive(Default)]
-struct Fifo(VecDeque<(Pkt, Instant)>);
-impl Txq for Fifo {
-    type Frame = Pkt;
-    type Error = core::convert::Infallible;
-    fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
-        Ok(self.0.pop_front().map(|(p, _)| p))
-    }
-    fn peek_len(&self) -> Option<u32> {
-        self.0.front().map(|_| 1500)
-    }
-}
-impl Enqueue for Fifo {
-    fn enqueue(&mut self, frame: Pkt, enqueued: Instant) {
-        self.0.push_back((frame, enqueued));
-    }
-}
-
-struct Peer(StationId);
-impl Station for Peer {
-    type Error = StationErrorKind;
-    fn station_id(&self) -> StationId {
-        self.0
-    }
-    fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
-        None
-    }
-    fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
-        Ok(100)
-    }
-}
-
-struct Peers(Vec<Peer>);
-impl StationTable for Peers {
-    type Station = Peer;
-    fn station(&self, id: StationId) -> Option<&Peer> {
-        self.0.iter().find(|p| p.0 == id)
     }
 }
 

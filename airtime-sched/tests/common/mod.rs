@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod fixtures;
 pub mod reference_model;
 
 use airtime_sched::{Ac, Config, Instant, Round, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
