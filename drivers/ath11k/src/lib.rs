@@ -73,6 +73,11 @@
 //!   ([`MuCharging`]; off by default).
 //! * **Charges**: frames sent before the station's first rate report are charged the
 //!   core's conservative unknown-rate charge, not nothing.
+//! * **Calibration** ([`Config::calibration`], off by default): each station's AQL
+//!   estimate can be calibrated against the airtime PPDU stats report (the series'
+//!   cover letter measured the estimate at about 1/1.85 of the air); its frames are
+//!   then priced at the learned ratio times the estimate. [`CalibrationStats`] counts
+//!   the samples.
 //!
 //! ## Time, memory, panics
 //! Time is passed in ([`airtime_sched::Instant`]); nothing reads a clock. Every table
@@ -177,7 +182,7 @@ pub use adapter::{AcSet, Ath11k, Ath11kError, CompletionPass, Config, PpduOutcom
 pub use airtime_sched::driver_loop::RoundEnd;
 pub use hal::Hal;
 pub use mu_charging::MuCharging;
-pub use stats::{DpStats, TextBuf};
+pub use stats::{CalibrationStats, DpStats, TextBuf};
 
 #[cfg(test)]
 mod tests {
