@@ -96,7 +96,8 @@
 //! once on different CPUs, and control operations beside them. The adapter takes no
 //! lock: the txqs live in the core's [`TxqTable`](airtime_sched::TxqTable) (a lock-free
 //! intake per txq, and the scheduler hands each txq to one context at a time, which is
-//! the only way to its queue), station records and counters are atomics, and each
+//! the only way to its queue), station records and counters are atomics (a station's
+//! estimate calibrator sits behind a try-flag that is never waited on), and each
 //! hardware ring is serialised by the HAL (one lock per TCL ring and per MSDU table,
 //! as in ath11k). The README lists the context and the locks of each entry point.
 //!
