@@ -319,6 +319,12 @@ fuzz_target!(|input: Input| {
     config.mu_charging =
         [MuCharging::WholePpdu, MuCharging::RuShare, MuCharging::OwnDuration][usize::from(input.mu_users / 9) % 3];
     config.sched.adaptive_aql = input.fw_take >= 128;
+    // And the estimate's calibration (warm after 2 samples, so that it scales prices).
+    config.calibration = (input.mu_users / 27 % 2 == 1).then(|| {
+        let mut c = airtime_est::CalibratorConfig::default();
+        c.warmup_samples = 2;
+        c
+    });
     // Tables sized to the population with room for churn: the O(capacity) invariant
     // check after every operation stays proportional to what the input uses.
     config.sched.max_stations = specs.len() as u16 + 16;
@@ -451,6 +457,10 @@ fuzz_target!(|input: Input| {
                         rate: r.and_then(rate),
                         ru_tones,
                         own_duration_us,
+                        // Any count and size, none included: the calibration must take
+                        // or refuse every one without a panic.
+                        msdus: us % 64,
+                        msdu_bytes: u32::from(us).wrapping_mul(23),
                     };
                     assert!(p.push_user(user));
                 }

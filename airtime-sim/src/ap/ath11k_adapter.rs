@@ -5,14 +5,14 @@
 
 use super::hardware::{Hardware, TxStatus};
 use super::mac80211::SimTxq;
-use super::sim_hal::AdapterHal;
+use super::sim_hal::{AckedMsdus, AdapterHal};
 use super::{ApConfig, ApError, RoundPolicyName};
 use crate::engine::Nanos;
 use crate::engine::time::instant;
 use crate::net::Packet;
 use airtime_ath11k::hal::{PpduStats, PpduUser, RingId, RxPpdu, TxCompletion, TxStatus as HalTxStatus};
 use airtime_ath11k::{Ath11k, Config};
-use airtime_est::Rate;
+use airtime_est::{CalibratorConfig, Rate};
 use airtime_sched::fq_codel::FqCodelConfig;
 use airtime_sched::{Ac, AqlLimits, Enqueue, Instant, RoundPolicy, Scheduler, StationId, Tid, Txq, TxqId, Weight};
 use std::cell::{Ref, RefCell};
@@ -58,6 +58,37 @@ impl Enqueue for TappedTxq {
     }
 }
 
+/// The AQL estimate against the air over a run: what the adapter charged per MSDU
+/// (the charges of the MSDUs completed) and what an MSDU took on the air (PPDU
+/// durations over the MSDUs they had acknowledged). Kept when `ap.calibrate` is set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct EstimateVsAir {
+    /// Whether the calibration was on.
+    pub calibrated: bool,
+    /// Charged airtime of the MSDUs completed, us.
+    pub charged_us: u64,
+    /// MSDUs completed with a charge.
+    pub charged_msdus: u64,
+    /// Airtime of the SU PPDUs reported, us.
+    pub air_us: u64,
+    /// MSDUs those PPDUs had acknowledged.
+    pub air_msdus: u64,
+    /// The stations' calibration ratios at the end, mean, Q16 (65536 = 1).
+    pub mean_ratio_q16: u32,
+}
+
+impl EstimateVsAir {
+    /// Charged us per MSDU.
+    pub fn charged_us_per_msdu(&self) -> f64 {
+        self.charged_us as f64 / self.charged_msdus.max(1) as f64
+    }
+
+    /// Airtime us per MSDU.
+    pub fn air_us_per_msdu(&self) -> f64 {
+        self.air_us as f64 / self.air_msdus.max(1) as f64
+    }
+}
+
 /// The adapter and what the simulator keeps beside it.
 pub struct AdapterAp {
     adapter: Box<Ath11k<AdapterHal, TappedTxq>>,
@@ -68,6 +99,8 @@ pub struct AdapterAp {
     /// BE txq of each station.
     pub txq_ids: Vec<TxqId>,
     reported: Vec<Rate>,
+    /// The estimate against the air, if `ap.calibrate` is set.
+    estimate_vs_air: Option<EstimateVsAir>,
 }
 
 impl AdapterAp {
@@ -82,6 +115,7 @@ impl AdapterAp {
         c.sched.adaptive_aql = config.aql_adaptive;
         c.tx_no_pushback = config.tx_no_pushback;
         c.mu_charging = config.mu_charging.policy();
+        c.calibration = (config.calibrate == Some(true)).then(CalibratorConfig::default);
         super::size_for_stations(&mut c.sched, weights.len())?;
         let (max_stations, max_txqs) = (c.sched.max_stations, c.sched.max_txqs);
         let adapter =
@@ -105,7 +139,9 @@ impl AdapterAp {
             sta_ids.push(id);
             txq_ids.push(txq);
         }
-        Ok(AdapterAp { adapter, drops, sta_ids, txq_ids, reported: reported.to_vec() })
+        let estimate_vs_air =
+            config.calibrate.map(|calibrated| EstimateVsAir { calibrated, ..EstimateVsAir::default() });
+        Ok(AdapterAp { adapter, drops, sta_ids, txq_ids, reported: reported.to_vec(), estimate_vs_air })
     }
 
     /// The radio.
@@ -157,6 +193,12 @@ impl AdapterAp {
         for st in statuses {
             let (Some(ring), Some(msdu_id)) = (RingId::new(st.ring), st.msdu_id) else { continue };
             cpu = u32::from(st.ring);
+            if let Some(e) = self.estimate_vs_air.as_mut()
+                && let Some(us) = self.adapter.hal().charged_us(ring, msdu_id)
+            {
+                e.charged_us += u64::from(us);
+                e.charged_msdus += 1;
+            }
             // The hardware frees the descriptor when it writes the completion.
             self.hw_mut().free_descriptor(st.ring);
             self.adapter.hal_mut().completions.get_mut().push_back(TxCompletion {
@@ -185,11 +227,15 @@ impl AdapterAp {
         }
     }
 
-    /// A PPDU-stats record for station `s`.
-    pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, now: Nanos) {
+    /// A PPDU-stats record for station `s`, with the MSDUs it had acknowledged.
+    pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, acked: AckedMsdus, now: Nanos) {
         let mut p = PpduStats::new(airtime_us);
         let rate = self.reported.get(usize::from(s)).copied();
-        let _ = p.push_user(PpduUser::su(s, 0, airtime_us, rate));
+        let _ = p.push_user(PpduUser::su(s, 0, airtime_us, rate).with_msdus(acked.count, acked.bytes));
+        if let Some(e) = self.estimate_vs_air.as_mut() {
+            e.air_us += u64::from(airtime_us);
+            e.air_msdus += u64::from(acked.count);
+        }
         self.ppdu_record(p, now);
     }
 
@@ -204,5 +250,21 @@ impl AdapterAp {
         let rate = self.reported.get(usize::from(s)).copied();
         self.adapter.hal_mut().rx_ppdus.get_mut().push_back(RxPpdu { peer_id: s, rx_duration_us: airtime_us, rate });
         let _ = self.adapter.poll_airtime_reports(8, instant(now));
+    }
+}
+
+impl AdapterAp {
+    /// The estimate against the air so far, with the stations' mean calibration ratio
+    /// now (`None` unless `ap.calibrate` is set).
+    pub fn estimate_vs_air(&self) -> Option<EstimateVsAir> {
+        let mut e = self.estimate_vs_air?;
+        let ratios: Vec<u64> = self
+            .sta_ids
+            .iter()
+            .filter_map(|id| self.adapter.station(*id))
+            .map(|r| u64::from(r.calibration_ratio_q16()))
+            .collect();
+        e.mean_ratio_q16 = (ratios.iter().sum::<u64>() / (ratios.len().max(1) as u64)) as u32;
+        Some(e)
     }
 }

@@ -139,6 +139,11 @@ pub struct ApConfig {
     /// What each user of an MU PPDU is charged (with `[ap.hardware] ofdma`).
     #[serde(default)]
     pub mu_charging: mu_charging::MuChargingName,
+    /// Calibrate each station's AQL estimate against PPDU stats (the adapter's
+    /// `Config::calibration`); set (either way), the run reports the estimate against
+    /// the air.
+    #[serde(default)]
+    pub calibrate: Option<bool>,
 }
 
 fn default_codel_target() -> u64 {
@@ -399,10 +404,11 @@ impl Ap {
         self.collect_txq_drops();
     }
 
-    /// A PPDU-stats report: `airtime_us` of transmit airtime to station `s`.
-    pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, now: Nanos) {
+    /// A PPDU-stats report: `airtime_us` of transmit airtime to station `s`, which had
+    /// `acked` MSDUs acknowledged (only the adapter reads them).
+    pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, acked: sim_hal::AckedMsdus, now: Nanos) {
         if let Some(a) = self.adapter.as_mut() {
-            a.ppdu_stats(s, airtime_us, now);
+            a.ppdu_stats(s, airtime_us, acked, now);
         } else if let Some(d) = self.ath9k.as_ref() {
             // `ath_tx_count_airtime`, under airtime fairness.
             if self.config.design.registers_airtime() {

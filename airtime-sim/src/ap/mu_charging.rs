@@ -65,13 +65,11 @@ impl Ap {
         let mut p = PpduStats::new(report.duration_us);
         for u in &report.users {
             let rate = self.reported_rate(u.station);
+            // No MSDU counts: the estimate's calibration takes SU users only.
             let user = PpduUser {
-                peer_id: u.station,
-                tid: 0,
-                tx_duration_us: report.duration_us,
-                rate,
                 ru_tones: u.ru_tones,
                 own_duration_us: u.own_us,
+                ..PpduUser::su(u.station, 0, report.duration_us, rate)
             };
             // The scenario limits users to the record's 8.
             let _ = p.push_user(user);

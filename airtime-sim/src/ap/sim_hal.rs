@@ -12,7 +12,7 @@ use airtime_ath11k::hal::{
     MSDU_TABLE_CAPACITY, Msdu, MsduTable, PpduStats, PpduStatsSource, RingId, RxPpdu, RxStatusSource, StatusSink,
     TclDesc, TclRings, TxCompletion, TxCompletionRing, TxStatus,
 };
-use airtime_sched::RingErrorKind;
+use airtime_sched::{Charge, Frame, RingErrorKind};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
@@ -44,6 +44,36 @@ impl AdapterHal {
             ppdu_stats: RefCell::new(VecDeque::new()),
             rx_ppdus: RefCell::new(VecDeque::new()),
         }
+    }
+}
+
+impl AdapterHal {
+    /// The airtime the adapter charged for MSDU `id` of `ring`, still in its table, in
+    /// us (`None`: no such entry, or uncharged). The raw charge is decoded from a copy
+    /// only to read it: the entry keeps the charge the adapter releases.
+    pub fn charged_us(&self, ring: RingId, id: u32) -> Option<u32> {
+        let tables = self.tables.borrow();
+        let raw = tables.get(ring.index())?.get(&id)?.charge_raw;
+        Charge::from_raw(raw).map(|c| c.airtime_us())
+    }
+}
+
+/// The MSDUs of one station a PPDU carried and had acknowledged, as ath11k's ACK/BA
+/// status TLV reports them per user (`HTT_PPDU_STATS_ACK_BA_INFO_NUM_MSDU_M` of
+/// `struct htt_ppdu_stats_usr_cmpltn_ack_ba_status`, and its `success_bytes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckedMsdus {
+    /// MSDUs acknowledged.
+    pub count: u16,
+    /// Their bytes, as the adapter priced them (the MAC frame).
+    pub bytes: u32,
+}
+
+impl AckedMsdus {
+    /// One more acknowledged MSDU.
+    pub fn add(&mut self, pkt: &Packet) {
+        self.count = self.count.saturating_add(1);
+        self.bytes = self.bytes.saturating_add(pkt.len_bytes());
     }
 }
 

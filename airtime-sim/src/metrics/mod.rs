@@ -123,4 +123,7 @@ pub struct RunResult {
     pub events: u64,
     /// Wall-clock seconds the run took.
     pub wall_s: f64,
+    /// The AQL estimate against the air (the adapter design, with `ap.calibrate` set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate_vs_air: Option<crate::ap::ath11k_adapter::EstimateVsAir>,
 }

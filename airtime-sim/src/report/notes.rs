@@ -31,6 +31,37 @@ pub fn suite_notes(arms: &[ArmResult]) -> Vec<String> {
         ));
     }
     notes.extend(super::designs::designs_notes(arms));
+    notes.extend(estimate_vs_air_lines(arms));
     notes.extend(super::link::lines(arms));
     notes
+}
+
+/// For the arms that set `ap.calibrate`: what AQL charged per MSDU against what an MSDU
+/// took on the air, and what station 0's median pending airtime was on the air (means
+/// over runs).
+fn estimate_vs_air_lines(arms: &[ArmResult]) -> Vec<String> {
+    let mut out = Vec::new();
+    for arm in arms {
+        let e: Vec<_> = arm.runs.iter().filter_map(|r| r.estimate_vs_air).collect();
+        let Some(first) = e.first() else { continue };
+        if out.is_empty() {
+            out.push(String::new());
+            out.push("AQL estimate against the air (ap.calibrate set; means over runs):".to_string());
+        }
+        let charged = mean(&e.iter().map(|x| x.charged_us_per_msdu()).collect::<Vec<_>>());
+        let air = mean(&e.iter().map(|x| x.air_us_per_msdu()).collect::<Vec<_>>());
+        let learned = mean(&e.iter().map(|x| f64::from(x.mean_ratio_q16) / 65536.0).collect::<Vec<_>>());
+        let pending = mean(
+            &arm.runs.iter().map(|r| r.stations.first().map_or(0.0, |s| s.aql_pending_p50_us)).collect::<Vec<_>>(),
+        );
+        let ratio = if charged > 0.0 { air / charged } else { 0.0 };
+        out.push(format!(
+            "  {:<38} calibration {:<3}: charged {charged:.1} us/MSDU, air {air:.1} us/MSDU, air/charged {ratio:.2} \
+             (learned {learned:.2}); AQL pending p50 {pending:.0} us = {:.0} us of air",
+            arm.scenario.spec.name,
+            if first.calibrated { "on" } else { "off" },
+            pending * ratio,
+        ));
+    }
+    out
 }

@@ -264,6 +264,7 @@ impl KeyDef {
 
 const NO_AQL: &str = "has no Airtime Queue Limits";
 const NO_ATF: &str = "registers no airtime, so its deficit round robin never weighs stations";
+const NO_CALIBRATION: &str = "is not the ath11k adapter, whose PPDU stats feed the calibration";
 const NO_TXQS: &str = "has no mac80211 txqs (a qdisc sits in front of the driver)";
 
 /// Every scenario key, in the order the reference page lists them.
@@ -391,6 +392,17 @@ pub const KEYS: &[KeyDef] = &[
     )
     .choices(&["whole_ppdu", "ru_share", "own_duration"])
     .used_by(UsedBy::WithKey("ofdma")),
+    key(
+        "ap.calibrate",
+        "bool",
+        "",
+        Default::Implied("false"),
+        "Calibrate each station's AQL estimate against the airtime PPDU stats report (the adapter's \
+         `Config::calibration`: a per-station average of measured over charged airtime, prices scaled by it after \
+         16 samples; the series' cover letter measured the estimate at about 1/1.85 of the air). Set either way, \
+         the run also reports what AQL charged per MSDU against what an MSDU took on the air.",
+    )
+    .used_by(UsedBy::Designs(&[Design::Ath11kAdapter], NO_CALIBRATION)),
     table(
         "ap.hardware",
         Kind::Table,

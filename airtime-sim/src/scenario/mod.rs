@@ -898,6 +898,19 @@ station = "a"
                 Warned("`ap.mu_charging`: is the default and has no effect here"),
             ),
             (
+                "ap.calibrate",
+                with("ath11k_series", "calibrate = true", "", "", "", ""),
+                Refused(
+                    "`ap.calibrate`: has no effect here (design `ath11k_series` is not the ath11k adapter, whose PPDU \
+                     stats feed the calibration; only `ath11k_adapter` use it)",
+                ),
+            ),
+            (
+                "ap.calibrate",
+                with("mac80211_aql", "calibrate = false", "", "", "", ""),
+                Warned("`ap.calibrate`: is the default and has no effect here (design `mac80211_aql` is not the"),
+            ),
+            (
                 "stations[].reported_rate",
                 with("stock", "", "", "reported_rate = \"vht80-1ss-mcs6-lgi\"", "", ""),
                 Warned(

@@ -9,6 +9,7 @@ use crate::ap::Ap;
 use crate::ap::completion_irq::{CompletionIrq, ModeratedRing};
 use crate::ap::hardware::{HwFrame, MuPpdu, MuUser, TxStatus};
 use crate::ap::mu_charging::{MuReport, MuReportUser};
+use crate::ap::sim_hal::AckedMsdus;
 use crate::engine::time::{ms, us};
 use crate::engine::{EventQueue, Nanos, Rng};
 use crate::metrics::airtime::AirtimeLedger;
@@ -53,7 +54,8 @@ enum Event {
     TxStatus(Vec<TxStatus>),
     /// The tx completion ring's moderated interrupt number `n`.
     TxIrq(u64),
-    PpduStats(u16, u32),
+    /// An SU PPDU's stats: station, airtime in us, the MSDUs it had acknowledged.
+    PpduStats(u16, u32, AckedMsdus),
     MuPpduStats(MuReport),
     Sample,
     SeriesSample,
@@ -456,7 +458,7 @@ impl World {
                     self.tx_status(statuses, now);
                 }
             }
-            Event::PpduStats(s, airtime_us) => self.ap.ppdu_stats(s, airtime_us, now),
+            Event::PpduStats(s, airtime_us, acked) => self.ap.ppdu_stats(s, airtime_us, acked, now),
             Event::MuPpduStats(report) => self.ap.mu_ppdu_stats(&report, now),
             Event::FlowStart(f) => {
                 if let Some(l) = self.linux[f].as_mut() {
@@ -696,8 +698,10 @@ impl World {
                         self.ampdu_sizes[s].push(frames.len() as f64);
                     }
                     let mut statuses = Vec::with_capacity(frames.len());
+                    let mut acked = AckedMsdus::default();
                     if self.links[s].is_some() {
                         for p in self.block_ack_down(s, frames, airtime_ns, now, measuring, &mut statuses) {
+                            acked.add(&p);
                             self.packets += 1;
                             self.deliver_to_station(s, p, now);
                         }
@@ -705,6 +709,7 @@ impl World {
                         for f in frames {
                             let (status, pkt) = f.complete();
                             statuses.push(status);
+                            acked.add(&pkt);
                             self.packets += 1;
                             self.deliver_to_station(s, pkt, now);
                         }
@@ -716,7 +721,7 @@ impl World {
                         self.schedule_completions(statuses, now);
                     }
                     let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
-                    self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32));
+                    self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32, acked));
                 }
                 Tx::ApMu { ppdu, airtime_ns } => {
                     transmitted.push((0, airtime_ns));
@@ -1102,6 +1107,7 @@ impl World {
             packets: self.packets,
             events: self.q.popped(),
             wall_s,
+            estimate_vs_air: self.ap.adapter.as_ref().and_then(|a| a.estimate_vs_air()),
         }
     }
 }

@@ -1321,13 +1321,16 @@ static void s_complete_step(struct s_hw *s, u32 *rnd, struct airtime_tx_status *
 	}
 	if (s->polls % 16 == 12) {
 		ppdu.duration_us = 200 + r % 800;
-		ppdu.n_users = 2;
+		/* Every other record SU, with its MSDUs: a calibration sample. */
+		ppdu.n_users = r & (1U << 20) ? 1 : 2;
 		ppdu.users[0].peer_id = 1 + r % S_STATIONS;
 		ppdu.users[1].peer_id = 1 + (r >> 4) % S_STATIONS;
 		ppdu.users[0].rate.encoding = AIRTIME_RATE_HE;
 		ppdu.users[0].rate.mcs = (r >> 8) % 12;
 		ppdu.users[0].rate.nss = 1;
 		ppdu.users[0].rate.bw = 2;
+		ppdu.users[0].msdus = 1 + (r >> 12) % 32;
+		ppdu.users[0].msdu_bytes = ppdu.users[0].msdus * 1500;
 		ret = RADIO_CALL(s, airtime_ppdu_tx_stats(s->radio, &ppdu, s_now()));
 		if (ret < 0 || ret > 2)
 			s_fail(s, "ppdu_tx_stats: %d", ret);
@@ -1477,7 +1480,8 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 
 	cfg.ops = &s_ops;
 	cfg.hw = s;
-	cfg.flags = AIRTIME_RADIO_TX_NO_PUSHBACK;
+	/* With the estimate's calibration: prices move under the wake CPU's charges. */
+	cfg.flags = AIRTIME_RADIO_TX_NO_PUSHBACK | AIRTIME_RADIO_CALIBRATE;
 	cfg.tcl_descriptors = S_RING_SLOTS;
 	cfg.msdu_capacity = S_MSDU_SLOTS;
 	cfg.max_stations = 16;

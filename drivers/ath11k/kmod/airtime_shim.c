@@ -45,8 +45,8 @@ static_assert(sizeof(struct airtime_selftest_info) == 16);
 /* Same layouts as the #[repr(C)] types of src/api.rs and src/chal.rs. */
 static_assert(sizeof(struct airtime_radio_config) == 32);
 static_assert(sizeof(struct airtime_rate) == 8);
-static_assert(sizeof(struct airtime_ppdu_user) == 16);
-static_assert(sizeof(struct airtime_ppdu_stats) == 136);
+static_assert(sizeof(struct airtime_ppdu_user) == 24);
+static_assert(sizeof(struct airtime_ppdu_stats) == 200);
 static_assert(sizeof(struct airtime_radio_stats) == 32);
 static_assert(sizeof(struct airtime_radio_counters) == 104);
 static_assert(sizeof(struct airtime_tx_status) == 8);

@@ -73,6 +73,11 @@
 //!   ([`MuCharging`]; off by default).
 //! * **Charges**: frames sent before the station's first rate report are charged the
 //!   core's conservative unknown-rate charge, not nothing.
+//! * **Calibration** ([`Config::calibration`], off by default): each station's AQL
+//!   estimate can be calibrated against the airtime PPDU stats report (the series'
+//!   cover letter measured the estimate at about 1/1.85 of the air); its frames are
+//!   then priced at the learned ratio times the estimate. [`CalibrationStats`] counts
+//!   the samples.
 //!
 //! ## Time, memory, panics
 //! Time is passed in ([`airtime_sched::Instant`]); nothing reads a clock. Every table
@@ -91,7 +96,8 @@
 //! once on different CPUs, and control operations beside them. The adapter takes no
 //! lock: the txqs live in the core's [`TxqTable`](airtime_sched::TxqTable) (a lock-free
 //! intake per txq, and the scheduler hands each txq to one context at a time, which is
-//! the only way to its queue), station records and counters are atomics, and each
+//! the only way to its queue), station records and counters are atomics (a station's
+//! estimate calibrator sits behind a try-flag that is never waited on), and each
 //! hardware ring is serialised by the HAL (one lock per TCL ring and per MSDU table,
 //! as in ath11k). The README lists the context and the locks of each entry point.
 //!
@@ -177,7 +183,7 @@ pub use adapter::{AcSet, Ath11k, Ath11kError, CompletionPass, Config, PpduOutcom
 pub use airtime_sched::driver_loop::RoundEnd;
 pub use hal::Hal;
 pub use mu_charging::MuCharging;
-pub use stats::{DpStats, TextBuf};
+pub use stats::{CalibrationStats, DpStats, TextBuf};
 
 #[cfg(test)]
 mod tests {

@@ -155,7 +155,9 @@ mod tests {
                 tx_duration_us: duration_us,
                 rate,
                 ru_tones,
-                own_duration_us
+                own_duration_us,
+                msdus: 0,
+                msdu_bytes: 0,
             }));
         }
         p

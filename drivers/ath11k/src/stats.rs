@@ -85,6 +85,37 @@ impl fmt::Display for DpStats {
     }
 }
 
+/// What became of the samples of the estimate's calibration
+/// ([`Config::calibration`](crate::Config::calibration)), read with
+/// [`Ath11k::calibration_stats`](crate::Ath11k::calibration_stats). Every SU user of a
+/// PPDU record of a known station is counted once, in one of the first four.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CalibrationStats {
+    /// Samples averaged into a station's calibrator.
+    pub accepted: u64,
+    /// Samples the calibrator refused: no MSDU count or bytes in the record, or a
+    /// ratio outside its outlier bounds.
+    pub rejected: u64,
+    /// Samples dropped because another context was feeding the station's calibrator
+    /// (a statistic, not a charge: nothing else is lost).
+    pub busy: u64,
+    /// Samples dropped because their station had left its slot meanwhile.
+    pub stale: u64,
+    /// Users of MU PPDUs, never sampled (their price is [`MuCharging`](crate::MuCharging)'s).
+    pub mu_users: u64,
+}
+
+impl fmt::Display for CalibrationStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "Calibration samples: accepted {} rejected {} busy {} stale {} (MU users skipped {})",
+            self.accepted, self.rejected, self.busy, self.stale, self.mu_users
+        )
+    }
+}
+
 /// A `fmt::Write` into a byte buffer that truncates instead of failing: how a
 /// debugfs read fills the buffer the kernel gives it.
 #[derive(Debug)]

@@ -140,6 +140,15 @@ int airtime_selftest_run(u32 index, char *msg, size_t len);
 /* Radio flags (struct airtime_radio_config.flags). */
 #define AIRTIME_RADIO_TX_NO_PUSHBACK	(1U << 0)
 #define AIRTIME_RADIO_AQL_DISABLED	(1U << 1)
+/*
+ * Calibrate each station's AQL estimate against the PPDU stats (not in the
+ * series): every single-user record whose user carries @msdus and
+ * @msdu_bytes (struct airtime_ppdu_user) is a sample of measured over charged
+ * airtime, and once 16 samples were taken the station's frames are priced at
+ * the estimate times their running average (clamped to 1/4..4). MU users are
+ * skipped. Off by default.
+ */
+#define AIRTIME_RADIO_CALIBRATE	(1U << 2)
 
 /* How the hardware finished with a frame (enum TxStatus in Rust). */
 #define AIRTIME_TX_ACKED		0
@@ -317,6 +326,12 @@ struct airtime_rate {
  * @reserved: must be 0
  * @tx_duration_us: its tx duration; charged only when the PPDU has none
  * @rate: the rate it was sent at (prices its next frames)
+ * @msdus: MSDUs of the user acknowledged in this PPDU, 0 if unknown: ath11k's
+ *	ACK/BA status TLV, HTT_PPDU_STATS_ACK_BA_INFO_NUM_MSDU_M of its info word
+ *	(succ_pkts in ath11k_update_per_peer_tx_stats); read only with
+ *	AIRTIME_RADIO_CALIBRATE
+ * @reserved2: must be 0
+ * @msdu_bytes: their bytes (the same TLV's success_bytes), 0 if unknown
  */
 struct airtime_ppdu_user {
 	u16 peer_id;
@@ -324,6 +339,9 @@ struct airtime_ppdu_user {
 	u8 reserved;
 	u32 tx_duration_us;
 	struct airtime_rate rate;
+	u16 msdus;
+	u16 reserved2;
+	u32 msdu_bytes;
 };
 
 /**

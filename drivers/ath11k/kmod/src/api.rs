@@ -42,7 +42,10 @@ pub const RADIO_TX_NO_PUSHBACK: u32 = 1 << 0;
 /// Radio flag: start with the AQL checks off (charges are still counted).
 /// C: `AIRTIME_RADIO_AQL_DISABLED`.
 pub const RADIO_AQL_DISABLED: u32 = 1 << 1;
-const RADIO_FLAGS: u32 = RADIO_TX_NO_PUSHBACK | RADIO_AQL_DISABLED;
+/// Radio flag: calibrate each station's AQL estimate against the PPDU stats
+/// (`Config::calibration` with the calibrator's defaults). C: `AIRTIME_RADIO_CALIBRATE`.
+pub const RADIO_CALIBRATE: u32 = 1 << 2;
+const RADIO_FLAGS: u32 = RADIO_TX_NO_PUSHBACK | RADIO_AQL_DISABLED | RADIO_CALIBRATE;
 
 /// Users in one PPDU record. C: `AIRTIME_PPDU_MAX_USERS`.
 pub const PPDU_MAX_USERS: usize = 8;
@@ -136,6 +139,12 @@ pub struct CPpduUser {
     pub tx_duration_us: u32,
     /// The rate it was sent at (encoding 0 if unknown).
     pub rate: CRate,
+    /// MSDUs acknowledged in this PPDU, 0 if unknown (read with `AIRTIME_RADIO_CALIBRATE`).
+    pub msdus: u16,
+    /// Must be 0.
+    pub reserved2: u16,
+    /// Their bytes, 0 if unknown.
+    pub msdu_bytes: u32,
 }
 
 /// One PPDU record. C: `struct airtime_ppdu_stats`.
@@ -195,8 +204,8 @@ pub struct RadioCounters {
 // The C header asserts the same sizes.
 const _: () = assert!(core::mem::size_of::<RadioConfig>() == 32);
 const _: () = assert!(core::mem::size_of::<CRate>() == 8);
-const _: () = assert!(core::mem::size_of::<CPpduUser>() == 16);
-const _: () = assert!(core::mem::size_of::<CPpduStats>() == 136);
+const _: () = assert!(core::mem::size_of::<CPpduUser>() == 24);
+const _: () = assert!(core::mem::size_of::<CPpduStats>() == 200);
 const _: () = assert!(core::mem::size_of::<RadioStats>() == 32);
 const _: () = assert!(core::mem::size_of::<RadioCounters>() == 104);
 const _: () = assert!(core::mem::size_of::<CTxStatus>() == 8);
@@ -288,6 +297,7 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     let mut config = Config::default();
     config.tx_no_pushback = cfg.flags & RADIO_TX_NO_PUSHBACK != 0;
     config.aql = cfg.flags & RADIO_AQL_DISABLED == 0;
+    config.calibration = (cfg.flags & RADIO_CALIBRATE != 0).then(airtime_est::CalibratorConfig::default);
     if cfg.max_stations != 0 {
         config.sched.max_stations = cfg.max_stations;
     }
@@ -744,12 +754,13 @@ pub unsafe extern "C" fn airtime_ppdu_tx_stats(radio: *mut CRadio, ppdu: *const 
         let users = c.users.get(..n).ok_or(Errno::EINVAL)?;
         let mut stats = PpduStats::new(c.duration_us);
         for u in users {
-            if Tid::new(u.tid).is_err() || u.reserved != 0 {
+            if Tid::new(u.tid).is_err() || u.reserved != 0 || u.reserved2 != 0 {
                 return Err(Errno::EINVAL);
             }
             // The C record carries no RU yet: under `MuCharging::RuShare` an MU PPDU's users
             // split it equally.
-            let user = PpduUser::su(u.peer_id, u.tid, u.tx_duration_us, u.rate.to_rate()?);
+            let user =
+                PpduUser::su(u.peer_id, u.tid, u.tx_duration_us, u.rate.to_rate()?).with_msdus(u.msdus, u.msdu_bytes);
             if !stats.push_user(user) {
                 return Err(Errno::EINVAL);
             }

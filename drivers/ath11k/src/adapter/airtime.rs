@@ -2,10 +2,12 @@
 //! PPDU, or its share under [`Config::mu_charging`](crate::Config::mu_charging)) and rx
 //! from monitor status (patch 7, charged to BE).
 
+use super::calibration::Sample;
+use super::tables::StationRecord;
 use super::{Ath11k, Ath11kError};
-use crate::hal::{FrameOf, Hal, PpduStats, RxPpdu};
-use airtime_sched::traits::Frame;
-use airtime_sched::{Ac, Enqueue, Instant, Tid, Txq};
+use crate::hal::{FrameOf, Hal, PpduStats, PpduUser, RxPpdu};
+use airtime_sched::traits::{Frame, price_from_rate};
+use airtime_sched::{Ac, Enqueue, Instant, Station, StationId, Tid, Txq};
 
 /// What one PPDU record did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,9 +31,12 @@ where
     /// ath11k's `arsta->tx_duration` already is; [`Config::mu_charging`] picks another
     /// split ([`MuCharging`](crate::MuCharging)), and sets the station's AQL price
     /// scale for its next frames. A record without a PPDU duration charges each SU
-    /// user its own `tx_duration_us`. Completion context (HTT PPDU stats, softirq).
+    /// user its own `tx_duration_us`. With [`Config::calibration`] on, each SU user is
+    /// also a sample of the station's estimate calibration (MU users are counted and
+    /// skipped). Completion context (HTT PPDU stats, softirq).
     ///
     /// [`Config::mu_charging`]: crate::Config::mu_charging
+    /// [`Config::calibration`]: crate::Config::calibration
     pub fn on_ppdu_tx_stats(&self, ppdu: &PpduStats, now: Instant) -> PpduOutcome {
         let mut out = PpduOutcome::default();
         let policy = self.config.mu_charging;
@@ -45,16 +50,44 @@ where
                 rec.set_tx_rate(rate);
             }
             rec.set_mu_scale_q8(policy.aql_scale_q8(ppdu, index));
+            if self.config.calibration.is_some() {
+                if ppdu.n_users() > 1 {
+                    self.counters.calibration.mu_users.bump();
+                } else {
+                    self.calibrate(id, rec, user, ac_of(user), u64::from(policy.charge_us(ppdu, index)));
+                }
+            }
             if !self.config.tx_airtime {
                 continue;
             }
             let us = policy.charge_us(ppdu, index);
-            let ac = Tid::new(user.tid & 7).map_or(Ac::Be, Tid::ac);
+            let ac = ac_of(user);
             if self.txqs.scheduler().register_airtime(id, ac, us, 0, now).is_ok() {
                 out.users_charged += 1;
             }
         }
         out
+    }
+
+    /// One calibration sample: what the user's acknowledged MSDUs were priced at (at
+    /// the station's last tx rate, which this record just set, without its MU or
+    /// calibration scales: the calibrator learns the model's own error) against the
+    /// `measured_us` the PPDU took. A record without MSDU count or bytes charges
+    /// nothing and is counted as rejected.
+    fn calibrate(&self, id: StationId, rec: &StationRecord, user: &PpduUser, ac: Ac, measured_us: u64) {
+        let msdus = u32::from(user.msdus);
+        let charged_us = match user.msdu_bytes.checked_div(msdus) {
+            Some(len) if len > 0 => price_from_rate(Station::last_tx_rate(rec), len, ac)
+                .map_or(0, |us| u64::from(us).saturating_mul(u64::from(msdus))),
+            _ => 0,
+        };
+        let c = &self.counters.calibration;
+        match rec.calibrate(id, charged_us, measured_us) {
+            Sample::Accepted => c.accepted.bump(),
+            Sample::Rejected(_) => c.rejected.bump(),
+            Sample::Busy => c.busy.bump(),
+            Sample::Stale => c.stale.bump(),
+        }
     }
 
     /// One received PPDU from rx monitor status (patch 7): remembers the rx rate and
@@ -93,4 +126,9 @@ where
         }
         n
     }
+}
+
+/// The AC of a PPDU user's TID (TIDs above 7 taken modulo 8; BE if none fits).
+fn ac_of(user: &PpduUser) -> Ac {
+    Tid::new(user.tid & 7).map_or(Ac::Be, Tid::ac)
 }

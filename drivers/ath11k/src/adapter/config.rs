@@ -2,6 +2,7 @@
 //! configuration.
 
 use crate::MuCharging;
+use airtime_est::CalibratorConfig;
 use airtime_sched::txqs::TurnBudget;
 
 /// Adapter configuration (build from `Default`, then set fields). The default is the
@@ -41,6 +42,14 @@ pub struct Config {
     /// the frames of a station last sent MU are priced for AQL ([`MuCharging`]).
     /// [`MuCharging::WholePpdu`] by default, as the series and ath11k.
     pub mu_charging: MuCharging,
+    /// Not in the series: calibrate each station's AQL estimate against the airtime
+    /// PPDU stats measure, with these settings (`None`, the default: off). Each SU
+    /// user of a PPDU record that carries its acknowledged MSDUs' count and bytes is a
+    /// sample (what they were priced at against the PPDU's duration); once a station's
+    /// [`Calibrator`](airtime_est::Calibrator) is warm, its frames are priced at the
+    /// estimate times the learned ratio (and times its MU scale). MU users are skipped:
+    /// [`Config::mu_charging`] prices those. See [`StationRecord::calibration_ratio_q16`](crate::StationRecord::calibration_ratio_q16).
+    pub calibration: Option<CalibratorConfig>,
 }
 
 impl Default for Config {
@@ -56,6 +65,7 @@ impl Default for Config {
             resume_blocked_acs: true,
             turn_budget: TurnBudget::UNLIMITED,
             mu_charging: MuCharging::WholePpdu,
+            calibration: None,
         }
     }
 }

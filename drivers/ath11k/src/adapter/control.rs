@@ -37,7 +37,8 @@ where
     pub fn new(hal: H, config: Config) -> Result<Self, Ath11kError> {
         let mut sched_config = config.sched;
         sched_config.tx_no_pushback = config.tx_no_pushback;
-        let stations = StationSlots::new(usize::from(sched_config.max_stations))?;
+        let stations =
+            StationSlots::new(usize::from(sched_config.max_stations), config.calibration.unwrap_or_default())?;
         let n = usize::from(sched_config.max_txqs);
         let mut txq_marks = Vec::new();
         txq_marks.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
@@ -304,6 +305,12 @@ where
         }
         s.held_now = self.held.total();
         s
+    }
+
+    /// The calibration's sample counters ([`Config::calibration`]; all 0 while it is
+    /// off).
+    pub fn calibration_stats(&self) -> crate::CalibrationStats {
+        self.counters.calibration.snapshot()
     }
 
     /// Outstanding MSDUs over all rings: frames in the hardware.

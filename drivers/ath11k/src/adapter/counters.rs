@@ -2,7 +2,7 @@
 //! control operations count at once, without a lock. [`DpStats`] is their snapshot.
 
 use crate::hal::{DP_TCL_NUM_RING_MAX, RingId, TxStatus};
-use crate::stats::DpStats;
+use crate::stats::{CalibrationStats, DpStats};
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 use super::AcSet;
@@ -62,6 +62,29 @@ pub(crate) struct DpCounters {
     pub(crate) flushed: Counter,
     pub(crate) msdu_table_errors: Counter,
     pub(crate) unknown_peer_reports: Counter,
+    pub(crate) calibration: CalibrationCounters,
+}
+
+/// What [`CalibrationStats`] reports, counted as it happens.
+#[derive(Debug, Default)]
+pub(crate) struct CalibrationCounters {
+    pub(crate) accepted: Counter,
+    pub(crate) rejected: Counter,
+    pub(crate) busy: Counter,
+    pub(crate) stale: Counter,
+    pub(crate) mu_users: Counter,
+}
+
+impl CalibrationCounters {
+    pub(crate) fn snapshot(&self) -> CalibrationStats {
+        CalibrationStats {
+            accepted: self.accepted.get(),
+            rejected: self.rejected.get(),
+            busy: self.busy.get(),
+            stale: self.stale.get(),
+            mu_users: self.mu_users.get(),
+        }
+    }
 }
 
 impl DpCounters {

@@ -8,6 +8,7 @@
 
 mod ac_set;
 mod airtime;
+mod calibration;
 mod completion;
 mod config;
 mod control;

@@ -23,8 +23,9 @@
 //! a station id that is no longer live.
 
 use super::Ath11kError;
+use super::calibration::{Sample, StationCalibration};
 use crate::mu_charging::SCALE_ONE_Q8;
-use airtime_est::{Bandwidth, Encoding, HeGi, Rate};
+use airtime_est::{Bandwidth, CalibratorConfig, Encoding, HeGi, RATIO_ONE_Q16, Rate};
 use airtime_sched::driver_loop::StationTable;
 use airtime_sched::traits::price_from_rate;
 use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, TxqId};
@@ -56,6 +57,10 @@ pub struct StationRecord {
     /// The AQL price scale of the station's next frames, in Q8 (256: as priced at its
     /// rate), from its last PPDU record ([`MuCharging::aql_scale_q8`](crate::MuCharging::aql_scale_q8)).
     mu_scale_q8: AtomicU32,
+    /// The calibration of its estimate against PPDU stats ([`Config::calibration`]).
+    ///
+    /// [`Config::calibration`]: crate::Config::calibration
+    calibration: StationCalibration,
     /// The station's txq of each TID (0..=15 and 16, the management txq).
     txqs: [AtomicU64; TIDS],
     /// The slot's last removed occupant not yet reported drained: its raw id with its
@@ -65,13 +70,14 @@ pub struct StationRecord {
 }
 
 impl StationRecord {
-    fn empty() -> StationRecord {
+    fn empty(calibration: CalibratorConfig) -> StationRecord {
         StationRecord {
             id: AtomicU64::new(NONE),
             peer: AtomicU32::new(NO_PEER),
             tx_rate: AtomicU64::new(NONE),
             rx_rate: AtomicU64::new(NONE),
             mu_scale_q8: AtomicU32::new(SCALE_ONE_Q8),
+            calibration: StationCalibration::new(calibration),
             txqs: [const { AtomicU64::new(NONE) }; TIDS],
             departed: AtomicU64::new(NONE),
         }
@@ -117,6 +123,20 @@ impl StationRecord {
         self.mu_scale_q8.store(scale, Ordering::Relaxed);
     }
 
+    /// The factor, Q16, by which the calibration of the estimate against PPDU stats
+    /// scales its frames' price ([`Config::calibration`]; 65536 while it is off or
+    /// warming up).
+    ///
+    /// [`Config::calibration`]: crate::Config::calibration
+    pub fn calibration_ratio_q16(&self) -> u32 {
+        self.calibration.ratio_q16(self.id())
+    }
+
+    /// One calibration sample of station `id` (see [`StationCalibration::record`]).
+    pub(crate) fn calibrate(&self, id: StationId, charged_us: u64, measured_us: u64) -> Sample {
+        self.calibration.record(id, charged_us, measured_us)
+    }
+
     pub(crate) fn set_rx_rate(&self, rate: Rate) {
         self.rx_rate.store(pack_rate(rate), Ordering::Relaxed);
     }
@@ -141,14 +161,18 @@ impl Station for StationRecord {
 
     /// The core's price at [`last_tx_rate`](Station::last_tx_rate), scaled by the
     /// station's MU scale ([`StationRecord::mu_scale_q8`]; 1 unless a share-based
-    /// [`MuCharging`](crate::MuCharging) saw it in an MU PPDU last).
+    /// [`MuCharging`](crate::MuCharging) saw it in an MU PPDU last) and by its
+    /// calibration ratio ([`StationRecord::calibration_ratio_q16`]; 1 unless
+    /// calibration is on), rounded up.
     fn expected_airtime_us(&self, frame_len: u32, ac: Ac) -> Result<u32, StationErrorKind> {
         let us = price_from_rate(Station::last_tx_rate(self), frame_len, ac)?;
-        let scale = self.mu_scale_q8();
-        if scale == SCALE_ONE_Q8 {
+        let (mu, cal) = (self.mu_scale_q8(), self.calibration_ratio_q16());
+        if mu == SCALE_ONE_Q8 && cal == RATIO_ONE_Q16 {
             return Ok(us);
         }
-        let scaled = (u64::from(us) * u64::from(scale)).div_ceil(u64::from(SCALE_ONE_Q8));
+        // Q8 x Q16 = Q24; two u32 factors fit a u64 exactly, the price saturates.
+        let scale_q24 = u64::from(mu) * u64::from(cal);
+        let scaled = u64::from(us).saturating_mul(scale_q24).saturating_add((1 << 24) - 1) >> 24;
         Ok(u32::try_from(scaled).unwrap_or(u32::MAX))
     }
 }
@@ -221,10 +245,12 @@ pub(crate) struct StationSlots {
 }
 
 impl StationSlots {
-    pub(crate) fn new(n: usize) -> Result<Self, Ath11kError> {
+    /// `n` empty records, whose calibrators (used only if calibration is on) take
+    /// `calibration`.
+    pub(crate) fn new(n: usize, calibration: CalibratorConfig) -> Result<Self, Ath11kError> {
         let mut slots = Vec::new();
         slots.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
-        slots.resize_with(n, StationRecord::empty);
+        slots.resize_with(n, || StationRecord::empty(calibration));
         Ok(StationSlots { slots, multicast_rate: AtomicU64::new(NONE) })
     }
 
@@ -348,6 +374,9 @@ impl StationSlots {
         r.tx_rate.store(NONE, Ordering::Relaxed);
         r.rx_rate.store(NONE, Ordering::Relaxed);
         r.mu_scale_q8.store(SCALE_ONE_Q8, Ordering::Relaxed);
+        // Before the id is visible: no sample or price of the new occupant sees the
+        // last one's ratio.
+        r.calibration.reset(id);
         for t in &r.txqs {
             t.store(NONE, Ordering::Relaxed);
         }
@@ -462,7 +491,7 @@ mod tests {
     /// first: the late record must not report the later occupant drained.
     #[test]
     fn a_late_departure_record_does_not_report_the_next_occupant() {
-        let t = StationSlots::new(4).unwrap();
+        let t = StationSlots::new(4, CalibratorConfig::default()).unwrap();
         let first = StationId::from_raw(2 | 7 << 32);
         let next = StationId::from_raw(2 | 8 << 32);
         assert_eq!(t.record_departure(next, 20), None);
@@ -476,7 +505,7 @@ mod tests {
 
     #[test]
     fn a_departure_across_generation_wrap_keeps_order() {
-        let t = StationSlots::new(4).unwrap();
+        let t = StationSlots::new(4, CalibratorConfig::default()).unwrap();
         let first = StationId::from_raw(1 | 0xffff_ffff << 32);
         let next = StationId::from_raw(1);
         assert_eq!(t.record_departure(first, 3), None);
@@ -485,7 +514,7 @@ mod tests {
 
     #[test]
     fn a_peer_id_is_published_once() {
-        let t = StationSlots::new(4).unwrap();
+        let t = StationSlots::new(4, CalibratorConfig::default()).unwrap();
         let a = StationId::from_raw(1 | 7 << 32);
         let b = StationId::from_raw(2 | 7 << 32);
         t.publish(a, 9).unwrap();
@@ -500,7 +529,7 @@ mod tests {
 
     #[test]
     fn a_txq_slot_is_reserved_once_and_a_stale_one_is_replaced() {
-        let t = StationSlots::new(2).unwrap();
+        let t = StationSlots::new(2, CalibratorConfig::default()).unwrap();
         let a = StationId::from_raw(1);
         t.publish(a, 1).unwrap();
         t.reserve_txq(a, Tid::BE, |_| true).unwrap();

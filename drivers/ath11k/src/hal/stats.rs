@@ -25,12 +25,28 @@ pub struct PpduUser {
     /// to its longest user (the driver computes it from the user's RU, rate and bytes);
     /// 0 if unknown.
     pub own_duration_us: u32,
+    /// MSDUs of the user acknowledged in this PPDU; 0 if unknown. ath11k reads it from
+    /// the user's ACK/BA status TLV (`struct htt_ppdu_stats_usr_cmpltn_ack_ba_status`,
+    /// `info` field `HTT_PPDU_STATS_ACK_BA_INFO_NUM_MSDU_M`, bits 9..=24, in `dp.h`), as
+    /// `succ_pkts` in `ath11k_update_per_peer_tx_stats` (`dp_rx.c`). The calibration of
+    /// the AQL estimate ([`Config::calibration`](crate::Config::calibration)) needs it.
+    pub msdus: u16,
+    /// Bytes of those MSDUs (the same TLV's `success_bytes`, `succ_bytes` there); 0 if
+    /// unknown.
+    pub msdu_bytes: u32,
 }
 
 impl PpduUser {
     /// A single-user record's user: `tx_duration_us` at `rate`, no RU.
     pub const fn su(peer_id: u16, tid: u8, tx_duration_us: u32, rate: Option<Rate>) -> PpduUser {
-        PpduUser { peer_id, tid, tx_duration_us, rate, ru_tones: 0, own_duration_us: 0 }
+        PpduUser { peer_id, tid, tx_duration_us, rate, ru_tones: 0, own_duration_us: 0, msdus: 0, msdu_bytes: 0 }
+    }
+
+    /// The same user with `msdus` MSDUs of `msdu_bytes` bytes in all acknowledged.
+    pub const fn with_msdus(mut self, msdus: u16, msdu_bytes: u32) -> PpduUser {
+        self.msdus = msdus;
+        self.msdu_bytes = msdu_bytes;
+        self
     }
 }
 

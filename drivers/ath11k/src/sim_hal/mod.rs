@@ -368,7 +368,8 @@ impl<F> SimHal<F> {
         if fw.completions_paused {
             return;
         }
-        let mut sent: Vec<(u16, Ac, u32)> = Vec::new();
+        // (peer, AC, frames, bytes) transmitted.
+        let mut sent: Vec<(u16, Ac, u32, u32)> = Vec::new();
         while fw.in_flight.front().is_some_and(|f| f.due <= now) {
             let Some(f) = fw.in_flight.pop_front() else { break };
             let status = fw.statuses.pop_front().unwrap_or(self.config.default_status);
@@ -376,8 +377,11 @@ impl<F> SimHal<F> {
             bump(&self.counters.completed);
             if let (true, Some(peer)) = (status.transmitted(), f.desc.peer_id) {
                 match sent.iter_mut().find(|s| s.0 == peer && s.1 == f.desc.ac) {
-                    Some(s) => s.2 += 1,
-                    None => sent.push((peer, f.desc.ac, 1)),
+                    Some(s) => {
+                        s.2 += 1;
+                        s.3 = s.3.saturating_add(f.desc.len_bytes);
+                    }
+                    None => sent.push((peer, f.desc.ac, 1, f.desc.len_bytes)),
                 }
             }
         }
@@ -391,11 +395,12 @@ impl<F> SimHal<F> {
     /// sent, on whatever RU it gets); the PPDU lasts as long as its longest user. Each
     /// user is reported the whole PPDU's duration as its tx duration, as ath11k's
     /// firmware does for MU, and, in an MU PPDU, an equal RU of
-    /// [`SimConfig::mu_bandwidth`] and its own duration.
-    fn write_ppdus(&self, peers: &[Peer], sent: &[(u16, Ac, u32)]) {
+    /// [`SimConfig::mu_bandwidth`] and its own duration. Each user carries its frames'
+    /// count and bytes, as ath11k's ACK/BA status TLV does.
+    fn write_ppdus(&self, peers: &[Peer], sent: &[(u16, Ac, u32, u32)]) {
         let users = usize::from(self.config.mu_max_users.clamp(1, crate::hal::MAX_PPDU_USERS as u8));
         for group in sent.chunks(users) {
-            let own = |s: &(u16, Ac, u32)| s.2.saturating_mul(self.airtime_of(peers, s.0));
+            let own = |s: &(u16, Ac, u32, u32)| s.2.saturating_mul(self.airtime_of(peers, s.0));
             let duration = group.iter().map(own).max().unwrap_or(0);
             let ru_tones = match group.len() {
                 0 | 1 => 0,
@@ -403,7 +408,7 @@ impl<F> SimHal<F> {
             };
             let mut p = PpduStats::new(duration);
             for s in group {
-                let &(peer_id, ac, _) = s;
+                let &(peer_id, ac, frames, bytes) = s;
                 let rate = peers.iter().find(|q| q.peer_id == peer_id).and_then(|q| q.rate);
                 let own_duration_us = if ru_tones > 0 { own(s) } else { 0 };
                 let _ = p.push_user(PpduUser {
@@ -413,6 +418,8 @@ impl<F> SimHal<F> {
                     rate,
                     ru_tones,
                     own_duration_us,
+                    msdus: u16::try_from(frames).unwrap_or(u16::MAX),
+                    msdu_bytes: bytes,
                 });
             }
             self.ppdus.lock().push_back(p);
