@@ -138,7 +138,10 @@ pub struct TxStatus {
 
 #[derive(Debug, Default)]
 struct TclRing {
-    queue: VecDeque<HwFrame>,
+    /// Frames waiting for the firmware, by access category: the firmware hands each
+    /// descriptor to its TID's queue, so a voice frame does not wait for room behind
+    /// best-effort ones (with best effort only, one FIFO as before).
+    queue: [VecDeque<HwFrame>; Ac::COUNT],
     outstanding: u32,
 }
 
@@ -153,8 +156,6 @@ pub struct Hardware {
     fw_limit: Vec<usize>,
     /// Round-robin position per access category.
     next_station: [usize; Ac::COUNT],
-    /// Frames waiting in the rings, per access category.
-    ring_frames: [usize; Ac::COUNT],
     /// Whether frames go to their access category's queues (else all to BE's, as a
     /// design whose host side is best effort only sends them).
     per_ac: bool,
@@ -180,7 +181,6 @@ impl Hardware {
                 })
                 .collect(),
             next_station: [0; Ac::COUNT],
-            ring_frames: [0; Ac::COUNT],
             per_ac: false,
             next_ring: 0,
             admitted: false,
@@ -219,9 +219,9 @@ impl Hardware {
             return Err(frame);
         }
         self.rings[usize::from(frame.ring)].outstanding += 1;
-        self.ring_frames[self.ac_of(&frame).index()] += 1;
         let fifo = usize::from(frame.fifo).min(self.rings.len() - 1);
-        self.rings[fifo].queue.push_back(frame);
+        let ac = self.ac_of(&frame).index();
+        self.rings[fifo].queue[ac].push_back(frame);
         Ok(())
     }
 
@@ -234,20 +234,27 @@ impl Hardware {
 
     /// Whether any frame waits anywhere in the hardware.
     pub fn has_frames(&self) -> bool {
-        self.rings.iter().any(|r| !r.queue.is_empty()) || self.fw.iter().flatten().any(|q| !q.is_empty())
+        self.rings.iter().flat_map(|r| &r.queue).any(|q| !q.is_empty())
+            || self.fw.iter().flatten().any(|q| !q.is_empty())
     }
 
     /// Whether a frame of `ac` waits in the rings or the firmware: that access
     /// category's EDCA function contends.
     pub fn has_frames_ac(&self, ac: Ac) -> bool {
-        self.ring_frames[ac.index()] > 0 || self.fw[ac.index()].iter().any(|q| !q.is_empty())
+        let a = ac.index();
+        self.rings.iter().any(|r| !r.queue[a].is_empty()) || self.fw[a].iter().any(|q| !q.is_empty())
     }
 
     /// Frames held for `station` (rings and firmware).
     pub fn frames_for(&self, station: u16) -> usize {
         let s = usize::from(station);
         self.fw.iter().map(|fw| fw.get(s).map_or(0, VecDeque::len)).sum::<usize>()
-            + self.rings.iter().map(|r| r.queue.iter().filter(|f| f.station == station).count()).sum::<usize>()
+            + self
+                .rings
+                .iter()
+                .flat_map(|r| &r.queue)
+                .map(|q| q.iter().filter(|f| f.station == station).count())
+                .sum::<usize>()
     }
 
     /// Descriptors in use on `ring`.
@@ -266,15 +273,16 @@ impl Hardware {
             let mut moved = false;
             for k in 0..n {
                 let i = (self.next_ring + k) % n;
-                let Some(head) = self.rings[i].queue.front() else { continue };
-                let (s, ac) = (usize::from(head.station), self.ac_of(head).index());
-                if self.fw[ac][s].len() >= self.fw_limit[s] {
-                    continue;
-                }
-                if let Some(f) = self.rings[i].queue.pop_front() {
-                    self.ring_frames[ac] -= 1;
-                    self.fw[ac][s].push_back(f);
-                    moved = true;
+                for ac in 0..Ac::COUNT {
+                    let Some(head) = self.rings[i].queue[ac].front() else { continue };
+                    let s = usize::from(head.station);
+                    if self.fw[ac][s].len() >= self.fw_limit[s] {
+                        continue;
+                    }
+                    if let Some(f) = self.rings[i].queue[ac].pop_front() {
+                        self.fw[ac][s].push_back(f);
+                        moved = true;
+                    }
                 }
             }
             self.next_ring = (self.next_ring + 1) % n;

@@ -528,13 +528,32 @@ impl Ap {
         }
     }
 
-    /// Station `s`'s BE pending airtime, as its `aql` file reads, in us.
-    pub fn aql_pending_us(&self, s: u16) -> u32 {
-        let ids = match (self.adapter.as_ref(), self.ath9k.as_ref()) {
+    /// The scheduler handles of the stations, by station number.
+    fn station_ids(&self) -> &[StationId] {
+        match (self.adapter.as_ref(), self.ath9k.as_ref()) {
             (Some(a), _) => &a.sta_ids[..],
             (None, Some(d)) => d.sta_ids(),
             (None, None) => &self.sta_ids[..],
-        };
+        }
+    }
+
+    /// Transmit airtime registered with the scheduler, summed over stations, per
+    /// access category in mac80211's order (`Ac::index`), in us.
+    pub fn registered_tx_us_per_ac(&self) -> [u64; Ac::COUNT] {
+        let mut sum = [0u64; Ac::COUNT];
+        for id in self.station_ids() {
+            if let Ok(a) = self.sched().station_airtime(*id) {
+                for (t, v) in sum.iter_mut().zip(a.tx_us_per_ac) {
+                    *t += v;
+                }
+            }
+        }
+        sum
+    }
+
+    /// Station `s`'s BE pending airtime, as its `aql` file reads, in us.
+    pub fn aql_pending_us(&self, s: u16) -> u32 {
+        let ids = self.station_ids();
         ids.get(usize::from(s)).and_then(|id| self.sched().station_pending_us(*id, Ac::Be).ok()).unwrap_or(0)
     }
 

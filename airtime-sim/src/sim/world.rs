@@ -1134,6 +1134,7 @@ impl World {
             })
             .collect();
         let c = self.ap.sched().ac_counters(airtime_sched::Ac::Be);
+        let registered_tx_us = crate::metrics::PerAc::from_mac80211_order(self.ap.registered_tx_us_per_ac());
         RunResult {
             run,
             seed,
@@ -1145,6 +1146,7 @@ impl World {
             ring_drops: self.ap.counters.ring_drops,
             txq_drops: self.ap.counters.txq_drops,
             collisions: self.medium.collisions,
+            registered_tx_us,
             airtime: self.air.breakdown(window),
             packets: self.packets,
             events: self.q.popped(),
