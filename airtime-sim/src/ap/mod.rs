@@ -100,7 +100,7 @@ impl Design {
     /// category) and an EDCA function per access category (the ath11k-shaped designs
     /// driven in the simulator; see [`Ap::downlink_acs`]).
     pub fn has_downlink_acs(self) -> bool {
-        matches!(self, Design::Stock | Design::Ath11kSeries)
+        matches!(self, Design::Stock | Design::Ath11kSeries) || self.host_aggregates()
     }
 
     /// Whether transmit airtime is registered with the scheduler.
@@ -255,25 +255,18 @@ impl Ap {
         let ath9k = if config.design.host_aggregates() {
             let (own, _) = Self::scheduler(&config, reported.len())?;
             Some(match config.design {
-                Design::QdiscPfifo | Design::QdiscFqCodel => ath9k_like::Ath9kAp::Qdisc {
-                    driver: Box::new(
-                        ath9k_like::Ath9k::new(
-                            own,
-                            ath9k_like::ScheduleShape::RoundRobinLaps,
-                            &timings,
-                            reported,
-                            weights,
-                            ath9k_like::TidFifo::default,
-                        )
-                        .map_err(ApError)?,
-                    ),
-                    qdisc: Box::new(if config.design == Design::QdiscPfifo {
-                        qdisc::Qdisc::pfifo()
-                    } else {
-                        qdisc::Qdisc::fq_codel()
-                    }),
-                    stopped: false,
-                },
+                Design::QdiscPfifo | Design::QdiscFqCodel => ath9k_like::Ath9kAp::under_qdisc(
+                    ath9k_like::Ath9k::new(
+                        own,
+                        ath9k_like::ScheduleShape::RoundRobinLaps,
+                        &timings,
+                        reported,
+                        weights,
+                        ath9k_like::TidFifo::default,
+                    )
+                    .map_err(ApError)?,
+                    if config.design == Design::QdiscPfifo { qdisc::Qdisc::pfifo } else { qdisc::Qdisc::fq_codel },
+                ),
                 // The round robin arm is ath9k before its airtime fairness; the airtime
                 // arms are ath9k over mac80211's airtime scheduler.
                 design => {
@@ -283,7 +276,7 @@ impl Ap {
                         ath9k_like::ScheduleShape::Mac80211Round
                     };
                     ath9k_like::Ath9kAp::Txqs(Box::new(
-                        ath9k_like::Ath9k::new(own, shape, &timings, reported, weights, || mac80211::new_txq(fq))
+                        ath9k_like::Ath9k::new(own, shape, &timings, reported, weights, move || mac80211::new_txq(fq))
                             .map_err(ApError)?,
                     ))
                 }
@@ -417,7 +410,7 @@ impl Ap {
     /// Whether this AP's downlink queues by access category (see
     /// [`Design::has_downlink_acs`]; the MU path of `ap.hardware.ofdma` is BE only).
     pub fn downlink_acs(&self) -> bool {
-        self.adapter.is_none() && self.ath9k.is_none() && self.hw.access_categories()
+        self.ath9k.is_some() || (self.adapter.is_none() && self.hw.access_categories())
     }
 
     /// The txq of station `s` that `pkt` goes into: its user priority's
@@ -448,6 +441,11 @@ impl Ap {
     /// scheduler without room says so before the run. Does nothing on a design whose
     /// downlink is best effort only.
     pub fn prepare_txq(&mut self, s: u16, dscp: u8) -> Result<(), ApError> {
+        if self.ath9k.is_some() {
+            // The ath9k-shaped driver adds a TID's queue on its first frame (and counts
+            // a frame its table has no room for as dropped).
+            return Ok(());
+        }
         let probe = Packet {
             payload: crate::net::Payload::Ip(Vec::new()),
             len_bytes: 0,
@@ -494,7 +492,7 @@ impl Ap {
         } else if let Some(d) = self.ath9k.as_ref() {
             // `ath_tx_count_airtime`, under airtime fairness.
             if self.config.design.registers_airtime() {
-                d.register_airtime(s, airtime_us, 0, now);
+                d.register_airtime(s, ac, airtime_us, 0, now);
             }
         } else if self.config.design.registers_airtime() {
             self.su_ppdu_seen(s);
@@ -509,7 +507,7 @@ impl Ap {
         } else if let Some(d) = self.ath9k.as_ref() {
             // `ath_rx_count_airtime`, under airtime fairness.
             if self.config.design.registers_airtime() {
-                d.register_airtime(s, 0, airtime_us, now);
+                d.register_airtime(s, Ac::Be, 0, airtime_us, now);
             }
         } else if self.config.design.registers_airtime() {
             ath11k_like::rx_airtime(self, s, airtime_us, now);
@@ -569,7 +567,7 @@ impl Ap {
     /// Whether a PPDU waits in the hardware (the medium's readiness of the AP).
     pub fn hw_has_frames(&self) -> bool {
         match self.ath9k.as_ref() {
-            Some(d) => d.hwq().has_frames(),
+            Some(d) => Ac::ALL.iter().any(|&ac| d.hwq(ac).has_frames()),
             None => self.hw().has_frames(),
         }
     }
@@ -578,10 +576,11 @@ impl Ap {
     /// function is ready); BE's is [`Ap::hw_has_frames`] where the downlink is best
     /// effort only.
     pub fn hw_has_frames_ac(&self, ac: Ac) -> bool {
-        match (ac, self.downlink_acs()) {
-            (Ac::Be, false) => self.hw_has_frames(),
-            (_, false) => false,
-            (ac, true) => self.hw.has_frames_ac(ac),
+        match (ac, self.downlink_acs(), self.ath9k.as_ref()) {
+            (Ac::Be, false, _) => self.hw_has_frames(),
+            (_, false, _) => false,
+            (ac, true, Some(d)) => d.hwq(ac).has_frames(),
+            (ac, true, None) => self.hw.has_frames_ac(ac),
         }
     }
 
@@ -589,7 +588,7 @@ impl Ap {
     /// The firmware forms it (ath11k) or takes the next the host formed (ath9k).
     pub fn next_ppdu(&mut self, timings: &[PhyTiming]) -> Option<(u16, Vec<HwFrame>, u32)> {
         match self.ath9k.as_mut() {
-            Some(d) => d.next_ppdu(),
+            Some(d) => d.next_ppdu(Ac::Be),
             None => self.hw_mut().next_ampdu(timings),
         }
     }
@@ -599,7 +598,10 @@ impl Ap {
         if ac == Ac::Be && !self.downlink_acs() {
             return self.next_ppdu(timings);
         }
-        self.hw_mut().next_ampdu_ac(ac, timings)
+        match self.ath9k.as_mut() {
+            Some(d) => d.next_ppdu(ac),
+            None => self.hw_mut().next_ampdu_ac(ac, timings),
+        }
     }
 
     /// A PPDU that collided goes back to the head of its queue.

@@ -610,8 +610,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
                         format!(
                             "{} maps to access category {}, which the access point's downlink does not have \
                              with {why} (its downlink is best effort only there, and a marked download is \
-                             refused rather than sent as BE; designs `stock` and `ath11k_series` without \
-                             `ap.hardware.ofdma` have every access category; a marked upload runs on any)",
+                             refused rather than sent as BE; every other design without \
+                             `ap.hardware.ofdma` has every access category; a marked upload runs on any)",
                             f.dscp,
                             ac.name()
                         ),
@@ -819,8 +819,8 @@ station = "a"
             ),
             (
                 "ap.aql_bk_us",
-                with("mac80211_aql", "aql_bk_us = [5000, 12000]", "", "", "", ""),
-                Warned("`ap.aql_bk_us`: is the default and has no effect here (design `mac80211_aql` carries best"),
+                with("mac80211_atf", "aql_bk_us = [5000, 12000]", "", "", "", ""),
+                Warned("`ap.aql_bk_us`: is the default and has no effect here (design `mac80211_atf` has no Airtime"),
             ),
             (
                 "ap.tx_no_pushback",
@@ -1124,16 +1124,19 @@ station = "a"
 
     #[test]
     fn a_marked_download_runs_where_the_downlink_has_access_categories_and_is_refused_by_name_elsewhere() {
-        for design in ["stock", "ath11k_series"] {
+        for design in
+            ["stock", "ath11k_series", "mac80211_rr", "mac80211_atf", "mac80211_aql", "qdisc_pfifo", "qdisc_fq_codel"]
+        {
             parse(&with(design, "", "", "", "dscp = 46", ""), "t.toml").unwrap();
+        }
+        for design in ["stock", "ath11k_series"] {
             let e = parse(&with(design, "", "ofdma = true", "", "dscp = 46", ""), "t.toml").unwrap_err().to_string();
             assert!(
                 e.contains("`flows[0].dscp`: 46 maps to access category VO") && e.contains("ap.hardware.ofdma"),
                 "{e}"
             );
         }
-        for design in ["ath11k_adapter", "mac80211_rr", "mac80211_atf", "mac80211_aql", "qdisc_pfifo", "qdisc_fq_codel"]
-        {
+        for design in ["ath11k_adapter"] {
             let e = parse(&with(design, "", "", "", "dscp = 8", ""), "t.toml").unwrap_err().to_string();
             assert!(e.contains("8 maps to access category BK") && e.contains(&format!("design `{design}`")), "{e}");
             // A marked upload runs on every design (its ACKs come down as BE there).
