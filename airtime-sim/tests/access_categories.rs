@@ -65,9 +65,16 @@ fn downlink_voice(design: &str, dscp: u8) -> RunResult {
 
 #[test]
 fn a_voice_marked_download_passes_the_same_stations_best_effort_bulk_download() {
-    for design in
-        ["ath11k_series", "stock", "mac80211_rr", "mac80211_atf", "mac80211_aql", "qdisc_pfifo", "qdisc_fq_codel"]
-    {
+    for design in [
+        "ath11k_series",
+        "ath11k_adapter",
+        "stock",
+        "mac80211_rr",
+        "mac80211_atf",
+        "mac80211_aql",
+        "qdisc_pfifo",
+        "qdisc_fq_codel",
+    ] {
         let be = downlink_voice(design, 0);
         let vo = downlink_voice(design, 46);
         let (b, v) = (&be.flows[1], &vo.flows[1]);
@@ -134,7 +141,7 @@ fn under_saturation_the_downlinks_higher_access_category_takes_the_larger_share_
 fn the_access_points_airtime_for_a_voice_download_is_registered_to_vo() {
     // The designs that register transmit airtime: from PPDU stats (the series) and at
     // completion (`ath_tx_count_airtime`, ath9k under airtime fairness).
-    for design in ["ath11k_series", "mac80211_atf", "mac80211_aql"] {
+    for design in ["ath11k_series", "ath11k_adapter", "mac80211_atf", "mac80211_aql"] {
         let text = format!(
             "name = \"vo\"\nduration_s = 3.0\nwarmup_s = 1.0\nruns = 1\n[ap]\ndesign = \"{design}\"\n\
              [[stations]]\nname = \"a\"\nrate = \"vht80-1ss-mcs9-sgi\"\n\
@@ -165,17 +172,12 @@ fn a_marked_tcp_uploads_acks_go_down_in_its_access_category() {
 }
 
 #[test]
-fn a_marked_download_is_refused_by_name_on_a_design_whose_downlink_is_best_effort_only() {
-    let text = "name = \"ac\"\n[ap]\ndesign = \"ath11k_adapter\"\n[[stations]]\nname = \"a\"\nrate = \"ht20-mcs7\"\n\
-                [[flows]]\nstation = \"a\"\ndscp = 46\n";
+fn a_marked_download_is_refused_by_name_with_the_best_effort_only_mu_path() {
+    let text = "name = \"ac\"\n[ap]\ndesign = \"ath11k_adapter\"\n[ap.hardware]\nofdma = true\n\
+                [[stations]]\nname = \"a\"\nrate = \"he80-2ss-mcs11\"\n[[flows]]\nstation = \"a\"\ndscp = 46\n";
     let e = scenario::parse(text, "ac.toml").unwrap_err().to_string();
-    assert!(
-        e.contains("`flows[0].dscp`: 46 maps to access category VO") && e.contains("design `ath11k_adapter`"),
-        "{e}"
-    );
-    for design in ["ath11k_series", "mac80211_atf", "qdisc_pfifo"] {
-        scenario::parse(&text.replace("ath11k_adapter", design), "ac.toml").unwrap();
-    }
+    assert!(e.contains("`flows[0].dscp`: 46 maps to access category VO") && e.contains("ap.hardware.ofdma"), "{e}");
+    scenario::parse(&text.replace("ofdma = true", "ofdma = false"), "ac.toml").unwrap();
 }
 
 #[test]

@@ -95,14 +95,6 @@ impl Design {
         )
     }
 
-    /// Whether the design's downlink has every access category: a txq per (station,
-    /// TID), rounds per access category, firmware queues per (station, access
-    /// category) and an EDCA function per access category (the ath11k-shaped designs
-    /// driven in the simulator; see [`Ap::downlink_acs`]).
-    pub fn has_downlink_acs(self) -> bool {
-        matches!(self, Design::Stock | Design::Ath11kSeries) || self.host_aggregates()
-    }
-
     /// Whether transmit airtime is registered with the scheduler.
     fn registers_airtime(self) -> bool {
         matches!(self, Design::Ath11kSeries | Design::Mac80211Atf | Design::Mac80211Aql)
@@ -304,9 +296,12 @@ impl Ap {
             }
         }
         let mut hw = Hardware::new(config.hardware, &timings);
-        hw.set_access_categories(config.design.has_downlink_acs() && !config.hardware.ofdma);
+        // Every design's downlink has the four access categories, but the MU path.
+        hw.set_access_categories(!config.hardware.ofdma);
         let adapter = if config.design == Design::Ath11kAdapter {
-            Some(ath11k_adapter::AdapterAp::new(&config, Hardware::new(config.hardware, &timings), reported, weights)?)
+            let mut hw = Hardware::new(config.hardware, &timings);
+            hw.set_access_categories(!config.hardware.ofdma);
+            Some(ath11k_adapter::AdapterAp::new(&config, hw, reported, weights)?)
         } else {
             None
         };
@@ -407,10 +402,12 @@ impl Ap {
         self.collect_txq_drops();
     }
 
-    /// Whether this AP's downlink queues by access category (see
-    /// [`Design::has_downlink_acs`]; the MU path of `ap.hardware.ofdma` is BE only).
+    /// Whether this AP's downlink queues by access category: a txq per (station, TID),
+    /// rounds per access category, hardware or firmware queues per access category and
+    /// an EDCA function each; every design does, but the MU path of
+    /// `ap.hardware.ofdma` is best effort only.
     pub fn downlink_acs(&self) -> bool {
-        self.ath9k.is_some() || (self.adapter.is_none() && self.hw.access_categories())
+        self.ath9k.is_some() || self.hw().access_categories()
     }
 
     /// The txq of station `s` that `pkt` goes into: its user priority's
@@ -445,6 +442,9 @@ impl Ap {
             // The ath9k-shaped driver adds a TID's queue on its first frame (and counts
             // a frame its table has no room for as dropped).
             return Ok(());
+        }
+        if let Some(a) = self.adapter.as_mut() {
+            return a.prepare_txq(s, dscp);
         }
         let probe = Packet {
             payload: crate::net::Payload::Ip(Vec::new()),
@@ -488,7 +488,7 @@ impl Ap {
     /// A PPDU-stats report: `airtime_us` of transmit airtime to station `s` in `ac`.
     pub fn ppdu_stats(&mut self, s: u16, ac: Ac, airtime_us: u32, now: Nanos) {
         if let Some(a) = self.adapter.as_mut() {
-            a.ppdu_stats(s, airtime_us, now);
+            a.ppdu_stats(s, ac, airtime_us, now);
         } else if let Some(d) = self.ath9k.as_ref() {
             // `ath_tx_count_airtime`, under airtime fairness.
             if self.config.design.registers_airtime() {
@@ -580,7 +580,7 @@ impl Ap {
             (Ac::Be, false, _) => self.hw_has_frames(),
             (_, false, _) => false,
             (ac, true, Some(d)) => d.hwq(ac).has_frames(),
-            (ac, true, None) => self.hw.has_frames_ac(ac),
+            (ac, true, None) => self.hw().has_frames_ac(ac),
         }
     }
 

@@ -87,14 +87,13 @@ const HOST_AGGREGATES: &str = "forms its aggregates in the driver (ath9k: two in
                                BlockAck window)";
 
 /// Why a scenario's AP has no AQL on a downlink access category other than BE, or
-/// `None` when it has (designs `ath11k_series` and `mac80211_aql`, the AQL designs whose
-/// downlink has every access category, without the BE-only MU path).
+/// `None` when it has (the AQL designs, without the BE-only MU path).
 fn no_ac_aql(sc: &Scenario) -> Option<String> {
-    if !matches!(sc.ap.design, Design::Ath11kSeries | Design::Mac80211Aql) {
-        let why = if AQL_DESIGNS.contains(&sc.ap.design) { "carries best effort only on its downlink" } else { NO_AQL };
+    if !AQL_DESIGNS.contains(&sc.ap.design) {
         return Some(format!(
-            "design `{}` {why}; only `ath11k_series` and `mac80211_aql` use it",
-            design_key(sc.ap.design)
+            "design `{}` {NO_AQL}; only {} use it",
+            design_key(sc.ap.design),
+            design_list(AQL_DESIGNS)
         ));
     }
     sc.ap.hardware.ofdma.then(|| "`ap.hardware.ofdma`: the MU path's downlink is best effort only".into())
@@ -109,8 +108,10 @@ const fn aql_ac_key(path: &'static str, ac: &'static str) -> KeyDef {
         b'I' => "VI `aql_txq_limit` low and high: as `ap.aql_be_us`, for the downlink's video access category.",
         _ => "VO `aql_txq_limit` low and high: as `ap.aql_be_us`, for the downlink's voice access category.",
     };
-    key(path, "[integer, integer]", "µs", Default::Implied("[5000, 12000]"), description)
-        .used_by(UsedBy::If(no_ac_aql, "`ath11k_series` without `ap.hardware.ofdma`, `mac80211_aql`"))
+    key(path, "[integer, integer]", "µs", Default::Implied("[5000, 12000]"), description).used_by(UsedBy::If(
+        no_ac_aql,
+        "`ath11k_series` and `ath11k_adapter` without `ap.hardware.ofdma`, `mac80211_aql`",
+    ))
 }
 
 /// A kind of flow, for keys of `[[flows]]`.
@@ -637,12 +638,11 @@ pub const KEYS: &[KeyDef] = &[
          Packets carry it both ways (a TCP flow's ACKs too, as Linux stamps a socket's TOS on every segment). \
          A station sends each access category through its own EDCA function (AIFSN, CW and TXOP of 802.11-2020 \
          Table 9-155) and queue, so an upload may take any marking. The access point's downlink has every \
-         access category on every design but `ath11k_adapter` (a txq or TID buffer per TID, rounds per access \
-         category, hardware or firmware queues per access category, one EDCA function each with hostapd's AP \
-         parameters; under a qdisc, `mq` with one child per access category), except with \
-         `ap.hardware.ofdma` (its MU PPDUs are best effort only); there a download must map to BE (0-7, \
-         AF11-AF23, CS2, AF31-AF33) and any other is refused rather than sent as BE, and the ACKs of a marked \
-         TCP upload go down as BE.",
+         access category on every design (a txq or TID buffer per TID, rounds per access category, hardware or \
+         firmware queues per access category, one EDCA function each with hostapd's AP parameters; under a \
+         qdisc, `mq` with one child per access category), except with `ap.hardware.ofdma` (its MU PPDUs are \
+         best effort only): there a download must map to BE (0-7, AF11-AF23, CS2, AF31-AF33) and any other is \
+         refused rather than sent as BE, and the ACKs of a marked TCP upload go down as BE.",
     ),
     key("flows[].start_s", "float", "s", Default::Value("0.0"), "When the flow starts sending.")
         .used_by(UsedBy::Flows(FlowKind::NotSmoltcp, "smoltcp flows start at once and run to the end")),
