@@ -122,10 +122,14 @@ impl AdapterAp {
     }
 
     /// Station `s`'s txq for DSCP `dscp` (its user priority's TID,
-    /// `cfg80211_classify8021d`), added to the adapter on first use; `None` if the
-    /// adapter has no room for it.
+    /// `cfg80211_classify8021d`), added to the adapter on first use; its BE txq where
+    /// the radio queues best effort only (the OFDMA MU path). `None` if the adapter has
+    /// no room for it.
     fn txq_of(&mut self, s: u16, dscp: u8) -> Option<TxqId> {
         let tids = self.tid_txqs.get(usize::from(s))?;
+        if !self.hw().access_categories() {
+            return tids[0];
+        }
         let up = crate::net::udp::user_priority_of_dscp(dscp).unwrap_or(0);
         if let Some(id) = tids[usize::from(up)] {
             return Some(id);
