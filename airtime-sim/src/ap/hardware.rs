@@ -156,8 +156,8 @@ pub struct Hardware {
     fw_limit: Vec<usize>,
     /// Round-robin position per access category.
     next_station: [usize; Ac::COUNT],
-    /// Whether frames go to their access category's queues (else all to BE's, as a
-    /// design whose host side is best effort only sends them).
+    /// Whether frames go to their access category's queues (else all to BE's: the
+    /// downlink OFDMA firmware, whose MU path groups BE frames only).
     per_ac: bool,
     next_ring: usize,
     /// [`Hardware::next_mu_ppdu`] admitted frames for a transmission it left SU.

@@ -435,8 +435,8 @@ impl Ap {
     }
 
     /// Registers station `s`'s txq for DSCP `dscp` ahead of its first packet, so a
-    /// scheduler without room says so before the run. Does nothing on a design whose
-    /// downlink is best effort only.
+    /// scheduler without room says so before the run (with OFDMA, whose downlink is best
+    /// effort only, that is the BE txq every station has).
     pub fn prepare_txq(&mut self, s: u16, dscp: u8) -> Result<(), ApError> {
         if self.ath9k.is_some() {
             // The ath9k-shaped driver adds a TID's queue on its first frame (and counts
