@@ -98,6 +98,11 @@ pub struct AdapterAp {
     pub sta_ids: Vec<StationId>,
     /// BE txq of each station.
     pub txq_ids: Vec<TxqId>,
+    /// Each station's txq per TID (user priority 0..=7), where one is registered (TID 0
+    /// from the start, the others on their first frame).
+    tid_txqs: Vec<[Option<TxqId>; 8]>,
+    /// The txqs' FQ-CoDel configuration.
+    fq: FqCodelConfig,
     reported: Vec<Rate>,
     /// The estimate against the air, if `ap.calibrate` is set.
     estimate_vs_air: Option<EstimateVsAir>,
@@ -120,9 +125,16 @@ impl AdapterAp {
         let (max_stations, max_txqs) = (c.sched.max_stations, c.sched.max_txqs);
         let adapter =
             Box::new(Ath11k::new(AdapterHal::new(hw), c).map_err(|e| ApError(format!("ath11k adapter: {e:?}")))?);
-        if let Some([low, high]) = config.aql_be_us {
-            let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
-            adapter.set_default_limits(Ac::Be, limits);
+        for (ac, key, limits) in [
+            (Ac::Bk, "aql_bk_us", config.aql_bk_us),
+            (Ac::Be, "aql_be_us", config.aql_be_us),
+            (Ac::Vi, "aql_vi_us", config.aql_vi_us),
+            (Ac::Vo, "aql_vo_us", config.aql_vo_us),
+        ] {
+            if let Some([low, high]) = limits {
+                let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("{key}: {e}")))?;
+                adapter.set_default_limits(ac, limits);
+            }
         }
         let mut fq = FqCodelConfig::MAC80211;
         fq.codel_target_us = config.codel_target_us;
@@ -139,9 +151,40 @@ impl AdapterAp {
             sta_ids.push(id);
             txq_ids.push(txq);
         }
+        let tid_txqs = txq_ids.iter().map(|&be| std::array::from_fn(|tid| (tid == 0).then_some(be))).collect();
         let estimate_vs_air =
             config.calibrate.map(|calibrated| EstimateVsAir { calibrated, ..EstimateVsAir::default() });
-        Ok(AdapterAp { adapter, drops, sta_ids, txq_ids, reported: reported.to_vec(), estimate_vs_air })
+        Ok(AdapterAp { adapter, drops, sta_ids, txq_ids, tid_txqs, fq, reported: reported.to_vec(), estimate_vs_air })
+    }
+
+    /// Station `s`'s txq for DSCP `dscp` (its user priority's TID,
+    /// `cfg80211_classify8021d`), added to the adapter on first use; its BE txq where
+    /// the radio queues best effort only (the OFDMA MU path). `None` if the adapter has
+    /// no room for it.
+    fn txq_of(&mut self, s: u16, dscp: u8) -> Option<TxqId> {
+        let tids = self.tid_txqs.get(usize::from(s))?;
+        if !self.hw().access_categories() {
+            return tids[0];
+        }
+        let up = crate::net::udp::user_priority_of_dscp(dscp).unwrap_or(0);
+        if let Some(id) = tids[usize::from(up)] {
+            return Some(id);
+        }
+        let id = *self.sta_ids.get(usize::from(s))?;
+        let txq = TappedTxq { inner: super::mac80211::new_txq(self.fq), drops: self.drops.clone() };
+        let txq = self.adapter.add_txq(Some(id), Tid::new(up).ok()?, txq).ok()?;
+        self.tid_txqs[usize::from(s)][usize::from(up)] = Some(txq);
+        Some(txq)
+    }
+
+    /// Registers station `s`'s txq for DSCP `dscp` ahead of its first frame.
+    pub fn prepare_txq(&mut self, s: u16, dscp: u8) -> Result<(), ApError> {
+        match self.txq_of(s, dscp) {
+            Some(_) => Ok(()),
+            None => Err(ApError(format!(
+                "adding a txq for station {s}, DSCP {dscp}: the adapter has no room (`airtime_sched::Config::max_txqs`)"
+            ))),
+        }
     }
 
     /// The radio.
@@ -162,7 +205,7 @@ impl AdapterAp {
     /// Enqueues into station `s`'s txq and calls `wake_tx_queue` from `cpu`; frames
     /// FQ-CoDel drops go to `dropped`.
     pub fn enqueue(&mut self, s: u16, pkt: Packet, cpu: u8, now: Nanos, dropped: &mut Vec<Packet>) -> u64 {
-        let Some(&txq) = self.txq_ids.get(usize::from(s)) else {
+        let Some(txq) = self.txq_of(s, pkt.dscp) else {
             dropped.push(pkt);
             return 1;
         };
@@ -227,11 +270,19 @@ impl AdapterAp {
         }
     }
 
-    /// A PPDU-stats record for station `s`, with the MSDUs it had acknowledged.
-    pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, acked: AckedMsdus, now: Nanos) {
+    /// A PPDU-stats record for station `s`, whose PPDU carried access category `ac`
+    /// (the user record's TID: that AC's lower user priority, as `ieee802_1d_to_ac`
+    /// maps it back), with the MSDUs it had acknowledged.
+    pub fn ppdu_stats(&mut self, s: u16, ac: Ac, airtime_us: u32, acked: AckedMsdus, now: Nanos) {
         let mut p = PpduStats::new(airtime_us);
         let rate = self.reported.get(usize::from(s)).copied();
-        let _ = p.push_user(PpduUser::su(s, 0, airtime_us, rate).with_msdus(acked.count, acked.bytes));
+        let tid = match ac {
+            Ac::Bk => Tid::BK,
+            Ac::Be => Tid::BE,
+            Ac::Vi => Tid::CL,
+            Ac::Vo => Tid::VO,
+        };
+        let _ = p.push_user(PpduUser::su(s, tid.get(), airtime_us, rate).with_msdus(acked.count, acked.bytes));
         if let Some(e) = self.estimate_vs_air.as_mut() {
             e.air_us += u64::from(airtime_us);
             e.air_msdus += u64::from(acked.count);

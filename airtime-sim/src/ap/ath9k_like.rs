@@ -25,6 +25,17 @@
 //!   completion brings the count below it (`ath_tx_start` / `ath_tx_complete`, ath9k of
 //!   Linux 3.x).
 //!
+//! Access categories: ath9k has one hardware queue per access category
+//! (`sc->tx.txq_map[ac]`, `ATH_TXQ_AC_*`), each with its own EDCA parameters (hostapd's
+//! AP values, set through `ath9k_conf_tx`) and aggregates bounded by its TXOP
+//! (`ath_update_max_aggr_framelen`); a frame goes to its station's TID queue (a txq per
+//! TID, or `tid->buf_q`) and a schedule (`ath_txq_schedule`) serves one hardware queue,
+//! the one woken or completed. Under a qdisc the interface is multiqueue (mac80211
+//! registers a netdev queue per AC and `ieee80211_select_queue` picks it from the
+//! packet's priority), so the default root qdisc is `mq` with one child qdisc per AC,
+//! and the driver stops (`ieee80211_stop_queue`) only the AC whose hardware queue holds
+//! too many frames.
+//!
 //! Transmit airtime is registered per PPDU at completion (`ath_tx_count_airtime`; here
 //! through the PPDU-stats event) and received airtime per PPDU, both only under airtime
 //! fairness. Every frame the driver takes is accounted: sent and completed, kept in a
@@ -125,11 +136,17 @@ pub struct Ath9k<Q: TidQueue> {
     pub sta_ids: Vec<StationId>,
     /// BE txq of each station, by station number.
     pub txq_ids: Vec<TxqId>,
-    limits: Vec<AggregateLimits>,
-    /// The BE hardware queue.
-    pub hwq: HostHwQueue,
-    /// Frames taken by the driver and not yet completed (`txq->pending_frames`).
-    pub pending_frames: u32,
+    /// Each station's queue per TID (user priority 0..=7), where one is registered
+    /// (TID 0 from the start, the others on their first frame).
+    tid_txqs: Vec<[Option<TxqId>; 8]>,
+    new_queue: Box<dyn FnMut() -> Q>,
+    /// Aggregate limits per station and access category (`Ac::index`).
+    limits: Vec<[AggregateLimits; Ac::COUNT]>,
+    /// The hardware queue of each access category (`Ac::index`).
+    pub hwqs: [HostHwQueue; Ac::COUNT],
+    /// Frames taken by the driver and not yet completed, per hardware queue
+    /// (`txq->pending_frames`).
+    pub pending_frames: [u32; Ac::COUNT],
     /// Counters.
     pub counters: Ath9kCounters,
     any_aggregating: bool,
@@ -147,8 +164,9 @@ impl<Q: TidQueue> Ath9k<Q> {
         timings: &[PhyTiming],
         reported: &[Rate],
         weights: &[u16],
-        mut new_queue: impl FnMut() -> Q,
+        new_queue: impl FnMut() -> Q + 'static,
     ) -> Result<Ath9k<Q>, String> {
+        let mut new_queue: Box<dyn FnMut() -> Q> = Box::new(new_queue);
         let max_stations = usize::from(sched.config().max_stations);
         let table = TxqTable::new(sched);
         let mut stations: Vec<Option<(SimStation, u16)>> = (0..max_stations).map(|_| None).collect();
@@ -165,18 +183,23 @@ impl<Q: TidQueue> Ath9k<Q> {
             sta_ids.push(id);
             txq_ids.push(txq);
         }
-        let limits: Vec<AggregateLimits> = timings.iter().map(AggregateLimits::at).collect();
+        let limits: Vec<[AggregateLimits; Ac::COUNT]> = timings
+            .iter()
+            .map(|t| std::array::from_fn(|a| AggregateLimits::for_ac(t, Ac::from_index(a).unwrap_or(Ac::Be))))
+            .collect();
         Ok(Ath9k {
-            any_aggregating: limits.iter().any(|l| l.aggregates),
-            any_legacy: limits.iter().any(|l| !l.aggregates),
+            any_aggregating: limits.iter().any(|l| l[BE].aggregates),
+            any_legacy: limits.iter().any(|l| !l[BE].aggregates),
             table,
             stations,
+            tid_txqs: txq_ids.iter().map(|&be| std::array::from_fn(|tid| (tid == 0).then_some(be))).collect(),
+            new_queue,
             sta_ids,
             txq_ids,
             limits,
             shape,
-            hwq: HostHwQueue::default(),
-            pending_frames: 0,
+            hwqs: Default::default(),
+            pending_frames: [0; Ac::COUNT],
             counters: Ath9kCounters::default(),
             dropped_scratch: Vec::new(),
         })
@@ -187,16 +210,31 @@ impl<Q: TidQueue> Ath9k<Q> {
         self.table.scheduler()
     }
 
-    /// The aggregate limits of station `s`.
+    /// The best-effort aggregate limits of station `s`.
     pub fn limits(&self, s: u16) -> Option<AggregateLimits> {
-        self.limits.get(usize::from(s)).copied()
+        self.limits.get(usize::from(s)).map(|l| l[BE])
     }
 
-    /// Queues `pkt` in station `s`'s txq (which wakes it); a frame the table refuses goes
-    /// to `dropped`. Returns whether the frame was taken.
+    /// Station `s`'s queue of `pkt`'s TID (its DSCP's user priority,
+    /// `cfg80211_classify8021d`), added to the table on its first frame (ath9k has
+    /// every TID from `ath_tx_node_init`); `None` if the table has no room.
+    fn txq_of(&mut self, s: u16, pkt: &Packet) -> Option<TxqId> {
+        let tids = self.tid_txqs.get(usize::from(s))?;
+        let up = crate::net::udp::user_priority_of_dscp(pkt.dscp).unwrap_or(0);
+        if let Some(id) = tids[usize::from(up)] {
+            return Some(id);
+        }
+        let id = *self.sta_ids.get(usize::from(s))?;
+        let txq = self.table.add_txq(Some(id), Tid::new(up).ok()?, (self.new_queue)()).ok()?;
+        self.tid_txqs[usize::from(s)][usize::from(up)] = Some(txq);
+        Some(txq)
+    }
+
+    /// Queues `pkt` in station `s`'s txq of its TID (which wakes it); a frame the table
+    /// refuses goes to `dropped`. Returns whether the frame was taken.
     pub fn enqueue(&mut self, s: u16, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) -> bool {
         self.counters.frames_in += 1;
-        let Some(&txq) = self.txq_ids.get(usize::from(s)) else {
+        let Some(txq) = self.txq_of(s, &pkt) else {
             self.counters.frames_dropped += 1;
             dropped.push(pkt);
             return false;
@@ -212,25 +250,31 @@ impl<Q: TidQueue> Ath9k<Q> {
         }
     }
 
-    fn has_room_for_any(&self) -> bool {
-        (self.any_aggregating && self.hwq.has_room(true)) || (self.any_legacy && self.hwq.has_room(false))
+    fn has_room_for_any(&self, ac: Ac) -> bool {
+        let hwq = &self.hwqs[ac.index()];
+        (self.any_aggregating && hwq.has_room(true)) || (self.any_legacy && hwq.has_room(false))
     }
 
-    /// `ath_txq_schedule`: rounds over the BE txqs, one PPDU per turn, while the
-    /// hardware queue has room, in the driver's [`ScheduleShape`]. Frames the queues
-    /// dropped go to `dropped`.
+    /// `ath_txq_schedule` of BE's hardware queue (see [`Ath9k::schedule_ac`]).
     pub fn schedule(&mut self, now: Nanos, dropped: &mut Vec<Packet>) {
+        self.schedule_ac(Ac::Be, now, dropped);
+    }
+
+    /// `ath_txq_schedule` of `ac`'s hardware queue: rounds over that access category's
+    /// txqs, one PPDU per turn, while the hardware queue has room, in the driver's
+    /// [`ScheduleShape`]. Frames the queues dropped go to `dropped`.
+    pub fn schedule_ac(&mut self, ac: Ac, now: Nanos, dropped: &mut Vec<Packet>) {
         let mut drops = std::mem::take(&mut self.dropped_scratch);
         match self.shape {
             ScheduleShape::Mac80211Round => {
-                self.round(now, &mut drops);
+                self.round(ac, now, &mut drops);
             }
             ScheduleShape::RoundRobinLaps => {
                 // A lap per round; at most one lap per txq beyond the first, as the
                 // driver's `if (!sent) break` ends the laps once one sends nothing.
                 for _ in 0..=self.txq_ids.len() {
-                    let (sent, stopped) = self.round(now, &mut drops);
-                    if stopped || !sent || !self.has_room_for_any() {
+                    let (sent, stopped) = self.round(ac, now, &mut drops);
+                    if stopped || !sent || !self.has_room_for_any(ac) {
                         break;
                     }
                 }
@@ -243,14 +287,15 @@ impl<Q: TidQueue> Ath9k<Q> {
 
     /// One scheduling round; returns whether it sent anything and whether it stopped
     /// at a full hardware queue.
-    fn round(&mut self, now: Nanos, drops: &mut Vec<Packet>) -> (bool, bool) {
+    fn round(&mut self, ac: Ac, now: Nanos, drops: &mut Vec<Packet>) -> (bool, bool) {
         let now_i = instant(now);
-        let round = self.table.scheduler().start_round(Ac::Be);
+        let a = ac.index();
+        let round = self.table.scheduler().start_round(ac);
         if !round.is_open() {
             return (false, false);
         }
         let (mut sent, mut stopped) = (false, false);
-        while self.has_room_for_any() {
+        while self.has_room_for_any(ac) {
             let Some(mut turn) = self.table.next_txq(round, now_i) else { break };
             let record = turn.station().and_then(|id| self.stations.get(id.index()).copied().flatten());
             let Some((station, s)) = record else {
@@ -259,11 +304,11 @@ impl<Q: TidQueue> Ath9k<Q> {
                 turn.finish(outcome, now_i);
                 continue;
             };
-            let Some(&lim) = self.limits.get(usize::from(s)) else {
+            let Some(lim) = self.limits.get(usize::from(s)).map(|l| l[a]) else {
                 turn.finish(TxqReturn::Stalled, now_i);
                 continue;
             };
-            if !self.hwq.has_room(lim.aggregates) {
+            if !self.hwqs[a].has_room(lim.aggregates) {
                 // `ath_tx_sched_aggr`'s -EBUSY: the frames stay with the txq.
                 self.counters.busy_turns += 1;
                 let outcome = if turn.is_backlogged() { TxqReturn::Stalled } else { TxqReturn::Empty };
@@ -313,11 +358,11 @@ impl<Q: TidQueue> Ath9k<Q> {
                 if !lim.aggregates {
                     // `ath_tx_form_burst`: each frame its own PPDU.
                     let one = std::mem::take(&mut frames);
-                    self.hwq.push(HostPpdu { station: s, frames: one, psdu_bytes: bytes, aggregate: false });
+                    self.hwqs[a].push(HostPpdu { station: s, frames: one, psdu_bytes: bytes, aggregate: false });
                     self.counters.ppdus += 1;
                     singles += 1;
                     bytes = 0;
-                    if !self.hwq.has_room(false) {
+                    if !self.hwqs[a].has_room(false) {
                         break;
                     }
                 }
@@ -325,7 +370,7 @@ impl<Q: TidQueue> Ath9k<Q> {
             let formed = !frames.is_empty() || singles > 0;
             sent |= formed;
             if !frames.is_empty() {
-                self.hwq.push(HostPpdu { station: s, frames, psdu_bytes: bytes, aggregate: true });
+                self.hwqs[a].push(HostPpdu { station: s, frames, psdu_bytes: bytes, aggregate: true });
                 self.counters.ppdus += 1;
             }
             if let Some(q) = turn.queue() {
@@ -341,29 +386,34 @@ impl<Q: TidQueue> Ath9k<Q> {
         (sent, stopped)
     }
 
-    /// One PPDU's completion (`ath_tx_process_buffer`): its frames' charges released, the
-    /// hardware queue's counts updated. The caller schedules afterwards.
-    pub fn complete(&mut self, statuses: &mut [TxStatus]) {
-        if statuses.is_empty() {
-            return;
-        }
-        self.hwq.complete();
+    /// One PPDU's completion (`ath_tx_process_buffer`): its frames' charges released, its
+    /// hardware queue's counts updated. Returns that queue's access category, which the
+    /// caller schedules afterwards.
+    pub fn complete(&mut self, statuses: &mut [TxStatus]) -> Option<Ac> {
+        let ac = statuses.first()?.ac;
+        self.hwqs[ac.index()].complete();
         for st in statuses.iter_mut() {
             if let Some(c) = st.charge.take() {
                 let _ = self.table.scheduler().release(c);
             }
             self.counters.frames_completed += 1;
-            self.pending_frames = self.pending_frames.saturating_sub(1);
+            let pending = &mut self.pending_frames[ac.index()];
+            *pending = pending.saturating_sub(1);
         }
+        Some(ac)
     }
 
-    /// Transmit or receive airtime of station `s`, registered for airtime fairness.
-    pub fn register_airtime(&self, s: u16, tx_us: u32, rx_us: u32, now: Nanos) {
+    /// Transmit or receive airtime of station `s` in `ac`, registered for airtime
+    /// fairness.
+    pub fn register_airtime(&self, s: u16, ac: Ac, tx_us: u32, rx_us: u32, now: Nanos) {
         if let Some(id) = self.sta_ids.get(usize::from(s)) {
-            let _ = self.table.scheduler().register_airtime(*id, Ac::Be, tx_us, rx_us, instant(now));
+            let _ = self.table.scheduler().register_airtime(*id, ac, tx_us, rx_us, instant(now));
         }
     }
 }
+
+/// Best effort's index in per-AC arrays.
+const BE: usize = Ac::Be.index();
 
 /// Adds a frame to the PPDU being formed for station `s`.
 fn push_frame(frames: &mut Vec<HwFrame>, bytes: &mut u32, pkt: Packet, charge: Option<airtime_sched::Charge>, s: u16) {
@@ -379,14 +429,25 @@ pub enum Ath9kAp {
     Qdisc {
         /// The driver.
         driver: Box<Ath9k<TidFifo>>,
-        /// The interface's qdisc.
-        qdisc: Box<Qdisc>,
-        /// Whether the driver stopped the qdisc (`ieee80211_stop_queue`).
-        stopped: bool,
+        /// The interface's qdiscs: `mq`'s child per access category (`Ac::index`).
+        qdisc: Box<[Qdisc; Ac::COUNT]>,
+        /// Whether the driver stopped each access category's queue
+        /// (`ieee80211_stop_queue`).
+        stopped: [bool; Ac::COUNT],
     },
 }
 
 impl Ath9kAp {
+    /// ath9k under the interface's `mq` qdisc with a child from `qdisc` per access
+    /// category.
+    pub fn under_qdisc(driver: Ath9k<TidFifo>, qdisc: impl Fn() -> Qdisc) -> Ath9kAp {
+        Ath9kAp::Qdisc {
+            driver: Box::new(driver),
+            qdisc: Box::new(std::array::from_fn(|_| qdisc())),
+            stopped: [false; Ac::COUNT],
+        }
+    }
+
     /// The driver's scheduler.
     pub fn sched(&self) -> &Scheduler {
         match self {
@@ -403,18 +464,18 @@ impl Ath9kAp {
         }
     }
 
-    /// The hardware queue.
-    pub fn hwq(&self) -> &HostHwQueue {
+    /// The hardware queue of `ac`.
+    pub fn hwq(&self, ac: Ac) -> &HostHwQueue {
         match self {
-            Ath9kAp::Txqs(d) => &d.hwq,
-            Ath9kAp::Qdisc { driver, .. } => &driver.hwq,
+            Ath9kAp::Txqs(d) => &d.hwqs[ac.index()],
+            Ath9kAp::Qdisc { driver, .. } => &driver.hwqs[ac.index()],
         }
     }
 
-    fn hwq_mut(&mut self) -> &mut HostHwQueue {
+    fn hwq_mut(&mut self, ac: Ac) -> &mut HostHwQueue {
         match self {
-            Ath9kAp::Txqs(d) => &mut d.hwq,
-            Ath9kAp::Qdisc { driver, .. } => &mut driver.hwq,
+            Ath9kAp::Txqs(d) => &mut d.hwqs[ac.index()],
+            Ath9kAp::Qdisc { driver, .. } => &mut driver.hwqs[ac.index()],
         }
     }
 
@@ -434,33 +495,36 @@ impl Ath9kAp {
                 let c = d.counters;
                 u32::try_from(c.frames_in.saturating_sub(c.frames_completed + c.frames_dropped)).unwrap_or(u32::MAX)
             }
-            Ath9kAp::Qdisc { driver, .. } => driver.pending_frames,
+            Ath9kAp::Qdisc { driver, .. } => driver.pending_frames.iter().sum(),
         }
     }
 
     /// The stack hands a packet for station `s` to the interface.
     pub fn enqueue(&mut self, s: u16, pkt: Packet, now: Nanos, dropped: &mut Vec<Packet>) {
+        let ac = pkt.ac();
         match self {
             Ath9kAp::Txqs(d) => {
                 d.enqueue(s, pkt, now, dropped);
-                d.schedule(now, dropped);
+                d.schedule_ac(ac, now, dropped);
             }
             Ath9kAp::Qdisc { qdisc, .. } => {
-                if let Err(p) = qdisc.enqueue(pkt, now) {
+                let q = &mut qdisc[ac.index()];
+                if let Err(p) = q.enqueue(pkt, now) {
                     dropped.push(p);
                 }
-                dropped.extend(qdisc.take_drops());
-                self.feed(now, dropped);
+                dropped.extend(q.take_drops());
+                self.feed(ac, now, dropped);
             }
         }
     }
 
-    /// The qdisc runs while the driver has not stopped it: each frame goes to its TID's
-    /// buffer and the driver schedules (`ath_tx_start`, then `ath_tx_send_ampdu` or the
-    /// TID scheduled for later).
-    fn feed(&mut self, now: Nanos, dropped: &mut Vec<Packet>) {
+    /// `ac`'s qdisc runs while the driver has not stopped its queue: each frame goes to
+    /// its TID's buffer and the driver schedules that hardware queue (`ath_tx_start`,
+    /// then `ath_tx_send_ampdu` or the TID scheduled for later).
+    fn feed(&mut self, ac: Ac, now: Nanos, dropped: &mut Vec<Packet>) {
         let Ath9kAp::Qdisc { driver, qdisc, stopped } = self else { return };
-        while !*stopped {
+        let (a, qdisc) = (ac.index(), &mut qdisc[ac.index()]);
+        while !stopped[a] {
             let Some(pkt) = qdisc.dequeue(now) else { break };
             dropped.extend(qdisc.take_drops());
             let Node::Station(s) = pkt.dst else {
@@ -468,12 +532,12 @@ impl Ath9kAp {
                 continue;
             };
             if driver.enqueue(s, pkt, now, dropped) {
-                driver.pending_frames += 1;
-                if driver.pending_frames > ATH_MAX_QDEPTH {
-                    *stopped = true;
+                driver.pending_frames[a] += 1;
+                if driver.pending_frames[a] > ATH_MAX_QDEPTH {
+                    stopped[a] = true;
                 }
             }
-            driver.schedule(now, dropped);
+            driver.schedule_ac(ac, now, dropped);
         }
         dropped.extend(qdisc.take_drops());
     }
@@ -483,36 +547,38 @@ impl Ath9kAp {
     pub fn tx_status(&mut self, statuses: &mut [TxStatus], now: Nanos, dropped: &mut Vec<Packet>) {
         match self {
             Ath9kAp::Txqs(d) => {
-                d.complete(statuses);
-                d.schedule(now, dropped);
+                let ac = d.complete(statuses).unwrap_or(Ac::Be);
+                d.schedule_ac(ac, now, dropped);
             }
             Ath9kAp::Qdisc { driver, stopped, .. } => {
-                driver.complete(statuses);
-                if *stopped && driver.pending_frames < ATH_MAX_QDEPTH {
-                    *stopped = false;
+                let ac = driver.complete(statuses).unwrap_or(Ac::Be);
+                let a = ac.index();
+                if stopped[a] && driver.pending_frames[a] < ATH_MAX_QDEPTH {
+                    stopped[a] = false;
                 }
-                driver.schedule(now, dropped);
-                self.feed(now, dropped);
+                driver.schedule_ac(ac, now, dropped);
+                self.feed(ac, now, dropped);
             }
         }
     }
 
-    /// Registers airtime for station `s`.
-    pub fn register_airtime(&self, s: u16, tx_us: u32, rx_us: u32, now: Nanos) {
+    /// Registers airtime for station `s` in `ac`.
+    pub fn register_airtime(&self, s: u16, ac: Ac, tx_us: u32, rx_us: u32, now: Nanos) {
         match self {
-            Ath9kAp::Txqs(d) => d.register_airtime(s, tx_us, rx_us, now),
-            Ath9kAp::Qdisc { driver, .. } => driver.register_airtime(s, tx_us, rx_us, now),
+            Ath9kAp::Txqs(d) => d.register_airtime(s, ac, tx_us, rx_us, now),
+            Ath9kAp::Qdisc { driver, .. } => driver.register_airtime(s, ac, tx_us, rx_us, now),
         }
     }
 
-    /// The next PPDU the hardware sends.
-    pub fn next_ppdu(&mut self) -> Option<(u16, Vec<HwFrame>, u32)> {
-        self.hwq_mut().next_ppdu()
+    /// The next PPDU the hardware queue of `ac` sends, when its EDCA function won.
+    pub fn next_ppdu(&mut self, ac: Ac) -> Option<(u16, Vec<HwFrame>, u32)> {
+        self.hwq_mut(ac).next_ppdu()
     }
 
-    /// A collided PPDU goes back to the head of the hardware queue.
+    /// A collided PPDU goes back to the head of its hardware queue.
     pub fn requeue_front(&mut self, station: u16, frames: Vec<HwFrame>) {
-        self.hwq_mut().requeue_front(station, frames);
+        let ac = frames.first().map_or(Ac::Be, |f| f.pkt.ac());
+        self.hwq_mut(ac).requeue_front(station, frames);
     }
 }
 
@@ -531,6 +597,7 @@ mod tests {
             src: Node::Wired,
             dst: Node::Station(station),
             flow: FlowTag::Udp(station),
+            dscp: 0,
             cpu: 0,
             enqueue_ns: 0,
             tries: 0,
@@ -559,16 +626,16 @@ mod tests {
         let mut fq = airtime_sched::fq_codel::FqCodelConfig::MAC80211;
         fq.codel_target_us = 1_000_000;
         fq.codel_interval_us = 10_000_000;
-        Ath9k::new(sched, shape, &timings, &r, &[256; 4], || super::super::mac80211::new_txq(fq)).unwrap()
+        Ath9k::new(sched, shape, &timings, &r, &[256; 4], move || super::super::mac80211::new_txq(fq)).unwrap()
     }
 
     /// Sends every chained PPDU and completes it, scheduling after each completion as
     /// ath9k does; returns each PPDU's (station, frames).
     fn drain(d: &mut Ath9k<SimTxq>, now: &mut Nanos, dropped: &mut Vec<Packet>) -> Vec<(u16, usize)> {
         let mut sent = Vec::new();
-        while let Some((station, frames, _)) = d.hwq.next_ppdu() {
-            assert!(d.hwq.ampdu_depth() <= super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
-            assert!(d.hwq.depth() <= super::super::host_ampdu::ATH_NON_AGGR_MIN_QDEPTH);
+        while let Some((station, frames, _)) = d.hwqs[BE].next_ppdu() {
+            assert!(d.hwqs[BE].ampdu_depth() <= super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
+            assert!(d.hwqs[BE].depth() <= super::super::host_ampdu::ATH_NON_AGGR_MIN_QDEPTH);
             sent.push((station, frames.len()));
             let mut statuses: Vec<TxStatus> = frames
                 .into_iter()
@@ -577,6 +644,7 @@ mod tests {
                     ring: f.ring,
                     station: f.station,
                     flow: f.pkt.flow,
+                    ac: f.pkt.ac(),
                     from_ap: false,
                     len_bytes: f.pkt.len_bytes,
                     msdu_id: None,
@@ -599,7 +667,7 @@ mod tests {
             }
         }
         d.schedule(0, &mut dropped);
-        assert_eq!(d.hwq.ampdu_depth(), 2);
+        assert_eq!(d.hwqs[BE].ampdu_depth(), 2);
         for k in 0..5 {
             let before = d.counters.busy_turns;
             d.schedule(k, &mut dropped);
@@ -623,7 +691,7 @@ mod tests {
         d.schedule(now, &mut dropped);
         let sent = drain(&mut d, &mut now, &mut dropped);
         assert!(dropped.is_empty());
-        assert_eq!(d.hwq.max_ampdu_depth_seen, super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
+        assert_eq!(d.hwqs[BE].max_ampdu_depth_seen, super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
         let sizes = |s: u16| sent.iter().filter(|p| p.0 == s).map(|p| p.1).collect::<Vec<_>>();
         // 32 = half the BlockAck window; 1500-byte frames stay under the 64 KiB bound.
         assert!(sizes(0).iter().filter(|&&n| n == 32).count() >= 5, "{:?}", sizes(0));
@@ -649,7 +717,7 @@ mod tests {
             d.schedule(now, &mut dropped);
             // Complete a few PPDUs between arrivals, not all.
             for _ in 0..3 {
-                let Some((_, frames, _)) = d.hwq.next_ppdu() else { break };
+                let Some((_, frames, _)) = d.hwqs[BE].next_ppdu() else { break };
                 let mut st: Vec<TxStatus> = frames
                     .into_iter()
                     .map(|f| TxStatus {
@@ -657,6 +725,7 @@ mod tests {
                         ring: 0,
                         station: f.station,
                         flow: f.pkt.flow,
+                        ac: f.pkt.ac(),
                         from_ap: false,
                         len_bytes: 0,
                         msdu_id: None,
@@ -685,18 +754,18 @@ mod tests {
         let sched = Scheduler::new(Config::default()).unwrap();
         let driver =
             Ath9k::new(sched, ScheduleShape::Mac80211Round, &timings, &r, &[256; 4], TidFifo::default).unwrap();
-        let mut ap = Ath9kAp::Qdisc { driver: Box::new(driver), qdisc: Box::new(Qdisc::pfifo()), stopped: false };
+        let mut ap = Ath9kAp::under_qdisc(driver, Qdisc::pfifo);
         let mut dropped = Vec::new();
         for seq in 0..600 {
             ap.enqueue((seq % 4) as u16, udp((seq % 4) as u16, seq), 0, &mut dropped);
         }
         // 600 offered, 1000 fit in pfifo_fast: nothing dropped, the driver stopped.
         assert!(dropped.is_empty());
-        assert!(matches!(ap, Ath9kAp::Qdisc { stopped: true, .. }));
+        assert!(matches!(ap, Ath9kAp::Qdisc { stopped: [false, false, true, false], .. }));
         assert_eq!(ap.pending_frames(), ATH_MAX_QDEPTH + 1);
         let mut now = 0;
         let mut completed = 0;
-        while let Some((_, frames, _)) = ap.next_ppdu() {
+        while let Some((_, frames, _)) = ap.next_ppdu(Ac::Be) {
             let mut st: Vec<TxStatus> = frames
                 .into_iter()
                 .map(|f| TxStatus {
@@ -704,6 +773,7 @@ mod tests {
                     ring: 0,
                     station: f.station,
                     flow: f.pkt.flow,
+                    ac: f.pkt.ac(),
                     from_ap: false,
                     len_bytes: 0,
                     msdu_id: None,

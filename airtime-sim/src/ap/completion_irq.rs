@@ -89,6 +89,7 @@ mod tests {
                 ring: 0,
                 station: 0,
                 flow: FlowTag::Ping(0),
+                ac: airtime_sched::Ac::Be,
                 from_ap: true,
                 len_bytes: 1500,
             })

@@ -15,6 +15,11 @@
 //! * **Transmitter choice.** The firmware serves stations with admitted frames in round
 //!   robin, one A-MPDU per channel access: the host's scheduling order does not reach
 //!   the air (the reason for TX_NO_PUSHBACK).
+//! * **Access categories.** The firmware's queues are per (station, TID) (its TQM
+//!   queues; ath11k writes the TID into each TCL descriptor, `ath11k_dp_tx` from
+//!   `skb->priority`), so a frame is admitted into its station's queue of its access
+//!   category, and each access category contends for the medium with its own EDCA
+//!   function ([`Hardware::next_ampdu_ac`] serves the one that won).
 //! * **Downlink OFDMA** (`ofdma`, off by default): several HE stations in one MU PPDU,
 //!   each on its own resource unit ([`ofdma`]).
 
@@ -25,7 +30,7 @@ use super::super::net::Packet;
 use super::super::wifi::PhyTiming;
 use super::super::wifi::ampdu::{self, AmpduLimits};
 use crate::engine::Nanos;
-use airtime_sched::Charge;
+use airtime_sched::{Ac, Charge};
 use std::collections::VecDeque;
 
 /// Parameters of the hardware model.
@@ -102,6 +107,7 @@ impl HwFrame {
             ring: self.ring,
             station: self.station,
             flow: self.pkt.flow,
+            ac: self.pkt.ac(),
             from_ap: self.pkt.src == crate::net::Node::Ap,
             len_bytes: self.pkt.len_bytes,
         };
@@ -120,6 +126,8 @@ pub struct TxStatus {
     pub station: u16,
     /// The packet's flow and source, for TCP small queues and metrics.
     pub flow: crate::net::packet::FlowTag,
+    /// Its access category (the round a completion runs is that AC's).
+    pub ac: Ac,
     /// Whether the AP itself generated the packet.
     pub from_ap: bool,
     /// IPv4 bytes.
@@ -130,7 +138,10 @@ pub struct TxStatus {
 
 #[derive(Debug, Default)]
 struct TclRing {
-    queue: VecDeque<HwFrame>,
+    /// Frames waiting for the firmware, by access category: the firmware hands each
+    /// descriptor to its TID's queue, so a voice frame does not wait for room behind
+    /// best-effort ones (with best effort only, one FIFO as before).
+    queue: [VecDeque<HwFrame>; Ac::COUNT],
     outstanding: u32,
 }
 
@@ -140,9 +151,14 @@ pub struct Hardware {
     /// Parameters.
     pub config: HardwareConfig,
     rings: Vec<TclRing>,
-    fw: Vec<VecDeque<HwFrame>>,
+    /// Firmware queues by access category (`Ac::index`), then station.
+    fw: [Vec<VecDeque<HwFrame>>; Ac::COUNT],
     fw_limit: Vec<usize>,
-    next_station: usize,
+    /// Round-robin position per access category.
+    next_station: [usize; Ac::COUNT],
+    /// Whether frames go to their access category's queues (else all to BE's: the
+    /// downlink OFDMA firmware, whose MU path groups BE frames only).
+    per_ac: bool,
     next_ring: usize,
     /// [`Hardware::next_mu_ppdu`] admitted frames for a transmission it left SU.
     admitted: bool,
@@ -155,7 +171,7 @@ impl Hardware {
         Hardware {
             config,
             rings: (0..config.rings.max(1)).map(|_| TclRing::default()).collect(),
-            fw: timings.iter().map(|_| VecDeque::new()).collect(),
+            fw: std::array::from_fn(|_| timings.iter().map(|_| VecDeque::new()).collect()),
             fw_limit: timings
                 .iter()
                 .map(|t| {
@@ -164,10 +180,27 @@ impl Hardware {
                     per_aggregate * config.fw_queue_aggregates.max(1) as usize
                 })
                 .collect(),
-            next_station: 0,
+            next_station: [0; Ac::COUNT],
+            per_ac: false,
             next_ring: 0,
             admitted: false,
         }
+    }
+
+    /// Queue frames by their access category (the designs whose host side has one
+    /// txq and round per access category); off, every frame is best effort's.
+    pub fn set_access_categories(&mut self, on: bool) {
+        self.per_ac = on;
+    }
+
+    /// Whether frames are queued by access category.
+    pub fn access_categories(&self) -> bool {
+        self.per_ac
+    }
+
+    /// The access category whose queues hold `frame`.
+    fn ac_of(&self, frame: &HwFrame) -> Ac {
+        if self.per_ac { frame.pkt.ac() } else { Ac::Be }
     }
 
     /// The ring a context on `cpu` pushes into.
@@ -182,12 +215,13 @@ impl Hardware {
 
     /// Pushes a frame into its ring; refused (and handed back) without a free descriptor.
     pub fn push(&mut self, frame: HwFrame) -> Result<(), HwFrame> {
-        if !self.has_room(frame.ring) || usize::from(frame.station) >= self.fw.len() {
+        if !self.has_room(frame.ring) || usize::from(frame.station) >= self.fw_limit.len() {
             return Err(frame);
         }
         self.rings[usize::from(frame.ring)].outstanding += 1;
         let fifo = usize::from(frame.fifo).min(self.rings.len() - 1);
-        self.rings[fifo].queue.push_back(frame);
+        let ac = self.ac_of(&frame).index();
+        self.rings[fifo].queue[ac].push_back(frame);
         Ok(())
     }
 
@@ -200,14 +234,27 @@ impl Hardware {
 
     /// Whether any frame waits anywhere in the hardware.
     pub fn has_frames(&self) -> bool {
-        self.rings.iter().any(|r| !r.queue.is_empty()) || self.fw.iter().any(|q| !q.is_empty())
+        self.rings.iter().flat_map(|r| &r.queue).any(|q| !q.is_empty())
+            || self.fw.iter().flatten().any(|q| !q.is_empty())
+    }
+
+    /// Whether a frame of `ac` waits in the rings or the firmware: that access
+    /// category's EDCA function contends.
+    pub fn has_frames_ac(&self, ac: Ac) -> bool {
+        let a = ac.index();
+        self.rings.iter().any(|r| !r.queue[a].is_empty()) || self.fw[a].iter().any(|q| !q.is_empty())
     }
 
     /// Frames held for `station` (rings and firmware).
     pub fn frames_for(&self, station: u16) -> usize {
         let s = usize::from(station);
-        self.fw.get(s).map_or(0, VecDeque::len)
-            + self.rings.iter().map(|r| r.queue.iter().filter(|f| f.station == station).count()).sum::<usize>()
+        self.fw.iter().map(|fw| fw.get(s).map_or(0, VecDeque::len)).sum::<usize>()
+            + self
+                .rings
+                .iter()
+                .flat_map(|r| &r.queue)
+                .map(|q| q.iter().filter(|f| f.station == station).count())
+                .sum::<usize>()
     }
 
     /// Descriptors in use on `ring`.
@@ -226,14 +273,16 @@ impl Hardware {
             let mut moved = false;
             for k in 0..n {
                 let i = (self.next_ring + k) % n;
-                let Some(head) = self.rings[i].queue.front() else { continue };
-                let s = usize::from(head.station);
-                if self.fw[s].len() >= self.fw_limit[s] {
-                    continue;
-                }
-                if let Some(f) = self.rings[i].queue.pop_front() {
-                    self.fw[s].push_back(f);
-                    moved = true;
+                for ac in 0..Ac::COUNT {
+                    let Some(head) = self.rings[i].queue[ac].front() else { continue };
+                    let s = usize::from(head.station);
+                    if self.fw[ac][s].len() >= self.fw_limit[s] {
+                        continue;
+                    }
+                    if let Some(f) = self.rings[i].queue[ac].pop_front() {
+                        self.fw[ac][s].push_back(f);
+                        moved = true;
+                    }
                 }
             }
             self.next_ring = (self.next_ring + 1) % n;
@@ -243,26 +292,37 @@ impl Hardware {
         }
     }
 
-    /// The firmware's next A-MPDU: admits frames from the rings, picks the next station
-    /// in round robin that has frames, and aggregates its queue within the limits.
-    /// Returns the station, the frames and the PSDU length in bytes.
+    /// The firmware's next best-effort A-MPDU (see [`Hardware::next_ampdu_ac`]).
     pub fn next_ampdu(&mut self, timings: &[PhyTiming]) -> Option<(u16, Vec<HwFrame>, u32)> {
+        self.next_ampdu_ac(Ac::Be, timings)
+    }
+
+    /// The firmware's next A-MPDU of `ac`, whose EDCA function won the access: admits
+    /// frames from the rings, picks the next station in round robin that has frames of
+    /// `ac`, and aggregates that queue within the limits (the longest PPDU, or the
+    /// access category's TXOP limit). Returns the station, the frames and the PSDU
+    /// length in bytes.
+    pub fn next_ampdu_ac(&mut self, ac: Ac, timings: &[PhyTiming]) -> Option<(u16, Vec<HwFrame>, u32)> {
         if !std::mem::take(&mut self.admitted) {
             self.admit();
         }
-        let n = self.fw.len();
-        let s = (0..n).map(|k| (self.next_station + k) % n).find(|&s| !self.fw[s].is_empty())?;
-        self.next_station = (s + 1) % n;
-        let limits = AmpduLimits { max_ppdu_us: self.config.max_ppdu_us };
+        let a = ac.index();
+        let n = self.fw[a].len();
+        let s = (0..n).map(|k| (self.next_station[a] + k) % n).find(|&s| !self.fw[a][s].is_empty())?;
+        self.next_station[a] = (s + 1) % n;
         let timing = timings.get(s)?;
-        let (count, bytes) = ampdu::fill(timing, limits, self.fw[s].iter().map(|f| f.pkt.ampdu_subframe_bytes()));
-        let frames: Vec<HwFrame> = self.fw[s].drain(..count).collect();
+        let edca = crate::wifi::edca::EdcaParams::ap(ac);
+        let limits = AmpduLimits { max_ppdu_us: edca.max_ppdu_us(self.config.max_ppdu_us, timing.block_ack_us) };
+        let (count, bytes) = ampdu::fill(timing, limits, self.fw[a][s].iter().map(|f| f.pkt.ampdu_subframe_bytes()));
+        let frames: Vec<HwFrame> = self.fw[a][s].drain(..count).collect();
         Some((s as u16, frames, bytes))
     }
 
-    /// Puts back an A-MPDU that collided, in order, at the head of its station's queue.
+    /// Puts back an A-MPDU that collided, in order, at the head of its station's queue
+    /// of its access category.
     pub fn requeue_front(&mut self, station: u16, frames: Vec<HwFrame>) {
-        if let Some(q) = self.fw.get_mut(usize::from(station)) {
+        let ac = frames.first().map_or(Ac::Be, |f| self.ac_of(f));
+        if let Some(q) = self.fw[ac.index()].get_mut(usize::from(station)) {
             for f in frames.into_iter().rev() {
                 q.push_front(f);
             }

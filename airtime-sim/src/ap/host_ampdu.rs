@@ -53,10 +53,24 @@ impl AggregateLimits {
     /// them: the data symbols that fit in [`ATH_AGGR_DURATION_US`] after the preamble,
     /// less the PLCP service and tail bits, in bytes.
     pub fn at(timing: &PhyTiming) -> AggregateLimits {
+        Self::within(timing, ATH_AGGR_DURATION_US)
+    }
+
+    /// The limits of access category `ac`'s hardware queue at `timing`'s rate: its
+    /// aggregates last at most its TXOP limit (hostapd's AP parameters, `EdcaParams::ap`)
+    /// where it has one, as `ath_update_max_aggr_framelen` takes the queue's burst time
+    /// (`txop` 0, or above 4096 us, is [`ATH_AGGR_DURATION_US`]).
+    pub fn for_ac(timing: &PhyTiming, ac: airtime_sched::Ac) -> AggregateLimits {
+        let txop_us = crate::wifi::edca::EdcaParams::ap(ac).txop_us;
+        Self::within(timing, if txop_us == 0 { ATH_AGGR_DURATION_US } else { txop_us.min(ATH_AGGR_DURATION_US) })
+    }
+
+    /// The limits for aggregates of at most `duration_us`.
+    fn within(timing: &PhyTiming, duration_us: u32) -> AggregateLimits {
         if timing.ba_window <= 1 {
             return AggregateLimits { aggregates: false, max_frames: ATH_BURST_FRAMES, max_bytes: 0 };
         }
-        let data_us = (f64::from(ATH_AGGR_DURATION_US) - timing.preamble_us).max(0.0);
+        let data_us = (f64::from(duration_us) - timing.preamble_us).max(0.0);
         let symbols = (data_us / timing.symbol_us).floor();
         let bits = symbols * timing.bits_per_symbol - 22.0;
         let framelen = ((bits / 8.0).max(0.0) as u32).min(ATH_MAX_FRAMELEN);

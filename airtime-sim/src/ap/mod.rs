@@ -121,6 +121,15 @@ pub struct ApConfig {
     /// BE `aql_txq_limit` low and high, in us (default 5000/12000).
     #[serde(default)]
     pub aql_be_us: Option<[u32; 2]>,
+    /// BK `aql_txq_limit` low and high, in us (default 5000/12000).
+    #[serde(default)]
+    pub aql_bk_us: Option<[u32; 2]>,
+    /// VI `aql_txq_limit` low and high, in us (default 5000/12000).
+    #[serde(default)]
+    pub aql_vi_us: Option<[u32; 2]>,
+    /// VO `aql_txq_limit` low and high, in us (default 5000/12000).
+    #[serde(default)]
+    pub aql_vo_us: Option<[u32; 2]>,
     /// Scale per-station AQL limits by weight/256 (the proposed TX_NO_PUSHBACK).
     #[serde(default)]
     pub tx_no_pushback: bool,
@@ -173,6 +182,12 @@ pub struct Ap {
     pub sta_ids: Vec<StationId>,
     /// BE txq of each station, by station number.
     pub txq_ids: Vec<TxqId>,
+    /// Each station's txq per TID (user priority 0..=7), where one is registered:
+    /// TID 0 is its BE txq; the others are added when a packet of that user priority
+    /// first comes (mac80211 has them from the station's start, `sta_info_alloc`).
+    tid_txqs: Vec<[Option<TxqId>; 8]>,
+    /// The txqs beside the BE ones, for drop collection.
+    other_txqs: Vec<TxqId>,
     /// The radio.
     pub hw: Hardware,
     /// Packets the AP dropped since the owner last took them.
@@ -237,25 +252,18 @@ impl Ap {
         let ath9k = if config.design.host_aggregates() {
             let (own, _) = Self::scheduler(&config, reported.len())?;
             Some(match config.design {
-                Design::QdiscPfifo | Design::QdiscFqCodel => ath9k_like::Ath9kAp::Qdisc {
-                    driver: Box::new(
-                        ath9k_like::Ath9k::new(
-                            own,
-                            ath9k_like::ScheduleShape::RoundRobinLaps,
-                            &timings,
-                            reported,
-                            weights,
-                            ath9k_like::TidFifo::default,
-                        )
-                        .map_err(ApError)?,
-                    ),
-                    qdisc: Box::new(if config.design == Design::QdiscPfifo {
-                        qdisc::Qdisc::pfifo()
-                    } else {
-                        qdisc::Qdisc::fq_codel()
-                    }),
-                    stopped: false,
-                },
+                Design::QdiscPfifo | Design::QdiscFqCodel => ath9k_like::Ath9kAp::under_qdisc(
+                    ath9k_like::Ath9k::new(
+                        own,
+                        ath9k_like::ScheduleShape::RoundRobinLaps,
+                        &timings,
+                        reported,
+                        weights,
+                        ath9k_like::TidFifo::default,
+                    )
+                    .map_err(ApError)?,
+                    if config.design == Design::QdiscPfifo { qdisc::Qdisc::pfifo } else { qdisc::Qdisc::fq_codel },
+                ),
                 // The round robin arm is ath9k before its airtime fairness; the airtime
                 // arms are ath9k over mac80211's airtime scheduler.
                 design => {
@@ -265,7 +273,7 @@ impl Ap {
                         ath9k_like::ScheduleShape::Mac80211Round
                     };
                     ath9k_like::Ath9kAp::Txqs(Box::new(
-                        ath9k_like::Ath9k::new(own, shape, &timings, reported, weights, || mac80211::new_txq(fq))
+                        ath9k_like::Ath9k::new(own, shape, &timings, reported, weights, move || mac80211::new_txq(fq))
                             .map_err(ApError)?,
                     ))
                 }
@@ -292,9 +300,13 @@ impl Ap {
                 txq_ids.push(txq);
             }
         }
-        let hw = Hardware::new(config.hardware, &timings);
+        let mut hw = Hardware::new(config.hardware, &timings);
+        // Every design's downlink has the four access categories, but the MU path.
+        hw.set_access_categories(!config.hardware.ofdma);
         let adapter = if config.design == Design::Ath11kAdapter {
-            Some(ath11k_adapter::AdapterAp::new(&config, Hardware::new(config.hardware, &timings), reported, weights)?)
+            let mut hw = Hardware::new(config.hardware, &timings);
+            hw.set_access_categories(!config.hardware.ofdma);
+            Some(ath11k_adapter::AdapterAp::new(&config, hw, reported, weights)?)
         } else {
             None
         };
@@ -304,7 +316,9 @@ impl Ap {
             stations,
             txqs,
             sta_ids,
+            tid_txqs: txq_ids.iter().map(|&be| std::array::from_fn(|tid| (tid == 0).then_some(be))).collect(),
             txq_ids,
+            other_txqs: Vec::new(),
             hw,
             dropped: Vec::new(),
             counters: ApCounters::default(),
@@ -324,9 +338,16 @@ impl Ap {
         sc.adaptive_aql = config.aql_adaptive;
         size_for_stations(&mut sc, stations)?;
         let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
-        if let Some([low, high]) = config.aql_be_us {
-            let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("aql_be_us: {e}")))?;
-            sched.set_default_limits(Ac::Be, limits);
+        for (ac, key, limits) in [
+            (Ac::Bk, "aql_bk_us", config.aql_bk_us),
+            (Ac::Be, "aql_be_us", config.aql_be_us),
+            (Ac::Vi, "aql_vi_us", config.aql_vi_us),
+            (Ac::Vo, "aql_vo_us", config.aql_vo_us),
+        ] {
+            if let Some([low, high]) = limits {
+                let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("{key}: {e}")))?;
+                sched.set_default_limits(ac, limits);
+            }
         }
         let aql = matches!(config.design, Design::Ath11kSeries | Design::Mac80211Aql);
         sched.set_aql_enabled(aql);
@@ -365,10 +386,12 @@ impl Ap {
             self.dropped.push(pkt);
             return;
         };
-        let Some(&txq) = self.txq_ids.get(usize::from(s)) else {
+        let Some(txq) = self.txq_of(s, &pkt) else {
+            self.counters.txq_drops += 1;
             self.dropped.push(pkt);
             return;
         };
+        let ac = if self.downlink_acs() { pkt.ac() } else { Ac::Be };
         let cpu = pkt.cpu;
         pkt.enqueue_ns = now;
         if let Some(q) = self.txqs.get_mut(txq.index()).and_then(Option::as_mut) {
@@ -377,11 +400,74 @@ impl Ap {
         self.collect_txq_drops();
         let _ = self.sched.wake_txq(txq, instant(now));
         if self.config.design.driver_rounds() {
-            ath11k_like::wake_tx_queue(self, cpu, now);
+            ath11k_like::wake_tx_queue(self, cpu, ac, now);
         } else {
-            stock::wake_tx_queue(self, cpu, now);
+            stock::wake_tx_queue(self, cpu, ac, now);
         }
         self.collect_txq_drops();
+    }
+
+    /// Whether this AP's downlink queues by access category: a txq per (station, TID),
+    /// rounds per access category, hardware or firmware queues per access category and
+    /// an EDCA function each; every design does, but the MU path of
+    /// `ap.hardware.ofdma` is best effort only.
+    pub fn downlink_acs(&self) -> bool {
+        self.ath9k.is_some() || self.hw().access_categories()
+    }
+
+    /// The txq of station `s` that `pkt` goes into: its user priority's
+    /// (`cfg80211_classify8021d`) under [`Ap::downlink_acs`], registered with the
+    /// scheduler on first use; else the station's BE txq. `None` if the scheduler has
+    /// no room for another txq (the packet is then dropped and counted).
+    fn txq_of(&mut self, s: u16, pkt: &Packet) -> Option<TxqId> {
+        let tids = self.tid_txqs.get(usize::from(s))?;
+        if !self.downlink_acs() {
+            return tids[0];
+        }
+        let up = crate::net::udp::user_priority_of_dscp(pkt.dscp).unwrap_or(0);
+        if let Some(id) = tids[usize::from(up)] {
+            return Some(id);
+        }
+        let tid = Tid::new(up).ok()?;
+        let id = self.sched.add_txq(Some(*self.sta_ids.get(usize::from(s))?), tid).ok()?;
+        let slot = self.txqs.get_mut(id.index())?;
+        let mut fq = FqCodelConfig::MAC80211;
+        fq.codel_target_us = self.config.codel_target_us;
+        *slot = Some(mac80211::new_txq(fq));
+        self.tid_txqs[usize::from(s)][usize::from(up)] = Some(id);
+        self.other_txqs.push(id);
+        Some(id)
+    }
+
+    /// Registers station `s`'s txq for DSCP `dscp` ahead of its first packet, so a
+    /// scheduler without room says so before the run (with OFDMA, whose downlink is best
+    /// effort only, that is the BE txq every station has).
+    pub fn prepare_txq(&mut self, s: u16, dscp: u8) -> Result<(), ApError> {
+        if self.ath9k.is_some() {
+            // The ath9k-shaped driver adds a TID's queue on its first frame (and counts
+            // a frame its table has no room for as dropped).
+            return Ok(());
+        }
+        if let Some(a) = self.adapter.as_mut() {
+            return a.prepare_txq(s, dscp);
+        }
+        let probe = Packet {
+            payload: crate::net::Payload::Ip(Vec::new()),
+            len_bytes: 0,
+            src: Node::Wired,
+            dst: Node::Station(s),
+            flow: crate::net::packet::FlowTag::Ping(s),
+            dscp,
+            cpu: 0,
+            enqueue_ns: 0,
+            tries: 0,
+            mpdu_seq: 0,
+        };
+        if self.txq_of(s, &probe).is_none() {
+            let max = self.sched.config().max_txqs;
+            return Err(capacity_error("txq", format!("station {s}, DSCP {dscp}"), max, "max_txqs"));
+        }
+        Ok(())
     }
 
     /// Completions reaped by the host, in the order the hardware wrote them.
@@ -404,19 +490,19 @@ impl Ap {
         self.collect_txq_drops();
     }
 
-    /// A PPDU-stats report: `airtime_us` of transmit airtime to station `s`, which had
-    /// `acked` MSDUs acknowledged (only the adapter reads them).
-    pub fn ppdu_stats(&mut self, s: u16, airtime_us: u32, acked: sim_hal::AckedMsdus, now: Nanos) {
+    /// A PPDU-stats report: `airtime_us` of transmit airtime to station `s` in `ac`, which
+    /// had `acked` MSDUs acknowledged (only the adapter reads them).
+    pub fn ppdu_stats(&mut self, s: u16, ac: Ac, airtime_us: u32, acked: sim_hal::AckedMsdus, now: Nanos) {
         if let Some(a) = self.adapter.as_mut() {
-            a.ppdu_stats(s, airtime_us, acked, now);
+            a.ppdu_stats(s, ac, airtime_us, acked, now);
         } else if let Some(d) = self.ath9k.as_ref() {
             // `ath_tx_count_airtime`, under airtime fairness.
             if self.config.design.registers_airtime() {
-                d.register_airtime(s, airtime_us, 0, now);
+                d.register_airtime(s, ac, airtime_us, 0, now);
             }
         } else if self.config.design.registers_airtime() {
             self.su_ppdu_seen(s);
-            ath11k_like::ppdu_stats(self, s, airtime_us, now);
+            ath11k_like::ppdu_stats(self, s, ac, airtime_us, now);
         }
     }
 
@@ -427,7 +513,7 @@ impl Ap {
         } else if let Some(d) = self.ath9k.as_ref() {
             // `ath_rx_count_airtime`, under airtime fairness.
             if self.config.design.registers_airtime() {
-                d.register_airtime(s, 0, airtime_us, now);
+                d.register_airtime(s, Ac::Be, 0, airtime_us, now);
             }
         } else if self.config.design.registers_airtime() {
             ath11k_like::rx_airtime(self, s, airtime_us, now);
@@ -446,13 +532,32 @@ impl Ap {
         }
     }
 
-    /// Station `s`'s BE pending airtime, as its `aql` file reads, in us.
-    pub fn aql_pending_us(&self, s: u16) -> u32 {
-        let ids = match (self.adapter.as_ref(), self.ath9k.as_ref()) {
+    /// The scheduler handles of the stations, by station number.
+    fn station_ids(&self) -> &[StationId] {
+        match (self.adapter.as_ref(), self.ath9k.as_ref()) {
             (Some(a), _) => &a.sta_ids[..],
             (None, Some(d)) => d.sta_ids(),
             (None, None) => &self.sta_ids[..],
-        };
+        }
+    }
+
+    /// Transmit airtime registered with the scheduler, summed over stations, per
+    /// access category in mac80211's order (`Ac::index`), in us.
+    pub fn registered_tx_us_per_ac(&self) -> [u64; Ac::COUNT] {
+        let mut sum = [0u64; Ac::COUNT];
+        for id in self.station_ids() {
+            if let Ok(a) = self.sched().station_airtime(*id) {
+                for (t, v) in sum.iter_mut().zip(a.tx_us_per_ac) {
+                    *t += v;
+                }
+            }
+        }
+        sum
+    }
+
+    /// Station `s`'s BE pending airtime, as its `aql` file reads, in us.
+    pub fn aql_pending_us(&self, s: u16) -> u32 {
+        let ids = self.station_ids();
         ids.get(usize::from(s)).and_then(|id| self.sched().station_pending_us(*id, Ac::Be).ok()).unwrap_or(0)
     }
 
@@ -468,8 +573,20 @@ impl Ap {
     /// Whether a PPDU waits in the hardware (the medium's readiness of the AP).
     pub fn hw_has_frames(&self) -> bool {
         match self.ath9k.as_ref() {
-            Some(d) => d.hwq().has_frames(),
+            Some(d) => Ac::ALL.iter().any(|&ac| d.hwq(ac).has_frames()),
             None => self.hw().has_frames(),
+        }
+    }
+
+    /// Whether a PPDU of `ac` waits in the hardware (that access category's EDCA
+    /// function is ready); BE's is [`Ap::hw_has_frames`] where the downlink is best
+    /// effort only.
+    pub fn hw_has_frames_ac(&self, ac: Ac) -> bool {
+        match (ac, self.downlink_acs(), self.ath9k.as_ref()) {
+            (Ac::Be, false, _) => self.hw_has_frames(),
+            (_, false, _) => false,
+            (ac, true, Some(d)) => d.hwq(ac).has_frames(),
+            (ac, true, None) => self.hw().has_frames_ac(ac),
         }
     }
 
@@ -477,8 +594,19 @@ impl Ap {
     /// The firmware forms it (ath11k) or takes the next the host formed (ath9k).
     pub fn next_ppdu(&mut self, timings: &[PhyTiming]) -> Option<(u16, Vec<HwFrame>, u32)> {
         match self.ath9k.as_mut() {
-            Some(d) => d.next_ppdu(),
+            Some(d) => d.next_ppdu(Ac::Be),
             None => self.hw_mut().next_ampdu(timings),
+        }
+    }
+
+    /// The PPDU of `ac` the hardware sends when that access category won the access.
+    pub fn next_ppdu_ac(&mut self, ac: Ac, timings: &[PhyTiming]) -> Option<(u16, Vec<HwFrame>, u32)> {
+        if ac == Ac::Be && !self.downlink_acs() {
+            return self.next_ppdu(timings);
+        }
+        match self.ath9k.as_mut() {
+            Some(d) => d.next_ppdu(ac),
+            None => self.hw_mut().next_ampdu_ac(ac, timings),
         }
     }
 
@@ -516,7 +644,7 @@ impl Ap {
     }
 
     fn collect_txq_drops(&mut self) {
-        for id in &self.txq_ids {
+        for id in self.txq_ids.iter().chain(&self.other_txqs) {
             let Some(q) = self.txqs.get_mut(id.index()).and_then(Option::as_mut) else { continue };
             if q.pending_drops() > 0 {
                 for d in q.drain_drops() {

@@ -8,6 +8,7 @@ use super::Ap;
 use crate::engine::Nanos;
 use airtime_ath11k::MuCharging;
 use airtime_ath11k::hal::{PpduStats, PpduUser};
+use airtime_sched::Ac;
 
 /// The charging policy, as a scenario names it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
@@ -99,7 +100,7 @@ impl Ap {
             {
                 st.mu_scale_q8 = policy.aql_scale_q8(&record, i);
             }
-            super::ath11k_like::ppdu_stats(self, u.peer_id, us, now);
+            super::ath11k_like::ppdu_stats(self, u.peer_id, Ac::Be, us, now);
         }
     }
 

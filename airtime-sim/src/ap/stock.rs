@@ -11,12 +11,13 @@ use crate::engine::time::instant;
 use crate::net::Node;
 use airtime_sched::{Ac, Txq, TxqReturn};
 
-/// `wake_tx_queue` on `cpu` (each frame goes into the ring of its flow's CPU, see
-/// [`super::tcl_port`]).
-pub fn wake_tx_queue(ap: &mut Ap, cpu: u8, now: Nanos) {
+/// `wake_tx_queue` on `cpu` for a txq of `ac`: the woken txq's access category's
+/// schedule (`ieee80211_handle_wake_tx_queue` loops `ieee80211_next_txq(hw, txq->ac)`;
+/// each frame goes into the ring of its flow's CPU, see [`super::tcl_port`]).
+pub fn wake_tx_queue(ap: &mut Ap, cpu: u8, ac: Ac, now: Nanos) {
     let now_i = instant(now);
     let _ = cpu;
-    let round = ap.sched.start_round(Ac::Be);
+    let round = ap.sched.start_round(ac);
     if !round.is_open() {
         return;
     }

@@ -17,6 +17,10 @@ pub struct FlowResult {
     pub direction: &'static str,
     /// `tcp` or `udp`.
     pub protocol: &'static str,
+    /// The access category of its marking (`BK`, `BE`, `VI`, `VO`): its DSCP's, which
+    /// its packets take at the station and, where the design has them, at the access
+    /// point (a TCP flow's ACKs too).
+    pub ac: &'static str,
     /// Goodput after warm-up, over the flow's active time, Mbit/s (TCP: payload; UDP:
     /// IPv4 packets).
     pub throughput_mbps: f64,
@@ -91,6 +95,26 @@ pub struct StationResult {
     pub link: Option<crate::wifi::link::LinkResult>,
 }
 
+/// A figure per access category.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PerAc {
+    /// Background.
+    pub bk: u64,
+    /// Best effort.
+    pub be: u64,
+    /// Video.
+    pub vi: u64,
+    /// Voice.
+    pub vo: u64,
+}
+
+impl PerAc {
+    /// From an array in mac80211's order (`Ac::index`: VO, VI, BE, BK).
+    pub fn from_mac80211_order(v: [u64; 4]) -> PerAc {
+        PerAc { vo: v[0], vi: v[1], be: v[2], bk: v[3] }
+    }
+}
+
 /// Everything one run measured.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RunResult {
@@ -115,6 +139,10 @@ pub struct RunResult {
     pub txq_drops: u64,
     /// Collisions on the medium.
     pub collisions: u64,
+    /// Transmit airtime the AP registered with its scheduler over the whole run, per
+    /// access category and summed over stations, in us (the scheduler's
+    /// `StationAirtime::tx_us_per_ac`; zero on designs that register none).
+    pub registered_tx_us: PerAc,
     /// Where the air went: downlink, uplink, collided, idle.
     pub airtime: airtime::AirtimeBreakdown,
     /// Packets that crossed a link or the air.

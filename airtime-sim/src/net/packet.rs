@@ -91,6 +91,10 @@ pub struct Packet {
     pub dst: Node,
     /// The traffic it belongs to.
     pub flow: FlowTag,
+    /// The DSCP of its IPv4 DS field: its flow's `dscp` (a TCP flow's ACKs carry it
+    /// too, as Linux's TCP stamps a socket's TOS on every segment it sends), 0 for a
+    /// ping.
+    pub dscp: u8,
     /// The CPU that hands it to the AP's Wi-Fi driver (picks the TCL ring of a wake round).
     pub cpu: u8,
     /// When it entered the AP's current queue (CoDel sojourn, queueing delay).
@@ -123,6 +127,13 @@ impl Packet {
     /// padded to a multiple of 4 bytes as every subframe but the last of an A-MPDU is.
     pub fn ampdu_subframe_bytes(&self) -> u32 {
         (self.len_bytes + 58).div_ceil(4) * 4
+    }
+
+    /// The access category a Wi-Fi transmitter queues it in: its DSCP's user priority
+    /// (`cfg80211_classify8021d`) mapped to an AC (`ieee802_1d_to_ac`), as both a
+    /// station and the access point classify; BE for a DS field that is not a DSCP.
+    pub fn ac(&self) -> airtime_sched::Ac {
+        super::udp::ac_of_dscp(self.dscp).unwrap_or(airtime_sched::Ac::Be)
     }
 }
 
@@ -168,6 +179,7 @@ mod tests {
             src: Node::Wired,
             dst: Node::Station(0),
             flow: FlowTag::Tcp(0),
+            dscp: 0,
             cpu: 0,
             enqueue_ns: 0,
             tries: 0,

@@ -47,6 +47,8 @@ pub struct CbrFlow {
     pub dst: Node,
     /// IPv4 bytes per packet.
     pub packet_bytes: u32,
+    /// The DSCP its packets carry (0 until the owner sets the flow's).
+    pub dscp: u8,
     /// Time between packets, in ns (fractional, so long runs do not drift).
     pub interval_ns: f64,
     /// The first send.
@@ -70,6 +72,7 @@ impl CbrFlow {
             src,
             dst,
             packet_bytes,
+            dscp: 0,
             interval_ns: f64::from(packet_bytes) * 8.0 / rate_bps * 1e9,
             start_ns,
             stop_ns,
@@ -89,6 +92,7 @@ impl CbrFlow {
             src: self.src,
             dst: self.dst,
             flow: FlowTag::Udp(flow),
+            dscp: self.dscp,
             cpu,
             enqueue_ns: now,
             tries: 0,

@@ -1,14 +1,15 @@
 //! CSV output: one row per arm, run, station and flow (a station without a flow has one
 //! row with the flow columns empty). Every row echoes the simulator's version, the arm's
 //! design, run length and warm-up, and the run's seed, so a row read on its own says
-//! what produced it; the flow columns carry the flow's direction and protocol.
+//! what produced it; the flow columns carry the flow's direction, protocol and access
+//! category.
 
 use crate::scenario::keys::design_key;
 use crate::sim::run::ArmResult;
 use std::fmt::Write;
 
 /// The header row.
-pub const HEADER: &str = "sim_version,arm,design,duration_s,warmup_s,run,seed,station,flow,direction,protocol,\
+pub const HEADER: &str = "sim_version,arm,design,duration_s,warmup_s,run,seed,station,flow,direction,protocol,ac,\
 flow_throughput_mbps,tcp_rtt_mean_ms,tcp_rtt_max_ms,station_throughput_mbps,ping_p50_ms,ping_p99_ms,\
 aql_pending_p50_us,airtime_share_pct,ampdu_p50,skipped_selections,closed_rounds,ring_drops,txq_drops,collisions";
 
@@ -50,13 +51,13 @@ pub fn render(arms: &[ArmResult]) -> String {
                 let flows: Vec<_> = r.flows.iter().enumerate().filter(|(_, f)| usize::from(f.station) == s).collect();
                 let lead = format!("{head},{},{},{}", r.run, r.seed, field(&st.name));
                 if flows.is_empty() {
-                    let _ = writeln!(out, "{lead},,,,,,,{station}");
+                    let _ = writeln!(out, "{lead},,,,,,,,{station}");
                 }
                 for (i, f) in flows {
                     let _ = writeln!(
                         out,
-                        "{lead},{i},{},{},{:.3},{:.3},{:.3},{station}",
-                        f.direction, f.protocol, f.throughput_mbps, f.tcp_rtt_mean_ms, f.tcp_rtt_max_ms
+                        "{lead},{i},{},{},{},{:.3},{:.3},{:.3},{station}",
+                        f.direction, f.protocol, f.ac, f.throughput_mbps, f.tcp_rtt_mean_ms, f.tcp_rtt_max_ms
                     );
                 }
             }

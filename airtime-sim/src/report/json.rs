@@ -1,7 +1,7 @@
 //! JSON output: the simulator's name and version; per arm the resolved scenario (every
 //! key with its default filled in), the summary figures (with 95 % CIs, Jain indices,
 //! per-station figures and steady-state warnings) and every run's measurements: its
-//! seed, per flow its direction, protocol, RTT quantiles (the CDF) and time series
+//! seed, per flow its direction, protocol, access category, RTT quantiles (the CDF) and time series
 //! (throughput, cwnd, smoothed RTT), per station its figures, ping samples and AQL
 //! pending series.
 

@@ -86,6 +86,34 @@ pub const ATH11K_DESIGNS: &[Design] = &[Design::Stock, Design::Ath11kSeries, Des
 const HOST_AGGREGATES: &str = "forms its aggregates in the driver (ath9k: two in the hardware queue, 4 ms, half the \
                                BlockAck window)";
 
+/// Why a scenario's AP has no AQL on a downlink access category other than BE, or
+/// `None` when it has (the AQL designs, without the BE-only MU path).
+fn no_ac_aql(sc: &Scenario) -> Option<String> {
+    if !AQL_DESIGNS.contains(&sc.ap.design) {
+        return Some(format!(
+            "design `{}` {NO_AQL}; only {} use it",
+            design_key(sc.ap.design),
+            design_list(AQL_DESIGNS)
+        ));
+    }
+    sc.ap.hardware.ofdma.then(|| "`ap.hardware.ofdma`: the MU path's downlink is best effort only".into())
+}
+
+/// The `aql_txq_limit` key of access category `ac` (mac80211 starts every access
+/// category at `IEEE80211_DEFAULT_AQL_TXQ_LIMIT_L`/`_H`, 5000/12000 µs, in
+/// `ieee80211_alloc_hw_nm`, and `sta_info_alloc` copies them to each station).
+const fn aql_ac_key(path: &'static str, ac: &'static str) -> KeyDef {
+    let description = match ac.as_bytes()[1] {
+        b'K' => "BK `aql_txq_limit` low and high: as `ap.aql_be_us`, for the downlink's background access category.",
+        b'I' => "VI `aql_txq_limit` low and high: as `ap.aql_be_us`, for the downlink's video access category.",
+        _ => "VO `aql_txq_limit` low and high: as `ap.aql_be_us`, for the downlink's voice access category.",
+    };
+    key(path, "[integer, integer]", "µs", Default::Implied("[5000, 12000]"), description).used_by(UsedBy::If(
+        no_ac_aql,
+        "`ath11k_series` and `ath11k_adapter` without `ap.hardware.ofdma`, `mac80211_aql`",
+    ))
+}
+
 /// A kind of flow, for keys of `[[flows]]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FlowKind {
@@ -281,7 +309,8 @@ pub const KEYS: &[KeyDef] = &[
         Default::None,
         "A Flent test that brings its flows, for every station, instead of `[[flows]]`: `tcp_download`, \
          `tcp_upload` (one TCP flow, unmarked), `rrul_be` (4 TCP down + 4 up, unmarked), `rrul` (the same marked \
-         CS0, CS1, CS5, EF: DSCP 0, 8, 40, 46, so BE, BK, VI, VO), `rtt_fair_var_up`/`_down` (one TCP upload or \
+         CS0, CS1, CS5, EF: DSCP 0, 8, 40, 46, so BE, BK, VI, VO; it needs a downlink with access categories, \
+         see `flows[].dscp`), `rtt_fair_var_up`/`_down` (one TCP upload or \
          download per station). Flent's times: load from 5 s for 60 s, ping every 0.2 s; `duration_s` 70, \
          `warmup_s` 5 and `ping.rate_hz` 5 unless the file sets them. No UDP_RR pings (ICMP only).",
     )
@@ -343,6 +372,9 @@ pub const KEYS: &[KeyDef] = &[
          held back (the high limit applies while the interface's total is below its threshold).",
     )
     .used_by(UsedBy::Designs(AQL_DESIGNS, NO_AQL)),
+    aql_ac_key("ap.aql_bk_us", "BK"),
+    aql_ac_key("ap.aql_vi_us", "VI"),
+    aql_ac_key("ap.aql_vo_us", "VO"),
     key(
         "ap.tx_no_pushback",
         "bool",
@@ -615,10 +647,14 @@ pub const KEYS: &[KeyDef] = &[
         Default::Value("0"),
         "The DSCP marking, which picks the access category as Linux does (`cfg80211_classify8021d`: the \
          precedence bits, except RFC 8325's codepoints, e.g. CS3 to VI and EF to VO; then `ieee802_1d_to_ac`). \
+         Packets carry it both ways (a TCP flow's ACKs too, as Linux stamps a socket's TOS on every segment). \
          A station sends each access category through its own EDCA function (AIFSN, CW and TXOP of 802.11-2020 \
-         Table 9-155) and queue, so an upload may take any marking. The access point's downlink is best effort \
-         only in the model, so a download must map to BE (0-7, AF11-AF23, CS2, AF31-AF33) and any other is \
-         refused rather than sent as BE; the ACKs of a marked TCP upload go down as BE.",
+         Table 9-155) and queue, so an upload may take any marking. The access point's downlink has every \
+         access category on every design (a txq or TID buffer per TID, rounds per access category, hardware or \
+         firmware queues per access category, one EDCA function each with hostapd's AP parameters; under a \
+         qdisc, `mq` with one child per access category), except with `ap.hardware.ofdma` (its MU PPDUs are \
+         best effort only): there a download must map to BE (0-7, AF11-AF23, CS2, AF31-AF33) and any other is \
+         refused rather than sent as BE, and the ACKs of a marked TCP upload go down as BE.",
     ),
     key("flows[].start_s", "float", "s", Default::Value("0.0"), "When the flow starts sending.")
         .used_by(UsedBy::Flows(FlowKind::NotSmoltcp, "smoltcp flows start at once and run to the end")),

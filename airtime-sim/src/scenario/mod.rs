@@ -603,17 +603,20 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
             Some(airtime_sched::Ac::Be) => {}
             Some(_) if f.direction == Direction::Upload => {}
             Some(ac) => {
-                return Err(at(
-                    f.station.span(),
-                    &key("dscp"),
-                    format!(
-                        "{} maps to access category {}, which the access point's downlink does not have in the \
-                         model (its txqs, AQL and firmware queues are best effort only; stations have every \
-                         access category, so a marked upload runs)",
-                        f.dscp,
-                        ac.name()
-                    ),
-                ));
+                if let Some(why) = no_downlink_acs(&spec.ap) {
+                    return Err(at(
+                        f.station.span(),
+                        &key("dscp"),
+                        format!(
+                            "{} maps to access category {}, which the access point's downlink does not have \
+                             with {why} (its downlink is best effort only there, and a marked download is \
+                             refused rather than sent as BE; without it every design has every access \
+                             category; a marked upload runs)",
+                            f.dscp,
+                            ac.name()
+                        ),
+                    ));
+                }
             }
         }
         let stop = f.stop_s.unwrap_or(f64::INFINITY);
@@ -629,10 +632,17 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
         }
         flow_station.push(idx as u16);
     }
-    if let Some([low, high]) = spec.ap.aql_be_us
-        && low > high
-    {
-        return Err(bad("ap.aql_be_us", format!("low {low} is above high {high}")));
+    for (path, limits) in [
+        ("ap.aql_bk_us", spec.ap.aql_bk_us),
+        ("ap.aql_be_us", spec.ap.aql_be_us),
+        ("ap.aql_vi_us", spec.ap.aql_vi_us),
+        ("ap.aql_vo_us", spec.ap.aql_vo_us),
+    ] {
+        if let Some([low, high]) = limits
+            && low > high
+        {
+            return Err(bad(path, format!("low {low} is above high {high}")));
+        }
     }
     if let Some(sf) = &spec.seed_figures {
         if let Some(name) = &sf.share_station
@@ -698,6 +708,15 @@ pub fn load(path: &std::path::Path) -> Result<Resolved, ScenarioError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| ScenarioError::new(&file, ScenarioErrorKind::Io, e.to_string()))?;
     parse(&text, &file)
+}
+
+/// Why the access point's downlink has no access category but BE under `ap`, or
+/// `None` where it has every one ([`crate::ap::Ap::downlink_acs`]).
+fn no_downlink_acs(ap: &crate::ap::ApConfig) -> Option<String> {
+    if ap.hardware.ofdma {
+        return Some("`ap.hardware.ofdma` (the model's MU PPDUs group BE frames only)".into());
+    }
+    None
 }
 
 #[cfg(test)]
@@ -779,6 +798,26 @@ station = "a"
                     "t.toml: line 4: `ap.aql_be_us`: is the default and has no effect here (design `mac80211_atf` \
                      has no Airtime Queue Limits; only `ath11k_series`, `ath11k_adapter`, `mac80211_aql` use it)",
                 ),
+            ),
+            (
+                "ap.aql_vo_us",
+                with("stock", "aql_vo_us = [500, 1000]", "", "", "", ""),
+                Refused("`ap.aql_vo_us`: has no effect here (design `stock` has no Airtime Queue Limits; only"),
+            ),
+            (
+                "ap.aql_vi_us",
+                with("mac80211_rr", "aql_vi_us = [500, 1000]", "", "", "", ""),
+                Refused("`ap.aql_vi_us`: has no effect here (design `mac80211_rr` has no Airtime Queue Limits; only"),
+            ),
+            (
+                "ap.aql_bk_us",
+                with("ath11k_series", "aql_bk_us = [500, 1000]", "ofdma = true", "", "", ""),
+                Refused("`ap.aql_bk_us`: has no effect here (`ap.hardware.ofdma`: the MU path's downlink is best"),
+            ),
+            (
+                "ap.aql_bk_us",
+                with("mac80211_atf", "aql_bk_us = [5000, 12000]", "", "", "", ""),
+                Warned("`ap.aql_bk_us`: is the default and has no effect here (design `mac80211_atf` has no Airtime"),
             ),
             (
                 "ap.tx_no_pushback",
@@ -1044,7 +1083,7 @@ station = "a"
     fn the_same_keys_where_they_are_used_pass_without_a_warning() {
         let text = with(
             "ath11k_series",
-            "aql_be_us = [500, 1000]\ntx_no_pushback = true\nround_policy = \"reset_on_close\"\ncodel_target_us = 5000",
+            "aql_be_us = [500, 1000]\naql_vo_us = [1000, 2000]\ntx_no_pushback = true\nround_policy = \"reset_on_close\"\ncodel_target_us = 5000",
             "ppdu_stats_delay_us = 200\nnapi_budget = 8",
             "reported_rate = \"vht80-1ss-mcs6-lgi\"\nweight = 1024",
             "stack = \"smoltcp\"\ncc = \"reno\"",
@@ -1084,7 +1123,6 @@ station = "a"
             ("protocol = \"udp\"\nrate_mbps = 1e300", "`flows[0].rate_mbps`: 1e300 is not a rate"),
             ("protocol = \"udp\"\nrate_mbps = 1.0\npacket_bytes = 20", "`flows[0].packet_bytes`: 20 is not an IPv4"),
             ("protocol = \"udp\"\nrate_mbps = 1.0\nendpoint = \"ap\"", "`flows[0].endpoint`: a UDP sender on the AP"),
-            ("dscp = 46", "`flows[0].dscp`: 46 maps to access category VO, which the access point's downlink"),
             ("dscp = 64", "`flows[0].dscp`: 64 is not a DSCP"),
             ("start_s = 2.0\nstop_s = 1.0", "`flows[0].start_s`: `start_s` must be >= 0 and below `stop_s`"),
             ("start_s = -1.0", "`flows[0].start_s`"),
@@ -1092,5 +1130,31 @@ station = "a"
             let e = parse(&with("stock", "", "", "", flow, ""), "t.toml").unwrap_err().to_string();
             assert!(e.contains(want), "{flow}:\n got  {e}\n want {want}");
         }
+    }
+
+    #[test]
+    fn a_marked_download_runs_on_every_design_and_is_refused_by_name_with_the_best_effort_mu_path() {
+        for design in [
+            "stock",
+            "ath11k_series",
+            "ath11k_adapter",
+            "mac80211_rr",
+            "mac80211_atf",
+            "mac80211_aql",
+            "qdisc_pfifo",
+            "qdisc_fq_codel",
+        ] {
+            parse(&with(design, "", "", "", "dscp = 46", ""), "t.toml").unwrap();
+        }
+        for design in ["stock", "ath11k_series"] {
+            let e = parse(&with(design, "", "ofdma = true", "", "dscp = 46", ""), "t.toml").unwrap_err().to_string();
+            assert!(
+                e.contains("`flows[0].dscp`: 46 maps to access category VO") && e.contains("ap.hardware.ofdma"),
+                "{e}"
+            );
+        }
+        // A marked upload runs with OFDMA (its ACKs come down as BE there).
+        let upload = with("ath11k_series", "", "ofdma = true", "", "dscp = 46\ndirection = \"upload\"", "");
+        parse(&upload, "t.toml").unwrap();
     }
 }

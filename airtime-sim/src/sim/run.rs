@@ -80,6 +80,7 @@ pub fn run_one(sc: &Resolved, run: u32) -> Result<RunResult, String> {
             Protocol::Tcp => "tcp",
             Protocol::Udp => "udp",
         };
+        f.ac = crate::net::udp::ac_of_dscp(spec.dscp).unwrap_or(airtime_sched::Ac::Be).name();
     }
     for (s, st) in r.stations.iter_mut().enumerate() {
         st.throughput_mbps = r.flows.iter().filter(|f| usize::from(f.station) == s).map(|f| f.throughput_mbps).sum();

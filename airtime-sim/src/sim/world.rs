@@ -3,7 +3,9 @@
 //! Topology: the wired host reaches the AP over a wired link; the AP reaches each station
 //! over the shared medium. Hosts are smoltcp stacks (`net::tcp`); the AP is a queueing
 //! design over the hardware model (`ap`); the medium decides who transmits (`wifi`).
-//! Contender 0 on the medium is the AP, contender `1 + s` is station `s`.
+//! Contender 0 on the medium is the AP's best effort, contender `1 + s` is station `s`;
+//! the AP's other access categories (on designs whose downlink has them) follow the
+//! stations' queues.
 
 use crate::ap::Ap;
 use crate::ap::completion_irq::{CompletionIrq, ModeratedRing};
@@ -54,8 +56,9 @@ enum Event {
     TxStatus(Vec<TxStatus>),
     /// The tx completion ring's moderated interrupt number `n`.
     TxIrq(u64),
-    /// An SU PPDU's stats: station, airtime in us, the MSDUs it had acknowledged.
-    PpduStats(u16, u32, AckedMsdus),
+    /// An SU PPDU's stats: station, access category, airtime in us, the MSDUs it had
+    /// acknowledged.
+    PpduStats(u16, Ac, u32, AckedMsdus),
     MuPpduStats(MuReport),
     Sample,
     SeriesSample,
@@ -76,7 +79,7 @@ struct LinuxFlow {
 }
 
 enum Tx {
-    Ap { station: u16, frames: Vec<HwFrame>, airtime_ns: Nanos },
+    Ap { station: u16, ac: Ac, frames: Vec<HwFrame>, airtime_ns: Nanos },
     ApMu { ppdu: MuPpdu, airtime_ns: Nanos },
     Sta { station: u16, queue: usize, frames: Vec<Packet>, airtime_ns: Nanos },
 }
@@ -104,6 +107,11 @@ pub struct World {
     sta_queue: Vec<[Option<usize>; 4]>,
     /// Each flow's access category (its DSCP's).
     flow_ac: Vec<Ac>,
+    /// Each flow's DSCP, stamped on its packets both ways.
+    flow_dscp: Vec<u8>,
+    /// The AP's EDCA functions: (access category, medium contender), BE (contender 0)
+    /// first.
+    ap_contenders: Vec<(Ac, usize)>,
     exchange: Vec<Tx>,
     collided: bool,
     flow_cpu: Vec<u8>,
@@ -232,7 +240,9 @@ impl World {
                     Direction::Upload => (sta, node_of_host(wired_side)),
                 };
                 let rate_bps = fs.rate_mbps.unwrap_or(0.0) * 1e6;
-                udp.push(Some(CbrFlow::new(src, dst, rate_bps, fs.packet_bytes, start_ns, stop_ns)));
+                let mut cbr = CbrFlow::new(src, dst, rate_bps, fs.packet_bytes, start_ns, stop_ns);
+                cbr.dscp = fs.dscp;
+                udp.push(Some(cbr));
                 linux.push(None);
                 continue;
             }
@@ -295,6 +305,28 @@ impl World {
         for (q, &ac) in queue_ac.iter().enumerate() {
             edca.push((EdcaParams::station(ac), 1 + usize::from(queue_station[q]), priority(ac)));
         }
+        // The AP's EDCA function of each other access category its downlink carries: a
+        // download's, and a TCP upload's (its ACKs go down marked as the flow is), with
+        // hostapd's AP parameters; owner 0, so a tie among them goes to the higher.
+        let mut ap = ap;
+        let mut ap_contenders = vec![(Ac::Be, 0)];
+        if ap.downlink_acs() {
+            for (f, fs) in spec.flows.iter().enumerate() {
+                if fs.direction == Direction::Upload && fs.protocol == Protocol::Udp {
+                    continue;
+                }
+                ap.prepare_txq(sc.flow_station[f], fs.dscp).map_err(|e| e.0)?;
+            }
+            for ac in Ac::ALL {
+                let used = spec.flows.iter().zip(&flow_ac).any(|(fs, &fac)| {
+                    fac == ac && !(fs.direction == Direction::Upload && fs.protocol == Protocol::Udp)
+                });
+                if ac != Ac::Be && used {
+                    ap_contenders.push((ac, edca.len()));
+                    edca.push((EdcaParams::ap(ac), 0, priority(ac)));
+                }
+            }
+        }
         let nflows = spec.flows.len();
         let mut w = World {
             q: EventQueue::default(),
@@ -313,6 +345,8 @@ impl World {
             queue_ac,
             sta_queue,
             flow_ac,
+            flow_dscp: spec.flows.iter().map(|f| f.dscp).collect(),
+            ap_contenders,
             exchange: Vec::new(),
             collided: false,
             flow_cpu,
@@ -458,7 +492,7 @@ impl World {
                     self.tx_status(statuses, now);
                 }
             }
-            Event::PpduStats(s, airtime_us, acked) => self.ap.ppdu_stats(s, airtime_us, acked, now),
+            Event::PpduStats(s, ac, airtime_us, acked) => self.ap.ppdu_stats(s, ac, airtime_us, acked, now),
             Event::MuPpduStats(report) => self.ap.mu_ppdu_stats(&report, now),
             Event::FlowStart(f) => {
                 if let Some(l) = self.linux[f].as_mut() {
@@ -563,6 +597,7 @@ impl World {
                 payload: Payload::Ip(ip),
                 src,
                 flow: FlowTag::Tcp(flow),
+                dscp: self.flow_dscp.get(usize::from(flow)).copied().unwrap_or(0),
                 cpu: self.flow_cpu.get(usize::from(flow)).copied().unwrap_or(0),
                 enqueue_ns: now,
                 tries: 0,
@@ -618,10 +653,19 @@ impl World {
                 self.q.schedule(now, Event::Poll(AP_HOST));
             }
         }
-        let ready = self.ap.hw_has_frames();
-        if self.medium.set_ready(0, ready, now, &mut self.rng) {
+        let mut changed = false;
+        for &(ac, i) in &self.ap_contenders {
+            let ready = self.ap.hw_has_frames_ac(ac);
+            changed |= self.medium.set_ready(i, ready, now, &mut self.rng);
+        }
+        if changed {
             self.reschedule_access();
         }
+    }
+
+    /// The AP's access category whose EDCA function is medium contender `w`, if any.
+    fn ap_ac_of(&self, w: usize) -> Option<Ac> {
+        self.ap_contenders.iter().find(|&&(_, i)| i == w).map(|&(ac, _)| ac)
     }
 
     fn reschedule_access(&mut self) {
@@ -644,11 +688,11 @@ impl World {
             let tx = if let Some(ppdu) = mu {
                 let airtime_ns = (ppdu.exchange_us() * 1000.0) as Nanos;
                 Some(Tx::ApMu { ppdu, airtime_ns })
-            } else if w == 0 {
-                self.ap.next_ppdu(&self.timings).map(|(station, frames, psdu)| {
+            } else if let Some(ac) = self.ap_ac_of(w) {
+                self.ap.next_ppdu_ac(ac, &self.timings).map(|(station, frames, psdu)| {
                     let t = &self.timings[usize::from(station)];
                     let airtime_ns = (t.exchange_us(psdu) * 1000.0) as Nanos;
-                    Tx::Ap { station, frames, airtime_ns }
+                    Tx::Ap { station, ac, frames, airtime_ns }
                 })
             } else {
                 let q = w - 1;
@@ -685,8 +729,9 @@ impl World {
         }
         for tx in std::mem::take(&mut self.exchange) {
             match tx {
-                Tx::Ap { station, frames, airtime_ns } => {
-                    transmitted.push((0, airtime_ns));
+                Tx::Ap { station, ac, frames, airtime_ns } => {
+                    let contender = self.ap_contenders.iter().find(|c| c.0 == ac).map_or(0, |c| c.1);
+                    transmitted.push((contender, airtime_ns));
                     if collided {
                         self.ap.requeue_ppdu(station, frames);
                         continue;
@@ -721,7 +766,7 @@ impl World {
                         self.schedule_completions(statuses, now);
                     }
                     let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
-                    self.q.schedule(stats_at, Event::PpduStats(station, (airtime_ns / 1000) as u32, acked));
+                    self.q.schedule(stats_at, Event::PpduStats(station, ac, (airtime_ns / 1000) as u32, acked));
                 }
                 Tx::ApMu { ppdu, airtime_ns } => {
                     transmitted.push((0, airtime_ns));
@@ -754,8 +799,10 @@ impl World {
         if ap_touched {
             self.after_ap(now);
         }
-        let ap_ready = self.ap.hw_has_frames();
-        self.medium.set_ready(0, ap_ready, now, &mut self.rng);
+        for &(ac, i) in &self.ap_contenders {
+            let ready = self.ap.hw_has_frames_ac(ac);
+            self.medium.set_ready(i, ready, now, &mut self.rng);
+        }
         // In queue order, as a pass over every queue would draw backoffs.
         let mut touched = std::mem::take(&mut self.uplink_touched);
         touched.sort_unstable();
@@ -934,6 +981,7 @@ impl World {
                 src,
                 dst,
                 flow: FlowTag::Tcp(f as u16),
+                dscp: self.flow_dscp.get(f).copied().unwrap_or(0),
                 cpu: self.flow_cpu.get(f).copied().unwrap_or(0),
                 enqueue_ns: now,
                 tries: 0,
@@ -1092,6 +1140,7 @@ impl World {
             })
             .collect();
         let c = self.ap.sched().ac_counters(airtime_sched::Ac::Be);
+        let registered_tx_us = crate::metrics::PerAc::from_mac80211_order(self.ap.registered_tx_us_per_ac());
         RunResult {
             run,
             seed,
@@ -1103,6 +1152,7 @@ impl World {
             ring_drops: self.ap.counters.ring_drops,
             txq_drops: self.ap.counters.txq_drops,
             collisions: self.medium.collisions,
+            registered_tx_us,
             airtime: self.air.breakdown(window),
             packets: self.packets,
             events: self.q.popped(),

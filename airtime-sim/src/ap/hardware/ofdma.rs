@@ -18,6 +18,10 @@ use super::{Hardware, HwFrame};
 use crate::engine::Nanos;
 use airtime_est::{Encoding, RuSize};
 
+/// The firmware queues MU PPDUs draw from: best effort's (the model's downlink OFDMA
+/// groups BE frames only; a scenario marking a download is refused with it).
+const BE: usize = airtime_sched::Ac::Be.index();
+
 /// One user of an MU PPDU.
 #[derive(Debug)]
 pub struct MuUser {
@@ -75,8 +79,8 @@ impl Hardware {
     }
 
     fn pick_mu(&mut self, timings: &[PhyTiming]) -> Option<MuPpdu> {
-        let n = self.fw.len();
-        let first = (0..n).map(|k| (self.next_station + k) % n).find(|&s| !self.fw[s].is_empty())?;
+        let n = self.fw[BE].len();
+        let first = (0..n).map(|k| (self.next_station[BE] + k) % n).find(|&s| !self.fw[BE][s].is_empty())?;
         let lead = timings.get(first)?;
         if lead.rate.encoding() != Encoding::He {
             return None;
@@ -86,7 +90,7 @@ impl Hardware {
         let picked: Vec<usize> = (0..n)
             .map(|k| (first + k) % n)
             .filter(|&s| {
-                !self.fw[s].is_empty()
+                !self.fw[BE][s].is_empty()
                     && timings.get(s).is_some_and(|t| t.rate.encoding() == Encoding::He && t.rate.bandwidth() == bw)
             })
             .take(max_users)
@@ -104,12 +108,12 @@ impl Hardware {
         for (&s, t) in picked.iter().zip(&ru_timings) {
             // The PPDU limit holds for the shared preamble and HE-SIG-B too.
             let limits = AmpduLimits { max_ppdu_us: self.config.max_ppdu_us - sigb_us - (preamble_us - t.preamble_us) };
-            let (count, bytes) = ampdu::fill(t, limits, self.fw[s].iter().map(|f| f.pkt.ampdu_subframe_bytes()));
-            let frames: Vec<HwFrame> = self.fw[s].drain(..count).collect();
+            let (count, bytes) = ampdu::fill(t, limits, self.fw[BE][s].iter().map(|f| f.pkt.ampdu_subframe_bytes()));
+            let frames: Vec<HwFrame> = self.fw[BE][s].drain(..count).collect();
             let data_us = t.ppdu_us(bytes) - t.preamble_us;
             users.push(MuUser { station: s as u16, frames, ru, own_ppdu_us: preamble_us + sigb_us + data_us });
         }
-        self.next_station = (picked.last().copied().unwrap_or(first) + 1) % n;
+        self.next_station[BE] = (picked.last().copied().unwrap_or(first) + 1) % n;
         let ppdu_us = users.iter().map(|u| u.own_ppdu_us).fold(0.0, f64::max);
         Some(MuPpdu { users, ppdu_us })
     }
@@ -130,6 +134,7 @@ mod tests {
             src: Node::Ap,
             payload: Payload::Udp { seq: 0, sent_ns: 0 },
             flow: FlowTag::Udp(station),
+            dscp: 0,
             cpu: 0,
             enqueue_ns: 0,
             tries: 0,
