@@ -1,5 +1,6 @@
 //! Review tests of `Config::calibration`: odd firmware inputs, a record without a
-//! rate, and whether a driver can see the calibration at all.
+//! rate, whether a driver can see the calibration, and what the simulated firmware
+//! reports as acknowledged.
 
 mod common;
 
@@ -67,9 +68,9 @@ fn absurd_firmware_counts_are_refused_and_counted_once() {
 /// A record whose user carries no rate (the C API's `AIRTIME_RATE_NONE`; ath11k
 /// skips a user without its rate TLV in `ath11k_update_per_peer_tx_stats`) says
 /// nothing of the rate the PPDU went out at. Pricing its MSDUs at the station's
-/// previous rate teaches the calibrator the rate change, not the model's error: here
-/// the PPDUs take exactly the estimate at the MCS they were sent at (MCS 4), but the
-/// station's last reported rate is MCS 7.
+/// previous rate would teach the calibrator the rate change, not the model's error:
+/// here the PPDUs take exactly the estimate at the MCS they were sent at (MCS 4), but
+/// the station's last reported rate is MCS 7. Each is rejected, counted as rate-less.
 #[test]
 fn a_user_without_a_rate_is_not_a_sample() {
     let (b, sta) = bench(1);
@@ -81,27 +82,35 @@ fn a_user_without_a_rate_is_not_a_sample() {
     }
     let s: CalibrationStats = b.radio.calibration_stats();
     assert_eq!(s.accepted, 0, "{s:?}: samples without a rate were averaged in");
+    assert_eq!((s.rejected, s.no_rate), (1 + 16, 16), "{s:?}: the MCS 7 record (no MSDUs) and 16 without a rate");
     assert_eq!(ratio(&b, sta), RATIO_ONE_Q16, "the station's price moved by the MCS 7 / MCS 4 ratio");
 }
 
-/// The calibration's sample counters have a `Display` text, but no debugfs file
-/// carries it (`write_dp_stats` writes `DpStats` only), and the C API has no
-/// getter: a C driver that set `AIRTIME_RADIO_CALIBRATE` cannot tell whether its
-/// `msdus`/`msdu_bytes` are being taken or refused.
+/// A C driver that set `AIRTIME_RADIO_CALIBRATE` must be able to tell whether its
+/// `msdus`/`msdu_bytes` are taken or refused: the calibration's sample counters are
+/// in the dp-stats debugfs text, and a station's ratio in its `aql` text.
 #[test]
 fn the_calibration_counters_reach_the_dp_stats_debugfs_text() {
-    let (b, _) = bench(1);
+    let (b, sta) = bench(1);
     su(&b, 400, he(4), 0, 0);
     let mut buf = [0u8; 4096];
     let mut t = TextBuf::new(&mut buf);
     b.radio.write_dp_stats(&mut t);
     let text = core::str::from_utf8(t.as_bytes()).unwrap();
     assert!(text.contains("Calibration samples"), "{text}");
+    assert!(text.contains("rejected 1 (no rate 0)"), "{text}");
+    // A station's ratio in its `aql` text.
+    su(&b, 8 * price_from_rate(he(4), 1500, Ac::Be).unwrap(), he(4), 4, 6000);
+    let mut buf = [0u8; 4096];
+    let mut t = TextBuf::new(&mut buf);
+    b.radio.write_station_aql(sta, &mut t).unwrap();
+    let text = core::str::from_utf8(t.as_bytes()).unwrap();
+    assert!(text.contains("Calibration ratio: 2.000 (Q16 131072)"), "{text}");
 }
 
-/// `PpduUser::msdus` is the *acknowledged* MSDUs (the ACK/BA TLV's success count);
-/// the simulated firmware counts every transmitted frame, not-acked ones included,
-/// so a simulated lossy link calibrates against MSDUs real firmware would not report.
+/// `PpduUser::msdus` is the *acknowledged* MSDUs (the ACK/BA TLV's success count):
+/// the simulated firmware must not report not-acked frames there, or a simulated
+/// lossy link would calibrate against MSDUs real firmware would not report.
 #[test]
 fn the_simulated_firmware_reports_only_acknowledged_msdus() {
     let mut c = Config::default();
