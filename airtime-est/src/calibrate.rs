@@ -198,7 +198,9 @@ impl Calibrator {
         let sample = ratio << ACC_EXTRA_BITS;
         self.samples = self.samples.saturating_add(1);
         // Weight 1/n while n < 2^shift (the plain mean), then 1/2^shift.
-        let full = 1u64 << self.config.ewma_shift;
+        // The shift is clamped to MAX_EWMA_SHIFT at construction; `checked_shl` keeps
+        // a shift-overflow panic path out of overflow-checked (kernel) builds anyway.
+        let full = 1u64.checked_shl(u32::from(self.config.ewma_shift)).unwrap_or(u64::MAX);
         let divisor = self.samples.min(full);
         let step = sample.abs_diff(self.average).checked_div(divisor).unwrap_or(0);
         self.average =

@@ -346,6 +346,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 	struct airtime_ppdu_stats ppdu = {};
 	struct airtime_radio *radio = NULL;
 	struct t_hw *hw;
+	u8 mcs;
 	char *text;
 	u64 now = 1000;
 	u32 i, n, done, next_status = 0, calls = 0, max_pass = 0, peak = 0, pushed = 0;
@@ -465,9 +466,15 @@ int airtime_capi_selftest(char *msg, size_t len)
 	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
 	CHECK(r == -EINVAL, "ppdu with 9 users: %d", r);
 	ppdu.n_users = 1;
+	mcs = ppdu.users[0].rate.mcs;
 	ppdu.users[0].rate.mcs = 12;
 	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
 	CHECK(r == -EINVAL, "HE MCS 12: %d", r);
+	ppdu.users[0].rate.mcs = mcs;
+	ppdu.users[0].reserved2 = 1;
+	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
+	CHECK(r == -EINVAL, "a user's reserved2 set: %d", r);
+	ppdu.users[0].reserved2 = 0;
 	st[0].ring = AIRTIME_TCL_RINGS;
 	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, now));
 	CHECK(r == -EINVAL, "completion on ring 3: %d", r);
@@ -483,7 +490,8 @@ int airtime_capi_selftest(char *msg, size_t len)
 	r = RADIO_CALL(hw, airtime_debugfs_airtime(radio, 1, text, 1024));
 	CHECK(r > 0 && !strstr(text, "RX: 0 us"), "station 1 has no rx airtime (%d): %s", r, text);
 	r = RADIO_CALL(hw, airtime_debugfs_dp_stats(radio, text, 1024));
-	CHECK(r > 0 && strstr(text, "Pending tx MSDUs total: 0"), "dp_stats (%d)", r);
+	CHECK(r > 0 && strstr(text, "Pending tx MSDUs total: 0") && strstr(text, "Calibration samples: accepted 0"),
+	      "dp_stats (%d): %s", r, text);
 	r = RADIO_CALL(hw, airtime_debugfs_aql(radio, 1, text, 8));
 	CHECK(r == -ENOSPC && strlen(text) == 7, "aql into 8 bytes: %d", r);
 	r = RADIO_CALL(hw, airtime_debugfs_aql(radio, 9, text, 1024));

@@ -94,8 +94,9 @@ impl fmt::Display for DpStats {
 pub struct CalibrationStats {
     /// Samples averaged into a station's calibrator.
     pub accepted: u64,
-    /// Samples the calibrator refused: no MSDU count or bytes in the record, or a
-    /// ratio outside its outlier bounds.
+    /// Samples refused: a user without a rate (also counted in
+    /// [`no_rate`](Self::no_rate)), no MSDU count or bytes in the record, or a ratio
+    /// outside the calibrator's outlier bounds.
     pub rejected: u64,
     /// Samples dropped because another context was feeding the station's calibrator
     /// (a statistic, not a charge: nothing else is lost).
@@ -104,14 +105,18 @@ pub struct CalibrationStats {
     pub stale: u64,
     /// Users of MU PPDUs, never sampled (their price is [`MuCharging`](crate::MuCharging)'s).
     pub mu_users: u64,
+    /// Of the [`rejected`](Self::rejected), SU users the record gave no rate
+    /// (`AIRTIME_RATE_NONE` in the C API): their MSDUs cannot be priced at the rate
+    /// they went out at, so they are never a sample.
+    pub no_rate: u64,
 }
 
 impl fmt::Display for CalibrationStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "Calibration samples: accepted {} rejected {} busy {} stale {} (MU users skipped {})",
-            self.accepted, self.rejected, self.busy, self.stale, self.mu_users
+            "Calibration samples: accepted {} rejected {} (no rate {}) busy {} stale {} (MU users skipped {})",
+            self.accepted, self.rejected, self.no_rate, self.busy, self.stale, self.mu_users
         )
     }
 }

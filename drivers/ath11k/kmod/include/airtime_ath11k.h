@@ -384,6 +384,15 @@ struct airtime_radio_stats {
  * @unknown_msdu: completions naming no outstanding MSDU (ignored)
  * @release_errors: charge releases the scheduler refused or clamped (0)
  * @uncharged: station frames sent without a charge (station removed mid-round)
+ * @calib_accepted: PPDU users averaged into their station's calibration
+ *	(AIRTIME_RADIO_CALIBRATE; all the @calib_ counters stay 0 without it)
+ * @calib_rejected: SU users refused as samples: no rate (also in
+ *	@calib_no_rate), no @msdus or @msdu_bytes, or an outlier ratio
+ * @calib_busy: samples dropped because another context was feeding the
+ *	station's calibration (nothing else is lost)
+ * @calib_stale: samples of a station that left its slot meanwhile (dropped)
+ * @calib_mu_users: users of MU PPDUs, never samples
+ * @calib_no_rate: of @calib_rejected, SU users with AIRTIME_RATE_NONE
  *
  * Conservation: every frame the adapter dequeued is in the rings (@enqueued
  * less the completions), in a retry slot (held_frames of struct
@@ -399,6 +408,12 @@ struct airtime_radio_counters {
 	u64 unknown_msdu;
 	u64 release_errors;
 	u64 uncharged;
+	u64 calib_accepted;
+	u64 calib_rejected;
+	u64 calib_busy;
+	u64 calib_stale;
+	u64 calib_mu_users;
+	u64 calib_no_rate;
 };
 
 /**

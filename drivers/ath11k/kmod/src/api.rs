@@ -199,6 +199,20 @@ pub struct RadioCounters {
     pub release_errors: u64,
     /// Station frames sent without a charge (a station removed mid-round).
     pub uncharged: u64,
+    /// PPDU users averaged into their station's calibration (`AIRTIME_RADIO_CALIBRATE`;
+    /// every `calib_*` counter stays 0 without it).
+    pub calib_accepted: u64,
+    /// SU users refused as samples: no rate (also in `calib_no_rate`), no MSDU count
+    /// or bytes, or an outlier ratio.
+    pub calib_rejected: u64,
+    /// Samples dropped because another context was feeding the station's calibration.
+    pub calib_busy: u64,
+    /// Samples of a station that left its slot meanwhile (dropped).
+    pub calib_stale: u64,
+    /// Users of MU PPDUs, never samples.
+    pub calib_mu_users: u64,
+    /// Of `calib_rejected`, SU users with `AIRTIME_RATE_NONE`.
+    pub calib_no_rate: u64,
 }
 
 // The C header asserts the same sizes.
@@ -207,7 +221,17 @@ const _: () = assert!(core::mem::size_of::<CRate>() == 8);
 const _: () = assert!(core::mem::size_of::<CPpduUser>() == 24);
 const _: () = assert!(core::mem::size_of::<CPpduStats>() == 200);
 const _: () = assert!(core::mem::size_of::<RadioStats>() == 32);
-const _: () = assert!(core::mem::size_of::<RadioCounters>() == 104);
+const _: () = assert!(core::mem::size_of::<RadioCounters>() == 152);
+const _: () = assert!(core::mem::offset_of!(RadioCounters, uncharged) == 96);
+const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_accepted) == 104);
+const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_rejected) == 112);
+const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_busy) == 120);
+const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_stale) == 128);
+const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_mu_users) == 136);
+const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_no_rate) == 144);
+const _: () = assert!(core::mem::offset_of!(CPpduUser, msdus) == 16);
+const _: () = assert!(core::mem::offset_of!(CPpduUser, reserved2) == 18);
+const _: () = assert!(core::mem::offset_of!(CPpduUser, msdu_bytes) == 20);
 const _: () = assert!(core::mem::size_of::<CTxStatus>() == 8);
 const _: () = assert!(core::mem::size_of::<HalOps>() == 11 * core::mem::size_of::<usize>());
 const _: () = assert!(core::mem::size_of::<crate::chal::CMsdu>() == 24);
@@ -838,6 +862,7 @@ pub unsafe extern "C" fn airtime_radio_get_counters(radio: *mut CRadio, counters
         // SAFETY: the caller guarantees `counters` is null or writable.
         let out = unsafe { counters.as_mut() }.ok_or(Errno::EFAULT)?;
         let d = radio.dp_stats();
+        let cal = radio.calibration_stats();
         let sum = |v: &[u64]| v.iter().fold(0u64, |a, b| a.saturating_add(*b));
         *out = RadioCounters {
             enqueued: sum(&d.enqueued),
@@ -851,6 +876,12 @@ pub unsafe extern "C" fn airtime_radio_get_counters(radio: *mut CRadio, counters
             unknown_msdu: d.unknown_msdu,
             release_errors: d.release_errors,
             uncharged: d.uncharged,
+            calib_accepted: cal.accepted,
+            calib_rejected: cal.rejected,
+            calib_busy: cal.busy,
+            calib_stale: cal.stale,
+            calib_mu_users: cal.mu_users,
+            calib_no_rate: cal.no_rate,
         };
         Ok(0)
     })())

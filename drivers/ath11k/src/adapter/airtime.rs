@@ -7,7 +7,7 @@ use super::tables::StationRecord;
 use super::{Ath11k, Ath11kError};
 use crate::hal::{FrameOf, Hal, PpduStats, PpduUser, RxPpdu};
 use airtime_sched::traits::{Frame, price_from_rate};
-use airtime_sched::{Ac, Enqueue, Instant, Station, StationId, Tid, Txq};
+use airtime_sched::{Ac, Enqueue, Instant, StationId, Tid, Txq};
 
 /// What one PPDU record did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,18 +70,28 @@ where
     }
 
     /// One calibration sample: what the user's acknowledged MSDUs were priced at (at
-    /// the station's last tx rate, which this record just set, without its MU or
-    /// calibration scales: the calibrator learns the model's own error) against the
-    /// `measured_us` the PPDU took. A record without MSDU count or bytes charges
-    /// nothing and is counted as rejected.
+    /// the rate this very record reports for the user, without its MU or calibration
+    /// scales: the calibrator learns the model's own error) against the `measured_us`
+    /// the PPDU took. A user without a rate (ath11k's `ath11k_update_per_peer_tx_stats`
+    /// skips a user without its rate TLV) says nothing of the rate its MSDUs went out
+    /// at: it is rejected (and counted as rate-less) rather than priced at the
+    /// station's previous rate, which would teach the calibrator the rate change (and
+    /// which another completion context may change meanwhile). A record without MSDU
+    /// count or bytes charges nothing and is rejected too.
     fn calibrate(&self, id: StationId, rec: &StationRecord, user: &PpduUser, ac: Ac, measured_us: u64) {
+        let c = &self.counters.calibration;
+        let Some(rate) = user.rate else {
+            c.no_rate.bump();
+            c.rejected.bump();
+            return;
+        };
         let msdus = u32::from(user.msdus);
         let charged_us = match user.msdu_bytes.checked_div(msdus) {
-            Some(len) if len > 0 => price_from_rate(Station::last_tx_rate(rec), len, ac)
-                .map_or(0, |us| u64::from(us).saturating_mul(u64::from(msdus))),
+            Some(len) if len > 0 => {
+                price_from_rate(Some(rate), len, ac).map_or(0, |us| u64::from(us).saturating_mul(u64::from(msdus)))
+            }
             _ => 0,
         };
-        let c = &self.counters.calibration;
         match rec.calibrate(id, charged_us, measured_us) {
             Sample::Accepted => c.accepted.bump(),
             Sample::Rejected(_) => c.rejected.bump(),

@@ -26,7 +26,9 @@
 //! (set when a station is published) and read as 1 by any other occupant; the
 //! calibrator remembers whose samples it holds and starts over at the first sample of
 //! another station. A late sample of the old occupant (a PPDU record that looked the
-//! record up before the removal) finds another tag and is dropped.
+//! record up before the removal) finds another tag and is dropped; so is one that
+//! finds the record empty (its id `NONE`, whose generation bits, 2^32 - 1, a live
+//! station may share: the record checks its id, not the tag, for that case).
 
 use airtime_est::{Calibrator, CalibratorConfig, RATIO_ONE_Q16, SampleRejected};
 use airtime_sched::StationId;
@@ -72,6 +74,12 @@ pub(crate) struct StationCalibration {
 // released it (Release), one at a time, as a lock would hand it over; the rest are
 // atomics. The state is plain data (`Send`).
 unsafe impl Sync for StationCalibration {}
+
+// The `Sync` above hands the calibrator from one context to another: it must be `Send`.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Calibrator>();
+};
 
 impl StationCalibration {
     pub(crate) fn new(config: CalibratorConfig) -> StationCalibration {

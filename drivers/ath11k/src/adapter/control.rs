@@ -329,10 +329,21 @@ where
         self.blocked.load()
     }
 
-    /// Writes a station's `aql` debugfs file (the core's `StationAql` text).
+    /// Writes a station's `aql` debugfs file (the core's `StationAql` text), and with
+    /// [`Config::calibration`] on, the ratio its estimates are priced at.
+    ///
+    /// [`Config::calibration`]: crate::Config::calibration
     pub fn write_station_aql(&self, id: StationId, out: &mut dyn fmt::Write) -> Result<(), Ath11kError> {
         let aql = self.scheduler().station_aql(id)?;
         let _ = write!(out, "{aql}");
+        if self.config.calibration.is_some() {
+            if let Some(rec) = self.stations.get(id) {
+                let q16 = rec.calibration_ratio_q16();
+                // Three decimals of the Q16 ratio, in integers.
+                let milli = (u64::from(q16) * 1000 + 32768) >> 16;
+                let _ = writeln!(out, "Calibration ratio: {}.{:03} (Q16 {q16})", milli / 1000, milli % 1000);
+            }
+        }
         Ok(())
     }
 
@@ -343,9 +354,13 @@ where
         Ok(())
     }
 
-    /// Writes the `soc_dp_stats`-like file ([`DpStats`]'s text).
+    /// Writes the `soc_dp_stats`-like file: [`DpStats`]'s text, then the
+    /// calibration's sample counters ([`CalibrationStats`](crate::CalibrationStats)'s
+    /// text; all 0 while [`Config::calibration`] is off).
+    ///
+    /// [`Config::calibration`]: crate::Config::calibration
     pub fn write_dp_stats(&self, out: &mut dyn fmt::Write) {
-        let _ = write!(out, "{}", self.dp_stats());
+        let _ = write!(out, "{}{}", self.dp_stats(), self.calibration_stats());
     }
 
     /// `ath11k_dp_tx_pending_cleanup`: takes every outstanding MSDU out of the rings'

@@ -73,6 +73,7 @@ pub(crate) struct CalibrationCounters {
     pub(crate) busy: Counter,
     pub(crate) stale: Counter,
     pub(crate) mu_users: Counter,
+    pub(crate) no_rate: Counter,
 }
 
 impl CalibrationCounters {
@@ -83,6 +84,7 @@ impl CalibrationCounters {
             busy: self.busy.get(),
             stale: self.stale.get(),
             mu_users: self.mu_users.get(),
+            no_rate: self.no_rate.get(),
         }
     }
 }

@@ -129,11 +129,21 @@ impl StationRecord {
     ///
     /// [`Config::calibration`]: crate::Config::calibration
     pub fn calibration_ratio_q16(&self) -> u32 {
-        self.calibration.ratio_q16(self.id())
+        // An empty slot's id (`NONE`) reads as generation 2^32 - 1, which its last
+        // occupant may have had: an empty slot has no ratio of its own.
+        match self.id.load(Ordering::Acquire) {
+            NONE => RATIO_ONE_Q16,
+            raw => self.calibration.ratio_q16(StationId::from_raw(raw)),
+        }
     }
 
-    /// One calibration sample of station `id` (see [`StationCalibration::record`]).
+    /// One calibration sample of station `id` (see [`StationCalibration::record`]);
+    /// stale if `id` no longer holds the record (removed, even before the slot is
+    /// reused).
     pub(crate) fn calibrate(&self, id: StationId, charged_us: u64, measured_us: u64) -> Sample {
+        if self.id.load(Ordering::Acquire) != id.to_raw() {
+            return Sample::Stale;
+        }
         self.calibration.record(id, charged_us, measured_us)
     }
 

@@ -368,20 +368,26 @@ impl<F> SimHal<F> {
         if fw.completions_paused {
             return;
         }
-        // (peer, AC, frames, bytes) transmitted.
-        let mut sent: Vec<(u16, Ac, u32, u32)> = Vec::new();
+        let mut sent: Vec<Sent> = Vec::new();
         while fw.in_flight.front().is_some_and(|f| f.due <= now) {
             let Some(f) = fw.in_flight.pop_front() else { break };
             let status = fw.statuses.pop_front().unwrap_or(self.config.default_status);
             self.completions.lock().push_back(TxCompletion { ring: f.ring, msdu_id: f.desc.msdu_id, status });
             bump(&self.counters.completed);
             if let (true, Some(peer)) = (status.transmitted(), f.desc.peer_id) {
-                match sent.iter_mut().find(|s| s.0 == peer && s.1 == f.desc.ac) {
-                    Some(s) => {
-                        s.2 += 1;
-                        s.3 = s.3.saturating_add(f.desc.len_bytes);
+                let i = match sent.iter().position(|s| s.peer_id == peer && s.ac == f.desc.ac) {
+                    Some(i) => i,
+                    None => {
+                        sent.push(Sent { peer_id: peer, ac: f.desc.ac, frames: 0, acked_msdus: 0, acked_bytes: 0 });
+                        sent.len() - 1
                     }
-                    None => sent.push((peer, f.desc.ac, 1, f.desc.len_bytes)),
+                };
+                if let Some(s) = sent.get_mut(i) {
+                    s.frames += 1;
+                    if status == TxStatus::Acked {
+                        s.acked_msdus += 1;
+                        s.acked_bytes = s.acked_bytes.saturating_add(f.desc.len_bytes);
+                    }
                 }
             }
         }
@@ -395,12 +401,13 @@ impl<F> SimHal<F> {
     /// sent, on whatever RU it gets); the PPDU lasts as long as its longest user. Each
     /// user is reported the whole PPDU's duration as its tx duration, as ath11k's
     /// firmware does for MU, and, in an MU PPDU, an equal RU of
-    /// [`SimConfig::mu_bandwidth`] and its own duration. Each user carries its frames'
-    /// count and bytes, as ath11k's ACK/BA status TLV does.
-    fn write_ppdus(&self, peers: &[Peer], sent: &[(u16, Ac, u32, u32)]) {
+    /// [`SimConfig::mu_bandwidth`] and its own duration. Each user carries the count
+    /// and bytes of its *acknowledged* frames only, as ath11k's ACK/BA status TLV does
+    /// (its success count and bytes); not-acked frames still took their airtime.
+    fn write_ppdus(&self, peers: &[Peer], sent: &[Sent]) {
         let users = usize::from(self.config.mu_max_users.clamp(1, crate::hal::MAX_PPDU_USERS as u8));
         for group in sent.chunks(users) {
-            let own = |s: &(u16, Ac, u32, u32)| s.2.saturating_mul(self.airtime_of(peers, s.0));
+            let own = |s: &Sent| s.frames.saturating_mul(self.airtime_of(peers, s.peer_id));
             let duration = group.iter().map(own).max().unwrap_or(0);
             let ru_tones = match group.len() {
                 0 | 1 => 0,
@@ -408,7 +415,7 @@ impl<F> SimHal<F> {
             };
             let mut p = PpduStats::new(duration);
             for s in group {
-                let &(peer_id, ac, frames, bytes) = s;
+                let &Sent { peer_id, ac, acked_msdus, acked_bytes, .. } = s;
                 let rate = peers.iter().find(|q| q.peer_id == peer_id).and_then(|q| q.rate);
                 let own_duration_us = if ru_tones > 0 { own(s) } else { 0 };
                 let _ = p.push_user(PpduUser {
@@ -418,8 +425,8 @@ impl<F> SimHal<F> {
                     rate,
                     ru_tones,
                     own_duration_us,
-                    msdus: u16::try_from(frames).unwrap_or(u16::MAX),
-                    msdu_bytes: bytes,
+                    msdus: u16::try_from(acked_msdus).unwrap_or(u16::MAX),
+                    msdu_bytes: acked_bytes,
                 });
             }
             self.ppdus.lock().push_back(p);
@@ -430,6 +437,17 @@ impl<F> SimHal<F> {
     fn airtime_of(&self, peers: &[Peer], peer_id: u16) -> u32 {
         peers.iter().find(|q| q.peer_id == peer_id).map_or(self.config.frame_airtime_us, |q| q.frame_airtime_us)
     }
+}
+
+/// One (peer, AC) user of the PPDUs an advance writes: the frames it transmitted
+/// (its airtime) and those acknowledged (what its PPDU stats report).
+#[derive(Clone, Copy)]
+struct Sent {
+    peer_id: u16,
+    ac: Ac,
+    frames: u32,
+    acked_msdus: u32,
+    acked_bytes: u32,
 }
 
 /// A TID of `ac` (the lowest of its pair).
