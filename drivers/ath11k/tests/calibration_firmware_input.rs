@@ -1,4 +1,4 @@
-//! Review tests of `Config::calibration`: odd firmware inputs, a record without a
+//! `Config::calibration` against what firmware may send: odd counts and durations, a record without a
 //! rate, whether a driver can see the calibration, and what the simulated firmware
 //! reports as acknowledged.
 
