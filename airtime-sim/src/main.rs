@@ -22,7 +22,7 @@ enum Format {
 struct Cli {
     /// Scenario files to run (default: the default suite).
     scenarios: Vec<PathBuf>,
-    /// A named suite: default, vht80, mcs0, split, roundfix, designs, adaptive, or a directory.
+    /// A named suite: default, vht80, mcs0, split, roundfix, designs, ofdma, adaptive, calibration, or a directory.
     #[arg(long)]
     suite: Option<String>,
     /// Seed of the first run of every arm.

@@ -105,6 +105,55 @@ pub const ADAPTIVE_SUITE: &[(&str, &str)] = &[
     ("adaptive-ratedrop-adaptive.toml", include_str!("../../scenarios/adaptive/adaptive-ratedrop-adaptive.toml")),
 ];
 
+/// The ath11k adapter's AQL estimate calibration off and on, on the seed's VHT80 and
+/// MCS0 arms (not part of the default suite; `docs/mechanisms.md`).
+pub const CALIBRATION_SUITE: &[(&str, &str)] = &[
+    (
+        "calibration-mcs0-series-500-1000-off.toml",
+        include_str!("../../scenarios/calibration/calibration-mcs0-series-500-1000-off.toml"),
+    ),
+    (
+        "calibration-mcs0-series-500-1000-on.toml",
+        include_str!("../../scenarios/calibration/calibration-mcs0-series-500-1000-on.toml"),
+    ),
+    (
+        "calibration-mcs0-series-default-off.toml",
+        include_str!("../../scenarios/calibration/calibration-mcs0-series-default-off.toml"),
+    ),
+    (
+        "calibration-mcs0-series-default-on.toml",
+        include_str!("../../scenarios/calibration/calibration-mcs0-series-default-on.toml"),
+    ),
+    (
+        "calibration-vht80-series-1000-2000-on.toml",
+        include_str!("../../scenarios/calibration/calibration-vht80-series-1000-2000-on.toml"),
+    ),
+    (
+        "calibration-vht80-series-500-1000-off.toml",
+        include_str!("../../scenarios/calibration/calibration-vht80-series-500-1000-off.toml"),
+    ),
+    (
+        "calibration-vht80-series-500-1000-on.toml",
+        include_str!("../../scenarios/calibration/calibration-vht80-series-500-1000-on.toml"),
+    ),
+    (
+        "calibration-vht80-series-default-off.toml",
+        include_str!("../../scenarios/calibration/calibration-vht80-series-default-off.toml"),
+    ),
+    (
+        "calibration-vht80-series-default-on.toml",
+        include_str!("../../scenarios/calibration/calibration-vht80-series-default-on.toml"),
+    ),
+];
+
+/// The suites run by name besides the default suite and its prefixes.
+const NAMED_SUITES: &[(&str, &[(&str, &str)])] = &[
+    ("designs", DESIGNS_SUITE),
+    ("ofdma", OFDMA_SUITE),
+    ("adaptive", ADAPTIVE_SUITE),
+    ("calibration", CALIBRATION_SUITE),
+];
+
 /// The default suite, parsed.
 pub fn default_suite() -> Result<Vec<Resolved>, ScenarioError> {
     DEFAULT_SUITE.iter().map(|(name, text)| parse(text, name)).collect()
@@ -115,14 +164,8 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
     if name == "default" {
         return default_suite();
     }
-    if name == "designs" {
-        return DESIGNS_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
-    }
-    if name == "ofdma" {
-        return OFDMA_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
-    }
-    if name == "adaptive" {
-        return ADAPTIVE_SUITE.iter().map(|(file, text)| parse(text, file)).collect();
+    if let Some((_, files)) = NAMED_SUITES.iter().find(|(n, _)| *n == name) {
+        return files.iter().map(|(file, text)| parse(text, file)).collect();
     }
     let dir = Path::new(name);
     if dir.is_dir() {
@@ -139,7 +182,7 @@ pub fn named(name: &str) -> Result<Vec<Resolved>, ScenarioError> {
         return Err(ScenarioError::new(
             name,
             ScenarioErrorKind::NoSuite,
-            "no such suite: use default, vht80, mcs0, split, roundfix, designs, ofdma, adaptive, or a directory of scenario files",
+            "no such suite: use default, vht80, mcs0, split, roundfix, designs, ofdma, adaptive, calibration, or a directory of scenario files",
         ));
     }
     Ok(arms)
@@ -157,7 +200,7 @@ mod tests {
             assert_eq!(format!("{}.toml", r.spec.name), *file);
             assert!(r.warnings.is_empty(), "{file}: {:?}", r.warnings);
         }
-        for (file, text) in DESIGNS_SUITE.iter().chain(ADAPTIVE_SUITE) {
+        for (file, text) in DESIGNS_SUITE.iter().chain(ADAPTIVE_SUITE).chain(CALIBRATION_SUITE) {
             assert!(parse(text, file).unwrap().warnings.is_empty(), "{file}");
         }
         for (file, text) in OFDMA_SUITE {
@@ -173,6 +216,7 @@ mod tests {
         assert_eq!(named("designs").unwrap().len(), 7);
         assert_eq!(named("ofdma").unwrap().len(), 20);
         assert_eq!(named("adaptive").unwrap().len(), 15);
+        assert_eq!(named("calibration").unwrap().len(), 9);
         assert!(named("nonsense").is_err());
     }
 }
