@@ -14,7 +14,7 @@ use airtime_ath11k::hal::{PpduStats, PpduUser, RingId, RxPpdu, TxCompletion, TxS
 use airtime_ath11k::{Ath11k, Config};
 use airtime_est::{CalibratorConfig, Rate};
 use airtime_sched::fq_codel::FqCodelConfig;
-use airtime_sched::{Ac, AqlLimits, Enqueue, Instant, RoundPolicy, Scheduler, StationId, Tid, Txq, TxqId, Weight};
+use airtime_sched::{Ac, Enqueue, Instant, RoundPolicy, Scheduler, StationId, Tid, Txq, TxqId, Weight};
 use std::cell::{Ref, RefCell};
 use std::rc::Rc;
 
@@ -125,16 +125,8 @@ impl AdapterAp {
         let (max_stations, max_txqs) = (c.sched.max_stations, c.sched.max_txqs);
         let adapter =
             Box::new(Ath11k::new(AdapterHal::new(hw), c).map_err(|e| ApError(format!("ath11k adapter: {e:?}")))?);
-        for (ac, key, limits) in [
-            (Ac::Bk, "aql_bk_us", config.aql_bk_us),
-            (Ac::Be, "aql_be_us", config.aql_be_us),
-            (Ac::Vi, "aql_vi_us", config.aql_vi_us),
-            (Ac::Vo, "aql_vo_us", config.aql_vo_us),
-        ] {
-            if let Some([low, high]) = limits {
-                let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("{key}: {e}")))?;
-                adapter.set_default_limits(ac, limits);
-            }
+        for (ac, limits) in config.aql_limits()? {
+            adapter.set_default_limits(ac, limits);
         }
         let mut fq = FqCodelConfig::MAC80211;
         fq.codel_target_us = config.codel_target_us;

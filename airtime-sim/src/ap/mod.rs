@@ -227,6 +227,24 @@ pub fn size_for_stations(sc: &mut Config, stations: usize) -> Result<(), ApError
     Ok(())
 }
 
+impl ApConfig {
+    /// The AQL limits the scenario sets, per access category (`ap.aql_bk_us` to
+    /// `ap.aql_vo_us`), checked; the others stay mac80211's defaults.
+    pub(crate) fn aql_limits(&self) -> Result<Vec<(Ac, AqlLimits)>, ApError> {
+        let keys = [
+            (Ac::Bk, "aql_bk_us", self.aql_bk_us),
+            (Ac::Be, "aql_be_us", self.aql_be_us),
+            (Ac::Vi, "aql_vi_us", self.aql_vi_us),
+            (Ac::Vo, "aql_vo_us", self.aql_vo_us),
+        ];
+        let set = keys.into_iter().filter_map(|(ac, key, limits)| limits.map(|[low, high]| (ac, key, low, high)));
+        set.map(|(ac, key, low, high)| {
+            AqlLimits::new(low, high).map(|l| (ac, l)).map_err(|e| ApError(format!("{key}: {e}")))
+        })
+        .collect()
+    }
+}
+
 impl Ap {
     /// An AP for stations whose transmissions take `rates` on the air, reported to
     /// mac80211 as `reported` (AQL prices at those), with `weights`.
@@ -338,16 +356,8 @@ impl Ap {
         sc.adaptive_aql = config.aql_adaptive;
         size_for_stations(&mut sc, stations)?;
         let sched = Scheduler::new(sc).map_err(|e| ApError(e.to_string()))?;
-        for (ac, key, limits) in [
-            (Ac::Bk, "aql_bk_us", config.aql_bk_us),
-            (Ac::Be, "aql_be_us", config.aql_be_us),
-            (Ac::Vi, "aql_vi_us", config.aql_vi_us),
-            (Ac::Vo, "aql_vo_us", config.aql_vo_us),
-        ] {
-            if let Some([low, high]) = limits {
-                let limits = AqlLimits::new(low, high).map_err(|e| ApError(format!("{key}: {e}")))?;
-                sched.set_default_limits(ac, limits);
-            }
+        for (ac, limits) in config.aql_limits()? {
+            sched.set_default_limits(ac, limits);
         }
         let aql = matches!(config.design, Design::Ath11kSeries | Design::Mac80211Aql);
         sched.set_aql_enabled(aql);
