@@ -369,7 +369,9 @@ pub const KEYS: &[KeyDef] = &[
         "µs",
         Default::Implied("[5000, 12000]"),
         "BE `aql_txq_limit` low and high: the airtime a station may have queued below mac80211 before its txq is \
-         held back (the high limit applies while the interface's total is below its threshold).",
+         held back (the high limit applies while the interface's total is below its threshold). They also set \
+         the AC's PHY-wide limit, as mac80211's `ieee80211_txq_schedule_airtime_check` derives it: (n - 1) x low / 2 \
+         + high for n listed txqs, above which no round starts on the AC.",
     )
     .used_by(UsedBy::Designs(AQL_DESIGNS, NO_AQL)),
     aql_ac_key("ap.aql_bk_us", "BK"),
