@@ -2,8 +2,9 @@
 # Miri over the core's tests: airtime-est (unit + integration) and airtime-sched (unit +
 # integration). Installs the nightly component itself; bounded in time.
 #
-# 13 minutes measured in CI on a 2-core machine (airtime-est 89 s, airtime-sched 713 s);
-# 36 minutes with four fuzzers sharing the cores (175 s, 1963 s). Skipped under Miri (each runs natively in `cargo test`,
+# 23 minutes measured in CI on a 2-core machine beside the fuzz step, each on its own
+# core (airtime-est 99 s, airtime-sched 1300 s, at be8c201); a timeout per crate bounds
+# a test that stalls in the interpreter. Skipped under Miri (each runs natively in `cargo test`,
 # and the same properties are fuzzed): exhaustive loops over whole input domains,
 # simulations stepped microsecond by microsecond, threads racing a wall-clock deadline,
 # and proptest state machines with a fixed case count; in the interpreter they would
