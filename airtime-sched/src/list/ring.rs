@@ -185,26 +185,26 @@ impl TailRing {
         found
     }
 
-    /// Entries in the ring: exact when no push or pop runs; otherwise the count the ring
-    /// held at one instant (less the one entry of a push that has published but not yet
-    /// advanced `tail`): `tail` is read on both sides of `head`, and a pair that did not
-    /// move in between is used. If `tail` moves on every one of four tries, `head` read
-    /// before `tail` may count the pushes in between. Never more than the capacity, and
-    /// never a wrapped difference (a torn read once made it ~1025: a ~2.5 s PHY limit).
+    /// Entries in the ring: exact when no push or pop runs; otherwise never more than the
+    /// ring held at one instant (less the one entry of a push that has published but not
+    /// yet advanced `tail`). `tail` is read on both sides of `head` and a pair that did not
+    /// move in between is exact for that instant. If `tail` moves on every one of four
+    /// tries, the last `tail` read *before* `head` is used: the pops in between can only
+    /// make that undercount, never overcount. Never a wrapped difference (a torn read
+    /// once made it ~1025: a ~2.5 s PHY limit).
     pub(crate) fn len(&self) -> u64 {
         let mut tail = self.tail.load(Ordering::Acquire);
+        let mut head = self.head.load(Ordering::Acquire);
         for _ in 0..4 {
-            let head = self.head.load(Ordering::Acquire);
             let again = self.tail.load(Ordering::Acquire);
             if again == tail {
-                return tail.saturating_sub(head).min(self.capacity());
+                break;
             }
             tail = again;
+            head = self.head.load(Ordering::Acquire);
         }
-        // Still moving: `head` read before `tail` can only overcount, and by no more than
-        // the pushes in between; the capacity bounds it.
-        let head = self.head.load(Ordering::Acquire);
-        self.tail.load(Ordering::Acquire).saturating_sub(head).min(self.capacity())
+        // `tail` read before `head`: what the ring held then, less pops since.
+        tail.saturating_sub(head).min(self.capacity())
     }
 
     /// Calls `f` with the entries from the head, oldest first, without taking them, until
