@@ -615,6 +615,17 @@ pub const KEYS: &[KeyDef] = &[
          price lags the rate the air takes. Refused with `reported_rate`.",
     )
     .choices(&["fixed", "minstrel_ht"]),
+    key(
+        "stations[].queue",
+        "string",
+        "",
+        Default::Value("\"fq_codel\""),
+        "What holds the station's own packets (uploads, TCP ACKs, ping replies) per access category before its \
+         driver sends them. `fq_codel`: a Linux client's mac80211 txq (no qdisc; FQ-CoDel with mac80211's \
+         parameters, target 20 ms, interval 100 ms, 8192 packets); the driver pulls an A-MPDU's worth when the \
+         station wins an access. `fifo`: one unbounded FIFO, no drops (the earlier model, for ablation).",
+    )
+    .choices(&["fq_codel", "fifo"]),
     table("flows", Kind::ArrayOfTables, Default::None, "Flows: bulk TCP transfers and constant-bit-rate UDP streams."),
     key("flows[].station", "string", "", Default::Required, "The station at the flow's wireless end."),
     key(

@@ -56,6 +56,9 @@ pub struct StationSpec {
     /// How the station's transmitter (and the AP's, towards it) picks its rate.
     #[serde(default)]
     pub rate_control: crate::wifi::link::RateControl,
+    /// What queues the station's own packets before its driver sends them.
+    #[serde(default)]
+    pub queue: crate::wifi::station_txq::StationQueue,
 }
 
 fn default_weight() -> u16 {

@@ -31,10 +31,10 @@ use crate::wifi::edca::EdcaParams;
 use crate::wifi::link::{Choice, Link};
 use crate::wifi::medium::Medium;
 use crate::wifi::reorder::Reorder;
+use crate::wifi::station_txq::StationTxq;
 use crate::wifi::{PhyTiming, ofdma, phy};
 use airtime_sched::Ac;
 use smoltcp::wire::Ipv4Packet;
-use std::collections::VecDeque;
 
 mod lossy;
 
@@ -100,7 +100,7 @@ pub struct World {
     /// Stations' transmit queues, one per EDCA function: queue `q` is medium contender
     /// `1 + q`; queue `s` is station `s`'s best effort, and the other access categories a
     /// station's flows use follow (`queue_station`, `queue_ac`).
-    uplink: Vec<VecDeque<Packet>>,
+    uplink: Vec<StationTxq>,
     queue_station: Vec<u16>,
     queue_ac: Vec<Ac>,
     /// Each station's queue per access category (by `Ac::index`), where it has one.
@@ -340,7 +340,7 @@ impl World {
             ap,
             medium: Medium::with_owners(&edca),
             timings,
-            uplink: (0..queue_station.len()).map(|_| VecDeque::new()).collect(),
+            uplink: queue_station.iter().map(|&s| StationTxq::new(spec.stations[usize::from(s)].queue)).collect(),
             queue_station,
             queue_ac,
             sta_queue,
@@ -700,9 +700,21 @@ impl World {
                 let t = &self.timings[s];
                 let edca = EdcaParams::station(self.queue_ac[q]);
                 let limits = AmpduLimits { max_ppdu_us: edca.max_ppdu_us(phy::MAX_PPDU_US, t.block_ack_us) };
-                let (count, psdu) = ampdu::fill(t, limits, self.uplink[q].iter().map(Packet::ampdu_subframe_bytes));
+                // The driver pulls from mac80211's txq until the A-MPDU is full (doubling
+                // what it asks for, so it holds at most twice the aggregate).
+                let (mut want, mut dropped) = (8, Vec::new());
+                let (count, psdu) = loop {
+                    dropped.extend(self.uplink[q].pull(want, now));
+                    let held = &self.uplink[q].held;
+                    let (count, psdu) = ampdu::fill(t, limits, held.iter().map(Packet::ampdu_subframe_bytes));
+                    if count < held.len() || held.len() < want || count >= t.ba_window as usize {
+                        break (count, psdu);
+                    }
+                    want *= 2;
+                };
+                count_drops(&mut self.flow_drops, dropped);
                 (count > 0).then(|| {
-                    let frames: Vec<Packet> = self.uplink[q].drain(..count).collect();
+                    let frames: Vec<Packet> = self.uplink[q].held.drain(..count).collect();
                     let airtime_ns = (t.exchange_us(psdu) * 1000.0) as Nanos;
                     Tx::Sta { station: s as u16, queue: q, frames, airtime_ns }
                 })
@@ -778,7 +790,7 @@ impl World {
                     self.uplink_touched.push(queue);
                     if collided {
                         for p in frames.into_iter().rev() {
-                            self.uplink[queue].push_front(p);
+                            self.uplink[queue].held.push_front(p);
                         }
                         continue;
                     }
@@ -1016,10 +1028,16 @@ impl World {
             FlowTag::Ping(_) => Ac::Be,
         };
         let q = self.sta_queue.get(s).and_then(|q| q[ac.index()]).unwrap_or(s);
-        self.uplink[q].push_back(pkt);
+        let dropped = self.uplink[q].enqueue(pkt, now);
+        self.count_station_drops(dropped);
         if self.medium.set_ready(1 + q, true, now, &mut self.rng) {
             self.reschedule_access();
         }
+    }
+
+    /// Packets a station's own queue dropped: counted on their flows, as the AP's are.
+    fn count_station_drops(&mut self, dropped: Vec<Packet>) {
+        count_drops(&mut self.flow_drops, dropped);
     }
 
     fn deliver_to_station(&mut self, s: usize, pkt: Packet, now: Nanos) {
@@ -1028,7 +1046,8 @@ impl World {
             Payload::Tcp(seg) => self.tcp_arrive(Node::Station(s as u16), pkt.flow, seg, now),
             Payload::PingRequest { .. } => {
                 if let Some(r) = ping::reply(&pkt) {
-                    self.uplink[s].push_back(r);
+                    let dropped = self.uplink[s].enqueue(r, now);
+                    self.count_station_drops(dropped);
                     self.uplink_touched.push(s);
                 }
             }
@@ -1158,6 +1177,17 @@ impl World {
             events: self.q.popped(),
             wall_s,
             estimate_vs_air: self.ap.adapter.as_ref().and_then(|a| a.estimate_vs_air()),
+        }
+    }
+}
+
+/// Counts dropped packets on their flows.
+fn count_drops(flow_drops: &mut [u64], dropped: Vec<Packet>) {
+    for p in dropped {
+        if let FlowTag::Tcp(f) | FlowTag::Udp(f) = p.flow
+            && let Some(d) = flow_drops.get_mut(usize::from(f))
+        {
+            *d += 1;
         }
     }
 }

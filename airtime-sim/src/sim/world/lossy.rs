@@ -121,7 +121,7 @@ impl World {
         }
         l.up.block_ack(choice, sent, acked, now);
         for p in lost.into_iter().rev() {
-            self.uplink[q].push_front(p);
+            self.uplink[q].held.push_front(p);
         }
         released
     }
