@@ -633,12 +633,7 @@ impl World {
     fn after_ap(&mut self, now: Nanos) {
         let mut freed = 0u64;
         let dropped = std::mem::take(&mut self.ap.dropped);
-        for p in dropped {
-            if let FlowTag::Tcp(f) | FlowTag::Udp(f) = p.flow
-                && let Some(d) = self.flow_drops.get_mut(usize::from(f))
-            {
-                *d += 1;
-            }
+        for p in &dropped {
             if p.src == Node::Ap {
                 freed += u64::from(p.len_bytes);
                 if let FlowTag::Tcp(f) = p.flow {
@@ -646,6 +641,7 @@ impl World {
                 }
             }
         }
+        count_drops(&mut self.flow_drops, dropped);
         if freed > 0 {
             self.hosts[AP_HOST].tsq_release(freed);
             if self.poll_at[AP_HOST].is_none_or(|p| p > now) {
@@ -1029,15 +1025,10 @@ impl World {
         };
         let q = self.sta_queue.get(s).and_then(|q| q[ac.index()]).unwrap_or(s);
         let dropped = self.uplink[q].enqueue(pkt, now);
-        self.count_station_drops(dropped);
+        count_drops(&mut self.flow_drops, dropped);
         if self.medium.set_ready(1 + q, true, now, &mut self.rng) {
             self.reschedule_access();
         }
-    }
-
-    /// Packets a station's own queue dropped: counted on their flows, as the AP's are.
-    fn count_station_drops(&mut self, dropped: Vec<Packet>) {
-        count_drops(&mut self.flow_drops, dropped);
     }
 
     fn deliver_to_station(&mut self, s: usize, pkt: Packet, now: Nanos) {
@@ -1047,7 +1038,7 @@ impl World {
             Payload::PingRequest { .. } => {
                 if let Some(r) = ping::reply(&pkt) {
                     let dropped = self.uplink[s].enqueue(r, now);
-                    self.count_station_drops(dropped);
+                    count_drops(&mut self.flow_drops, dropped);
                     self.uplink_touched.push(s);
                 }
             }
@@ -1181,7 +1172,7 @@ impl World {
     }
 }
 
-/// Counts dropped packets on their flows.
+/// Counts dropped packets on their flows (the AP's and the stations' drops alike).
 fn count_drops(flow_drops: &mut [u64], dropped: Vec<Packet>) {
     for p in dropped {
         if let FlowTag::Tcp(f) | FlowTag::Udp(f) = p.flow
