@@ -7,11 +7,14 @@
 //!   the frame's completion is reaped, and refuses a push when none is free. That
 //!   descriptor pool is the hardware queue a stock driver fills (the stock arm's
 //!   calibrated depth).
-//! * **Firmware queues.** Before each transmission the firmware admits frames from the
-//!   heads of the rings, round robin over rings, into its per-station queues while a
-//!   station holds fewer than `fw_queue_aggregates` BlockAck windows. A frame in
-//!   another ring than the bulk flow's (the seed's ping) is admitted within one
-//!   transmission rather than behind the whole ring.
+//! * **Firmware queues.** How a descriptor reaches its station's queue is
+//!   [`TclAdmission`]: by default, before each transmission the firmware admits frames
+//!   from the heads of the rings, round robin over rings, into its per-station queues
+//!   while a station holds fewer than `fw_queue_aggregates` BlockAck windows, so a frame
+//!   in another ring than the bulk flow's (the seed's ping) is admitted within one
+//!   transmission rather than behind the whole ring; with [`TclAdmission::Direct`] every
+//!   descriptor goes to its station's queue as it is written, as `ath11k_dp_tx`'s
+//!   comment describes, and nothing waits in a ring.
 //! * **Transmitter choice.** The firmware serves stations with admitted frames in round
 //!   robin, one A-MPDU per channel access: the host's scheduling order does not reach
 //!   the air (the reason for TX_NO_PUSHBACK).
@@ -45,6 +48,8 @@ pub struct HardwareConfig {
     /// frames one A-MPDU of 1500-byte packets can take: the BlockAck window, or fewer
     /// where the PPDU time binds).
     pub fw_queue_aggregates: u32,
+    /// How descriptors move from the TCL rings into the firmware's per-station queues.
+    pub tcl_admission: TclAdmission,
     /// Longest PPDU the firmware builds, in us.
     pub max_ppdu_us: f64,
     /// How completions reach the host: ath11k's interrupt moderation, or a fixed delay.
@@ -68,6 +73,7 @@ impl Default for HardwareConfig {
             rings: 3,
             ring_entries: 2304,
             fw_queue_aggregates: 1,
+            tcl_admission: TclAdmission::RingHeads,
             max_ppdu_us: super::super::wifi::phy::MAX_PPDU_US,
             tx_completion_irq: super::completion_irq::CompletionIrq::Fixed,
             tx_completion_delay_us: 500,
@@ -77,6 +83,31 @@ impl Default for HardwareConfig {
             ofdma_max_users: 4,
         }
     }
+}
+
+/// How the firmware takes descriptors from the TCL rings into its per-station (TQM)
+/// queues.
+///
+/// The public driver does not settle it. The seed explains its ping (8-11 ms beside a
+/// 220 ms download queue to the same station, same TID, on stock) by frames waiting in
+/// the rings, per ring: the ping lands in a ring the download does not fill. ath11k's own
+/// comment in `ath11k_dp_tx` says instead that a TCL descriptor "is directly enqueued
+/// onto hw queue". Each choice gives up what the other explains.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TclAdmission {
+    /// The seed's explanation: frames wait in their ring; before each transmission the
+    /// firmware admits ring heads, round robin over rings, while the head's station
+    /// queue holds fewer than `fw_queue_aggregates` aggregates. A ring blocks at its
+    /// head behind a station whose queue is full, across stations, and flows sharing a
+    /// ring share that ring's turn.
+    #[default]
+    RingHeads,
+    /// `ath11k_dp_tx`'s comment: a descriptor joins its station's queue of its TID when
+    /// written, in the order written across rings; only the descriptor count (held
+    /// until the completion is reaped) bounds the hardware queue. No ring blocks, and
+    /// a station's flows share its queue first come, first served.
+    Direct,
 }
 
 /// A frame in the hardware, with its AQL charge and the ring that holds its descriptor.
@@ -219,8 +250,13 @@ impl Hardware {
             return Err(frame);
         }
         self.rings[usize::from(frame.ring)].outstanding += 1;
-        let fifo = usize::from(frame.fifo).min(self.rings.len() - 1);
         let ac = self.ac_of(&frame).index();
+        if self.config.tcl_admission == TclAdmission::Direct {
+            // `push` checked the station index against the firmware's queues above.
+            self.fw[ac][usize::from(frame.station)].push_back(frame);
+            return Ok(());
+        }
+        let fifo = usize::from(frame.fifo).min(self.rings.len() - 1);
         self.rings[fifo].queue[ac].push_back(frame);
         Ok(())
     }

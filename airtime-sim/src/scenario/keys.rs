@@ -465,7 +465,31 @@ pub const KEYS: &[KeyDef] = &[
         "integer",
         "aggregates",
         Default::Value("1"),
-        "Firmware per-station queue, in full-sized aggregates at the station's rate.",
+        "Firmware per-station queue, in full-sized aggregates at the station's rate, that ring heads are \
+         admitted into (`tcl_admission = \"ring_heads\"`).",
+    )
+    .used_by(UsedBy::If(
+        |sc| {
+            if !ATH11K_DESIGNS.contains(&sc.ap.design) {
+                return UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES).unused_because(sc, None);
+            }
+            (sc.ap.hardware.tcl_admission == crate::ap::hardware::TclAdmission::Direct).then(|| {
+                "descriptors go to the firmware's queues as they are written (`tcl_admission = \"direct\"`)".into()
+            })
+        },
+        "`tcl_admission = \"ring_heads\"` on `stock`, `ath11k_series`, `ath11k_adapter`",
+    )),
+    key(
+        "ap.hardware.tcl_admission",
+        "`\"ring_heads\"` \\| `\"direct\"`",
+        "",
+        Default::Value("\"ring_heads\""),
+        "How descriptors move from the TCL rings into the firmware's per-station queues. `ring_heads`, the seed's \
+         explanation of its ping: frames wait in their ring and the firmware admits ring heads, round robin over \
+         rings, into queues of `fw_queue_aggregates`; a ring blocks at its head across stations and flows sharing \
+         a ring share its turn. `direct`, ath11k's comment in `ath11k_dp_tx` (the descriptor \"is directly \
+         enqueued onto hw queue\"): a frame joins its station's queue when written, so identical flows get \
+         identical service, but the seed's stock ping waits behind the download (docs/mechanisms.md).",
     )
     .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(

@@ -906,6 +906,19 @@ station = "a"
                 ),
             ),
             (
+                "ap.hardware.fw_queue_aggregates",
+                with("stock", "", "tcl_admission = \"direct\"\nfw_queue_aggregates = 2", "", "", ""),
+                Refused(
+                    "`ap.hardware.fw_queue_aggregates`: has no effect here (descriptors go to the firmware's queues as \
+                     they are written",
+                ),
+            ),
+            (
+                "ap.hardware.tcl_admission",
+                with("mac80211_rr", "", "tcl_admission = \"direct\"", "", "", ""),
+                Refused("`ap.hardware.tcl_admission`: has no effect here (design `mac80211_rr` forms its aggregates"),
+            ),
+            (
                 "ap.hardware.max_ppdu_us",
                 with("mac80211_aql", "", "max_ppdu_us = 4000.0", "", "", ""),
                 Refused("`ap.hardware.max_ppdu_us`: has no effect here (design `mac80211_aql` forms its aggregates"),
