@@ -129,6 +129,7 @@ fn main() -> ExitCode {
     let summaries: Vec<_> = results.iter().map(summary::summarise).collect();
     let packets: u64 = results.iter().flat_map(|a| a.runs.iter()).map(|r| r.packets).sum();
     let mut notes = report::notes::suite_notes(&results);
+    notes.extend(report::notes::targets_line(&summaries, &results));
     notes.push(format!(
         "{} arms, {} runs in {wall:.1} s wall clock: {:.2} M simulated packets per wall-clock second",
         results.len(),

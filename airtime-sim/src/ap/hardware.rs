@@ -2,11 +2,13 @@
 //! host fills, firmware that takes frames from the rings into per-station queues and
 //! picks which station transmits next, and the completion path back to the host.
 //!
-//! * **TCL rings.** The host pushes a frame into the ring of the CPU it runs on
-//!   ([`Hardware::push`]); a ring has `ring_entries` descriptors, held from push until
-//!   the frame's completion is reaped, and refuses a push when none is free. That
-//!   descriptor pool is the hardware queue a stock driver fills (the stock arm's
-//!   calibrated depth).
+//! * **TCL rings and the radio's MSDU budget.** The host pushes a frame into the ring of
+//!   the CPU it runs on ([`Hardware::push`]). A frame holds a descriptor of its ring
+//!   (`ring_entries`, ath11k's `DP_TX_IDR_SIZE` ids per ring) and one of the radio's
+//!   `msdu_budget` MSDUs (ath11k's `TARGET_NUM_MSDU_DESC`, the `num_msdu_desc` its WMI
+//!   resource config gives the firmware) from push until its completion is reaped; a
+//!   push is refused when either is used up. The budget is the hardware queue a stock
+//!   driver fills.
 //! * **Firmware queues.** How a descriptor reaches its station's queue is
 //!   [`TclAdmission`]: by default, before each transmission the firmware admits frames
 //!   from the heads of the rings, round robin over rings, into its per-station queues
@@ -42,8 +44,12 @@ use std::collections::VecDeque;
 pub struct HardwareConfig {
     /// TCL data rings (ath11k: 3, chosen by the sending CPU).
     pub rings: u8,
-    /// Descriptors per ring: frames pushed and not yet completed.
+    /// Descriptors per ring: frames pushed on it and not yet completed (ath11k's
+    /// `DP_TX_IDR_SIZE`, 32768).
     pub ring_entries: u32,
+    /// Frames the radio holds at once, all rings together, from push to reaped
+    /// completion (ath11k's `TARGET_NUM_MSDU_DESC`, 2500).
+    pub msdu_budget: u32,
     /// Firmware per-station queue, in full-sized aggregates at the station's rate (the
     /// frames one A-MPDU of 1500-byte packets can take: the BlockAck window, or fewer
     /// where the PPDU time binds).
@@ -67,11 +73,24 @@ pub struct HardwareConfig {
     pub ofdma_max_users: u8,
 }
 
+/// ath11k's `DP_TX_IDR_SIZE` (`dp.h`): the descriptor ids `ath11k_dp_tx` allocates per
+/// TCL ring for frames in flight (it equals `DP_TX_COMP_RING_SIZE`).
+pub const DP_TX_IDR_SIZE: u32 = 32768;
+/// ath11k's `TARGET_NUM_MSDU_DESC` (`hw.h`): the MSDUs the firmware is configured to hold
+/// (`num_msdu_desc` in the WMI resource config, `ath11k_init_wmi_config_ipq8074`). In
+/// ath10k the same field is the firmware's tx descriptor count and the host's
+/// `max_num_pending_tx`; the ath11k driver does not say how its firmware enforces it.
+/// Applied here as a bound on the frames the radio holds, it predicts the stock arms'
+/// queue (the seed's VHT80 max RTT, 313-322 ms, is 2500 frames at 101 Mbit/s plus the
+/// path), where a ring depth fitted to the mean RTT was used before.
+pub const TARGET_NUM_MSDU_DESC: u32 = 2500;
+
 impl Default for HardwareConfig {
     fn default() -> Self {
         HardwareConfig {
             rings: 3,
-            ring_entries: 2304,
+            ring_entries: DP_TX_IDR_SIZE,
+            msdu_budget: TARGET_NUM_MSDU_DESC,
             fw_queue_aggregates: 1,
             tcl_admission: TclAdmission::RingHeads,
             max_ppdu_us: super::super::wifi::phy::MAX_PPDU_US,
@@ -239,9 +258,17 @@ impl Hardware {
         cpu % self.rings.len() as u8
     }
 
-    /// Whether `ring` has a free descriptor.
+    /// Whether `ring` has a free descriptor and the radio an MSDU of its budget.
     pub fn has_room(&self, ring: u8) -> bool {
-        self.rings.get(usize::from(ring)).is_some_and(|r| r.outstanding < self.config.ring_entries)
+        self.free_descriptors(ring) > 0
+    }
+
+    /// Frames `ring` can still take: its free descriptors, or fewer where the radio's
+    /// MSDU budget is nearer its end.
+    pub fn free_descriptors(&self, ring: u8) -> u32 {
+        let Some(r) = self.rings.get(usize::from(ring)) else { return 0 };
+        let held: u32 = self.rings.iter().map(|r| r.outstanding).sum();
+        self.config.ring_entries.saturating_sub(r.outstanding).min(self.config.msdu_budget.saturating_sub(held))
     }
 
     /// Pushes a frame into its ring; refused (and handed back) without a free descriptor.

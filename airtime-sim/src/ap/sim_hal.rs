@@ -85,8 +85,7 @@ impl TclRings for AdapterHal {
     }
 
     fn tcl_free(&self, ring: RingId) -> u32 {
-        let hw = self.hw.borrow();
-        hw.config.ring_entries.saturating_sub(hw.outstanding(ring.index() as u8))
+        self.hw.borrow().free_descriptors(ring.index() as u8)
     }
 
     fn tcl_enqueue(&self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {

@@ -1,6 +1,7 @@
 //! Suite-level lines under the table: the round fix's throughput ratio against the
-//! seed's, and the legend.
+//! seed's, the count of seed figures in target, and the legend.
 
+use super::summary::ArmSummary;
 use crate::metrics::stats::mean;
 use crate::sim::run::ArmResult;
 
@@ -14,6 +15,51 @@ fn throughput(arms: &[ArmResult], name: &str) -> Option<f64> {
     Some(mean(&a.runs.iter().map(|r| r.flows.first().map_or(0.0, |f| f.throughput_mbps)).collect::<Vec<_>>()))
 }
 
+/// The round fix's throughput ratio on the AP-generated download, ours and the seed's,
+/// and whether ours is within 25 % of it; `None` unless both arms ran.
+fn roundfix_ratio(arms: &[ArmResult]) -> Option<(f64, f64, bool)> {
+    let (bug, fixed) = (throughput(arms, "roundfix-ap-bug")?, throughput(arms, "roundfix-ap-fixed")?);
+    let seed = mean(&SEED_ROUNDFIX_FIXED_MBPS) / mean(&SEED_ROUNDFIX_BUG_MBPS);
+    let ours = if bug > 0.0 { fixed / bug } else { f64::INFINITY };
+    Some((ours, seed, ours >= seed * 0.75 && ours <= seed * 1.25))
+}
+
+/// How many of the seed's figures with a target the run landed, calibrated and predicted
+/// apart, and which it missed; `None` when no figure has a target.
+pub fn targets_line(summaries: &[ArmSummary], arms: &[ArmResult]) -> Option<String> {
+    let mut counts = [[0usize; 2]; 2]; // [calibrated][within target]
+    let mut missed = Vec::new();
+    for a in summaries {
+        for f in &a.figures {
+            let Some(ok) = f.within_target else { continue };
+            counts[usize::from(f.calibrated)][usize::from(ok)] += 1;
+            if !ok {
+                missed.push(format!("{} ({})", a.name, f.label));
+            }
+        }
+    }
+    if let Some((_, _, ok)) = roundfix_ratio(arms) {
+        counts[0][usize::from(ok)] += 1;
+        if !ok {
+            missed.push("round fix throughput ratio".to_string());
+        }
+    }
+    let of = |c: [usize; 2]| (c[1], c[0] + c[1]);
+    let ((cal_ok, cal), (pred_ok, pred)) = (of(counts[1]), of(counts[0]));
+    if cal + pred == 0 {
+        return None;
+    }
+    let mut line = format!(
+        "In target: {} of {} seed figures (calibrated {cal_ok} of {cal}, predicted {pred_ok} of {pred})",
+        cal_ok + pred_ok,
+        cal + pred
+    );
+    if !missed.is_empty() {
+        line.push_str(&format!(". Missed, each with its arm's note: {}", missed.join("; ")));
+    }
+    Some(line)
+}
+
 /// Notes for the arms that ran.
 pub fn suite_notes(arms: &[ArmResult]) -> Vec<String> {
     let mut notes = vec![
@@ -21,10 +67,7 @@ pub fn suite_notes(arms: &[ArmResult]) -> Vec<String> {
          25 % of the seed's range, airtime shares within 5 points."
             .to_string(),
     ];
-    if let (Some(bug), Some(fixed)) = (throughput(arms, "roundfix-ap-bug"), throughput(arms, "roundfix-ap-fixed")) {
-        let seed = mean(&SEED_ROUNDFIX_FIXED_MBPS) / mean(&SEED_ROUNDFIX_BUG_MBPS);
-        let ours = if bug > 0.0 { fixed / bug } else { f64::INFINITY };
-        let ok = ours >= seed * 0.75 && ours <= seed * 1.25;
+    if let Some((ours, seed, ok)) = roundfix_ratio(arms) {
         notes.push(format!(
             "round fix, download generated on the AP: throughput with/without = {ours:.2} (seed {seed:.2}) P {}",
             if ok { "ok" } else { "MISS" }

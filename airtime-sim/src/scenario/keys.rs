@@ -455,9 +455,19 @@ pub const KEYS: &[KeyDef] = &[
         "ap.hardware.ring_entries",
         "integer",
         "descriptors",
-        Default::Value("2304"),
-        "Descriptors per ring, held from push to reaped completion: the hardware queue a stock driver fills \
-         (calibrated on the stock VHT80 mean RTT).",
+        Default::Value("32768"),
+        "Descriptors per ring, held from push to reaped completion (ath11k's `DP_TX_IDR_SIZE`: the descriptor \
+         ids `ath11k_dp_tx` allocates per ring).",
+    )
+    .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
+    key(
+        "ap.hardware.msdu_budget",
+        "integer",
+        "frames",
+        Default::Value("2500"),
+        "Frames the radio holds at once, all rings together, from push to reaped completion: the hardware \
+         queue a stock driver fills (ath11k's `TARGET_NUM_MSDU_DESC`, the `num_msdu_desc` of its WMI resource \
+         config).",
     )
     .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(

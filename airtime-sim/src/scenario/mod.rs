@@ -899,6 +899,11 @@ station = "a"
                 Refused("`ap.hardware.ring_entries`: has no effect here (design `qdisc_pfifo` forms its aggregates"),
             ),
             (
+                "ap.hardware.msdu_budget",
+                with("mac80211_aql", "", "msdu_budget = 1000", "", "", ""),
+                Refused("`ap.hardware.msdu_budget`: has no effect here (design `mac80211_aql` forms its aggregates"),
+            ),
+            (
                 "ap.hardware.fw_queue_aggregates",
                 with("mac80211_atf", "", "fw_queue_aggregates = 1", "", "", ""),
                 Warned(
