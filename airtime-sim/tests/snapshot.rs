@@ -15,7 +15,9 @@ fn the_default_suite_table_at_two_seconds_matches_its_snapshot() {
     }
     let results = run_all(arms, 2, false).unwrap();
     let summaries: Vec<_> = results.iter().map(summary::summarise).collect();
-    let got = table::render(&summaries, &notes::suite_notes(&results));
+    let mut lines = notes::suite_notes(&results);
+    lines.extend(notes::targets_line(&summaries, &results));
+    let got = table::render(&summaries, &lines);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/snapshots/default-suite-2s.txt");
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
         std::fs::write(path, &got).unwrap();
