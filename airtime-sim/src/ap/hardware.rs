@@ -397,3 +397,86 @@ impl Hardware {
         end + self.config.tx_completion_delay_us * 1_000
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::net::packet::FlowTag;
+    use crate::net::{Node, Payload};
+    use airtime_est::{Bandwidth, HeGi, Rate};
+
+    /// A 1500-byte UDP frame to `station`, its descriptor on `ring`, numbered `seq`.
+    pub(in crate::ap) fn frame(station: u16, ring: u8, seq: u64) -> HwFrame {
+        let pkt = Packet {
+            len_bytes: 1500,
+            dst: Node::Station(station),
+            src: Node::Ap,
+            payload: Payload::Udp { seq, sent_ns: 0 },
+            flow: FlowTag::Udp(station),
+            dscp: 0,
+            cpu: ring,
+            enqueue_ns: 0,
+            tries: 0,
+            mpdu_seq: 0,
+        };
+        HwFrame { pkt, charge: None, ring, station, fifo: ring, msdu_id: None }
+    }
+
+    fn he80() -> PhyTiming {
+        PhyTiming::new(Rate::he(11, 2, Bandwidth::Mhz80, HeGi::Gi0_8).unwrap())
+    }
+
+    #[test]
+    fn the_radios_msdu_budget_bounds_all_rings_together() {
+        let config = HardwareConfig { ring_entries: 4, msdu_budget: 6, ..HardwareConfig::default() };
+        let mut hw = Hardware::new(config, &[he80()]);
+        for seq in 0..4 {
+            hw.push(frame(0, 0, seq)).unwrap();
+        }
+        assert!(hw.push(frame(0, 0, 4)).is_err(), "ring 0 is out of descriptors");
+        assert_eq!(hw.free_descriptors(1), 2, "the budget leaves ring 1 two frames, not its four descriptors");
+        hw.push(frame(0, 1, 5)).unwrap();
+        hw.push(frame(0, 1, 6)).unwrap();
+        assert!(hw.push(frame(0, 2, 7)).is_err(), "the radio holds its budget: ring 2's descriptors do not help");
+        hw.free_descriptor(0);
+        // A completion frees one descriptor of ring 0 and one frame of the budget.
+        assert_eq!((hw.free_descriptors(0), hw.free_descriptors(2)), (1, 1));
+        hw.push(frame(0, 2, 8)).unwrap();
+        assert_eq!(hw.ring_outstanding(), vec![3, 2, 1]);
+    }
+
+    fn seqs(frames: &[HwFrame]) -> Vec<u64> {
+        frames
+            .iter()
+            .map(|f| match f.pkt.payload {
+                Payload::Udp { seq, .. } => seq,
+                _ => u64::MAX,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn admitted_as_written_a_stations_frames_leave_in_write_order_across_rings() {
+        let config = HardwareConfig { tcl_admission: TclAdmission::Direct, ..HardwareConfig::default() };
+        let timings = [he80()];
+        let mut hw = Hardware::new(config, &timings);
+        // Ring 0 writes three frames, then rings 1 and 2 one each, then ring 0 again.
+        for (seq, ring) in [(0, 0), (1, 0), (2, 0), (3, 1), (4, 2), (5, 0)] {
+            hw.push(frame(0, ring, seq)).unwrap();
+        }
+        let (_, frames, _) = hw.next_ampdu(&timings).unwrap();
+        assert_eq!(seqs(&frames), vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn admitted_from_the_ring_heads_rings_take_turns() {
+        let timings = [he80()];
+        let mut hw = Hardware::new(HardwareConfig::default(), &timings);
+        for (seq, ring) in [(0, 0), (1, 0), (2, 0), (3, 1), (4, 2), (5, 0)] {
+            hw.push(frame(0, ring, seq)).unwrap();
+        }
+        let (_, frames, _) = hw.next_ampdu(&timings).unwrap();
+        // One head per ring in turn: ring 1's and ring 2's frames pass ring 0's backlog.
+        assert_eq!(seqs(&frames), vec![0, 3, 4, 1, 2, 5]);
+    }
+}

@@ -123,24 +123,10 @@ impl Hardware {
 mod tests {
     use super::super::{HardwareConfig, HwFrame};
     use super::*;
-    use crate::net::packet::FlowTag;
-    use crate::net::{Node, Packet, Payload};
     use airtime_est::{Bandwidth, HeGi, Rate};
 
     fn frame(station: u16) -> HwFrame {
-        let pkt = Packet {
-            len_bytes: 1500,
-            dst: Node::Station(station),
-            src: Node::Ap,
-            payload: Payload::Udp { seq: 0, sent_ns: 0 },
-            flow: FlowTag::Udp(station),
-            dscp: 0,
-            cpu: 0,
-            enqueue_ns: 0,
-            tries: 0,
-            mpdu_seq: 0,
-        };
-        HwFrame { pkt, charge: None, ring: 0, station, fifo: 0, msdu_id: None }
+        super::super::tests::frame(station, 0, 0)
     }
 
     fn hw(timings: &[PhyTiming], backlog: &[usize]) -> Hardware {
