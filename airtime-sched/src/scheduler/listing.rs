@@ -25,6 +25,7 @@ impl Scheduler {
     /// served is listed as mainline lists it: a station txq at the head (it keeps its
     /// turn until its deficit runs out), a station-less one at the tail. One being
     /// served is marked so that its server lists it on return, so no wake is lost (S1).
+    #[inline]
     pub fn wake_txq(&self, id: TxqId, now: crate::Instant) -> Result<(), super::SchedError> {
         self.wake(id, now, 0)
     }
