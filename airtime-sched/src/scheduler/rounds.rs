@@ -130,22 +130,8 @@ impl Scheduler {
                 None => false,
             };
             if rotate {
-                self.list_on(state, index, Place::Tail);
-                if lap.visited(state) {
-                    // Mainline's walk meets the head of the lap again; entries left by
-                    // txqs no longer listed are not on its list, so none may stay
-                    // ahead of it here either.
-                    self.drop_dead_front(state, ac);
-                    laps += 1;
-                    if !lap.eligible || laps >= MAX_LAPS {
-                        return None;
-                    }
-                    if laps == 1 {
-                        // Nobody served in a whole lap: skip the laps that would
-                        // serve nobody either (E6), then walk the next one.
-                        self.skip_idle_laps(state, ac, lap.len);
-                    }
-                    lap.next(state);
+                if self.rotate(state, ac, index, &mut lap, &mut laps) {
+                    return None;
                 }
                 continue;
             }
@@ -244,6 +230,32 @@ impl Scheduler {
                 Err(now) => word = now,
             }
         }
+    }
+
+    /// Puts a rotated entry back at the tail and, at the end of a lap, drops the dead
+    /// entries ahead of the next and skips idle laps; true when the call gives up for
+    /// this round. Out of line: most calls serve the first entry, and its register
+    /// pressure would otherwise burden that path.
+    #[inline(never)]
+    fn rotate(&self, state: &super::AcState, ac: Ac, index: u32, lap: &mut Lap, laps: &mut u32) -> bool {
+        self.list_on(state, index, Place::Tail);
+        if !lap.visited(state) {
+            return false;
+        }
+        // Mainline's walk meets the head of the lap again; entries left by txqs no
+        // longer listed are not on its list, so none may stay ahead of it here either.
+        self.drop_dead_front(state, ac);
+        *laps += 1;
+        if !lap.eligible || *laps >= MAX_LAPS {
+            return true;
+        }
+        if *laps == 1 {
+            // Nobody served in a whole lap: skip the laps that would serve nobody
+            // either (E6), then walk the next one.
+            self.skip_idle_laps(state, ac, lap.len);
+        }
+        lap.next(state);
+        false
     }
 
     /// Drops the entries at the head of `ac`'s list that stand for no listed txq, up to
