@@ -132,6 +132,13 @@ impl Scheduler {
     /// With `take`, a servable txq goes from QUEUED to SERVING in the same step.
     pub(super) fn claim_entry(&self, ac: Ac, index: u32, take: bool) -> Option<(&TxqSlot, TxqId)> {
         let slot = self.txqs.get(index as usize)?;
+        self.claim_slot(ac, index, slot, take).map(|id| (slot, id))
+    }
+
+    /// [`claim_entry`](Self::claim_entry) for an entry whose slot the caller already
+    /// looked up (`slot` is `self.txqs[index]`).
+    #[inline]
+    pub(super) fn claim_slot(&self, ac: Ac, index: u32, slot: &TxqSlot, take: bool) -> Option<TxqId> {
         let queued = txq::queued(ac);
         let mut word = slot.word.load(Ordering::Acquire);
         loop {
@@ -139,7 +146,7 @@ impl Scheduler {
             let stands = live_here && word & txq::ORPHAN == 0;
             let servable = stands && word & txq::SERVING == 0;
             if servable && !take {
-                return Some((slot, slot.id(index as usize, word)));
+                return Some(slot.id(index as usize, word));
             }
             let new = if servable {
                 (word & !(queued | txq::WOKEN)) | txq::SERVING
@@ -151,7 +158,7 @@ impl Scheduler {
             // AcqRel: Acquire sees the enqueues a wake published with the word; Release
             // orders the caller's round stamp after the take for the next server.
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) if servable => return Some((slot, slot.id(index as usize, word))),
+                Ok(_) if servable => return Some(slot.id(index as usize, word)),
                 Ok(_) => {
                     if !stands {
                         self.acs[ac.index()].list.add_dead(-1);

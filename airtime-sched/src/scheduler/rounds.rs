@@ -142,7 +142,8 @@ impl Scheduler {
                 state.counters.count_skipped();
                 return None;
             }
-            if let Some((slot, id)) = self.claim_entry(ac, index, true) {
+            // The slot looked up for this entry above: only its word may have changed.
+            if let Some(id) = self.claim_slot(ac, index, slot, true) {
                 slot.round.store(number, Ordering::Relaxed);
                 return Some(Serving::new(self, id, ac, slot));
             }
