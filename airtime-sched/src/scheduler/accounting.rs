@@ -191,28 +191,64 @@ impl Scheduler {
             return true;
         }
         let pending = slot.pending_us(ac);
-        let limits = self.effective_limits_of(&slot, ac);
+        if self.adjusted_limits {
+            return self.station_may_send_adjusted(slot, ac, own_us, pending);
+        }
+        let limits = slot.limits(ac);
         // Under the low limit the PHY total does not matter: skip reading the four AC
         // counters, which the other context keeps writing (`aql::station_may_send`).
-        pending < limits.low_us()
-            || {
-                // Weakened variant, only to prove loom model 17 catches it: the threshold
-                // compared with this AC's pending airtime alone, not the PHY total over all ACs.
-                #[cfg(airtime_weakened = "threshold_own_ac")]
-                let total = u32::try_from(
-                    self.acs[ac.index()].pending_us.load(Ordering::Relaxed).saturating_add(own_us as i64).max(0),
-                )
+        pending < limits.low_us() || self.station_may_send_over_low(slot, ac, own_us, pending, limits)
+    }
+
+    /// [`station_may_send`](Self::station_may_send) with limits TX_NO_PUSHBACK or
+    /// adaptive AQL adjusts. Out of line, as the adjustment is.
+    #[inline(never)]
+    fn station_may_send_adjusted(&self, slot: LiveStation<'_>, ac: Ac, own_us: u64, pending: u32) -> bool {
+        let limits = self.adjusted_limits_of(&slot, ac);
+        pending < limits.low_us() || self.over_low_limit_may_send(slot, ac, own_us, pending, limits)
+    }
+
+    /// [`station_may_send`](Self::station_may_send) for a station at or over its low
+    /// limit: the PHY total against the threshold. Out of line, so that the check under
+    /// the low limit, the common case, needs no registers saved.
+    #[inline(never)]
+    fn station_may_send_over_low(
+        &self,
+        slot: LiveStation<'_>,
+        ac: Ac,
+        own_us: u64,
+        pending: u32,
+        limits: crate::AqlLimits,
+    ) -> bool {
+        self.over_low_limit_may_send(slot, ac, own_us, pending, limits)
+    }
+
+    /// The body of [`station_may_send_over_low`](Self::station_may_send_over_low),
+    /// inlined in the adjusted check: adaptive AQL's learnt limits put stations over
+    /// their low limit often.
+    #[inline(always)]
+    fn over_low_limit_may_send(
+        &self,
+        slot: LiveStation<'_>,
+        ac: Ac,
+        own_us: u64,
+        pending: u32,
+        limits: crate::AqlLimits,
+    ) -> bool {
+        // Weakened variant, only to prove loom model 17 catches it: the threshold
+        // compared with this AC's pending airtime alone, not the PHY total over all ACs.
+        #[cfg(airtime_weakened = "threshold_own_ac")]
+        let total =
+            u32::try_from(self.acs[ac.index()].pending_us.load(Ordering::Relaxed).saturating_add(own_us as i64).max(0))
                 .unwrap_or(u32::MAX);
-                #[cfg(not(airtime_weakened = "threshold_own_ac"))]
-                let total = u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX);
-                crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us())
+        #[cfg(not(airtime_weakened = "threshold_own_ac"))]
+        let total = u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX);
+        crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us()) || {
+            if self.config.adaptive_aql {
+                super::adaptive_aql::record_refusal(&slot.ac[ac.index()].adaptive, slot.generation());
             }
-            || {
-                if self.config.adaptive_aql {
-                    super::adaptive_aql::record_refusal(&slot.ac[ac.index()].adaptive, slot.generation());
-                }
-                false
-            }
+            false
+        }
     }
 
     #[inline]

@@ -354,9 +354,10 @@ impl Scheduler {
     }
 
     /// The limits after TX_NO_PUSHBACK scaling and, when on, bounded by the station's
-    /// learnt limit on `ac` (adaptive AQL).
-    #[inline(never)]
-    fn adjusted_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
+    /// learnt limit on `ac` (adaptive AQL). Inlined only where it is out of line already
+    /// (`station_may_send`'s adjusted path, the statistics).
+    #[inline]
+    pub(crate) fn adjusted_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
         let limits = self.configured_limits_of(slot, ac);
         if !self.config.adaptive_aql {
             return limits;
