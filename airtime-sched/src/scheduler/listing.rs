@@ -137,10 +137,32 @@ impl Scheduler {
 
     /// [`claim_entry`](Self::claim_entry) for an entry whose slot the caller already
     /// looked up (`slot` is `self.txqs[index]`).
+    ///
+    /// The first turn of [`claim_from`](Self::claim_from)'s loop for a servable txq,
+    /// inline: the same load and compare-and-swap, with the masks of the rare cases (a
+    /// dead entry, a lost race) left to the out-of-line loop, which goes on from the
+    /// word already read.
     #[inline]
     pub(super) fn claim_slot(&self, ac: Ac, index: u32, slot: &TxqSlot, take: bool) -> Option<TxqId> {
-        let queued = txq::queued(ac);
         let mut word = slot.word.load(Ordering::Acquire);
+        if servable(word, ac) {
+            if !take {
+                return Some(slot.id(index as usize, word));
+            }
+            let new = (word & !(txq::queued(ac) | txq::WOKEN)) | txq::SERVING;
+            // Ordering: as in `claim_from`.
+            match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Some(slot.id(index as usize, word)),
+                Err(seen) => word = seen,
+            }
+        }
+        self.claim_from(ac, index, slot, word, take)
+    }
+
+    /// [`claim_slot`](Self::claim_slot) from `word`, the slot's word as last read.
+    #[inline(never)]
+    fn claim_from(&self, ac: Ac, index: u32, slot: &TxqSlot, mut word: u64, take: bool) -> Option<TxqId> {
+        let queued = txq::queued(ac);
         loop {
             let live_here = word & txq::LIVE != 0 && txq::ac(word) == ac;
             let stands = live_here && word & txq::ORPHAN == 0;
@@ -166,6 +188,33 @@ impl Scheduler {
                     return None;
                 }
                 Err(seen) => word = seen,
+            }
+        }
+    }
+}
+
+/// Whether a txq word's entry on `ac`'s list stands for a txq that may be served now:
+/// live on `ac`, not orphaned, not held (`claim_from`'s test).
+#[inline]
+const fn servable(word: u64, ac: Ac) -> bool {
+    word & (txq::LIVE | txq::ORPHAN | txq::SERVING) == txq::LIVE && word & txq::AC_MASK == txq::ac_bits(ac)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// The fast path's test is `claim_from`'s, for every flag combination and AC pair.
+    #[test]
+    fn servable_is_claim_froms_test() {
+        for flags in 0..64u64 {
+            for &on in &Ac::ALL {
+                let word = flags | txq::ac_bits(on) | txq::queued(on) | (7 << 32);
+                for &ac in &Ac::ALL {
+                    let live_here = word & txq::LIVE != 0 && txq::ac(word) == ac;
+                    let long = live_here && word & txq::ORPHAN == 0 && word & txq::SERVING == 0;
+                    assert_eq!(servable(word, ac), long, "word {word:#x} on {ac:?}");
+                }
             }
         }
     }
