@@ -93,8 +93,15 @@ impl Scheduler {
     fn ac_under_phy_limit(&self, ac: Ac) -> bool {
         let pending = self.ac_pending_us(ac);
         let defaults = self.default_limits(ac);
-        pending < defaults.high_us()
-            || crate::aql::phy_limit_us(self.acs[ac.index()].listed(), defaults).is_none_or(|limit| pending < limit)
+        pending < defaults.high_us() || self.under_listed_phy_limit(ac, pending, defaults)
+    }
+
+    /// The rest of [`ac_under_phy_limit`](Self::ac_under_phy_limit), over the default
+    /// high limit: the limit for the txqs listed. Out of line, so that a start under the
+    /// high limit needs no registers saved for the list's count.
+    #[inline(never)]
+    fn under_listed_phy_limit(&self, ac: Ac, pending: u32, defaults: crate::AqlLimits) -> bool {
+        crate::aql::phy_limit_us(self.acs[ac.index()].listed(), defaults).is_none_or(|limit| pending < limit)
     }
 
     /// Whether a round is open on `ac`, and the number of the latest round started on it.
