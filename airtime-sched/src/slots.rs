@@ -204,8 +204,9 @@ pub(crate) mod stamp {
         if stamp == 0 {
             return now_us;
         }
-        let d = now_us.wrapping_sub(stamp) & VALUE;
-        if d > VALUE / 2 { 0 } else { d }
+        // The difference modulo 2^48 as a signed 48-bit number (negative: past VALUE / 2).
+        let d = ((now_us.wrapping_sub(stamp) << 16) as i64) >> 16;
+        if d < 0 { 0 } else { d as u64 }
     }
 }
 
@@ -814,5 +815,39 @@ impl TxqSlot {
     #[inline]
     pub(crate) fn id(&self, index: usize, word: u64) -> TxqId {
         TxqId { index: index as u16, generation: gen_of(word) }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// `stamp::since` as it was written first: the difference modulo 2^48, and 0 past
+    /// half the range (a stamp later than now).
+    fn since_reference(stamp: u64, now_us: u64) -> u64 {
+        if stamp == 0 {
+            return now_us;
+        }
+        let d = now_us.wrapping_sub(stamp) & tagged::VALUE;
+        if d > tagged::VALUE / 2 { 0 } else { d }
+    }
+
+    #[test]
+    fn since_is_the_reference() {
+        let edges = [0, 1, 2, (1 << 47) - 1, 1 << 47, (1 << 47) + 1, tagged::VALUE - 1, tagged::VALUE, 1 << 48];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut values: alloc::vec::Vec<u64> = edges.iter().flat_map(|&e| [e, e.wrapping_add(1 << 48)]).collect();
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(x);
+        }
+        for &now in &values {
+            for &s in &values {
+                let stamp = s & tagged::VALUE;
+                assert_eq!(stamp::since(stamp, now), since_reference(stamp, now), "stamp {stamp:#x} now {now:#x}");
+            }
+        }
     }
 }
