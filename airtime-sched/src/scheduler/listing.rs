@@ -37,6 +37,36 @@ impl Scheduler {
     pub(super) fn wake(&self, id: TxqId, now: crate::Instant, held: u64) -> Result<(), super::SchedError> {
         let slot = self.txqs.get(id.index()).ok_or(super::SchedError::UnknownTxq)?;
         let mut word = slot.word.load(Ordering::Acquire);
+        if held == 0 && listed_unheld(word, id) {
+            // The common wake, of a txq listed already and not held: the loop's first
+            // turn, inline. It makes the loop's reads of the place and the station,
+            // whose values a wake that changes nothing does not need, so that the atomic
+            // operations and their order stay the loop's.
+            let _ = self.wake_place(slot);
+            let _ = slot.station();
+            if cfg!(airtime_weakened = "wake_plain_load") {
+                return Ok(());
+            }
+            // The loop's read-modify-write (see there), of a word it leaves as it is.
+            match slot.word.compare_exchange_weak(word, word, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(()),
+                Err(seen) => word = seen,
+            }
+        }
+        self.wake_from(id, now, held, slot, word)
+    }
+
+    /// [`wake`](Self::wake) from `word`, the slot's word as last read. Out of line: it
+    /// lists the txq, or marks a served one woken, which the common wake does not.
+    #[inline(never)]
+    fn wake_from(
+        &self,
+        id: TxqId,
+        now: crate::Instant,
+        held: u64,
+        slot: &TxqSlot,
+        mut word: u64,
+    ) -> Result<(), super::SchedError> {
         let (ac, station) = loop {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
                 return Err(super::SchedError::UnknownTxq);
@@ -193,6 +223,15 @@ impl Scheduler {
     }
 }
 
+/// Whether a txq word is txq `id`'s, listed on its AC with an entry that stands for it
+/// (not orphaned) and not held: the wake that meets it changes nothing (`wake`'s
+/// loop computes the same word back).
+#[inline]
+const fn listed_unheld(word: u64, id: TxqId) -> bool {
+    let queued = txq::queued(txq::ac(word));
+    word & (txq::LIVE | txq::SERVING | txq::ORPHAN | queued) == txq::LIVE | queued && gen_of(word) == id.generation
+}
+
 /// Whether a txq word's entry on `ac`'s list stands for a txq that may be served now:
 /// live on `ac`, not orphaned, not held (`claim_from`'s test).
 #[inline]
@@ -203,6 +242,33 @@ const fn servable(word: u64, ac: Ac) -> bool {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    /// `listed_unheld` holds exactly for the words of a live txq of the wake's
+    /// generation, not being served, that `wake_from`'s loop (with no hold) computes back
+    /// unchanged, listing nothing and counting no orphan.
+    #[test]
+    fn listed_unheld_is_the_wake_that_changes_nothing() {
+        let id = TxqId { index: 3, generation: 7 };
+        for flags in 0..(1u64 << 14) {
+            for generation in [6u64, 7] {
+                let word = flags | (generation << 32);
+                let live = word & txq::LIVE != 0 && gen_of(word) == id.generation;
+                let queued = txq::queued(txq::ac(word));
+                let new = if word & txq::SERVING != 0 {
+                    word | txq::WOKEN
+                } else if word & queued == 0 {
+                    word | queued
+                } else {
+                    word & !txq::ORPHAN
+                };
+                let lists = word & queued == 0 && new & queued != 0;
+                let unorphans = word & txq::ORPHAN != 0 && new & txq::ORPHAN == 0;
+                let marks = new != word && word & txq::SERVING != 0;
+                let nothing = live && new == word && !lists && !unorphans && !marks && word & txq::SERVING == 0;
+                assert_eq!(listed_unheld(word, id), nothing, "word {word:#x}");
+            }
+        }
+    }
 
     /// The fast path's test is `claim_from`'s, for every flag combination and AC pair.
     #[test]
