@@ -118,15 +118,7 @@ impl Scheduler {
         // occupant (loom model ctl1).
         let slot = match self.station_slot(station) {
             Ok(slot) => slot,
-            Err(e) => {
-                // Reported after removal (a completion of a frame sent before it): the
-                // station has no statistics any more, the AC does.
-                if !self.stations.get(station.index()).is_some_and(|s| s.has_departed(station)) {
-                    return Err(e);
-                }
-                self.acs[ac.index()].counters.count_departed(tx_us, rx_us);
-                return Ok(());
-            }
+            Err(e) => return self.register_departed_airtime(station, ac, tx_us, rx_us, e),
         };
         slot.add_airtime(ac, tx_us, rx_us);
         if self.is_active(slot, ac, now) {
@@ -137,6 +129,26 @@ impl Scheduler {
                 slot.top_up(ac, -charge);
             }
         }
+        Ok(())
+    }
+
+    /// [`register_airtime`](Self::register_airtime) for a station that is not live:
+    /// reported after its removal (a completion of a frame sent before it), the airtime
+    /// goes to the AC, as the station has no statistics any more. Out of line: rare.
+    #[cold]
+    #[inline(never)]
+    fn register_departed_airtime(
+        &self,
+        station: StationId,
+        ac: Ac,
+        tx_us: u32,
+        rx_us: u32,
+        e: SchedError,
+    ) -> Result<(), SchedError> {
+        if !self.stations.get(station.index()).is_some_and(|s| s.has_departed(station)) {
+            return Err(e);
+        }
+        self.acs[ac.index()].counters.count_departed(tx_us, rx_us);
         Ok(())
     }
 
