@@ -76,6 +76,7 @@ impl Scheduler {
     /// token carries (a token released twice through `Charge::from_raw`) is clamped at
     /// zero, the AC's counter loses what the station lost, and the release reports
     /// [`ReleaseError::Underflow`].
+    #[inline]
     pub fn release(&self, charge: Charge) -> Result<(), ReleaseError> {
         // A release is a completion pass of one charge: the same protocol, in one place.
         if charge.is_multicast() {
