@@ -39,11 +39,9 @@ impl Scheduler {
         let mut word = slot.word.load(Ordering::Acquire);
         if held == 0 && listed_unheld(word, id) {
             // The common wake, of a txq listed already and not held: the loop's first
-            // turn, inline. It makes the loop's reads of the place and the station,
-            // whose values a wake that changes nothing does not need, so that the atomic
-            // operations and their order stay the loop's.
-            let _ = self.wake_place(slot);
-            let _ = slot.station();
+            // turn, inline, without the loop's Relaxed reads of the place and the
+            // station, which only a wake that lists the txq uses (Relaxed loads whose
+            // values go unused order nothing).
             if cfg!(airtime_weakened = "wake_plain_load") {
                 return Ok(());
             }
