@@ -172,6 +172,7 @@ impl Scheduler {
     /// word already read.
     #[inline]
     pub(super) fn claim_slot(&self, ac: Ac, index: u32, slot: &TxqSlot, take: bool) -> Option<TxqId> {
+        debug_assert!(self.txqs.get(index as usize).is_some_and(|s| core::ptr::eq(s, slot)));
         let mut word = slot.word.load(Ordering::Acquire);
         if servable(word, ac) {
             if !take {
@@ -222,7 +223,7 @@ impl Scheduler {
 }
 
 /// Whether a txq word is txq `id`'s, listed on its AC with an entry that stands for it
-/// (not orphaned) and not held: the wake that meets it changes nothing (`wake`'s
+/// (not orphaned) and not held: the wake that meets it changes nothing (`wake_from`'s
 /// loop computes the same word back).
 #[inline]
 const fn listed_unheld(word: u64, id: TxqId) -> bool {
