@@ -10,9 +10,13 @@
 //! * a record is published by storing its station id last ([`StationRecord::id`]);
 //!   removal takes the id back with a compare-and-swap first, so two removals of one
 //!   station cannot both succeed and a removal never clears a later occupant;
-//! * a firmware peer id is claimed before it is published, and a claim that meets
-//!   another claim or a live record for the same peer backs off (the lower slot wins
-//!   between two claims), so no two live records ever share a peer id;
+//! * a firmware peer id is claimed before it is published (SeqCst, so of two claims
+//!   at least one sees the other). A claim that meets a live record or a lower slot's
+//!   claim for the same peer backs off; one that meets only higher slots' claims waits
+//!   for them to resolve, since such a claim may have passed its own check before this
+//!   one was made. Waits run from lower slots to higher ones only, so the highest
+//!   claimer never waits and every wait ends; no two live records ever share a peer
+//!   id, and of concurrent adds of one peer exactly one succeeds;
 //! * a station's txq on a TID is reserved with a compare-and-swap tagged with the
 //!   station's id, so two adds on one TID cannot both succeed and a late add for a
 //!   removed station cannot write into the record of the slot's next occupant.
@@ -31,6 +35,13 @@ use airtime_sched::traits::price_from_rate;
 use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, TxqId};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// What a peer id claim meets in the other records (`StationSlots::peer_seen`).
+enum PeerSeen {
+    Free,
+    Taken,
+    Pending,
+}
 
 /// "No station", "no txq", "no rate": a raw handle never has bits 16..32 all set with
 /// every other bit set too (`to_raw` leaves bits 16..32 zero).
@@ -339,19 +350,25 @@ impl StationSlots {
         })
     }
 
-    /// Whether some record has `peer_id` live or claimed (other than slot `except`);
-    /// `lower_claims_only` counts only claims of lower slots (the tie-break).
-    fn peer_taken(&self, peer_id: u16, except: usize) -> bool {
-        self.slots.iter().enumerate().any(|(i, r)| {
+    /// What a claim of `peer_id` by slot `except` meets in the other records: a live
+    /// record or a lower slot's claim (taken), only higher slots' claims (pending), or
+    /// nothing.
+    fn peer_seen(&self, peer_id: u16, except: usize) -> PeerSeen {
+        let mut seen = PeerSeen::Free;
+        for (i, r) in self.slots.iter().enumerate() {
             if i == except {
-                return false;
+                continue;
             }
             let p = r.peer.load(Ordering::SeqCst);
             if p == NO_PEER || p & 0xffff != u32::from(peer_id) {
-                return false;
+                continue;
             }
-            p & CLAIMING == 0 || i < except
-        })
+            if p & CLAIMING == 0 || i < except {
+                return PeerSeen::Taken;
+            }
+            seen = PeerSeen::Pending;
+        }
+        seen
     }
 
     /// The live stations now.
@@ -364,7 +381,10 @@ impl StationSlots {
 
     /// Quick refusal before the scheduler is asked for a station.
     pub(crate) fn check_peer(&self, peer_id: u16) -> Result<(), Ath11kError> {
-        if self.peer_taken(peer_id, usize::MAX) { Err(Ath11kError::PeerInUse(peer_id)) } else { Ok(()) }
+        match self.peer_seen(peer_id, usize::MAX) {
+            PeerSeen::Free => Ok(()),
+            PeerSeen::Taken | PeerSeen::Pending => Err(Ath11kError::PeerInUse(peer_id)),
+        }
     }
 
     /// Publishes the record of `id` (just added to the scheduler) with `peer_id`, or
@@ -377,9 +397,19 @@ impl StationSlots {
             // The slot's last occupant is still being removed.
             return Err(Ath11kError::UnknownStation);
         }
-        if self.peer_taken(peer_id, id.index()) {
-            r.peer.store(NO_PEER, Ordering::SeqCst);
-            return Err(Ath11kError::PeerInUse(peer_id));
+        loop {
+            match self.peer_seen(peer_id, id.index()) {
+                PeerSeen::Free => break,
+                PeerSeen::Taken => {
+                    r.peer.store(NO_PEER, Ordering::SeqCst);
+                    return Err(Ath11kError::PeerInUse(peer_id));
+                }
+                // A higher slot's claim may have passed its own check before this claim
+                // was made, and would publish: the lower slot cannot simply win. That
+                // claim never waits for this one (it backs off on seeing it, or
+                // publishes), so wait for it to resolve, then look again.
+                PeerSeen::Pending => core::hint::spin_loop(),
+            }
         }
         r.tx_rate.store(NONE, Ordering::Relaxed);
         r.rx_rate.store(NONE, Ordering::Relaxed);
