@@ -320,11 +320,6 @@ impl Hardware {
                 .sum::<usize>()
     }
 
-    /// Descriptors in use on `ring`.
-    pub fn outstanding(&self, ring: u8) -> u32 {
-        self.rings.get(usize::from(ring)).map_or(0, |r| r.outstanding)
-    }
-
     /// Descriptors in use per ring.
     pub fn ring_outstanding(&self) -> Vec<u32> {
         self.rings.iter().map(|r| r.outstanding).collect()
