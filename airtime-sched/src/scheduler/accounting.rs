@@ -218,7 +218,7 @@ impl Scheduler {
     #[inline(never)]
     fn station_may_send_adjusted(&self, slot: LiveStation<'_>, ac: Ac, own_us: u64, pending: u32) -> bool {
         let limits = self.adjusted_limits_of(&slot, ac);
-        pending < limits.low_us() || self.over_low_limit_may_send(slot, ac, own_us, pending, limits)
+        pending < limits.low_us() || self.station_may_send_over_low(slot, ac, own_us, pending, limits)
     }
 
     /// [`station_may_send`](Self::station_may_send) for a station at or over its low
@@ -226,21 +226,6 @@ impl Scheduler {
     /// the low limit, the common case, needs no registers saved.
     #[inline(never)]
     fn station_may_send_over_low(
-        &self,
-        slot: LiveStation<'_>,
-        ac: Ac,
-        own_us: u64,
-        pending: u32,
-        limits: crate::AqlLimits,
-    ) -> bool {
-        self.over_low_limit_may_send(slot, ac, own_us, pending, limits)
-    }
-
-    /// The body of [`station_may_send_over_low`](Self::station_may_send_over_low),
-    /// inlined in the adjusted check: adaptive AQL's learnt limits put stations over
-    /// their low limit often.
-    #[inline(always)]
-    fn over_low_limit_may_send(
         &self,
         slot: LiveStation<'_>,
         ac: Ac,
