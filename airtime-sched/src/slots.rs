@@ -799,17 +799,24 @@ impl TxqSlot {
         }
     }
 
+    /// The occupant's station. Written before the Release that published LIVE, which
+    /// every reader Acquired through the word; but a reader that saw one occupant live
+    /// may read the station of the next, stored after that occupant's removal and the
+    /// next one's claim of the slot. Acquire, paired with the store's Release (`add_txq`):
+    /// a reader that reads the next occupant's station then sees its claim of the word,
+    /// so a take or a check of the generation it read the word at fails, and nothing it
+    /// decided on the wrong station stands. (Free on x86; without it a weakly ordered CPU
+    /// may show the station before the claim.)
     #[inline]
     pub(crate) fn station(&self) -> Option<StationId> {
-        // Relaxed: written before the Release that published LIVE, which every reader
-        // has Acquired through the word.
-        let raw = self.station.load(Ordering::Relaxed);
+        let raw = self.station.load(Ordering::Acquire);
         (raw != NO_STATION).then(|| StationId::from_raw(raw))
     }
 
+    /// The occupant's TID, ordered as [`station`](Self::station) is.
     #[inline]
     pub(crate) fn tid(&self) -> u8 {
-        self.tid.load(Ordering::Relaxed) as u8
+        self.tid.load(Ordering::Acquire) as u8
     }
 
     #[inline]

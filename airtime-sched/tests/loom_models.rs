@@ -30,6 +30,8 @@
 //! | 19 | a txq slot reused while the old entry is queued | no stale hand-out, single server, none lost |
 //! | 20 | a `Serving` dropped while its txq is woken | still scheduled, its charges counted once |
 //! | 21 | `may_transmit` and a walk top up one debt | one top-up per debt |
+//! | 22 | a txq slot reused between a round's checks and its take | the newcomer is checked before it is served |
+//! | 23 | a txq slot reused while `may_transmit` reads it | no top-up of the newcomer's station |
 //!
 //! A model that cannot fail proves nothing: each weakened variant below
 //! (`AIRTIME_WEAKENED=NAME` in the environment of the loom build, which the crate's
@@ -41,7 +43,8 @@
 //! `round_end_this_only` (10), `flush_live_only` (11), `threshold_own_ac` (17),
 //! `drop_no_flush` and `drop_unscheduled` (20), `weight_reread` (12), `l3_round_only`
 //! (14), `boost_rest_skipped` (15), `may_transmit_serving` (18), `reuse_no_orphan` (19),
-//! `station_limits_split` (5), `topup_stale_read` (21).
+//! `station_limits_split` (5), `topup_stale_read` (21), `take_any_generation` (22),
+//! `may_transmit_no_recheck` (23).
 //! Model 16 stays ignored: it finds a bounded deviation of the lap skip (see its comment).
 //!
 //! Two limits of loom shape the oracles. A loom SeqCst load may return a flag's initial
@@ -1323,5 +1326,122 @@ fn model21_may_transmit_and_a_walk_top_up_a_debt_once() {
         let d = sched.deficit_us(sta, Ac::Be).unwrap();
         assert!(d <= 0, "deficit {d}: topped up past zero by more than a weight");
         unwrap_arc(sched).check_invariants_quiescent().unwrap();
+    });
+}
+
+/// Model 22: a txq slot reused between a round's look at its entry and its take. The
+/// only txq (station 0, free to send) is listed; the control context removes it, adds a
+/// txq of station 1 in the same slot and wakes it, which makes the queued entry stand for
+/// the newcomer. Station 1's AQL limits are zero, so it may never be served. At each
+/// hand-out: the txq handed out is not station 1's (the round checked the old occupant's
+/// station; the newcomer must be checked on its own, not served on those checks), and
+/// nobody else serves it (S3). At the end, with station 1's limits lifted, every frame is
+/// served or dropped with its txq (S1).
+#[test]
+fn model22_a_slot_reused_between_the_check_and_the_take() {
+    // Two stations' slot setup and the removal's drain take this model past loom's
+    // default of 1000 branches per execution.
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
+        let sched = Arc::new(small(2, 1));
+        let free = sched.add_station(Weight::DEFAULT).unwrap();
+        let barred = sched.add_station(Weight::DEFAULT).unwrap();
+        let never = AqlLimits::new(0, 0).unwrap();
+        sched.set_station_limits(barred, Ac::Be, never).unwrap();
+        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
+        let book = Arc::new(Book::new(&[1, 0])); // line 0: the old txq; line 1: the new one
+        sched.wake_txq(a, NOW).unwrap();
+        let newcomer = Arc::new(AtomicU64::new(u64::MAX));
+        let index = {
+            let newcomer = newcomer.clone();
+            move |id: TxqId| {
+                if id == a {
+                    return 0;
+                }
+                assert_eq!(id.to_raw(), newcomer.load(Ordering::SeqCst), "a txq nobody added was handed out");
+                1
+            }
+        };
+        let server = {
+            let (sched, book, index) = (sched.clone(), book.clone(), index.clone());
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                while let Some(serving) = sched.next_txq(round, NOW) {
+                    assert_ne!(serving.station(), Some(barred), "a txq of a station over its AQL limit was served");
+                    let i = index(serving.txq());
+                    book.handed_out(i, round.number());
+                    book.enter(i);
+                    book.dequeue(i, u32::MAX);
+                    book.leave(i);
+                    sched.return_txq(serving, book.outcome(i), NOW);
+                }
+            })
+        };
+        let control = {
+            let (sched, book, newcomer) = (sched.clone(), book.clone(), newcomer.clone());
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                book.drop_all(0);
+                if let Ok(b) = sched.add_txq(Some(barred), Tid::BE) {
+                    newcomer.store(b.to_raw(), Ordering::SeqCst);
+                    book.enqueue(1, 1);
+                    sched.wake_txq(b, NOW).unwrap();
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        let added = newcomer.load(Ordering::SeqCst) != u64::MAX;
+        sched.set_station_limits(barred, Ac::Be, AqlLimits::DEFAULT).unwrap();
+        drain_book(unwrap_arc(sched), &book, 1 + u32::from(added), &index);
+    });
+}
+
+/// Model 23: a txq slot reused while `may_transmit` reads it. The driver asks whether
+/// txq `a` (station 0, not in debt) may send while the control context removes `a` and
+/// adds a txq of station 1, which is in debt, in the same slot. `may_transmit(a)` tops
+/// up the debt of `a`'s station only: station 1's deficit must be untouched when it
+/// returns, whatever it returns (a top-up on behalf of another txq would give station 1
+/// airtime no visit of its own earned). At the end the invariants hold.
+#[test]
+fn model23_may_transmit_never_tops_up_a_newcomers_station() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
+        let sched = Arc::new(small(2, 1));
+        let free = sched.add_station(Weight::DEFAULT).unwrap();
+        let indebted = sched.add_station(Weight::new(1).unwrap()).unwrap();
+        sched.register_airtime(indebted, Ac::Be, 2, 0, NOW).unwrap();
+        let debt = sched.deficit_us(indebted, Ac::Be).unwrap();
+        assert!(debt < 0);
+        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let asker = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let answer = sched.may_transmit(a, NOW);
+                assert_eq!(
+                    sched.deficit_us(indebted, Ac::Be).unwrap(),
+                    debt,
+                    "may_transmit topped up the station of a txq that took the slot"
+                );
+                if let Ok(Some(serving)) = answer {
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        let control = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                if let Ok(b) = sched.add_txq(Some(indebted), Tid::BE) {
+                    sched.wake_txq(b, NOW).unwrap();
+                }
+            })
+        };
+        asker.join().unwrap();
+        control.join().unwrap();
+        unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
     });
 }

@@ -153,51 +153,56 @@ impl Scheduler {
         })
     }
 
-    /// Looks at an entry popped from `ac`'s list. `Some` with the txq it stands for,
-    /// still QUEUED, if that txq may be served; otherwise the entry is dropped (its
-    /// QUEUED bit cleared) and `None`: its txq was removed, its slot holds a txq that was
-    /// not woken (orphan) or lives on another AC, or it is held through `may_transmit`.
-    /// With `take`, a servable txq goes from QUEUED to SERVING in the same step.
-    pub(super) fn claim_entry(&self, ac: Ac, index: u32, take: bool) -> Option<(&TxqSlot, TxqId)> {
-        let slot = self.txqs.get(index as usize)?;
-        self.claim_slot(ac, index, slot, take).map(|id| (slot, id))
-    }
-
-    /// [`claim_entry`](Self::claim_entry) for an entry whose slot the caller already
-    /// looked up (`slot` is `self.txqs[index]`).
-    ///
-    /// The first turn of [`claim_from`](Self::claim_from)'s loop for a servable txq,
-    /// inline: the same load and compare-and-swap, with the masks of the rare cases (a
-    /// dead entry, a lost race) left to the out-of-line loop, which goes on from the
-    /// word already read.
+    /// Looks at an entry popped from `ac`'s list, taking nothing. `Some` with the slot
+    /// and its word, still QUEUED, if the txq the entry stands for may be served;
+    /// otherwise the entry is dropped (its QUEUED bit cleared) and `None`: its txq was
+    /// removed, its slot holds a txq that was not woken (orphan) or lives on another AC,
+    /// or it is held through `may_transmit`.
     #[inline]
-    pub(super) fn claim_slot(&self, ac: Ac, index: u32, slot: &TxqSlot, take: bool) -> Option<TxqId> {
-        debug_assert!(self.txqs.get(index as usize).is_some_and(|s| core::ptr::eq(s, slot)));
-        let mut word = slot.word.load(Ordering::Acquire);
+    pub(super) fn look(&self, ac: Ac, index: u32) -> Option<(&TxqSlot, u64)> {
+        let slot = self.txqs.get(index as usize)?;
+        let word = slot.word.load(Ordering::Acquire);
         if servable(word, ac) {
-            if !take {
-                return Some(slot.id(index as usize, word));
-            }
-            let new = (word & !(txq::queued(ac) | txq::WOKEN)) | txq::SERVING;
-            // Ordering: as in `claim_from`.
-            match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Some(slot.id(index as usize, word)),
-                Err(seen) => word = seen,
-            }
+            return Some((slot, word));
         }
-        self.claim_from(ac, index, slot, word, take)
+        match self.claim_from(ac, slot, word, None) {
+            Claim::Seen(word) => Some((slot, word)),
+            _ => None,
+        }
     }
 
-    /// [`claim_slot`](Self::claim_slot) from `word`, the slot's word as last read.
+    /// Takes the txq whose servable word a [`look`](Self::look) returned as `seen`, after
+    /// the caller checked its station: from QUEUED to SERVING in one step, and only that
+    /// txq. If the slot was reused since the look and its new occupant woken, the
+    /// newcomer is returned untaken (`Seen`): it must pass its own checks before it is
+    /// served, not ride on its predecessor's. `Gone` when the entry no longer stands
+    /// for a servable txq (removed, or taken meanwhile); the entry is dropped.
+    ///
+    /// The compare-and-swap is from `seen` itself, so the common take costs no second
+    /// load; any change of the word since the look goes to the out-of-line loop, which
+    /// takes at `seen`'s generation only.
+    #[inline]
+    pub(super) fn take_seen(&self, ac: Ac, slot: &TxqSlot, seen: u64) -> Claim {
+        let new = (seen & !(txq::queued(ac) | txq::WOKEN)) | txq::SERVING;
+        // Ordering: as in `claim_from`.
+        match slot.word.compare_exchange_weak(seen, new, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => Claim::Taken(seen),
+            Err(now) => self.claim_from(ac, slot, now, Some(gen_of(seen))),
+        }
+    }
+
+    /// The claim of an entry from `word`, the slot's word as last read: with `take`,
+    /// takes a servable txq of that generation (`Taken`); a servable txq otherwise is `Seen` with its word; an entry that stands for
+    /// no servable txq is dropped (`Gone`).
     #[inline(never)]
-    fn claim_from(&self, ac: Ac, index: u32, slot: &TxqSlot, mut word: u64, take: bool) -> Option<TxqId> {
+    fn claim_from(&self, ac: Ac, slot: &TxqSlot, mut word: u64, take: Option<u32>) -> Claim {
         let queued = txq::queued(ac);
         loop {
             let live_here = word & txq::LIVE != 0 && txq::ac(word) == ac;
             let stands = live_here && word & txq::ORPHAN == 0;
             let servable = stands && word & txq::SERVING == 0;
-            if servable && !take {
-                return Some(slot.id(index as usize, word));
+            if servable && !takes(take, word) {
+                return Claim::Seen(word);
             }
             let new = if servable {
                 (word & !(queued | txq::WOKEN)) | txq::SERVING
@@ -209,17 +214,27 @@ impl Scheduler {
             // AcqRel: Acquire sees the enqueues a wake published with the word; Release
             // orders the caller's round stamp after the take for the next server.
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) if servable => return Some(slot.id(index as usize, word)),
+                Ok(_) if servable => return Claim::Taken(word),
                 Ok(_) => {
                     if !stands {
                         self.acs[ac.index()].list.add_dead(-1);
                     }
-                    return None;
+                    return Claim::Gone;
                 }
                 Err(seen) => word = seen,
             }
         }
     }
+}
+
+/// What a claim of an entry found (`take_seen`, `claim_from`).
+pub(super) enum Claim {
+    /// The txq looked at, now held by the caller: its word before the take.
+    Taken(u64),
+    /// A servable txq, not taken: its word.
+    Seen(u64),
+    /// No servable txq; the entry was dropped.
+    Gone,
 }
 
 /// Whether a txq word is txq `id`'s, listed on its AC with an entry that stands for it
@@ -229,6 +244,19 @@ impl Scheduler {
 const fn listed_unheld(word: u64, id: TxqId) -> bool {
     let queued = txq::queued(txq::ac(word));
     word & (txq::LIVE | txq::SERVING | txq::ORPHAN | queued) == txq::LIVE | queued && gen_of(word) == id.generation
+}
+
+/// Whether a claim asked to take at `take`'s generation takes the servable txq `word`
+/// names: only the occupant the caller checked, never one that took the slot since.
+#[inline]
+const fn takes(take: Option<u32>, word: u64) -> bool {
+    match take {
+        // Weakened variant, only to prove loom model 22 catches it: the take at any
+        // generation, so a new occupant is served on its predecessor's checks.
+        Some(_) if cfg!(airtime_weakened = "take_any_generation") => true,
+        Some(generation) => generation == gen_of(word),
+        None => false,
+    }
 }
 
 /// Whether a txq word's entry on `ac`'s list stands for a txq that may be served now:

@@ -13,7 +13,6 @@
 
 use super::{ChargeError, SchedError, Scheduler};
 use crate::charge::quantise_us;
-use crate::slots::txq;
 use crate::sync::Ordering;
 use crate::{Ac, Charge, TxqId};
 
@@ -75,14 +74,13 @@ impl Scheduler {
     /// on its AC (shared by the station's TIDs of that AC), the AC's multicast airtime
     /// for a station-less txq, 0 for a management txq (never limited).
     pub fn txq_aql_pending_us(&self, id: TxqId) -> Result<u32, SchedError> {
-        let slot = self.txq_slot(id)?;
-        let ac = txq::ac(slot.word.load(Ordering::Acquire));
-        if slot.tid() == 16 {
+        let txq = self.txq_parts(id)?;
+        if txq.tid == 16 {
             return Ok(0);
         }
-        match slot.station() {
-            None => Ok(self.multicast_pending_us(ac)),
-            Some(sta) => Ok(self.station_slot(sta)?.pending_us(ac)),
+        match txq.station {
+            None => Ok(self.multicast_pending_us(txq.ac)),
+            Some(sta) => Ok(self.station_slot(sta)?.pending_us(txq.ac)),
         }
     }
 }

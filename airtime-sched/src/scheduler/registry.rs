@@ -192,8 +192,10 @@ impl Scheduler {
             }
         }
         let Some((index, slot, generation)) = claimed else { return Err(SchedError::TxqsFull) };
-        slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Relaxed);
-        slot.tid.store(u32::from(tid.get()), Ordering::Relaxed);
+        // Release: a reader still looking at the slot's last occupant that reads these
+        // sees the claim above too, and so that the occupant changed (`TxqSlot::station`).
+        slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Release);
+        slot.tid.store(u32::from(tid.get()), Ordering::Release);
         slot.round.store(0, Ordering::Relaxed);
         init(index);
         // Publish LIVE, keeping the QUEUED bits of entries earlier txqs left (a pop may
@@ -317,8 +319,21 @@ impl Scheduler {
 
     /// The station a txq belongs to, and its TID.
     pub fn txq_info(&self, id: TxqId) -> Result<(Option<StationId>, Tid), SchedError> {
-        let slot = self.txq_slot(id)?;
-        Ok((slot.station(), Tid::new(slot.tid()).unwrap_or(Tid::BE)))
+        let txq = self.txq_parts(id)?;
+        Ok((txq.station, Tid::new(txq.tid).unwrap_or(Tid::BE)))
+    }
+
+    /// Txq `id`'s AC, station and TID, read while the slot held `id`: a second
+    /// look at the word after reading the station and TID, which may otherwise be those
+    /// of a txq that took the slot meanwhile (`TxqSlot::station`). Weakened variant
+    /// `may_transmit_no_recheck`, only to prove loom model 23 catches it: no second look.
+    pub(crate) fn txq_parts(&self, id: TxqId) -> Result<TxqParts, SchedError> {
+        let (slot, ac) = self.txq_slot_ac(id)?;
+        let (station, tid) = (slot.station(), slot.tid());
+        if !cfg!(airtime_weakened = "may_transmit_no_recheck") {
+            self.txq_slot(id)?;
+        }
+        Ok(TxqParts { ac, station, tid })
     }
 
     /// The slot of `id`, if `id` is its live occupant, as that occupant sees it: writes
@@ -342,9 +357,19 @@ impl Scheduler {
     }
 
     pub(crate) fn txq_slot(&self, id: TxqId) -> Result<&crate::slots::TxqSlot, SchedError> {
+        self.txq_slot_ac(id).map(|(slot, _)| slot)
+    }
+
+    /// [`txq_slot`](Self::txq_slot) with the txq's AC, read from the same word (a second
+    /// read could be of the slot's next occupant).
+    pub(crate) fn txq_slot_ac(&self, id: TxqId) -> Result<(&crate::slots::TxqSlot, Ac), SchedError> {
         let slot = self.txqs.get(id.index()).ok_or(SchedError::UnknownTxq)?;
         let word = slot.word.load(Ordering::Acquire);
-        if word & txq::LIVE != 0 && gen_of(word) == id.generation { Ok(slot) } else { Err(SchedError::UnknownTxq) }
+        if word & txq::LIVE != 0 && gen_of(word) == id.generation {
+            Ok((slot, txq::ac(word)))
+        } else {
+            Err(SchedError::UnknownTxq)
+        }
     }
 
     pub(crate) fn effective_limits_of(&self, slot: &StationSlot, ac: Ac) -> AqlLimits {
@@ -380,4 +405,11 @@ impl Scheduler {
             limits
         }
     }
+}
+
+/// What [`Scheduler::txq_parts`] read of one txq.
+pub(crate) struct TxqParts {
+    pub(crate) ac: Ac,
+    pub(crate) station: Option<StationId>,
+    pub(crate) tid: u8,
 }

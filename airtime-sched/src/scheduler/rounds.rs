@@ -17,7 +17,7 @@
 //! mainline.
 
 use super::drr::{Lap, Step};
-use super::listing::Place;
+use super::listing::{Claim, Place};
 use super::round::Round;
 use super::serving::{Serving, TxqReturn};
 use super::{SchedError, Scheduler};
@@ -128,33 +128,41 @@ impl Scheduler {
         let number = round.number;
         let mut lap = Lap::new();
         let mut laps = 0;
-        loop {
+        'entries: loop {
             let index = state.list.pop()?;
-            let Some((slot, _)) = self.claim_entry(ac, index, false) else { continue };
-            // Not a let chain: the kernel's rustc (1.85) is the crate's floor.
-            let rotate = match slot.station() {
-                Some(sta) => matches!(self.deficit_step(sta, ac, slot, &mut lap), Step::Rotate),
-                None => false,
-            };
-            if rotate {
-                if self.rotate(state, ac, index, &mut lap, &mut laps) {
+            let Some((slot, mut seen)) = self.look(ac, index) else { continue };
+            loop {
+                // Not a let chain: the kernel's rustc (1.85) is the crate's floor.
+                let rotate = match slot.station() {
+                    Some(sta) => matches!(self.deficit_step(sta, ac, slot, &mut lap), Step::Rotate),
+                    None => false,
+                };
+                if rotate {
+                    if self.rotate(state, ac, index, &mut lap, &mut laps) {
+                        return None;
+                    }
+                    continue 'entries;
+                }
+                if self.served_since(slot.round.load(Ordering::Relaxed), number) {
+                    // Already served in this round: the round ends here, and the txq stays
+                    // at the head for the next one (mainline returns NULL without moving it).
+                    self.list_on(state, index, Place::Head);
+                    state.counters.count_skipped();
                     return None;
                 }
-                continue;
+                // The take is of the txq checked above, as the look saw it.
+                match self.take_seen(ac, slot, seen) {
+                    Claim::Taken(word) => {
+                        slot.round.store(number, Ordering::Relaxed);
+                        return Some(Serving::new(self, slot.id(index as usize, word), ac, slot));
+                    }
+                    // The slot was reused and its new occupant woken since the look: the
+                    // entry stands for it now, and it gets its own deficit and AQL checks.
+                    Claim::Seen(word) => seen = word,
+                    // Removed or taken meanwhile: the entry is gone; look at the next one.
+                    Claim::Gone => continue 'entries,
+                }
             }
-            if self.served_since(slot.round.load(Ordering::Relaxed), number) {
-                // Already served in this round: the round ends here, and the txq stays at
-                // the head for the next one (mainline returns NULL without moving it).
-                self.list_on(state, index, Place::Head);
-                state.counters.count_skipped();
-                return None;
-            }
-            // The slot looked up for this entry above: only its word may have changed.
-            if let Some(id) = self.claim_slot(ac, index, slot, true) {
-                slot.round.store(number, Ordering::Relaxed);
-                return Some(Serving::new(self, id, ac, slot));
-            }
-            // Removed or taken meanwhile: the entry is gone; look at the next one.
         }
     }
 
@@ -184,14 +192,15 @@ impl Scheduler {
     /// by default, an AC over its PHY limit (`Config::over_limit`; mainline allows).
     /// An allowed txq is held like one from `next_txq` and must be returned.
     pub fn may_transmit(&self, id: TxqId, _now: Instant) -> Result<Option<Serving<'_>>, SchedError> {
-        let slot = self.txq_slot(id)?;
-        let ac = txq::ac(slot.word.load(Ordering::Acquire));
+        // Read while the slot held `id`: a top-up must not land on the station of a txq
+        // that took the slot meanwhile.
+        let super::registry::TxqParts { ac, station, .. } = self.txq_parts(id)?;
         let over = self.aql_enabled() && !self.ac_under_phy_limit(ac);
         if over && self.config.over_limit == crate::config::OverLimitPolicy::Refuse {
             // As a round would (L3), station-less txqs included.
             return Ok(None);
         }
-        if let (false, Some(sta)) = (over, slot.station()) {
+        if let (false, Some(sta)) = (over, station) {
             let sslot = self.station_slot(sta)?;
             if sslot.top_up_debt(ac, i64::from(sslot.weight().max(1))) {
                 return Ok(None);
@@ -204,8 +213,7 @@ impl Scheduler {
     /// (`may_transmit`'s claim without its checks): `Ok(None)` if another context
     /// serves it now (S3). The claimed txq must be returned as any other.
     pub(crate) fn claim_txq(&self, id: TxqId) -> Result<Option<Serving<'_>>, SchedError> {
-        let slot = self.txq_slot(id)?;
-        let ac = txq::ac(slot.word.load(Ordering::Acquire));
+        let (slot, ac) = self.txq_slot_ac(id)?;
         let mut word = slot.word.load(Ordering::Acquire);
         loop {
             if word & txq::LIVE == 0 || gen_of(word) != id.generation {
@@ -274,7 +282,7 @@ impl Scheduler {
                 return;
             }
             let Some(popped) = state.list.pop() else { return };
-            if self.claim_entry(ac, popped, false).is_some() {
+            if self.look(ac, popped).is_some() {
                 // Another context changed the list meanwhile: put back what it left.
                 self.list_on(state, popped, Place::Head);
                 return;
