@@ -696,9 +696,20 @@ impl<'a> LiveStation<'a> {
     /// pending) is negative, in one compare-and-swap from the deficit it read: a context
     /// whose read went stale (another context's top-up of the same debt, a registration)
     /// reads again, so two contexts meeting one debt top it up once (loom model 21), as
-    /// mainline does under its AC lock. True if the debt was there (the caller rotates).
+    /// mainline does under its AC lock. Whether the debt was there (the caller rotates)
+    /// and, if so, whether the top-up paid it.
     #[inline]
-    pub(crate) fn top_up_debt(self, ac: Ac, weight: i64) -> bool {
+    pub(crate) fn top_up_debt(self, ac: Ac, weight: i64) -> TopUp {
+        self.top_up_debt_if(ac, weight, || true)
+    }
+
+    /// [`top_up_debt`](Self::top_up_debt) for a caller that found this station through
+    /// a txq slot it may no longer hold: `ours` says, once a debt is found and before
+    /// anything is written, whether the station was read from the txq the caller means
+    /// (`Changed` if not: nothing topped up). Only the debt's path pays for the question.
+    #[inline]
+    pub(crate) fn top_up_debt_if(self, ac: Ac, weight: i64, ours: impl FnOnce() -> bool) -> TopUp {
+        let mut ours = Some(ours);
         // Weakened variant, only to prove loom model 21 catches it: the check and the
         // top-up as two steps, so two contexts can both top up one debt.
         if cfg!(airtime_weakened = "topup_stale_read") {
@@ -706,7 +717,7 @@ impl<'a> LiveStation<'a> {
             if debt {
                 self.top_up(ac, weight);
             }
-            return debt;
+            return if debt { TopUp::Owed } else { TopUp::NoDebt };
         }
         let word = &self.slot.ac[ac.index()].deficit;
         let mut now = word.load(Ordering::Relaxed);
@@ -715,22 +726,26 @@ impl<'a> LiveStation<'a> {
             // on whichever occupant holds the word.
             if !cfg!(airtime_weakened = "untagged_write") && !tagged::is_for(now, self.generation) {
                 // Reused meanwhile: nothing to top up for this occupant; rotate it.
-                return true;
+                return TopUp::Owed;
             }
             let deficit = tagged::signed(tagged::value(now));
-            if deficit - i64::from(self.pending_us(ac)) >= 0 {
-                return false;
+            let effective = deficit - i64::from(self.pending_us(ac));
+            if effective >= 0 {
+                return TopUp::NoDebt;
+            }
+            if ours.take().is_some_and(|ours| !ours()) {
+                return TopUp::Changed;
             }
             let next = (now & !tagged::VALUE) | (tagged::from_signed(deficit.saturating_add(weight)) & tagged::VALUE);
             // Weakened variant, only to prove loom model 4 catches a lost update.
             if cfg!(airtime_weakened = "topup") {
                 word.store(next, Ordering::Relaxed);
-                return true;
+                return TopUp::Owed;
             }
             // Relaxed: as in `update_for`; the compare-and-swap is what makes the read
             // and the top-up one step.
             match word.compare_exchange_weak(now, next, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => return true,
+                Ok(_) => return if effective.saturating_add(weight) >= 0 { TopUp::Paid } else { TopUp::Owed },
                 Err(seen) => now = seen,
             }
         }
@@ -774,6 +789,20 @@ impl<'a> LiveStation<'a> {
             );
         }
     }
+}
+
+/// What [`LiveStation::top_up_debt`] found.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum TopUp {
+    /// No debt: nothing topped up.
+    NoDebt,
+    /// A debt, topped up by the weight and paid: the station is out of debt now.
+    Paid,
+    /// A debt, topped up by the weight and still owed (or the slot was reused).
+    Owed,
+    /// A debt, but the caller's txq left the slot it found the station through: nothing
+    /// topped up ([`LiveStation::top_up_debt_if`]).
+    Changed,
 }
 
 /// No station (a per-interface multicast txq): index 65535, never a slot.

@@ -32,6 +32,8 @@
 //! | 21 | `may_transmit` and a walk top up one debt | one top-up per debt |
 //! | 22 | a txq slot reused between a round's checks and its take | the newcomer is checked before it is served |
 //! | 23 | a txq slot reused while `may_transmit` reads it | no top-up of the newcomer's station |
+//! | 24 | a txq slot reused while a round reads it, the newcomer not woken | no top-up of the newcomer's station |
+//! | 25 | a txq slot reused by another AC's txq, served there, while a round reads it | the round ends only on its own stamps |
 //!
 //! A model that cannot fail proves nothing: each weakened variant below
 //! (`AIRTIME_WEAKENED=NAME` in the environment of the loom build, which the crate's
@@ -44,7 +46,8 @@
 //! `drop_no_flush` and `drop_unscheduled` (20), `weight_reread` (12), `l3_round_only`
 //! (14), `boost_rest_skipped` (15), `may_transmit_serving` (18), `reuse_no_orphan` (19),
 //! `station_limits_split` (5), `topup_stale_read` (21), `take_any_generation` (22),
-//! `may_transmit_no_recheck` (23).
+//! `may_transmit_no_recheck` (23), `topup_any_generation` (24),
+//! `round_stamp_any_generation` (25).
 //! Model 16 stays ignored: it finds a bounded deviation of the lap skip (see its comment).
 //!
 //! Two limits of loom shape the oracles. A loom SeqCst load may return a flag's initial
@@ -1393,10 +1396,15 @@ fn model22_a_slot_reused_between_the_check_and_the_take() {
         server.join().unwrap();
         control.join().unwrap();
         let added = newcomer.load(Ordering::SeqCst) != u64::MAX;
+        REUSED_22.fetch_add(usize::from(added), std::sync::atomic::Ordering::Relaxed);
         sched.set_station_limits(barred, Ac::Be, AqlLimits::DEFAULT).unwrap();
         drain_book(unwrap_arc(sched), &book, 1 + u32::from(added), &index);
     });
+    assert!(REUSED_22.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
+
+/// Executions of model 22 in which the slot was reused (the model is not vacuous).
+static REUSED_22: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Model 23: a txq slot reused while `may_transmit` reads it. The driver asks whether
 /// txq `a` (station 0, not in debt) may send while the control context removes `a` and
@@ -1436,6 +1444,7 @@ fn model23_may_transmit_never_tops_up_a_newcomers_station() {
             thread::spawn(move || {
                 sched.remove_txq(a).unwrap();
                 if let Ok(b) = sched.add_txq(Some(indebted), Tid::BE) {
+                    REUSED_23.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     sched.wake_txq(b, NOW).unwrap();
                 }
             })
@@ -1444,4 +1453,121 @@ fn model23_may_transmit_never_tops_up_a_newcomers_station() {
         control.join().unwrap();
         unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
     });
+    assert!(REUSED_23.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
+
+/// Executions of model 23 in which the slot was reused (the model is not vacuous).
+static REUSED_23: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Model 24: a txq slot reused while a round reads it, the newcomer not woken. Txq `a`
+/// (station 0, not in debt) is listed; the control context removes it and adds a txq of
+/// station 1, which is in debt, in the same slot, and does not wake it: the queued entry
+/// is an orphan, which stands for no txq until a wake adopts it. A round meeting that
+/// entry may serve `a` (if it takes it before the removal) or drop the entry, but no
+/// visit of it may top up station 1's debt: station 1's deficit is untouched after each
+/// `next_txq`, and nothing is handed out but `a`. At the end the invariants hold.
+#[test]
+fn model24_a_round_never_tops_up_an_unwoken_newcomers_station() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
+        let sched = Arc::new(small(2, 1));
+        let free = sched.add_station(Weight::DEFAULT).unwrap();
+        let indebted = sched.add_station(Weight::new(1).unwrap()).unwrap();
+        sched.register_airtime(indebted, Ac::Be, 2, 0, NOW).unwrap();
+        let debt = sched.deficit_us(indebted, Ac::Be).unwrap();
+        assert!(debt < 0);
+        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                loop {
+                    let serving = sched.next_txq(round, NOW);
+                    assert_eq!(
+                        sched.deficit_us(indebted, Ac::Be).unwrap(),
+                        debt,
+                        "a round topped up the station of a txq nobody woke"
+                    );
+                    let Some(serving) = serving else { break };
+                    assert_eq!(serving.txq(), a, "a txq nobody woke was handed out");
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        let control = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                if sched.add_txq(Some(indebted), Tid::BE).is_ok() {
+                    REUSED_24.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
+    });
+    assert!(REUSED_24.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
+}
+
+/// Executions of model 24 in which the slot was reused (the model is not vacuous).
+static REUSED_24: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Model 25: a txq slot reused by a txq of another AC, which is served there, while a
+/// round reads the slot. BE txqs `a` (slot 0) and `c` (slot 1) are listed, `a` first.
+/// The control context removes `a`, adds a VI txq in slot 0, wakes it and serves it in
+/// a VI round, which stamps the slot with that round's number. The BE round must not
+/// take the newcomer's stamp for `a`'s ("already served in this round": the round would
+/// end before `c`): at its end it has handed out `c`, once (S4), and nothing else but
+/// `a`. At the end the invariants hold.
+#[test]
+fn model25_a_round_ends_only_on_its_own_txqs_stamps() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
+        let sched = Arc::new(small(1, 2));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let c = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        // Station txqs are listed at the head: `c` first makes the list `a`, `c`.
+        sched.wake_txq(c, NOW).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let mut served_c = 0;
+                while let Some(serving) = sched.next_txq(round, NOW) {
+                    let id = serving.txq();
+                    assert!(id == a || id == c, "the BE round handed out {id:?}, which nobody woke on BE");
+                    served_c += u32::from(id == c);
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+                assert_eq!(served_c, 1, "the BE round ended before c, on a stamp that was not its own");
+            })
+        };
+        let control = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                let Ok(b) = sched.add_txq(Some(sta), Tid::VI) else { return };
+                REUSED_25.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                sched.wake_txq(b, NOW).unwrap();
+                let round = sched.start_round(Ac::Vi);
+                while let Some(serving) = sched.next_txq(round, NOW) {
+                    assert_eq!(serving.txq(), b, "the VI round handed out a txq nobody woke on VI");
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
+    });
+    assert!(REUSED_25.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
+}
+
+/// Executions of model 25 in which the slot was reused (the model is not vacuous).
+static REUSED_25: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -14,13 +14,20 @@
 //! topped up, once per txq per lap: the skip counts the visits.
 
 use super::{AcState, Scheduler};
-use crate::slots::{LiveStation, TxqSlot, txq};
+use crate::slots::{LiveStation, TopUp, TxqSlot, gen_of, txq};
 use crate::sync::Ordering;
 use crate::{Ac, StationId};
 
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Step {
     Serve,
     Rotate,
+    /// Rotate, after a top-up that paid the debt of a station eligible for AQL: the
+    /// next lap serves it.
+    RotatePaid,
+    /// The txq the caller looked at left the slot before its station's debt was topped
+    /// up: nothing written; the entry is to be looked at again.
+    Changed,
 }
 
 /// Bookkeeping of one lap over the listed txqs.
@@ -34,11 +41,14 @@ pub(super) struct Lap {
     seen: u32,
     /// Some visited station passed its AQL check (mainline's `found_eligible`).
     pub(super) eligible: bool,
+    /// Some visit that passed its AQL check paid its station's debt with its top-up:
+    /// the next lap serves that station, so no lap would serve nobody.
+    pub(super) paid: bool,
 }
 
 impl Lap {
     pub(super) fn new() -> Lap {
-        Lap { len: 0, seen: 0, eligible: false }
+        Lap { len: 0, seen: 0, eligible: false, paid: false }
     }
 
     /// Counts a rotated entry (already back on the list, so the count includes it as it
@@ -85,6 +95,13 @@ mod stamp {
     }
 }
 
+/// Whether `slot` still holds the txq of `generation` (a second look, Acquire, after
+/// reading its station: see `TxqSlot::station`).
+#[inline]
+fn same_generation(slot: &TxqSlot, generation: u32) -> bool {
+    gen_of(slot.word.load(Ordering::Acquire)) == generation
+}
+
 /// Top-ups a station of effective deficit `d` needs to reach zero at `weight`.
 #[inline]
 fn needed(d: i64, weight: i64) -> i64 {
@@ -96,7 +113,13 @@ impl Scheduler {
     /// station AQL check (`ieee80211_txq_airtime_check`; the management TID 16 is never
     /// limited, L4), a top-up by the weight while the effective deficit is negative, and
     /// a rotation to the tail unless both pass.
-    pub(super) fn deficit_step(&self, sta: StationId, ac: Ac, slot: &TxqSlot, lap: &mut Lap) -> Step {
+    ///
+    /// `generation` is the txq's, as the caller's look saw it: `sta` was read from the
+    /// slot after that look and may be a newcomer's, so a top-up (a lasting write) is
+    /// made only once the slot is seen still holding that generation (`TxqSlot::station`
+    /// says why that second look suffices). Decisions that write nothing are undone by
+    /// the take, which is at the looked-at generation only.
+    pub(super) fn deficit_step(&self, sta: StationId, ac: Ac, slot: &TxqSlot, generation: u32, lap: &mut Lap) -> Step {
         let Ok(sslot) = self.station_slot(sta) else {
             // A station removed under its txq: serve nothing more of it, but let the
             // caller drop or serve the entry like a station-less one.
@@ -105,8 +128,14 @@ impl Scheduler {
         let aql_ok = self.visit_eligible(slot, sslot, ac);
         lap.eligible |= aql_ok;
         let weight = i64::from(sslot.weight().max(1));
-        if sslot.top_up_debt(ac, weight) {
-            return Step::Rotate;
+        // Weakened variant `topup_any_generation`, only to prove loom model 24 catches
+        // it: the top-up made whichever txq the slot holds now.
+        let ours = || cfg!(airtime_weakened = "topup_any_generation") || same_generation(slot, generation);
+        match sslot.top_up_debt_if(ac, weight, ours) {
+            TopUp::NoDebt => {}
+            TopUp::Paid if aql_ok => return Step::RotatePaid,
+            TopUp::Changed => return Step::Changed,
+            _ => return Step::Rotate,
         }
         if !aql_ok {
             return Step::Rotate;
@@ -200,7 +229,13 @@ impl Scheduler {
                 return true;
             }
             remaining -= 1;
-            if let Some(sslot) = slot.station().and_then(|sta| self.station_slot(sta).ok()) {
+            let station = slot.station();
+            // The station is this txq's only if the slot still holds it after the read
+            // (`TxqSlot::station`): the third pass tops it up.
+            if !same_generation(slot, gen_of(word)) {
+                return true;
+            }
+            if let Some(sslot) = station.and_then(|sta| self.station_slot(sta).ok()) {
                 f(slot, sslot);
             }
             true

@@ -161,12 +161,19 @@ impl Scheduler {
     #[inline]
     pub(super) fn look(&self, ac: Ac, index: u32) -> Option<(&TxqSlot, u64)> {
         let slot = self.txqs.get(index as usize)?;
+        self.look_again(ac, slot).map(|word| (slot, word))
+    }
+
+    /// [`look`](Self::look) at the slot of an entry the caller holds: its servable word,
+    /// or `None` with the entry dropped.
+    #[inline]
+    pub(super) fn look_again(&self, ac: Ac, slot: &TxqSlot) -> Option<u64> {
         let word = slot.word.load(Ordering::Acquire);
         if servable(word, ac) {
-            return Some((slot, word));
+            return Some(word);
         }
         match self.claim_from(ac, slot, word, None) {
-            Claim::Seen(word) => Some((slot, word)),
+            Claim::Seen(word) => Some(word),
             _ => None,
         }
     }

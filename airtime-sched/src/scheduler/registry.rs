@@ -142,7 +142,7 @@ impl Scheduler {
         for (index, t) in self.txqs.iter().enumerate() {
             // SeqCst: see add_txq.
             let word = t.word.load(Ordering::SeqCst);
-            if word & txq::LIVE != 0 && t.station.load(Ordering::Relaxed) == id.to_raw() {
+            if word & txq::LIVE != 0 && t.station() == Some(id) {
                 let _ = self.remove_txq(t.id(index, word));
             }
         }
@@ -196,7 +196,7 @@ impl Scheduler {
         // sees the claim above too, and so that the occupant changed (`TxqSlot::station`).
         slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Release);
         slot.tid.store(u32::from(tid.get()), Ordering::Release);
-        slot.round.store(0, Ordering::Relaxed);
+        slot.round.store(0, Ordering::Release);
         init(index);
         // Publish LIVE, keeping the QUEUED bits of entries earlier txqs left (a pop may
         // clear them meanwhile, hence the loop). An entry on this txq's own AC becomes

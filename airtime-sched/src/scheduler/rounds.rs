@@ -114,6 +114,11 @@ impl Scheduler {
     /// closed, nothing eligible is listed, or the txq at the front was already handed
     /// out in this round or a later one (which ends the round, S4). The returned handle
     /// gives the caller sole service of the txq (S3) until it is returned.
+    ///
+    /// The txq handed out is the one whose station passed the deficit and AQL checks:
+    /// if another context removes it and a new txq takes its slot (and its entry, by a
+    /// wake) meanwhile, the newcomer is checked on its own before it is served, and no
+    /// top-up meant for one lands on the other's station.
     pub fn next_txq(&self, round: Round, _now: Instant) -> Option<Serving<'_>> {
         let ac = round.ac;
         let state = &self.acs[ac.index()];
@@ -133,17 +138,45 @@ impl Scheduler {
             let Some((slot, mut seen)) = self.look(ac, index) else { continue };
             loop {
                 // Not a let chain: the kernel's rustc (1.85) is the crate's floor.
-                let rotate = match slot.station() {
-                    Some(sta) => matches!(self.deficit_step(sta, ac, slot, &mut lap), Step::Rotate),
-                    None => false,
+                let step = match slot.station() {
+                    Some(sta) => self.deficit_step(sta, ac, slot, gen_of(seen), &mut lap),
+                    None => Step::Serve,
                 };
-                if rotate {
-                    if self.rotate(state, ac, index, &mut lap, &mut laps) {
-                        return None;
+                match step {
+                    Step::Serve => {}
+                    Step::Changed => match self.look_again(ac, slot) {
+                        // A newcomer took the slot and its entry: check it on its own.
+                        Some(word) => {
+                            seen = word;
+                            continue;
+                        }
+                        None => continue 'entries,
+                    },
+                    rotate => {
+                        if self.rotate(state, ac, index, &mut lap, &mut laps, rotate == Step::RotatePaid) {
+                            return None;
+                        }
+                        continue 'entries;
                     }
-                    continue 'entries;
                 }
-                if self.served_since(slot.round.load(Ordering::Relaxed), number) {
+                // Acquire, paired with the take's Release store below: a stamp of a
+                // newcomer's take comes with the newcomer's claim of the word.
+                if self.served_since(slot.round.load(Ordering::Acquire), number) {
+                    // The stamp may be a newcomer's, if the slot changed hands since the
+                    // look: then the entry is the newcomer's, to be looked at again.
+                    // Weakened variant `round_stamp_any_generation`, only to prove loom
+                    // model 25 catches it: the stamp taken as the looked-at txq's.
+                    if !cfg!(airtime_weakened = "round_stamp_any_generation")
+                        && gen_of(slot.word.load(Ordering::Acquire)) != gen_of(seen)
+                    {
+                        match self.look_again(ac, slot) {
+                            Some(word) => {
+                                seen = word;
+                                continue;
+                            }
+                            None => continue 'entries,
+                        }
+                    }
                     // Already served in this round: the round ends here, and the txq stays
                     // at the head for the next one (mainline returns NULL without moving it).
                     self.list_on(state, index, Place::Head);
@@ -153,7 +186,8 @@ impl Scheduler {
                 // The take is of the txq checked above, as the look saw it.
                 match self.take_seen(ac, slot, seen) {
                     Claim::Taken(word) => {
-                        slot.round.store(number, Ordering::Relaxed);
+                        // Release: see the stamp's load above.
+                        slot.round.store(number, Ordering::Release);
                         return Some(Serving::new(self, slot.id(index as usize, word), ac, slot));
                     }
                     // The slot was reused and its new occupant woken since the look: the
@@ -202,7 +236,7 @@ impl Scheduler {
         }
         if let (false, Some(sta)) = (over, station) {
             let sslot = self.station_slot(sta)?;
-            if sslot.top_up_debt(ac, i64::from(sslot.weight().max(1))) {
+            if sslot.top_up_debt(ac, i64::from(sslot.weight().max(1))) != crate::slots::TopUp::NoDebt {
                 return Ok(None);
             }
         }
@@ -253,8 +287,9 @@ impl Scheduler {
     /// this round. Out of line: most calls serve the first entry, and its register
     /// pressure would otherwise burden that path.
     #[inline(never)]
-    fn rotate(&self, state: &super::AcState, ac: Ac, index: u32, lap: &mut Lap, laps: &mut u32) -> bool {
+    fn rotate(&self, state: &super::AcState, ac: Ac, index: u32, lap: &mut Lap, laps: &mut u32, paid: bool) -> bool {
         self.list_on(state, index, Place::Tail);
+        lap.paid |= paid;
         if !lap.visited(state) {
             return false;
         }
@@ -265,9 +300,10 @@ impl Scheduler {
         if !lap.eligible || *laps >= MAX_LAPS {
             return true;
         }
-        if *laps == 1 {
+        if *laps == 1 && !lap.paid {
             // Nobody served in a whole lap: skip the laps that would serve nobody
-            // either (E6), then walk the next one.
+            // either (E6), then walk the next one. When a visit eligible for AQL paid
+            // its station's debt, the next lap serves it: there is no lap to skip.
             self.skip_idle_laps(state, ac, lap.len);
         }
         lap.next(state);
