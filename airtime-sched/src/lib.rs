@@ -59,9 +59,13 @@
 //! operation made fail. No operation waits for another thread to finish a step: a push
 //! that finds the ring's tail lagging moves it on, a push that finds a cell a stalled
 //! pop has taken frees it, and nothing spins. Each `next_txq` call is bounded (at most
-//! three laps over the listed txqs, the idle ones applied at once); a round ends when it
-//! meets a txq handed out in it or in any later round, so a round ends even while other
-//! contexts keep starting rounds.
+//! three laps over the listed txqs, the idle ones applied at once, plus one more look
+//! at an entry each time another context completes the removal of its txq and the
+//! addition of a new one in its slot); a round ends when it meets a txq handed out in it
+//! or in any later round, so a round ends even while other contexts keep starting
+//! rounds. Whatever a round decides from a slot (a take, a top-up of the station's
+//! debt, the end of the round) is for the txq it looked at: a txq that took the slot
+//! meanwhile is looked at, and checked, on its own.
 //!
 //! The [`TxqTable`] adds no lock either: an enqueue holds its txq (a count in the txq's
 //! word) from its check that the txq lives to its wake, which ends the hold in the same
