@@ -805,6 +805,16 @@ pub(crate) enum TopUp {
     Changed,
 }
 
+/// The orderings of a txq slot's occupant fields (station, TID, round stamp): see
+/// [`TxqSlot::station`]. Weakened variant `station_relaxed`, only to prove loom models
+/// 24 and 25 catch it: both Relaxed, so a reader may read a newcomer's field and still
+/// see the slot's old word on its second look.
+pub(crate) const OCCUPANT_LOAD: Ordering =
+    if cfg!(airtime_weakened = "station_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
+/// See [`OCCUPANT_LOAD`].
+pub(crate) const OCCUPANT_STORE: Ordering =
+    if cfg!(airtime_weakened = "station_relaxed") { Ordering::Relaxed } else { Ordering::Release };
+
 /// No station (a per-interface multicast txq): index 65535, never a slot.
 pub(crate) const NO_STATION: u64 = u64::MAX;
 
@@ -838,14 +848,14 @@ impl TxqSlot {
     /// may show the station before the claim.)
     #[inline]
     pub(crate) fn station(&self) -> Option<StationId> {
-        let raw = self.station.load(Ordering::Acquire);
+        let raw = self.station.load(OCCUPANT_LOAD);
         (raw != NO_STATION).then(|| StationId::from_raw(raw))
     }
 
     /// The occupant's TID, ordered as [`station`](Self::station) is.
     #[inline]
     pub(crate) fn tid(&self) -> u8 {
-        self.tid.load(Ordering::Acquire) as u8
+        self.tid.load(OCCUPANT_LOAD) as u8
     }
 
     #[inline]

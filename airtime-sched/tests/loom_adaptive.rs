@@ -13,11 +13,14 @@
 //! |---|---|---|
 //! | `adaptive_store` | a release writes the word with a load and a store, not a compare-and-swap | `adaptive1` |
 //! | `adaptive_untagged` | writes do not check the occupant's tag, so a late one lands on the next occupant | `adaptive2`, `adaptive3` |
+//! | `refusal_any_generation` | a round's refused visit is recorded for the station of whichever txq holds the slot now | `adaptive4` |
 #![cfg(loom)]
 
 // The smallest scheduler the model needs, built here: `loom_common::small` has no
 // adaptive switch.
-use airtime_sched::{Ac, AqlLimits, Config, Scheduler, Weight};
+use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, Tid, TxqReturn, Weight};
+
+const NOW: Instant = Instant::from_micros(1_000_000);
 use loom::sync::Arc;
 use loom::thread;
 
@@ -178,3 +181,70 @@ fn adaptive3_a_late_refusal_never_reaches_the_slots_next_occupant() {
         assert_eq!(high(&sched), 1750, "the old occupant's refusal reached the new one");
     });
 }
+
+/// A round's refused check is recorded only for the station of the txq it visited. Txq
+/// `a` (station 0, free to send) is listed; station 1 has learnt a BE limit of 1750 us
+/// and has 1800 us in flight, so any check of it is refused. The control context
+/// removes `a` and adds a txq of station 1 in the same slot, and does not wake it: the
+/// queued entry stands for no txq of station 1, so no visit of station 1 happens, and no
+/// refusal may be recorded for it (a recorded one grows its limit at its next completion
+/// that leaves it nearly dry). After the round, that completion must leave 1750.
+#[test]
+fn adaptive4_a_round_records_refusals_only_for_the_txq_it_visited() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
+        let mut config = Config::default();
+        config.max_stations = 2;
+        config.max_txqs = 1;
+        config.adaptive_aql = true;
+        let sched = Arc::new(Scheduler::new(config).unwrap());
+        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let free = sched.add_station(Weight::DEFAULT).unwrap();
+        // A deficit above what it has in flight: a visit of it finds no debt to top up,
+        // only the refused check.
+        let held = sched.add_station(Weight::new(4096).unwrap()).unwrap();
+        // As in adaptive1: one window of slack shrinks station 1's limit to 1750.
+        let keep = sched.charge_us(held, Ac::Be, 60_000).unwrap();
+        for _ in 0..2 {
+            let go = sched.charge_us(held, Ac::Be, 50_000).unwrap();
+            sched.release(go).unwrap();
+        }
+        sched.release(keep).unwrap();
+        let high = |s: &Scheduler| s.station_aql(held).unwrap().limits[Ac::Be.index()].high_us();
+        assert_eq!(high(&sched), 1750);
+        let last = sched.charge_us(held, Ac::Be, 1800).unwrap();
+        assert!(sched.deficit_us(held, Ac::Be).unwrap() >= 1800);
+        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                while let Some(serving) = sched.next_txq(round, NOW) {
+                    assert_eq!(serving.txq(), a, "a txq nobody woke was handed out");
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        let control = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                if sched.add_txq(Some(held), Tid::BE).is_ok() {
+                    REUSED_4.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        // The completion that leaves station 1 nearly dry: a refusal recorded for it
+        // would grow its limit now.
+        sched.release(last).unwrap();
+        assert_eq!(high(&sched), 1750, "a refusal was recorded for a station no round visited");
+    });
+    assert!(REUSED_4.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
+}
+
+/// Executions of adaptive4 in which the slot was reused (the model is not vacuous).
+static REUSED_4: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

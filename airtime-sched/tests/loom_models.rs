@@ -34,6 +34,7 @@
 //! | 23 | a txq slot reused while `may_transmit` reads it | no top-up of the newcomer's station |
 //! | 24 | a txq slot reused while a round reads it, the newcomer not woken | no top-up of the newcomer's station |
 //! | 25 | a txq slot reused by another AC's txq, served there, while a round reads it | the round ends only on its own stamps |
+//! | 27 | a txq slot reused and the newcomer woken while a round tops up what it read | the newcomer is looked at again, none lost |
 //!
 //! A model that cannot fail proves nothing: each weakened variant below
 //! (`AIRTIME_WEAKENED=NAME` in the environment of the loom build, which the crate's
@@ -47,7 +48,9 @@
 //! (14), `boost_rest_skipped` (15), `may_transmit_serving` (18), `reuse_no_orphan` (19),
 //! `station_limits_split` (5), `topup_stale_read` (21), `take_any_generation` (22),
 //! `may_transmit_no_recheck` (23), `topup_any_generation` (24),
-//! `round_stamp_any_generation` (25).
+//! `round_stamp_any_generation` (25), `station_relaxed` (24 and 25: the slot's
+//! occupant fields read and written Relaxed), `changed_skips_look` (27). Model 26 is
+//! `adaptive4` in `loom_adaptive.rs`.
 //! Model 16 stays ignored: it finds a bounded deviation of the lap skip (see its comment).
 //!
 //! Two limits of loom shape the oracles. A loom SeqCst load may return a flag's initial
@@ -1178,18 +1181,8 @@ fn model19_a_reused_txq_slot_and_the_old_occupants_entry() {
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
         let book = Arc::new(Book::new(&[1, 0])); // line 0: the old txq; line 1: the new one
         sched.wake_txq(a, NOW).unwrap();
-        let newcomer = Arc::new(AtomicU64::new(u64::MAX));
+        let (newcomer, index) = old_or_newcomer(a);
         let reused = flag();
-        let index = {
-            let newcomer = newcomer.clone();
-            move |id: TxqId| {
-                if id == a {
-                    return 0;
-                }
-                assert_eq!(id.to_raw(), newcomer.load(Ordering::SeqCst), "a txq nobody added was handed out");
-                1
-            }
-        };
         let server = {
             let (sched, book, reused, index) = (sched.clone(), book.clone(), reused.clone(), index.clone());
             thread::spawn(move || {
@@ -1231,6 +1224,23 @@ fn model19_a_reused_txq_slot_and_the_old_occupants_entry() {
         let total = 1 + u32::from(is_set(&reused));
         drain_book(unwrap_arc(sched), &book, total, &index);
     });
+}
+
+/// For the models where a txq `old` is removed and a newcomer may take its slot: where
+/// the control context records the newcomer's raw id (`u64::MAX` until then), and the
+/// book's line of a handed-out txq (0 the old one, 1 the newcomer; any other is a txq
+/// nobody added, and fails the model).
+fn old_or_newcomer(old: TxqId) -> (Arc<AtomicU64>, impl Fn(TxqId) -> usize + Clone) {
+    let newcomer = Arc::new(AtomicU64::new(u64::MAX));
+    let seen = newcomer.clone();
+    let index = move |id: TxqId| {
+        if id == old {
+            return 0;
+        }
+        assert_eq!(id.to_raw(), seen.load(Ordering::SeqCst), "a txq nobody added was handed out");
+        1
+    };
+    (newcomer, index)
 }
 
 /// Model 20: a `Serving` handle dropped without `return_txq` (a driver bailing out with
@@ -1355,17 +1365,7 @@ fn model22_a_slot_reused_between_the_check_and_the_take() {
         let a = sched.add_txq(Some(free), Tid::BE).unwrap();
         let book = Arc::new(Book::new(&[1, 0])); // line 0: the old txq; line 1: the new one
         sched.wake_txq(a, NOW).unwrap();
-        let newcomer = Arc::new(AtomicU64::new(u64::MAX));
-        let index = {
-            let newcomer = newcomer.clone();
-            move |id: TxqId| {
-                if id == a {
-                    return 0;
-                }
-                assert_eq!(id.to_raw(), newcomer.load(Ordering::SeqCst), "a txq nobody added was handed out");
-                1
-            }
-        };
+        let (newcomer, index) = old_or_newcomer(a);
         let server = {
             let (sched, book, index) = (sched.clone(), book.clone(), index.clone());
             thread::spawn(move || {
@@ -1571,3 +1571,68 @@ fn model25_a_round_ends_only_on_its_own_txqs_stamps() {
 
 /// Executions of model 25 in which the slot was reused (the model is not vacuous).
 static REUSED_25: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Model 27: a txq slot reused, and the newcomer woken, while a round reads the slot.
+/// Txq `a` (station 0, not in debt, one frame) is listed; the control context removes it,
+/// adds a txq of station 1 (in debt) in the same slot, enqueues a frame for it and wakes
+/// it, which makes the queued entry the newcomer's. A round that read station 1 from the
+/// slot for `a`'s entry finds the debt and must not top it up for `a`: it looks at the
+/// entry again, as the newcomer's, and visits it as such. At each hand-out: it is `a` or
+/// the newcomer, with no other server (S3), and station 1's deficit stays between its
+/// debt and zero (one visit's top-up at most, weight 1). At the end every frame was served
+/// or dropped with its txq (S1): the newcomer's entry was not lost on the way.
+#[test]
+fn model27_a_round_looks_again_at_an_entry_whose_txq_changed() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
+        let sched = Arc::new(small(2, 1));
+        let free = sched.add_station(Weight::DEFAULT).unwrap();
+        let indebted = sched.add_station(Weight::new(1).unwrap()).unwrap();
+        sched.register_airtime(indebted, Ac::Be, 2, 0, NOW).unwrap();
+        let debt = sched.deficit_us(indebted, Ac::Be).unwrap();
+        assert!(debt < 0);
+        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
+        let book = Arc::new(Book::new(&[1, 0])); // line 0: the old txq; line 1: the new one
+        sched.wake_txq(a, NOW).unwrap();
+        let (newcomer, index) = old_or_newcomer(a);
+        let server = {
+            let (sched, book, index) = (sched.clone(), book.clone(), index.clone());
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                loop {
+                    let serving = sched.next_txq(round, NOW);
+                    let d = sched.deficit_us(indebted, Ac::Be).unwrap();
+                    assert!((debt..=0).contains(&d), "station 1's deficit {d}: topped up past one visit");
+                    let Some(serving) = serving else { break };
+                    let i = index(serving.txq());
+                    book.enter(i);
+                    book.dequeue(i, u32::MAX);
+                    book.leave(i);
+                    sched.return_txq(serving, book.outcome(i), NOW);
+                }
+            })
+        };
+        let control = {
+            let (sched, book, newcomer) = (sched.clone(), book.clone(), newcomer.clone());
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                book.drop_all(0);
+                if let Ok(b) = sched.add_txq(Some(indebted), Tid::BE) {
+                    newcomer.store(b.to_raw(), Ordering::SeqCst);
+                    book.enqueue(1, 1);
+                    sched.wake_txq(b, NOW).unwrap();
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        let added = newcomer.load(Ordering::SeqCst) != u64::MAX;
+        REUSED_27.fetch_add(usize::from(added), std::sync::atomic::Ordering::Relaxed);
+        drain_book(unwrap_arc(sched), &book, 1 + u32::from(added), &index);
+    });
+    assert!(REUSED_27.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
+}
+
+/// Executions of model 27 in which the slot was reused (the model is not vacuous).
+static REUSED_27: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -200,32 +200,55 @@ impl Scheduler {
     /// yet.
     #[inline]
     pub(crate) fn station_may_send(&self, slot: LiveStation<'_>, ac: Ac, own_us: u64) -> bool {
+        self.station_may_send_as::<true>(slot, ac, own_us)
+    }
+
+    /// [`station_may_send`](Self::station_may_send); with `RECORD` false a refusal is
+    /// not recorded for adaptive AQL (a round's visit, whose station may have been read
+    /// from a slot reused since: it records the refusal itself once it knows the
+    /// station was the visited txq's, see `deficit_step`).
+    #[inline]
+    pub(crate) fn station_may_send_as<const RECORD: bool>(&self, slot: LiveStation<'_>, ac: Ac, own_us: u64) -> bool {
         if !self.aql_enabled() {
             return true;
         }
         let pending = slot.pending_us(ac);
         if self.adjusted_limits {
-            return self.station_may_send_adjusted(slot, ac, own_us, pending);
+            return self.station_may_send_adjusted::<RECORD>(slot, ac, own_us, pending);
         }
         let limits = slot.limits(ac);
         // Under the low limit the PHY total does not matter: skip reading the four AC
         // counters, which the other context keeps writing (`aql::station_may_send`).
-        pending < limits.low_us() || self.station_may_send_over_low(slot, ac, own_us, pending, limits)
+        pending < limits.low_us() || self.station_may_send_over_low::<RECORD>(slot, ac, own_us, pending, limits)
+    }
+
+    /// Records a refused station check for adaptive AQL, when it is on.
+    #[inline(never)]
+    pub(crate) fn record_refused_check(&self, slot: LiveStation<'_>, ac: Ac) {
+        if self.config.adaptive_aql {
+            super::adaptive_aql::record_refusal(&slot.ac[ac.index()].adaptive, slot.generation());
+        }
     }
 
     /// [`station_may_send`](Self::station_may_send) with limits TX_NO_PUSHBACK or
     /// adaptive AQL adjusts. Out of line, as the adjustment is.
     #[inline(never)]
-    fn station_may_send_adjusted(&self, slot: LiveStation<'_>, ac: Ac, own_us: u64, pending: u32) -> bool {
+    fn station_may_send_adjusted<const RECORD: bool>(
+        &self,
+        slot: LiveStation<'_>,
+        ac: Ac,
+        own_us: u64,
+        pending: u32,
+    ) -> bool {
         let limits = self.adjusted_limits_of(&slot, ac);
-        pending < limits.low_us() || self.station_may_send_over_low(slot, ac, own_us, pending, limits)
+        pending < limits.low_us() || self.station_may_send_over_low::<RECORD>(slot, ac, own_us, pending, limits)
     }
 
     /// [`station_may_send`](Self::station_may_send) for a station at or over its low
     /// limit: the PHY total against the threshold. Out of line, so that the check under
     /// the low limit, the common case, needs no registers saved.
     #[inline(never)]
-    fn station_may_send_over_low(
+    fn station_may_send_over_low<const RECORD: bool>(
         &self,
         slot: LiveStation<'_>,
         ac: Ac,
@@ -242,8 +265,8 @@ impl Scheduler {
         #[cfg(not(airtime_weakened = "threshold_own_ac"))]
         let total = u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX);
         crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us()) || {
-            if self.config.adaptive_aql {
-                super::adaptive_aql::record_refusal(&slot.ac[ac.index()].adaptive, slot.generation());
+            if RECORD {
+                self.record_refused_check(slot, ac);
             }
             false
         }

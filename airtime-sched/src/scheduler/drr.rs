@@ -44,11 +44,15 @@ pub(super) struct Lap {
     /// Some visit that passed its AQL check paid its station's debt with its top-up:
     /// the next lap serves that station, so no lap would serve nobody.
     pub(super) paid: bool,
+    /// The lap skip did not run after the first lap, which paid a debt: it runs after
+    /// this one if this one is idle too (only a concurrent charge or registration
+    /// makes it so).
+    pub(super) skip_deferred: bool,
 }
 
 impl Lap {
     pub(super) fn new() -> Lap {
-        Lap { len: 0, seen: 0, eligible: false, paid: false }
+        Lap { len: 0, seen: 0, eligible: false, paid: false, skip_deferred: false }
     }
 
     /// Counts a rotated entry (already back on the list, so the count includes it as it
@@ -125,27 +129,55 @@ impl Scheduler {
             // caller drop or serve the entry like a station-less one.
             return Step::Serve;
         };
-        let aql_ok = self.visit_eligible(slot, sslot, ac);
-        lap.eligible |= aql_ok;
+        // The check records no refusal for adaptive AQL: the station may be a
+        // newcomer's, read from the slot after the look (see below).
+        let aql_ok = self.visit_eligible::<false>(slot, sslot, ac);
         let weight = i64::from(sslot.weight().max(1));
         // Weakened variant `topup_any_generation`, only to prove loom model 24 catches
         // it: the top-up made whichever txq the slot holds now.
         let ours = || cfg!(airtime_weakened = "topup_any_generation") || same_generation(slot, generation);
         match sslot.top_up_debt_if(ac, weight, ours) {
             TopUp::NoDebt => {}
-            TopUp::Paid if aql_ok => return Step::RotatePaid,
             TopUp::Changed => return Step::Changed,
-            _ => return Step::Rotate,
+            TopUp::Paid if aql_ok => {
+                lap.eligible = true;
+                return Step::RotatePaid;
+            }
+            _ => {
+                lap.eligible |= aql_ok;
+                if !aql_ok {
+                    self.refused_visit(slot, generation, sslot, ac);
+                }
+                return Step::Rotate;
+            }
         }
         if !aql_ok {
+            self.refused_visit(slot, generation, sslot, ac);
             return Step::Rotate;
         }
+        lap.eligible = true;
         Step::Serve
     }
 
+    /// A visit's refused AQL check, recorded for adaptive AQL (when on) only if the
+    /// slot still holds the visited txq: the station's learnt limit grows for refusals
+    /// of its own txqs, never of a txq that took their slot. Out of line: refusals are
+    /// rare on the hot path.
+    #[inline(never)]
+    fn refused_visit(&self, slot: &TxqSlot, generation: u32, sslot: LiveStation<'_>, ac: Ac) {
+        // Weakened variant `refusal_any_generation`, only to prove loom model 26 catches
+        // it: the refusal recorded for whichever txq the slot holds now.
+        if self.config.adaptive_aql
+            && (cfg!(airtime_weakened = "refusal_any_generation") || same_generation(slot, generation))
+        {
+            self.record_refused_check(sslot, ac);
+        }
+    }
+
+    /// The station check of a lap's visit (the management TID 16 is never limited).
     #[inline]
-    fn visit_eligible(&self, slot: &TxqSlot, sslot: LiveStation<'_>, ac: Ac) -> bool {
-        slot.tid() == 16 || self.station_may_send(sslot, ac, 0)
+    fn visit_eligible<const RECORD: bool>(&self, slot: &TxqSlot, sslot: LiveStation<'_>, ac: Ac) -> bool {
+        slot.tid() == 16 || self.station_may_send_as::<RECORD>(sslot, ac, 0)
     }
 
     /// After a first lap in which nobody was served (every entry rotated, now the first
@@ -180,7 +212,7 @@ impl Scheduler {
             }
             let i = stamp::met(w) + 1;
             a.store((w & !(0xffff << 16)) | (i.min(0xffff) << 16), Ordering::Relaxed);
-            if !self.visit_eligible(slot, sslot, ac) {
+            if !self.visit_eligible::<true>(slot, sslot, ac) {
                 return;
             }
             let k = i64::try_from(stamp::visits(w).max(1)).unwrap_or(1);

@@ -3,7 +3,7 @@
 
 use super::{DepartingStation, SchedError, Scheduler, adaptive_aql};
 use crate::config::{AqlLimits, Weight};
-use crate::slots::{LiveStation, NO_STATION, StationSlot, gen_of, sta, txq, with_gen};
+use crate::slots::{LiveStation, NO_STATION, OCCUPANT_STORE, StationSlot, gen_of, sta, txq, with_gen};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::{Ac, StationId, Tid, TxqId};
 
@@ -194,9 +194,9 @@ impl Scheduler {
         let Some((index, slot, generation)) = claimed else { return Err(SchedError::TxqsFull) };
         // Release: a reader still looking at the slot's last occupant that reads these
         // sees the claim above too, and so that the occupant changed (`TxqSlot::station`).
-        slot.station.store(station.map_or(NO_STATION, StationId::to_raw), Ordering::Release);
-        slot.tid.store(u32::from(tid.get()), Ordering::Release);
-        slot.round.store(0, Ordering::Release);
+        slot.station.store(station.map_or(NO_STATION, StationId::to_raw), OCCUPANT_STORE);
+        slot.tid.store(u32::from(tid.get()), OCCUPANT_STORE);
+        slot.round.store(0, OCCUPANT_STORE);
         init(index);
         // Publish LIVE, keeping the QUEUED bits of entries earlier txqs left (a pop may
         // clear them meanwhile, hence the loop). An entry on this txq's own AC becomes

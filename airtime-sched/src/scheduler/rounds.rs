@@ -22,7 +22,7 @@ use super::round::Round;
 use super::serving::{Serving, TxqReturn};
 use super::{SchedError, Scheduler};
 use crate::config::RoundPolicy;
-use crate::slots::{gen_of, txq};
+use crate::slots::{OCCUPANT_LOAD, OCCUPANT_STORE, gen_of, txq};
 use crate::sync::Ordering;
 use crate::{Ac, Instant, TxqId};
 
@@ -30,7 +30,7 @@ use crate::{Ac, Instant, TxqId};
 /// wraps (at a round a nanosecond it would take 292 years).
 const OPEN: u64 = 1 << 63;
 /// Laps one `next_txq` call may walk before it gives up for this round (a bound that
-/// only concurrent changes can reach: after the skip, the second lap serves).
+/// only concurrent changes can reach: after the skip, the next lap serves).
 const MAX_LAPS: u32 = 3;
 
 #[inline]
@@ -144,6 +144,10 @@ impl Scheduler {
                 };
                 match step {
                     Step::Serve => {}
+                    // Weakened variant `changed_skips_look`, only to prove loom model 27
+                    // catches it: the entry left behind, neither looked at again nor put
+                    // back, so the newcomer's wake is lost.
+                    Step::Changed if cfg!(airtime_weakened = "changed_skips_look") => continue 'entries,
                     Step::Changed => match self.look_again(ac, slot) {
                         // A newcomer took the slot and its entry: check it on its own.
                         Some(word) => {
@@ -161,7 +165,7 @@ impl Scheduler {
                 }
                 // Acquire, paired with the take's Release store below: a stamp of a
                 // newcomer's take comes with the newcomer's claim of the word.
-                if self.served_since(slot.round.load(Ordering::Acquire), number) {
+                if self.served_since(slot.round.load(OCCUPANT_LOAD), number) {
                     // The stamp may be a newcomer's, if the slot changed hands since the
                     // look: then the entry is the newcomer's, to be looked at again.
                     // Weakened variant `round_stamp_any_generation`, only to prove loom
@@ -187,7 +191,7 @@ impl Scheduler {
                 match self.take_seen(ac, slot, seen) {
                     Claim::Taken(word) => {
                         // Release: see the stamp's load above.
-                        slot.round.store(number, Ordering::Release);
+                        slot.round.store(number, OCCUPANT_STORE);
                         return Some(Serving::new(self, slot.id(index as usize, word), ac, slot));
                     }
                     // The slot was reused and its new occupant woken since the look: the
@@ -300,13 +304,18 @@ impl Scheduler {
         if !lap.eligible || *laps >= MAX_LAPS {
             return true;
         }
-        if *laps == 1 && !lap.paid {
-            // Nobody served in a whole lap: skip the laps that would serve nobody
-            // either (E6), then walk the next one. When a visit eligible for AQL paid
-            // its station's debt, the next lap serves it: there is no lap to skip.
+        // Nobody served in a whole lap: skip the laps that would serve nobody either
+        // (E6), then walk the next one. When a visit eligible for AQL paid its station's
+        // debt, the next lap serves that station and there is no lap to skip, unless a
+        // charge or a registration from another context puts it back in debt meanwhile:
+        // then the second lap is idle too, and the skip runs after it instead.
+        let skip = if *laps == 1 { !lap.paid } else { lap.skip_deferred };
+        let defer = *laps == 1 && lap.paid;
+        if skip {
             self.skip_idle_laps(state, ac, lap.len);
         }
         lap.next(state);
+        lap.skip_deferred = defer;
         false
     }
 
