@@ -1243,6 +1243,30 @@ fn old_or_newcomer(old: TxqId) -> (Arc<AtomicU64>, impl Fn(TxqId) -> usize + Clo
     (newcomer, index)
 }
 
+/// The start of the models where a txq's slot is reused by a txq of a station in debt:
+/// one slot; station 0 free to send, with txq `a` listed in the slot; station 1 at
+/// weight 1 with a debt (`debt`, its deficit, is negative) and no txq yet.
+struct Reuse {
+    sched: Arc<Scheduler>,
+    indebted: StationId,
+    debt: i64,
+    a: TxqId,
+}
+
+impl Reuse {
+    fn new() -> Reuse {
+        let sched = Arc::new(small(2, 1));
+        let free = sched.add_station(Weight::DEFAULT).unwrap();
+        let indebted = sched.add_station(Weight::new(1).unwrap()).unwrap();
+        sched.register_airtime(indebted, Ac::Be, 2, 0, NOW).unwrap();
+        let debt = sched.deficit_us(indebted, Ac::Be).unwrap();
+        assert!(debt < 0);
+        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        Reuse { sched, indebted, debt, a }
+    }
+}
+
 /// Model 20: a `Serving` handle dropped without `return_txq` (a driver bailing out with
 /// a frame left) while the wake context enqueues and wakes the txq and the completion
 /// releases the frame charged through the handle. At each step: nobody else serves the
@@ -1417,14 +1441,7 @@ fn model23_may_transmit_never_tops_up_a_newcomers_station() {
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 2_000;
     builder.check(|| {
-        let sched = Arc::new(small(2, 1));
-        let free = sched.add_station(Weight::DEFAULT).unwrap();
-        let indebted = sched.add_station(Weight::new(1).unwrap()).unwrap();
-        sched.register_airtime(indebted, Ac::Be, 2, 0, NOW).unwrap();
-        let debt = sched.deficit_us(indebted, Ac::Be).unwrap();
-        assert!(debt < 0);
-        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
-        sched.wake_txq(a, NOW).unwrap();
+        let Reuse { sched, indebted, debt, a } = Reuse::new();
         let asker = {
             let sched = sched.clone();
             thread::spawn(move || {
@@ -1471,14 +1488,7 @@ fn model24_a_round_never_tops_up_an_unwoken_newcomers_station() {
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 2_000;
     builder.check(|| {
-        let sched = Arc::new(small(2, 1));
-        let free = sched.add_station(Weight::DEFAULT).unwrap();
-        let indebted = sched.add_station(Weight::new(1).unwrap()).unwrap();
-        sched.register_airtime(indebted, Ac::Be, 2, 0, NOW).unwrap();
-        let debt = sched.deficit_us(indebted, Ac::Be).unwrap();
-        assert!(debt < 0);
-        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
-        sched.wake_txq(a, NOW).unwrap();
+        let Reuse { sched, indebted, debt, a } = Reuse::new();
         let server = {
             let sched = sched.clone();
             thread::spawn(move || {
@@ -1586,15 +1596,8 @@ fn model27_a_round_looks_again_at_an_entry_whose_txq_changed() {
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 2_000;
     builder.check(|| {
-        let sched = Arc::new(small(2, 1));
-        let free = sched.add_station(Weight::DEFAULT).unwrap();
-        let indebted = sched.add_station(Weight::new(1).unwrap()).unwrap();
-        sched.register_airtime(indebted, Ac::Be, 2, 0, NOW).unwrap();
-        let debt = sched.deficit_us(indebted, Ac::Be).unwrap();
-        assert!(debt < 0);
-        let a = sched.add_txq(Some(free), Tid::BE).unwrap();
+        let Reuse { sched, indebted, debt, a } = Reuse::new();
         let book = Arc::new(Book::new(&[1, 0])); // line 0: the old txq; line 1: the new one
-        sched.wake_txq(a, NOW).unwrap();
         let (newcomer, index) = old_or_newcomer(a);
         let server = {
             let (sched, book, index) = (sched.clone(), book.clone(), index.clone());

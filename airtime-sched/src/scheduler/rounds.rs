@@ -138,22 +138,51 @@ impl Scheduler {
             let Some((slot, mut seen)) = self.look(ac, index) else { continue };
             loop {
                 // Not a let chain: the kernel's rustc (1.85) is the crate's floor.
-                let step = match slot.station() {
+                let mut step = match slot.station() {
                     Some(sta) => self.deficit_step(sta, ac, slot, gen_of(seen), &mut lap),
                     None => Step::Serve,
                 };
+                // Acquire, paired with the take's Release store below: a stamp of a
+                // newcomer's take comes with the newcomer's claim of the word.
+                if step == Step::Serve && self.served_since(slot.round.load(OCCUPANT_LOAD), number) {
+                    // The stamp may be a newcomer's, if the slot changed hands since the
+                    // look: then the entry is the newcomer's, to be looked at again.
+                    // Weakened variant `round_stamp_any_generation`, only to prove loom
+                    // model 25 catches it: the stamp taken as the looked-at txq's.
+                    if cfg!(airtime_weakened = "round_stamp_any_generation")
+                        || gen_of(slot.word.load(Ordering::Acquire)) == gen_of(seen)
+                    {
+                        // Already served in this round: the round ends here, and the txq
+                        // stays at the head for the next one (mainline returns NULL
+                        // without moving it).
+                        self.list_on(state, index, Place::Head);
+                        state.counters.count_skipped();
+                        return None;
+                    }
+                    step = Step::Changed;
+                }
                 match step {
-                    Step::Serve => {}
+                    // The take is of the txq checked above, as the look saw it.
+                    Step::Serve => match self.take_seen(ac, slot, seen) {
+                        Claim::Taken(word) => {
+                            // Release: see the stamp's load above.
+                            slot.round.store(number, OCCUPANT_STORE);
+                            return Some(Serving::new(self, slot.id(index as usize, word), ac, slot));
+                        }
+                        // The slot was reused and its new occupant woken since the look:
+                        // the entry stands for it now, and it gets its own checks.
+                        Claim::Seen(word) => seen = word,
+                        // Removed or taken meanwhile: the entry is gone; look at the next.
+                        Claim::Gone => continue 'entries,
+                    },
                     // Weakened variant `changed_skips_look`, only to prove loom model 27
                     // catches it: the entry left behind, neither looked at again nor put
                     // back, so the newcomer's wake is lost.
                     Step::Changed if cfg!(airtime_weakened = "changed_skips_look") => continue 'entries,
+                    // A newcomer took the slot (and its entry, if woken) since the look:
+                    // look at the entry again, as the newcomer's.
                     Step::Changed => match self.look_again(ac, slot) {
-                        // A newcomer took the slot and its entry: check it on its own.
-                        Some(word) => {
-                            seen = word;
-                            continue;
-                        }
+                        Some(word) => seen = word,
                         None => continue 'entries,
                     },
                     rotate => {
@@ -162,43 +191,6 @@ impl Scheduler {
                         }
                         continue 'entries;
                     }
-                }
-                // Acquire, paired with the take's Release store below: a stamp of a
-                // newcomer's take comes with the newcomer's claim of the word.
-                if self.served_since(slot.round.load(OCCUPANT_LOAD), number) {
-                    // The stamp may be a newcomer's, if the slot changed hands since the
-                    // look: then the entry is the newcomer's, to be looked at again.
-                    // Weakened variant `round_stamp_any_generation`, only to prove loom
-                    // model 25 catches it: the stamp taken as the looked-at txq's.
-                    if !cfg!(airtime_weakened = "round_stamp_any_generation")
-                        && gen_of(slot.word.load(Ordering::Acquire)) != gen_of(seen)
-                    {
-                        match self.look_again(ac, slot) {
-                            Some(word) => {
-                                seen = word;
-                                continue;
-                            }
-                            None => continue 'entries,
-                        }
-                    }
-                    // Already served in this round: the round ends here, and the txq stays
-                    // at the head for the next one (mainline returns NULL without moving it).
-                    self.list_on(state, index, Place::Head);
-                    state.counters.count_skipped();
-                    return None;
-                }
-                // The take is of the txq checked above, as the look saw it.
-                match self.take_seen(ac, slot, seen) {
-                    Claim::Taken(word) => {
-                        // Release: see the stamp's load above.
-                        slot.round.store(number, OCCUPANT_STORE);
-                        return Some(Serving::new(self, slot.id(index as usize, word), ac, slot));
-                    }
-                    // The slot was reused and its new occupant woken since the look: the
-                    // entry stands for it now, and it gets its own deficit and AQL checks.
-                    Claim::Seen(word) => seen = word,
-                    // Removed or taken meanwhile: the entry is gone; look at the next one.
-                    Claim::Gone => continue 'entries,
                 }
             }
         }
