@@ -63,7 +63,7 @@
 
 mod loom_common;
 
-use airtime_sched::{Ac, AqlLimits, Charge, ChargeError, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
+use airtime_sched::{Ac, AqlLimits, Charge, ChargeError, Scheduler, Serving, StationId, Tid, TxqId, TxqReturn, Weight};
 use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
@@ -507,6 +507,21 @@ impl Book {
         if self.frames[i].load(Ordering::SeqCst) == 0 { TxqReturn::Empty } else { TxqReturn::Backlogged }
     }
 
+    /// One turn of the txq on line `i`, handed out by round `round`: S4 at the hand-out,
+    /// S3 while it is served, up to `max` frames dequeued, then returned with what is left.
+    fn serve(&self, sched: &Scheduler, serving: Serving<'_>, i: usize, max: u32, round: u64) {
+        self.handed_out(i, round);
+        self.serve_unnumbered(sched, serving, i, max);
+    }
+
+    /// [`Book::serve`] without the S4 check, for rounds whose hand-outs may repeat a txq.
+    fn serve_unnumbered(&self, sched: &Scheduler, serving: Serving<'_>, i: usize, max: u32) {
+        self.enter(i);
+        self.dequeue(i, max);
+        self.leave(i);
+        sched.return_txq(serving, self.outcome(i), NOW);
+    }
+
     /// Frames served and dropped: every frame enqueued, once the drain is over (S1).
     fn accounted(&self) -> u32 {
         self.served.load(Ordering::SeqCst) + self.dropped.load(Ordering::SeqCst)
@@ -528,13 +543,10 @@ fn checked_round(sched: &Scheduler, book: &Book, per_service: u32, s4: bool, ind
         assert!(handed as usize <= book.len(), "S4: round {} handed out {handed} txqs", round.number());
         let i = index(serving.txq());
         if s4 {
-            book.handed_out(i, round.number());
+            book.serve(sched, serving, i, per_service, round.number());
+        } else {
+            book.serve_unnumbered(sched, serving, i, per_service);
         }
-        book.enter(i);
-        book.dequeue(i, per_service);
-        book.leave(i);
-        let outcome = book.outcome(i);
-        sched.return_txq(serving, outcome, NOW);
     }
     handed
 }
@@ -851,11 +863,7 @@ fn model14_a_closed_ac_hands_out_nothing_to_any_round() {
                     }
                     let Some(serving) = got else { break };
                     let i = serving.txq().index();
-                    book.handed_out(i, round.number());
-                    book.enter(i);
-                    book.dequeue(i, 1);
-                    book.leave(i);
-                    sched.return_txq(serving, book.outcome(i), NOW);
+                    book.serve(&sched, serving, i, 1, round.number());
                 }
             })
         };
@@ -1151,10 +1159,7 @@ fn model18_may_transmit_and_next_txq_never_both_serve() {
             let (sched, book) = (sched.clone(), book.clone());
             thread::spawn(move || {
                 if let Some(serving) = sched.may_transmit(a, NOW).unwrap() {
-                    book.enter(0);
-                    book.dequeue(0, u32::MAX);
-                    book.leave(0);
-                    sched.return_txq(serving, book.outcome(0), NOW);
+                    book.serve_unnumbered(&sched, serving, 0, u32::MAX);
                 }
                 book.enqueue(0, 1);
                 sched.wake_txq(a, NOW).unwrap();
@@ -1195,11 +1200,7 @@ fn model19_a_reused_txq_slot_and_the_old_occupants_entry() {
                             assert_ne!(serving.txq(), a, "the old occupant's entry handed out the reused slot");
                         }
                         let i = index(serving.txq());
-                        book.handed_out(i, round.number());
-                        book.enter(i);
-                        book.dequeue(i, u32::MAX);
-                        book.leave(i);
-                        sched.return_txq(serving, book.outcome(i), NOW);
+                        book.serve(&sched, serving, i, u32::MAX, round.number());
                     }
                 }
             })
@@ -1241,6 +1242,28 @@ fn old_or_newcomer(old: TxqId) -> (Arc<AtomicU64>, impl Fn(TxqId) -> usize + Clo
         1
     };
     (newcomer, index)
+}
+
+/// The control context of models 22 and 27: removes txq `old` and drops its frames (the
+/// book's line 0), then adds a txq of `station`, which may take `old`'s slot, records it
+/// in `newcomer`, enqueues one frame for it (line 1) and wakes it.
+fn spawn_replace(
+    sched: &Arc<Scheduler>,
+    book: &Arc<Book>,
+    newcomer: &Arc<AtomicU64>,
+    old: TxqId,
+    station: StationId,
+) -> thread::JoinHandle<()> {
+    let (sched, book, newcomer) = (sched.clone(), book.clone(), newcomer.clone());
+    thread::spawn(move || {
+        sched.remove_txq(old).unwrap();
+        book.drop_all(0);
+        if let Ok(b) = sched.add_txq(Some(station), Tid::BE) {
+            newcomer.store(b.to_raw(), Ordering::SeqCst);
+            book.enqueue(1, 1);
+            sched.wake_txq(b, NOW).unwrap();
+        }
+    })
 }
 
 /// The start of the models where a txq's slot is reused by a txq of a station in debt:
@@ -1397,26 +1420,11 @@ fn model22_a_slot_reused_between_the_check_and_the_take() {
                 while let Some(serving) = sched.next_txq(round, NOW) {
                     assert_ne!(serving.station(), Some(barred), "a txq of a station over its AQL limit was served");
                     let i = index(serving.txq());
-                    book.handed_out(i, round.number());
-                    book.enter(i);
-                    book.dequeue(i, u32::MAX);
-                    book.leave(i);
-                    sched.return_txq(serving, book.outcome(i), NOW);
+                    book.serve(&sched, serving, i, u32::MAX, round.number());
                 }
             })
         };
-        let control = {
-            let (sched, book, newcomer) = (sched.clone(), book.clone(), newcomer.clone());
-            thread::spawn(move || {
-                sched.remove_txq(a).unwrap();
-                book.drop_all(0);
-                if let Ok(b) = sched.add_txq(Some(barred), Tid::BE) {
-                    newcomer.store(b.to_raw(), Ordering::SeqCst);
-                    book.enqueue(1, 1);
-                    sched.wake_txq(b, NOW).unwrap();
-                }
-            })
-        };
+        let control = spawn_replace(&sched, &book, &newcomer, a, barred);
         server.join().unwrap();
         control.join().unwrap();
         let added = newcomer.load(Ordering::SeqCst) != u64::MAX;
@@ -1609,25 +1617,11 @@ fn model27_a_round_looks_again_at_an_entry_whose_txq_changed() {
                     assert!((debt..=0).contains(&d), "station 1's deficit {d}: topped up past one visit");
                     let Some(serving) = serving else { break };
                     let i = index(serving.txq());
-                    book.enter(i);
-                    book.dequeue(i, u32::MAX);
-                    book.leave(i);
-                    sched.return_txq(serving, book.outcome(i), NOW);
+                    book.serve(&sched, serving, i, u32::MAX, round.number());
                 }
             })
         };
-        let control = {
-            let (sched, book, newcomer) = (sched.clone(), book.clone(), newcomer.clone());
-            thread::spawn(move || {
-                sched.remove_txq(a).unwrap();
-                book.drop_all(0);
-                if let Ok(b) = sched.add_txq(Some(indebted), Tid::BE) {
-                    newcomer.store(b.to_raw(), Ordering::SeqCst);
-                    book.enqueue(1, 1);
-                    sched.wake_txq(b, NOW).unwrap();
-                }
-            })
-        };
+        let control = spawn_replace(&sched, &book, &newcomer, a, indebted);
         server.join().unwrap();
         control.join().unwrap();
         let added = newcomer.load(Ordering::SeqCst) != u64::MAX;
