@@ -35,6 +35,7 @@
 //! | 24 | a txq slot reused while a round reads it, the newcomer not woken | no top-up of the newcomer's station |
 //! | 25 | a txq slot reused by another AC's txq, served there, while a round reads it | the round ends only on its own stamps |
 //! | 27 | a txq slot reused and the newcomer woken while a round tops up what it read | the newcomer is looked at again, none lost |
+//! | 28 | a txq slot reused and the newcomer woken while a round reads the stamp it left on the old txq | the newcomer is looked at again, none lost |
 //!
 //! A model that cannot fail proves nothing: each weakened variant below
 //! (`AIRTIME_WEAKENED=NAME` in the environment of the loom build, which the crate's
@@ -49,7 +50,8 @@
 //! `station_limits_split` (5), `topup_stale_read` (21), `take_any_generation` (22),
 //! `may_transmit_no_recheck` (23), `topup_any_generation` (24),
 //! `round_stamp_any_generation` (25), `station_relaxed` (24 and 25: the slot's
-//! occupant fields read and written Relaxed), `changed_skips_look` (27). Model 26 is
+//! occupant fields read and written Relaxed), `changed_skips_look` (27 and 28),
+//! `stamp_changed_skips_look` (28). Model 26 is
 //! `adaptive4` in `loom_adaptive.rs`.
 //! Model 16 stays ignored: it finds a bounded deviation of the lap skip (see its comment).
 //!
@@ -1633,3 +1635,72 @@ fn model27_a_round_looks_again_at_an_entry_whose_txq_changed() {
 
 /// Executions of model 27 in which the slot was reused (the model is not vacuous).
 static REUSED_27: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Model 28: a txq slot reused, the newcomer on the same AC and woken, while a round that
+/// already served the old txq reads its entry again: the round-stamp path's look again.
+/// Txq `a` is served in the round and returned backlogged (stamped with the round's
+/// number, listed again at the head). While the round looks at `a`'s entry a second time,
+/// the control context removes `a`, adds `b` in the same slot and wakes it (the entry
+/// becomes `b`'s, its stamp reset). If the round read `a`'s stamp and then finds the slot
+/// changed, the entry is `b`'s: it must look at it again, not end the round on it nor
+/// drop it. At each hand-out: the txq is `b` (the round never hands out `a` twice, S4).
+/// At the end `b`'s wake was not lost: if the round did not serve it, the next one does.
+#[test]
+fn model28_a_round_looks_again_at_a_reused_entry_it_had_stamped() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.wake_txq(a, NOW).unwrap();
+        let round = sched.start_round(Ac::Be);
+        let first = sched.next_txq(round, NOW).expect("a is listed");
+        assert_eq!(first.txq(), a);
+        sched.return_txq(first, TxqReturn::Backlogged, NOW);
+        let newcomer = Arc::new(AtomicU64::new(u64::MAX));
+        let served_b = flag();
+        let server = {
+            let (sched, newcomer, served_b) = (sched.clone(), newcomer.clone(), served_b.clone());
+            thread::spawn(move || {
+                while let Some(serving) = sched.next_txq(round, NOW) {
+                    let id = serving.txq();
+                    assert_ne!(id, a, "S4: the round handed out a twice");
+                    assert_eq!(id.to_raw(), newcomer.load(Ordering::SeqCst), "a txq nobody added was handed out");
+                    set(&served_b);
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                }
+            })
+        };
+        let control = {
+            let (sched, newcomer) = (sched.clone(), newcomer.clone());
+            thread::spawn(move || {
+                sched.remove_txq(a).unwrap();
+                if let Ok(b) = sched.add_txq(Some(sta), Tid::BE) {
+                    newcomer.store(b.to_raw(), Ordering::SeqCst);
+                    sched.wake_txq(b, NOW).unwrap();
+                }
+            })
+        };
+        server.join().unwrap();
+        control.join().unwrap();
+        let b = newcomer.load(Ordering::SeqCst);
+        if b != u64::MAX {
+            REUSED_28.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if !is_set(&served_b) {
+                let next = sched.start_round(Ac::Be);
+                let got = sched.next_txq(next, NOW).map(|serving| {
+                    let id = serving.txq();
+                    sched.return_txq(serving, TxqReturn::Empty, NOW);
+                    id.to_raw()
+                });
+                assert_eq!(got, Some(b), "S1: the newcomer's wake was lost");
+            }
+        }
+        unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
+    });
+    assert!(REUSED_28.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
+}
+
+/// Executions of model 28 in which the slot was reused (the model is not vacuous).
+static REUSED_28: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

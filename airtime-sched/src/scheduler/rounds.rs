@@ -159,6 +159,11 @@ impl Scheduler {
                         state.counters.count_skipped();
                         return None;
                     }
+                    // Weakened variant `stamp_changed_skips_look`, only to prove loom
+                    // model 28 catches it on this path: the entry left behind.
+                    if cfg!(airtime_weakened = "stamp_changed_skips_look") {
+                        continue 'entries;
+                    }
                     step = Step::Changed;
                 }
                 match step {
@@ -175,9 +180,10 @@ impl Scheduler {
                         // Removed or taken meanwhile: the entry is gone; look at the next.
                         Claim::Gone => continue 'entries,
                     },
-                    // Weakened variant `changed_skips_look`, only to prove loom model 27
-                    // catches it: the entry left behind, neither looked at again nor put
-                    // back, so the newcomer's wake is lost.
+                    // Weakened variant `changed_skips_look`, only to prove loom models 27
+                    // (a changed entry met by the deficit step) and 28 (by the stamp
+                    // check) catch it: the entry left behind, neither looked at again nor
+                    // put back, so the newcomer's wake is lost.
                     Step::Changed if cfg!(airtime_weakened = "changed_skips_look") => continue 'entries,
                     // A newcomer took the slot (and its entry, if woken) since the look:
                     // look at the entry again, as the newcomer's.
