@@ -18,7 +18,7 @@
 
 // The smallest scheduler the model needs, built here: `loom_common::small` has no
 // adaptive switch.
-use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, Tid, TxqReturn, Weight};
+use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, StationId, Tid, TxqReturn, Weight};
 
 const NOW: Instant = Instant::from_micros(1_000_000);
 use loom::sync::Arc;
@@ -27,24 +27,36 @@ use loom::thread;
 /// Configured BE limits: the learnt limit stays in [500, 2000].
 const LIMITS: (u32, u32) = (500, 2000);
 
+/// A scheduler with adaptive AQL on, `stations` station slots, one txq slot and the BE
+/// limits [`LIMITS`].
+fn adaptive(stations: u16) -> Scheduler {
+    let mut config = Config::default();
+    config.max_stations = stations;
+    config.max_txqs = 1;
+    config.adaptive_aql = true;
+    let sched = Scheduler::new(config).unwrap();
+    sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+    sched
+}
+
+/// One window of slack for `sta` on BE: two releases of 50 ms that each leave 60 ms in
+/// flight, so its learnt limit gives back an eighth (2000 to 1750).
+fn one_window_of_slack(sched: &Scheduler, sta: StationId) {
+    let keep = sched.charge_us(sta, Ac::Be, 60_000).unwrap();
+    for _ in 0..2 {
+        let go = sched.charge_us(sta, Ac::Be, 50_000).unwrap();
+        sched.release(go).unwrap();
+    }
+    sched.release(keep).unwrap();
+}
+
 #[test]
 fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
     loom::model(|| {
-        let mut config = Config::default();
-        config.max_stations = 1;
-        config.max_txqs = 1;
-        config.adaptive_aql = true;
-        let sched = Arc::new(Scheduler::new(config).unwrap());
-        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let sched = Arc::new(adaptive(1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
-        // One window of slack (two releases of 50 ms that each leave 60 ms behind): the
-        // limit shrinks by an eighth, to 1750, so that it has room to grow.
-        let keep = sched.charge_us(sta, Ac::Be, 60_000).unwrap();
-        for _ in 0..2 {
-            let go = sched.charge_us(sta, Ac::Be, 50_000).unwrap();
-            sched.release(go).unwrap();
-        }
-        sched.release(keep).unwrap();
+        // The limit shrinks to 1750, so that it has room to grow.
+        one_window_of_slack(&sched, sta);
         let high = |s: &Scheduler| s.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us();
         assert_eq!(high(&sched), 1750);
 
@@ -92,12 +104,7 @@ fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
 #[test]
 fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
     loom::model(|| {
-        let mut config = Config::default();
-        config.max_stations = 1;
-        config.max_txqs = 1;
-        config.adaptive_aql = true;
-        let sched = Arc::new(Scheduler::new(config).unwrap());
-        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let sched = Arc::new(adaptive(1));
         let old = sched.add_station(Weight::DEFAULT).unwrap();
         // The old occupant's own, lower limit, and a release that leaves it no slack:
         // what a late lesson would carry over.
@@ -123,12 +130,7 @@ fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
         // Its own first window (as in adaptive1): 10 ms of slack at each release, so it
         // gives back an eighth. A late lesson of the old occupant's (no slack) would
         // have kept it at 2000.
-        let keep = sched.charge_us(new, Ac::Be, 60_000).unwrap();
-        for _ in 0..2 {
-            let go = sched.charge_us(new, Ac::Be, 50_000).unwrap();
-            sched.release(go).unwrap();
-        }
-        sched.release(keep).unwrap();
+        one_window_of_slack(&sched, new);
         assert_eq!(limits(&sched).high_us(), 1750, "the old occupant's release reached the new one");
     });
 }
@@ -139,12 +141,7 @@ fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
 #[test]
 fn adaptive3_a_late_refusal_never_reaches_the_slots_next_occupant() {
     loom::model(|| {
-        let mut config = Config::default();
-        config.max_stations = 1;
-        config.max_txqs = 1;
-        config.adaptive_aql = true;
-        let sched = Arc::new(Scheduler::new(config).unwrap());
-        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let sched = Arc::new(adaptive(1));
         let old = sched.add_station(Weight::DEFAULT).unwrap();
         // Over its high limit: a check of it is refused.
         let held = sched.charge_us(old, Ac::Be, 3000).unwrap();
@@ -162,12 +159,7 @@ fn adaptive3_a_late_refusal_never_reaches_the_slots_next_occupant() {
                 let new = sched.add_station(Weight::DEFAULT).unwrap();
                 // The new occupant learns 1750 (one window of slack, as in adaptive1),
                 // never refused.
-                let keep = sched.charge_us(new, Ac::Be, 60_000).unwrap();
-                for _ in 0..2 {
-                    let go = sched.charge_us(new, Ac::Be, 50_000).unwrap();
-                    sched.release(go).unwrap();
-                }
-                sched.release(keep).unwrap();
+                one_window_of_slack(&sched, new);
                 new
             })
         };
@@ -194,23 +186,13 @@ fn adaptive4_a_round_records_refusals_only_for_the_txq_it_visited() {
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 2_000;
     builder.check(|| {
-        let mut config = Config::default();
-        config.max_stations = 2;
-        config.max_txqs = 1;
-        config.adaptive_aql = true;
-        let sched = Arc::new(Scheduler::new(config).unwrap());
-        sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
+        let sched = Arc::new(adaptive(2));
         let free = sched.add_station(Weight::DEFAULT).unwrap();
         // A deficit above what it has in flight: a visit of it finds no debt to top up,
         // only the refused check.
         let held = sched.add_station(Weight::new(4096).unwrap()).unwrap();
         // As in adaptive1: one window of slack shrinks station 1's limit to 1750.
-        let keep = sched.charge_us(held, Ac::Be, 60_000).unwrap();
-        for _ in 0..2 {
-            let go = sched.charge_us(held, Ac::Be, 50_000).unwrap();
-            sched.release(go).unwrap();
-        }
-        sched.release(keep).unwrap();
+        one_window_of_slack(&sched, held);
         let high = |s: &Scheduler| s.station_aql(held).unwrap().limits[Ac::Be.index()].high_us();
         assert_eq!(high(&sched), 1750);
         let last = sched.charge_us(held, Ac::Be, 1800).unwrap();
