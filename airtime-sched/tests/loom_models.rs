@@ -1229,6 +1229,29 @@ fn model19_a_reused_txq_slot_and_the_old_occupants_entry() {
     });
 }
 
+/// Counts the executions of a slot-reuse model that really reused the slot (a std
+/// atomic: it outlives loom's executions).
+#[derive(Clone)]
+struct Reused(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Reused {
+    fn count(&self, reused: bool) {
+        self.0.fetch_add(usize::from(reused), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Runs a slot-reuse model and fails if no execution reused the slot: such a model would
+/// pass without exploring its race. Two stations' slot setup and a removal's drain take
+/// these models past loom's default of 1000 branches per execution.
+fn check_reuse(model: impl Fn(Reused) + Sync + Send + 'static) {
+    let reused = Reused(Default::default());
+    let seen = reused.clone();
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 2_000;
+    builder.check(move || model(seen.clone()));
+    assert!(reused.0.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
+}
+
 /// For the models where a txq `old` is removed and a newcomer may take its slot: where
 /// the control context records the newcomer's raw id (`u64::MAX` until then), and the
 /// book's line of a handed-out txq (0 the old one, 1 the newcomer; any other is a txq
@@ -1401,11 +1424,7 @@ fn model21_may_transmit_and_a_walk_top_up_a_debt_once() {
 /// served or dropped with its txq (S1).
 #[test]
 fn model22_a_slot_reused_between_the_check_and_the_take() {
-    // Two stations' slot setup and the removal's drain take this model past loom's
-    // default of 1000 branches per execution.
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 2_000;
-    builder.check(|| {
+    check_reuse(|reused| {
         let sched = Arc::new(small(2, 1));
         let free = sched.add_station(Weight::DEFAULT).unwrap();
         let barred = sched.add_station(Weight::DEFAULT).unwrap();
@@ -1430,15 +1449,11 @@ fn model22_a_slot_reused_between_the_check_and_the_take() {
         server.join().unwrap();
         control.join().unwrap();
         let added = newcomer.load(Ordering::SeqCst) != u64::MAX;
-        REUSED_22.fetch_add(usize::from(added), std::sync::atomic::Ordering::Relaxed);
+        reused.count(added);
         sched.set_station_limits(barred, Ac::Be, AqlLimits::DEFAULT).unwrap();
         drain_book(unwrap_arc(sched), &book, 1 + u32::from(added), &index);
     });
-    assert!(REUSED_22.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
-
-/// Executions of model 22 in which the slot was reused (the model is not vacuous).
-static REUSED_22: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Model 23: a txq slot reused while `may_transmit` reads it. The driver asks whether
 /// txq `a` (station 0, not in debt) may send while the control context removes `a` and
@@ -1448,9 +1463,7 @@ static REUSED_22: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 /// airtime no visit of its own earned). At the end the invariants hold.
 #[test]
 fn model23_may_transmit_never_tops_up_a_newcomers_station() {
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 2_000;
-    builder.check(|| {
+    check_reuse(|reused| {
         let Reuse { sched, indebted, debt, a } = Reuse::new();
         let asker = {
             let sched = sched.clone();
@@ -1471,7 +1484,7 @@ fn model23_may_transmit_never_tops_up_a_newcomers_station() {
             thread::spawn(move || {
                 sched.remove_txq(a).unwrap();
                 if let Ok(b) = sched.add_txq(Some(indebted), Tid::BE) {
-                    REUSED_23.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    reused.count(true);
                     sched.wake_txq(b, NOW).unwrap();
                 }
             })
@@ -1480,11 +1493,7 @@ fn model23_may_transmit_never_tops_up_a_newcomers_station() {
         control.join().unwrap();
         unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
     });
-    assert!(REUSED_23.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
-
-/// Executions of model 23 in which the slot was reused (the model is not vacuous).
-static REUSED_23: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Model 24: a txq slot reused while a round reads it, the newcomer not woken. Txq `a`
 /// (station 0, not in debt) is listed; the control context removes it and adds a txq of
@@ -1495,9 +1504,7 @@ static REUSED_23: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 /// `next_txq`, and nothing is handed out but `a`. At the end the invariants hold.
 #[test]
 fn model24_a_round_never_tops_up_an_unwoken_newcomers_station() {
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 2_000;
-    builder.check(|| {
+    check_reuse(|reused| {
         let Reuse { sched, indebted, debt, a } = Reuse::new();
         let server = {
             let sched = sched.clone();
@@ -1521,7 +1528,7 @@ fn model24_a_round_never_tops_up_an_unwoken_newcomers_station() {
             thread::spawn(move || {
                 sched.remove_txq(a).unwrap();
                 if sched.add_txq(Some(indebted), Tid::BE).is_ok() {
-                    REUSED_24.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    reused.count(true);
                 }
             })
         };
@@ -1529,11 +1536,7 @@ fn model24_a_round_never_tops_up_an_unwoken_newcomers_station() {
         control.join().unwrap();
         unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
     });
-    assert!(REUSED_24.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
-
-/// Executions of model 24 in which the slot was reused (the model is not vacuous).
-static REUSED_24: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Model 25: a txq slot reused by a txq of another AC, which is served there, while a
 /// round reads the slot. BE txqs `a` (slot 0) and `c` (slot 1) are listed, `a` first.
@@ -1544,9 +1547,7 @@ static REUSED_24: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 /// `a`. At the end the invariants hold.
 #[test]
 fn model25_a_round_ends_only_on_its_own_txqs_stamps() {
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 2_000;
-    builder.check(|| {
+    check_reuse(|reused| {
         let sched = Arc::new(small(1, 2));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -1573,7 +1574,7 @@ fn model25_a_round_ends_only_on_its_own_txqs_stamps() {
             thread::spawn(move || {
                 sched.remove_txq(a).unwrap();
                 let Ok(b) = sched.add_txq(Some(sta), Tid::VI) else { return };
-                REUSED_25.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                reused.count(true);
                 sched.wake_txq(b, NOW).unwrap();
                 let round = sched.start_round(Ac::Vi);
                 while let Some(serving) = sched.next_txq(round, NOW) {
@@ -1586,11 +1587,7 @@ fn model25_a_round_ends_only_on_its_own_txqs_stamps() {
         control.join().unwrap();
         unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
     });
-    assert!(REUSED_25.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
-
-/// Executions of model 25 in which the slot was reused (the model is not vacuous).
-static REUSED_25: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Model 27: a txq slot reused, and the newcomer woken, while a round reads the slot.
 /// Txq `a` (station 0, not in debt, one frame) is listed; the control context removes it,
@@ -1603,9 +1600,7 @@ static REUSED_25: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 /// or dropped with its txq (S1): the newcomer's entry was not lost on the way.
 #[test]
 fn model27_a_round_looks_again_at_an_entry_whose_txq_changed() {
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 2_000;
-    builder.check(|| {
+    check_reuse(|reused| {
         let Reuse { sched, indebted, debt, a } = Reuse::new();
         let book = Arc::new(Book::new(&[1, 0])); // line 0: the old txq; line 1: the new one
         let (newcomer, index) = old_or_newcomer(a);
@@ -1627,14 +1622,10 @@ fn model27_a_round_looks_again_at_an_entry_whose_txq_changed() {
         server.join().unwrap();
         control.join().unwrap();
         let added = newcomer.load(Ordering::SeqCst) != u64::MAX;
-        REUSED_27.fetch_add(usize::from(added), std::sync::atomic::Ordering::Relaxed);
+        reused.count(added);
         drain_book(unwrap_arc(sched), &book, 1 + u32::from(added), &index);
     });
-    assert!(REUSED_27.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
-
-/// Executions of model 27 in which the slot was reused (the model is not vacuous).
-static REUSED_27: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Model 28: a txq slot reused, the newcomer on the same AC and woken, while a round that
 /// already served the old txq reads its entry again: the round-stamp path's look again.
@@ -1647,9 +1638,7 @@ static REUSED_27: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsiz
 /// At the end `b`'s wake was not lost: if the round did not serve it, the next one does.
 #[test]
 fn model28_a_round_looks_again_at_a_reused_entry_it_had_stamped() {
-    let mut builder = loom::model::Builder::new();
-    builder.max_branches = 2_000;
-    builder.check(|| {
+    check_reuse(|reused| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -1686,7 +1675,7 @@ fn model28_a_round_looks_again_at_a_reused_entry_it_had_stamped() {
         control.join().unwrap();
         let b = newcomer.load(Ordering::SeqCst);
         if b != u64::MAX {
-            REUSED_28.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            reused.count(true);
             if !is_set(&served_b) {
                 let next = sched.start_round(Ac::Be);
                 let got = sched.next_txq(next, NOW).map(|serving| {
@@ -1699,8 +1688,4 @@ fn model28_a_round_looks_again_at_a_reused_entry_it_had_stamped() {
         }
         unwrap_arc(sched).check_invariants_quiescent().expect("invariants hold when quiescent");
     });
-    assert!(REUSED_28.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
-
-/// Executions of model 28 in which the slot was reused (the model is not vacuous).
-static REUSED_28: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
