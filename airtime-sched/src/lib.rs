@@ -89,8 +89,9 @@
 //! PREEMPT_RT, where a preempted low-priority thread may not run for a long time, that
 //! one txq waits with it: there is no lock, so there is no priority inheritance either.
 //! The loom models in `tests/loom_list.rs` and `tests/loom_models.rs` check these
-//! claims on the real code, each with a deliberately broken variant that CI proves it
-//! catches.
+//! claims on the real code; every model of a lock-free path has a deliberately broken
+//! variant that CI proves it catches (the few without one check a behaviour no single
+//! weakening maps to, and say so).
 //!
 //! ## Where this differs from mainline, on purpose
 //! * Charges are tokens released exactly once, not a field in the frame's control block.
@@ -112,6 +113,17 @@
 //! * `next_txq` applies the laps in which nobody would be served at once, leaving the
 //!   deficits and list order that walking them leaves (mainline walks them under the AC
 //!   lock: at weight 1 and a large debt, many laps).
+//! * Removing a txq frees its slot at once but leaves its entry on the AC's list (a
+//!   lock-free list cannot unlink from the middle; mainline's `ieee80211_txq_purge`
+//!   does `list_del_init` under the AC lock): a round that meets the entry drops it,
+//!   and a txq added into the same slot on the same AC takes the entry over when first
+//!   woken, in its place, not at the head or the tail as a newly listed txq would be.
+//! * Under a concurrent completion, the lap skip is not exactly the walk it replaces:
+//!   it reads the lap's deficits in passes, so when a release makes the station it
+//!   serves eligible meanwhile, the other stations may keep the top-ups of laps the
+//!   walk would have stopped before. The difference is at most the skipped laps' weights
+//!   per station, never lifts a deficit above 0, and each station's deficit stays
+//!   within what some walk interleaved with the completion leaves (loom models 15, 16).
 //! * A txq returned [`TxqReturn::Stalled`] goes to the tail, where mainline's head
 //!   insertion would end every later round at it.
 //! * Weight 0 and inverted limits cannot be expressed ([`Weight`], [`AqlLimits`]).

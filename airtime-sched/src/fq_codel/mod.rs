@@ -1,5 +1,6 @@
-//! A reusable FQ-CoDel [`Txq`](crate::Txq): what mac80211 runs in each txq (reference
-//! section 3.14), over any frame type.
+//! A reusable FQ-CoDel [`Txq`](crate::Txq): what mac80211 runs in each txq
+//! (`ieee80211_txq_enqueue`, `ieee80211_tx_dequeue` over `fq_tin_dequeue` and
+//! `codel_dequeue`), over any frame type.
 //!
 //! # The algorithm, top-down
 //!

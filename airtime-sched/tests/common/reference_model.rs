@@ -36,6 +36,11 @@
 //!   `ieee80211_return_txq` would put a station txq back at the head and pin the round;
 //! * a wake while the txq is served is recorded (`woken`) and acted on when the server
 //!   returns it, instead of listing the txq under the server's feet;
+//! * removing a txq frees its slot at once but leaves its entry on the list (a lock-free
+//!   list cannot unlink from the middle): a round that meets the entry drops it, and a
+//!   txq added meanwhile into the same slot on the same AC takes the entry over when it
+//!   is woken, keeping its place (`inherit_entry`), where mainline would list the new
+//!   txq at the head or the tail;
 //! * [`Model::may_transmit`] is the crate's pull-mode check, not mainline's
 //!   `ieee80211_txq_may_transmit`, which rotates the txqs listed ahead of the asked one;
 //! * rounds: closing keeps the round number (`RoundPolicy::KeepNumber`), or, with
