@@ -23,6 +23,9 @@ pub struct Charge {
     /// Whether `station` carries the whole generation (a token from a charge) or only
     /// the four bits the raw form keeps (a token from [`Charge::from_raw`]).
     pub(crate) full_generation: bool,
+    /// The scheduler that made the charge (its `radio` number), checked at release; 0
+    /// for a token from [`Charge::from_raw`], which the raw form has no room to say.
+    pub(crate) radio: u32,
 }
 
 impl Charge {
@@ -47,8 +50,14 @@ impl Charge {
 
     /// A multicast charge of `airtime_us` (already quantised) on `ac`.
     #[inline]
-    pub(crate) const fn multicast(ac: Ac, airtime_us: u32) -> Charge {
-        Charge { station: StationId { index: MULTICAST_INDEX, generation: 0 }, ac, airtime_us, full_generation: true }
+    pub(crate) const fn multicast(ac: Ac, airtime_us: u32, radio: u32) -> Charge {
+        Charge {
+            station: StationId { index: MULTICAST_INDEX, generation: 0 },
+            ac,
+            airtime_us,
+            full_generation: true,
+            radio,
+        }
     }
 
     /// The access category charged.
@@ -77,7 +86,9 @@ impl Charge {
             | ((self.station.generation & 0xf) << 28)
     }
 
-    /// A token back from [`Charge::into_raw`]. Calling this twice for one stored value
+    /// A token back from [`Charge::into_raw`]. The raw form does not say which scheduler
+    /// made the charge, so any scheduler takes the token back: a driver with several
+    /// radios must release it on the one that charged it. Calling this twice for one stored value
     /// would release twice; the scheduler then detects the underflow and reports it
     /// ([`ReleaseError`](crate::ReleaseError)), but conservation is the caller's duty here.
     /// Returns `None` for a value no `into_raw` can produce (a zero charge).
@@ -93,6 +104,7 @@ impl Charge {
             ac,
             airtime_us: units * 4,
             full_generation: false,
+            radio: 0,
         })
     }
 }
@@ -141,7 +153,13 @@ mod tests {
             (17, 3, Ac::Be, 1912),
             (9, 0xffff_fffe, Ac::Vi, 8),
         ] {
-            let c = Charge { station: StationId { index, generation }, ac, airtime_us: us, full_generation: true };
+            let c = Charge {
+                station: StationId { index, generation },
+                ac,
+                airtime_us: us,
+                full_generation: true,
+                radio: 1,
+            };
             let raw = c.into_raw();
             assert_ne!(raw, 0);
             let back = Charge::from_raw(raw).unwrap();
@@ -150,7 +168,7 @@ mod tests {
             assert!(!back.full_generation, "only four bits of the generation survive");
         }
         assert_eq!(Charge::from_raw(0), None);
-        let mc = Charge::from_raw(Charge::multicast(Ac::Vi, 400).into_raw()).unwrap();
+        let mc = Charge::from_raw(Charge::multicast(Ac::Vi, 400, 1).into_raw()).unwrap();
         assert!(mc.is_multicast());
         assert_eq!((mc.station(), mc.ac(), mc.airtime_us()), (None, Ac::Vi, 400));
     }

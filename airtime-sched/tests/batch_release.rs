@@ -104,7 +104,7 @@ fn a_clean_pass_over_many_stations_releases_everything() {
         (0..64).map(|i| sched.charge_us(ids[i % 16], if i % 2 == 0 { Ac::Be } else { Ac::Vi }, 100).unwrap()).collect();
     assert_eq!(sched.total_pending_us(), 6400);
     let done = sched.release_batch(pass);
-    assert_eq!(done, BatchRelease { released: 64, unknown_station: 0, underflows: 0 });
+    assert_eq!(done, BatchRelease { released: 64, unknown_station: 0, underflows: 0, other_radio: 0 });
     assert!(done.is_clean());
     assert_eq!(sched.total_pending_us(), 0);
     let mut sched = sched;

@@ -1,10 +1,11 @@
 //! What must hold when two contexts drive one scheduler: each context's round is its
-//! own, and a `Serving` handle belongs to the scheduler that issued it. Regression
-//! tests for defects found in review, written as the sequences a second CPU produces.
+//! own, and a `Serving` handle, a charge and a round belong to the scheduler that issued
+//! them. Regression tests for defects found in review, written as the sequences a second
+//! CPU produces.
 
 mod common;
 
-use airtime_sched::{Ac, Tid, TxqReturn};
+use airtime_sched::{Ac, Charge, ReleaseError, Tid, TxqReturn};
 use common::{T0, sched, station_with_txq};
 
 /// A round ends at a txq it already handed out even while another context keeps
@@ -70,5 +71,69 @@ fn return_txq_on_another_scheduler_returns_the_txq_to_its_own() {
     s1.return_txq(again, TxqReturn::Empty, T0);
     s2.return_txq(held2, TxqReturn::Empty, T0);
     s1.check_invariants_quiescent().unwrap();
+    s2.check_invariants_quiescent().unwrap();
+}
+
+/// A charge belongs to the scheduler that made it: released on another radio's
+/// scheduler, whose station in the same slot has the same generation, it is refused
+/// there and leaves both counters as they were. Before charges carried their scheduler,
+/// the release took s2's pending airtime to 0 and s1 kept its 400 us for good.
+#[test]
+fn a_charge_released_on_another_scheduler_is_refused_and_changes_nothing() {
+    let (s1, mut s2) = (sched(), sched());
+    let (sta1, _) = station_with_txq(&s1, 256, Ac::Be);
+    let (sta2, _) = station_with_txq(&s2, 256, Ac::Be);
+    assert_eq!(sta1, sta2, "the same slot and generation in both");
+    let mine = s1.charge_us(sta1, Ac::Be, 400).unwrap();
+    let theirs = s2.charge_us(sta2, Ac::Be, 400).unwrap();
+    assert_eq!(s2.release(mine), Err(ReleaseError::OtherRadio));
+    assert_eq!((s1.ac_pending_us(Ac::Be), s2.ac_pending_us(Ac::Be)), (400, 400));
+    assert_eq!(s2.station_pending_us(sta2, Ac::Be), Ok(400));
+    // The same through a batch: counted apart, nothing released.
+    let (a, b) = (s1.charge_us(sta1, Ac::Be, 100).unwrap(), s1.charge_us(sta1, Ac::Be, 100).unwrap());
+    let done = s2.release_batch([a, theirs, b]);
+    assert_eq!((done.released, done.other_radio, done.unknown_station), (1, 2, 0));
+    assert!(!done.is_clean());
+    assert_eq!((s1.ac_pending_us(Ac::Be), s2.ac_pending_us(Ac::Be)), (600, 0));
+    // A multicast charge too.
+    let mc = s1.charge_multicast_us(Ac::Be, 40).unwrap();
+    assert_eq!(s2.release(mc), Err(ReleaseError::OtherRadio));
+    s2.check_invariants_quiescent().unwrap();
+}
+
+/// A raw token cannot say which scheduler made it (its 32 bits are taken), so any
+/// scheduler takes it back; the driver keeps the radio with the frame.
+#[test]
+fn a_raw_token_is_released_on_the_scheduler_it_is_handed_to() {
+    let s1 = sched();
+    let (sta, _) = station_with_txq(&s1, 256, Ac::Be);
+    let raw = s1.charge_us(sta, Ac::Be, 400).unwrap().into_raw();
+    assert_eq!(s1.release(Charge::from_raw(raw).unwrap()), Ok(()));
+    assert_eq!(s1.ac_pending_us(Ac::Be), 0);
+}
+
+/// A round belongs to the scheduler that started it: passed to another radio's
+/// scheduler it hands out nothing and stamps nothing there. Before rounds carried their
+/// scheduler, s1's round number 101 stamped s2's txq, and s2's next ten rounds of its
+/// own (numbers 1 to 10) each ended at it without serving it.
+#[test]
+fn a_round_of_another_scheduler_hands_out_nothing() {
+    let (s1, mut s2) = (sched(), sched());
+    for _ in 0..100 {
+        let _ = s1.start_round(Ac::Be);
+    }
+    let foreign = s1.start_round(Ac::Be);
+    assert_eq!(foreign.number(), 101);
+    let (_, q) = station_with_txq(&s2, 256, Ac::Be);
+    s2.wake_txq(q, T0).unwrap();
+    assert!(s2.next_txq(foreign, T0).is_none(), "s1's round hands out nothing on s2");
+    for _ in 0..10 {
+        let round = s2.start_round(Ac::Be);
+        let serving = s2.next_txq(round, T0).expect("s2's own round serves its backlogged txq");
+        s2.return_txq(serving, TxqReturn::Backlogged, T0);
+    }
+    let round = s2.start_round(Ac::Be);
+    let serving = s2.next_txq(round, T0).unwrap();
+    s2.return_txq(serving, TxqReturn::Empty, T0);
     s2.check_invariants_quiescent().unwrap();
 }

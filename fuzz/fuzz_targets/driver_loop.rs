@@ -479,7 +479,7 @@ impl World {
                 let chunk: Vec<Charge> = charges.by_ref().take(pass).collect();
                 let n = chunk.len() as u32;
                 let done = self.sched.release_batch(chunk);
-                assert_eq!(done, BatchRelease { released: n, unknown_station: 0, underflows: 0 }, "a pass of {n}");
+                assert_eq!(done, BatchRelease { released: n, unknown_station: 0, underflows: 0, other_radio: 0 }, "a pass of {n}");
                 assert!(done.is_clean());
             }
         }

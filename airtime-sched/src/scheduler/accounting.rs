@@ -30,7 +30,7 @@ impl Scheduler {
             ChargeRefused::NotLive => ChargeError::UnknownStation,
             ChargeRefused::Overflow => ChargeError::PendingOverflow,
         })?;
-        Ok(Charge { station, ac, airtime_us: us, full_generation: true })
+        Ok(Charge { station, ac, airtime_us: us, full_generation: true, radio: self.radio })
     }
 
     /// Records that the driver sends one frame on `ac` without a charge (a
@@ -78,11 +78,14 @@ impl Scheduler {
     /// [`ReleaseError::Underflow`].
     #[inline]
     pub fn release(&self, charge: Charge) -> Result<(), ReleaseError> {
+        if !self.made(&charge) {
+            return Err(ReleaseError::OtherRadio);
+        }
         // A release is a completion pass of one charge: the same protocol, in one place.
         if charge.is_multicast() {
             return self.release_multicast(charge.ac, charge.airtime_us);
         }
-        let Charge { station, ac, airtime_us, full_generation } = charge;
+        let Charge { station, ac, airtime_us, full_generation, .. } = charge;
         match self.release_station_part(station, full_generation, ac, airtime_us) {
             None => Err(ReleaseError::UnknownStation),
             Some(removed) => {
@@ -95,6 +98,13 @@ impl Scheduler {
                 }
             }
         }
+    }
+
+    /// Whether `charge` may be released here: this scheduler made it, or it came back
+    /// through [`Charge::from_raw`], which cannot say.
+    #[inline]
+    pub(crate) fn made(&self, charge: &Charge) -> bool {
+        charge.radio == self.radio || charge.radio == 0
     }
 
     /// Registers airtime the hardware measured for a station on `ac`

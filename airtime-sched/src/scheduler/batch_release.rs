@@ -22,7 +22,7 @@ use crate::sync::Ordering;
 use crate::{Ac, Charge, StationId};
 
 /// What a [`Scheduler::release_batch`] call did. Every charge handed in is counted in
-/// exactly one of `released` and `unknown_station`.
+/// exactly one of `released`, `unknown_station` and `other_radio`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[must_use = "unknown_station and underflows report charges a driver handed back wrongly"]
 pub struct BatchRelease {
@@ -36,13 +36,18 @@ pub struct BatchRelease {
     /// per (station, AC) sum that found less pending than it carried (a charge released
     /// twice); 0 in a correct driver.
     pub underflows: u32,
+    /// Charges made by another scheduler (another radio's): nothing is released for
+    /// them, as [`Scheduler::release`] refuses them with
+    /// [`ReleaseError::OtherRadio`](super::ReleaseError::OtherRadio); their airtime stays
+    /// pending on the scheduler that charged them.
+    pub other_radio: u32,
 }
 
 impl BatchRelease {
     /// Whether every charge was released with no clamp: what a correct driver sees.
     #[inline]
     pub fn is_clean(&self) -> bool {
-        self.unknown_station == 0 && self.underflows == 0
+        self.unknown_station == 0 && self.underflows == 0 && self.other_radio == 0
     }
 }
 
@@ -79,6 +84,10 @@ impl Scheduler {
                 GROUPS];
         let mut used = 0;
         for charge in charges {
+            if !self.made(&charge) {
+                out.other_radio = out.other_radio.saturating_add(1);
+                continue;
+            }
             if charge.is_multicast() {
                 // Multicast charges are few (station-less txqs): released one by one.
                 match self.release_multicast(charge.ac, charge.airtime_us) {

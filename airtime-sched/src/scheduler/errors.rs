@@ -90,6 +90,9 @@ pub enum ReleaseError {
     /// [`Charge::from_raw`](crate::Charge::from_raw)); it was clamped at 0 (A4) and
     /// counted in [`Scheduler::underflows`](crate::Scheduler::underflows).
     Underflow,
+    /// The charge was made by another scheduler (another radio's): nothing was
+    /// released here, and the airtime stays pending on the scheduler that charged it.
+    OtherRadio,
 }
 
 impl fmt::Display for ReleaseError {
@@ -97,6 +100,7 @@ impl fmt::Display for ReleaseError {
         match self {
             ReleaseError::UnknownStation => f.write_str("release for an unknown station slot"),
             ReleaseError::Underflow => f.write_str("pending airtime underflow (charge released twice?)"),
+            ReleaseError::OtherRadio => f.write_str("charge made by another radio's scheduler"),
         }
     }
 }

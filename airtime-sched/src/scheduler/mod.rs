@@ -93,6 +93,10 @@ impl AcState {
 /// See the [crate documentation](crate) for the layers and a driver's view.
 pub struct Scheduler {
     pub(crate) config: Config,
+    /// This scheduler's number, unique in the process (never 0): what its charges and
+    /// rounds carry, so that one handed to another radio's scheduler is refused there
+    /// instead of corrupting its counters.
+    pub(crate) radio: u32,
     pub(crate) stations: Box<[StationSlot]>,
     pub(crate) txqs: Box<[TxqSlot]>,
     pub(crate) acs: [AcState; Ac::COUNT],
@@ -116,6 +120,19 @@ pub struct Scheduler {
     pub(crate) retired: crate::list::HeadStack,
 }
 
+/// A number for a new scheduler: unique among the schedulers alive (it wraps after 2^32
+/// schedulers, skipping 0, which marks a charge from [`Charge::from_raw`](crate::Charge::from_raw)).
+fn next_radio() -> u32 {
+    // Not a loom atomic: an identity, not part of any modelled protocol.
+    static NEXT: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(1);
+    loop {
+        let radio = NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        if radio != 0 {
+            return radio;
+        }
+    }
+}
+
 impl core::fmt::Debug for Scheduler {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Scheduler")
@@ -136,6 +153,7 @@ impl Scheduler {
         let txqs: Vec<TxqSlot> = (0..config.max_txqs).map(|_| TxqSlot::new()).collect();
         let cap = usize::from(config.max_txqs);
         Ok(Scheduler {
+            radio: next_radio(),
             adjusted_limits: config.tx_no_pushback || config.adaptive_aql,
             config,
             stations: stations.into_boxed_slice(),

@@ -26,7 +26,7 @@ impl Scheduler {
         counter
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| p.checked_add(u64::from(us)))
             .map_err(|_| ChargeError::PendingOverflow)?;
-        Ok(Charge::multicast(ac, us))
+        Ok(Charge::multicast(ac, us, self.radio))
     }
 
     /// Takes a released multicast charge off its AC's budget; what the counter lacks

@@ -17,6 +17,9 @@ pub struct Round {
     pub(crate) ac: Ac,
     /// 0 when closed; otherwise the round's number (never 0, never reused).
     pub(crate) number: u64,
+    /// The scheduler that started it (its `radio` number): another radio's scheduler
+    /// hands out nothing in it.
+    pub(crate) radio: u32,
 }
 
 impl Round {

@@ -82,7 +82,7 @@ impl Scheduler {
         } else {
             0
         };
-        Round { ac, number }
+        Round { ac, number, radio: self.radio }
     }
 
     /// Whether `ac`'s pending airtime is under its PHY limit. The limit is at least the
@@ -111,8 +111,10 @@ impl Scheduler {
     }
 
     /// The next txq to serve in `round` (`ieee80211_next_txq`), or `None` when the AC is
-    /// closed, nothing eligible is listed, or the txq at the front was already handed
-    /// out in this round or a later one (which ends the round, S4). The returned handle
+    /// closed, nothing eligible is listed, the txq at the front was already handed
+    /// out in this round or a later one (which ends the round, S4), or `round` was
+    /// started on another scheduler (another radio's: nothing is read or stamped here,
+    /// so its numbers cannot end this scheduler's rounds early or late). The returned handle
     /// gives the caller sole service of the txq (S3) until it is returned.
     ///
     /// The txq handed out is the one whose station passed the deficit and AQL checks:
@@ -126,6 +128,7 @@ impl Scheduler {
         // Weakened variant `l3_round_only`, only to prove loom model 14 catches it: the
         // round's own flag alone, missing a close by another context's start.
         if !round.is_open()
+            || round.radio != self.radio
             || (!cfg!(airtime_weakened = "l3_round_only") && !round_open(state.round.load(Ordering::Acquire)))
         {
             return None;
