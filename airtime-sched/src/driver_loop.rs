@@ -82,16 +82,23 @@ pub struct RoundReport<F> {
     pub frames: u32,
     /// Txqs handed out by the scheduler.
     pub txqs_served: u32,
-    /// Frames pushed without a charge because their station has no entry in the
-    /// [`StationTable`] or was removed mid-round (the ring still gets them).
+    /// Frames of station txqs pushed without a charge: one whose charge failed after it
+    /// was dequeued (its station removed mid-turn; at most one per turn, which then
+    /// ends). Each is also counted by the scheduler
+    /// ([`AcCounters::uncharged_frames`](crate::AcCounters::uncharged_frames)), as are
+    /// station-less frames the driver does not price. Always 0 from
+    /// [`TxqTable::run_round`](crate::TxqTable::run_round), which keeps such a frame
+    /// back instead (`unpriced`).
     pub uncharged: u32,
     /// Frames the ring refused that wait in their txq's retry slot, their charges
     /// released until they are sent ([`TxqTable::run_round`](crate::TxqTable::run_round)
     /// only).
     pub held_back: u32,
-    /// Frames of station txqs kept back uncharged because no charge could be made
-    /// (station gone from the table or the scheduler;
-    /// [`TxqTable::run_round`](crate::TxqTable::run_round) only).
+    /// Frames of station txqs kept back, unsent and uncharged, because no charge could
+    /// be made: the station has no entry in the [`StationTable`] (here the frame at the
+    /// txq's head stays queued and the txq returns stalled), or, in
+    /// [`TxqTable::run_round`](crate::TxqTable::run_round), its charge failed (the frame
+    /// waits in the txq's retry slot).
     pub unpriced: u32,
     /// Why the round ended.
     pub end: RoundEnd,
@@ -152,6 +159,17 @@ where
             continue;
         };
         let station = serving.station();
+        // A station txq whose station the driver's table does not have cannot be priced:
+        // nothing is dequeued from it (sending it uncharged would switch AQL off for the
+        // txq, as nothing would ever fill its budget), and the frame at its head counts
+        // as kept back.
+        let entry = station.map(|sta| stations.station(sta));
+        if let Some(None) = entry {
+            report.unpriced += 1;
+            let outcome = if txq.is_empty() { TxqReturn::Empty } else { TxqReturn::Stalled };
+            sched.return_txq(serving, outcome, now);
+            continue;
+        }
         let mut progressed = false;
         let mut stop = None;
         loop {
@@ -171,11 +189,15 @@ where
                     break;
                 }
             };
-            let charge = match station {
-                Some(sta) => stations.station(sta).and_then(|st| serving.charge_frame(st, frame.len_bytes()).ok()),
+            let charge = match entry.flatten() {
+                Some(st) => serving.charge_frame(st, frame.len_bytes()).ok(),
                 None => stations.multicast_airtime_us(frame.len_bytes(), ac).and_then(|us| serving.charge_us(us).ok()),
             };
-            if charge.is_none() && station.is_some() {
+            // A station txq's frame whose charge failed after it was dequeued (its station
+            // was removed meanwhile): it goes out uncharged, counted, and the txq's turn
+            // ends with it, so at most one such frame per turn.
+            let last = charge.is_none() && station.is_some();
+            if last {
                 report.uncharged += 1;
             }
             let uncharged = charge.is_none();
@@ -187,6 +209,9 @@ where
                     }
                     report.frames += 1;
                     progressed = true;
+                    if last {
+                        break;
+                    }
                 }
                 Err(PushError { frame, charge, error }) => {
                     let kind = error.kind();

@@ -147,16 +147,72 @@ fn a_stopped_txq_keeps_its_frames_stays_listed_and_is_served_once_resumed() {
     s.check_invariants_quiescent().unwrap();
 }
 
+/// A station txq whose station the driver's table misses cannot be priced: sending its
+/// frames uncharged would switch AQL off for it (nothing fills its budget, so its check
+/// keeps passing and the loop sends until the ring is full). Its frames stay queued and
+/// count as kept back; once the table has the station again, they go out charged.
 #[test]
-fn frames_of_a_station_missing_from_the_table_are_pushed_uncharged_and_counted() {
+fn frames_of_a_station_missing_from_the_table_stay_queued_unsent_and_counted() {
     let mut s = sched();
-    let (mut txqs, _, _, _) = tables(&s, 3);
+    let (mut txqs, stas, _, txq) = tables(&s, 3);
     let no_stations: Vec<Option<Sta>> = (0..8).map(|_| None).collect();
     let mut ring = VecRing { room: 8, held: vec![] };
     let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &no_stations[..], &mut ring);
-    assert_eq!((r.frames, r.uncharged), (3, 3));
-    assert!(ring.held.iter().all(|(_, c)| c.is_none()));
-    assert_eq!(s.total_pending_us(), 0);
+    assert_eq!((r.frames, r.uncharged, r.unpriced, r.txqs_served), (0, 0, 1, 1));
+    assert!(ring.held.is_empty());
+    assert_eq!(txqs[txq.index()].as_ref().unwrap().frames.len(), 3, "nothing dequeued");
+    assert_eq!(s.ac_counters(Ac::Be).uncharged_frames, 0);
+    assert!(s.phy_limit_us(Ac::Be).is_some(), "stalled, still listed");
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.frames, r.uncharged, r.unpriced), (3, 0, 0));
+    assert!(ring.held.iter().all(|(_, c)| c.is_some()), "charged once the station is known");
+    release(&s, &mut ring);
+    s.check_invariants_quiescent().unwrap();
+}
+
+/// A txq whose station another context removes while it is served: the frame dequeued
+/// after the removal cannot be charged. It goes out uncharged (it left the txq already),
+/// counted in the report and by the scheduler, and the turn ends with it: one such frame
+/// per turn at most, never a run of them.
+#[test]
+fn a_station_removed_mid_turn_sends_at_most_one_uncharged_frame() {
+    struct RemovesAfterFirst<'a> {
+        q: Q,
+        sched: &'a Scheduler,
+        sta: StationId,
+        departing: Option<airtime_sched::DepartingStation>,
+    }
+    impl Txq for RemovesAfterFirst<'_> {
+        type Frame = F;
+        type Error = Stopped;
+        fn dequeue(&mut self, now: Instant) -> Result<Option<F>, Stopped> {
+            let frame = self.q.dequeue(now);
+            // The second frame is out: the "other context" removes the station now,
+            // before that frame is charged.
+            if self.q.frames.len() == 2 && self.departing.is_none() {
+                self.departing = Some(self.sched.remove_station(self.sta).unwrap());
+            }
+            frame
+        }
+        fn peek_len(&self) -> Option<u32> {
+            self.q.peek_len()
+        }
+    }
+    let mut s = sched();
+    let (_, stas, sta, txq) = tables(&s, 0);
+    let q = Q { frames: (0..4).map(F).collect(), stopped: false };
+    let mut txqs: Vec<Option<RemovesAfterFirst<'_>>> = (0..8).map(|_| None).collect();
+    txqs[txq.index()] = Some(RemovesAfterFirst { q, sched: &s, sta, departing: None });
+    let mut ring = VecRing { room: 8, held: vec![] };
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.frames, r.uncharged, r.unpriced), (2, 1, 0));
+    assert!(ring.held[0].1.is_some() && ring.held[1].1.is_none(), "charged, then one uncharged");
+    assert_eq!(s.ac_counters(Ac::Be).uncharged_frames, 1);
+    let left = txqs[txq.index()].take().unwrap();
+    assert_eq!(left.q.frames.len(), 2, "the turn ended with the uncharged frame");
+    let departing = left.departing.expect("removed mid-turn");
+    release(&s, &mut ring);
+    assert!(departing.is_drained(&s));
     s.check_invariants_quiescent().unwrap();
 }
 

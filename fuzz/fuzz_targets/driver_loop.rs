@@ -339,7 +339,7 @@ enum Op {
         txq: u16,
     },
     /// The driver drops its record of a station without telling the scheduler: its
-    /// txqs' frames go out uncharged.
+    /// txqs' frames cannot be priced and stay queued (the drain purges them).
     ForgetStation {
         sta: u16,
     },
@@ -953,6 +953,17 @@ fuzz_target!(|input: Input| {
     }
     for s in w.d.stas.0.iter_mut().flatten() {
         s.fails = false;
+    }
+    // A txq whose station the driver forgot cannot be priced, so the loop never sends
+    // its frames: the driver purges them, as it would with the station.
+    for id in w.ids.clone() {
+        let Ok((Some(st), _)) = w.sched.txq_info(id) else { continue };
+        if w.d.stas.0[st.index()].is_none() {
+            if let Some(q) = w.d.txqs.0[id.index()].as_mut() {
+                w.discarded += q.frames.len() as u64;
+                q.frames.clear();
+            }
+        }
     }
     for _ in 0..20_000 {
         while !w.d.refused.is_empty() {
