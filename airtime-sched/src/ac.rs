@@ -97,10 +97,51 @@ impl Tid {
     pub const VO: Tid = Tid(6);
     /// TID 7, user priority 7: network control (NC), on [`Ac::Vo`].
     pub const NC: Tid = Tid(7);
+    /// TID 8, the first of the eight TIDs 802.11 keeps for traffic streams (TSPEC);
+    /// mac80211 maps 8..=15 onto the ACs as it maps 0..=7 (masked with 7): BE.
+    pub const TS8: Tid = Tid(8);
+    /// TID 9, traffic stream: on [`Ac::Bk`], as TID 1.
+    pub const TS9: Tid = Tid(9);
+    /// TID 10, traffic stream: on [`Ac::Bk`], as TID 2.
+    pub const TS10: Tid = Tid(10);
+    /// TID 11, traffic stream: on [`Ac::Be`], as TID 3.
+    pub const TS11: Tid = Tid(11);
+    /// TID 12, traffic stream: on [`Ac::Vi`], as TID 4.
+    pub const TS12: Tid = Tid(12);
+    /// TID 13, traffic stream: on [`Ac::Vi`], as TID 5.
+    pub const TS13: Tid = Tid(13);
+    /// TID 14, traffic stream: on [`Ac::Vo`], as TID 6.
+    pub const TS14: Tid = Tid(14);
+    /// TID 15, traffic stream: on [`Ac::Vo`], as TID 7.
+    pub const TS15: Tid = Tid(15);
     /// The per-station management-frame TID (mac80211's TID 16), on [`Ac::Vo`].
     pub const MGMT: Tid = Tid(16);
     /// The eight user-priority TIDs, 0..=7, in number order.
     pub const USER_PRIORITIES: [Tid; 8] = [Tid::BE, Tid::BK, Tid::SPARE, Tid::EE, Tid::CL, Tid::VI, Tid::VO, Tid::NC];
+    /// The eight traffic-stream TIDs, 8..=15, in number order.
+    pub const TRAFFIC_STREAMS: [Tid; 8] =
+        [Tid::TS8, Tid::TS9, Tid::TS10, Tid::TS11, Tid::TS12, Tid::TS13, Tid::TS14, Tid::TS15];
+    /// Every TID a txq may have, 0..=16, in number order: the sixteen data TIDs, then
+    /// [`Tid::MGMT`].
+    pub const ALL: [Tid; 17] = [
+        Tid::BE,
+        Tid::BK,
+        Tid::SPARE,
+        Tid::EE,
+        Tid::CL,
+        Tid::VI,
+        Tid::VO,
+        Tid::NC,
+        Tid::TS8,
+        Tid::TS9,
+        Tid::TS10,
+        Tid::TS11,
+        Tid::TS12,
+        Tid::TS13,
+        Tid::TS14,
+        Tid::TS15,
+        Tid::MGMT,
+    ];
 
     /// A TID from its number; 0..=15 are data TIDs, 16 is [`Tid::MGMT`].
     pub const fn new(tid: u8) -> Result<Tid, InvalidTid> {
@@ -165,6 +206,14 @@ mod tests {
             (Tid::VI, 5, Ac::Vi),
             (Tid::VO, 6, Ac::Vo),
             (Tid::NC, 7, Ac::Vo),
+            (Tid::TS8, 8, Ac::Be),
+            (Tid::TS9, 9, Ac::Bk),
+            (Tid::TS10, 10, Ac::Bk),
+            (Tid::TS11, 11, Ac::Be),
+            (Tid::TS12, 12, Ac::Vi),
+            (Tid::TS13, 13, Ac::Vi),
+            (Tid::TS14, 14, Ac::Vo),
+            (Tid::TS15, 15, Ac::Vo),
             (Tid::MGMT, 16, Ac::Vo),
         ];
         for (tid, number, ac) in named {
@@ -172,6 +221,12 @@ mod tests {
             assert_eq!(Tid::new(number), Ok(tid));
         }
         for (i, tid) in Tid::USER_PRIORITIES.iter().enumerate() {
+            assert_eq!(usize::from(tid.get()), i);
+        }
+        for (i, tid) in Tid::TRAFFIC_STREAMS.iter().enumerate() {
+            assert_eq!(usize::from(tid.get()), 8 + i);
+        }
+        for (i, tid) in Tid::ALL.iter().enumerate() {
             assert_eq!(usize::from(tid.get()), i);
         }
     }
