@@ -63,8 +63,9 @@ pub trait Ring {
     fn has_room(&self, ac: Ac) -> bool;
 
     /// Hands a frame and its charge to the hardware, which keeps the charge until the
-    /// frame completes (then the driver releases it). Frames of station-less txqs carry
-    /// no charge (mainline does not charge multicast). On refusal both come back.
+    /// frame completes (then the driver releases it). A station-less (multicast) txq's
+    /// frame carries a charge of its AC's multicast budget when the driver prices
+    /// multicast frames, and none otherwise. On refusal both come back.
     fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>>;
 
     /// The turn of txq `txq` ended (the ready loops call it after the last push of each

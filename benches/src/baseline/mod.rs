@@ -4,19 +4,20 @@
 //! the benchmarks measure exactly these choices:
 //! * one `parking_lot::Mutex` per AC (`active_txq_lock[ac]`) around the AC's doubly
 //!   linked list of txqs ([`list::TxqList`]), the round number, every station's deficit
-//!   (`s32`), `last_active` and airtime statistics on that AC (2.1, 2.2);
+//!   (`s32`), `last_active` and airtime statistics on that AC (`struct airtime_info`, `struct airtime_sched_info`);
 //! * `next_txq` walks the list exactly as `ieee80211_next_txq` does, laps included
-//!   (3.4): a station txq with a negative effective deficit is topped up by its weight and
+//!   (`ieee80211_sta_deficit`): a station txq with a negative effective deficit is topped up by its weight and
 //!   moved to the tail; the walk ends when the head comes round with nothing eligible;
-//! * wake and return insert at the head (station txq with frames) or the tail (3.2), and
+//! * wake and return insert at the head (station txq with frames) or the tail (`__ieee80211_schedule_txq`), and
 //!   a station with debt that was active within 100 ms stays listed (keep-active);
-//! * round start runs the per-AC PHY check (3.6) with an O(n) walk of the list and
+//! * round start runs the per-AC PHY check (`ieee80211_txq_schedule_airtime_check`) with an O(n) walk of the list and
 //!   mainline's unsigned 32-bit arithmetic (n = 0 wraps to "no limit"), and resets the
-//!   round number to 0 when it fails (3.3, before the seed's fix);
-//! * AQL counters are atomics outside the lock (3.9) and the station check (3.5) reads
+//!   round number to 0 when it fails (`ieee80211_txq_schedule_start` before the seed's fix);
+//! * AQL counters are atomics outside the lock (`ieee80211_sta_update_pending_airtime`)
+//!   and the station check (`ieee80211_txq_airtime_check`) reads
 //!   them without it;
 //! * registered airtime takes the AC lock and charges the deficit only for stations
-//!   active within 100 ms (3.10).
+//!   active within 100 ms (`ieee80211_register_airtime`).
 //!
 //! Like mainline, it does not stop a second context from serving a txq that a wake
 //! re-listed while it was held (invariant S3 is the driver's job there).
