@@ -193,6 +193,12 @@ impl TailRing {
     /// make that undercount, never overcount. Never a wrapped difference (a torn read
     /// once made it ~1025: a ~2.5 s PHY limit).
     pub(crate) fn len(&self) -> u64 {
+        // Weakened variant, only to prove loom model ring1 catches it: what this was when
+        // review found it, one read of each end and a wrapping difference.
+        if cfg!(airtime_weakened = "len_single_read") {
+            let (tail, head) = (self.tail.load(Ordering::Acquire), self.head.load(Ordering::Acquire));
+            return tail.wrapping_sub(head).min(self.capacity());
+        }
         let mut tail = self.tail.load(Ordering::Acquire);
         let mut head = self.head.load(Ordering::Acquire);
         for _ in 0..4 {
@@ -353,5 +359,51 @@ mod tests {
         }
         assert_eq!(next, [per, per]);
         assert_eq!(q.pop(), None);
+    }
+}
+
+/// Loom models of the ring itself (in the crate: the ring is not public). Run with
+/// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched
+/// --lib ring1_`; CI proves the weakened variant `len_single_read` is caught.
+#[cfg(all(test, loom))]
+mod loom_models {
+    use super::*;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// Model ring1: `len` read while another context pops, pushes back and pops twice
+    /// (a txq served and returned backlogged, then two more served: the sequence that
+    /// made a read of `tail` then `head` see `head` past the `tail` it read, and wrap).
+    /// The ring never holds more than two entries, so no read may say more; the count is
+    /// checked at the read itself, and the ring is empty at the end.
+    #[test]
+    fn ring1_len_never_counts_more_than_the_ring_held() {
+        loom::model(|| {
+            let ring = Arc::new(TailRing::new(8));
+            ring.push(0).unwrap();
+            ring.push(1).unwrap();
+            let mover = {
+                let ring = ring.clone();
+                thread::spawn(move || {
+                    let first = ring.pop().expect("two entries");
+                    ring.push(first).unwrap();
+                    ring.pop().expect("two entries");
+                    ring.pop().expect("one entry");
+                })
+            };
+            // The reader on a spawned thread too: loom preempts the model's main thread
+            // less thoroughly.
+            let reader = {
+                let ring = ring.clone();
+                thread::spawn(move || {
+                    let n = ring.len();
+                    assert!(n <= 2, "len {n}: the ring never held more than 2 entries");
+                })
+            };
+            mover.join().unwrap();
+            reader.join().unwrap();
+            assert_eq!(ring.len(), 0);
+            assert_eq!(ring.pop(), None);
+        });
     }
 }
