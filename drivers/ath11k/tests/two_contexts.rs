@@ -3,24 +3,33 @@
 //! full, every completion status), while a third context adds and removes stations and
 //! changes weights. The adapter is shared as `&Ath11k` (an `Arc`): no lock around it.
 //!
+//! The wake thread wakes a txq only after it enqueued to it (mac80211's order), so a
+//! txq with frames is served only while the scheduler keeps it listed.
+//!
 //! Checked throughout:
 //! * every station's pending airtime on each AC stays within its high AQL limit plus
 //!   one frame (checked after every round by the wake thread and by the control thread);
+//! * the core's live invariant check (`Scheduler::check_invariants`, what a debugfs read
+//!   runs on the shared scheduler) never reports a violation: an observer thread runs
+//!   it back to back, and the wake, completion and control contexts run it after each
+//!   wake, completion pass and control operation;
 //! * every MSDU completes once: the status sink never sees a frame twice;
-//! * at each pause between phases (threads joined): the core's invariant checker, and
-//!   conservation: every frame enqueued is in a txq, a retry slot, the hardware, handed
-//!   back by the status sink, purged with a removed txq, or handed back by an enqueue
-//!   that raced a removal.
+//! * at each pause between phases (threads joined): the core's exact invariant checker,
+//!   and conservation: every frame enqueued is in a txq, a retry slot, the hardware,
+//!   handed back by the status sink, purged with a removed txq, or handed back by an
+//!   enqueue that raced a removal.
 //!
-//! Checked at the end, after a drain and the radio's shutdown: every frame enqueued was
-//! completed, freed with a status, or handed back; pending airtime is 0 for the radio
-//! and every station; no release error, no underflow.
+//! Checked at the end: with the senders stopped, rounds alone (no wake) deliver every
+//! frame still queued, so a txq left with frames but unlisted (a lost wake) fails the
+//! test; then, after the radio's shutdown, every frame enqueued was completed, freed
+//! with a status, or handed back; pending airtime is 0 for the radio and every station;
+//! no release error, no underflow.
 
 mod common;
 
 use airtime_ath11k::hal::{RingId, TxStatus};
 use airtime_ath11k::sim_hal::{SimConfig, SimHal};
-use airtime_ath11k::{Ath11k, Config};
+use airtime_ath11k::{AcSet, Ath11k, Config};
 use airtime_sched::txqs::EnqueueError;
 use airtime_sched::{Ac, Instant, RingErrorKind, StationId, Tid, TxqId, Weight};
 use common::{Pkt, Q, Shared};
@@ -73,7 +82,17 @@ struct World {
     /// Sequence numbers the status sink returned (each once).
     seen: Mutex<HashSet<u64>>,
     one_frame_us: u32,
+    /// Live invariant checks run during the phases, per context.
+    live_checks: [AtomicU64; CONTEXTS],
 }
+
+/// The contexts that run the live invariant check.
+const CONTEXTS: usize = 4;
+const CONTEXT_NAMES: [&str; CONTEXTS] = ["wake", "completion", "control", "observer"];
+const WAKE: usize = 0;
+const COMPLETION: usize = 1;
+const CONTROL: usize = 2;
+const OBSERVER: usize = 3;
 
 impl World {
     fn now(&self) -> Instant {
@@ -98,6 +117,16 @@ impl World {
                 );
             }
         }
+    }
+
+    /// The core's invariant check on the live, shared scheduler (what a debugfs read
+    /// runs while the radio transmits), from context `who`: it must never report a
+    /// violation, whatever the other contexts are doing.
+    fn check_live(&self, who: usize) {
+        if let Err(e) = self.radio.scheduler().check_invariants() {
+            panic!("{} context: live invariant check failed: {e:?}", CONTEXT_NAMES[who]);
+        }
+        self.live_checks[who].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Moves the frames the status sink returned into `seen`, each exactly once.
@@ -173,6 +202,19 @@ impl World {
         queued
     }
 
+    /// The live txqs that hold frames: where a lost wake leaves them.
+    fn txqs_with_frames(&self) -> Vec<TxqId> {
+        let all = self.all_txqs.lock().unwrap();
+        all.iter()
+            .filter(|(id, shared, accepted)| {
+                self.radio.scheduler().txq_info(*id).is_ok()
+                    && (!shared.fifo.lock().unwrap().is_empty()
+                        || accepted.load(Ordering::Relaxed) > shared.pulled.load(Ordering::Relaxed))
+            })
+            .map(|t| t.0)
+            .collect()
+    }
+
     /// Frames that are not in a txq: retry slots, the hardware, returned in any way.
     fn outside_txqs(&self) -> u64 {
         u64::from(self.radio.held_frames())
@@ -190,6 +232,7 @@ impl World {
 
 /// Runs the wake, completion and control contexts for `ms` milliseconds.
 fn phase(world: &Arc<World>, seed: u64, ms: u64) {
+    let checks_before: Vec<u64> = world.live_checks.iter().map(|c| c.load(Ordering::Relaxed)).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let wake = {
         let (w, stop) = (world.clone(), stop.clone());
@@ -211,16 +254,20 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
                             let fifo = s.fifo.lock().unwrap().len() as u64;
                             fifo + accepted.load(Ordering::Relaxed).saturating_sub(s.pulled.load(Ordering::Relaxed))
                         });
-                        if backlog < 100 {
-                            for _ in 0..rng.below(4) {
-                                w.send(*txq, &accepted);
-                            }
+                        let sent = if backlog < 100 { rng.below(4) } else { 0 };
+                        for _ in 0..sent {
+                            w.send(*txq, &accepted);
                         }
-                        cpu = (cpu + 1) % 6; // rings 0, 1, 2, 0, ...: shared with the completion path
-                        let _ = w.radio.wake_tx_queue(*txq, cpu, w.now());
-                        w.check_limits(&live);
+                        // Woken only after an enqueue: a txq that keeps frames must stay
+                        // listed by itself, or the drain at the end finds them.
+                        if sent > 0 {
+                            cpu = (cpu + 1) % 6; // rings 0, 1, 2, 0, ...: shared with the completion path
+                            let _ = w.radio.wake_tx_queue(*txq, cpu, w.now());
+                            w.check_limits(&live);
+                        }
                     }
                 }
+                w.check_live(WAKE);
                 std::thread::yield_now();
             }
         })
@@ -259,9 +306,20 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
                 assert!(pass.work_done <= 32);
                 w.radio.poll_airtime_reports(16, now);
                 w.collect_done();
+                w.check_live(COMPLETION);
                 std::thread::yield_now();
             }
             hal.hold_rings(false);
+        })
+    };
+    // A debugfs reader: the live check back to back, on the scheduler the others use.
+    let observer = {
+        let (w, stop) = (world.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                w.check_live(OBSERVER);
+                std::thread::yield_now();
+            }
         })
     };
     // The control context: station churn and weight changes, with frames in flight.
@@ -285,10 +343,18 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
         }
         let live = world.live.lock().unwrap().clone();
         world.check_limits(&live);
+        world.check_live(CONTROL);
     }
     stop.store(true, Ordering::Relaxed);
     wake.join().expect("wake thread");
     completion.join().expect("completion thread");
+    observer.join().expect("observer thread");
+    // Every context ran the live check during the phase, the observer many times.
+    for (who, before) in checks_before.iter().enumerate() {
+        let ran = world.live_checks[who].load(Ordering::Relaxed) - before;
+        let least = if who == OBSERVER { 10 } else { 1 };
+        assert!(ran >= least, "{} context ran {ran} live invariant checks", CONTEXT_NAMES[who]);
+    }
     // A txq removed while a round served it comes back now.
     world.radio.reap_removed(|q| world.purge(q));
     world.collect_done();
@@ -317,6 +383,7 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
         purged: AtomicU64::new(0),
         seen: Mutex::new(HashSet::new()),
         one_frame_us,
+        live_checks: Default::default(),
     });
     for peer in 0..6u16 {
         world.add_station(peer, 256);
@@ -338,13 +405,18 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
     assert!(s.held_for_retry > 0, "refused frames were kept: {s:?}");
     assert!(world.entered.load(Ordering::Relaxed) > 1000, "the threads ran");
 
-    // Drain: the firmware completes everything, rounds deliver what is queued.
+    // Drain: the firmware completes everything, and rounds deliver what is queued. No
+    // txq is woken here: one with frames that its last wake failed to list stays
+    // unserved, and the drain never ends.
     let w = &world;
     let hal = w.radio.hal();
     let mut drained = false;
     // Simulated time from here on: each step completes what the firmware holds.
     let mut t = w.now();
-    for _ in 0..100_000 {
+    let left = w.queued() + u64::from(w.radio.held_frames());
+    assert!(left > 0, "frames were still queued when the senders stopped: the drain has work");
+    let every_ac: AcSet = Ac::ALL.into_iter().collect();
+    for _ in 0..20_000 {
         if w.queued() == 0
             && w.radio.held_frames() == 0
             && w.radio.outstanding_msdus() == 0
@@ -360,18 +432,16 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
         hal.advance(t);
         w.radio.poll_tx_completions(64, 0, now);
         w.collect_done();
-        let live = w.live.lock().unwrap().clone();
-        for l in &live {
-            for (txq, _) in &l.txqs {
-                let _ = w.radio.wake_tx_queue(*txq, 1, now);
-            }
-        }
+        // A round on every AC whatever the pass reaped (a timer's rounds): it serves
+        // only the txqs the scheduler has listed.
+        w.radio.run_rounds(every_ac, 1, now);
     }
     assert!(
         drained,
-        "rounds alone deliver every frame still queued (no wake lost): queued {}, held {}, outstanding {}, \
-         completions {}, in flight {}, rings {:?}, stats {:?}, pending {}",
+        "rounds alone deliver the {left} frames still queued (no wake lost): queued {} in txqs {:?}, held {}, \
+         outstanding {}, completions {}, in flight {}, rings {:?}, stats {:?}, pending {}",
         w.queued(),
+        w.txqs_with_frames(),
         w.radio.held_frames(),
         w.radio.outstanding_msdus(),
         hal.completions_waiting(),
