@@ -18,6 +18,7 @@
 //! | `unguarded_control` | control writes do not hold the slot against reuse | `ctl4`, `ctl5` |
 //! | `default_no_follow` | a station's limits do not follow a default that changed meanwhile | `ctl6`, `ctl7` |
 //! | `check_no_reread` | the live invariant check does not reread a station's word, so a reuse meanwhile looks like a violation | `ctl9` |
+//! | `departed_refused` | airtime reported after its station's removal is refused, and lost | `ctl8` |
 #![cfg(loom)]
 
 mod loom_common;

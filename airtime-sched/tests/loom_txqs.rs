@@ -10,10 +10,10 @@
 //! | variant | what it undoes | caught by |
 //! |---|---|---|
 //! | `enqueue_unheld` | an enqueue checks the txq is live but does not hold it, so the slot can be reused before its push | `txq1` |
-//! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq1` |
+//! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq1`, `txq4` |
 //! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
-//! | `wake_serving` | a wake that arrives during service is dropped | `txq3` |
+//! | `wake_serving` | a wake that arrives during service is dropped | `txq3`, `txq5` |
 //! | `may_transmit_serving` | a claim (`TxqTable::claim`, `may_transmit`) takes a txq another context serves | `txq6`, `txq7` |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,

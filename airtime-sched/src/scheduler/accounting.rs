@@ -156,6 +156,11 @@ impl Scheduler {
         rx_us: u32,
         e: SchedError,
     ) -> Result<(), SchedError> {
+        // Weakened variant, only to prove loom model ctl8 catches it: airtime that
+        // arrives after its station's removal is refused, and lost.
+        if cfg!(airtime_weakened = "departed_refused") {
+            return Err(e);
+        }
         if !self.stations.get(station.index()).is_some_and(|s| s.has_departed(station)) {
             return Err(e);
         }

@@ -58,7 +58,17 @@ impl Scheduler {
         let state = &self.acs[ac.index()];
         let open = !self.aql_enabled() || self.ac_under_phy_limit(ac);
         let policy = self.config.round_policy;
+        // Weakened variant, only to prove loom model 1 catches it: the number read and
+        // written in two steps, so two contexts starting rounds at once can take one.
+        #[cfg(airtime_weakened = "round_load_store")]
+        let previous: Result<u64, u64> = {
+            let w = state.round.load(Ordering::Acquire);
+            let n = round_number(w).wrapping_add(1) & !OPEN;
+            state.round.store(if open { OPEN | n.max(1) } else { w }, Ordering::Release);
+            Ok(w)
+        };
         // AcqRel: publishes the new number to next_txq calls that Acquire it.
+        #[cfg(not(airtime_weakened = "round_load_store"))]
         let previous = state.round.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
             let n = round_number(w);
             Some(match (open, policy) {
