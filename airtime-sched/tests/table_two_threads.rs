@@ -4,9 +4,13 @@
 //!   (station-less frames uncharged), and the station's pending airtime stays within its
 //!   AQL limit plus the frame just charged;
 //! * every frame completes at most once, and once the producers stop, rounds alone
-//!   deliver every frame still queued (no wake lost);
-//! * at the end every frame enqueued was completed or handed back, and no airtime is
-//!   pending.
+//!   deliver every frame still queued (no wake lost): after that drain no txq holds a
+//!   frame in its queue, its retry slot or its intake (where an enqueue whose wake was
+//!   lost leaves it); then, one frame at a time to txqs left idle, every enqueue's own
+//!   wake lists its txq, checked after each;
+//! * at the end every frame enqueued was completed, or handed back while the threads
+//!   ran (by an enqueue that raced a removal, or with a txq removed during the churn),
+//!   and no airtime is pending.
 
 mod common;
 
@@ -150,6 +154,36 @@ impl Shared {
         n
     }
 
+    /// Rounds and completions, no wake, until neither moves a frame: serves only the
+    /// txqs the scheduler has listed.
+    fn drain(&self) {
+        for _ in 0..100_000 {
+            let pushed = self.round();
+            let completed = self.complete(usize::MAX);
+            if pushed == 0 && completed == 0 {
+                return;
+            }
+        }
+        panic!("the drain did not settle");
+    }
+
+    /// Every frame enqueued was completed or handed back: none waits in a queue, a
+    /// retry slot or an intake (frames there are not handed back until their txq is
+    /// removed).
+    fn assert_all_delivered(&self, when: &str) {
+        let (enqueued, completed, back) = (
+            self.enqueued.load(Ordering::Relaxed),
+            self.completed.lock().unwrap().len() as u64,
+            self.handed_back.load(Ordering::Relaxed),
+        );
+        assert_eq!(
+            enqueued - back,
+            completed,
+            "{when}: {} frames enqueued to live txqs were not delivered by rounds (a lost wake)",
+            (enqueued - back).saturating_sub(completed)
+        );
+    }
+
     fn reap(&self, removed: RemovedTxq<Fifo>) {
         let mut n = removed.queue.0.len() as u64 + removed.intake.count() as u64;
         if let Some(r) = removed.retry {
@@ -273,12 +307,21 @@ fn two_contexts_with_churn_keep_every_frame_and_charge_exact_at_every_step() {
         s.reap(removed);
     }
     // Producers stopped: rounds alone must deliver every queued frame (no wake lost).
-    for _ in 0..100_000 {
-        let pushed = s.round();
-        let completed = s.complete(usize::MAX);
-        if pushed == 0 && completed == 0 {
-            break;
+    s.drain();
+    s.assert_all_delivered("after the run");
+    // Then enqueues to idle txqs, where the enqueue's own wake is the only thing that
+    // lists the txq: each time, one frame per txq, then rounds alone, and every frame
+    // must have been delivered. (During the run the producer enqueued to every txq each
+    // pass, so a lost wake was healed by the next enqueue; here it is not.)
+    let idle = if cfg!(miri) { 5 } else { 300 };
+    for i in 0..idle {
+        for (sta, txq) in s.live.lock().unwrap().clone() {
+            let frame = Pkt { seq: seq.fetch_add(1, Ordering::Relaxed), station: sta, txq };
+            s.table.enqueue(txq, frame, now()).map_err(|e| e.to_string()).expect("a live txq takes the frame");
+            s.enqueued.fetch_add(1, Ordering::Relaxed);
         }
+        s.drain();
+        s.assert_all_delivered(&format!("after idle enqueue {i}"));
     }
     for (sta, txq) in s.live.lock().unwrap().clone() {
         if std::env::var("DIAG").is_ok() {
@@ -296,21 +339,28 @@ fn two_contexts_with_churn_keep_every_frame_and_charge_exact_at_every_step() {
             None => s.table.remove_txq(txq).unwrap(),
         }
     }
-    while let Some(removed) = s.table.take_removed() {
+    // After the drain every txq is empty everywhere: its queue, its retry slot, and its
+    // intake, which holds the frames of an enqueue whose wake was lost (rounds never
+    // reach an unlisted txq, so only its removal would hand them back).
+    let mut removed_at_end = 0;
+    while let Some(RemovedTxq { id, queue, retry, intake }) = s.table.take_removed() {
+        removed_at_end += 1;
+        let in_intake = intake.count();
         assert!(
-            removed.queue.0.is_empty() && removed.retry.is_none(),
-            "frames left behind after the drain in {:?} ({} queued, retry {}): a lost wake",
-            removed.id,
-            removed.queue.0.len(),
-            removed.retry.is_some()
+            queue.0.is_empty() && retry.is_none() && in_intake == 0,
+            "frames left behind after the drain in {id:?} ({} queued, retry {}, {in_intake} in the intake): a lost wake",
+            queue.0.len(),
+            retry.is_some(),
         );
-        s.reap(removed);
     }
+    assert!(removed_at_end > 0, "the last txqs were removed and checked");
     let mut completed = s.completed.lock().unwrap().clone();
     let n = completed.len() as u64;
     completed.sort_unstable();
     completed.dedup();
     assert_eq!(completed.len() as u64, n, "a frame completed twice");
+    // Nothing was handed back at the final removals (checked above), so every frame
+    // enqueued was sent and completed, or handed back during the run.
     assert_eq!(s.enqueued.load(Ordering::Relaxed), n + s.handed_back.load(Ordering::Relaxed), "frames lost");
     assert_eq!(s.table.scheduler().total_pending_us(), 0, "airtime left pending");
     eprintln!("completed {n}, handed back {}", s.handed_back.load(Ordering::Relaxed));
