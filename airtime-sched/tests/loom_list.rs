@@ -78,20 +78,38 @@ fn list2_the_phy_limit_never_counts_an_entry_twice() {
 /// List 3: a wake that finds its txq listed already must not be lost to a server that
 /// takes the txq at the same time and misses the frame. The enqueue is a plain Release
 /// store (a driver's lock-free ring); the server reads the frame count after taking the
-/// txq, returns it empty if it saw none. At the end, a frame left means the txq is
-/// listed again.
+/// txq, returns it empty if it saw none. Checked at each step: the live invariants
+/// after the wake and after the return; and, by whichever of the two contexts finishes
+/// last, at its own last step (the other one is done): a frame left means the txq is
+/// listed, so a round hands it out.
 #[test]
 fn list3_a_wake_of_a_listed_txq_is_not_lost_to_a_concurrent_take() {
+    /// Run by the context that finishes second: a frame left must be listed.
+    fn no_frame_stranded(sched: &airtime_sched::Scheduler, frames: &AtomicU32) {
+        if frames.load(Ordering::Acquire) != 0 {
+            let round = sched.start_round(Ac::Be);
+            let again = sched.next_txq(round, NOW);
+            assert!(again.is_some(), "a frame is left and its txq is not listed: the wake was lost");
+            if let Some(serving) = again {
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+            }
+        }
+    }
     loom::model(|| {
         let sched = Arc::new(small(1, 1));
         let a = sched.add_txq(None, Tid::BE).unwrap();
         sched.wake_txq(a, NOW).unwrap(); // listed, nothing to send yet
         let frames = Arc::new(AtomicU32::new(0));
+        let finished = Arc::new(AtomicU32::new(0));
         let producer = {
-            let (sched, frames) = (sched.clone(), frames.clone());
+            let (sched, frames, finished) = (sched.clone(), frames.clone(), finished.clone());
             thread::spawn(move || {
                 frames.store(1, Ordering::Release);
                 sched.wake_txq(a, NOW).unwrap();
+                sched.check_invariants().expect("after the wake");
+                if finished.fetch_add(1, Ordering::AcqRel) == 1 {
+                    no_frame_stranded(&sched, &frames);
+                }
             })
         };
         let round = sched.start_round(Ac::Be);
@@ -102,16 +120,12 @@ fn list3_a_wake_of_a_listed_txq_is_not_lost_to_a_concurrent_take() {
                 frames.store(0, Ordering::Relaxed);
             }
             sched.return_txq(serving, TxqReturn::Empty, NOW);
+            sched.check_invariants().expect("after the return");
+        }
+        if finished.fetch_add(1, Ordering::AcqRel) == 1 {
+            no_frame_stranded(&sched, &frames);
         }
         producer.join().unwrap();
-        if frames.load(Ordering::Acquire) != 0 {
-            let round = sched.start_round(Ac::Be);
-            let again = sched.next_txq(round, NOW);
-            assert!(again.is_some(), "a frame is left and its txq is not listed: the wake was lost");
-            if let Some(serving) = again {
-                sched.return_txq(serving, TxqReturn::Empty, NOW);
-            }
-        }
     });
 }
 
@@ -134,11 +148,22 @@ fn list4_a_removal_counts_its_dead_entry_on_its_own_ac_while_the_slot_is_reused(
         // main thread, loom explored a single interleaving here.
         let adder = {
             let sched = sched.clone();
-            thread::spawn(move || sched.add_txq(None, vi).ok())
+            thread::spawn(move || {
+                let new = sched.add_txq(None, vi).ok();
+                sched.check_invariants().expect("after the add");
+                new
+            })
         };
         let remover = {
             let sched = sched.clone();
-            thread::spawn(move || sched.remove_txq(old).unwrap())
+            thread::spawn(move || {
+                sched.remove_txq(old).unwrap();
+                // At once, whatever the adder is doing (it lists nothing): both entries
+                // are dead, so neither AC counts a listed txq in its PHY limit.
+                assert_eq!(sched.phy_limit_us(Ac::Be), None, "BE's dead entry still counted");
+                assert_eq!(sched.phy_limit_us(Ac::Vi), None, "VI counts a dead entry");
+                sched.check_invariants().expect("after the removal");
+            })
         };
         remover.join().unwrap();
         let new = adder.join().unwrap();
