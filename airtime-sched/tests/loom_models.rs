@@ -36,6 +36,7 @@
 //! | 25 | a txq slot reused by another AC's txq, served there, while a round reads it | the round ends only on its own stamps |
 //! | 27 | a txq slot reused and the newcomer woken while a round tops up what it read | the newcomer is looked at again, none lost |
 //! | 28 | a txq slot reused and the newcomer woken while a round reads the stamp it left on the old txq | the newcomer is looked at again, none lost |
+//! | 29 | two completions put the only station back in debt between a walk's laps | the walk gives up after `MAX_LAPS` (some execution must), keeping the txq listed |
 //!
 //! A model that cannot fail proves nothing: each weakened variant below
 //! (`AIRTIME_WEAKENED=NAME` in the environment of the loom build, which the crate's
@@ -54,7 +55,7 @@
 //! `stamp_changed_skips_look` (28). Model 26 is
 //! `adaptive4` in `loom_adaptive.rs`.
 //! `round_load_store` (1: the round number taken in two steps), `release_store` (2),
-//! `default_no_follow` (13), `boost_rest_skipped` (16).
+//! `default_no_follow` (13), `boost_rest_skipped` (16), `max_laps_unlisted` (29).
 //!
 //! Two limits of loom shape the oracles. A loom SeqCst load may return a flag's initial
 //! value after another thread's SeqCst store, and loom leaves a plain store that races a
@@ -1076,6 +1077,59 @@ fn model16_a_completion_during_a_walk_of_laps() {
         sched.return_txq(next, TxqReturn::Empty, NOW);
         unwrap_arc(sched).check_invariants_quiescent().unwrap();
     });
+}
+
+/// Model 29: a walk of laps gives up after three laps (`MAX_LAPS`) when another context
+/// keeps putting the only station back in debt between them. Station 0 (weight 1) owes
+/// 1 us; two completions register 1 us of its airtime each while a context walks. At each step: the walk ends (it serves, or gives up); the station it serves
+/// has paid its debt at that moment; a walk that gave up left the txq listed, so a
+/// round after the registrations serves it. Some execution must give up, so the model
+/// cannot pass without reaching that path.
+#[test]
+fn model29_a_walk_kept_in_debt_gives_up_after_max_laps_and_keeps_the_txq() {
+    let gave_up = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = gave_up.clone();
+    walking_laps().check(move || {
+        let sched = Arc::new(small(1, 1));
+        sched.set_aql_enabled(false);
+        let sta = sched.add_station(Weight::new(1).unwrap()).unwrap();
+        let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.wake_txq(txq, NOW).unwrap();
+        // A new station's deficit is its weight (1): 2 us used leaves it owing 1.
+        sched.register_airtime(sta, Ac::Be, 2, 0, NOW).unwrap();
+        // Two completions, each on a thread of its own, so that each can land between
+        // two laps without spending a preemption to stop between them.
+        let completions: Vec<_> = (0..2)
+            .map(|_| {
+                let sched = sched.clone();
+                thread::spawn(move || sched.register_airtime(sta, Ac::Be, 1, 0, NOW).unwrap())
+            })
+            .collect();
+        let server = {
+            let sched = sched.clone();
+            thread::spawn(move || {
+                let round = sched.start_round(Ac::Be);
+                let serving = sched.next_txq(round, NOW)?;
+                let d = sched.deficit_us(sta, Ac::Be).unwrap();
+                // Served: its debt was paid at the visit (a registration may land since).
+                assert!((-2..=1).contains(&d), "served with deficit {d}");
+                sched.return_txq(serving, TxqReturn::Empty, NOW);
+                Some(())
+            })
+        };
+        for c in completions {
+            c.join().unwrap();
+        }
+        if server.join().unwrap().is_none() {
+            seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            // It gave up for its round, not for good: the txq is still listed.
+            let round = sched.start_round(Ac::Be);
+            let serving = sched.next_txq(round, NOW).expect("a walk that gave up lost the txq");
+            sched.return_txq(serving, TxqReturn::Empty, NOW);
+        }
+        unwrap_arc(sched).check_invariants_quiescent().unwrap();
+    });
+    assert!(gave_up.load(std::sync::atomic::Ordering::Relaxed) > 0, "no walk reached MAX_LAPS");
 }
 
 /// Model 17: wake and completion on different ACs, at the cross-AC threshold. The

@@ -30,7 +30,8 @@ use crate::{Ac, Instant, TxqId};
 /// wraps (at a round a nanosecond it would take 292 years).
 const OPEN: u64 = 1 << 63;
 /// Laps one `next_txq` call may walk before it gives up for this round (a bound that
-/// only concurrent changes can reach: after the skip, the next lap serves).
+/// only concurrent changes can reach: after the skip, the next lap serves; loom model
+/// 29 reaches it with two completions landing between laps).
 const MAX_LAPS: u32 = 3;
 
 #[inline]
@@ -313,6 +314,12 @@ impl Scheduler {
         self.drop_dead_front(state, ac);
         *laps += 1;
         if !lap.eligible || *laps >= MAX_LAPS {
+            // Weakened variant, only to prove loom model 29 catches it: the walk that
+            // gives up takes an entry off the list again (with one txq listed, the one
+            // it just put back), so that txq is lost.
+            if cfg!(airtime_weakened = "max_laps_unlisted") && *laps >= MAX_LAPS {
+                let _ = state.list.pop();
+            }
             return true;
         }
         // Nobody served in a whole lap: skip the laps that would serve nobody either
