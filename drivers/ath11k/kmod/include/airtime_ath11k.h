@@ -504,8 +504,12 @@ int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq)
  * @handle: set to the txq's handle on success (a station-less txq has no peer
  *	id to name it by); a stale handle is refused, never aliased
  *
- * Its frames are scheduled in the AC's rounds like a station's, but never
- * charged to AQL: they add no pending airtime.
+ * Its frames are scheduled in the AC's rounds like a station's and never
+ * count against a station's AQL limits or the radio's pending airtime. They
+ * go out uncharged until airtime_set_multicast_rate() gives them a price;
+ * from then on each is charged to its AC's multicast budget
+ * (airtime_set_multicast_limit_us(), airtime_multicast_pending_us()), which
+ * stops the AC's station-less txqs once reached while AQL is on.
  *
  * Context: Process context; no radio lock.
  * Return: 0; -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs;
@@ -766,14 +770,20 @@ int airtime_radio_get_counters(struct airtime_radio *radio, struct airtime_radio
  * airtime_radio_check() - check the invariants that hold at every instant
  * @radio: the radio
  *
- * The scheduler's invariants that hold while the radio runs (each txq listed
- * at most once and only when marked so, station words of the right
- * generation), safe beside the wake and completion contexts. Costs
- * O(max_txqs) and a GFP_ATOMIC allocation of about max_txqs bytes, which is
- * infallible on the Rust side (a failure ends in BUG()): for debugfs and
- * self-tests, not the data path.
+ * The scheduler's checks that are exact while the radio runs, safe beside the
+ * wake and completion contexts: no AC has an open round numbered 0; every
+ * txq's state word is a combination the operations write (a txq marked
+ * orphaned only while it is live and marked listed on its AC; woken only
+ * while a context serves it; never both being set up and live); every station
+ * slot has low limits not above its high ones and a nonzero weight; and the
+ * per-AC AQL words of each live or removed station count for that station's
+ * generation (a slot reused meanwhile is skipped). It does not walk the AC
+ * lists (a txq listed twice, or listed without its mark), nor compare pending
+ * airtime with the stations' sum: those are exact only at rest
+ * (airtime_radio_check_idle()). One read of each txq and station slot,
+ * O(max_txqs + max_stations); no allocation, no lock.
  *
- * Context: Process context or softirq; no lock needed.
+ * Context: Any context but hard IRQ; no lock needed.
  * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.
  */
 int airtime_radio_check(struct airtime_radio *radio);
@@ -782,10 +792,19 @@ int airtime_radio_check(struct airtime_radio *radio);
  * airtime_radio_check_idle() - check every invariant, exactly, at rest
  * @radio: the radio
  *
- * With no other call on @radio running (both contexts stopped): the exact
- * scheduler check (pending airtime per AC equal to the sum over its stations)
- * and the adapter's (no pending airtime when no frame is in the hardware or a
- * retry slot). Same cost and allocation as airtime_radio_check().
+ * With no other call on @radio running (both contexts stopped), the
+ * scheduler's exact check: pending airtime per AC equal to the sum over its
+ * stations; each AC's list holding each txq at most once and exactly the txqs
+ * marked listed on that AC, and its listed count matching; no open round
+ * numbered 0; no txq held, woken or being set up, and orphan marks only on
+ * live listed txqs; each station slot's AQL words open exactly while it has a
+ * live occupant (closed and empty when free) and, like its deficit, airtime
+ * counters and activity stamp, tagged for that occupant; no control write in
+ * flight; the limits and weight of each live station valid. Then the
+ * adapter's own: no station or multicast airtime pending when no frame is in
+ * the hardware or a retry slot. O(max_txqs + max_stations), and one
+ * GFP_ATOMIC allocation of max_txqs bytes, infallible on the Rust side (its
+ * failure ends in BUG()): for debugfs and self-tests, not the data path.
  *
  * Context: Process context or softirq, the radio at rest.
  * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.

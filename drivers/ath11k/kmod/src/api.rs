@@ -10,10 +10,11 @@
 //! lock: every function but `airtime_radio_destroy()` and
 //! `airtime_radio_check_idle()` takes the radio shared (the adapter's entry points
 //! take `&self`) and may run at once with any other, from any context but hard
-//! IRQ. No function sleeps; after `airtime_radio_create()` only the invariant
-//! checks allocate (`GFP_ATOMIC`). Removed txqs and drained stations go back to
-//! the driver through the optional `txq_released` and `sta_drained` callbacks,
-//! from the removals, `airtime_radio_reap()` and `airtime_radio_destroy()`.
+//! IRQ. No function sleeps; after `airtime_radio_create()` only
+//! `airtime_radio_check_idle()` allocates (`GFP_ATOMIC`). Removed txqs and drained
+//! stations go back to the driver through the optional `txq_released` and
+//! `sta_drained` callbacks, from the removals, `airtime_radio_reap()` and
+//! `airtime_radio_destroy()`.
 //!
 //! Station txqs are named by (peer id, TID). Station-less txqs (a vif's
 //! multicast or management queue) have no peer id: `airtime_mcast_txq_add()`
@@ -427,8 +428,10 @@ fn mcast_txq(radio: &CRadio, handle: u64) -> Result<TxqId, Errno> {
 }
 
 /// Registers a station-less txq (a vif's multicast queue, or its management
-/// queue on TID 16) on `tid`; its frames are scheduled like a station's but
-/// never charged to AQL (no station). Writes its handle to `*handle`.
+/// queue on TID 16) on `tid`; its frames are scheduled like a station's and never
+/// count against a station's limits or the stations' pending airtime: uncharged
+/// until [`airtime_set_multicast_rate`] prices them, then charged to their AC's
+/// multicast budget. Writes its handle to `*handle`.
 ///
 /// # Safety
 ///
@@ -887,8 +890,10 @@ pub unsafe extern "C" fn airtime_radio_get_counters(radio: *mut CRadio, counters
     })())
 }
 
-/// The scheduler's invariants that hold at every instant (`Scheduler::check_invariants`),
-/// from any context while the radio runs (a debugfs read, a periodic self-check).
+/// The scheduler's invariants that hold at every instant (`Scheduler::check_invariants`:
+/// round numbers, txq state words, station limits and weights, AQL word generations),
+/// from any context while the radio runs (a debugfs read, a periodic self-check). No
+/// allocation.
 ///
 /// # Safety
 ///
@@ -903,8 +908,9 @@ pub unsafe extern "C" fn airtime_radio_check(radio: *mut CRadio) -> i32 {
     })())
 }
 
-/// Every invariant, exactly, with the radio at rest: the scheduler's quiescent check,
-/// and no pending airtime when no frame is in the hardware or a retry slot.
+/// Every invariant, exactly, with the radio at rest: the scheduler's quiescent check
+/// (`Scheduler::check_invariants_quiescent`, which allocates `max_txqs` bytes), and no
+/// pending airtime when no frame is in the hardware or a retry slot.
 ///
 /// # Safety
 ///
