@@ -328,6 +328,156 @@ static int t_complete(struct t_hw *hw, struct airtime_radio *radio, const struct
 	return calls;
 }
 
+/* Frames of txq @q (frames i % 2 == q) in the MSDU tables: in the hardware. */
+static u32 t_inflight(struct t_hw *hw, u32 q)
+{
+	u32 r, i, n = 0;
+	struct t_frame *f;
+
+	for (r = 0; r < AIRTIME_TCL_RINGS; r++) {
+		for (i = 0; i < T_MSDU_SLOTS; i++) {
+			f = hw->msdu[r][i].frame;
+			if (hw->used[r][i] && (f - hw->frames) % 2 == q)
+				n++;
+		}
+	}
+	return n;
+}
+
+/*
+ * The per-txq AQL query (mainline's ieee80211_txq_aql_pending()) of stations
+ * 1 and 2's BE txqs (txq[0] and txq[1]) against what is in the hardware: each
+ * is its station's charged airtime in flight, one frame's charge per frame
+ * (all 1500 bytes, priced alike), 0 with nothing in flight, and the two add up
+ * to BE's pending airtime. @charge is set to one frame's charge, 0 if nothing
+ * is in flight. Returns 0, or fails with the mismatch in @msg.
+ */
+static int t_txq_pending(struct t_hw *hw, struct airtime_radio *radio, u32 *charge, char *msg, size_t len)
+{
+	struct airtime_radio_stats stats;
+	u32 q[2], n[2], k;
+	int ret = 0;
+
+	*charge = 0;
+	CHECK(!RADIO_CALL(hw, airtime_radio_get_stats(radio, &stats)), "get_stats");
+	for (k = 0; k < 2; k++) {
+		CHECK(!RADIO_CALL(hw, airtime_txq_aql_pending_us(radio, k + 1, 0, &q[k])), "txq_aql_pending_us(%u)",
+		      k + 1);
+		n[k] = t_inflight(hw, k);
+		CHECK(!n[k] == !q[k] && (!n[k] || q[k] % n[k] == 0), "station %u: %u us pending for %u frames in flight",
+		      k + 1, q[k], n[k]);
+		if (n[k] && !*charge)
+			*charge = q[k] / n[k];
+		CHECK(!n[k] || q[k] == n[k] * *charge, "station %u: %u us for %u frames of %u us", k + 1, q[k], n[k],
+		      *charge);
+	}
+	CHECK(q[0] + q[1] == stats.pending_us[AIRTIME_AC_BE] && stats.pending_us[AIRTIME_AC_BE] == stats.total_pending_us,
+	      "per-txq pending %u + %u us, BE %u us, total %u us", q[0], q[1], stats.pending_us[AIRTIME_AC_BE],
+	      stats.total_pending_us);
+out:
+	return ret;
+}
+
+#define T_TURN_FRAMES	3	/* t_turn_budget()'s frames per turn */
+#define T_TURN_QUEUED	8	/* frames per station in t_turn_budget() */
+
+/*
+ * The per-turn budget (AIRTIME_RADIO_TURN_BUDGET), on a radio of its own with
+ * AQL off (charges still counted), so that only the budget and the txqs' frames
+ * end a turn: the configurations refused; stations 1 and 2 with T_TURN_QUEUED
+ * frames each on BE; a wake of station 1 sends T_TURN_FRAMES; a wake of
+ * station 2 then serves it T_TURN_FRAMES in a round that serves station 1
+ * again, no more than that; the per-txq query charges each station for its
+ * frames in flight; every later round (run by a NAPI poll) sends at most
+ * T_TURN_FRAMES per txq, until all are back with nothing pending. @rounds is
+ * set to the rounds that sent frames.
+ */
+static int t_turn_budget(u32 *rounds, char *msg, size_t len)
+{
+	static struct airtime_tx_status st[AIRTIME_TCL_RINGS * 8];
+	struct airtime_radio_config cfg;
+	struct airtime_radio *radio = NULL;
+	struct t_hw *hw;
+	u64 now = 1000;
+	u32 i, n, k, done, before[2], sent[2], charge, next_status = 0;
+	int ret = 0, err = 0, r;
+
+	*rounds = 0;
+	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+	if (!hw) {
+		snprintf(msg, len, "no memory for the turn budget test");
+		return -ENOMEM;
+	}
+	t_config(hw, &cfg);
+	cfg.flags |= AIRTIME_RADIO_TURN_BUDGET;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "turn budget with neither bound: err %d", err);
+	t_config(hw, &cfg);
+	cfg.turn_frames = T_TURN_FRAMES;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "turn_frames without the flag: err %d", err);
+	t_config(hw, &cfg);
+	cfg.turn_airtime_us = 4000;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "turn_airtime_us without the flag: err %d", err);
+	t_config(hw, &cfg);
+	cfg.flags |= AIRTIME_RADIO_TURN_BUDGET | AIRTIME_RADIO_AQL_DISABLED;
+	cfg.turn_frames = T_TURN_FRAMES;
+	radio = airtime_radio_create(&cfg, &err);
+	CHECK(radio, "create with a turn budget: err %d", err);
+
+	for (k = 0; k < 2; k++) {
+		CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, k + 1, 256)), "sta_add(%u)", k + 1);
+		CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, k + 1, 0, &hw->txq[k])), "txq_add(%u, 0)", k + 1);
+	}
+	for (i = 0; i < 2 * T_TURN_QUEUED; i++)
+		t_enqueue(&hw->txq[i % 2], &hw->frames[i]);
+
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 0, now));
+	CHECK(r == T_TURN_FRAMES && hw->txq[0].count == T_TURN_QUEUED - T_TURN_FRAMES,
+	      "station 1's wake pushed %d, %u left of %u", r, hw->txq[0].count, T_TURN_QUEUED);
+	before[0] = hw->txq[0].count;
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 2, 0, 0, now));
+	sent[0] = before[0] - hw->txq[0].count;
+	sent[1] = T_TURN_QUEUED - hw->txq[1].count;
+	CHECK(sent[1] == T_TURN_FRAMES && sent[0] <= T_TURN_FRAMES && r == sent[0] + sent[1],
+	      "station 2's wake pushed %d: %u of station 2, %u of station 1 (budget %u)", r, sent[1], sent[0],
+	      T_TURN_FRAMES);
+	*rounds = 2;
+	r = t_txq_pending(hw, radio, &charge, msg, len);
+	CHECK(!r && charge, "%s", r ? msg : "no charge in flight");
+
+	/* The completions run the next rounds: each sends at most the budget per txq. */
+	for (i = 0; i < 400 && hw->returned < 2 * T_TURN_QUEUED; i++) {
+		now += 500;
+		n = t_firmware(hw, st, 8, &next_status);
+		for (done = 0; done < n; done += r) {
+			before[0] = hw->txq[0].count;
+			before[1] = hw->txq[1].count;
+			r = RADIO_CALL(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
+			CHECK(r > 0 && r <= T_BUDGET, "tx_complete: %d", r);
+			sent[0] = before[0] - hw->txq[0].count;
+			sent[1] = before[1] - hw->txq[1].count;
+			CHECK(sent[0] <= T_TURN_FRAMES && sent[1] <= T_TURN_FRAMES,
+			      "a poll's round sent %u and %u frames (budget %u)", sent[0], sent[1], T_TURN_FRAMES);
+			*rounds += sent[0] || sent[1];
+		}
+		r = t_txq_pending(hw, radio, &charge, msg, len);
+		CHECK(!r, "%s", msg);
+	}
+	CHECK(hw->returned == 2 * T_TURN_QUEUED && !hw->double_returns && !hw->bad_callbacks,
+	      "%u of %u frames back, %u twice, %u bad callbacks", hw->returned, 2 * T_TURN_QUEUED,
+	      hw->double_returns, hw->bad_callbacks);
+	r = t_txq_pending(hw, radio, &charge, msg, len);
+	CHECK(!r && !charge, "after the drain: %s", r ? msg : "airtime still pending");
+	CHECK(!RADIO_CALL(hw, airtime_radio_check_idle(radio)), "invariants after the budgeted drain");
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 0, "destroy handed back %d frames", r);
+out:
+	if (radio)
+		airtime_radio_destroy(radio);
+	kfree(hw);
+	return ret;
+}
+
 /**
  * airtime_capi_selftest() - the C self-test of the adapter API
  * @msg: buffer for the result, always NUL-terminated
@@ -349,7 +499,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 	u8 mcs;
 	char *text;
 	u64 now = 1000;
-	u32 i, n, done, next_status = 0, calls = 0, max_pass = 0, peak = 0, pushed = 0;
+	u32 i, n, done, next_status = 0, calls = 0, max_pass = 0, peak = 0, pushed = 0, charge = 0, turn_rounds;
 	int ret = 0, err = 0, r;
 
 	if (!msg || !len)
@@ -416,6 +566,9 @@ int airtime_capi_selftest(char *msg, size_t len)
 	}
 	CHECK(pushed > 0 && pushed <= T_RING_SLOTS, "first rounds pushed %u frames into a %u-slot ring", pushed,
 	      T_RING_SLOTS);
+	/* The per-txq query: each station charged for its frames in the hardware. */
+	r = t_txq_pending(hw, radio, &charge, msg, len);
+	CHECK(!r && charge, "%s", r ? msg : "no charge in flight after the first rounds");
 
 	/* The firmware completes; each NAPI poll takes at most its budget. */
 	for (i = 0; i < 400 && hw->returned < T_FRAMES; i++) {
@@ -460,6 +613,8 @@ int airtime_capi_selftest(char *msg, size_t len)
 	      "after the drain: %u us pending, %u outstanding, %u held", stats.total_pending_us,
 	      stats.outstanding_msdus, stats.held_frames);
 	CHECK(peak > 0 && max_pass == T_BUDGET, "peak pending %u us, largest pass %u", peak, max_pass);
+	r = t_txq_pending(hw, radio, &n, msg, len);
+	CHECK(!r && !n, "after the drain: %s", r ? msg : "a txq still has airtime pending");
 
 	/* Bad records change nothing. */
 	ppdu.n_users = AIRTIME_PPDU_MAX_USERS + 1;
@@ -547,10 +702,19 @@ int airtime_capi_selftest(char *msg, size_t len)
 	CHECK(!hw->double_returns && !hw->bad_callbacks, "%u frames handed back twice, %u bad callbacks",
 	      hw->double_returns, hw->bad_callbacks);
 
+	done = r;	/* the frames destroy handed back, for the message */
+
+	/* The per-turn budget, on a radio of its own; it writes its own failure. */
+	if (t_turn_budget(&turn_rounds, msg, len)) {
+		ret = 1;
+		goto out;
+	}
+
 	snprintf(msg, len,
-		 "%u frames via C HAL: %u NAPI calls (budget %d, max %u), statuses %u/%u/%u/%u/%u/%u, peak %u us, 2 txqs + 3 stations reaped, destroy returned %d",
+		 "%u frames via C HAL: %u NAPI calls (budget %d, max %u), statuses %u/%u/%u/%u/%u/%u, peak %u us (%u us a frame), 2 txqs + 3 stations reaped, destroy returned %u; turn budget %u: %u frames in %u rounds",
 		 T_FRAMES, calls, T_BUDGET, max_pass, hw->status_count[0], hw->status_count[1], hw->status_count[2],
-		 hw->status_count[3], hw->status_count[4] - pushed, hw->status_count[5], peak, r);
+		 hw->status_count[3], hw->status_count[4] - pushed, hw->status_count[5], peak, charge, done,
+		 T_TURN_FRAMES, 2 * T_TURN_QUEUED, turn_rounds);
 out:
 	if (radio)
 		airtime_radio_destroy(radio);

@@ -149,6 +149,17 @@ int airtime_selftest_run(u32 index, char *msg, size_t len);
  * skipped. Off by default.
  */
 #define AIRTIME_RADIO_CALIBRATE	(1U << 2)
+/*
+ * Bound each txq's turn (not in the series, where a turn lasts while AQL and
+ * the ring allow): a turn ends once the txq sent turn_frames frames or
+ * turn_airtime_us of charged airtime (the frame that reaches it is sent), and
+ * the round goes on with the AC's other txqs, so that one slow station cannot
+ * hold the ring for a long burst while the others wait. A txq its budget
+ * stopped keeps its frames and, with deficit left, its place at the head of
+ * the next round. With this flag at least one of the two bounds must be set;
+ * without it both must be 0.
+ */
+#define AIRTIME_RADIO_TURN_BUDGET	(1U << 3)
 
 /* How the hardware finished with a frame (enum TxStatus in Rust). */
 #define AIRTIME_TX_ACKED		0
@@ -273,6 +284,11 @@ struct airtime_hal_ops {
  * @msdu_capacity: entries per ring's MSDU table; 0 for ath11k's 32767
  * @max_stations: most stations; 0 for 128
  * @max_txqs: most txqs; 0 for 1024
+ * @turn_frames: with AIRTIME_RADIO_TURN_BUDGET, most frames a txq sends per
+ *	turn, 0 for no frame bound; must be 0 without the flag
+ * @turn_airtime_us: with AIRTIME_RADIO_TURN_BUDGET, most airtime a txq is
+ *	charged per turn, us (the frame that reaches it is sent), 0 for no
+ *	airtime bound; must be 0 without the flag
  */
 struct airtime_radio_config {
 	const struct airtime_hal_ops *ops;
@@ -282,6 +298,8 @@ struct airtime_radio_config {
 	u32 msdu_capacity;
 	u16 max_stations;
 	u16 max_txqs;
+	u32 turn_frames;
+	u32 turn_airtime_us;
 };
 
 /**
@@ -426,7 +444,8 @@ struct airtime_radio_counters {
  *
  * Context: Process context, may hold the wiphy lock or ar->conf_mutex.
  * Return: the radio, or NULL with *@err = -EINVAL (unknown flag, missing
- * callback, bad sizes), -ENOMEM or -EFAULT (@cfg NULL).
+ * callback, bad sizes, AIRTIME_RADIO_TURN_BUDGET with neither turn bound set,
+ * or a turn bound set without it), -ENOMEM or -EFAULT (@cfg NULL).
  */
 struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cfg, int *err);
 

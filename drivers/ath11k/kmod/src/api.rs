@@ -30,6 +30,7 @@ use airtime_ath11k::hal::{
 };
 use airtime_ath11k::{Ath11k, Config, TextBuf};
 use airtime_est::{Bandwidth, HeGi, Rate};
+use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{Ac, AqlLimits, Instant, StationId, Tid, TxqId, Weight};
 
 use crate::boxed::{new_out_of_line, try_box_with};
@@ -46,7 +47,10 @@ pub const RADIO_AQL_DISABLED: u32 = 1 << 1;
 /// Radio flag: calibrate each station's AQL estimate against the PPDU stats
 /// (`Config::calibration` with the calibrator's defaults). C: `AIRTIME_RADIO_CALIBRATE`.
 pub const RADIO_CALIBRATE: u32 = 1 << 2;
-const RADIO_FLAGS: u32 = RADIO_TX_NO_PUSHBACK | RADIO_AQL_DISABLED | RADIO_CALIBRATE;
+/// Radio flag: bound each txq's turn by `turn_frames` and `turn_airtime_us`
+/// (`Config::turn_budget`, the core's `TurnBudget`). C: `AIRTIME_RADIO_TURN_BUDGET`.
+pub const RADIO_TURN_BUDGET: u32 = 1 << 3;
+const RADIO_FLAGS: u32 = RADIO_TX_NO_PUSHBACK | RADIO_AQL_DISABLED | RADIO_CALIBRATE | RADIO_TURN_BUDGET;
 
 /// Users in one PPDU record. C: `AIRTIME_PPDU_MAX_USERS`.
 pub const PPDU_MAX_USERS: usize = 8;
@@ -73,6 +77,12 @@ pub struct RadioConfig {
     pub max_stations: u16,
     /// Most txqs; 0 for 1024.
     pub max_txqs: u16,
+    /// With `AIRTIME_RADIO_TURN_BUDGET`: most frames a txq sends per turn, 0 for no
+    /// frame bound. Must be 0 without the flag.
+    pub turn_frames: u32,
+    /// With `AIRTIME_RADIO_TURN_BUDGET`: most airtime a txq is charged per turn, us (the
+    /// frame that reaches it is sent), 0 for no airtime bound. Must be 0 without the flag.
+    pub turn_airtime_us: u32,
 }
 
 /// A PHY rate. C: `struct airtime_rate`.
@@ -217,7 +227,8 @@ pub struct RadioCounters {
 }
 
 // The C header asserts the same sizes.
-const _: () = assert!(core::mem::size_of::<RadioConfig>() == 32);
+const _: () = assert!(core::mem::size_of::<RadioConfig>() == 40);
+const _: () = assert!(core::mem::offset_of!(RadioConfig, turn_frames) == 32);
 const _: () = assert!(core::mem::size_of::<CRate>() == 8);
 const _: () = assert!(core::mem::size_of::<CPpduUser>() == 24);
 const _: () = assert!(core::mem::size_of::<CPpduStats>() == 200);
@@ -308,10 +319,25 @@ pub unsafe extern "C" fn airtime_radio_create(cfg: *const RadioConfig, err: *mut
     }
 }
 
+/// The per-turn budget `cfg` asks for. `EINVAL` for `AIRTIME_RADIO_TURN_BUDGET` with
+/// neither bound (a budget that bounds nothing: the driver meant one and set none) and
+/// for a bound without the flag (it would be ignored). A bound of 0 is "none", never a
+/// budget of nothing, which would let no frame out.
+fn turn_budget(cfg: &RadioConfig) -> Result<TurnBudget, Errno> {
+    let (frames, airtime_us) = (cfg.turn_frames, cfg.turn_airtime_us);
+    let none_if_zero = |bound: u32| if bound == 0 { u32::MAX } else { bound };
+    match (cfg.flags & RADIO_TURN_BUDGET != 0, frames, airtime_us) {
+        (false, 0, 0) => Ok(TurnBudget::UNLIMITED),
+        (false, _, _) | (true, 0, 0) => Err(Errno::EINVAL),
+        (true, _, _) => Ok(TurnBudget { frames: none_if_zero(frames), airtime_us: none_if_zero(airtime_us) }),
+    }
+}
+
 fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     if cfg.flags & !RADIO_FLAGS != 0 {
         return Err(Errno::EINVAL);
     }
+    let turn_budget = turn_budget(cfg)?;
     let nonzero = |v: u32, d: u32| if v == 0 { d } else { v };
     let hal = CHal::new(
         ops,
@@ -323,6 +349,7 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     config.tx_no_pushback = cfg.flags & RADIO_TX_NO_PUSHBACK != 0;
     config.aql = cfg.flags & RADIO_AQL_DISABLED == 0;
     config.calibration = (cfg.flags & RADIO_CALIBRATE != 0).then(airtime_est::CalibratorConfig::default);
+    config.turn_budget = turn_budget;
     if cfg.max_stations != 0 {
         config.sched.max_stations = cfg.max_stations;
     }
