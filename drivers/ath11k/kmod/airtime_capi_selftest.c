@@ -15,8 +15,9 @@
  *
  * Run by the Rust scenario c-api-roundtrip (src/selftest/capi.rs), with
  * c-api-mcast (a station-less txq beside a station's, over the same HAL) and
- * c-api-smp-stress (a HAL with locks of its own, driven by a wake kthread and
- * a completion kthread on two CPUs at once; see airtime_capi_smp_stress()).
+ * c-api-smp-stress (a HAL with a lock per TCL ring and per MSDU table, driven
+ * by a wake kthread and a completion kthread on two CPUs at once, both pushing
+ * into one ring part of the time; see airtime_capi_smp_stress()).
  */
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
@@ -989,21 +990,52 @@ struct s_txq {
 	u32 count;
 };
 
+/* The two contexts, as the per-ring counters name them. */
+enum { S_WAKE_CTX, S_NAPI_CTX, S_CTXS };
+
+/*
+ * One TCL ring: its descriptors under its own lock (ath11k's tcl_ring->lock,
+ * taken in ath11k_dp_tx() around the descriptor write). Both contexts' rounds
+ * push into it, the firmware takes from it.
+ */
+struct s_ring {
+	spinlock_t lock;
+	u32 desc[S_RING_SLOTS];
+	u32 head;
+	u32 count;
+	atomic_t pushed[S_CTXS];		/* descriptors each context wrote */
+	atomic_t pushers;			/* contexts in s_tcl_enqueue() on it now */
+};
+
+/*
+ * One ring's MSDU table (ath11k's tx_ring->txbuf_idr) under its own lock
+ * (tx_ring->tx_idr_lock): the rounds insert, the completions take.
+ */
+struct s_idr {
+	spinlock_t lock;
+	struct airtime_msdu msdu[S_MSDU_SLOTS];
+	bool used[S_MSDU_SLOTS];
+	u32 outstanding;
+};
+
 struct s_hw {
 	struct airtime_radio *radio;
 	u32 flags;				/* AIRTIME_STRESS_* */
 
-	/* The hardware: TCL rings and MSDU tables, under hal_lock. */
-	spinlock_t hal_lock;
-	u32 ring[AIRTIME_TCL_RINGS][S_RING_SLOTS];
-	u32 ring_head[AIRTIME_TCL_RINGS];
-	u32 ring_count[AIRTIME_TCL_RINGS];
-	struct airtime_msdu msdu[AIRTIME_TCL_RINGS][S_MSDU_SLOTS];
-	bool used[AIRTIME_TCL_RINGS][S_MSDU_SLOTS];
-	u32 outstanding[AIRTIME_TCL_RINGS];
-	u32 enqueue_calls;
+	/*
+	 * The hardware: a lock per TCL ring and per MSDU table, never two held
+	 * at once (ath11k_dp_tx() takes the idr's, then the ring's, in turn).
+	 */
+	struct s_ring ring[AIRTIME_TCL_RINGS];
+	struct s_idr idr[AIRTIME_TCL_RINGS];
+	atomic_t ring_contended;		/* a ring lock found taken */
+	atomic_t push_contended;		/* ... by an enqueue, while another enqueued */
+	atomic_t idr_contended;			/* an MSDU table lock found taken */
+	atomic_t enqueue_calls;
+	/* The firmware's own state: only the completion context (then the drain) runs it. */
 	u32 fw_taken;
 	bool lost_one;
+	struct task_struct *task[S_CTXS];	/* the kthreads, set before they run */
 
 	/* The frame pool, under pool_lock. */
 	spinlock_t pool_lock;
@@ -1027,10 +1059,9 @@ struct s_hw {
 	atomic_t released;			/* txq_released() calls */
 	atomic_t drained;			/* sta_drained() calls */
 	u32 removed_txqs, departures;		/* wake thread (main's after stop) */
-	u32 reaps;				/* completion thread */
 	u32 wakes, churns, add_refused;		/* wake thread */
 	u32 polls, weights, checks;		/* completion thread */
-	u32 cpu[2];
+	u32 cpu[S_CTXS];
 
 	atomic_t failed;
 	char why[160];
@@ -1060,108 +1091,157 @@ static u64 s_now(void)
 	return ktime_to_us(ktime_get());
 }
 
+/*
+ * Takes @lock, counting in @contended whether another CPU held it: how often the
+ * two contexts really met on one ring or table.
+ */
+static void s_lock(spinlock_t *lock, atomic_t *contended)
+{
+	if (spin_trylock_bh(lock))
+		return;
+	atomic_inc(contended);
+	spin_lock_bh(lock);
+}
+
 static u32 s_tcl_free(void *ctx, u8 ring)
 {
 	struct s_hw *s = ctx;
+	struct s_ring *rg;
 	u32 n;
 
 	if (ring >= AIRTIME_TCL_RINGS)
 		return 0;
-	spin_lock_bh(&s->hal_lock);
-	n = S_RING_SLOTS - s->ring_count[ring];
-	spin_unlock_bh(&s->hal_lock);
+	rg = &s->ring[ring];
+	s_lock(&rg->lock, &s->ring_contended);
+	n = S_RING_SLOTS - rg->count;
+	spin_unlock_bh(&rg->lock);
 	return n;
+}
+
+/* Which context is calling: one of the kthreads, or the test's own (setup, drain). */
+static int s_ctx(struct s_hw *s)
+{
+	if (current == s->task[S_WAKE_CTX])
+		return S_WAKE_CTX;
+	if (current == s->task[S_NAPI_CTX])
+		return S_NAPI_CTX;
+	return -1;
 }
 
 static int s_tcl_enqueue(void *ctx, u8 ring, const struct airtime_tcl_desc *desc)
 {
 	struct s_hw *s = ctx;
-	int ret = 0;
+	struct s_ring *rg;
+	int ret = 0, who = s_ctx(s);
+	bool other;
 
 	if (ring >= AIRTIME_TCL_RINGS || !desc)
 		return -EINVAL;
-	spin_lock_bh(&s->hal_lock);
-	if (++s->enqueue_calls % 61 == 0) {
-		ret = -ENOMEM;		/* a DMA mapping failure now and then */
-	} else if (s->ring_count[ring] == S_RING_SLOTS) {
+	if (atomic_inc_return(&s->enqueue_calls) % 61 == 0)
+		return -ENOMEM;		/* a DMA mapping failure now and then */
+	rg = &s->ring[ring];
+	/* Another context enqueueing into this ring now: a lock found taken is likely its. */
+	other = atomic_inc_return(&rg->pushers) > 1;
+	if (!spin_trylock_bh(&rg->lock)) {
+		atomic_inc(&s->ring_contended);
+		if (other)
+			atomic_inc(&s->push_contended);
+		spin_lock_bh(&rg->lock);
+	}
+	if (rg->count == S_RING_SLOTS) {
 		ret = -ENOSPC;
 	} else {
-		s->ring[ring][(s->ring_head[ring] + s->ring_count[ring]) % S_RING_SLOTS] = desc->msdu_id;
-		s->ring_count[ring]++;
+		rg->desc[(rg->head + rg->count) % S_RING_SLOTS] = desc->msdu_id;
+		rg->count++;
 	}
-	spin_unlock_bh(&s->hal_lock);
+	spin_unlock_bh(&rg->lock);
+	atomic_dec(&rg->pushers);
+	if (!ret && who >= 0)
+		atomic_inc(&rg->pushed[who]);
 	return ret;
 }
 
 static u32 s_msdu_outstanding(void *ctx, u8 ring)
 {
 	struct s_hw *s = ctx;
+	struct s_idr *idr;
 	u32 n;
 
 	if (ring >= AIRTIME_TCL_RINGS)
 		return 0;
-	spin_lock_bh(&s->hal_lock);
-	n = s->outstanding[ring];
-	spin_unlock_bh(&s->hal_lock);
+	idr = &s->idr[ring];
+	s_lock(&idr->lock, &s->idr_contended);
+	n = idr->outstanding;
+	spin_unlock_bh(&idr->lock);
 	return n;
 }
 
 static int s_msdu_insert(void *ctx, u8 ring, const struct airtime_msdu *msdu)
 {
 	struct s_hw *s = ctx;
+	struct s_idr *idr;
 	int i, ret = -ENOSPC;
 
 	if (ring >= AIRTIME_TCL_RINGS || !msdu || !msdu->frame)
 		return -EINVAL;
-	spin_lock_bh(&s->hal_lock);
+	idr = &s->idr[ring];
+	s_lock(&idr->lock, &s->idr_contended);
 	for (i = 0; i < S_MSDU_SLOTS; i++) {
-		if (!s->used[ring][i]) {
-			s->msdu[ring][i] = *msdu;
-			s->used[ring][i] = true;
-			s->outstanding[ring]++;
+		if (!idr->used[i]) {
+			idr->msdu[i] = *msdu;
+			idr->used[i] = true;
+			idr->outstanding++;
 			ret = i;
 			break;
 		}
 	}
-	spin_unlock_bh(&s->hal_lock);
+	spin_unlock_bh(&idr->lock);
 	return ret;
 }
 
-static int s_msdu_take_locked(struct s_hw *s, u8 ring, u32 id, struct airtime_msdu *msdu)
+static int s_msdu_take_locked(struct s_idr *idr, u32 id, struct airtime_msdu *msdu)
 {
-	if (ring >= AIRTIME_TCL_RINGS || id >= S_MSDU_SLOTS || !s->used[ring][id])
+	if (id >= S_MSDU_SLOTS || !idr->used[id])
 		return -ENOENT;
-	*msdu = s->msdu[ring][id];
-	s->used[ring][id] = false;
-	s->outstanding[ring]--;
+	*msdu = idr->msdu[id];
+	idr->used[id] = false;
+	idr->outstanding--;
 	return 0;
 }
 
 static int s_msdu_take(void *ctx, u8 ring, u32 id, struct airtime_msdu *msdu)
 {
 	struct s_hw *s = ctx;
+	struct s_idr *idr;
 	int ret;
 
-	spin_lock_bh(&s->hal_lock);
-	ret = s_msdu_take_locked(s, ring, id, msdu);
-	spin_unlock_bh(&s->hal_lock);
+	if (ring >= AIRTIME_TCL_RINGS)
+		return -ENOENT;
+	idr = &s->idr[ring];
+	s_lock(&idr->lock, &s->idr_contended);
+	ret = s_msdu_take_locked(idr, id, msdu);
+	spin_unlock_bh(&idr->lock);
 	return ret;
 }
 
 static int s_msdu_take_any(void *ctx, u8 ring, struct airtime_msdu *msdu)
 {
 	struct s_hw *s = ctx;
+	struct s_idr *idr;
 	int ret = -ENOENT;
 	u32 i;
 
-	spin_lock_bh(&s->hal_lock);
-	for (i = 0; ring < AIRTIME_TCL_RINGS && i < S_MSDU_SLOTS; i++) {
-		if (s->used[ring][i]) {
-			ret = s_msdu_take_locked(s, ring, i, msdu) ? -ENOENT : i;
+	if (ring >= AIRTIME_TCL_RINGS)
+		return -ENOENT;
+	idr = &s->idr[ring];
+	s_lock(&idr->lock, &s->idr_contended);
+	for (i = 0; i < S_MSDU_SLOTS; i++) {
+		if (idr->used[i]) {
+			ret = s_msdu_take_locked(idr, i, msdu) ? -ENOENT : i;
 			break;
 		}
 	}
-	spin_unlock_bh(&s->hal_lock);
+	spin_unlock_bh(&idr->lock);
 	return ret;
 }
 
@@ -1361,10 +1441,23 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 	s->present[sta] = true;
 }
 
+/*
+ * The CPU a wake names, which picks the TCL ring its round pushes into (cpu %
+ * 3). The kthreads run on two CPUs whose rings differ (0 and 1 under -smp 2),
+ * so half the wakes name a CPU that shares the completion CPU's ring instead
+ * (its number plus 3, as CPUs 1 and 4 do on a host with five): then the wake
+ * context's rounds and the completion context's push into one ring at once,
+ * each under that ring's lock, as on any host with more CPUs than rings.
+ */
+static u32 s_wake_cpu(struct s_hw *s, u32 r)
+{
+	return r & (1U << 9) ? s->cpu[S_NAPI_CTX] + AIRTIME_TCL_RINGS : raw_smp_processor_id();
+}
+
 /* One step of the wake context: enqueue and wake, or a station joins or leaves. */
 static void s_wake_step(struct s_hw *s, u32 *rnd)
 {
-	u32 r = s_rand(rnd), sta = r % S_STATIONS, txq, k, n;
+	u32 r = s_rand(rnd), sta = r % S_STATIONS, txq, k, n, cpu = s_wake_cpu(s, r);
 	int ret;
 
 	if (time_after(jiffies, s->next_churn)) {
@@ -1383,10 +1476,9 @@ static void s_wake_step(struct s_hw *s, u32 *rnd)
 		return;		/* the fault: frames queued, the wake lost */
 	s->wakes++;
 	if (txq == S_MCAST)
-		ret = RADIO_CALL(s, airtime_mcast_txq_wake(s->radio, s->mcast_handle, raw_smp_processor_id(), s_now()));
+		ret = RADIO_CALL(s, airtime_mcast_txq_wake(s->radio, s->mcast_handle, cpu, s_now()));
 	else
-		ret = RADIO_CALL(s, airtime_txq_wake(s->radio, sta + 1, s_tids[txq % S_TIDS], raw_smp_processor_id(),
-						     s_now()));
+		ret = RADIO_CALL(s, airtime_txq_wake(s->radio, sta + 1, s_tids[txq % S_TIDS], cpu, s_now()));
 	if (ret < 0)
 		s_fail(s, "wake of txq %u: %d", txq, ret);
 }
@@ -1398,19 +1490,26 @@ static void s_wake_step(struct s_hw *s, u32 *rnd)
  */
 static u32 s_firmware(struct s_hw *s, struct airtime_tx_status *st, u32 max)
 {
-	u32 n = 0, r, id;
-	bool any = true;
+	struct s_ring *rg;
+	u32 n = 0, r, id = 0;
+	bool any = true, took;
 
-	spin_lock_bh(&s->hal_lock);
 	while (n < max && any) {
 		any = false;
 		for (r = 0; r < AIRTIME_TCL_RINGS && n < max; r++) {
-			if (!s->ring_count[r])
+			/* One descriptor at a time, under its ring's lock only. */
+			rg = &s->ring[r];
+			s_lock(&rg->lock, &s->ring_contended);
+			took = rg->count;
+			if (took) {
+				id = rg->desc[rg->head];
+				rg->head = (rg->head + 1) % S_RING_SLOTS;
+				rg->count--;
+			}
+			spin_unlock_bh(&rg->lock);
+			if (!took)
 				continue;
 			any = true;
-			id = s->ring[r][s->ring_head[r]];
-			s->ring_head[r] = (s->ring_head[r] + 1) % S_RING_SLOTS;
-			s->ring_count[r]--;
 			if (++s->fw_taken == S_LOSE_AT && (s->flags & AIRTIME_STRESS_LOSE_COMPLETION)) {
 				s->lost_one = true;
 				continue;
@@ -1422,7 +1521,6 @@ static u32 s_firmware(struct s_hw *s, struct airtime_tx_status *st, u32 max)
 			n++;
 		}
 	}
-	spin_unlock_bh(&s->hal_lock);
 	return n;
 }
 
@@ -1486,7 +1584,6 @@ static void s_complete_step(struct s_hw *s, u32 *rnd, struct airtime_tx_status *
 	}
 	if (s->polls % 16 == 8) {
 		/* The driver's reap work: txqs the wake CPU removed while this one served them. */
-		s->reaps++;
 		ret = RADIO_CALL(s, airtime_radio_reap(s->radio));
 		if (ret < 0)
 			s_fail(s, "radio_reap: %d", ret);
@@ -1541,13 +1638,15 @@ static int s_complete_thread(void *arg)
 	return 0;
 }
 
-static struct task_struct *s_start(struct s_hw *s, int (*fn)(void *), const char *name, u32 cpu)
+/* Starts context @ctx's kthread on @cpu; the HAL knows it by its task from its first step. */
+static struct task_struct *s_start(struct s_hw *s, int ctx, int (*fn)(void *), const char *name, u32 cpu)
 {
 	struct task_struct *t = kthread_create(fn, s, "%s", name);
 
 	if (IS_ERR(t))
 		return t;
 	kthread_bind(t, cpu);
+	s->task[ctx] = t;
 	wake_up_process(t);
 	return t;
 }
@@ -1602,17 +1701,22 @@ static u64 s_sum(const u64 *v, u32 n)
  * @len: size of @msg, at least 1
  *
  * One radio, four stations with a BE and a VI txq each, a multicast txq, and
- * a HAL whose hardware (rings, MSDU tables), frame pool and txqs have locks of
- * their own, as a driver's do. Two kthreads, bound to the first two online
- * CPUs, drive it for S_RUN_MS: the wake context enqueues frames and wakes
- * their txqs, and makes stations leave (their txqs purged) and join again; the
- * completion context plays the firmware and the NAPI poll (batches under a
- * budget), changes weights, feeds PPDU stats and checks the invariants. Every
- * adapter call goes through RADIO_CALL(). Then the drain, and the checks:
- * pending airtime 0, no frame in the hardware or a retry slot, no txq holding
- * frames (a lost wake), every frame accounted for by both the test and the
- * API's counters, no frame handed back twice, destroy with nothing left.
- * The AIRTIME_STRESS_* faults (a run of S_FAULT_RUN_MS) must each fail it.
+ * a HAL locked as ath11k's is: a spinlock per TCL ring (tcl_ring->lock) and
+ * per ring's MSDU table (tx_idr_lock), never two at once, and no lock over
+ * the radio; the frame pool and each txq have their own. Two kthreads, bound
+ * to the first two online CPUs, drive it for S_RUN_MS: the wake context
+ * enqueues frames and wakes their txqs, and makes stations leave (their txqs
+ * purged) and join again; the completion context plays the firmware and the
+ * NAPI poll (batches under a budget), changes weights, feeds PPDU stats and
+ * checks the invariants. Half the wakes push into the completion CPU's ring
+ * (s_wake_cpu()), so both contexts' rounds write descriptors into one ring
+ * at once. Every adapter call goes through RADIO_CALL(). Then the drain, and
+ * the checks: pending airtime 0, no frame in the hardware or a retry slot, no
+ * txq holding frames (a lost wake), every frame accounted for by both the
+ * test and the API's counters, no frame handed back twice, one ring written
+ * by both contexts, destroy with nothing left. How often a ring's or a
+ * table's lock was found taken is reported. The AIRTIME_STRESS_* faults (a
+ * run of S_FAULT_RUN_MS) must each fail it.
  *
  * Context: Process context (module init); sleeps while the kthreads run.
  * Return: 0 on success, non-zero on failure.
@@ -1625,7 +1729,7 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	struct task_struct *tw = NULL, *tc = NULL;
 	struct s_hw *s;
 	u64 returned[T_NUM_STATUS], ret_sum, comp_sum, queued, dequeued, purged;
-	u32 i, t, cpu0, cpu1, drain_steps, run_ms;
+	u32 i, t, cpu0, cpu1, drain_steps, run_ms, shared = 0, shared_ring = 0, pushed[S_CTXS] = { 0, 0 };
 	int ret = 0, err = 0, r;
 
 	if (!msg || !len)
@@ -1636,7 +1740,10 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		snprintf(msg, len, "no memory for the test");
 		return -ENOMEM;
 	}
-	spin_lock_init(&s->hal_lock);
+	for (i = 0; i < AIRTIME_TCL_RINGS; i++) {
+		spin_lock_init(&s->ring[i].lock);
+		spin_lock_init(&s->idr[i].lock);
+	}
 	spin_lock_init(&s->pool_lock);
 	for (i = 0; i < S_TXQS; i++)
 		spin_lock_init(&s->txq[i].lock);
@@ -1675,15 +1782,15 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	cpu1 = cpumask_next(cpu0, cpu_online_mask);
 	if (cpu1 >= nr_cpu_ids)
 		cpu1 = cpu0;
-	s->cpu[0] = cpu0;
-	s->cpu[1] = cpu1;
-	tw = s_start(s, s_wake_thread, "airtime-wake", cpu0);
+	s->cpu[S_WAKE_CTX] = cpu0;
+	s->cpu[S_NAPI_CTX] = cpu1;
+	tw = s_start(s, S_WAKE_CTX, s_wake_thread, "airtime-wake", cpu0);
 	if (IS_ERR(tw)) {
 		r = PTR_ERR(tw);
 		tw = NULL;
 		CHECK(0, "kthread_create(wake): %d", r);
 	}
-	tc = s_start(s, s_complete_thread, "airtime-napi", cpu1);
+	tc = s_start(s, S_NAPI_CTX, s_complete_thread, "airtime-napi", cpu1);
 	if (IS_ERR(tc)) {
 		r = PTR_ERR(tc);
 		tc = NULL;
@@ -1694,6 +1801,7 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	tw = NULL;
 	kthread_stop(tc);
 	tc = NULL;
+	s->task[S_WAKE_CTX] = s->task[S_NAPI_CTX] = NULL;
 	CHECK(!atomic_read(&s->failed), "stress: %s", s->why);
 
 	drain_steps = s_drain(s);
@@ -1743,6 +1851,19 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	CHECK(s->polls > 100 && s->wakes > 100 && s->churns > 2 && c.enqueued > 1000,
 	      "too little happened: %u polls, %u wakes, %u churns, %llu frames", s->polls, s->wakes, s->churns,
 	      c.enqueued);
+	/* Both contexts' rounds pushed into one ring: its lock had two users. */
+	for (i = 0, shared = 0; i < AIRTIME_TCL_RINGS; i++) {
+		u32 w = atomic_read(&s->ring[i].pushed[S_WAKE_CTX]), n = atomic_read(&s->ring[i].pushed[S_NAPI_CTX]);
+
+		if (min(w, n) > shared) {
+			shared = min(w, n);
+			shared_ring = i;
+			pushed[S_WAKE_CTX] = w;
+			pushed[S_NAPI_CTX] = n;
+		}
+	}
+	CHECK(shared > 100, "no TCL ring took 100 descriptors from each context (best: ring %u, %u and %u)",
+	      shared_ring, pushed[S_WAKE_CTX], pushed[S_NAPI_CTX]);
 
 	for (i = 0, t = 0; i < S_STATIONS; i++)
 		t += s->present[i];
@@ -1755,9 +1876,10 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	      atomic_read(&s->released), s->removed_txqs, t, atomic_read(&s->drained));
 
 	snprintf(msg, len,
-		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns (%u deferred), %u weights, %llu held, %llu ring refusals, %llu purged, %u reaps (%u txqs, %u stations), drain %u steps",
-		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->checks, s->churns, s->add_refused, s->weights,
-		 c.held_for_retry, c.enqueue_failures, purged, s->reaps, s->removed_txqs, s->departures, drain_steps);
+		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns, %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
+		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->checks, s->churns, s->weights, c.held_for_retry,
+		 purged, drain_steps, shared_ring, pushed[S_WAKE_CTX], pushed[S_NAPI_CTX], atomic_read(&s->ring_contended),
+		 atomic_read(&s->push_contended), atomic_read(&s->idr_contended));
 out:
 	if (tw)
 		kthread_stop(tw);

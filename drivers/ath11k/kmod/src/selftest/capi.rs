@@ -21,8 +21,9 @@ use core::ffi::c_char;
 use super::{Outcome, ensure};
 use crate::msg::MsgBuf;
 
-/// Size of the message buffer handed to C.
-const MSG_LEN: usize = 200;
+/// Size of the message buffer handed to C: the shim's (`AIRTIME_SELFTEST_MSG_LEN`), so
+/// that the stress's RESULT line is not cut short.
+const MSG_LEN: usize = 256;
 
 /// `AIRTIME_STRESS_LOSE_COMPLETION`: the simulated firmware loses one
 /// completion.
