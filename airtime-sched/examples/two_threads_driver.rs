@@ -5,25 +5,35 @@
 //!   stations from any context with [`TxqTable::enqueue`] (no lock: each txq has a
 //!   lock-free intake) and runs a round.
 //! * The **tx-status thread** is the completion interrupt's bottom half: it takes the
-//!   frames the hardware finished, releases their charges, registers their airtime and
-//!   runs a round — on the same AC, at the same time as the wake thread.
-//! * The **admin** (here, the main thread) adds and removes stations while frames are in
-//!   flight and changes a weight, as `iw` and hostapd do.
+//!   frames the radio finished and completes each with [`Scheduler::complete_frame`]
+//!   (releases its charge, registers the airtime it used), then runs a round — on the
+//!   same AC, at the same time as the wake thread.
+//! * The **admin** (here, the main thread) removes stations and adds new ones while
+//!   their frames are queued and in flight, and changes weights, as `iw` and hostapd do.
+//!
+//! The radio sends one frame at a time, each for the airtime its rate takes, and the
+//! stack offers more than it can carry (as a bulk sender does, up to a cap on the
+//! frames the driver holds), so the stations keep a backlog: nearly every station
+//! leaves with frames queued (handed back to the driver) and frames in flight
+//! (completed after it left, their airtime still accounted), and the example checks
+//! that some did.
 //!
 //! The scheduler hands each txq to one context at a time, and that turn is the only way
 //! to its queue, so nothing here takes a lock except the hardware ring's own (one per
 //! ring, as ath11k has one per TCL ring). At the end every frame is accounted for (sent
 //! and completed, dropped and counted by FQ-CoDel, or handed back when its station
 //! left) and no airtime is pending. Run it with
-//! `cargo run --release -p airtime-sched --example two_threads_driver`.
+//! `cargo run --release -p airtime-sched --example two_threads_driver [-- MILLISECONDS]`
+//! (1000 ms of churn by default; the run takes about as long).
 
 use airtime_est::{Bandwidth, Rate};
 use airtime_sched::driver_loop::StationTable;
-use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
+use airtime_sched::fq_codel::{DropReason, FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind, price_from_rate};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget};
 use airtime_sched::{
-    Ac, Charge, Config, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId, TxqTable, Weight,
+    Ac, Charge, Config, DepartingStation, Frame, FrameStatus, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId,
+    TxqTable, Weight,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -82,32 +92,93 @@ impl StationTable for Peers {
     }
 }
 
-/// The hardware: one ring of 64 descriptors with its own lock, which the radio empties
-/// in order.
+/// Descriptors in the hardware ring.
+const RING_SIZE: usize = 64;
+
+/// A frame the hardware holds, with what it will report when done.
+struct InFlight {
+    frame: Packet,
+    charge: Option<Charge>,
+    /// The rate it goes out at and its tries, as the tx status will say.
+    status: FrameStatus,
+    /// When the radio finishes it: it sends one frame at a time, in ring order.
+    done_at: Instant,
+}
+
+/// The hardware: one ring with its own lock, which the radio sends in order.
 #[derive(Default)]
 struct Hw {
-    ring: Mutex<VecDeque<(Packet, Option<Charge>)>>,
+    ring: Mutex<HwRing>,
+}
+
+#[derive(Default)]
+struct HwRing {
+    frames: VecDeque<InFlight>,
+    /// When the radio finishes the last frame in the ring.
+    busy_until: Instant,
+    /// Frames pushed so far (every fourth needs a second try).
+    pushed: u64,
 }
 
 /// One context's access to the ring: locks it per call.
-struct RingAccess<'a>(&'a Hw);
+struct RingAccess<'a> {
+    hw: &'a Hw,
+    peers: &'a Peers,
+    now: Instant,
+}
 
 impl Ring for RingAccess<'_> {
     type Frame = Packet;
     type Error = RingErrorKind;
 
     fn has_room(&self, _ac: Ac) -> bool {
-        self.0.ring.lock().map(|r| r.len() < 64).unwrap_or(false)
+        self.hw.ring.lock().map(|r| r.frames.len() < RING_SIZE).unwrap_or(false)
     }
 
     fn push(&mut self, frame: Packet, charge: Option<Charge>) -> Result<(), PushError<Packet, RingErrorKind>> {
-        match self.0.ring.lock() {
-            Ok(mut ring) if ring.len() < 64 => {
-                ring.push_back((frame, charge));
-                Ok(())
-            }
-            _ => Err(PushError { frame, charge, error: RingErrorKind::Full }),
+        let Ok(mut ring) = self.hw.ring.lock() else {
+            return Err(PushError { frame, charge, error: RingErrorKind::Other });
+        };
+        if ring.frames.len() >= RING_SIZE {
+            return Err(PushError { frame, charge, error: RingErrorKind::Full });
         }
+        // The radio's rate control picks the station's current rate.
+        let rate = self.peers.station(frame.station).and_then(Station::last_tx_rate);
+        ring.pushed += 1;
+        let tries = if ring.pushed % 4 == 0 { 2 } else { 1 };
+        let status = FrameStatus { len_bytes: frame.len_bytes(), rate, tries, aggregated: true };
+        let airtime_us = status.airtime_us(charge.as_ref().map_or(0, Charge::airtime_us));
+        let done_at = ring.busy_until.max(self.now).add_micros(u64::from(airtime_us));
+        ring.busy_until = done_at;
+        ring.frames.push_back(InFlight { frame, charge, status, done_at });
+        Ok(())
+    }
+}
+
+/// Frames the stack lets the driver hold (queued and in the hardware) before it stops.
+const FRAMES_IN_DRIVER: u64 = 256;
+
+/// Frame counts by fate, for the final check.
+#[derive(Default)]
+struct Counts {
+    enqueued: AtomicU64,
+    completed: AtomicU64,
+    /// Dropped by FQ-CoDel (CoDel, its limits).
+    dropped: AtomicU64,
+    /// Handed back because their station left: queued, in a retry slot or in an
+    /// intake when it was removed, or enqueued while it was being removed.
+    handed_back: AtomicU64,
+    /// Completions whose release or airtime registration failed (a driver bug).
+    status_errors: AtomicU64,
+}
+
+impl Counts {
+    /// Frames the driver holds: enqueued, not yet completed, dropped or handed back.
+    fn in_driver(&self) -> u64 {
+        let out = self.completed.load(Ordering::Relaxed)
+            + self.dropped.load(Ordering::Relaxed)
+            + self.handed_back.load(Ordering::Relaxed);
+        self.enqueued.load(Ordering::Relaxed).saturating_sub(out)
     }
 }
 
@@ -119,10 +190,7 @@ struct Radio {
     /// The live stations' txqs, for the wake thread to pick from.
     live: Mutex<Vec<(StationId, TxqId)>>,
     start: std::time::Instant,
-    /// Frames in each fate, for the final check.
-    enqueued: AtomicU64,
-    completed: AtomicU64,
-    handed_back: AtomicU64,
+    counts: Counts,
 }
 
 impl Radio {
@@ -131,46 +199,85 @@ impl Radio {
     }
 
     fn round(&self) {
+        let now = self.now();
+        let mut ring = RingAccess { hw: &self.hw, peers: &self.peers, now };
         // At the end of each turn, while this context alone holds the txq, free the
         // frames FQ-CoDel dropped (CoDel, limits): it keeps them until taken.
-        let report = self.txqs.run_round_with(
-            Ac::Be,
-            self.now(),
-            &self.peers,
-            &mut RingAccess(&self.hw),
-            TurnBudget::frames(16),
-            |turn| {
-                if let Some(queue) = turn.queue() {
-                    let dropped = queue.drain_drops().count() as u64;
-                    self.handed_back.fetch_add(dropped, Ordering::Relaxed);
-                }
-            },
-        );
+        let report = self.txqs.run_round_with(Ac::Be, now, &self.peers, &mut ring, TurnBudget::frames(16), |turn| {
+            if let Some(queue) = turn.queue() {
+                let dropped = queue.drain_drops().count() as u64;
+                self.counts.dropped.fetch_add(dropped, Ordering::Relaxed);
+            }
+        });
         // The loop keeps a refused frame in its txq; only an impossible double refusal
         // comes back here.
         if let Some(refused) = report.refused {
-            self.handed_back.fetch_add(1, Ordering::Relaxed);
+            self.counts.handed_back.fetch_add(1, Ordering::Relaxed);
             if let Some(charge) = refused.charge {
-                let _ = self.txqs.scheduler().release(charge);
+                self.check_status(self.txqs.scheduler().release(charge));
+            }
+        }
+    }
+
+    /// The tx status of one frame: release its charge and register the airtime it
+    /// used, in one call. A station removed since still gets its airtime accounted (the
+    /// scheduler keeps it for the departed station).
+    fn complete(&self, done: InFlight, now: Instant) {
+        let sched = self.txqs.scheduler();
+        match done.charge {
+            // No calibrator here: a driver that opts in passes its station's.
+            Some(charge) => {
+                let c = sched.complete_frame(charge, &done.status, now, None);
+                self.check_status(c.released);
+                self.check_status(c.registered);
+            }
+            // Sent uncharged (no station frame here is; multicast could be): nothing to
+            // release, but its airtime still counts for the station.
+            None => {
+                let used = done.status.airtime_us(0);
+                let registered = sched.register_airtime(done.frame.station, Ac::Be, used, 0, now);
+                self.check_status(registered);
+            }
+        }
+        self.counts.completed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A release or registration that failed is a driver bug (a charge released twice,
+    /// a station handle never issued): a kernel driver warns once and counts it.
+    fn check_status<E: std::fmt::Display>(&self, result: Result<(), E>) {
+        if let Err(e) = result {
+            if self.counts.status_errors.fetch_add(1, Ordering::Relaxed) == 0 {
+                eprintln!("tx status: {e}");
             }
         }
     }
 
     /// Counts a removed txq's frames (a real driver frees them, or reroutes them to
     /// another interface) and releases the charge of the frame its retry slot held.
-    fn reap(&self, removed: RemovedTxq<FqCodelTxq<Packet>>) {
+    /// Returns how many frames it handed back.
+    fn reap(&self, removed: RemovedTxq<FqCodelTxq<Packet>>) -> u64 {
         let RemovedTxq { mut queue, retry, intake, .. } = removed;
         let mut back = intake.count() as u64;
         if let Some(retry) = retry {
             back += 1;
             if let Some(charge) = retry.charge {
-                let _ = self.txqs.scheduler().release(charge);
+                self.check_status(self.txqs.scheduler().release(charge));
             }
         }
-        // Purged frames join FQ-CoDel's own drops (CoDel, limits), which it kept.
+        // The purge joins the queued frames to FQ-CoDel's own drops (CoDel, limits),
+        // which it kept until taken.
         queue.purge();
-        back += queue.drain_drops().count() as u64;
-        self.handed_back.fetch_add(back, Ordering::Relaxed);
+        let mut dropped = 0;
+        for frame in queue.drain_drops() {
+            if frame.reason == DropReason::Purged {
+                back += 1;
+            } else {
+                dropped += 1;
+            }
+        }
+        self.counts.dropped.fetch_add(dropped, Ordering::Relaxed);
+        self.counts.handed_back.fetch_add(back, Ordering::Relaxed);
+        back
     }
 
     fn add_station(&self, weight: u16, mcs: u32) -> Result<(StationId, TxqId), Box<dyn std::error::Error>> {
@@ -185,19 +292,50 @@ impl Radio {
         Ok((sta, txq))
     }
 
-    fn remove_station(&self, sta: StationId) -> Result<(), Box<dyn std::error::Error>> {
+    /// Removes a station with whatever it has queued and in flight. Returns its
+    /// departure (which says when its frames in flight have completed, so the
+    /// hardware's station index can be reused) and how many queued frames came back.
+    fn remove_station(&self, sta: StationId) -> Result<(DepartingStation, u64), Box<dyn std::error::Error>> {
         self.live.lock().map_err(|_| "poisoned")?.retain(|&(s, _)| s != sta);
-        self.txqs.remove_station(sta)?;
-        // The driver's record goes last: frames still in flight complete against it.
+        let departing = self.txqs.remove_station(sta)?;
+        // The driver's record goes last: the rounds stop charging to it.
         self.peers.0[sta.index()].id.store(u64::MAX, Ordering::Release);
+        // A txq a round is serving comes back when that round returns it: a later call
+        // (here, the next removal's or the final one) hands its frames back.
+        let mut back = 0;
         while let Some(removed) = self.txqs.take_removed() {
-            self.reap(removed);
+            back += self.reap(removed);
         }
-        Ok(())
+        Ok((departing, back))
+    }
+}
+
+/// What the admin saw of the stations it removed.
+#[derive(Default)]
+struct Departures {
+    removed: u32,
+    /// Removed with frames still queued (handed back by the removal).
+    with_queued: u32,
+    /// Removed with frames still in the hardware (completed after it left).
+    with_in_flight: u32,
+    departing: Vec<DepartingStation>,
+}
+
+impl Departures {
+    fn record(&mut self, sched: &Scheduler, departing: DepartingStation, queued: u64) {
+        self.removed += 1;
+        self.with_queued += u32::from(queued > 0);
+        self.with_in_flight += u32::from(departing.total_pending_us(sched) > 0);
+        self.departing.push(departing);
     }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // How long the admin churns: 1 s by default (the run takes about that long).
+    let churn_ms: u64 = match std::env::args().nth(1) {
+        Some(ms) => ms.parse().ok().filter(|&ms| ms >= 100).ok_or("usage: two_threads_driver [MILLISECONDS >= 100]")?,
+        None => 1000,
+    };
     let mut config = Config::default();
     config.max_stations = 16;
     config.max_txqs = 64;
@@ -207,9 +345,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         hw: Hw::default(),
         live: Mutex::new(Vec::new()),
         start: std::time::Instant::now(),
-        enqueued: AtomicU64::new(0),
-        completed: AtomicU64::new(0),
-        handed_back: AtomicU64::new(0),
+        counts: Counts::default(),
     });
     for mcs in [9, 9, 4, 0] {
         radio.add_station(256, mcs)?;
@@ -221,27 +357,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::thread::spawn(move || {
             let mut n = 0u32;
             while !stop.load(Ordering::Relaxed) {
-                let targets = radio.live.lock().map(|l| l.clone()).unwrap_or_default();
+                // A bulk sender: 8 frames per station every 200 us or so, more than the
+                // radio carries, held back only while the driver holds FRAMES_IN_DRIVER
+                // (as a qdisc over BQL would): the stations keep a backlog.
+                let targets = if radio.counts.in_driver() < FRAMES_IN_DRIVER {
+                    radio.live.lock().map(|l| l.clone()).unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
                 for (sta, txq) in targets {
-                    n = n.wrapping_add(1);
-                    let now = radio.now();
-                    match radio.txqs.enqueue(txq, Packet { station: sta, flow: n % 4 }, now) {
-                        Ok(()) => {
-                            radio.enqueued.fetch_add(1, Ordering::Relaxed);
+                    for _ in 0..8 {
+                        n = n.wrapping_add(1);
+                        match radio.txqs.enqueue(txq, Packet { station: sta, flow: n % 4 }, radio.now()) {
+                            Ok(()) => {
+                                radio.counts.enqueued.fetch_add(1, Ordering::Relaxed);
+                            }
+                            // The station left meanwhile: the frame is ours again (freed here).
+                            Err(EnqueueError::UnknownTxq(_)) => break,
+                            Err(EnqueueError::Removed(back)) => {
+                                // Ours, and any other late enqueue's, for the removed txq.
+                                radio.counts.enqueued.fetch_add(1, Ordering::Relaxed);
+                                radio.counts.handed_back.fetch_add(back.count() as u64, Ordering::Relaxed);
+                                break;
+                            }
+                            Err(e) => panic!("enqueue: {e}"),
                         }
-                        // The station left meanwhile: the frame is ours again (freed here).
-                        Err(EnqueueError::UnknownTxq(_)) => {}
-                        Err(EnqueueError::Removed(back)) => {
-                            // Ours, and any other late enqueue's, for the removed txq.
-                            radio.enqueued.fetch_add(1, Ordering::Relaxed);
-                            radio.handed_back.fetch_add(back.count() as u64, Ordering::Relaxed);
-                        }
-                        Err(e) => panic!("enqueue: {e}"),
                     }
                 }
                 radio.round();
-                // A paced sender: about 10,000 frames per second per station.
-                std::thread::sleep(Duration::from_micros(100));
+                std::thread::sleep(Duration::from_micros(200));
             }
         })
     };
@@ -250,72 +394,82 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (radio, stop) = (radio.clone(), stop.clone());
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                // The radio finished up to 8 frames since the last interrupt.
-                let done: Vec<_> = radio
+                // The interrupt: the frames the radio finished since the last one.
+                let now = radio.now();
+                let done: Vec<InFlight> = radio
                     .hw
                     .ring
                     .lock()
                     .map(|mut r| {
-                        let n = r.len().min(8);
-                        r.drain(..n).collect()
+                        let n = r.frames.iter().take_while(|f| f.done_at <= now).count();
+                        r.frames.drain(..n).collect()
                     })
                     .unwrap_or_default();
-                let now = radio.now();
-                for (frame, charge) in done {
-                    let airtime_us = charge.as_ref().map_or(0, Charge::airtime_us);
-                    if let Some(charge) = charge {
-                        radio.txqs.scheduler().release(charge).expect("every charge is released once");
-                    }
-                    // Airtime of a station removed meanwhile is refused, not lost silently.
-                    let _ = radio.txqs.scheduler().register_airtime(frame.station, Ac::Be, airtime_us, 0, now);
-                    radio.completed.fetch_add(1, Ordering::Relaxed);
+                for frame in done {
+                    radio.complete(frame, now);
                 }
                 radio.round();
-                std::thread::sleep(Duration::from_micros(50));
+                std::thread::sleep(Duration::from_micros(100));
             }
         })
     };
 
-    // The admin: station churn and a weight change, with frames in flight.
-    for step in 0..40 {
-        std::thread::sleep(Duration::from_millis(10));
+    // The admin: every 20 ms a station leaves and a new one joins (with its frames
+    // queued and in flight), or a weight changes.
+    let mut departures = Departures::default();
+    for step in 0..churn_ms / 20 {
+        std::thread::sleep(Duration::from_millis(20));
         let live = radio.live.lock().map_err(|_| "poisoned")?.clone();
-        if let Some(&(sta, _)) = live.get(step % live.len().max(1)) {
-            if step % 3 == 0 {
-                radio.txqs.scheduler().set_weight(sta, Weight::new(512)?)?;
-            } else {
-                radio.remove_station(sta)?;
-                radio.add_station(256, (step % 10) as u32)?;
-            }
+        let Some(&(sta, _)) = live.get(step as usize % live.len().max(1)) else { continue };
+        if step % 3 == 0 {
+            radio.txqs.scheduler().set_weight(sta, Weight::new(128 + (step % 4) as u16 * 128)?)?;
+        } else {
+            let (departing, queued) = radio.remove_station(sta)?;
+            departures.record(radio.txqs.scheduler(), departing, queued);
+            radio.add_station(256, (step % 10) as u32)?;
         }
     }
     stop.store(true, Ordering::Relaxed);
     wake.join().map_err(|_| "wake thread panicked")?;
     tx_status.join().map_err(|_| "tx-status thread panicked")?;
 
-    // Drain: the hardware completes what it holds, then every station leaves.
-    let leftovers: Vec<_> = radio.hw.ring.lock().map_err(|_| "poisoned")?.drain(..).collect();
-    for (_, charge) in leftovers {
-        if let Some(charge) = charge {
-            radio.txqs.scheduler().release(charge)?;
-        }
-        radio.completed.fetch_add(1, Ordering::Relaxed);
-    }
+    // Shutdown: every station leaves with what it has queued, then the radio finishes
+    // the frames it holds and reports their status.
     let live = radio.live.lock().map_err(|_| "poisoned")?.clone();
     for (sta, _) in live {
-        radio.remove_station(sta)?;
+        let (departing, queued) = radio.remove_station(sta)?;
+        departures.record(radio.txqs.scheduler(), departing, queued);
+    }
+    let leftovers: Vec<InFlight> = radio.hw.ring.lock().map_err(|_| "poisoned")?.frames.drain(..).collect();
+    for frame in leftovers {
+        let now = frame.done_at;
+        radio.complete(frame, now);
     }
 
-    let (enqueued, completed, back) = (
-        radio.enqueued.load(Ordering::Relaxed),
-        radio.completed.load(Ordering::Relaxed),
-        radio.handed_back.load(Ordering::Relaxed),
-    );
-    let pending = radio.txqs.scheduler().total_pending_us();
+    let sched = radio.txqs.scheduler();
+    let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    let c = &radio.counts;
+    let (enqueued, completed, dropped, back) =
+        (count(&c.enqueued), count(&c.completed), count(&c.dropped), count(&c.handed_back));
+    let pending = sched.total_pending_us();
     println!(
-        "frames enqueued {enqueued}, completed {completed}, handed back or dropped {back}; pending airtime {pending} us"
+        "stations removed {}: with frames queued {}, with frames in flight {}; airtime completed after removal {} us",
+        departures.removed,
+        departures.with_queued,
+        departures.with_in_flight,
+        sched.ac_counters(Ac::Be).departed_tx_us
     );
+    println!(
+        "frames enqueued {enqueued}, completed {completed}, dropped by FQ-CoDel {dropped}, handed back at removal \
+         {back}; pending airtime {pending} us"
+    );
+    assert_eq!(count(&c.status_errors), 0, "every charge released once, every airtime registered");
     assert_eq!(pending, 0, "every charge was released");
-    assert_eq!(enqueued, completed + back, "every frame is accounted for");
+    assert!(departures.departing.iter().all(|d| d.is_drained(sched)), "every departed station drained");
+    assert_eq!(enqueued, completed + dropped + back, "every frame is accounted for");
+    assert!(
+        departures.with_queued > 0 && departures.with_in_flight > 0,
+        "stations left with frames queued and frames in flight"
+    );
     Ok(())
 }
