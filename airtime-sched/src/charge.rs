@@ -25,7 +25,7 @@ pub struct Charge {
     pub(crate) full_generation: bool,
     /// The scheduler that made the charge (its `radio` number), checked at release; 0
     /// for a token from [`Charge::from_raw`], which the raw form has no room to say.
-    pub(crate) radio: u32,
+    pub(crate) radio: u16,
 }
 
 impl Charge {
@@ -50,7 +50,7 @@ impl Charge {
 
     /// A multicast charge of `airtime_us` (already quantised) on `ac`.
     #[inline]
-    pub(crate) const fn multicast(ac: Ac, airtime_us: u32, radio: u32) -> Charge {
+    pub(crate) const fn multicast(ac: Ac, airtime_us: u32, radio: u16) -> Charge {
         Charge {
             station: StationId { index: MULTICAST_INDEX, generation: 0 },
             ac,

@@ -93,10 +93,11 @@ impl AcState {
 /// See the [crate documentation](crate) for the layers and a driver's view.
 pub struct Scheduler {
     pub(crate) config: Config,
-    /// This scheduler's number, unique in the process (never 0): what its charges and
-    /// rounds carry, so that one handed to another radio's scheduler is refused there
-    /// instead of corrupting its counters.
-    pub(crate) radio: u32,
+    /// This scheduler's number (never 0): what its charges and rounds carry, so that one
+    /// handed to another radio's scheduler is refused there instead of corrupting its
+    /// counters. 16 bits keep a charge in two registers; the number repeats only after
+    /// 65535 more schedulers were created.
+    pub(crate) radio: u16,
     pub(crate) stations: Box<[StationSlot]>,
     pub(crate) txqs: Box<[TxqSlot]>,
     pub(crate) acs: [AcState; Ac::COUNT],
@@ -120,11 +121,11 @@ pub struct Scheduler {
     pub(crate) retired: crate::list::HeadStack,
 }
 
-/// A number for a new scheduler: unique among the schedulers alive (it wraps after 2^32
-/// schedulers, skipping 0, which marks a charge from [`Charge::from_raw`](crate::Charge::from_raw)).
-fn next_radio() -> u32 {
+/// A number for a new scheduler: it wraps after 65535 schedulers, skipping 0, which
+/// marks a charge from [`Charge::from_raw`](crate::Charge::from_raw).
+fn next_radio() -> u16 {
     // Not a loom atomic: an identity, not part of any modelled protocol.
-    static NEXT: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(1);
+    static NEXT: core::sync::atomic::AtomicU16 = core::sync::atomic::AtomicU16::new(1);
     loop {
         let radio = NEXT.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         if radio != 0 {

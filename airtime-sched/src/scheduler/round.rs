@@ -14,19 +14,30 @@ use crate::Ac;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[must_use = "a round is used by passing it to Scheduler::next_txq"]
 pub struct Round {
-    pub(crate) ac: Ac,
+    /// Bits 0..2 the AC's index, bits 8..24 the scheduler that started the round (its
+    /// `radio` number: another radio's scheduler hands out nothing in it). One field,
+    /// so that a round is two words and travels in two registers.
+    pub(crate) ac_radio: u32,
     /// 0 when closed; otherwise the round's number (never 0, never reused).
     pub(crate) number: u64,
-    /// The scheduler that started it (its `radio` number): another radio's scheduler
-    /// hands out nothing in it.
-    pub(crate) radio: u32,
 }
 
 impl Round {
+    #[inline]
+    pub(crate) const fn new(ac: Ac, number: u64, radio: u16) -> Round {
+        Round { ac_radio: ac as u32 | (radio as u32) << 8, number }
+    }
+
+    /// The scheduler that started the round.
+    #[inline]
+    pub(crate) const fn radio(self) -> u16 {
+        (self.ac_radio >> 8) as u16
+    }
+
     /// The round's access category.
     #[inline]
     pub fn ac(self) -> Ac {
-        self.ac
+        Ac::ALL[(self.ac_radio & 3) as usize]
     }
 
     /// Whether the round opened: the AC was under its PHY limit when it started.

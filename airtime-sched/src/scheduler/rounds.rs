@@ -93,7 +93,7 @@ impl Scheduler {
         } else {
             0
         };
-        Round { ac, number, radio: self.radio }
+        Round::new(ac, number, self.radio)
     }
 
     /// Whether `ac`'s pending airtime is under its PHY limit. The limit is at least the
@@ -133,13 +133,13 @@ impl Scheduler {
     /// wake) meanwhile, the newcomer is checked on its own before it is served, and no
     /// top-up meant for one lands on the other's station.
     pub fn next_txq(&self, round: Round, _now: Instant) -> Option<Serving<'_>> {
-        let ac = round.ac;
+        let ac = round.ac();
         let state = &self.acs[ac.index()];
         // Another context's start may have closed the AC since: L3 holds for every round.
         // Weakened variant `l3_round_only`, only to prove loom model 14 catches it: the
         // round's own flag alone, missing a close by another context's start.
         if !round.is_open()
-            || round.radio != self.radio
+            || round.radio() != self.radio
             || (!cfg!(airtime_weakened = "l3_round_only") && !round_open(state.round.load(Ordering::Acquire)))
         {
             return None;
