@@ -942,18 +942,26 @@ fn walks(
     outcomes
 }
 
-/// The lap skip reads the deficits in passes, not in one step, so a registration or a
-/// release between its passes is not one of a walk's steps: the served station must be
-/// one some walk serves, and each deficit must lie within what the walks interleaved
-/// with the event leave (event before any step to after all); the pair as a whole may
-/// be one no single walk leaves (see the crate docs' differences from mainline).
-fn assert_within_walks(served: usize, d: [i64; 2], outcomes: &[(Option<usize>, [i64; 2])]) {
+/// What models 15 and 16 check once a walk that met another context's event served
+/// station `served` and left deficits `d`. The lap skip reads the deficits in passes,
+/// not in one step, so an event between its passes is not one of a walk's steps: the
+/// served station must be one some walk serves, and each deficit must lie within what
+/// the walks interleaved with the event leave (event before any step to after all); the
+/// pair as a whole may be one no single walk leaves (see the crate docs' differences
+/// from mainline). Then nobody starves: the other station is still listed and the next
+/// round serves it.
+fn after_a_walk(sched: Arc<Scheduler>, served: usize, d: [i64; 2], outcomes: &[(Option<usize>, [i64; 2])]) {
     let within = (0..2).all(|i| {
         let (lo, hi) = outcomes.iter().fold((i64::MAX, i64::MIN), |(lo, hi), (_, o)| (lo.min(o[i]), hi.max(o[i])));
         (lo..=hi).contains(&d[i])
     });
     let served_by_a_walk = outcomes.iter().any(|(s, _)| *s == Some(served));
     assert!(within && served_by_a_walk, "served {served} with deficits {d:?}; walks leave {outcomes:?}");
+    let round = sched.start_round(Ac::Be);
+    let next = sched.next_txq(round, NOW).expect("the other station is still listed");
+    assert_ne!(next.txq().index(), served);
+    sched.return_txq(next, TxqReturn::Empty, NOW);
+    unwrap_arc(sched).check_invariants_quiescent().unwrap();
 }
 
 /// Two stations in debt, each with a txq on BE, woken in order: station 0 at weight 1
@@ -1021,18 +1029,8 @@ fn model15_laps_walked_while_airtime_is_registered() {
         completion.join().unwrap();
         let served = server.join().unwrap();
         let d = deficits_of(&sched, &stations);
-        // The lap skip reads the deficits in passes, not in one step, so a registration
-        // between its passes is not one of a walk's steps: each deficit must lie within
-        // what the sequential walks leave (registration before any step to after all),
-        // and the served station is one some walk serves.
         let outcomes = walks([-3, -5], [0, 0], &WEIGHTS, &|d, _| d[1] -= 4);
-        assert_within_walks(served, d, &outcomes);
-        // Nobody starves: the other station is still listed and the next round serves it.
-        let round = sched.start_round(Ac::Be);
-        let next = sched.next_txq(round, NOW).expect("the other station is still listed");
-        assert_ne!(next.txq().index(), served);
-        sched.return_txq(next, TxqReturn::Empty, NOW);
-        unwrap_arc(sched).check_invariants_quiescent().unwrap();
+        after_a_walk(sched, served, d, &outcomes);
     });
 }
 
@@ -1069,22 +1067,17 @@ fn model16_a_completion_during_a_walk_of_laps() {
         let served = server.join().unwrap();
         let d = deficits_of(&sched, &stations);
         let outcomes = walks([1, -5], [4, 0], &[1, 1], &|_, p| p[0] = 0);
-        assert_within_walks(served, d, &outcomes);
-        // Nobody starves: the other station is still listed and the next round serves it.
-        let round = sched.start_round(Ac::Be);
-        let next = sched.next_txq(round, NOW).expect("the other station is still listed");
-        assert_ne!(next.txq().index(), served);
-        sched.return_txq(next, TxqReturn::Empty, NOW);
-        unwrap_arc(sched).check_invariants_quiescent().unwrap();
+        after_a_walk(sched, served, d, &outcomes);
     });
 }
 
 /// Model 29: a walk of laps gives up after three laps (`MAX_LAPS`) when another context
 /// keeps putting the only station back in debt between them. Station 0 (weight 1) owes
-/// 1 us; two completions register 1 us of its airtime each while a context walks. At each step: the walk ends (it serves, or gives up); the station it serves
-/// has paid its debt at that moment; a walk that gave up left the txq listed, so a
-/// round after the registrations serves it. Some execution must give up, so the model
-/// cannot pass without reaching that path.
+/// 1 us; two completions register 1 us of its airtime each while a context walks. At
+/// each step: the walk ends (it serves, or gives up); the station it serves has paid its
+/// debt at that moment; a walk that gave up left the txq listed, so a round after the
+/// registrations serves it. Some execution must give up, so the model cannot pass
+/// without reaching that path.
 #[test]
 fn model29_a_walk_kept_in_debt_gives_up_after_max_laps_and_keeps_the_txq() {
     let gave_up = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
