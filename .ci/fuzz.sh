@@ -29,10 +29,11 @@ echo "::: toolchain ${toolchain#+}, sanitizer ${sanitizer[1]}"
 
 # target:runs:seed. Runs are sized so that each target takes 10 to 40 s under ASan on
 # one core (the per-run cost differs by two orders of magnitude between targets:
-# driver_loop, ath11k_completion and release_batch run hundreds of stations, a few
-# hundred executions a second without a sanitizer). Their committed corpora already
-# hold passes over more than eight (station, AC) groups, so the replay alone exercises
-# release_batch's flushes (fuzz/README.md, "The planted release_batch bug").
+# driver_loop, ath11k_completion, release_batch and txq_table run hundreds of stations,
+# a few hundred executions a second without a sanitizer; mt76_txfree about a thousand).
+# Their committed corpora already hold passes over more than eight (station, AC) groups,
+# so the replay alone exercises release_batch's flushes (fuzz/README.md, "The planted
+# release_batch bug").
 targets=(
     "estimator:400000:101"
     "fq_codel:60000:102"
@@ -40,6 +41,8 @@ targets=(
     "scheduler_ops:30000:104"
     "ath11k_completion:4000:105"
     "release_batch:6000:106"
+    "txq_table:4000:107"
+    "mt76_txfree:15000:108"
 )
 scale=${FUZZ_RUNS_SCALE:-1}
 
