@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Line and region coverage of airtime-sched/src and drivers/ath11k/src reached by each
-# fuzz target's corpus: `cargo fuzz coverage` (nightly, llvm-tools-preview), then
-# `llvm-cov export -summary-only`, summed per file. Writes
+# Line and region coverage of airtime-sched/src and the driver adapters (drivers/ath11k/src,
+# drivers/mt76/src) reached by each fuzz target's corpus: `cargo fuzz coverage` (nightly,
+# llvm-tools-preview), then `llvm-cov export -summary-only`, summed per file. Writes
 # fuzz/coverage/<target>/summary.tsv (target, file, lines hit, lines, regions hit,
 # regions) and prints it.
 #
 #   fuzz/scripts/coverage.sh [target...]          # default: every target
 #   CORPUS_EXTRA=dir fuzz/scripts/coverage.sh t   # also replay dir/<t> (e.g. a CI run's)
+#   COMMIT=rev fuzz/scripts/coverage.sh           # a commit's tree, not the working tree
+#
+# With COMMIT, the commit is exported (git archive) to fuzz/target/snapshot/<rev>/ and
+# measured there, so that edits others make to the working tree meanwhile cannot mix
+# into the numbers; its outputs are under fuzz/target/snapshot/<rev>/fuzz/coverage/.
+# `FUZZ_DIR=fuzz/target/snapshot/<rev>/fuzz fuzz/scripts/functions.py` reads them.
 #
 # Per-line listings: `llvm-cov show` with the same binary and profile, e.g.
 #   $(fuzz/scripts/coverage.sh --llvm-cov) show -instr-profile fuzz/coverage/T/coverage.profdata \
@@ -15,6 +21,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 unset CARGO_TARGET_DIR
+
+if [ -n "${COMMIT:-}" ] && [ -z "${IN_SNAPSHOT:-}" ]; then
+    rev=$(git -C .. rev-parse --short "$COMMIT")
+    snap="$PWD/target/snapshot/$rev"
+    if [ ! -f "$snap/fuzz/Cargo.toml" ]; then
+        mkdir -p "$snap"
+        git -C .. archive "$rev" | tar -x -C "$snap"
+    fi
+    echo "::: measuring $rev in $snap" >&2
+    IN_SNAPSHOT=1 exec "$snap/fuzz/scripts/coverage.sh" "$@"
+fi
 
 sysroot=$(rustc +nightly --print sysroot)
 host=$(rustc +nightly -vV | sed -n 's/^host: //p')
@@ -50,7 +67,7 @@ target, root, path = sys.argv[1], sys.argv[2] + "/", sys.argv[3]
 data = json.load(open(path))
 for f in sorted(data["data"][0]["files"], key=lambda f: f["filename"]):
     name = f["filename"].replace(root, "")
-    if not (name.startswith("airtime-sched/src/") or name.startswith("drivers/ath11k/src/")):
+    if not name.startswith(("airtime-sched/src/", "drivers/ath11k/src/", "drivers/mt76/src/")):
         continue
     s = f["summary"]
     print("\t".join([target, name, str(s["lines"]["covered"]), str(s["lines"]["count"]),
