@@ -954,8 +954,12 @@ fuzz_target!(|input: Input| {
     for s in w.d.stas.0.iter_mut().flatten() {
         s.fails = false;
     }
-    // A txq whose station the driver forgot cannot be priced, so the loop never sends
-    // its frames: the driver purges them, as it would with the station.
+    // Frames the ring refused go back to their txqs first: a txq whose station the
+    // driver forgot cannot be priced, so the loop never sends its frames, and the driver
+    // purges them, as it would with the station (refused ones included).
+    while !w.d.refused.is_empty() {
+        w.requeue();
+    }
     for id in w.ids.clone() {
         let Ok((Some(st), _)) = w.sched.txq_info(id) else { continue };
         if w.d.stas.0[st.index()].is_none() {
