@@ -5,7 +5,7 @@
 
 #![no_main]
 
-use airtime_sched::fq_codel::{DropReason, FqCodelConfig, FqCodelTxq, FqFrame};
+use airtime_sched::fq_codel::{DropReason, FqCodelConfig, FqCodelStats, FqCodelTxq, FqFrame};
 use airtime_sched::{Frame, Instant, Txq};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
@@ -69,6 +69,9 @@ enum Op {
     Rewind { us: u16 },
     Purge,
     Drain,
+    /// The txq ends (`retire`: its station left) and a fresh one takes its place; its
+    /// counters go to the radio-wide total (`FqCodelStats::accumulate`).
+    Retire,
 }
 
 #[derive(Default)]
@@ -98,6 +101,9 @@ struct Harness {
     b: Books,
     now: Instant,
     keep: bool,
+    /// The retired txqs' counters, accumulated, and what each of their sums must be.
+    total: FqCodelStats,
+    retired: FqCodelStats,
 }
 
 impl Harness {
@@ -152,6 +158,45 @@ impl Harness {
         }
     }
 
+    /// Ends the txq: every frame it still holds (queued, or dropped and not drained)
+    /// comes back once, its final counters close, and they add to the total.
+    fn retire(&mut self) {
+        let config = *self.txq.config();
+        let before = self.txq.stats();
+        let fresh = FqCodelTxq::new(config).expect("the config was valid");
+        let r = std::mem::replace(&mut self.txq, fresh).retire();
+        let s = r.stats;
+        assert_eq!((s.backlog_packets, s.backlog_bytes, s.memory_usage), (0, 0, 0), "{s:?}");
+        assert_eq!(s.enqueued, s.tx_packets + s.dropped(), "{s:?}");
+        assert_eq!(s.purged, before.purged + before.backlog_packets);
+        let purged = r.frames.iter().filter(|d| d.reason == DropReason::Purged).count() as u64;
+        assert!(purged >= before.backlog_packets, "the queued frames come back purged");
+        if self.keep && before.unkept_drops == 0 {
+            let mut got: Vec<u64> = r.frames.iter().map(|d| d.frame.id).collect();
+            let mut live: Vec<u64> = self.b.live.keys().copied().collect();
+            got.sort_unstable();
+            live.sort_unstable();
+            assert_eq!(got, live, "a retired txq hands back exactly what it held");
+        } else if !self.keep {
+            assert_eq!(r.frames.len() as u64, before.backlog_packets, "queued frames come back with keep_dropped off");
+        }
+        let sum = self.total;
+        self.total.accumulate(&s);
+        for (t, a, b) in [
+            (self.total.enqueued, sum.enqueued, s.enqueued),
+            (self.total.tx_packets, sum.tx_packets, s.tx_packets),
+            (self.total.purged, sum.purged, s.purged),
+            (self.total.codel_drops, sum.codel_drops, s.codel_drops),
+            (self.total.overlimit_drops, sum.overlimit_drops, s.overlimit_drops),
+            (self.total.tx_bytes, sum.tx_bytes, s.tx_bytes),
+        ] {
+            assert_eq!(t, a.saturating_add(b), "accumulate adds the counters");
+        }
+        assert_eq!(self.total.enqueued, self.total.tx_packets + self.total.dropped() + self.total.backlog_packets);
+        self.retired = self.total;
+        self.b = Books::default();
+    }
+
     fn check(&mut self) {
         let s = self.txq.stats();
         assert_eq!(s.enqueued, s.tx_packets + s.dropped() + s.backlog_packets, "{s:?}");
@@ -194,7 +239,14 @@ fuzz_target!(|input: Input| {
     config.ecn = input.ecn;
     config.keep_dropped = !input.drop_everything_at_once;
     let Ok(txq) = FqCodelTxq::new(config) else { panic!("a valid config was refused: {config:?}") };
-    let mut h = Harness { txq, b: Books::default(), now: Instant::from_micros(1_000_000), keep: config.keep_dropped };
+    let mut h = Harness {
+        txq,
+        b: Books::default(),
+        now: Instant::from_micros(1_000_000),
+        keep: config.keep_dropped,
+        total: FqCodelStats::default(),
+        retired: FqCodelStats::default(),
+    };
     for op in input.ops.iter().take(512) {
         match *op {
             Op::Enqueue { flow, len, extra, ecn, accept_ce } => {
@@ -226,6 +278,7 @@ fuzz_target!(|input: Input| {
                     h.drain();
                 }
             }
+            Op::Retire => h.retire(),
         }
         h.check();
     }
@@ -237,4 +290,8 @@ fuzz_target!(|input: Input| {
     if h.keep && h.txq.stats().unkept_drops == 0 {
         assert!(h.b.live.is_empty(), "{} frames never came back", h.b.live.len());
     }
+    // The last txq ends too: the radio-wide total covers every frame ever enqueued.
+    let enqueued = h.retired.enqueued + h.txq.stats().enqueued;
+    h.retire();
+    assert_eq!(h.total.enqueued, enqueued);
 });
