@@ -89,7 +89,9 @@ impl Scheduler {
     ) -> FrameCompletion {
         let (station, ac) = (charge.station(), charge.ac());
         let mut done = self.release_with_status(charge, status, calibrator);
-        if let Some(sta) = station {
+        // Another radio's charge names a station of that radio: nothing is registered
+        // here, where the same handle may name another station.
+        if let (Some(sta), false) = (station, done.released == Err(ReleaseError::OtherRadio)) {
             done.registered = self.register_airtime(sta, ac, done.airtime_us, 0, now);
         }
         done
@@ -108,6 +110,10 @@ impl Scheduler {
         let charged_us = charge.airtime_us();
         let airtime_us = status.airtime_us(charged_us);
         let released = self.release(charge);
+        if released == Err(ReleaseError::OtherRadio) {
+            // Not this radio's frame: no sample for its calibrator either.
+            return FrameCompletion { airtime_us, released, registered: Ok(()), calibrated: None };
+        }
         let calibrated = match (calibrator, status.rate) {
             (Some(cal), Some(_)) => Some(cal.record(u64::from(charged_us), u64::from(airtime_us))),
             _ => None,
@@ -130,7 +136,7 @@ impl Scheduler {
     ) -> PpduCompletion {
         let (mut charged_us, mut foreign) = (0u64, 0u32);
         let released = self.release_batch(charges.into_iter().inspect(|c| {
-            if c.station() == Some(station) && c.ac() == ac {
+            if self.made(c) && c.station() == Some(station) && c.ac() == ac {
                 charged_us = charged_us.saturating_add(u64::from(c.airtime_us()));
             } else {
                 foreign = foreign.saturating_add(1);

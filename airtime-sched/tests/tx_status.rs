@@ -128,3 +128,26 @@ fn release_with_status_calibrates_without_registering_twice() {
     assert_eq!(s.station_airtime(sta).unwrap().tx_us, 0, "the driver's counters register it");
     assert_eq!(s.total_pending_us(), 0);
 }
+
+/// A frame of another radio completed here: its charge is refused, and nothing of it
+/// lands on this radio (found by the `txq_table` fuzz target: the station with the same
+/// handle here was registered the other radio's airtime), nor in the calibrator.
+#[test]
+fn another_radios_frame_registers_nothing_and_teaches_nothing() {
+    let (mine, theirs) = (sched(), sched());
+    let sta = mine.add_station(Weight::DEFAULT).unwrap();
+    let same = theirs.add_station(Weight::DEFAULT).unwrap();
+    assert_eq!(sta, same, "the same handle on both radios");
+    let mut cal = Calibrator::new(CalibratorConfig::default());
+    let status = FrameStatus { len_bytes: 1500, rate: Some(vht9()), tries: 2, aggregated: true };
+    let charge = theirs.charge_us(same, Ac::Be, 28).unwrap();
+    let done = mine.complete_frame(charge, &status, NOW, Some(&mut cal));
+    assert_eq!(done.released, Err(airtime_sched::ReleaseError::OtherRadio));
+    assert_eq!((done.registered, done.calibrated), (Ok(()), None));
+    assert_eq!(mine.station_airtime(sta).unwrap().tx_us, 0, "nothing registered on this radio");
+    assert_eq!(theirs.total_pending_us(), 28, "still pending where it was charged");
+    // In a PPDU: counted apart, and not part of the station's sample.
+    let charges = [theirs.charge_us(same, Ac::Be, 28).unwrap(), mine.charge_us(sta, Ac::Be, 28).unwrap()];
+    let done = mine.complete_ppdu(sta, Ac::Be, charges, 60, NOW, None);
+    assert_eq!((done.released.released, done.released.other_radio, done.charged_us, done.foreign), (1, 1, 28, 1));
+}

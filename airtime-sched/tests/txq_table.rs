@@ -418,6 +418,29 @@ fn a_round_that_ends_on_a_turn_budget_says_so() {
     complete(&t, &mut r);
 }
 
+/// A zero bound cannot stall a txq: a turn sends at least one frame whatever the budget
+/// (found by the `txq_table` fuzz target: with 0, every turn ended before it sent
+/// anything, round after round).
+#[test]
+fn a_zero_turn_budget_still_sends_a_frame_per_turn() {
+    for budget in [TurnBudget::frames(0), TurnBudget::airtime_us(0), TurnBudget { frames: 0, airtime_us: 0 }] {
+        let t = table();
+        let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let peers = Peers(vec![Peer(sta)]);
+        let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        for i in 0..3 {
+            t.enqueue(q, Pkt(i), NOW).unwrap();
+        }
+        let mut r = ring(64);
+        for round in 1..=3 {
+            let report = t.run_round(Ac::Be, NOW, &peers, &mut r, budget);
+            assert_eq!(report.frames, 1, "{budget:?}: round {round}");
+        }
+        assert_eq!(t.run_round(Ac::Be, NOW, &peers, &mut r, budget).frames, 0, "all three sent");
+        complete(&t, &mut r);
+    }
+}
+
 #[test]
 fn a_burst_is_queued_whole_with_one_wake_and_stops_at_the_intake_bound() {
     let t = table();

@@ -15,8 +15,11 @@ use crate::{Ac, Instant, TxqReturn};
 /// deficit left, its place at the head: the round then ends (a round serves a txq
 /// once, as mainline's does), and the next round starts with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// A turn sends at least one frame whatever the bounds (when the station's AQL budget
+/// and the ring allow one), so no bound, 0 included, can stall a txq.
 pub struct TurnBudget {
-    /// Frames per turn.
+    /// Frames per turn (at least one is sent).
     pub frames: u32,
     /// Airtime charged per turn, in us: the turn ends once its charges reach it.
     pub airtime_us: u32,
@@ -164,7 +167,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let (mut frames, mut airtime_us) = (0u32, 0u64);
             let mut progressed = false;
             let mut stop = None;
-            while !gone && frames < budget.frames && airtime_us < u64::from(budget.airtime_us) {
+            // The first frame of a turn is always allowed: a zero bound would otherwise
+            // stall the txq for good (every turn ends before it sends anything).
+            while !gone && (frames == 0 || (frames < budget.frames && airtime_us < u64::from(budget.airtime_us))) {
                 if !ring.has_room(ac) {
                     stop = Some(RoundEnd::RingFull);
                     break;
