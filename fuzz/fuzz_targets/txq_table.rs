@@ -1209,7 +1209,8 @@ impl World {
         let uncharged = turns.iter().flat_map(|t| &t.pushes).filter(|p| p.2.is_none()).count() as u64;
         assert_eq!(table.scheduler().ac_counters(ac).uncharged_frames - uncharged_before, uncharged);
         for Turn { pushes, .. } in &turns {
-            assert!(pushes.len() as u64 <= u64::from(budget.frames), "a turn past its frame budget");
+            // A turn sends at least one frame whatever its bound (0 included).
+            assert!(pushes.len() as u64 <= u64::from(budget.frames.max(1)), "a turn past its frame budget");
             let before_last: u64 =
                 pushes.iter().rev().skip(1).map(|p| p.2.map_or(0, |c| u64::from(c.us))).sum();
             assert!(pushes.len() <= 1 || before_last < u64::from(budget.airtime_us), "a turn past its airtime budget");
