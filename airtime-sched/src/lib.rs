@@ -211,6 +211,7 @@ extern crate alloc;
 
 mod ac;
 pub mod aql;
+mod cache_line;
 mod charge;
 mod config;
 // Its tests still bind the scheduler `mut` for the `&mut self` check this crate had;

@@ -344,6 +344,9 @@ pub(crate) const fn with_gen(generation: u32, low: u64) -> u64 {
     ((generation as u64) << 32) | (low & 0xffff_ffff)
 }
 
+/// One 64-byte line per station and AC: charges and releases of two stations (or two ACs
+/// of one) from two contexts never write the same line (see `cache_line`).
+#[repr(align(64))]
 pub(crate) struct StationAc {
     /// DRR deficit in us, signed, [`tagged`] (mainline's s32, widened to 48 bits and
     /// saturating there, so no sum of charges can wrap it).
@@ -818,6 +821,9 @@ pub(crate) const OCCUPANT_STORE: Ordering =
 /// No station (a per-interface multicast txq): index 65535, never a slot.
 pub(crate) const NO_STATION: u64 = u64::MAX;
 
+/// One 64-byte line per txq: one context's wake or take of a txq never writes the line of
+/// another txq (see `cache_line`).
+#[repr(align(64))]
 pub(crate) struct TxqSlot {
     pub(crate) word: AtomicU64,
     /// Raw [`StationId`] or [`NO_STATION`]; written before the slot is published LIVE.

@@ -53,7 +53,9 @@ pub const DEFAULT_AQL_THRESHOLD_US: u32 = 24_000;
 /// (half of a 100 TU beacon interval), the default multicast budget of each AC.
 pub const DEFAULT_MULTICAST_LIMIT_US: u32 = 50_000;
 
-/// Per-AC scheduler state.
+/// Per-AC scheduler state, on lines of its own (see `cache_line`): rounds and charges on one AC never
+/// write the lines of another, nor those of the scheduler's read-mostly settings.
+#[repr(align(128))]
 pub(crate) struct AcState {
     /// Round word: bits 0..63 the number of the latest round started, bit 63 "open"
     /// (the seed's fix keeps them apart; both live in one word so a reader sees a
@@ -100,7 +102,9 @@ pub struct Scheduler {
     pub(crate) radio: u16,
     pub(crate) stations: Box<[StationSlot]>,
     pub(crate) txqs: Box<[TxqSlot]>,
-    pub(crate) acs: [AcState; Ac::COUNT],
+    /// On the heap, away from the read-mostly fields around it (each AC on lines of its
+    /// own, see `AcState`), which every operation reads while rounds write the ACs.
+    pub(crate) acs: Box<[AcState; Ac::COUNT]>,
     /// `aql_threshold` in us.
     pub(crate) threshold_us: AtomicU32,
     /// TX_NO_PUSHBACK or adaptive AQL adjusts station limits (from the config).
@@ -159,7 +163,7 @@ impl Scheduler {
             config,
             stations: stations.into_boxed_slice(),
             txqs: txqs.into_boxed_slice(),
-            acs: core::array::from_fn(|_| AcState {
+            acs: Box::new(core::array::from_fn(|_| AcState {
                 round: AtomicU64::new(0),
                 list: AcList::new(cap),
                 lap_skips: AtomicU64::new(0),
@@ -168,7 +172,7 @@ impl Scheduler {
                 counters: stats::AtomicAcCounters::new(),
                 multicast_pending_us: AtomicU64::new(0),
                 multicast_limit_us: AtomicU32::new(DEFAULT_MULTICAST_LIMIT_US),
-            }),
+            })),
             threshold_us: AtomicU32::new(DEFAULT_AQL_THRESHOLD_US),
             aql_enabled: AtomicU32::new(1),
             airtime_flags: AtomicU32::new(0b11),

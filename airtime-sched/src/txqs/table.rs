@@ -3,6 +3,7 @@
 
 use super::intake::{Batch, Chain, Intake};
 use super::turn::TxqTurn;
+use crate::cache_line::CacheLines;
 use crate::scheduler::HoldRefused;
 use crate::slots::txq;
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
@@ -29,14 +30,21 @@ pub(super) struct Kept<Q: Txq> {
     pub(super) retry: Option<Retry<Q::Frame>>,
 }
 
-pub(super) struct Cell<Q: Txq> {
-    pub(super) intake: Intake<Q::Frame>,
+/// What a txq's enqueuers write: its intake and the intake's count.
+pub(super) struct Inbox<F> {
+    pub(super) intake: Intake<F>,
     /// Frames in the intake (pushed, not yet taken), for the intake's bound.
-    pub(super) intake_len: AtomicU32,
+    pub(super) len: AtomicU32,
+}
+
+/// One txq's inbox and queue, each on lines of its own: enqueuers write the inbox while
+/// the server writes the queue.
+pub(super) struct Cell<Q: Txq> {
+    pub(super) inbox: CacheLines<Inbox<Q::Frame>>,
     /// Accessed only by the context that holds the txq: its server (SERVING), the
     /// adder before LIVE (INIT), or whoever takes it back after removal (KEPT, popped
     /// from the scheduler's retired stack). Those exclude each other by the txq word.
-    pub(super) kept: UnsafeCell<Kept<Q>>,
+    pub(super) kept: CacheLines<UnsafeCell<Kept<Q>>>,
 }
 
 impl<Q: Txq> Cell<Q> {
@@ -45,12 +53,12 @@ impl<Q: Txq> Cell<Q> {
         let n = u32::try_from(batch.taken_len()).unwrap_or(u32::MAX);
         if n != 0 {
             // Relaxed: a bound, not a publication (the intake's own atomics order the frames).
-            self.intake_len.fetch_sub(n, Ordering::Relaxed);
+            self.inbox.len.fetch_sub(n, Ordering::Relaxed);
         }
     }
 
     fn take_intake(&self) -> Batch<Q::Frame> {
-        let batch = self.intake.take_all();
+        let batch = self.inbox.intake.take_all();
         self.taken(&batch);
         batch
     }
@@ -264,9 +272,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         }
         // Within the capacity just reserved: no allocation.
         cells.extend((0..n).map(|_| Cell {
-            intake: Intake::new(),
-            intake_len: AtomicU32::new(0),
-            kept: UnsafeCell::new(Kept { queue: None, retry: None }),
+            inbox: CacheLines(Inbox { intake: Intake::new(), len: AtomicU32::new(0) }),
+            kept: CacheLines(UnsafeCell::new(Kept { queue: None, retry: None })),
         }));
         // Capacity equals length, so this does not reallocate.
         Ok(TxqTable { sched, cells: cells.into_boxed_slice() })
@@ -407,13 +414,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         for frame in frames.by_ref() {
             // Relaxed: a bound; two enqueues racing for the last place may both fail,
             // never both pass it.
-            if cell.intake_len.fetch_add(1, Ordering::Relaxed) >= INTAKE_LIMIT {
-                cell.intake_len.fetch_sub(1, Ordering::Relaxed);
+            if cell.inbox.len.fetch_add(1, Ordering::Relaxed) >= INTAKE_LIMIT {
+                cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
                 refused = Some((frame, true));
                 break;
             }
             if let Err(frame) = chain.add(frame, now) {
-                cell.intake_len.fetch_sub(1, Ordering::Relaxed);
+                cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
                 refused = Some((frame, false));
                 break;
             }
@@ -428,7 +435,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             }
             return refused.map_or(Ok(0), |r| Err(refusal(r)));
         }
-        cell.intake.push_chain(chain);
+        cell.inbox.intake.push_chain(chain);
         let woken = if unheld { self.sched.wake_txq(id, now) } else { self.sched.wake_held(id, now) };
         match woken {
             Ok(()) => refused.map_or(Ok(queued), |r| Err(refusal(r))),

@@ -39,12 +39,12 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// Returns how many it moved. The turn pulls when it starts and whenever
     /// [`dequeue`](Self::dequeue) finds the queue empty.
     pub fn pull_intake(&mut self) -> usize {
-        if self.cell.intake.is_empty() || self.kept().queue.is_none() {
+        if self.cell.inbox.intake.is_empty() || self.kept().queue.is_none() {
             // Nothing new, or not a table txq (added straight to the scheduler): it has no
             // queue, and no enqueue can reach its intake (holds need a kept txq).
             return 0;
         }
-        let batch = self.cell.intake.take_all();
+        let batch = self.cell.inbox.intake.take_all();
         self.cell.taken(&batch);
         let Some(queue) = self.kept().queue.as_mut() else { return 0 };
         let mut moved = 0;
@@ -155,7 +155,7 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// Whether the txq has frames: in its retry slot, its queue or its intake.
     pub fn is_backlogged(&self) -> bool {
         let kept = self.kept_ref();
-        kept.retry.is_some() || kept.queue.as_ref().is_some_and(|q| !q.is_empty()) || !self.cell.intake.is_empty()
+        kept.retry.is_some() || kept.queue.as_ref().is_some_and(|q| !q.is_empty()) || !self.cell.inbox.intake.is_empty()
     }
 
     /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)).

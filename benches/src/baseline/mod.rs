@@ -65,8 +65,11 @@ struct ActiveTxqs {
     sta: Box<[StaAirtime]>,
 }
 
-/// A station's lock-free AQL state (`aql_tx_pending`, limits) and weight.
+/// A station's lock-free AQL state (`aql_tx_pending`, limits) and weight. On lines of its
+/// own, as each `struct sta_info` is a separate allocation of its own in mainline: two
+/// stations never share a cache line.
 #[derive(Debug)]
+#[repr(align(128))]
 struct StaInfo {
     airtime_weight: u16,
     aql_tx_pending: [AtomicI32; 4],
