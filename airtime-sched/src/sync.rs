@@ -3,7 +3,9 @@
 //! Under `cfg(loom)` every atomic maps to loom's model-checked type, and [`UnsafeCell`]
 //! to loom's, which checks that no two accesses race, so the loom models in
 //! `tests/loom_*.rs` run the real scheduler code, not a copy. Nothing else in the crate
-//! may import from `core::sync` or `core::cell::UnsafeCell` directly.
+//! may import from `core::sync` or `core::cell::UnsafeCell` directly, but for counters
+//! that are deliberately not modelled (a scheduler's number; test-only tallies that tell
+//! a loom model whether any execution reached the path it checks).
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};

@@ -50,7 +50,12 @@ pub(super) struct Cell<Q: Txq> {
 impl<Q: Txq> Cell<Q> {
     /// Counts a batch taken from the intake.
     pub(super) fn taken(&self, batch: &Batch<Q::Frame>) {
-        let n = u32::try_from(batch.taken_len()).unwrap_or(u32::MAX);
+        self.taken_n(batch.taken_len());
+    }
+
+    /// Counts `n` frames taken from the intake.
+    pub(super) fn taken_n(&self, n: usize) {
+        let n = u32::try_from(n).unwrap_or(u32::MAX);
         if n != 0 {
             // Relaxed: a bound, not a publication (the intake's own atomics order the frames).
             self.inbox.len.fetch_sub(n, Ordering::Relaxed);
@@ -89,8 +94,12 @@ pub const INTAKE_LIMIT: u32 = 8192;
 /// ([`Scheduler::next_txq`]) cannot reach its queue; returned `Empty`, it stays listed
 /// for the table's next turn to decide ([`Scheduler::return_txq`]).
 ///
-/// Each enqueue allocates one intake node (the global allocator: in a kernel, an atomic
-/// allocation), and an intake holds at most [`INTAKE_LIMIT`] frames.
+/// Each frame enqueued rides in an intake node. The server keeps the nodes it empties, up
+/// to 8 per txq, and enqueues reuse them, so a txq in steady state allocates nothing; an
+/// enqueue that finds none allocates one from the global allocator (in a kernel, an
+/// atomic allocation, refused with [`EnqueueError::NoMemory`] if it fails). An intake
+/// holds at most [`INTAKE_LIMIT`] frames. Each txq's cell keeps what its enqueuers write
+/// (the intake) and what its server writes (the queue) on cache lines of their own.
 pub struct TxqTable<Q: Txq> {
     sched: Scheduler,
     cells: Box<[Cell<Q>]>,
@@ -364,6 +373,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let Some(queue) = kept.queue else { continue };
             // Enqueues whose wakes came before the removal; later ones take theirs back.
             let intake = ReturnedFrames::new(cell.take_intake());
+            // The slot may stay empty for good: its cached nodes go back to the allocator.
+            cell.inbox.intake.free_cache();
             self.sched.release_kept(index);
             return Some(RemovedTxq { id, queue, retry: kept.retry, intake });
         }
@@ -419,7 +430,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 refused = Some((frame, true));
                 break;
             }
-            if let Err(frame) = chain.add(frame, now) {
+            if let Err(frame) = chain.add(&cell.inbox.intake, frame, now) {
                 cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
                 refused = Some((frame, false));
                 break;

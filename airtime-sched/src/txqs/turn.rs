@@ -44,14 +44,19 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
             // queue, and no enqueue can reach its intake (holds need a kept txq).
             return 0;
         }
-        let batch = self.cell.inbox.intake.take_all();
-        self.cell.taken(&batch);
+        let cell = self.cell;
         let Some(queue) = self.kept().queue.as_mut() else { return 0 };
         let mut moved = 0;
-        for (frame, enqueued) in batch {
-            queue.enqueue(frame, enqueued);
-            moved += 1;
-        }
+        // Counted off the intake's bound before the queue takes them (a queue that
+        // unwinds cannot shrink the bound for good); the emptied nodes stay in the
+        // intake's cache for the next enqueues.
+        cell.inbox.intake.drain(
+            |n| {
+                moved = n;
+                cell.taken_n(n);
+            },
+            |frame, enqueued| queue.enqueue(frame, enqueued),
+        );
         moved
     }
 
