@@ -510,8 +510,10 @@ mod tests {
         assert_eq!(intake.take_all().map(|(f, _)| f).collect::<Vec<_>>(), [9]);
     }
 
-    #[test]
-    fn racing_pushes_and_drains_reuse_nodes_and_lose_nothing() {
+    /// Two producers push 0.. while `take` empties the intake into `seen` (by producer)
+    /// until they are done and once more; each producer's frames must arrive complete
+    /// and in its order.
+    fn two_producers_racing(mut take: impl FnMut(&Intake<(u32, u32)>, &mut [Vec<u32>; 2])) {
         let intake = std::sync::Arc::new(Intake::new());
         let per_thread = if cfg!(miri) { 50 } else { 20_000u32 };
         let producers: Vec<_> = (0..2u32)
@@ -525,50 +527,30 @@ mod tests {
             })
             .collect();
         let mut seen = [Vec::new(), Vec::new()];
-        let mut sink = |(t, i): (u32, u32), _| seen[t as usize].push(i);
         while producers.iter().any(|p| !p.is_finished()) {
-            intake.drain(|_| (), &mut sink);
+            take(&intake, &mut seen);
         }
         for p in producers {
             p.join().unwrap();
         }
-        intake.drain(|_| (), &mut sink);
+        take(&intake, &mut seen);
         for s in seen {
             assert_eq!(s, (0..per_thread).collect::<Vec<_>>());
         }
     }
 
     #[test]
+    fn racing_pushes_and_drains_reuse_nodes_and_lose_nothing() {
+        two_producers_racing(|intake, seen| intake.drain(|_| (), |(t, i), _| seen[t as usize].push(i)));
+    }
+
+    #[test]
     fn racing_pushes_and_takes_lose_and_duplicate_nothing() {
-        let intake = std::sync::Arc::new(Intake::new());
-        let per_thread = if cfg!(miri) { 50 } else { 20_000u32 };
-        let producers: Vec<_> = (0..2u32)
-            .map(|t| {
-                let intake = intake.clone();
-                std::thread::spawn(move || {
-                    for i in 0..per_thread {
-                        intake.push((t, i), Instant::ZERO).unwrap();
-                    }
-                })
-            })
-            .collect();
-        let mut seen = [Vec::new(), Vec::new()];
-        let mut collect = |batch: Batch<(u32, u32)>| {
-            for ((t, i), _) in batch {
+        two_producers_racing(|intake, seen| {
+            for ((t, i), _) in intake.take_all() {
                 seen[t as usize].push(i);
             }
-        };
-        while producers.iter().any(|p| !p.is_finished()) {
-            collect(intake.take_all());
-        }
-        for p in producers {
-            p.join().unwrap();
-        }
-        collect(intake.take_all());
-        for s in seen {
-            // Each producer's frames arrive complete and in its order.
-            assert_eq!(s, (0..per_thread).collect::<Vec<_>>());
-        }
+        });
     }
 }
 
