@@ -22,11 +22,16 @@
 use airtime_sched::driver_loop::{RoundEnd, StationTable, TxqTable, run_round};
 use airtime_sched::{
     Ac, AirtimeFlags, AqlLimits, BatchRelease, Charge, ChargeError, Config, Frame, Instant, OverLimitPolicy, PushError,
-    Ring, RingErrorKind, RoundPolicy, Scheduler, Serving, Station, StationErrorKind, StationId, Tid, Txq, TxqErrorKind,
+    Ring, RingErrorKind, RoundPolicy, Scheduler, Serving, Station, StationErrorKind, StationId, Tid, Txq,
     TxqId, TxqReturn, Weight,
 };
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/mod.rs"]
+#[allow(dead_code)] // each target uses part of it
+mod common;
+use common::StoppedErr;
 use std::collections::VecDeque;
 use std::fmt::Write;
 
@@ -39,14 +44,6 @@ struct F {
 impl Frame for F {
     fn len_bytes(&self) -> u32 {
         self.len
-    }
-}
-
-#[derive(Debug)]
-struct StoppedErr;
-impl airtime_sched::TxqError for StoppedErr {
-    fn kind(&self) -> TxqErrorKind {
-        TxqErrorKind::Stopped
     }
 }
 

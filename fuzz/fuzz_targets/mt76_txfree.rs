@@ -15,15 +15,19 @@
 
 #![no_main]
 
-use airtime_est::{Bandwidth, HeGi, Rate};
 use airtime_mt76::hal::{AirtimeWords, DmaError, Token, TxFree, TxOutcome, WTBL_AIRTIME_CLEAR_BIT};
 use airtime_mt76::sim_hal::{SimConfig, SimHal};
-use airtime_mt76::{AirtimeSource, Config, Mt76};
+use airtime_mt76::{AirtimeSource, Config, Mt76, Mt76Error};
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::txqs::TurnBudget;
-use airtime_sched::{Ac, Frame, FrameStatus, Instant, StationId, Tid, TxqId, Weight};
+use airtime_sched::{Ac, Frame, FrameStatus, Instant, SchedError, StationId, Tid, TxqId, Weight};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/mod.rs"]
+#[allow(dead_code)] // each target uses part of it
+mod common;
+use common::RateSpec;
 
 #[derive(Debug)]
 struct Pkt {
@@ -47,28 +51,6 @@ impl FqFrame for Pkt {
 
 type Q = FqCodelTxq<Pkt>;
 type Radio = Mt76<SimHal<Pkt>, Q>;
-
-#[derive(Arbitrary, Debug, Clone, Copy)]
-struct RateSpec {
-    kind: u8,
-    mcs: u8,
-    nss: u8,
-    bw: u8,
-    gi: u8,
-}
-
-impl RateSpec {
-    fn build(self) -> Option<Rate> {
-        let bw = Bandwidth::ALL[usize::from(self.bw) % 4];
-        let (mcs, nss) = (self.mcs % 12, self.nss % 4 + 1);
-        match self.kind % 4 {
-            0 => Rate::legacy_ofdm([60, 120, 240, 540][usize::from(self.mcs) % 4]).ok(),
-            1 => Rate::ht(mcs % 8, Bandwidth::Mhz20, self.gi & 1 != 0).ok(),
-            2 => Rate::vht(mcs % 10, nss, bw, self.gi & 1 != 0).ok(),
-            _ => Rate::he(mcs, nss, bw, HeGi::ALL[usize::from(self.gi) % HeGi::ALL.len()]).ok(),
-        }
-    }
-}
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 struct StaSpec {
@@ -198,7 +180,18 @@ impl World {
             }
             Err(e) => {
                 assert!(!e.to_string().is_empty());
-                assert!(self.stas.len() >= self.max_stations || self.stas.iter().any(|s| s.1 == wcid), "{e:?}");
+                let duplicate = self.stas.iter().any(|s| s.1 == wcid);
+                match e {
+                    // Every free slot belongs to a removed station whose frames are still
+                    // in flight: only while some are.
+                    Mt76Error::Sched(SchedError::StationsDraining) => assert!(
+                        self.stas.len() < self.max_stations && self.radio.tokens_in_use() > 0,
+                        "StationsDraining with {} of {} stations and nothing in flight",
+                        self.stas.len(),
+                        self.max_stations
+                    ),
+                    e => assert!(self.stas.len() >= self.max_stations || duplicate, "{e:?}"),
+                }
             }
         }
     }

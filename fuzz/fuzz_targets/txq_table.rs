@@ -24,17 +24,22 @@
 
 #![no_main]
 
-use airtime_est::{Bandwidth, Calibrator, CalibratorConfig, HeGi, Rate};
+use airtime_est::{Calibrator, CalibratorConfig, Rate};
 use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::txqs::{EnqueueError, INTAKE_LIMIT, RemovedTxq, Retry, TurnBudget, TurnStart};
 use airtime_sched::{
     Ac, AirtimeFlags, AqlLimits, Charge, ChargeError, Config, DEFAULT_AQL_THRESHOLD_US, DEFAULT_MULTICAST_LIMIT_US,
     DepartingStation, Enqueue, Frame, FrameStatus, Instant, OverLimitPolicy, PushError, Ring, RingErrorKind,
-    RoundPolicy, SchedError, Scheduler, Station, StationErrorKind, StationId, Tid, Txq, TxqErrorKind, TxqId,
+    RoundPolicy, SchedError, Scheduler, Station, StationErrorKind, StationId, Tid, Txq, TxqId,
     TxqReturn, TxqTable, TxqTurn, Weight,
 };
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/mod.rs"]
+#[allow(dead_code)] // each target uses part of it
+mod common;
+use common::{RateSpec, StoppedErr};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -79,14 +84,6 @@ struct F {
 impl Frame for F {
     fn len_bytes(&self) -> u32 {
         self.len
-    }
-}
-
-#[derive(Debug)]
-struct StoppedErr;
-impl airtime_sched::TxqError for StoppedErr {
-    fn kind(&self) -> TxqErrorKind {
-        TxqErrorKind::Stopped
     }
 }
 
@@ -478,29 +475,6 @@ fn under_phy_limit(sched: &Scheduler, ac: Ac) -> bool {
     !sched.aql_enabled()
         || pending < sched.default_limits(ac).high_us()
         || sched.phy_limit_us(ac).is_none_or(|limit| pending < limit)
-}
-
-#[derive(Arbitrary, Debug, Clone, Copy)]
-struct RateSpec {
-    kind: u8,
-    mcs: u8,
-    nss: u8,
-    bw: u8,
-    gi: u8,
-}
-
-impl RateSpec {
-    fn build(self) -> Option<Rate> {
-        let bw = Bandwidth::ALL[usize::from(self.bw) % 4];
-        let gi = HeGi::ALL[usize::from(self.gi) % HeGi::ALL.len()];
-        let (mcs, nss) = (self.mcs % 12, self.nss % 4 + 1);
-        match self.kind % 4 {
-            0 => Rate::legacy_ofdm([60, 120, 240, 540][usize::from(self.mcs) % 4]).ok(),
-            1 => Rate::ht(mcs % 8 + 8 * (nss - 1), if self.bw & 1 == 0 { Bandwidth::Mhz20 } else { Bandwidth::Mhz40 }, self.gi & 1 != 0).ok(),
-            2 => Rate::vht(mcs % 10, nss, bw, self.gi & 1 != 0).ok(),
-            _ => Rate::he(mcs, nss, bw, gi).ok(),
-        }
-    }
 }
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
