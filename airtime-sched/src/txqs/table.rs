@@ -48,13 +48,8 @@ pub(super) struct Cell<Q: Txq> {
 }
 
 impl<Q: Txq> Cell<Q> {
-    /// Counts a batch taken from the intake.
-    pub(super) fn taken(&self, batch: &Batch<Q::Frame>) {
-        self.taken_n(batch.taken_len());
-    }
-
     /// Counts `n` frames taken from the intake.
-    pub(super) fn taken_n(&self, n: usize) {
+    pub(super) fn taken(&self, n: usize) {
         let n = u32::try_from(n).unwrap_or(u32::MAX);
         if n != 0 {
             // Relaxed: a bound, not a publication (the intake's own atomics order the frames).
@@ -64,7 +59,7 @@ impl<Q: Txq> Cell<Q> {
 
     fn take_intake(&self) -> Batch<Q::Frame> {
         let batch = self.inbox.intake.take_all();
-        self.taken(&batch);
+        self.taken(batch.taken_len());
         batch
     }
 }

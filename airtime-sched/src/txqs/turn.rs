@@ -53,7 +53,7 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
         cell.inbox.intake.drain(
             |n| {
                 moved = n;
-                cell.taken_n(n);
+                cell.taken(n);
             },
             |frame, enqueued| queue.enqueue(frame, enqueued),
         );
