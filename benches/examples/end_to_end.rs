@@ -94,9 +94,15 @@ fn main() {
     );
     for (name, c) in [("ours", last_o), ("baseline", last_b)] {
         println!(
-            "last {name}: sent by wake {} in {} rounds, by completion {} in {} rounds; \
+            "last {name}: sent by wake {} in {} rounds, by completion {} in {} rounds, {:.2} frames per turn; \
              wake waited for {} bursts, completion idle {} passes",
-            c.wake_sent, c.wake_rounds, c.completion_sent, c.completion_rounds, c.wake_waits, c.completion_idle
+            c.wake_sent,
+            c.wake_rounds,
+            c.completion_sent,
+            c.completion_rounds,
+            c.frames_per_turn(),
+            c.wake_waits,
+            c.completion_idle
         );
     }
 }

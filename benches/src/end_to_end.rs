@@ -5,7 +5,7 @@
 //! ([`FqCodelTxq`], the same queue code in both implementations):
 //!
 //! * the **wake context** enqueues a burst of [`BURST`] frames, one per station in turn
-//!   over `S` backlogged stations, and runs a round on BE;
+//!   over `S` stations, and runs a round on BE;
 //! * the **completion context** reaps up to [`REAP_BUDGET`] completed frames from the
 //!   ring (a NAPI budget), releases their charges, registers each station's airtime once
 //!   per pass (as PPDU statistics report it), and runs rounds on BE to refill what it
@@ -52,7 +52,12 @@
 //! the schedulers' activity windows see the same times in both implementations on every
 //! machine (under valgrind too), so neither drops a frame for sojourn time. The wake
 //! context keeps at most `RING_FRAMES + S * DEPTH` frames outstanding (enqueued, not yet
-//! completed), so every station stays backlogged without queues growing without bound.
+//! completed), so queues cannot grow without bound. The cap does not keep stations
+//! backlogged: with a ring that completes at once, the rounds of both contexts keep up
+//! with the wake context at 16 stations and more, so a txq's turn usually sends the one
+//! frame its last wake brought ([`E2eCounts::frames_per_turn`] is about 1 there, about 3
+//! at 4 stations). Each frame then pays a whole wake, listing, turn and return: the
+//! scheduler's costliest case per frame, in both implementations.
 
 use crate::baseline::{Baseline, BaselineCharge};
 use crate::padded::Padded;
@@ -225,6 +230,15 @@ impl<C> Pass<C> {
     }
 }
 
+/// What one round sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sent {
+    /// Frames pushed into the ring.
+    pub frames: u32,
+    /// Txqs served (turns), whether or not they sent anything.
+    pub turns: u32,
+}
+
 /// Where every frame enqueued ended up, once a run is over and the radio taken apart.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Leftovers {
@@ -256,8 +270,8 @@ pub trait Radio: Sync + Sized {
     fn ring(&self) -> &LockedRing<Self::Charge>;
     /// Enqueues `pkt` on station `pkt.sta`'s txq and wakes it.
     fn enqueue(&self, pkt: Pkt, now: u64);
-    /// One round on BE into the ring; the frames pushed.
-    fn round(&self, now: u64) -> u32;
+    /// One round on BE into the ring: the frames pushed and the turns they took.
+    fn round(&self, now: u64) -> Sent;
     /// Completes the frames in `pass.done`: releases their charges, registers airtime.
     fn complete(&self, pass: &mut Pass<Self::Charge>, now: u64);
     /// Takes the radio apart after a run and says where the frames not completed are.
@@ -380,7 +394,7 @@ impl Radio for OursRadio {
     }
 
     #[inline]
-    fn round(&self, now: u64) -> u32 {
+    fn round(&self, now: u64) -> Sent {
         let report = self.table.run_round(
             AC,
             Instant::from_micros(now),
@@ -390,7 +404,7 @@ impl Radio for OursRadio {
         );
         // The ring takes every push, so nothing is refused.
         debug_assert!(report.refused.is_none());
-        report.frames
+        Sent { frames: report.frames, turns: report.txqs_served }
     }
 
     #[inline]
@@ -514,14 +528,15 @@ impl Radio for BaselineRadio {
     /// `ieee80211_tx_dequeue` (which charges the frame) up to the turn budget; then
     /// `ieee80211_return_txq`.
     #[inline]
-    fn round(&self, now: u64) -> u32 {
+    fn round(&self, now: u64) -> Sent {
         let s = &self.sched;
+        let mut sent = Sent::default();
         if !s.schedule_start(AC) {
-            return 0;
+            return sent;
         }
-        let mut sent = 0;
         while self.ring.has_room() {
             let Some(held) = s.next_txq(AC) else { break };
+            sent.turns += 1;
             let t = held.txq as usize;
             let mut frames = 0;
             while frames < TURN_FRAMES && self.ring.has_room() && s.airtime_check(held.txq) {
@@ -531,7 +546,7 @@ impl Radio for BaselineRadio {
                 frames += 1;
             }
             s.schedule_txq(held.txq, false, self.backlog[t].load(Ordering::Relaxed) > 0, now);
-            sent += frames;
+            sent.frames += frames;
         }
         sent
     }
@@ -586,6 +601,9 @@ pub struct E2eCounts {
     pub completion_rounds: u64,
     /// Frames the completion context's rounds sent.
     pub completion_sent: u64,
+    /// Turns (txqs served) in both contexts' rounds: `completed / turns` is how many
+    /// frames a txq had to send when its turn came.
+    pub turns: u64,
     /// Bursts the wake context had to wait for (the outstanding cap was reached): the
     /// completion side paced the run.
     pub wake_waits: u64,
@@ -597,6 +615,11 @@ impl E2eCounts {
     /// Completed frames per second.
     pub fn frames_per_sec(&self) -> f64 {
         self.completed as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Frames sent per turn, over both contexts.
+    pub fn frames_per_turn(&self) -> f64 {
+        (self.wake_sent + self.completion_sent) as f64 / self.turns.max(1) as f64
     }
 }
 
@@ -638,7 +661,12 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
             ready.wait();
             let t0 = WallClock::now();
             let mut now = clock.load(Ordering::Relaxed);
-            let (mut enqueued, mut sent, mut cursor, mut seq, mut waits) = (0u64, 0u64, 0usize, 0u32, 0u64);
+            let (mut enqueued, mut sent, mut turns, mut cursor, mut seq, mut waits) =
+                (0u64, 0u64, 0u64, 0usize, 0u32, 0u64);
+            let mut count = |s: Sent| {
+                sent += u64::from(s.frames);
+                turns += u64::from(s.turns);
+            };
             for _ in 0..rounds {
                 let mut spins = 0;
                 if enqueued + BURST as u64 > completed.load(Ordering::Relaxed) + cap {
@@ -649,7 +677,7 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
                     // only a round sends them (the completion context runs rounds only
                     // after completions).
                     if radio.ring().is_empty() {
-                        sent += u64::from(radio.round(now));
+                        count(radio.round(now));
                     }
                     spins = backoff(spins, pinned);
                 }
@@ -664,17 +692,18 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
                     }
                 }
                 enqueued += BURST as u64;
-                sent += u64::from(radio.round(now));
+                count(radio.round(now));
             }
             // Release: everything this context did comes before the flag is seen.
             wake_done.store(true, Ordering::Release);
-            (t0, enqueued, sent, waits)
+            (t0, enqueued, sent, turns, waits)
         });
         let completion = scope.spawn(|| {
             pin(1);
             ready.wait();
             let mut pass = Pass::new(n);
-            let (mut done, mut rounds, mut sent, mut idle, mut idle_passes) = (0u64, 0u64, 0u64, 0u32, 0u64);
+            let (mut done, mut rounds, mut sent, mut turns, mut idle, mut idle_passes) =
+                (0u64, 0u64, 0u64, 0u64, 0u32, 0u64);
             loop {
                 // Acquire: pairs with the wake context's Release of its flag.
                 let finished = wake_done.load(Ordering::Acquire);
@@ -695,8 +724,10 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
                     let mut pushed = 0u32;
                     loop {
                         rounds += 1;
-                        let p = radio.round(now);
+                        let s = radio.round(now);
+                        let p = s.frames;
                         pushed += p;
+                        turns += u64::from(s.turns);
                         if p == 0 || pushed as usize >= reaped || !radio.ring().has_room() {
                             break;
                         }
@@ -715,12 +746,13 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
                     idle = 0;
                 }
             }
-            (done, rounds, sent, idle_passes, WallClock::now())
+            (done, rounds, sent, turns, idle_passes, WallClock::now())
         });
         ready.wait();
-        let (completed, completion_rounds, completion_sent, completion_idle, end) =
+        let (completed, completion_rounds, completion_sent, completion_turns, completion_idle, end) =
             completion.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        let (t0, enqueued, wake_sent, wake_waits) = wake.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        let (t0, enqueued, wake_sent, wake_turns, wake_waits) =
+            wake.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         E2eCounts {
             elapsed: end.saturating_duration_since(t0),
             enqueued,
@@ -729,6 +761,7 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
             wake_sent,
             completion_rounds,
             completion_sent,
+            turns: wake_turns + completion_turns,
             wake_waits,
             completion_idle,
         }
@@ -748,7 +781,7 @@ pub fn run_serial<R: Radio>(radio: &R, rounds: u64) -> u64 {
         if reaped > 0 {
             radio.complete(pass, now);
         }
-        reaped as u64 + u64::from(radio.round(now))
+        reaped as u64 + u64::from(radio.round(now).frames)
     };
     for _ in 0..rounds {
         now += 1;
@@ -787,6 +820,9 @@ mod tests {
         assert_eq!(c.enqueued, rounds * BURST as u64, "{name:?}");
         assert!(c.wake_sent > 0 && c.completion_sent > 0, "{name:?}: both contexts send: {c:?}");
         assert_eq!(c.wake_sent + c.completion_sent, c.completed, "{name:?}: every frame sent completes");
+        // Every frame is sent in a turn, and no turn sends more than its budget.
+        assert!(c.turns > 0, "{name:?}: {c:?}");
+        assert!(c.frames_per_turn() <= f64::from(TURN_FRAMES), "{name:?}: {c:?}");
         let left = radio.leftovers();
         assert_eq!(left.queued, 0, "{name:?}: nothing left queued");
         assert_eq!(c.enqueued, c.completed + left.dropped, "{name:?}: enqueued = completed + dropped ({left:?})");
