@@ -18,9 +18,21 @@
 //! allocation (and its chance of failing) less per frame, and across CPUs one less
 //! trip through the allocator's shared state (measured in BENCHMARKS.md, "the intake's
 //! node cache").
+//!
+//! **One node lives in the intake itself**, on the lines the enqueue and the drain touch
+//! anyway (the stack's top, the cache). An enqueue takes it first, so a frame that finds
+//! it free (always, when the server keeps up with the enqueues and each turn sends the
+//! one frame its wake brought) travels on those lines, instead of in a node of its own
+//! that the enqueue and then the drain would each fetch from the other's CPU. It changes
+//! hands as a cached node does, by a flag that only its owner sets (`inline_free`: an
+//! enqueue takes it with one swap; the context that reads its frame out gives it back
+//! with a Release store). In a chain or the stack it is named by a sentinel link
+//! (`inline_link`), not by its address, so an intake may be moved (it is built, then
+//! placed in its table). The consumer moves its frame into the batch as it takes the
+//! stack and gives the node back at once, so a batch never points into an intake.
 
 use crate::Instant;
-use crate::sync::{AtomicPtr, Ordering, UnsafeCell};
+use crate::sync::{AtomicBool, AtomicPtr, Ordering, UnsafeCell};
 use alloc::alloc::{Layout, alloc, dealloc};
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
@@ -35,6 +47,13 @@ pub(crate) const NODE_CACHE: usize = 8;
 #[cfg(loom)]
 pub(crate) const NODE_CACHE: usize = 2;
 
+/// The link that names the intake's own node: misaligned, so no allocated node has it,
+/// and not null, so it never reads as the end of a chain.
+#[inline]
+fn inline_link<F>() -> *mut Node<F> {
+    ptr::without_provenance_mut(1)
+}
+
 struct Node<F> {
     /// Initialised while the node is in a chain, an intake or a batch; not while it is
     /// cached. A cell, so that loom checks that a reused node's next frame is written
@@ -45,6 +64,11 @@ struct Node<F> {
 }
 
 impl<F> Node<F> {
+    /// A node holding no frame.
+    fn empty() -> Node<F> {
+        Node { frame: UnsafeCell::new(MaybeUninit::uninit()), enqueued: Instant::ZERO, next: ptr::null_mut() }
+    }
+
     /// A new empty node, or `None` with no memory.
     fn alloc() -> Option<*mut Node<F>> {
         // SAFETY: a node has a nonzero size (it holds a pointer).
@@ -52,10 +76,8 @@ impl<F> Node<F> {
         if node.is_null() {
             return None;
         }
-        let empty =
-            Node { frame: UnsafeCell::new(MaybeUninit::uninit()), enqueued: Instant::ZERO, next: ptr::null_mut() };
         // SAFETY: freshly allocated for a `Node<F>`, not yet shared.
-        unsafe { node.write(empty) };
+        unsafe { node.write(Node::empty()) };
         Some(node)
     }
 
@@ -100,9 +122,16 @@ pub(crate) struct Intake<F> {
     top: AtomicPtr<Node<F>>,
     /// The node cache: each place holds one empty node, or null.
     cache: [AtomicPtr<Node<F>>; NODE_CACHE],
+    /// The intake's own node, named by `inline_link` wherever it is linked.
+    inline: UnsafeCell<Node<F>>,
+    /// Whether the intake's own node is free (empty, nobody's): set only by its owner.
+    inline_free: AtomicBool,
     /// Nodes taken from the cache (tests only; not a modelled atomic).
     #[cfg(test)]
     reused: core::sync::atomic::AtomicUsize,
+    /// Times the intake's own node was taken (tests only; not a modelled atomic).
+    #[cfg(test)]
+    inline_taken: core::sync::atomic::AtomicUsize,
     /// Owns `F`s: `Send`/`Sync` only as `F` allows (below).
     _frames: PhantomData<*mut F>,
 }
@@ -110,8 +139,8 @@ pub(crate) struct Intake<F> {
 // SAFETY: the intake owns its frames and hands each out once; sharing it moves frames
 // between threads, so `F: Send` is all it needs (as for a channel).
 unsafe impl<F: Send> Send for Intake<F> {}
-// SAFETY: as above; every access to the nodes goes through the atomics `top` and
-// `cache`, each of which hands a node to one context at a time.
+// SAFETY: as above; every access to the nodes goes through the atomics `top`, `cache`
+// and `inline_free`, each of which hands a node to one context at a time.
 unsafe impl<F: Send> Sync for Intake<F> {}
 
 impl<F> Intake<F> {
@@ -119,57 +148,108 @@ impl<F> Intake<F> {
         Intake {
             top: AtomicPtr::new(ptr::null_mut()),
             cache: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            inline: UnsafeCell::new(Node::empty()),
+            inline_free: AtomicBool::new(true),
             #[cfg(test)]
             reused: core::sync::atomic::AtomicUsize::new(0),
+            #[cfg(test)]
+            inline_taken: core::sync::atomic::AtomicUsize::new(0),
             _frames: PhantomData,
         }
+    }
+
+    /// An intake whose own node is never free, so that every frame rides in a cached or
+    /// allocated node (tests of the node cache).
+    #[cfg(test)]
+    pub(crate) fn without_own_node() -> Intake<F> {
+        let intake = Intake::new();
+        intake.inline_free.store(false, Ordering::Relaxed);
+        intake
+    }
+
+    /// Runs `f` on the node `link` names: the intake's own for `inline_link`.
+    ///
+    /// # Safety
+    /// The node is the caller's alone (taken from a place or a flag, or in a chain,
+    /// stack or batch the caller owns).
+    #[inline]
+    unsafe fn with_node<R>(&self, link: *mut Node<F>, f: impl FnOnce(*mut Node<F>) -> R) -> R {
+        if link == inline_link() { self.inline.with_mut(f) } else { f(link) }
+    }
+
+    /// Takes the intake's own node if it is free: the caller's alone until given back.
+    #[inline]
+    fn take_inline(&self) -> bool {
+        // Weakened variant, only to prove the loom model catches it: the node taken
+        // without ordering the last reader's read of its frame before this fill.
+        let take = if cfg!(airtime_weakened = "inline_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
+        // A load first: a taken node costs no write to the line.
+        let taken = self.inline_free.load(Ordering::Relaxed)
+            && if cfg!(airtime_weakened = "inline_take_load_store") {
+                // Weakened variant, only to prove the loom model catches it: a load and a
+                // store instead of one swap, so two enqueues can take the node.
+                let free = self.inline_free.load(take);
+                self.inline_free.store(false, Ordering::Relaxed);
+                free
+            } else {
+                self.inline_free.swap(false, take)
+            };
+        #[cfg(test)]
+        if taken {
+            self.inline_taken.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        }
+        taken
+    }
+
+    /// Gives the intake's own node back, its frame read out.
+    #[inline]
+    fn give_back_inline(&self) {
+        let put = if cfg!(airtime_weakened = "inline_relaxed") { Ordering::Relaxed } else { Ordering::Release };
+        // Release: the frame was read out before an enqueue that takes the node (Acquire)
+        // fills it again.
+        self.inline_free.store(true, put);
     }
 
     /// Adds `frame`, enqueued at `now`. `Err(frame)` if no memory is left for its node.
     #[cfg(test)]
     pub(crate) fn push(&self, frame: F, now: Instant) -> Result<(), F> {
-        let mut chain = Chain::new();
-        chain.add(self, frame, now)?;
-        self.push_chain(chain);
+        let mut chain = Chain::new(self);
+        chain.add(frame, now)?;
+        chain.push();
         Ok(())
     }
 
-    /// Adds a chain of frames at once, with one compare-and-swap.
-    pub(crate) fn push_chain(&self, chain: Chain<F>) {
-        let (newest, oldest) = (chain.newest, chain.oldest);
-        // The nodes now belong to the intake (or nobody, for an empty chain).
-        core::mem::forget(chain);
-        if newest.is_null() {
-            return;
-        }
-        let mut top = self.top.load(Ordering::Relaxed);
-        loop {
-            // SAFETY: the chain is ours until the compare-and-swap below publishes it.
-            unsafe { (*oldest).next = top };
-            // Release: the nodes' contents come before a consumer's Acquire swap.
-            match self.top.compare_exchange_weak(top, newest, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return,
-                Err(seen) => top = seen,
-            }
-        }
-    }
-
-    /// Takes every frame pushed so far, oldest first.
+    /// Takes every frame pushed so far, oldest first. The frame of the intake's own node,
+    /// if the stack holds it, moves into the batch and the node is given back.
     pub(crate) fn take_all(&self) -> Batch<F> {
         // Acquire: the contents of every node pushed before this swap.
-        let mut node = self.top.swap(ptr::null_mut(), Ordering::Acquire);
-        // Reverse the stack (newest first) into arrival order.
+        let mut link = self.top.swap(ptr::null_mut(), Ordering::Acquire);
+        // Reverse the stack (newest first) into arrival order, leaving the intake's own
+        // node out of the chain.
         let mut oldest = ptr::null_mut();
         let mut len = 0usize;
-        while !node.is_null() {
+        // The intake's own frame, and how many frames are newer than it.
+        let mut inline = None;
+        while !link.is_null() {
+            if link == inline_link() {
+                // SAFETY: the swap made this chain ours alone; the frame is read out once
+                // and the node given back only after.
+                let (frame, enqueued, next) = unsafe { self.with_node(link, |n| Node::take(n)) };
+                self.give_back_inline();
+                inline = Some((frame, enqueued, len));
+                len += 1;
+                link = next;
+                continue;
+            }
             len += 1;
             // SAFETY: the swap made this chain ours alone.
-            let next = unsafe { (*node).next };
-            unsafe { (*node).next = oldest };
-            oldest = node;
-            node = next;
+            let next = unsafe { (*link).next };
+            unsafe { (*link).next = oldest };
+            oldest = link;
+            link = next;
         }
-        Batch { head: oldest, len, _frames: PhantomData }
+        let inline = inline.map(|(frame, enqueued, newer)| Inline { frame, enqueued, at: len - 1 - newer });
+        Batch { head: oldest, len, yielded: 0, inline, _frames: PhantomData }
     }
 
     /// Takes every frame pushed so far, tells `taken` how many, then hands each to
@@ -179,13 +259,9 @@ impl<F> Intake<F> {
     pub(crate) fn drain(&self, taken: impl FnOnce(usize), mut sink: impl FnMut(F, Instant)) {
         let mut batch = self.take_all();
         taken(batch.len);
-        while !batch.head.is_null() {
-            let node = batch.head;
-            // SAFETY: the batch owns its nodes; each is read out once.
-            let (frame, enqueued, next) = unsafe { Node::take(node) };
-            batch.head = next;
-            // Before the sink runs: if it unwinds, the batch's drop frees what is left.
-            self.cache_node(node);
+        // Each node is cached before the sink runs: if it unwinds, the batch's drop frees
+        // what is left.
+        while let Some((frame, enqueued)) = batch.pop(|node| self.cache_node(node)) {
             sink(frame, enqueued);
         }
     }
@@ -237,6 +313,7 @@ impl<F> Intake<F> {
     }
 
     /// Frees every node in the cache (a removed txq's: its slot may never be reused).
+    /// The intake's own node needs no freeing.
     pub(crate) fn free_cache(&self) {
         while let Some(node) = self.cached_node() {
             // SAFETY: cached nodes are empty; taken, it is ours alone.
@@ -263,17 +340,19 @@ impl<F> Drop for Intake<F> {
     }
 }
 
-/// Frames built into nodes and linked, newest first, not yet in an intake: what a
-/// burst pushes with one compare-and-swap. Dropping it drops its frames.
-pub(crate) struct Chain<F> {
+/// Frames built into nodes of one intake and linked, newest first, not yet pushed: what
+/// a burst pushes with one compare-and-swap. Dropping it drops its frames. Bound to its
+/// intake, because its nodes (the intake's own among them) may go nowhere else.
+pub(crate) struct Chain<'a, F> {
+    intake: &'a Intake<F>,
     newest: *mut Node<F>,
     oldest: *mut Node<F>,
     len: usize,
 }
 
-impl<F> Chain<F> {
-    pub(crate) fn new() -> Chain<F> {
-        Chain { newest: ptr::null_mut(), oldest: ptr::null_mut(), len: 0 }
+impl<'a, F> Chain<'a, F> {
+    pub(crate) fn new(intake: &'a Intake<F>) -> Chain<'a, F> {
+        Chain { intake, newest: ptr::null_mut(), oldest: ptr::null_mut(), len: 0 }
     }
 
     /// Frames in the chain.
@@ -281,51 +360,95 @@ impl<F> Chain<F> {
         self.len
     }
 
-    /// Links `frame` as the newest, in a node from `intake`'s cache or else a new one.
-    /// `Err(frame)` if no memory is left for its node.
-    pub(crate) fn add(&mut self, intake: &Intake<F>, frame: F, now: Instant) -> Result<(), F> {
-        let Some(node) = intake.cached_node().or_else(Node::alloc) else { return Err(frame) };
+    /// Links `frame` as the newest, in the intake's own node if it is free, else in one
+    /// from its cache, else in a new one. `Err(frame)` if no memory is left for its node.
+    pub(crate) fn add(&mut self, frame: F, now: Instant) -> Result<(), F> {
+        let intake = self.intake;
+        let link = if intake.take_inline() {
+            inline_link()
+        } else {
+            let Some(node) = intake.cached_node().or_else(Node::alloc) else { return Err(frame) };
+            node
+        };
+        let newest = self.newest;
         // SAFETY: an empty node, ours alone until the chain is pushed.
-        unsafe { Node::fill(node, frame, now, self.newest) };
+        unsafe { intake.with_node(link, |n| Node::fill(n, frame, now, newest)) };
         if self.oldest.is_null() {
-            self.oldest = node;
+            self.oldest = link;
         }
-        self.newest = node;
+        self.newest = link;
         self.len += 1;
         Ok(())
     }
-}
 
-impl<F> Drop for Chain<F> {
-    fn drop(&mut self) {
-        let mut node = self.newest;
-        while !node.is_null() {
-            // SAFETY: the chain owns its nodes; each is read out and freed once.
-            let (frame, _, next) = unsafe { Node::take(node) };
-            drop(frame);
-            unsafe { Node::free(node) };
-            node = next;
+    /// Pushes the chain onto its intake, with one compare-and-swap.
+    pub(crate) fn push(self) {
+        let (intake, newest, oldest) = (self.intake, self.newest, self.oldest);
+        // The nodes now belong to the intake (or nobody, for an empty chain).
+        core::mem::forget(self);
+        if newest.is_null() {
+            return;
+        }
+        let mut top = intake.top.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: the chain is ours until the compare-and-swap below publishes it.
+            unsafe { intake.with_node(oldest, |n| (*n).next = top) };
+            // Release: the nodes' contents come before a consumer's Acquire swap.
+            match intake.top.compare_exchange_weak(top, newest, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(seen) => top = seen,
+            }
         }
     }
 }
 
+impl<F> Drop for Chain<'_, F> {
+    fn drop(&mut self) {
+        let mut link = self.newest;
+        while !link.is_null() {
+            // SAFETY: the chain owns its nodes; each is read out once, then freed or, the
+            // intake's own, given back.
+            let (frame, _, next) = unsafe { self.intake.with_node(link, |n| Node::take(n)) };
+            drop(frame);
+            if link == inline_link() {
+                self.intake.give_back_inline();
+            } else {
+                unsafe { Node::free(link) };
+            }
+            link = next;
+        }
+    }
+}
+
+/// The frame of an intake's own node, moved into a batch, and its place in it.
+struct Inline<F> {
+    frame: F,
+    enqueued: Instant,
+    /// Frames of the batch older than it.
+    at: usize,
+}
+
 /// Frames taken from an intake, oldest first, each with the time it was enqueued.
-/// Dropping the batch drops the frames left in it.
+/// Dropping the batch drops the frames left in it. It holds no node of the intake's
+/// (the frame of the intake's own node is moved into it), so it may outlive the intake.
 pub(crate) struct Batch<F> {
     head: *mut Node<F>,
     /// Frames the batch was taken with.
     len: usize,
+    /// Frames handed out so far.
+    yielded: usize,
+    inline: Option<Inline<F>>,
     _frames: PhantomData<F>,
 }
 
-// SAFETY: the batch owns its nodes alone.
+// SAFETY: the batch owns its nodes and frames alone.
 unsafe impl<F: Send> Send for Batch<F> {}
 // SAFETY: `&Batch` gives access to nothing.
 unsafe impl<F: Sync> Sync for Batch<F> {}
 
 impl<F> Batch<F> {
     pub(crate) fn empty() -> Batch<F> {
-        Batch { head: ptr::null_mut(), len: 0, _frames: PhantomData }
+        Batch { head: ptr::null_mut(), len: 0, yielded: 0, inline: None, _frames: PhantomData }
     }
 
     /// Frames the batch was taken with (those iterated out included).
@@ -334,7 +457,27 @@ impl<F> Batch<F> {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.head.is_null()
+        self.head.is_null() && self.inline.is_none()
+    }
+
+    /// The next frame, oldest first; its emptied node (never the intake's own) goes to
+    /// `emptied`, before the frame is returned.
+    #[inline]
+    fn pop(&mut self, emptied: impl FnOnce(*mut Node<F>)) -> Option<(F, Instant)> {
+        if self.inline.as_ref().is_some_and(|i| i.at == self.yielded) {
+            self.yielded += 1;
+            return self.inline.take().map(|i| (i.frame, i.enqueued));
+        }
+        if self.head.is_null() {
+            return None;
+        }
+        let node = self.head;
+        // SAFETY: the batch owns the chain; each node is read out once.
+        let (frame, enqueued, next) = unsafe { Node::take(node) };
+        self.head = next;
+        self.yielded += 1;
+        emptied(node);
+        Some((frame, enqueued))
     }
 }
 
@@ -342,15 +485,8 @@ impl<F> Iterator for Batch<F> {
     type Item = (F, Instant);
 
     fn next(&mut self) -> Option<(F, Instant)> {
-        if self.head.is_null() {
-            return None;
-        }
-        let node = self.head;
-        // SAFETY: the batch owns the chain; each node is read out once and freed.
-        let (frame, enqueued, next) = unsafe { Node::take(node) };
-        unsafe { Node::free(node) };
-        self.head = next;
-        Some((frame, enqueued))
+        // SAFETY: emptied, and the batch's alone.
+        self.pop(|node| unsafe { Node::free(node) })
     }
 }
 
@@ -402,29 +538,34 @@ mod tests {
     fn a_chain_goes_in_whole_and_in_order() {
         let intake = Intake::new();
         intake.push(0u32, Instant::ZERO).unwrap();
-        let mut chain = Chain::new();
+        let mut chain = Chain::new(&intake);
         for i in 1..4u32 {
-            chain.add(&intake, i, Instant::ZERO).unwrap();
+            chain.add(i, Instant::ZERO).unwrap();
         }
         assert_eq!(chain.len(), 3);
-        intake.push_chain(chain);
-        intake.push_chain(Chain::new());
+        chain.push();
+        Chain::new(&intake).push();
         intake.push(4, Instant::ZERO).unwrap();
         let got: Vec<u32> = intake.take_all().map(|(f, _)| f).collect();
         assert_eq!(got, [0, 1, 2, 3, 4]);
         // A chain dropped unpushed frees its frames.
         let counted = alloc::rc::Rc::new(());
         let rcs = Intake::new();
-        let mut chain = Chain::new();
-        chain.add(&rcs, counted.clone(), Instant::ZERO).unwrap();
-        chain.add(&rcs, counted.clone(), Instant::ZERO).unwrap();
+        let mut chain = Chain::new(&rcs);
+        chain.add(counted.clone(), Instant::ZERO).unwrap();
+        chain.add(counted.clone(), Instant::ZERO).unwrap();
         drop(chain);
+        assert_eq!(alloc::rc::Rc::strong_count(&counted), 1);
+        // It gave the intake's own node back: the next frame rides in it again.
+        rcs.push(counted.clone(), Instant::ZERO).unwrap();
+        assert_eq!(rcs.inline_taken.load(core::sync::atomic::Ordering::Relaxed), 2);
+        drop(rcs);
         assert_eq!(alloc::rc::Rc::strong_count(&counted), 1);
     }
 
     #[test]
     fn a_drain_keeps_its_nodes_for_the_next_enqueues() {
-        let intake = Intake::new();
+        let intake = Intake::without_own_node();
         for i in 0..3u32 {
             intake.push(i, Instant::from_micros(u64::from(i))).unwrap();
         }
@@ -435,9 +576,9 @@ mod tests {
         assert_eq!(intake.cached(), 3);
         // Two enqueues take two of them; a drain puts them back.
         intake.push(10, Instant::ZERO).unwrap();
-        let mut chain = Chain::new();
-        chain.add(&intake, 11, Instant::ZERO).unwrap();
-        intake.push_chain(chain);
+        let mut chain = Chain::new(&intake);
+        chain.add(11, Instant::ZERO).unwrap();
+        chain.push();
         assert_eq!(intake.cached(), 1);
         got.clear();
         intake.drain(|n| assert_eq!(n, 2), |f, at| got.push((f, at)));
@@ -451,7 +592,7 @@ mod tests {
     #[test]
     fn a_full_cache_frees_the_nodes_it_cannot_keep_and_every_frame_is_dropped_once() {
         let counted = alloc::rc::Rc::new(());
-        let intake = Intake::new();
+        let intake = Intake::without_own_node();
         let n = NODE_CACHE + 5;
         for _ in 0..n {
             intake.push(counted.clone(), Instant::ZERO).unwrap();
@@ -498,7 +639,7 @@ mod tests {
 
     #[test]
     fn freeing_the_cache_empties_it() {
-        let intake = Intake::new();
+        let intake = Intake::without_own_node();
         for i in 0..3u32 {
             intake.push(i, Instant::ZERO).unwrap();
         }
@@ -508,6 +649,90 @@ mod tests {
         assert_eq!(intake.cached(), 0);
         intake.push(9, Instant::ZERO).unwrap();
         assert_eq!(intake.take_all().map(|(f, _)| f).collect::<Vec<_>>(), [9]);
+    }
+
+    #[test]
+    fn the_first_frame_rides_in_the_intakes_own_node_and_the_rest_in_nodes() {
+        let intake = Intake::new();
+        let taken = |i: &Intake<u32>| i.inline_taken.load(core::sync::atomic::Ordering::Relaxed);
+        intake.push(0u32, Instant::ZERO).unwrap();
+        intake.push(1, Instant::ZERO).unwrap();
+        assert_eq!(taken(&intake), 1, "the second frame found the own node taken");
+        let mut got = Vec::new();
+        intake.drain(|n| assert_eq!(n, 2), |f, _| got.push(f));
+        assert_eq!(got, [0, 1]);
+        // The own node came back (and is taken first); the other node went to the cache.
+        assert_eq!(intake.cached(), 1);
+        intake.push(2, Instant::ZERO).unwrap();
+        assert_eq!((taken(&intake), intake.cached()), (2, 1));
+        assert_eq!(intake.take_all().map(|(f, _)| f).collect::<Vec<_>>(), [2]);
+    }
+
+    #[test]
+    fn the_own_nodes_frame_keeps_its_place_anywhere_in_a_batch() {
+        // A chain takes the own node and waits; frames behind it in time ride in nodes.
+        let intake = Intake::new();
+        let mut chain = Chain::new(&intake);
+        chain.add(1u32, Instant::from_micros(1)).unwrap();
+        intake.push(0, Instant::ZERO).unwrap();
+        chain.push();
+        intake.push(2, Instant::from_micros(2)).unwrap();
+        let batch = intake.take_all();
+        assert_eq!(batch.taken_len(), 3);
+        let got: Vec<_> = batch.collect();
+        assert_eq!(got, (0..3).map(|i| (i, Instant::from_micros(u64::from(i)))).collect::<Vec<_>>());
+        // Newest and oldest too.
+        for own_first in [true, false] {
+            let intake = Intake::new();
+            let mut chain = Chain::new(&intake);
+            chain.add(if own_first { 0u32 } else { 2 }, Instant::ZERO).unwrap();
+            if own_first {
+                chain.push();
+                intake.push(1, Instant::ZERO).unwrap();
+                intake.push(2, Instant::ZERO).unwrap();
+            } else {
+                intake.push(0, Instant::ZERO).unwrap();
+                intake.push(1, Instant::ZERO).unwrap();
+                chain.push();
+            }
+            let mut got = Vec::new();
+            intake.drain(|n| assert_eq!(n, 3), |f, _| got.push(f));
+            assert_eq!(got, [0, 1, 2], "own node first: {own_first}");
+        }
+    }
+
+    #[test]
+    fn a_batch_holding_the_own_nodes_frame_outlives_its_intake() {
+        let counted = alloc::rc::Rc::new(());
+        let intake = Intake::new();
+        intake.push(counted.clone(), Instant::ZERO).unwrap();
+        intake.push(counted.clone(), Instant::ZERO).unwrap();
+        let batch = intake.take_all();
+        // Moved and dropped: the batch points into neither.
+        let moved = intake;
+        drop(moved);
+        assert_eq!(batch.count(), 2);
+        assert_eq!(alloc::rc::Rc::strong_count(&counted), 1);
+        // A batch dropped unread drops the own node's frame too.
+        let intake = Intake::new();
+        intake.push(counted.clone(), Instant::ZERO).unwrap();
+        drop(intake.take_all());
+        assert_eq!(alloc::rc::Rc::strong_count(&counted), 1);
+        // So does an intake dropped with it in the stack, after being moved.
+        let intake = Intake::new();
+        intake.push(counted.clone(), Instant::ZERO).unwrap();
+        let moved = Some(intake);
+        drop(moved);
+        assert_eq!(alloc::rc::Rc::strong_count(&counted), 1);
+    }
+
+    #[test]
+    fn an_intake_moved_with_its_own_node_in_the_stack_still_finds_the_frame() {
+        let intake = Intake::new();
+        intake.push(7u32, Instant::ZERO).unwrap();
+        let boxed = alloc::boxed::Box::new(intake);
+        let got: Vec<_> = boxed.take_all().map(|(f, _)| f).collect();
+        assert_eq!(got, [7]);
     }
 
     /// Two producers push 0.. while `take` empties the intake into `seen` (by producer)
@@ -567,11 +792,13 @@ mod loom_models {
     /// fill of a reused node comes after the drain's read of its last frame (the cache's
     /// Release and Acquire alone order them); both frames arrive once and in order; the
     /// intake frees every node when dropped; and some execution must really reuse a node.
+    /// The intake's own node is kept out (model intake3 checks it), so that the frames
+    /// ride in cached nodes.
     #[test]
     fn intake1_a_reused_node_is_filled_only_after_its_last_frame_was_read() {
         static REUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         loom::model(|| {
-            let intake = Arc::new(Intake::new());
+            let intake = Arc::new(Intake::without_own_node());
             let drained = Arc::new(AtomicBool::new(false));
             let producer = {
                 let (intake, drained) = (intake.clone(), drained.clone());
@@ -617,12 +844,12 @@ mod loom_models {
     /// third node is freed), then two enqueuers race for the cached nodes. No node may
     /// go to both (loom's cell checks the fills), both frames arrive, and the intake
     /// frees every node when dropped; some execution must have both enqueuers take a
-    /// cached node.
+    /// cached node. Without the intake's own node (model intake4 races for it).
     #[test]
     fn intake2_two_enqueuers_never_take_the_same_cached_node() {
         static BOTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         loom::model(|| {
-            let intake = Arc::new(Intake::new());
+            let intake = Arc::new(Intake::without_own_node());
             for f in 0..3u32 {
                 intake.push(f, Instant::ZERO).unwrap();
             }
@@ -647,5 +874,90 @@ mod loom_models {
             }
         });
         assert!(BOTH.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution had both enqueuers reuse a node");
+    }
+
+    /// Model intake3: model intake1 with the intake's own node. The enqueuer's frame 1
+    /// rides in it; the server takes it out and gives the node back; frame 2, told of the
+    /// drain only through a Relaxed flag, rides in it again. Loom's cells check that the
+    /// second fill comes after the first frame's read (the flag's Release and Acquire
+    /// alone order them); both frames arrive once and in order; some execution must
+    /// really take the own node twice.
+    #[test]
+    fn intake3_the_own_node_is_filled_again_only_after_its_frame_was_read() {
+        static TWICE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        loom::model(|| {
+            let intake = Arc::new(Intake::new());
+            let drained = Arc::new(AtomicBool::new(false));
+            let producer = {
+                let (intake, drained) = (intake.clone(), drained.clone());
+                thread::spawn(move || {
+                    intake.push(1u32, Instant::ZERO).unwrap();
+                    while !drained.load(Ordering::Relaxed) {
+                        thread::yield_now();
+                    }
+                    intake.push(2u32, Instant::ZERO).unwrap();
+                })
+            };
+            let server = {
+                let (intake, drained) = (intake.clone(), drained.clone());
+                thread::spawn(move || {
+                    let mut got = Vec::new();
+                    while got.is_empty() {
+                        intake.drain(|_| (), |f, _| got.push(f));
+                        thread::yield_now();
+                    }
+                    assert_eq!(got, [1]);
+                    drained.store(true, Ordering::Relaxed);
+                    while got.len() < 2 {
+                        intake.drain(|_| (), |f, _| got.push(f));
+                        thread::yield_now();
+                    }
+                    got
+                })
+            };
+            producer.join().unwrap();
+            assert_eq!(server.join().unwrap(), [1, 2]);
+            if intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed) == 2 {
+                TWICE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        assert!(
+            TWICE.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "no execution took the own node twice: the model checks nothing"
+        );
+    }
+
+    /// Model intake4: two enqueuers race for the intake's own node while a server
+    /// drains. At most one holds it at a time (loom's cells check the fills) and every
+    /// frame arrives once; some execution must have both enqueuers ride in the own node
+    /// (the drain gave it back in between).
+    #[test]
+    fn intake4_two_enqueuers_never_hold_the_own_node_at_once() {
+        static BOTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        loom::model(|| {
+            let intake = Arc::new(Intake::new());
+            let enqueuers: Vec<_> = [10u32, 20]
+                .into_iter()
+                .map(|f| {
+                    let intake = intake.clone();
+                    thread::spawn(move || intake.push(f, Instant::ZERO).unwrap())
+                })
+                .collect();
+            let mut got = Vec::new();
+            intake.drain(|_| (), |f, _| got.push(f));
+            for e in enqueuers {
+                e.join().unwrap();
+            }
+            got.extend(intake.take_all().map(|(f, _)| f));
+            got.sort_unstable();
+            assert_eq!(got, [10, 20]);
+            if intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed) == 2 {
+                BOTH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        assert!(
+            BOTH.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "no execution had both enqueuers ride in the own node"
+        );
     }
 }

@@ -414,7 +414,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 (Some(frame), HoldRefused::Busy) => Err(EnqueueError::Busy(frame)),
             };
         }
-        let mut chain = Chain::new();
+        let mut chain = Chain::new(&cell.inbox.intake);
         // The frame that ended the burst early, and whether for room (else memory).
         let mut refused: Option<(Q::Frame, bool)> = None;
         for frame in frames.by_ref() {
@@ -425,7 +425,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 refused = Some((frame, true));
                 break;
             }
-            if let Err(frame) = chain.add(&cell.inbox.intake, frame, now) {
+            if let Err(frame) = chain.add(frame, now) {
                 cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
                 refused = Some((frame, false));
                 break;
@@ -441,7 +441,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             }
             return refused.map_or(Ok(0), |r| Err(refusal(r)));
         }
-        cell.inbox.intake.push_chain(chain);
+        chain.push();
         let woken = if unheld { self.sched.wake_txq(id, now) } else { self.sched.wake_held(id, now) };
         match woken {
             Ok(()) => refused.map_or(Ok(queued), |r| Err(refusal(r))),
