@@ -89,7 +89,7 @@
 //! PREEMPT_RT, where a preempted low-priority thread may not run for a long time, that
 //! one txq waits with it: there is no lock, so there is no priority inheritance either.
 //! The loom models in `tests/loom_list.rs`, `tests/loom_models.rs`, `tests/loom_txqs.rs`
-//! and (for the list's ring and the intake's node cache, which are not exported)
+//! and (for the list's ring and the intake's nodes, which are not exported)
 //! `src/list/ring.rs` and `src/txqs/intake.rs` check these claims on the real code;
 //! every model of a lock-free path has a deliberately broken
 //! variant that CI proves it catches (the few without one check a behaviour no single

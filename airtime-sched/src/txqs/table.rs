@@ -89,9 +89,10 @@ pub const INTAKE_LIMIT: u32 = 8192;
 /// ([`Scheduler::next_txq`]) cannot reach its queue; returned `Empty`, it stays listed
 /// for the table's next turn to decide ([`Scheduler::return_txq`]).
 ///
-/// Each frame enqueued rides in an intake node. The server keeps the nodes it empties, up
-/// to 8 per txq, and enqueues reuse them, so a txq in steady state allocates nothing; an
-/// enqueue that finds none allocates one from the global allocator (in a kernel, an
+/// Each frame enqueued rides in an intake node: the intake's own (one per txq, on its
+/// cache lines) when it is free, which it is whenever the server keeps up; else one the
+/// server emptied and kept (up to 8 per txq), so a txq in steady state allocates nothing;
+/// an enqueue that finds none allocates one from the global allocator (in a kernel, an
 /// atomic allocation, refused with [`EnqueueError::NoMemory`] if it fails). An intake
 /// holds at most [`INTAKE_LIMIT`] frames. Each txq's cell keeps what its enqueuers write
 /// (the intake) and what its server writes (the queue) on cache lines of their own.

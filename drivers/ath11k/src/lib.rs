@@ -83,8 +83,8 @@
 //! Time is passed in ([`airtime_sched::Instant`]); nothing reads a clock. Every table
 //! is allocated in [`Ath11k::new`] (with `try_reserve`, so creation fails with
 //! [`Ath11kError::OutOfMemory`] instead of aborting); the data path allocates only the
-//! core's intake node for a frame [`Ath11k::enqueue`] takes when its txq has no emptied
-//! node to reuse (refused with
+//! core's intake node for a frame [`Ath11k::enqueue`] takes when its txq has neither its
+//! own node free nor an emptied one to reuse (refused with
 //! `EnqueueError::NoMemory`, frame handed back, never an abort), and the simulated HAL's
 //! queues. No floating point, no 128-bit division, no large arrays
 //! on the stack (the largest value passed by value is a [`hal::PpduStats`], under

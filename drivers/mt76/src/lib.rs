@@ -67,7 +67,7 @@
 //! ## Time, memory, panics
 //! Time is passed in; nothing reads a clock. The tables are allocated in [`Mt76::new`]
 //! with `try_reserve`; the data path allocates only the txq table's intake nodes, when a
-//! txq has no emptied one to reuse. No
+//! txq has neither its own node free nor an emptied one to reuse. No
 //! floating point, no panics on any input.
 //!
 //! ## Example

@@ -28,7 +28,7 @@ where
 {
     /// Creates the adapter for one radio over `hal` (process context; allocates every
     /// table here, never on the data path except a txq intake's node for an enqueued
-    /// frame when the txq has no emptied one to reuse, which the core's table allocates
+    /// frame when the txq has neither its own free nor an emptied one to reuse, which the core's table allocates
     /// and refuses without aborting). Sets the
     /// scheduler's TX_NO_PUSHBACK from `config.tx_no_pushback` and turns AQL on per
     /// `config.aql` (patch 2).
