@@ -51,6 +51,7 @@ pub(crate) const NODE_CACHE: usize = 2;
 /// and not null, so it never reads as the end of a chain.
 #[inline]
 fn inline_link<F>() -> *mut Node<F> {
+    const { assert!(core::mem::align_of::<Node<F>>() > 1, "the sentinel must be misaligned for a node") };
     ptr::without_provenance_mut(1)
 }
 
@@ -118,6 +119,9 @@ impl<F> Node<F> {
     }
 }
 
+/// In declaration order (`repr(C)`), so that the stack's top, the cache, the own node and
+/// its flag come first, on the lines the table gives the inbox (tested below).
+#[repr(C)]
 pub(crate) struct Intake<F> {
     top: AtomicPtr<Node<F>>,
     /// The node cache: each place holds one empty node, or null.
@@ -248,7 +252,10 @@ impl<F> Intake<F> {
             oldest = link;
             link = next;
         }
-        let inline = inline.map(|(frame, enqueued, newer)| Inline { frame, enqueued, at: len - 1 - newer });
+        // Weakened variant, only to prove loom model intake6 catches it: the own node's
+        // frame put as many places from the oldest as it was from the newest.
+        let at = |newer: usize| if cfg!(airtime_weakened = "inline_at_newer") { newer } else { len - 1 - newer };
+        let inline = inline.map(|(frame, enqueued, newer)| Inline { frame, enqueued, at: at(newer) });
         Batch { head: oldest, len, yielded: 0, inline, _frames: PhantomData }
     }
 
@@ -342,7 +349,9 @@ impl<F> Drop for Intake<F> {
 
 /// Frames built into nodes of one intake and linked, newest first, not yet pushed: what
 /// a burst pushes with one compare-and-swap. Dropping it drops its frames. Bound to its
-/// intake, because its nodes (the intake's own among them) may go nowhere else.
+/// intake, because its nodes (the intake's own among them) may go nowhere else. A chain
+/// forgotten (`mem::forget`) keeps the intake's own node from it for good (its frames
+/// leak, as any forgotten value's do); the crate never forgets one.
 pub(crate) struct Chain<'a, F> {
     intake: &'a Intake<F>,
     newest: *mut Node<F>,
@@ -406,15 +415,23 @@ impl<F> Drop for Chain<'_, F> {
     fn drop(&mut self) {
         let mut link = self.newest;
         while !link.is_null() {
+            let own = link == inline_link();
+            // Weakened variant, only to prove loom model intake5 catches it: the own node
+            // given back before its frame is read out.
+            if own && cfg!(airtime_weakened = "chain_drop_early_give_back") {
+                self.intake.give_back_inline();
+            }
             // SAFETY: the chain owns its nodes; each is read out once, then freed or, the
             // intake's own, given back.
             let (frame, _, next) = unsafe { self.intake.with_node(link, |n| Node::take(n)) };
-            drop(frame);
-            if link == inline_link() {
-                self.intake.give_back_inline();
-            } else {
+            // The node first, then the frame: a frame whose drop unwinds cannot keep the
+            // intake's own node from it for good.
+            if !own {
                 unsafe { Node::free(link) };
+            } else if !cfg!(airtime_weakened = "chain_drop_early_give_back") {
+                self.intake.give_back_inline();
             }
+            drop(frame);
             link = next;
         }
     }
@@ -735,6 +752,36 @@ mod tests {
         assert_eq!(got, [7]);
     }
 
+    #[test]
+    fn the_own_node_and_its_flag_sit_on_the_inboxs_two_lines() {
+        // A driver's frame is a pointer or a small handle: for one the size of a pointer,
+        // everything an enqueue and a drain write fits the table's 128 bytes.
+        let end = core::mem::offset_of!(Intake<usize>, inline_free) + 1;
+        assert!(end <= 128, "the intake's hot fields end at byte {end}");
+        assert!(core::mem::offset_of!(Intake<usize>, inline) < core::mem::offset_of!(Intake<usize>, inline_free));
+    }
+
+    #[test]
+    fn a_chain_whose_frame_unwinds_on_drop_still_gives_the_own_node_back() {
+        struct Bomb;
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                panic!("the frame's destructor unwinds");
+            }
+        }
+        let intake = Intake::new();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut chain = Chain::new(&intake);
+            chain.add(Bomb, Instant::ZERO).unwrap_or_else(|_| unreachable!());
+            drop(chain);
+        }));
+        assert!(unwound.is_err());
+        intake.push(Bomb, Instant::ZERO).unwrap_or_else(|_| unreachable!());
+        assert_eq!(intake.inline_taken.load(core::sync::atomic::Ordering::Relaxed), 2, "the own node came back");
+        let batch = intake.take_all();
+        core::mem::forget(batch);
+    }
+
     /// Two producers push 0.. while `take` empties the intake into `seen` (by producer)
     /// until they are done and once more; each producer's frames must arrive complete
     /// and in its order.
@@ -958,6 +1005,79 @@ mod loom_models {
         assert!(
             BOTH.load(std::sync::atomic::Ordering::Relaxed) > 0,
             "no execution had both enqueuers ride in the own node"
+        );
+    }
+
+    /// Model intake5: an enqueuer builds a frame into the intake's own node and drops
+    /// the chain unpushed (a burst that unwinds) while another enqueuer pushes. The own
+    /// node goes back only after its frame is read out (loom's cells check the other
+    /// enqueuer's fill), only the pushed frame is in the intake, and some execution must
+    /// have the second enqueuer ride in the node the first gave back.
+    #[test]
+    fn intake5_a_dropped_chain_gives_the_own_node_back_once_its_frame_is_out() {
+        static TWICE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        loom::model(|| {
+            let intake = Arc::new(Intake::new());
+            let dropper = {
+                let intake = intake.clone();
+                thread::spawn(move || {
+                    let mut chain = Chain::new(&*intake);
+                    chain.add(1u32, Instant::ZERO).unwrap();
+                    drop(chain);
+                })
+            };
+            let pusher = {
+                let intake = intake.clone();
+                thread::spawn(move || intake.push(2u32, Instant::ZERO).unwrap())
+            };
+            dropper.join().unwrap();
+            pusher.join().unwrap();
+            let got: Vec<u32> = intake.take_all().map(|(f, _)| f).collect();
+            assert_eq!(got, [2]);
+            if intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed) == 2 {
+                TWICE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        assert!(
+            TWICE.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "no execution reused the own node a dropped chain gave back"
+        );
+    }
+
+    /// Model intake6: one enqueuer pushes 1, 2, 3 while the server drains in a loop, so
+    /// the own node's frame may be the oldest, a middle or the newest of a batch: the
+    /// frames must come out in order. Some execution must drain a batch of two or more
+    /// holding the own node's frame after it was reused.
+    #[test]
+    fn intake6_one_enqueuers_frames_keep_their_order_around_the_own_node() {
+        static MIXED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        loom::model(|| {
+            let intake = Arc::new(Intake::new());
+            let producer = {
+                let intake = intake.clone();
+                thread::spawn(move || {
+                    for f in 1..=3u32 {
+                        intake.push(f, Instant::ZERO).unwrap();
+                    }
+                })
+            };
+            let mut got = Vec::new();
+            let mut widest = 0;
+            while got.len() < 3 {
+                let mut n = 0;
+                intake.drain(|k| n = k, |f, _| got.push(f));
+                widest = widest.max(n);
+                thread::yield_now();
+            }
+            producer.join().unwrap();
+            assert_eq!(got, [1, 2, 3]);
+            if intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed) >= 2 && widest >= 2 {
+                MIXED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        });
+        assert!(
+            MIXED.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "no execution drained the reused own node with other frames"
         );
     }
 }
