@@ -832,6 +832,24 @@ mod loom_models {
     use loom::sync::Arc;
     use loom::sync::atomic::AtomicBool;
     use loom::thread;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Counts an execution that reached the path a model checks.
+    fn reached(executions: &AtomicUsize, yes: bool) {
+        if yes {
+            executions.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Fails a model no execution of which reached its path: it checked nothing.
+    fn assert_reached(executions: &AtomicUsize, what: &str) {
+        assert!(executions.load(std::sync::atomic::Ordering::Relaxed) > 0, "{what}");
+    }
+
+    /// Times the intake's own node was taken.
+    fn taken(intake: &Intake<u32>) -> usize {
+        intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed)
+    }
 
     /// Model intake1: an enqueuer pushes frame 1; the server drains it; the enqueuer,
     /// told so through a Relaxed flag (which orders nothing), pushes frame 2, which may
@@ -843,48 +861,53 @@ mod loom_models {
     /// ride in cached nodes.
     #[test]
     fn intake1_a_reused_node_is_filled_only_after_its_last_frame_was_read() {
-        static REUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        static REUSED: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
-            let intake = Arc::new(Intake::without_own_node());
-            let drained = Arc::new(AtomicBool::new(false));
-            let producer = {
-                let (intake, drained) = (intake.clone(), drained.clone());
-                thread::spawn(move || {
-                    intake.push(1u32, Instant::ZERO).unwrap();
-                    while !drained.load(Ordering::Relaxed) {
-                        thread::yield_now();
-                    }
-                    intake.push(2u32, Instant::ZERO).unwrap();
-                })
-            };
-            let server = {
-                let (intake, drained) = (intake.clone(), drained.clone());
-                thread::spawn(move || {
-                    let mut got = Vec::new();
-                    while got.is_empty() {
-                        intake.drain(|_| (), |f, _| got.push(f));
-                        thread::yield_now();
-                    }
-                    assert_eq!(got, [1]);
-                    drained.store(true, Ordering::Relaxed);
-                    while got.len() < 2 {
-                        intake.drain(|_| (), |f, _| got.push(f));
-                        thread::yield_now();
-                    }
-                    got
-                })
-            };
-            producer.join().unwrap();
-            assert_eq!(server.join().unwrap(), [1, 2]);
+            let intake = push_drain_push(Intake::without_own_node());
             REUSED.fetch_add(
                 intake.reused.load(std::sync::atomic::Ordering::Relaxed),
                 std::sync::atomic::Ordering::Relaxed,
             );
         });
-        assert!(
-            REUSED.load(std::sync::atomic::Ordering::Relaxed) > 0,
-            "no execution reused a node: the model checks nothing"
-        );
+        assert_reached(&REUSED, "no execution reused a node: the model checks nothing");
+    }
+
+    /// Models intake1 and intake3: an enqueuer pushes frame 1; the server drains it and
+    /// tells the enqueuer through a Relaxed flag (which orders nothing), which then
+    /// pushes frame 2; both must arrive once and in order. Returns the intake.
+    fn push_drain_push(intake: Intake<u32>) -> Arc<Intake<u32>> {
+        let intake = Arc::new(intake);
+        let drained = Arc::new(AtomicBool::new(false));
+        let producer = {
+            let (intake, drained) = (intake.clone(), drained.clone());
+            thread::spawn(move || {
+                intake.push(1u32, Instant::ZERO).unwrap();
+                while !drained.load(Ordering::Relaxed) {
+                    thread::yield_now();
+                }
+                intake.push(2u32, Instant::ZERO).unwrap();
+            })
+        };
+        let server = {
+            let (intake, drained) = (intake.clone(), drained.clone());
+            thread::spawn(move || {
+                let mut got = Vec::new();
+                while got.is_empty() {
+                    intake.drain(|_| (), |f, _| got.push(f));
+                    thread::yield_now();
+                }
+                assert_eq!(got, [1]);
+                drained.store(true, Ordering::Relaxed);
+                while got.len() < 2 {
+                    intake.drain(|_| (), |f, _| got.push(f));
+                    thread::yield_now();
+                }
+                got
+            })
+        };
+        producer.join().unwrap();
+        assert_eq!(server.join().unwrap(), [1, 2]);
+        intake
     }
 
     /// Model intake2: the server drains three frames into a cache of two places (the
@@ -894,7 +917,7 @@ mod loom_models {
     /// cached node. Without the intake's own node (model intake4 races for it).
     #[test]
     fn intake2_two_enqueuers_never_take_the_same_cached_node() {
-        static BOTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        static BOTH: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
             let intake = Arc::new(Intake::without_own_node());
             for f in 0..3u32 {
@@ -916,11 +939,9 @@ mod loom_models {
             let mut got: Vec<u32> = intake.take_all().map(|(f, _)| f).collect();
             got.sort_unstable();
             assert_eq!(got, [10, 20]);
-            if intake.reused.load(std::sync::atomic::Ordering::Relaxed) == 2 {
-                BOTH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            reached(&BOTH, intake.reused.load(std::sync::atomic::Ordering::Relaxed) == 2);
         });
-        assert!(BOTH.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution had both enqueuers reuse a node");
+        assert_reached(&BOTH, "no execution had both enqueuers reuse a node");
     }
 
     /// Model intake3: model intake1 with the intake's own node. The enqueuer's frame 1
@@ -931,47 +952,12 @@ mod loom_models {
     /// really take the own node twice.
     #[test]
     fn intake3_the_own_node_is_filled_again_only_after_its_frame_was_read() {
-        static TWICE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        static TWICE: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
-            let intake = Arc::new(Intake::new());
-            let drained = Arc::new(AtomicBool::new(false));
-            let producer = {
-                let (intake, drained) = (intake.clone(), drained.clone());
-                thread::spawn(move || {
-                    intake.push(1u32, Instant::ZERO).unwrap();
-                    while !drained.load(Ordering::Relaxed) {
-                        thread::yield_now();
-                    }
-                    intake.push(2u32, Instant::ZERO).unwrap();
-                })
-            };
-            let server = {
-                let (intake, drained) = (intake.clone(), drained.clone());
-                thread::spawn(move || {
-                    let mut got = Vec::new();
-                    while got.is_empty() {
-                        intake.drain(|_| (), |f, _| got.push(f));
-                        thread::yield_now();
-                    }
-                    assert_eq!(got, [1]);
-                    drained.store(true, Ordering::Relaxed);
-                    while got.len() < 2 {
-                        intake.drain(|_| (), |f, _| got.push(f));
-                        thread::yield_now();
-                    }
-                    got
-                })
-            };
-            producer.join().unwrap();
-            assert_eq!(server.join().unwrap(), [1, 2]);
-            if intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed) == 2 {
-                TWICE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            let intake = push_drain_push(Intake::new());
+            reached(&TWICE, taken(&intake) == 2);
         });
-        assert!(
-            TWICE.load(std::sync::atomic::Ordering::Relaxed) > 0,
-            "no execution took the own node twice: the model checks nothing"
-        );
+        assert_reached(&TWICE, "no execution took the own node twice: the model checks nothing");
     }
 
     /// Model intake4: two enqueuers race for the intake's own node while a server
@@ -980,7 +966,7 @@ mod loom_models {
     /// (the drain gave it back in between).
     #[test]
     fn intake4_two_enqueuers_never_hold_the_own_node_at_once() {
-        static BOTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        static BOTH: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
             let intake = Arc::new(Intake::new());
             let enqueuers: Vec<_> = [10u32, 20]
@@ -998,14 +984,9 @@ mod loom_models {
             got.extend(intake.take_all().map(|(f, _)| f));
             got.sort_unstable();
             assert_eq!(got, [10, 20]);
-            if intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed) == 2 {
-                BOTH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            reached(&BOTH, taken(&intake) == 2);
         });
-        assert!(
-            BOTH.load(std::sync::atomic::Ordering::Relaxed) > 0,
-            "no execution had both enqueuers ride in the own node"
-        );
+        assert_reached(&BOTH, "no execution had both enqueuers ride in the own node");
     }
 
     /// Model intake5: an enqueuer builds a frame into the intake's own node and drops
@@ -1015,7 +996,7 @@ mod loom_models {
     /// have the second enqueuer ride in the node the first gave back.
     #[test]
     fn intake5_a_dropped_chain_gives_the_own_node_back_once_its_frame_is_out() {
-        static TWICE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        static TWICE: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
             let intake = Arc::new(Intake::new());
             let dropper = {
@@ -1034,14 +1015,9 @@ mod loom_models {
             pusher.join().unwrap();
             let got: Vec<u32> = intake.take_all().map(|(f, _)| f).collect();
             assert_eq!(got, [2]);
-            if intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed) == 2 {
-                TWICE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            reached(&TWICE, taken(&intake) == 2);
         });
-        assert!(
-            TWICE.load(std::sync::atomic::Ordering::Relaxed) > 0,
-            "no execution reused the own node a dropped chain gave back"
-        );
+        assert_reached(&TWICE, "no execution reused the own node a dropped chain gave back");
     }
 
     /// Model intake6: one enqueuer pushes 1, 2, 3 while the server drains in a loop, so
@@ -1050,7 +1026,7 @@ mod loom_models {
     /// holding the own node's frame after it was reused.
     #[test]
     fn intake6_one_enqueuers_frames_keep_their_order_around_the_own_node() {
-        static MIXED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        static MIXED: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
             let intake = Arc::new(Intake::new());
             let producer = {
@@ -1071,13 +1047,8 @@ mod loom_models {
             }
             producer.join().unwrap();
             assert_eq!(got, [1, 2, 3]);
-            if intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed) >= 2 && widest >= 2 {
-                MIXED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            reached(&MIXED, taken(&intake) >= 2 && widest >= 2);
         });
-        assert!(
-            MIXED.load(std::sync::atomic::Ordering::Relaxed) > 0,
-            "no execution drained the reused own node with other frames"
-        );
+        assert_reached(&MIXED, "no execution drained the reused own node with other frames");
     }
 }
