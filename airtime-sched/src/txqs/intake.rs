@@ -846,6 +846,12 @@ mod loom_models {
         assert!(executions.load(std::sync::atomic::Ordering::Relaxed) > 0, "{what}");
     }
 
+    /// Runs `f` on its own thread, with a handle on the shared intake.
+    fn on(intake: &Arc<Intake<u32>>, f: impl FnOnce(&Intake<u32>) + Send + 'static) -> thread::JoinHandle<()> {
+        let intake = intake.clone();
+        thread::spawn(move || f(&intake))
+    }
+
     /// Times the intake's own node was taken.
     fn taken(intake: &Intake<u32>) -> usize {
         intake.inline_taken.load(std::sync::atomic::Ordering::Relaxed)
@@ -969,13 +975,8 @@ mod loom_models {
         static BOTH: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
             let intake = Arc::new(Intake::new());
-            let enqueuers: Vec<_> = [10u32, 20]
-                .into_iter()
-                .map(|f| {
-                    let intake = intake.clone();
-                    thread::spawn(move || intake.push(f, Instant::ZERO).unwrap())
-                })
-                .collect();
+            let enqueuers: Vec<_> =
+                [10u32, 20].into_iter().map(|f| on(&intake, move |i| i.push(f, Instant::ZERO).unwrap())).collect();
             let mut got = Vec::new();
             intake.drain(|_| (), |f, _| got.push(f));
             for e in enqueuers {
@@ -999,18 +1000,12 @@ mod loom_models {
         static TWICE: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
             let intake = Arc::new(Intake::new());
-            let dropper = {
-                let intake = intake.clone();
-                thread::spawn(move || {
-                    let mut chain = Chain::new(&*intake);
-                    chain.add(1u32, Instant::ZERO).unwrap();
-                    drop(chain);
-                })
-            };
-            let pusher = {
-                let intake = intake.clone();
-                thread::spawn(move || intake.push(2u32, Instant::ZERO).unwrap())
-            };
+            let dropper = on(&intake, |i| {
+                let mut chain = Chain::new(i);
+                chain.add(1u32, Instant::ZERO).unwrap();
+                drop(chain);
+            });
+            let pusher = on(&intake, |i| i.push(2u32, Instant::ZERO).unwrap());
             dropper.join().unwrap();
             pusher.join().unwrap();
             let got: Vec<u32> = intake.take_all().map(|(f, _)| f).collect();
@@ -1029,14 +1024,11 @@ mod loom_models {
         static MIXED: AtomicUsize = AtomicUsize::new(0);
         loom::model(|| {
             let intake = Arc::new(Intake::new());
-            let producer = {
-                let intake = intake.clone();
-                thread::spawn(move || {
-                    for f in 1..=3u32 {
-                        intake.push(f, Instant::ZERO).unwrap();
-                    }
-                })
-            };
+            let producer = on(&intake, |i| {
+                for f in 1..=3u32 {
+                    i.push(f, Instant::ZERO).unwrap();
+                }
+            });
             let mut got = Vec::new();
             let mut widest = 0;
             while got.len() < 3 {
