@@ -187,8 +187,11 @@ impl<F> Intake<F> {
         // Weakened variant, only to prove the loom model catches it: the node taken
         // without ordering the last reader's read of its frame before this fill.
         let take = if cfg!(airtime_weakened = "inline_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
-        // A load first: a taken node costs no write to the line.
-        let taken = self.inline_free.load(Ordering::Relaxed)
+        // A load first: a taken node costs no write to the line. Loom models go without
+        // it: a `false` it reads only skips a swap that would find the node taken, or
+        // given back later, which loom explores anyway; each atomic access it checks
+        // multiplies the interleavings of every model that enqueues.
+        let taken = (cfg!(loom) || self.inline_free.load(Ordering::Relaxed))
             && if cfg!(airtime_weakened = "inline_take_load_store") {
                 // Weakened variant, only to prove the loom model catches it: a load and a
                 // store instead of one swap, so two enqueues can take the node.
