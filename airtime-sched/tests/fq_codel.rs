@@ -73,6 +73,11 @@ fn new_rejects_configurations_that_cannot_work() {
     assert_eq!(FqCodelTxq::<Pkt>::new(c).unwrap_err(), FqCodelConfigError::NoFlows);
     c.flows = MAX_FLOWS + 1;
     assert_eq!(FqCodelTxq::<Pkt>::new(c).unwrap_err(), FqCodelConfigError::TooManyFlows);
+}
+
+#[test]
+fn the_largest_flow_count_works() {
+    let mut c = FqCodelConfig::default();
     c.flows = MAX_FLOWS;
     let mut txq = FqCodelTxq::<Pkt>::new(c).unwrap();
     queued(txq.enqueue(pkt(0, u32::MAX, 10), Instant::ZERO));

@@ -8,7 +8,7 @@ use airtime_sched::driver_loop::StationTable;
 use airtime_sched::traits::{PushError, RingErrorKind};
 use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{
-    Ac, Charge, Config, DEFAULT_MULTICAST_LIMIT_US, Frame, Instant, Ring, Scheduler, StationId, Tid, TxqTable, Weight,
+    Ac, Charge, DEFAULT_MULTICAST_LIMIT_US, Frame, Instant, Ring, Scheduler, StationId, Tid, TxqTable, Weight,
 };
 use common::fixtures::Peer;
 
@@ -51,7 +51,7 @@ impl Ring for Hw {
 }
 
 fn table() -> TxqTable<Fifo> {
-    TxqTable::new(Scheduler::new(Config::default()).unwrap())
+    TxqTable::new(Scheduler::new(common::config()).unwrap())
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn without_a_multicast_price_station_less_frames_go_uncharged_and_with_aql_off_u
 
 #[test]
 fn the_per_txq_query_follows_mainline() {
-    let s = Scheduler::new(Config::default()).unwrap();
+    let s = Scheduler::new(common::config()).unwrap();
     let sta = s.add_station(Weight::DEFAULT).unwrap();
     let be = s.add_txq(Some(sta), Tid::BE).unwrap();
     let mgmt = s.add_txq(Some(sta), Tid::new(16).unwrap()).unwrap();

@@ -4,11 +4,10 @@
 use airtime_est::{Bandwidth, Calibrator, CalibratorConfig, Rate, expected_tx_airtime_us, rx_airtime_us};
 use airtime_sched::{Ac, Config, FrameStatus, Instant, Scheduler, Weight};
 
-const NOW: Instant = Instant::from_micros(1000);
+mod common;
+use common::sched;
 
-fn sched() -> Scheduler {
-    Scheduler::new(Config::default()).unwrap()
-}
+const NOW: Instant = Instant::from_micros(1000);
 
 fn vht9() -> Rate {
     Rate::vht(9, 1, Bandwidth::Mhz80, true).unwrap()

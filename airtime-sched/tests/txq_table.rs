@@ -61,7 +61,7 @@ fn ring(room: usize) -> TestRing {
 }
 
 fn table() -> TxqTable<Fifo> {
-    TxqTable::new(Scheduler::new(Config::default()).unwrap())
+    TxqTable::new(Scheduler::new(common::config()).unwrap())
 }
 
 const NOW: Instant = Instant::from_micros(1000);

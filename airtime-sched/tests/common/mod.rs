@@ -11,14 +11,28 @@ use airtime_sched::{Ac, Config, Instant, Round, Scheduler, StationId, Tid, TxqId
 /// own wakes and not by the initial `last_active` of 0.
 pub const T0: Instant = Instant::from_micros(10_000_000);
 
-/// A scheduler with the default configuration.
-pub fn sched() -> Scheduler {
-    Scheduler::new(Config::default()).expect("default config is valid")
+/// The default configuration, on a smaller table under Miri: the interpreter spends about
+/// 2 s building the default's 1024 txq slots and 2 s on each `check_invariants` walk over
+/// them, which the tests do a dozen times each. Nothing the tests check depends on the
+/// table's size beyond the few stations and txqs each adds; those that test capacity
+/// set it themselves.
+pub fn config() -> Config {
+    let mut config = Config::default();
+    if cfg!(miri) {
+        config.max_stations = 32;
+        config.max_txqs = 128;
+    }
+    config
 }
 
-/// A scheduler with a configuration edited from the default.
+/// A scheduler with the default configuration (see [`config`]).
+pub fn sched() -> Scheduler {
+    Scheduler::new(config()).expect("default config is valid")
+}
+
+/// A scheduler with a configuration edited from the default (see [`config`]).
 pub fn sched_with(edit: impl FnOnce(&mut Config)) -> Scheduler {
-    let mut config = Config::default();
+    let mut config = config();
     edit(&mut config);
     Scheduler::new(config).expect("edited config is valid")
 }
