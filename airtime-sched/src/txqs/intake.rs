@@ -188,9 +188,13 @@ impl<F> Intake<F> {
         // without ordering the last reader's read of its frame before this fill.
         let take = if cfg!(airtime_weakened = "inline_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
         // A load first: a taken node costs no write to the line. Loom models go without
-        // it: a `false` it reads only skips a swap that would find the node taken, or
-        // given back later, which loom explores anyway; each atomic access it checks
-        // multiplies the interleavings of every model that enqueues.
+        // it. Relaxed and writing nothing, all it can do is skip the swap, and the
+        // enqueue then takes a cached or new node as when the swap finds the node taken;
+        // a stale `false` skips it even after a give-back nothing orders before this
+        // enqueue, which loom then does not explore. No property depends on which node a
+        // frame rides in: the node changes hands only by the swap and the Release store,
+        // and `take_all` places its frame by its position in the stack. Each atomic
+        // access loom checks multiplies the interleavings of every model that enqueues.
         let taken = (cfg!(loom) || self.inline_free.load(Ordering::Relaxed))
             && if cfg!(airtime_weakened = "inline_take_load_store") {
                 // Weakened variant, only to prove the loom model catches it: a load and a
