@@ -3,11 +3,13 @@
 # integration), in shards (see below). Installs the nightly component itself; bounded in
 # time.
 #
-# Measured at 306dbdf+ on 2 shared cores, the two shards side by side: shard 1 468 s
-# (airtime-est 136 s), shard 2 716 s (the unit tests 173 s, fq_codel.rs 175 s,
-# adaptive_aql_props.rs 101 s). One unsharded run beside the fuzzer had passed 1800 s
-# (fq_codel.rs 305 s, invariants.rs 296 s) before the integration tests built their
-# schedulers on a smaller table under Miri (tests/common's `config`). A timeout per
+# Measured in a clean-clone .ci/run at a4401d0 on 2 shared cores, beside the fuzzer
+# (741 s): shard 1 570 s (airtime-est 233 s), shard 2 900 s; the step 901 s. Alone, side
+# by side: the unit tests 173 s, fq_codel.rs 175 s, adaptive_aql_props.rs 101 s,
+# airtime-est 136 s; airtime-est and the unit tests now sit in different shards than
+# they did then, which evens the two out. One unsharded run beside the fuzzer had passed
+# 1800 s (fq_codel.rs 305 s, invariants.rs 296 s) before the integration tests built
+# their schedulers on a smaller table under Miri (tests/common's `config`). A timeout per
 # cargo invocation bounds a test that stalls in the interpreter.
 #
 # Skipped under Miri (each runs natively in `cargo test`,
@@ -87,13 +89,14 @@ skip_args() {
     for s in "$@"; do printf -- '--skip\n%s\n' "$s"; done
 }
 
-# Shard K of N (arguments, default 1 1): the units below dealt out in turn (airtime-est,
-# airtime-sched's unit tests, then each of its integration test files), so that shards
-# run side by side on separate cores. A unit is one `cargo miri test` target set; cargo
-# builds each shard's targets under one lock, then the interpreters run in parallel.
+# Shard K of N (arguments, default 1 1): the units below dealt out in turn
+# (airtime-sched's unit tests, airtime-est, then each of airtime-sched's integration test
+# files), so that shards run side by side on separate cores. A unit is one `cargo miri
+# test` target set; cargo builds each shard's targets under one lock, then the
+# interpreters run in parallel.
 shard=${1:-1}
 shards=${2:-1}
-units=(est sched-lib)
+units=(sched-lib est)
 for f in airtime-sched/tests/*.rs; do
     name=$(basename "$f" .rs)
     # The loom models compile to nothing without --cfg loom.
