@@ -3,17 +3,15 @@
 # integration), in shards (see below). Installs the nightly component itself; bounded in
 # time.
 #
-# Measured in a clean-clone .ci/run at a4401d0 on 2 shared cores, beside the fuzzer
-# (741 s): shard 1 570 s (airtime-est 233 s), shard 2 900 s; the step 901 s. Alone, side
-# by side: the unit tests 173 s, fq_codel.rs 175 s, adaptive_aql_props.rs 101 s,
-# airtime-est 136 s; airtime-est and the unit tests now sit in different shards than
-# they did then, which evens the two out. One unsharded run beside the fuzzer had passed
-# 1800 s (fq_codel.rs 305 s, invariants.rs 296 s) before the integration tests built
-# their schedulers on a smaller table under Miri (tests/common's `config`). A timeout per
-# cargo invocation bounds a test that stalls in the interpreter.
+# Measured in a clean-clone .ci/run at a59e251 on 2 shared cores, beside the fuzzer
+# (647 s): shard 1 590 s, shard 2 717 s (airtime-est 177 s); the step 718 s. One
+# unsharded run beside the fuzzer had passed 1800 s (fq_codel.rs 305 s, invariants.rs
+# 296 s) before the integration tests built their schedulers on a smaller table under
+# Miri (tests/common's `config`). A timeout per cargo invocation bounds a test that
+# stalls in the interpreter.
 #
-# Skipped under Miri (each runs natively in `cargo test`,
-# and the same properties are fuzzed): exhaustive loops over whole input domains,
+# Skipped under Miri (each runs natively in `cargo test`, and the same properties are
+# fuzzed): exhaustive loops over whole input domains,
 # simulations stepped microsecond by microsecond, threads racing a wall-clock deadline,
 # and proptest state machines with a fixed case count; in the interpreter they would
 # take tens of minutes to hours, or fail their deadline.
