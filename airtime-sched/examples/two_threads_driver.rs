@@ -20,10 +20,12 @@
 //!
 //! The scheduler hands each txq to one context at a time, and that turn is the only way
 //! to its queue, so nothing here takes a lock except the hardware ring's own (one per
-//! ring, as ath11k has one per TCL ring). At the end every frame is accounted for (sent
+//! ring, as ath11k has one per TCL ring). Both threads run rounds on the same AC at
+//! once; with `--gated`, a [`RoundGate`] lets one of them run the rounds at a time,
+//! and the other leaves it a note and goes on (fewer lines passed between the CPUs). At the end every frame is accounted for (sent
 //! and completed, dropped and counted by FQ-CoDel, or handed back when its station
 //! left) and no airtime is pending. Run it with
-//! `cargo run --release -p airtime-sched --example two_threads_driver [-- MILLISECONDS]`
+//! `cargo run --release -p airtime-sched --example two_threads_driver [-- [--gated] [MILLISECONDS]]`
 //! (1000 ms of churn by default; the run takes about as long).
 
 use airtime_est::{Bandwidth, Rate};
@@ -32,8 +34,8 @@ use airtime_sched::fq_codel::{DropReason, FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind, price_from_rate};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget};
 use airtime_sched::{
-    Ac, Charge, Config, DepartingStation, Frame, FrameStatus, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId,
-    TxqTable, Weight,
+    Ac, Charge, Config, DepartingStation, Frame, FrameStatus, GateOutcome, Instant, Ring, RoundGate, Scheduler,
+    Station, StationId, Tid, TxqId, TxqTable, Weight,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -170,6 +172,8 @@ struct Counts {
     handed_back: AtomicU64,
     /// Completions whose release or airtime registration failed (a driver bug).
     status_errors: AtomicU64,
+    /// Rounds asked for while the other thread ran them (`--gated`).
+    handed_off: AtomicU64,
 }
 
 impl Counts {
@@ -187,6 +191,8 @@ struct Radio {
     txqs: TxqTable<FqCodelTxq<Packet>>,
     peers: Peers,
     hw: Hw,
+    /// With `--gated`: one thread at a time runs the rounds.
+    gate: Option<RoundGate>,
     /// The live stations' txqs, for the wake thread to pick from.
     live: Mutex<Vec<(StationId, TxqId)>>,
     start: std::time::Instant,
@@ -198,7 +204,20 @@ impl Radio {
         Instant::from_micros(self.start.elapsed().as_micros() as u64)
     }
 
+    /// A round on BE: here, or, with the gate, here or by the context running them.
     fn round(&self) {
+        match &self.gate {
+            None => self.run_round(),
+            Some(gate) => {
+                if gate.run(Ac::Be, || self.run_round()) == GateOutcome::HandedOff {
+                    // The other thread is running rounds and runs one more for us.
+                    self.counts.handed_off.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+
+    fn run_round(&self) {
         let now = self.now();
         let mut ring = RingAccess { hw: &self.hw, peers: &self.peers, now };
         // At the end of each turn, while this context alone holds the txq, free the
@@ -332,10 +351,14 @@ impl Departures {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // How long the admin churns: 1 s by default (the run takes about that long).
-    let churn_ms: u64 = match std::env::args().nth(1) {
-        Some(ms) => ms.parse().ok().filter(|&ms| ms >= 100).ok_or("usage: two_threads_driver [MILLISECONDS >= 100]")?,
-        None => 1000,
-    };
+    let usage = "usage: two_threads_driver [--gated] [MILLISECONDS >= 100]";
+    let (mut gated, mut churn_ms) = (false, 1000u64);
+    for arg in std::env::args().skip(1) {
+        match arg.as_str() {
+            "--gated" => gated = true,
+            ms => churn_ms = ms.parse().ok().filter(|&ms| ms >= 100).ok_or(usage)?,
+        }
+    }
     let mut config = Config::default();
     config.max_stations = 16;
     config.max_txqs = 64;
@@ -343,6 +366,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         txqs: TxqTable::new(Scheduler::new(config)?),
         peers: Peers((0..16).map(|_| Peer { id: AtomicU64::new(u64::MAX), mcs: AtomicU32::new(9) }).collect()),
         hw: Hw::default(),
+        gate: gated.then(RoundGate::new),
         live: Mutex::new(Vec::new()),
         start: std::time::Instant::now(),
         counts: Counts::default(),
@@ -463,6 +487,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "frames enqueued {enqueued}, completed {completed}, dropped by FQ-CoDel {dropped}, handed back at removal \
          {back}; pending airtime {pending} us"
     );
+    if radio.gate.is_some() {
+        println!("rounds handed to the thread running them: {}", count(&c.handed_off));
+    }
     assert_eq!(count(&c.status_errors), 0, "every charge released once, every airtime registered");
     assert_eq!(pending, 0, "every charge was released");
     assert!(departures.departing.iter().all(|d| d.is_drained(sched)), "every departed station drained");
