@@ -2,9 +2,13 @@
 //! (enqueue + round) and a completion context (reap, release, register, round) on two
 //! pinned CPUs, moving frames through FQ-CoDel txqs into one locked ring, for ours (a
 //! `TxqTable`) and the mac80211-style baseline (one radio-wide `fq->lock`, per-AC
-//! scheduler lock). Ours and the baseline alternate run by run, each run on a fresh
-//! radio, so both meet the same machine load; it prints completed frames per second
-//! (min / median / max over the runs) and the median of the per-pair ratios.
+//! scheduler lock). Four arms alternate run by run, each run on a fresh radio, so all
+//! meet the same machine load: ours and the baseline with their rounds gated (one
+//! context runs them, as mt76's tx worker does: the headline pair), ours with both
+//! contexts running rounds at once, and the baseline with its rounds behind a spinlock
+//! (ath10k's `queue_lock[ac]`). It prints completed frames per second (min / median /
+//! max over the runs) and the median of the per-run ratios of each ours arm to each
+//! baseline arm.
 //!
 //! ```text
 //! cargo run --release -p airtime-benches --example end_to_end -- [STATIONS] [ROUNDS] [RUNS]
@@ -12,26 +16,25 @@
 //!
 //! ROUNDS is the wake context's rounds, each after a burst of 16 enqueues (so
 //! 16 x ROUNDS frames per run). `E2E_UNPINNED=1` leaves the threads to the OS.
+//! `E2E_ONLY=ARM` runs one arm alone (for a profiler): `ours`, `baseline`,
+//! `ours-concurrent`, `baseline-spin`, or `baseline-concurrent` (both contexts running
+//! rounds at once, which mac80211 forbids; how the baseline ran before). `E2E_SERIAL=ARM`
+//! runs both contexts' work on one thread, for valgrind.
 
-use airtime_benches::end_to_end::{BURST, BaselineRadio, E2eCounts, OursRadio, Radio, run, run_serial, two_cpus};
+use airtime_benches::end_to_end::{
+    BURST, BaselineConcurrentRounds, BaselineRadio, BaselineSpin, E2eCounts, OursConcurrent, OursRadio, Radio, run,
+    run_serial, two_cpus,
+};
 
-fn once<R: Radio>(stations: usize, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCounts {
+type Cpus = Option<[usize; 2]>;
+
+fn once<R: Radio>(stations: usize, rounds: u64, cpus: Cpus) -> E2eCounts {
     let radio = R::new(stations);
     let c = run(&radio, rounds, cpus);
     let left = radio.leftovers();
     assert_eq!(c.enqueued, c.completed + left.dropped, "{}: frames lost", R::NAME);
     assert_eq!(left.pending_us, 0, "{}: airtime left pending", R::NAME);
     c
-}
-
-fn summary(name: &str, v: &mut [f64]) {
-    v.sort_by(f64::total_cmp);
-    println!(
-        "{name:<9} Mframes/s: min {:.3}  median {:.3}  max {:.3}",
-        v[0] / 1e6,
-        v[v.len() / 2] / 1e6,
-        v[v.len() - 1] / 1e6
-    );
 }
 
 fn serial<R: Radio>(stations: usize, rounds: u64) {
@@ -41,9 +44,38 @@ fn serial<R: Radio>(stations: usize, rounds: u64) {
     println!("{}: {enqueued} frames enqueued, {} dropped, {} left", R::NAME, left.dropped, left.queued);
 }
 
-fn report(name: &str, counts: Vec<E2eCounts>) {
-    let mut v: Vec<f64> = counts.iter().map(E2eCounts::frames_per_sec).collect();
-    summary(name, &mut v);
+/// One arm: its name in the output and its runs.
+struct Arm {
+    name: &'static str,
+    once: fn(usize, u64, Cpus) -> E2eCounts,
+    serial: fn(usize, u64),
+}
+
+const fn arm<R: Radio>() -> Arm {
+    Arm { name: R::NAME, once: once::<R>, serial: serial::<R> }
+}
+
+/// The arms, by the name `E2E_ONLY` and `E2E_SERIAL` take.
+fn arm_named(name: &str) -> Option<Arm> {
+    Some(match name {
+        "ours" => arm::<OursRadio>(),
+        "baseline" => arm::<BaselineRadio>(),
+        "ours-concurrent" => arm::<OursConcurrent>(),
+        "baseline-spin" => arm::<BaselineSpin>(),
+        "baseline-concurrent" => arm::<BaselineConcurrentRounds>(),
+        _ => return None,
+    })
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn summary(name: &str, v: &[f64]) {
+    let mut v = v.to_vec();
+    let m = median(&mut v);
+    println!("{name:<36} Mframes/s: min {:.3}  median {:.3}  max {:.3}", v[0] / 1e6, m / 1e6, v[v.len() - 1] / 1e6);
 }
 
 fn main() {
@@ -56,46 +88,52 @@ fn main() {
         "stations={stations} wake_rounds={rounds} frames/run={} runs={runs} cpus(wake, completion)={cpus:?}",
         rounds * BURST as u64
     );
-    // `E2E_SERIAL=ours|baseline`: both contexts' work on one thread, for valgrind.
-    match std::env::var("E2E_SERIAL").as_deref() {
-        Ok("ours") => return serial::<OursRadio>(stations, rounds),
-        Ok("baseline") => return serial::<BaselineRadio>(stations, rounds),
-        _ => {}
+    let chosen = |var: &str| {
+        std::env::var(var).ok().map(|name| arm_named(&name).unwrap_or_else(|| panic!("{var}: no arm named {name:?}")))
+    };
+    if let Some(a) = chosen("E2E_SERIAL") {
+        return (a.serial)(stations, rounds);
     }
-    // `E2E_ONLY=ours|baseline`: one implementation alone (for a profiler).
-    match std::env::var("E2E_ONLY").as_deref() {
-        Ok("ours") => return report("ours", (0..runs).map(|_| once::<OursRadio>(stations, rounds, cpus)).collect()),
-        Ok("baseline") => {
-            return report("baseline", (0..runs).map(|_| once::<BaselineRadio>(stations, rounds, cpus)).collect());
-        }
-        _ => {}
+    if let Some(a) = chosen("E2E_ONLY") {
+        let v: Vec<f64> = (0..runs).map(|_| (a.once)(stations, rounds, cpus).frames_per_sec()).collect();
+        return summary(a.name, &v);
     }
+    // Ours' arms first, then the baseline's; the ratios pair each of the first with each
+    // of the second.
+    let arms = [arm::<OursRadio>(), arm::<OursConcurrent>(), arm::<BaselineRadio>(), arm::<BaselineSpin>()];
     // One warm-up run of each.
-    once::<OursRadio>(stations, rounds, cpus);
-    once::<BaselineRadio>(stations, rounds, cpus);
-    let (mut o, mut b, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut last_o, mut last_b) = (E2eCounts::default(), E2eCounts::default());
-    for _ in 0..runs {
-        last_o = once::<OursRadio>(stations, rounds, cpus);
-        last_b = once::<BaselineRadio>(stations, rounds, cpus);
-        let (x, y) = (last_o.frames_per_sec(), last_b.frames_per_sec());
-        o.push(x);
-        b.push(y);
-        ratio.push(x / y);
+    for a in &arms {
+        (a.once)(stations, rounds, cpus);
     }
-    summary("ours", &mut o);
-    summary("baseline", &mut b);
-    ratio.sort_by(f64::total_cmp);
-    println!(
-        "ours / baseline, per pair: min {:.2}x  median {:.2}x  max {:.2}x",
-        ratio[0],
-        ratio[ratio.len() / 2],
-        ratio[ratio.len() - 1]
-    );
-    for (name, c) in [("ours", last_o), ("baseline", last_b)] {
+    let mut rates = vec![Vec::new(); arms.len()];
+    let mut last = vec![E2eCounts::default(); arms.len()];
+    for _ in 0..runs {
+        for (i, a) in arms.iter().enumerate() {
+            last[i] = (a.once)(stations, rounds, cpus);
+            rates[i].push(last[i].frames_per_sec());
+        }
+    }
+    for (a, v) in arms.iter().zip(&rates) {
+        summary(a.name, v);
+    }
+    for o in 0..2 {
+        for b in 2..4 {
+            let mut r: Vec<f64> = rates[o].iter().zip(&rates[b]).map(|(x, y)| x / y).collect();
+            let m = median(&mut r);
+            println!(
+                "{} / {}, per run: min {:.2}x  median {m:.2}x  max {:.2}x",
+                arms[o].name,
+                arms[b].name,
+                r[0],
+                r[r.len() - 1]
+            );
+        }
+    }
+    for (a, c) in arms.iter().zip(&last) {
         println!(
-            "last {name}: sent by wake {} in {} rounds, by completion {} in {} rounds, {:.2} frames per turn; \
+            "last {}: sent by wake {} in {} rounds, by completion {} in {} rounds, {:.2} frames per turn; \
              wake waited for {} bursts, completion idle {} passes",
+            a.name,
             c.wake_sent,
             c.wake_rounds,
             c.completion_sent,

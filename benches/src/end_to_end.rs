@@ -19,6 +19,18 @@
 //! frames while the station passes its AQL check and the ring has room, charging each
 //! frame and pushing it into the ring.
 //!
+//! **Rounds.** mac80211 forbids a driver to run two scheduling rounds on one AC at once
+//! (`ieee80211_txq_schedule_start`'s documentation): ath10k takes a per-AC lock around
+//! each round (`queue_lock[ac]`), the generic `ieee80211_handle_wake_tx_queue` a
+//! radio-wide one, and mt76 runs every round from one tx worker. Ours allows concurrent
+//! rounds. Each radio takes its rounds' discipline as a parameter ([`rounds`]): both
+//! headline arms, [`OursRadio`] and [`BaselineRadio`], gate them the same way (one
+//! context runs the rounds, another that wants one leaves a note, [`RoundGate`]: mt76's
+//! worker without the worker), which on this machine was the faster discipline for
+//! both; [`OursConcurrent`] runs them at once, and [`BaselineSpin`] behind a spinlock as
+//! ath10k does. [`BaselineConcurrentRounds`] is the baseline as this benchmark ran it
+//! before, with concurrent rounds that mainline forbids, kept for comparison.
+//!
 //! The two implementations differ only in the scheduler+txq layer:
 //!
 //! * [`OursRadio`]: a [`TxqTable`] of FQ-CoDel txqs. Enqueue is
@@ -69,7 +81,7 @@ use airtime_sched::fq_codel::{FqCodelConfig, FqCodelStats, FqCodelTxq, FqFrame};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
 use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{
-    Ac, Charge, Config, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId, TxqTable, Weight,
+    Ac, Charge, Config, Frame, Instant, Ring, RoundGate, Scheduler, Station, StationId, Tid, TxqId, TxqTable, Weight,
 };
 use std::collections::VecDeque;
 use std::sync::Barrier;
@@ -239,6 +251,54 @@ pub struct Sent {
     pub turns: u32,
 }
 
+/// How a radio's two contexts share its rounds on BE (the `ROUNDS` parameter of
+/// [`Ours`] and [`MacRadio`]).
+pub mod rounds {
+    /// Both contexts run rounds at once whenever they want one: ours allows it (each
+    /// round is `&self`); mac80211 forbids it (`ieee80211_txq_schedule_start`).
+    pub const CONCURRENT: u8 = 0;
+    /// One round at a time, behind a spinlock a context waits on: ath10k's
+    /// `queue_lock[ac]`, the generic `ieee80211_handle_wake_tx_queue`'s radio-wide lock.
+    pub const SPIN: u8 = 1;
+    /// One context runs the rounds; one that finds a round running leaves a note and
+    /// returns, and the runner runs once more for it: [`RoundGate`], as mt76 runs every
+    /// round from one tx worker.
+    ///
+    /// [`RoundGate`]: airtime_sched::RoundGate
+    pub const GATED: u8 = 2;
+
+    /// The discipline's name in the benchmark's output.
+    pub const fn name(rounds: u8) -> &'static str {
+        match rounds {
+            CONCURRENT => "concurrent rounds",
+            SPIN => "rounds behind a spinlock",
+            _ => "gated rounds",
+        }
+    }
+}
+
+/// Runs `round` as the discipline `ROUNDS` says, with `lock` and `gate` the radio's.
+#[inline]
+fn round_as<const ROUNDS: u8>(lock: &SpinLock<()>, gate: &RoundGate, mut round: impl FnMut() -> Sent) -> Sent {
+    match ROUNDS {
+        rounds::CONCURRENT => round(),
+        rounds::SPIN => {
+            let _held = lock.lock();
+            round()
+        }
+        _ => {
+            let mut sent = Sent::default();
+            // Handed off: the runner sends this context's frames, and counts them.
+            let _ = gate.run(AC, || {
+                let s = round();
+                sent.frames += s.frames;
+                sent.turns += s.turns;
+            });
+            sent
+        }
+    }
+}
+
 /// Where every frame enqueued ended up, once a run is over and the radio taken apart.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Leftovers {
@@ -337,24 +397,32 @@ impl Ring for OursRing<'_> {
     }
 }
 
-/// Ours: a [`TxqTable`] of FQ-CoDel txqs.
-pub struct OursRadio {
+/// Ours, its rounds gated ([`rounds::GATED`]): the headline arm.
+pub type OursRadio = Ours<{ rounds::GATED }>;
+/// Ours, both contexts running rounds at once ([`rounds::CONCURRENT`]).
+pub type OursConcurrent = Ours<{ rounds::CONCURRENT }>;
+
+/// Ours: a [`TxqTable`] of FQ-CoDel txqs, its rounds shared as `ROUNDS` says
+/// ([`rounds`]).
+pub struct Ours<const ROUNDS: u8> {
     table: TxqTable<FqCodelTxq<Pkt>>,
     peers: Peers,
     txqs: Vec<TxqId>,
     ring: LockedRing<Charge>,
+    round_lock: Padded<SpinLock<()>>,
+    gate: RoundGate,
 }
 
-impl OursRadio {
+impl<const ROUNDS: u8> Ours<ROUNDS> {
     /// The txq table.
     pub fn table(&self) -> &TxqTable<FqCodelTxq<Pkt>> {
         &self.table
     }
 }
 
-impl Radio for OursRadio {
+impl<const ROUNDS: u8> Radio for Ours<ROUNDS> {
     type Charge = Charge;
-    const NAME: &'static str = "ours";
+    const NAME: &'static str = if ROUNDS == rounds::GATED { "ours" } else { "ours, concurrent rounds" };
 
     fn new(stations: usize) -> Self {
         let n = u16::try_from(stations.max(1)).unwrap_or(Config::MAX_STATIONS).min(Config::MAX_STATIONS);
@@ -374,7 +442,14 @@ impl Radio for OursRadio {
             peers.push(Peer { id, airtime_us });
             txqs.push(txq);
         }
-        OursRadio { table, peers: Peers(peers), txqs, ring: LockedRing::new() }
+        Ours {
+            table,
+            peers: Peers(peers),
+            txqs,
+            ring: LockedRing::new(),
+            round_lock: Padded(SpinLock::new(())),
+            gate: RoundGate::new(),
+        }
     }
 
     fn stations(&self) -> usize {
@@ -395,16 +470,18 @@ impl Radio for OursRadio {
 
     #[inline]
     fn round(&self, now: u64) -> Sent {
-        let report = self.table.run_round(
-            AC,
-            Instant::from_micros(now),
-            &self.peers,
-            &mut OursRing(&self.ring),
-            TurnBudget::frames(TURN_FRAMES),
-        );
-        // The ring takes every push, so nothing is refused.
-        debug_assert!(report.refused.is_none());
-        Sent { frames: report.frames, turns: report.txqs_served }
+        round_as::<ROUNDS>(&self.round_lock, &self.gate, || {
+            let report = self.table.run_round(
+                AC,
+                Instant::from_micros(now),
+                &self.peers,
+                &mut OursRing(&self.ring),
+                TurnBudget::frames(TURN_FRAMES),
+            );
+            // The ring takes every push, so nothing is refused.
+            debug_assert!(report.refused.is_none());
+            Sent { frames: report.frames, turns: report.txqs_served }
+        })
     }
 
     #[inline]
@@ -446,9 +523,26 @@ impl Radio for OursRadio {
     }
 }
 
-/// The baseline: mac80211's design (see the [module docs](self)).
-pub struct BaselineRadio {
+/// The baseline, its rounds gated as ours are ([`rounds::GATED`], mt76's single tx
+/// worker): the headline arm.
+pub type BaselineRadio = MacRadio<{ rounds::GATED }>;
+/// The baseline, its rounds behind a spinlock ([`rounds::SPIN`], ath10k's and the generic
+/// handler's way).
+pub type BaselineSpin = MacRadio<{ rounds::SPIN }>;
+/// The baseline with both contexts running rounds at once ([`rounds::CONCURRENT`]), which
+/// `ieee80211_txq_schedule_start` forbids (its round numbers, and the single server of a
+/// txq that a wake re-lists while it is held, are then nobody's job): how this
+/// benchmark's baseline ran before its rounds were serialized, kept for comparison.
+pub type BaselineConcurrentRounds = MacRadio<{ rounds::CONCURRENT }>;
+
+/// The baseline: mac80211's design (see the [module docs](self)), its rounds shared as
+/// `ROUNDS` says ([`rounds`]).
+pub struct MacRadio<const ROUNDS: u8> {
     sched: Baseline,
+    /// The driver's lock around a round on BE ([`rounds::SPIN`]).
+    round_lock: Padded<SpinLock<()>>,
+    /// The driver's gate ([`rounds::GATED`]).
+    gate: RoundGate,
     /// `fq->lock` and the FQ state of every txq of the radio.
     fq: Padded<SpinLock<Vec<FqCodelTxq<Pkt>>>>,
     /// Each txq's backlog, written under `fq` and read without it (`txq_has_queue`).
@@ -457,7 +551,7 @@ pub struct BaselineRadio {
     airtime_us: u32,
 }
 
-impl BaselineRadio {
+impl<const ROUNDS: u8> MacRadio<ROUNDS> {
     /// The scheduler.
     pub fn scheduler(&self) -> &Baseline {
         &self.sched
@@ -476,11 +570,43 @@ impl BaselineRadio {
         self.backlog[t].store(q.backlog_packets() as u32, Ordering::Relaxed);
         pkt
     }
+
+    /// A driver's round as ath10k and mt76 run it: `ieee80211_txq_schedule_start`,
+    /// then `ieee80211_next_txq`; per txq, `ieee80211_txq_airtime_check` and
+    /// `ieee80211_tx_dequeue` (which charges the frame) up to the turn budget; then
+    /// `ieee80211_return_txq`.
+    #[inline]
+    fn mac80211_round(&self, now: u64) -> Sent {
+        let s = &self.sched;
+        let mut sent = Sent::default();
+        if !s.schedule_start(AC) {
+            return sent;
+        }
+        while self.ring.has_room() {
+            let Some(held) = s.next_txq(AC) else { break };
+            sent.turns += 1;
+            let t = held.txq as usize;
+            let mut frames = 0;
+            while frames < TURN_FRAMES && self.ring.has_room() && s.airtime_check(held.txq) {
+                let Some(pkt) = self.tx_dequeue(t, now) else { break };
+                let charge = s.charge(held.txq, AC, self.airtime_us);
+                self.ring.push(pkt, charge);
+                frames += 1;
+            }
+            s.schedule_txq(held.txq, false, self.backlog[t].load(Ordering::Relaxed) > 0, now);
+            sent.frames += frames;
+        }
+        sent
+    }
 }
 
-impl Radio for BaselineRadio {
+impl<const ROUNDS: u8> Radio for MacRadio<ROUNDS> {
     type Charge = BaselineCharge;
-    const NAME: &'static str = "baseline";
+    const NAME: &'static str = match ROUNDS {
+        rounds::GATED => "baseline",
+        rounds::SPIN => "baseline, rounds behind a spinlock",
+        _ => "baseline, concurrent rounds",
+    };
 
     fn new(stations: usize) -> Self {
         let n = stations.max(1);
@@ -492,8 +618,10 @@ impl Radio for BaselineRadio {
             assert_eq!((sta as usize, txq as usize), (i, i));
             queues.push(FqCodelTxq::new(fq_config()).unwrap_or_else(|e| panic!("fq-codel: {e:?}")));
         }
-        BaselineRadio {
+        MacRadio {
             sched,
+            round_lock: Padded(SpinLock::new(())),
+            gate: RoundGate::new(),
             fq: Padded(SpinLock::new(queues)),
             backlog: (0..n).map(|_| Padded(AtomicU32::new(0))).collect(),
             ring: LockedRing::new(),
@@ -523,32 +651,10 @@ impl Radio for BaselineRadio {
         self.sched.schedule_txq(t as u32, true, true, now);
     }
 
-    /// A driver's round as ath10k and mt76 run it: `ieee80211_txq_schedule_start`,
-    /// then `ieee80211_next_txq`; per txq, `ieee80211_txq_airtime_check` and
-    /// `ieee80211_tx_dequeue` (which charges the frame) up to the turn budget; then
-    /// `ieee80211_return_txq`.
+    /// A round, shared between the contexts as `ROUNDS` says.
     #[inline]
     fn round(&self, now: u64) -> Sent {
-        let s = &self.sched;
-        let mut sent = Sent::default();
-        if !s.schedule_start(AC) {
-            return sent;
-        }
-        while self.ring.has_room() {
-            let Some(held) = s.next_txq(AC) else { break };
-            sent.turns += 1;
-            let t = held.txq as usize;
-            let mut frames = 0;
-            while frames < TURN_FRAMES && self.ring.has_room() && s.airtime_check(held.txq) {
-                let Some(pkt) = self.tx_dequeue(t, now) else { break };
-                let charge = s.charge(held.txq, AC, self.airtime_us);
-                self.ring.push(pkt, charge);
-                frames += 1;
-            }
-            s.schedule_txq(held.txq, false, self.backlog[t].load(Ordering::Relaxed) > 0, now);
-            sent.frames += frames;
-        }
-        sent
+        round_as::<ROUNDS>(&self.round_lock, &self.gate, || self.mac80211_round(now))
     }
 
     #[inline]
@@ -838,6 +944,7 @@ mod tests {
     fn ours_conserves_frames_and_leaves_no_pending_airtime() {
         for n in [1, 4, 16, 256] {
             conserves::<OursRadio>(n, 3_000);
+            conserves::<OursConcurrent>(n, 3_000);
         }
     }
 
@@ -845,6 +952,8 @@ mod tests {
     fn the_baseline_conserves_frames_and_leaves_no_pending_airtime() {
         for n in [1, 4, 16, 256] {
             conserves::<BaselineRadio>(n, 3_000);
+            conserves::<BaselineSpin>(n, 3_000);
+            conserves::<BaselineConcurrentRounds>(n, 3_000);
         }
     }
 
@@ -860,7 +969,9 @@ mod tests {
         }
         for n in [4, 256] {
             check::<OursRadio>(n);
+            check::<OursConcurrent>(n);
             check::<BaselineRadio>(n);
+            check::<BaselineSpin>(n);
         }
     }
 
