@@ -209,7 +209,10 @@ impl Radio {
         match &self.gate {
             None => self.run_round(),
             Some(gate) => {
-                if gate.run(Ac::Be, || self.run_round()) == GateOutcome::HandedOff {
+                // At most 8 rounds for the other thread before this one goes back to its
+                // own work; if notes are left then (`Deferred`), this thread's loop asks
+                // again within 200 us, and the other's meanwhile.
+                if gate.run(Ac::Be, 8, || self.run_round()) == GateOutcome::HandedOff {
                     // The other thread is running rounds and runs one more for us.
                     self.counts.handed_off.fetch_add(1, Ordering::Relaxed);
                 }

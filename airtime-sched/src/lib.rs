@@ -52,14 +52,13 @@
 //! list of waiting txqs is a lock-free stack (mainline's head insertions) followed by a
 //! lock-free ring (its tail insertions).
 //!
-//! Concurrent rounds are allowed, not required, and not the fastest on every machine:
-//! two rounds on one AC at once pass the same lines (the AC's list, the txqs, the
-//! ring) between CPUs. A [`RoundGate`] lets one context at a time run an AC's rounds
-//! and the others leave it a note in one atomic step instead of waiting (mt76 runs
-//! every round from one tx worker for the same reason; mac80211 forbids concurrent
-//! rounds outright). On the end-to-end benchmark it raised ours' throughput by a third
-//! at 16 stations; what it gives up is that a preempted runner delays the rounds
-//! asked of it (see its docs).
+//! Concurrent rounds are allowed, not required, and not always the fastest: two rounds
+//! on one AC at once pass the same lines (the AC's list, the txqs, the ring) between
+//! the CPUs. A [`RoundGate`] lets one context at a time run an AC's rounds while the
+//! others leave it a note in one atomic step instead of waiting, as mt76 runs every
+//! round from one tx worker (mac80211 forbids a driver concurrent rounds; this crate
+//! does not). What it gives up is that a preempted runner delays the rounds asked of
+//! it; a budget bounds how long others' requests keep a runner (see its docs).
 //!
 //! ### Progress guarantee
 //! The data path is **lock-free**: whatever any thread is preempted doing, at any

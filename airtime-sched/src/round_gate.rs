@@ -2,29 +2,37 @@
 //!
 //! Rounds may run at once from several contexts ([`TxqTable::run_round`] is `&self`),
 //! and no context ever waits for another to do so. But two rounds on one AC at once
-//! fight over the same lines (the AC's list, the txqs both meet, the ring), and on the
-//! end-to-end benchmark they sent fewer frames per second than one context running
-//! the rounds of both. mac80211 goes further and forbids it: the driver must not run
-//! two scheduling rounds on one AC at once (`ieee80211_txq_schedule_start`), so ath10k
-//! takes a per-AC lock around each round, the generic `ieee80211_handle_wake_tx_queue`
-//! a radio-wide one, and mt76 runs every round from one tx worker.
+//! pass the same lines between the CPUs (the AC's list, the txqs both meet, the ring),
+//! and on the end-to-end benchmark one context running the rounds of both sent more
+//! frames per second than both running them at once. mac80211 forbids concurrent
+//! rounds outright ("The driver must not call multiple TXQ scheduling rounds
+//! concurrently", `ieee80211_txq_schedule_start`), so drivers serialize them: ath10k
+//! with a per-AC lock in its `wake_tx_queue` op, the generic
+//! `ieee80211_handle_wake_tx_queue` with a radio-wide lock, and mt76 by running every
+//! round from one tx worker.
 //!
 //! A [`RoundGate`] gives the worker's behaviour without the worker and without a lock
 //! anyone waits on: a context that wants a round on an AC either becomes the AC's
 //! runner, or, when another context is running rounds there, leaves a note in one
 //! atomic operation and returns at once ([`GateOutcome::HandedOff`]). The runner runs
-//! one more round for every note it finds before it leaves, so what the note's context
-//! enqueued and woke before it asked is served by a round that starts after the note:
-//! no wake is lost. Like NAPI's "missed" bit, a burst of notes during one round costs
-//! one more round, not one each.
+//! one more round whenever a note arrived before its last round ended, so what the
+//! note's context enqueued and woke before it asked is served by a round that starts
+//! after the note: no wake is lost (unless a round unwinds, see [`RoundGate::run`]).
+//! Like NAPI's "missed" bit, a burst of notes during one round costs one more round, not
+//! one each.
 //!
-//! What it gives up: while the runner is preempted in a round, the rounds the others
-//! asked for wait with it (their enqueues and completions do not). A driver whose round
-//! contexts can be preempted for long (user space, PREEMPT_RT threads of different
-//! priorities) and that cannot accept that should run rounds concurrently instead: the
-//! scheduler stays correct either way. A runner also keeps running while notes keep
-//! arriving; each round serves what was queued, so it stops once the others stop
-//! asking, as a NAPI poll stops when its queue is empty.
+//! What it gives up, and bounds:
+//! * while the runner is preempted in a round, the rounds the others asked for wait
+//!   with it (their enqueues and completions do not). A driver whose round contexts can
+//!   be preempted for long (user space, PREEMPT_RT threads of different priorities) and
+//!   cannot accept that should run rounds concurrently instead: the scheduler is correct
+//!   either way;
+//! * a runner stays only while notes keep arriving, and never longer than the budget
+//!   of rounds its caller gives: a context that must get back to its own work (a tx
+//!   completion handler that alone drains the ring) is not held by others' wakes. With
+//!   the budget spent and notes pending, the runner leaves them for the next caller and
+//!   says so ([`GateOutcome::Deferred`]); its caller then runs again later, as a NAPI
+//!   poll that used its budget is polled again.
 //!
 //! [`TxqTable::run_round`]: crate::TxqTable::run_round
 
@@ -41,15 +49,26 @@ const AGAIN: u32 = 2;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[must_use]
 pub enum GateOutcome {
-    /// This context was the AC's runner: it ran the round `rounds` times, once for
-    /// itself and once more for each time other contexts asked meanwhile.
+    /// This context was the AC's runner and left with no note pending: it ran the round
+    /// `rounds` times, once for itself and once more for each round before whose end
+    /// another context asked.
     Ran {
         /// Rounds run (at least one).
         rounds: u32,
     },
-    /// Another context was running rounds on the AC; it runs one more, starting after
-    /// this call, before it stops. Nothing ran here.
+    /// Another context was running rounds on the AC: a round that starts after this
+    /// call's note (it may start, or even end, before this call returns) serves what
+    /// this context queued before it. "Will be served", not "has been": a path that must
+    /// know its frames are out (a flush, a suspend) cannot rely on it.
     HandedOff,
+    /// This context ran `rounds` rounds, its whole budget, and other contexts asked for
+    /// more meanwhile. The gate is open again with their notes kept; the caller must
+    /// make sure `run` is called on this AC again (schedule its own work again), or
+    /// those requests wait for the next context that asks.
+    Deferred {
+        /// Rounds run (the budget).
+        rounds: u32,
+    },
 }
 
 /// Per AC, which context runs rounds, and whether another asked for one meanwhile (see
@@ -74,30 +93,33 @@ impl RoundGate {
     }
 
     /// Runs `round` on `ac` here, or hands it to the context already running rounds
-    /// there. `round` runs in one context at a time per AC; it runs here until no other
-    /// context has asked since it last started, so each request is served by a run that
-    /// starts after it was made.
+    /// there. `round` runs in one context at a time per AC; here it runs until a whole
+    /// round passes with no other context asking, or `max_rounds` times (at least
+    /// once), so each request is served by a run that starts after it was made (or, on
+    /// [`GateOutcome::Deferred`], by the next caller's).
     ///
     /// `round` should run one round of the AC ([`TxqTable::run_round`]) and keep what
-    /// the caller wants of its report; it is called again for other contexts' requests,
-    /// so it must not assume it runs once. If it panics, the gate is left open for the
-    /// next request (the requests made during that round wait for it).
+    /// the caller wants of its report; it is called again for other contexts'
+    /// requests, so it must not assume it runs once. If it panics, the gate is opened
+    /// on the way out, and the requests that round was serving, and any made during
+    /// it, are not served until some context calls `run` on the AC again.
     ///
     /// [`TxqTable::run_round`]: crate::TxqTable::run_round
-    pub fn run(&self, ac: Ac, mut round: impl FnMut()) -> GateOutcome {
+    pub fn run(&self, ac: Ac, max_rounds: u32, mut round: impl FnMut()) -> GateOutcome {
         let word = &self.acs[ac.index()].0;
-        // AcqRel: the Release half orders this context's enqueues and wakes before the
-        // note the runner reads (Acquire, below); the Acquire half, when this context
-        // becomes the runner, sees the last runner's rounds.
-        let ordering = if cfg!(airtime_weakened = "gate_relaxed") { Ordering::Relaxed } else { Ordering::AcqRel };
-        if word.fetch_or(RUNNING | AGAIN, ordering) & RUNNING != 0 {
+        let budget = max_rounds.max(1);
+        // Release: orders this context's enqueues and wakes before the note, for the
+        // runner that acquires it (`fetch_and` below). A context that becomes the runner
+        // acquires the last runner's rounds there too, from the same release sequence.
+        let release = if cfg!(airtime_weakened = "gate_relaxed") { Ordering::Relaxed } else { Ordering::Release };
+        if word.fetch_or(RUNNING | AGAIN, release) & RUNNING != 0 {
             return GateOutcome::HandedOff;
         }
-        // This context is the runner. If `round` unwinds, open the gate on the way out:
-        // later requests then run their own rounds (rather than hand them to nobody).
+        // This context is the runner. If `round` unwinds, open the gate on the way out,
+        // so that later requests run their own rounds rather than hand them to nobody.
         let open_on_unwind = OpenOnDrop(word);
         let mut rounds = 0u32;
-        loop {
+        let outcome = loop {
             if cfg!(airtime_weakened = "gate_clear_after") {
                 // Weakened variant, only to prove the loom model catches it: the notes
                 // cleared after the round, so one left during it is lost.
@@ -112,20 +134,33 @@ impl RoundGate {
                 word.fetch_and(!AGAIN, acquire);
                 round();
             }
-            rounds = rounds.saturating_add(1);
+            rounds += 1;
             if cfg!(airtime_weakened = "gate_exit_store") {
                 // Weakened variant: leaving with a plain store drops a note left after
                 // the last round started.
                 word.store(0, Ordering::Release);
-                break;
+                break GateOutcome::Ran { rounds };
             }
-            // Release: the next runner (Acquire in its `fetch_or`) sees these rounds.
-            if word.compare_exchange(RUNNING, 0, Ordering::Release, Ordering::Relaxed).is_ok() {
-                break;
+            // Release: the next runner (Acquire in its `fetch_and`) sees these rounds.
+            match word.compare_exchange(RUNNING, 0, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => break GateOutcome::Ran { rounds },
+                // Only this runner clears RUNNING.
+                Err(seen) => debug_assert!(seen & RUNNING != 0, "the gate opened under its runner"),
             }
-        }
+            if rounds >= budget {
+                // The budget is spent with notes pending: open the gate and keep them
+                // (the next `fetch_or` finds RUNNING clear and becomes the runner).
+                // Release, as the exit above. The weakened variant, only to prove the
+                // loom model catches it, leaves without opening the gate, so every
+                // later request is handed to nobody.
+                if !cfg!(airtime_weakened = "gate_defer_closed") {
+                    word.fetch_and(!RUNNING, Ordering::Release);
+                }
+                break GateOutcome::Deferred { rounds };
+            }
+        };
         core::mem::forget(open_on_unwind);
-        GateOutcome::Ran { rounds }
+        outcome
     }
 
     /// Whether a context is running rounds on `ac` (a snapshot, for statistics).
@@ -139,7 +174,13 @@ struct OpenOnDrop<'a>(&'a AtomicU32);
 
 impl Drop for OpenOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.store(0, Ordering::Release);
+        // A read-modify-write, not a store, so it continues the word's release
+        // sequence (Release: the next runner sees what the failed round did). Only the
+        // runner clears RUNNING, so this never opens the gate under another runner. The
+        // weakened variant, only to prove the loom model catches it, leaves it closed.
+        if !cfg!(airtime_weakened = "gate_unwind_closed") {
+            self.0.swap(0, Ordering::Release);
+        }
     }
 }
 
@@ -148,28 +189,30 @@ mod tests {
     use super::*;
     use core::cell::Cell;
 
+    const NO_BUDGET: u32 = u32::MAX;
+
     #[test]
     fn a_lone_context_runs_its_round_once() {
         let gate = RoundGate::new();
         let runs = Cell::new(0);
-        assert_eq!(gate.run(Ac::Be, || runs.set(runs.get() + 1)), GateOutcome::Ran { rounds: 1 });
-        assert_eq!(runs.get(), 1);
-        assert!(!gate.is_running(Ac::Be));
-        assert_eq!(gate.run(Ac::Be, || runs.set(runs.get() + 1)), GateOutcome::Ran { rounds: 1 });
-        assert_eq!(runs.get(), 2);
+        for budget in [0, 1, NO_BUDGET] {
+            assert_eq!(gate.run(Ac::Be, budget, || runs.set(runs.get() + 1)), GateOutcome::Ran { rounds: 1 });
+            assert!(!gate.is_running(Ac::Be));
+        }
+        assert_eq!(runs.get(), 3);
     }
 
     #[test]
     fn a_request_during_a_round_is_handed_off_and_run_once_more() {
         let gate = RoundGate::new();
         let (runs, handed) = (Cell::new(0), Cell::new(None));
-        let outcome = gate.run(Ac::Vi, || {
+        let outcome = gate.run(Ac::Vi, NO_BUDGET, || {
             runs.set(runs.get() + 1);
             if runs.get() == 1 {
                 assert!(gate.is_running(Ac::Vi));
                 // Two requests during the first round: one more round serves both.
-                let first = gate.run(Ac::Vi, || panic!("a handed-off round must not run here"));
-                let second = gate.run(Ac::Vi, || panic!("a handed-off round must not run here"));
+                let first = gate.run(Ac::Vi, NO_BUDGET, || panic!("a handed-off round must not run here"));
+                let second = gate.run(Ac::Vi, NO_BUDGET, || panic!("a handed-off round must not run here"));
                 handed.set(Some((first, second)));
             }
         });
@@ -179,11 +222,27 @@ mod tests {
         assert!(!gate.is_running(Ac::Vi));
     }
 
+    /// A runner whose every round meets a new request leaves after its budget, the gate
+    /// open and the last note kept: the next caller runs, and leaves with none pending.
+    #[test]
+    fn a_runner_kept_busy_leaves_after_its_budget() {
+        let gate = RoundGate::new();
+        let runs = Cell::new(0);
+        let outcome = gate.run(Ac::Be, 3, || {
+            runs.set(runs.get() + 1);
+            assert_eq!(gate.run(Ac::Be, 3, || panic!("handed off")), GateOutcome::HandedOff);
+        });
+        assert_eq!((outcome, runs.get()), (GateOutcome::Deferred { rounds: 3 }, 3));
+        assert!(!gate.is_running(Ac::Be));
+        assert_eq!(gate.run(Ac::Be, 3, || runs.set(runs.get() + 1)), GateOutcome::Ran { rounds: 1 });
+        assert_eq!(runs.get(), 4);
+    }
+
     #[test]
     fn the_acs_are_gated_apart() {
         let gate = RoundGate::new();
         let mut inner = None;
-        let outer = gate.run(Ac::Be, || inner = Some(gate.run(Ac::Bk, || ())));
+        let outer = gate.run(Ac::Be, NO_BUDGET, || inner = Some(gate.run(Ac::Bk, NO_BUDGET, || ())));
         assert_eq!((outer, inner), (GateOutcome::Ran { rounds: 1 }, Some(GateOutcome::Ran { rounds: 1 })));
     }
 
@@ -191,42 +250,54 @@ mod tests {
     fn a_round_that_panics_leaves_the_gate_open() {
         let gate = RoundGate::new();
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _ = gate.run(Ac::Be, || panic!("the driver's round failed"));
+            let _ = gate.run(Ac::Be, NO_BUDGET, || panic!("the driver's round failed"));
         }));
         assert!(caught.is_err());
         assert!(!gate.is_running(Ac::Be));
-        assert_eq!(gate.run(Ac::Be, || ()), GateOutcome::Ran { rounds: 1 });
+        assert_eq!(gate.run(Ac::Be, NO_BUDGET, || ()), GateOutcome::Ran { rounds: 1 });
     }
 
-    /// Two threads asking for rounds as fast as they can: every request is served by a
-    /// run that starts after it (checked in the run), and runs never overlap.
+    /// Two threads asking for rounds as fast as they can, with a small budget (a
+    /// deferred caller asks again at once): rounds never overlap, a runner's last round
+    /// saw its own request and every request the other thread handed off before, and
+    /// at the end every request was served.
     #[test]
     fn two_threads_lose_no_request_and_never_overlap() {
         use std::sync::atomic::{AtomicBool, AtomicU64};
         const REQUESTS: u64 = if cfg!(miri) { 200 } else { 20_000 };
         let gate = RoundGate::new();
         let requested = [AtomicU64::new(0), AtomicU64::new(0)];
+        let owed = [AtomicU64::new(0), AtomicU64::new(0)];
         let served = [AtomicU64::new(0), AtomicU64::new(0)];
         let inside = AtomicBool::new(false);
         std::thread::scope(|s| {
             for me in 0..2 {
-                let (gate, requested, served, inside) = (&gate, &requested, &served, &inside);
+                let (gate, requested, owed, served, inside) = (&gate, &requested, &owed, &served, &inside);
                 s.spawn(move || {
                     for n in 1..=REQUESTS {
                         requested[me].store(n, Ordering::Relaxed);
-                        let mut saw_mine = false;
-                        let outcome = gate.run(Ac::Be, || {
+                        let mut last = [0, 0];
+                        let mut round = || {
                             assert!(!inside.swap(true, Ordering::Relaxed), "two runners at once");
                             for who in 0..2 {
                                 let r = requested[who].load(Ordering::Relaxed);
                                 assert!(r >= served[who].load(Ordering::Relaxed), "a request went back");
                                 served[who].store(r, Ordering::Relaxed);
+                                last[who] = r;
                             }
-                            saw_mine = served[me].load(Ordering::Relaxed) >= n;
                             inside.store(false, Ordering::Relaxed);
-                        });
-                        if let GateOutcome::Ran { .. } = outcome {
-                            assert!(saw_mine, "the runner's last round missed its own request");
+                        };
+                        loop {
+                            match gate.run(Ac::Be, 2, &mut round) {
+                                GateOutcome::Deferred { .. } => continue,
+                                GateOutcome::HandedOff => owed[me].store(n, Ordering::Relaxed),
+                                GateOutcome::Ran { .. } => {
+                                    assert!(last[me] >= n, "the runner missed its own request");
+                                    let other = owed[1 - me].load(Ordering::Relaxed);
+                                    assert!(other <= last[1 - me], "a handed-off request was not served");
+                                }
+                            }
+                            break;
                         }
                     }
                 });
@@ -239,8 +310,9 @@ mod tests {
 }
 
 /// Loom models of the gate. Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3
-/// cargo test --release -p airtime-sched --lib gate1_`; CI proves the weakened variants
-/// `gate_clear_after`, `gate_exit_store` and `gate_relaxed` are caught.
+/// cargo test --release -p airtime-sched --lib gate`; CI proves the weakened variants
+/// `gate_clear_after`, `gate_exit_store`, `gate_relaxed`, `gate_defer_closed` and
+/// `gate_unwind_closed` are caught.
 #[cfg(all(test, loom))]
 mod loom_models {
     use super::*;
@@ -253,49 +325,91 @@ mod loom_models {
         /// Each context's request count, written by it alone before it asks (Relaxed:
         /// only the gate orders it before the round that reads it).
         requested: [AtomicU32; 2],
+        /// Each context's last request it handed off, written after the hand-off.
+        owed: [AtomicU32; 2],
         /// What the rounds served of each context's requests: only rounds touch it, so
         /// loom reports any two rounds that overlap.
         served: UnsafeCell<[u32; 2]>,
     }
 
-    /// Model gate1: two contexts each enqueue (a request count) and ask for a round,
-    /// twice. At every run: runs never overlap (the cell), and what a run reads of a
-    /// context's requests never goes back. When a context was the runner, its last
-    /// run saw its own request; when it handed off, the runner's runs after the note
-    /// serve it; after both return, every request was served by some run, without any
-    /// drain after the fact.
-    #[test]
-    fn gate1_every_request_is_served_by_a_later_run() {
-        loom::model(|| {
-            let shared = Arc::new(Shared {
+    impl Shared {
+        fn new() -> Arc<Shared> {
+            Arc::new(Shared {
                 gate: RoundGate::new(),
                 requested: [AtomicU32::new(0), AtomicU32::new(0)],
+                owed: [AtomicU32::new(0), AtomicU32::new(0)],
                 served: UnsafeCell::new([0, 0]),
+            })
+        }
+
+        /// One round: serves every request made so far, then unwinds on `fail`.
+        /// Returns what the requests it served came to.
+        fn round(&self, fail: bool) -> [u32; 2] {
+            let seen = self.served.with_mut(|served| {
+                // SAFETY: loom's cell checks that no other round touches it meanwhile.
+                let served = unsafe { &mut *served };
+                for (served, requested) in served.iter_mut().zip(&self.requested) {
+                    let r = requested.load(Ordering::Relaxed);
+                    assert!(r >= *served, "a round saw an older request");
+                    *served = r;
+                }
+                *served
             });
+            if fail {
+                // Unwinds without the panic hook, so that a model's output names only the
+                // checks that fail.
+                std::panic::resume_unwind(alloc::boxed::Box::new("the round failed"));
+            }
+            seen
+        }
+
+        /// Context `me`'s `n`-th request with a budget of `budget` rounds (a deferred
+        /// caller asks again at once, as it would reschedule itself); checks at once
+        /// what must hold when the call returns.
+        fn request(&self, me: usize, n: u32, budget: u32) {
+            self.requested[me].store(n, Ordering::Relaxed);
+            let mut last = [0, 0];
+            loop {
+                match self.gate.run(Ac::Be, budget, || last = self.round(false)) {
+                    GateOutcome::Ran { rounds } => {
+                        assert!(rounds >= 1 && rounds <= budget);
+                        assert!(last[me] >= n, "the runner's last round missed its own request");
+                        // The other context's hand-offs before this exit were served:
+                        // its note saw RUNNING set, so it came before the exit, and the
+                        // last round started after it.
+                        let other = 1 - me;
+                        let owed = self.owed[other].load(Ordering::Relaxed);
+                        assert!(owed <= last[other], "a handed-off request was not served");
+                        return;
+                    }
+                    GateOutcome::HandedOff => {
+                        self.owed[me].store(n, Ordering::Relaxed);
+                        return;
+                    }
+                    GateOutcome::Deferred { rounds } => assert_eq!(rounds, budget),
+                }
+            }
+        }
+
+        fn check_all_served(&self) {
+            self.served.with(|served| {
+                // SAFETY: every context has returned; no round runs.
+                let served = unsafe { &*served };
+                assert_eq!(*served, [2, 2], "a request was never served");
+            });
+            assert!(!self.gate.is_running(Ac::Be), "the gate was left closed");
+        }
+    }
+
+    fn two_contexts(budget: u32) {
+        loom::model(move || {
+            let shared = Shared::new();
             let contexts: Vec<_> = (0..2)
                 .map(|me| {
                     let s = shared.clone();
                     thread::spawn(move || {
-                        for n in 1..=2u32 {
-                            s.requested[me].store(n, Ordering::Relaxed);
-                            let mut saw_mine = false;
-                            let outcome = s.gate.run(Ac::Be, || {
-                                s.served.with_mut(|served| {
-                                    // SAFETY: loom's cell checks that no other run
-                                    // touches it at the same time.
-                                    let served = unsafe { &mut *served };
-                                    for (served, requested) in served.iter_mut().zip(&s.requested) {
-                                        let r = requested.load(Ordering::Relaxed);
-                                        assert!(r >= *served, "a run saw an older request");
-                                        *served = r;
-                                    }
-                                    saw_mine = served[me] >= n;
-                                });
-                            });
-                            if let GateOutcome::Ran { rounds } = outcome {
-                                assert!(rounds >= 1);
-                                assert!(saw_mine, "the runner's last run missed its own request");
-                            }
+                        for n in 1..=2 {
+                            s.request(me, n, budget);
                         }
                     })
                 })
@@ -303,12 +417,65 @@ mod loom_models {
             for c in contexts {
                 c.join().unwrap();
             }
-            shared.served.with(|served| {
-                // SAFETY: both contexts have returned; nothing runs.
-                let served = unsafe { &*served };
-                assert_eq!(*served, [2, 2], "a request was never served");
-            });
-            assert!(!shared.gate.is_running(Ac::Be));
+            shared.check_all_served();
+        });
+    }
+
+    /// Model gate1: two contexts each enqueue (a request count) and ask for a round,
+    /// twice, with no budget. At every round: rounds never overlap (the cell), and what
+    /// a round reads of a context's requests never goes back. When a call returns: a
+    /// runner's last round saw its own request and every request the other context
+    /// handed off before it; after both return, every request was served, without any
+    /// drain after the fact.
+    #[test]
+    fn gate1_every_request_is_served_by_a_later_round() {
+        two_contexts(u32::MAX);
+    }
+
+    /// Model gate2: the same with a budget of one round, so a runner that meets a note
+    /// defers it (and asks again, as a rescheduled caller would).
+    #[test]
+    fn gate2_a_deferred_note_is_served_by_the_next_caller() {
+        two_contexts(1);
+    }
+
+    /// Model gate3: context 0's first round panics after serving; the gate opens on the
+    /// way out, rounds still never overlap, and every request made after the failed
+    /// round is served.
+    #[test]
+    fn gate3_a_round_that_unwinds_opens_the_gate() {
+        loom::model(|| {
+            let shared = Shared::new();
+            let failing = {
+                let s = shared.clone();
+                thread::spawn(move || {
+                    s.requested[0].store(1, Ordering::Relaxed);
+                    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let _ = s.gate.run(Ac::Be, u32::MAX, || {
+                            s.round(true);
+                        });
+                    }));
+                    if let Err(e) = failed {
+                        // Only the round's own panic; loom's (a race, a causality
+                        // violation) must reach the model.
+                        if e.downcast_ref::<&str>() != Some(&"the round failed") {
+                            std::panic::resume_unwind(e);
+                        }
+                    }
+                    s.request(0, 2, u32::MAX);
+                })
+            };
+            let other = {
+                let s = shared.clone();
+                thread::spawn(move || {
+                    for n in 1..=2 {
+                        s.request(1, n, u32::MAX);
+                    }
+                })
+            };
+            failing.join().unwrap();
+            other.join().unwrap();
+            shared.check_all_served();
         });
     }
 }

@@ -94,6 +94,9 @@ pub const BURST: usize = 16;
 pub const REAP_BUDGET: usize = 64;
 /// Frames one txq may send per turn (the per-turn budget; ath10k pushes up to 16).
 pub const TURN_FRAMES: u32 = 16;
+/// Rounds a context runs for the others, at most, each time it runs them through the
+/// gate ([`rounds::GATED`]) before it goes back to its own work.
+pub const GATE_ROUNDS: u32 = 4;
 /// Descriptors in the ring.
 pub const RING_FRAMES: usize = 256;
 /// Frames outstanding per station (queued in its txq) on top of the ring's worth.
@@ -289,7 +292,9 @@ fn round_as<const ROUNDS: u8>(lock: &SpinLock<()>, gate: &RoundGate, mut round: 
         _ => {
             let mut sent = Sent::default();
             // Handed off: the runner sends this context's frames, and counts them.
-            let _ = gate.run(AC, || {
+            // Deferred: this context or the other asks again soon (the wake context
+            // after every burst, the completion context after every pass that reaped).
+            let _ = gate.run(AC, GATE_ROUNDS, || {
                 let s = round();
                 sent.frames += s.frames;
                 sent.turns += s.turns;
