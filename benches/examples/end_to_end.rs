@@ -6,9 +6,9 @@
 //! meet the same machine load: ours and the baseline with their rounds gated (one
 //! context runs them, as mt76's tx worker does: the headline pair), ours with both
 //! contexts running rounds at once, and the baseline with its rounds behind a spinlock
-//! (ath10k's `queue_lock[ac]`). It prints completed frames per second (min / median /
-//! max over the runs) and the median of the per-run ratios of each ours arm to each
-//! baseline arm.
+//! (as the generic `ieee80211_handle_wake_tx_queue` holds its lock). It prints
+//! completed frames per second (min / median / max over the runs) and the median of the
+//! per-run ratios of each ours arm to each baseline arm.
 //!
 //! ```text
 //! cargo run --release -p airtime-benches --example end_to_end -- [STATIONS] [ROUNDS] [RUNS]

@@ -19,17 +19,19 @@
 //! frames while the station passes its AQL check and the ring has room, charging each
 //! frame and pushing it into the ring.
 //!
-//! **Rounds.** mac80211 forbids a driver to run two scheduling rounds on one AC at once
-//! (`ieee80211_txq_schedule_start`'s documentation): ath10k takes a per-AC lock around
-//! each round (`queue_lock[ac]`), the generic `ieee80211_handle_wake_tx_queue` a
-//! radio-wide one, and mt76 runs every round from one tx worker. Ours allows concurrent
-//! rounds. Each radio takes its rounds' discipline as a parameter ([`rounds`]): both
-//! headline arms, [`OursRadio`] and [`BaselineRadio`], gate them the same way (one
-//! context runs the rounds, another that wants one leaves a note, [`RoundGate`]: mt76's
-//! worker without the worker), which on this machine was the faster discipline for
-//! both; [`OursConcurrent`] runs them at once, and [`BaselineSpin`] behind a spinlock as
-//! ath10k does. [`BaselineConcurrentRounds`] is the baseline as this benchmark ran it
-//! before, with concurrent rounds that mainline forbids, kept for comparison.
+//! **Rounds.** mac80211 forbids a driver concurrent scheduling rounds ("The driver must
+//! not call multiple TXQ scheduling rounds concurrently", `ieee80211_txq_schedule_start`):
+//! ath10k takes a per-AC lock around the round in its `wake_tx_queue` op
+//! (`queue_lock[ac]`), the generic `ieee80211_handle_wake_tx_queue` a radio-wide one,
+//! and mt76 runs every round from one tx worker. Ours allows concurrent rounds. Each
+//! radio takes its rounds' discipline as a parameter ([`rounds`]): both headline arms,
+//! [`OursRadio`] and [`BaselineRadio`], gate them the same way (one context runs the
+//! rounds, another that wants one leaves a note, [`RoundGate`]: mt76's worker without
+//! the worker, at most [`GATE_ROUNDS`] rounds for the other context per call);
+//! [`OursConcurrent`] runs them at once, and [`BaselineSpin`] behind a spinlock, as
+//! the generic handler does. [`BaselineConcurrentRounds`] is the baseline as this
+//! benchmark ran it before, with the concurrent rounds mainline forbids, kept for
+//! comparison.
 //!
 //! The two implementations differ only in the scheduler+txq layer:
 //!
@@ -260,8 +262,9 @@ pub mod rounds {
     /// Both contexts run rounds at once whenever they want one: ours allows it (each
     /// round is `&self`); mac80211 forbids it (`ieee80211_txq_schedule_start`).
     pub const CONCURRENT: u8 = 0;
-    /// One round at a time, behind a spinlock a context waits on: ath10k's
-    /// `queue_lock[ac]`, the generic `ieee80211_handle_wake_tx_queue`'s radio-wide lock.
+    /// One round at a time, behind a spinlock a context waits on: the generic
+    /// `ieee80211_handle_wake_tx_queue`'s radio-wide lock (ath10k's per-AC
+    /// `queue_lock[ac]` in its `wake_tx_queue` op).
     pub const SPIN: u8 = 1;
     /// One context runs the rounds; one that finds a round running leaves a note and
     /// returns, and the runner runs once more for it: [`RoundGate`], as mt76 runs every
@@ -531,8 +534,8 @@ impl<const ROUNDS: u8> Radio for Ours<ROUNDS> {
 /// The baseline, its rounds gated as ours are ([`rounds::GATED`], mt76's single tx
 /// worker): the headline arm.
 pub type BaselineRadio = MacRadio<{ rounds::GATED }>;
-/// The baseline, its rounds behind a spinlock ([`rounds::SPIN`], ath10k's and the generic
-/// handler's way).
+/// The baseline, its rounds behind a spinlock ([`rounds::SPIN`], the generic handler's
+/// way).
 pub type BaselineSpin = MacRadio<{ rounds::SPIN }>;
 /// The baseline with both contexts running rounds at once ([`rounds::CONCURRENT`]), which
 /// `ieee80211_txq_schedule_start` forbids (its round numbers, and the single server of a
