@@ -595,3 +595,110 @@ proptest! {
         prop_assert_eq!((s.backlog_packets, s.backlog_bytes, s.memory_usage, s.flows_active), (0, 0, 0, 0));
     }
 }
+
+// ------------------------------------------ the DRR order, against a plain reference
+
+/// mac80211's flow scheduling (`fq_tin_enqueue` / `fq_tin_dequeue`) written the plain
+/// way, one flow move per step: the order the txq must send in while CoDel and the
+/// limits stay out of it.
+struct ReferenceDrr {
+    quantum: i64,
+    flows: Vec<(std::collections::VecDeque<Pkt>, i64, bool)>,
+    new: std::collections::VecDeque<usize>,
+    old: std::collections::VecDeque<usize>,
+}
+
+impl ReferenceDrr {
+    fn new(flows: u32, quantum: u32) -> Self {
+        ReferenceDrr {
+            quantum: i64::from(quantum),
+            flows: (0..flows).map(|_| (Default::default(), 0, false)).collect(),
+            new: Default::default(),
+            old: Default::default(),
+        }
+    }
+
+    fn enqueue(&mut self, p: Pkt) {
+        let i = ((u64::from(p.hash) * self.flows.len() as u64) >> 32) as usize;
+        let flow = &mut self.flows[i];
+        flow.0.push_back(p);
+        if !flow.2 {
+            flow.1 = self.quantum;
+            flow.2 = true;
+            self.new.push_back(i);
+        }
+    }
+
+    fn dequeue(&mut self) -> Option<Pkt> {
+        loop {
+            let on_new = !self.new.is_empty();
+            let i = *self.new.front().or(self.old.front())?;
+            if self.flows[i].1 <= 0 {
+                self.flows[i].1 += self.quantum;
+                if on_new {
+                    self.new.pop_front()
+                } else {
+                    self.old.pop_front()
+                };
+                self.old.push_back(i);
+                continue;
+            }
+            match self.flows[i].0.pop_front() {
+                Some(p) => {
+                    self.flows[i].1 -= i64::from(p.len.min(65_535));
+                    return Some(p);
+                }
+                None => {
+                    if on_new {
+                        self.new.pop_front()
+                    } else {
+                        self.old.pop_front()
+                    };
+                    if on_new && !self.old.is_empty() {
+                        self.old.push_back(i);
+                    } else {
+                        self.flows[i].2 = false;
+                    }
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    /// With CoDel and the limits out of the way (the clock never moves, the limits are
+    /// far), the txq sends exactly the frames, in exactly the order, of the reference:
+    /// one flow, several, new flows overtaking, flows emptying and coming back.
+    #[test]
+    fn the_drr_order_is_mac80211s(
+        flows in prop_oneof![Just(1u32), 1u32..8, Just(1024u32)],
+        quantum in prop_oneof![Just(300u32), 1u32..3000],
+        ops in proptest::collection::vec(prop_oneof![
+            3 => (0u32..6, 1u32..3000).prop_map(|(h, len)| Some((h.wrapping_mul(0x9E37_79B9), len))),
+            2 => Just(None),
+        ], 0..300),
+    ) {
+        let mut txq = txq_with(|c| {
+            c.flows = flows;
+            c.quantum_bytes = quantum;
+        });
+        let mut reference = ReferenceDrr::new(flows, quantum);
+        let now = Instant::from_micros(1);
+        for (id, op) in ops.into_iter().enumerate() {
+            match op {
+                Some((hash, len)) => {
+                    queued(txq.enqueue(pkt(id as u64, hash, len), now));
+                    reference.enqueue(pkt(id as u64, hash, len));
+                }
+                None => prop_assert_eq!(next(&mut txq, now).map(|p| p.id), reference.dequeue().map(|p| p.id)),
+            }
+        }
+        loop {
+            let (ours, theirs) = (next(&mut txq, now).map(|p| p.id), reference.dequeue().map(|p| p.id));
+            prop_assert_eq!(ours, theirs);
+            if ours.is_none() {
+                break;
+            }
+        }
+    }
+}

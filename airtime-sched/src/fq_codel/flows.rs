@@ -161,6 +161,27 @@ impl<F> FlowTable<F> {
         Some(head)
     }
 
+    /// Moves the first flow of `list` to its back, in O(1) and without unlinking it
+    /// (`list_move_tail` of a flow onto the list it is on). Nothing changes for a list
+    /// of fewer than two flows.
+    pub(crate) fn rotate(&mut self, list: ListId) {
+        let Ends { head, tail } = self.ends(list);
+        if head == tail {
+            return;
+        }
+        let Some(next) = self.get_mut(head).map(|flow| core::mem::replace(&mut flow.next, NIL)) else { return };
+        if let Some(last) = self.get_mut(tail) {
+            last.next = head;
+        }
+        *self.ends_mut(list) = Ends { head: next, tail: head };
+    }
+
+    /// Whether `list` holds exactly one flow.
+    pub(crate) fn is_single(&self, list: ListId) -> bool {
+        let Ends { head, tail } = self.ends(list);
+        head != NIL && head == tail
+    }
+
     /// The flows on `list`, front to back.
     pub(crate) fn iter(&self, list: ListId) -> impl Iterator<Item = (u32, &Flow<F>)> + '_ {
         let mut cursor = self.ends(list).head;
@@ -204,6 +225,30 @@ mod tests {
         assert_eq!(t.pop_front(ListId::New), None);
         assert!(t.push_back(ListId::New, 1));
         assert_eq!(t.iter_listed().map(|(i, _)| i).collect::<Vec<_>>(), [1, 5, 3]);
+    }
+
+    #[test]
+    fn rotate_moves_the_front_flow_to_the_back_as_pop_and_push_would() {
+        let mut t = FlowTable::<()>::try_new(8).unwrap();
+        t.rotate(ListId::Old);
+        assert!(t.is_list_empty(ListId::Old) && !t.is_single(ListId::Old));
+        assert!(t.push_back(ListId::Old, 6));
+        t.rotate(ListId::Old);
+        assert_eq!(listed(&t, ListId::Old), [6]);
+        assert!(t.is_single(ListId::Old));
+        for i in [2, 4] {
+            assert!(t.push_back(ListId::Old, i));
+        }
+        assert!(!t.is_single(ListId::Old));
+        t.rotate(ListId::Old);
+        assert_eq!(listed(&t, ListId::Old), [2, 4, 6]);
+        t.rotate(ListId::Old);
+        assert_eq!(listed(&t, ListId::Old), [4, 6, 2]);
+        // Still linked as pushes leave it: a push and a pop see the rotated order.
+        assert!(t.push_back(ListId::Old, 7));
+        assert_eq!(t.pop_front(ListId::Old), Some(4));
+        assert_eq!(listed(&t, ListId::Old), [6, 2, 7]);
+        assert!(t.iter(ListId::Old).all(|(_, f)| f.list() == Some(ListId::Old)));
     }
 
     #[test]

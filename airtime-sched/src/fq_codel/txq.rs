@@ -347,15 +347,31 @@ impl<F: FqFrame> Txq for FqCodelTxq<F> {
                     None => return Ok(None),
                 },
             };
+            let alone = list == ListId::Old && self.table.is_single(ListId::Old);
             let Some(flow) = self.table.get_mut(index) else {
                 // Unreachable (listed flows exist); unlink rather than spin.
                 self.table.pop_front(list);
                 continue;
             };
             if flow.deficit <= 0 {
-                flow.deficit = flow.deficit.saturating_add(quantum);
-                self.table.pop_front(list);
-                self.table.push_back(ListId::Old, index);
+                // mac80211's `fq_tin_dequeue`: a quantum, and to the back of the old
+                // flows. For a flow already on them that is a rotation; for the only
+                // flow waiting at all, every lap finds it at the front again, so the
+                // laps are added at once (they change nothing else).
+                if alone {
+                    while flow.deficit <= 0 {
+                        flow.deficit = flow.deficit.saturating_add(quantum);
+                    }
+                } else {
+                    flow.deficit = flow.deficit.saturating_add(quantum);
+                    match list {
+                        ListId::Old => self.table.rotate(ListId::Old),
+                        ListId::New => {
+                            self.table.pop_front(ListId::New);
+                            self.table.push_back(ListId::Old, index);
+                        }
+                    }
+                }
                 continue;
             }
             let mut view =
