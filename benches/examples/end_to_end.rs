@@ -19,18 +19,21 @@
 //! `E2E_ONLY=ARM` runs one arm alone (for a profiler): `ours`, `baseline`,
 //! `ours-concurrent`, `baseline-spin`, or `baseline-concurrent` (both contexts running
 //! rounds at once, which mac80211 forbids; how the baseline ran before). `E2E_SERIAL=ARM`
-//! runs both contexts' work on one thread, for valgrind.
+//! runs both contexts' work on one thread, for valgrind. Both shapes of the workload run
+//! by default, one after the other: the wake context runs a round after every burst
+//! (`E2E_WAKE=every`), or only when the ring is empty (`E2E_WAKE=empty`), leaving the
+//! rounds to the completions otherwise.
 
 use airtime_benches::end_to_end::{
-    BURST, BaselineConcurrentRounds, BaselineRadio, BaselineSpin, E2eCounts, OursConcurrent, OursRadio, Radio, run,
-    run_serial, two_cpus,
+    BURST, BaselineConcurrentRounds, BaselineRadio, BaselineSpin, E2eCounts, OursConcurrent, OursRadio, Radio,
+    WakeRounds, run, run_serial, two_cpus,
 };
 
 type Cpus = Option<[usize; 2]>;
 
-fn once<R: Radio>(stations: usize, rounds: u64, cpus: Cpus) -> E2eCounts {
+fn once<R: Radio>(stations: usize, rounds: u64, cpus: Cpus, shape: WakeRounds) -> E2eCounts {
     let radio = R::new(stations);
-    let c = run(&radio, rounds, cpus);
+    let c = run(&radio, rounds, cpus, shape);
     let left = radio.leftovers();
     assert_eq!(c.enqueued, c.completed + left.dropped, "{}: frames lost", R::NAME);
     assert_eq!(left.pending_us, 0, "{}: airtime left pending", R::NAME);
@@ -47,7 +50,7 @@ fn serial<R: Radio>(stations: usize, rounds: u64) {
 /// One arm: its name in the output and its runs.
 struct Arm {
     name: &'static str,
-    once: fn(usize, u64, Cpus) -> E2eCounts,
+    once: fn(usize, u64, Cpus, WakeRounds) -> E2eCounts,
     serial: fn(usize, u64),
 }
 
@@ -94,22 +97,40 @@ fn main() {
     if let Some(a) = chosen("E2E_SERIAL") {
         return (a.serial)(stations, rounds);
     }
+    let shapes: &[WakeRounds] = match std::env::var("E2E_WAKE").as_deref() {
+        Ok("every") => &[WakeRounds::EveryBurst],
+        Ok("empty") => &[WakeRounds::WhenRingEmpty],
+        Ok(other) => panic!("E2E_WAKE: {other:?} is neither `every` nor `empty`"),
+        Err(_) => &[WakeRounds::EveryBurst, WakeRounds::WhenRingEmpty],
+    };
     if let Some(a) = chosen("E2E_ONLY") {
-        let v: Vec<f64> = (0..runs).map(|_| (a.once)(stations, rounds, cpus).frames_per_sec()).collect();
-        return summary(a.name, &v);
+        for &shape in shapes {
+            let v: Vec<f64> = (0..runs).map(|_| (a.once)(stations, rounds, cpus, shape).frames_per_sec()).collect();
+            println!("-- {}", shape.name());
+            summary(a.name, &v);
+        }
+        return;
     }
+    for &shape in shapes {
+        println!("-- {}", shape.name());
+        compare(stations, rounds, runs, cpus, shape);
+    }
+}
+
+/// The four arms, alternating run by run, in one shape of the workload.
+fn compare(stations: usize, rounds: u64, runs: usize, cpus: Cpus, shape: WakeRounds) {
     // Ours' arms first, then the baseline's; the ratios pair each of the first with each
     // of the second.
     let arms = [arm::<OursRadio>(), arm::<OursConcurrent>(), arm::<BaselineRadio>(), arm::<BaselineSpin>()];
     // One warm-up run of each.
     for a in &arms {
-        (a.once)(stations, rounds, cpus);
+        (a.once)(stations, rounds, cpus, shape);
     }
     let mut rates = vec![Vec::new(); arms.len()];
     let mut last = vec![E2eCounts::default(); arms.len()];
     for _ in 0..runs {
         for (i, a) in arms.iter().enumerate() {
-            last[i] = (a.once)(stations, rounds, cpus);
+            last[i] = (a.once)(stations, rounds, cpus, shape);
             rates[i].push(last[i].frames_per_sec());
         }
     }

@@ -5,7 +5,9 @@
 //! ([`FqCodelTxq`], the same queue code in both implementations):
 //!
 //! * the **wake context** enqueues a burst of [`BURST`] frames, one per station in turn
-//!   over `S` stations, and runs a round on BE;
+//!   over `S` stations, and runs a round on BE: after every burst, or only when the ring
+//!   is empty, leaving the rounds to the completions otherwise ([`WakeRounds`], the
+//!   workload's two shapes);
 //! * the **completion context** reaps up to [`REAP_BUDGET`] completed frames from the
 //!   ring (a NAPI budget), releases their charges, registers each station's airtime once
 //!   per pass (as PPDU statistics report it), and runs rounds on BE to refill what it
@@ -707,7 +709,7 @@ pub struct E2eCounts {
     pub enqueued: u64,
     /// Frames completed (reaped, released, registered).
     pub completed: u64,
-    /// Rounds the wake context ran, and frames they sent.
+    /// Rounds the wake context ran (or asked of the gate).
     pub wake_rounds: u64,
     /// Frames the wake context's rounds sent.
     pub wake_sent: u64,
@@ -753,10 +755,36 @@ fn backoff(spins: u32, pinned: bool) -> u32 {
     spins.saturating_add(1)
 }
 
-/// Runs both contexts on `radio`: the wake context runs `rounds` bursts-and-rounds; the
-/// completion context runs until the wake context is done and nothing is left to send.
-/// `cpus` pins the wake and the completion context (see [`affinity`](crate::affinity)).
-pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCounts {
+/// When the wake context runs a round after its burst (the workload's two shapes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakeRounds {
+    /// After every burst, as mac80211's generic `ieee80211_handle_wake_tx_queue` runs a
+    /// round on every wake.
+    EveryBurst,
+    /// Only when the ring is empty: while it holds frames, their completions start the
+    /// rounds that refill it (the completion context runs one after every pass that
+    /// reaped), so the wake context only enqueues and wakes. A driver whose tx-status
+    /// path refills the ring works this way (mt76 runs its rounds from one tx worker,
+    /// which its wake path only schedules; the ath11k AQL series drives rounds from tx
+    /// completion).
+    WhenRingEmpty,
+}
+
+impl WakeRounds {
+    /// The shape's name in the benchmark's output.
+    pub const fn name(self) -> &'static str {
+        match self {
+            WakeRounds::EveryBurst => "wake runs a round after every burst",
+            WakeRounds::WhenRingEmpty => "wake runs a round only with the ring empty",
+        }
+    }
+}
+
+/// Runs both contexts on `radio`: the wake context runs `rounds` bursts, each followed
+/// by a round as `wake_rounds` says; the completion context runs until the wake context
+/// is done and nothing is left to send. `cpus` pins the wake and the completion context
+/// (see [`affinity`](crate::affinity)).
+pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>, wake_rounds: WakeRounds) -> E2eCounts {
     let n = radio.stations();
     let cap = (RING_FRAMES + n * DEPTH) as u64;
     let clock = Padded(AtomicU64::new(1_000_000));
@@ -777,7 +805,9 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
             let mut now = clock.load(Ordering::Relaxed);
             let (mut enqueued, mut sent, mut turns, mut cursor, mut seq, mut waits) =
                 (0u64, 0u64, 0u64, 0usize, 0u32, 0u64);
+            let mut rounds_run = 0u64;
             let mut count = |s: Sent| {
+                rounds_run += 1;
                 sent += u64::from(s.frames);
                 turns += u64::from(s.turns);
             };
@@ -806,11 +836,13 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
                     }
                 }
                 enqueued += BURST as u64;
-                count(radio.round(now));
+                if wake_rounds == WakeRounds::EveryBurst || radio.ring().is_empty() {
+                    count(radio.round(now));
+                }
             }
             // Release: everything this context did comes before the flag is seen.
             wake_done.store(true, Ordering::Release);
-            (t0, enqueued, sent, turns, waits)
+            (t0, enqueued, sent, turns, waits, rounds_run)
         });
         let completion = scope.spawn(|| {
             pin(1);
@@ -865,13 +897,13 @@ pub fn run<R: Radio>(radio: &R, rounds: u64, cpus: Option<[usize; 2]>) -> E2eCou
         ready.wait();
         let (completed, completion_rounds, completion_sent, completion_turns, completion_idle, end) =
             completion.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        let (t0, enqueued, wake_sent, wake_turns, wake_waits) =
+        let (t0, enqueued, wake_sent, wake_turns, wake_waits, wake_rounds) =
             wake.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         E2eCounts {
             elapsed: end.saturating_duration_since(t0),
             enqueued,
             completed,
-            wake_rounds: rounds,
+            wake_rounds,
             wake_sent,
             completion_rounds,
             completion_sent,
@@ -928,9 +960,15 @@ mod tests {
     use super::*;
 
     fn conserves<R: Radio>(stations: usize, rounds: u64) {
+        for shape in [WakeRounds::EveryBurst, WakeRounds::WhenRingEmpty] {
+            conserves_in::<R>(stations, rounds, shape);
+        }
+    }
+
+    fn conserves_in<R: Radio>(stations: usize, rounds: u64, shape: WakeRounds) {
         let radio = R::new(stations);
-        let c = run(&radio, rounds, two_cpus());
-        let name = (R::NAME, stations);
+        let c = run(&radio, rounds, two_cpus(), shape);
+        let name = (R::NAME, stations, shape);
         assert_eq!(c.enqueued, rounds * BURST as u64, "{name:?}");
         assert!(c.wake_sent > 0 && c.completion_sent > 0, "{name:?}: both contexts send: {c:?}");
         assert_eq!(c.wake_sent + c.completion_sent, c.completed, "{name:?}: every frame sent completes");
