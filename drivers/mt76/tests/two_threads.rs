@@ -101,9 +101,16 @@ fn wake_and_tx_free_on_two_threads_with_churn_and_faults_lose_no_frame() {
         })
     };
 
-    // The admin: churn, weights, rates and faults while both paths run.
+    // The admin: churn, weights, rates and faults while both paths run. At least 80
+    // steps, and on until the paths whose turn depends on how the two threads are
+    // scheduled have run (a DMA refusal, an FQ-CoDel drop, a purge at removal): on a
+    // loaded machine a starved thread may not meet the faults in 80 steps.
     let mut next_wcid = 5u16;
-    for step in 0..80u32 {
+    for step in 0..4000u32 {
+        let s = shared.radio.stats();
+        if step >= 80 && s.dma_refused > 0 && s.dropped > 0 && s.purged > 0 {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(2));
         let live = shared.live.lock().unwrap().clone();
         let Some(&(sta, _, wcid)) = live.get(step as usize % live.len().max(1)) else { continue };
@@ -112,7 +119,11 @@ fn wake_and_tx_free_on_two_threads_with_churn_and_faults_lose_no_frame() {
             1 => {
                 shared.remove(sta);
                 shared.add(next_wcid, 256);
+                // The next free index (a long run comes round to indices still live).
                 next_wcid = next_wcid % 200 + 5;
+                while shared.live.lock().unwrap().iter().any(|&(_, _, w)| w == next_wcid) {
+                    next_wcid = next_wcid % 200 + 5;
+                }
             }
             2 => {
                 shared.radio.hal().fail_dma(Ac::Be, [DmaError::MapFailed, DmaError::Full]);
