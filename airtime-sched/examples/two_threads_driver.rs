@@ -209,11 +209,13 @@ impl Radio {
         match &self.gate {
             None => self.run_round(),
             Some(gate) => {
-                // At most 8 rounds for the other thread before this one goes back to its
-                // own work; if notes are left then (`Deferred`), this thread's loop asks
-                // again within 200 us, and the other's meanwhile.
+                // At most 8 rounds, this thread's own included, before it goes back to its
+                // own work; if notes are left then (`Deferred`), either thread's next
+                // round serves them (within 200 us while the threads run; after they
+                // stop, their frames are handed back when the stations leave).
                 if gate.run(Ac::Be, 8, || self.run_round()) == GateOutcome::HandedOff {
-                    // The other thread is running rounds and runs one more for us.
+                    // The other thread is running rounds: it runs one more for us, or
+                    // leaves it to the next round.
                     self.counts.handed_off.fetch_add(1, Ordering::Relaxed);
                 }
             }

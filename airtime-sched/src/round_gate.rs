@@ -14,12 +14,13 @@
 //! A [`RoundGate`] gives the worker's behaviour without the worker and without a lock
 //! anyone waits on: a context that wants a round on an AC either becomes the AC's
 //! runner, or, when another context is running rounds there, leaves a note in one
-//! atomic operation and returns at once ([`GateOutcome::HandedOff`]). The runner runs
-//! one more round whenever a note arrived before its last round ended, so what the
-//! note's context enqueued and woke before it asked is served by a round that starts
-//! after the note: no wake is lost (unless a round unwinds, see [`RoundGate::run`]).
-//! Like NAPI's "missed" bit, a burst of notes during one round costs one more round, not
-//! one each.
+//! atomic operation and returns at once ([`GateOutcome::HandedOff`]). The runner takes
+//! the notes left so far before each round and runs one more round whenever a note
+//! arrived after that, so what the note's context enqueued and woke before it asked is
+//! served by a round that starts after the note: no wake is lost, unless the runner's
+//! budget runs out and its caller ignores [`GateOutcome::Deferred`], or a round unwinds
+//! (see [`RoundGate::run`]). Like NAPI's "missed" bit, a burst of notes during one round
+//! costs one more round, not one each.
 //!
 //! What it gives up, and bounds:
 //! * while the runner is preempted in a round, the rounds the others asked for wait
@@ -58,13 +59,16 @@ pub enum GateOutcome {
     },
     /// Another context was running rounds on the AC: a round that starts after this
     /// call's note (it may start, or even end, before this call returns) serves what
-    /// this context queued before it. "Will be served", not "has been": a path that must
-    /// know its frames are out (a flush, a suspend) cannot rely on it.
+    /// this context queued before it, run by that context or, if its budget runs out
+    /// first ([`Deferred`](Self::Deferred)), by the next caller. "Will be served", not
+    /// "has been": a path that must know its frames are out (a flush, a suspend) cannot
+    /// rely on it.
     HandedOff,
     /// This context ran `rounds` rounds, its whole budget, and other contexts asked for
-    /// more meanwhile. The gate is open again with their notes kept; the caller must
-    /// make sure `run` is called on this AC again (schedule its own work again), or
-    /// those requests wait for the next context that asks.
+    /// more meanwhile. The gate is open again; the caller must make sure `run` is called
+    /// on this AC again (schedule its own work again), or those requests wait for the
+    /// next context that asks: any call then becomes the runner, and its first round
+    /// serves them.
     Deferred {
         /// Rounds run (the budget).
         rounds: u32,
@@ -94,15 +98,18 @@ impl RoundGate {
 
     /// Runs `round` on `ac` here, or hands it to the context already running rounds
     /// there. `round` runs in one context at a time per AC; here it runs until a whole
-    /// round passes with no other context asking, or `max_rounds` times (at least
-    /// once), so each request is served by a run that starts after it was made (or, on
-    /// [`GateOutcome::Deferred`], by the next caller's).
+    /// round passes with no other context asking, or `max_rounds` times in all, this
+    /// context's own round included (at least once), so each request is served by a
+    /// round that starts after it was made (or, on [`GateOutcome::Deferred`], by the
+    /// next caller's).
     ///
     /// `round` should run one round of the AC ([`TxqTable::run_round`]) and keep what
     /// the caller wants of its report; it is called again for other contexts'
     /// requests, so it must not assume it runs once. If it panics, the gate is opened
     /// on the way out, and the requests that round was serving, and any made during
-    /// it, are not served until some context calls `run` on the AC again.
+    /// it, are not served until some context calls `run` on the AC again. `round`
+    /// itself is dropped after the gate opens: state it owns must not be what the next
+    /// runner's rounds touch.
     ///
     /// [`TxqTable::run_round`]: crate::TxqTable::run_round
     pub fn run(&self, ac: Ac, max_rounds: u32, mut round: impl FnMut()) -> GateOutcome {
@@ -148,9 +155,11 @@ impl RoundGate {
                 Err(seen) => debug_assert!(seen & RUNNING != 0, "the gate opened under its runner"),
             }
             if rounds >= budget {
-                // The budget is spent with notes pending: open the gate and keep them
-                // (the next `fetch_or` finds RUNNING clear and becomes the runner).
-                // Release, as the exit above. The weakened variant, only to prove the
+                // The budget is spent with notes pending: open the gate (the next
+                // `fetch_or` finds RUNNING clear, becomes the runner, and its first round
+                // serves them; the AGAIN left set changes nothing). A read-modify-write
+                // with Release, as the exit above, so the next runner's Acquire sees
+                // these rounds and every note before it. The weakened variant, only to prove the
                 // loom model catches it, leaves without opening the gate, so every
                 // later request is handed to nobody.
                 if !cfg!(airtime_weakened = "gate_defer_closed") {
@@ -433,10 +442,12 @@ mod loom_models {
     }
 
     /// Model gate2: the same with a budget of one round, so a runner that meets a note
-    /// defers it (and asks again, as a rescheduled caller would).
+    /// defers it (and asks again, as a rescheduled caller would), and of two rounds, so
+    /// a runner runs one more round for a note and defers the next.
     #[test]
     fn gate2_a_deferred_note_is_served_by_the_next_caller() {
         two_contexts(1);
+        two_contexts(2);
     }
 
     /// Model gate3: context 0's first round panics after serving; the gate opens on the

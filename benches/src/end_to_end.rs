@@ -29,7 +29,7 @@
 //! radio takes its rounds' discipline as a parameter ([`rounds`]): both headline arms,
 //! [`OursRadio`] and [`BaselineRadio`], gate them the same way (one context runs the
 //! rounds, another that wants one leaves a note, [`RoundGate`]: mt76's worker without
-//! the worker, at most [`GATE_ROUNDS`] rounds for the other context per call);
+//! the worker, at most [`GATE_ROUNDS`] rounds per call, its own included);
 //! [`OursConcurrent`] runs them at once, and [`BaselineSpin`] behind a spinlock, as
 //! the generic handler does. [`BaselineConcurrentRounds`] is the baseline as this
 //! benchmark ran it before, with the concurrent rounds mainline forbids, kept for
@@ -98,7 +98,7 @@ pub const BURST: usize = 16;
 pub const REAP_BUDGET: usize = 64;
 /// Frames one txq may send per turn (the per-turn budget; ath10k pushes up to 16).
 pub const TURN_FRAMES: u32 = 16;
-/// Rounds a context runs for the others, at most, each time it runs them through the
+/// Rounds a context runs at most, its own included, each time it runs them through the
 /// gate ([`rounds::GATED`]) before it goes back to its own work.
 pub const GATE_ROUNDS: u32 = 4;
 /// Descriptors in the ring.
@@ -269,7 +269,8 @@ pub mod rounds {
     /// `queue_lock[ac]` in its `wake_tx_queue` op).
     pub const SPIN: u8 = 1;
     /// One context runs the rounds; one that finds a round running leaves a note and
-    /// returns, and the runner runs once more for it: [`RoundGate`], as mt76 runs every
+    /// returns, and the runner runs once more for it (or, its budget spent, leaves it to
+    /// the next call): [`RoundGate`], as mt76 runs every
     /// round from one tx worker.
     ///
     /// [`RoundGate`]: airtime_sched::RoundGate
@@ -297,8 +298,10 @@ fn round_as<const ROUNDS: u8>(lock: &SpinLock<()>, gate: &RoundGate, mut round: 
         _ => {
             let mut sent = Sent::default();
             // Handed off: the runner sends this context's frames, and counts them.
-            // Deferred: this context or the other asks again soon (the wake context
-            // after every burst, the completion context after every pass that reaped).
+            // Deferred: a later call serves the notes. While the ring holds frames the
+            // completion context reaps them and calls again; with it empty the wake
+            // context calls after its next burst (or while it waits for room); once the
+            // wake context is done, the completion context calls until nothing is left.
             let _ = gate.run(AC, GATE_ROUNDS, || {
                 let s = round();
                 sent.frames += s.frames;
@@ -709,11 +712,11 @@ pub struct E2eCounts {
     pub enqueued: u64,
     /// Frames completed (reaped, released, registered).
     pub completed: u64,
-    /// Rounds the wake context ran (or asked of the gate).
+    /// Rounds the wake context asked for (a gated call counts one, whether it ran rounds or handed off).
     pub wake_rounds: u64,
     /// Frames the wake context's rounds sent.
     pub wake_sent: u64,
-    /// Rounds the completion context ran.
+    /// Rounds the completion context asked for (counted as `wake_rounds` is).
     pub completion_rounds: u64,
     /// Frames the completion context's rounds sent.
     pub completion_sent: u64,
