@@ -19,8 +19,8 @@
 //! trip through the allocator's shared state (measured in BENCHMARKS.md, "the intake's
 //! node cache").
 //!
-//! **One node lives in the intake itself**, on the lines the enqueue and the drain touch
-//! anyway (the stack's top, the cache). An enqueue takes it first, so a frame that finds
+//! **One node lives in the intake itself**, on the line the enqueue and the drain touch
+//! anyway (the stack's top). An enqueue takes it first, so a frame that finds
 //! it free (always, when the server keeps up with the enqueues and each turn sends the
 //! one frame its wake brought) travels on those lines, instead of in a node of its own
 //! that the enqueue and then the drain would each fetch from the other's CPU. It changes
@@ -38,12 +38,14 @@ use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use core::ptr;
 
-/// Emptied nodes an intake keeps for its next enqueues: as many as a txq's turn
-/// usually takes in at once (8 pointers, 64 bytes on 64-bit targets). Two under loom,
-/// which is enough to reach every path (a take, a put, a full cache) and keeps the
-/// models' branch points down.
+/// Emptied nodes an intake keeps for its next enqueues: as many as a turn sends (16
+/// pointers, 128 bytes on 64-bit targets, on lines of their own after the ones an
+/// enqueue and a drain touch when the server keeps up). With 8, a txq whose turns send
+/// 16 frames allocated a node for 56 % of its frames (callgrind, the end-to-end
+/// benchmark with stations backlogged). Two under loom, which is enough to reach every
+/// path (a take, a put, a full cache) and keeps the models' branch points down.
 #[cfg(not(loom))]
-pub(crate) const NODE_CACHE: usize = 8;
+pub(crate) const NODE_CACHE: usize = 16;
 #[cfg(loom)]
 pub(crate) const NODE_CACHE: usize = 2;
 
@@ -119,17 +121,18 @@ impl<F> Node<F> {
     }
 }
 
-/// In declaration order (`repr(C)`), so that the stack's top, the cache, the own node and
-/// its flag come first, on the lines the table gives the inbox (tested below).
+/// In declaration order (`repr(C)`), so that the stack's top, the own node and its flag
+/// come first, on the first lines the table gives the inbox (tested below), and the
+/// cache, which only a txq with a backlog touches, after them.
 #[repr(C)]
 pub(crate) struct Intake<F> {
     top: AtomicPtr<Node<F>>,
-    /// The node cache: each place holds one empty node, or null.
-    cache: [AtomicPtr<Node<F>>; NODE_CACHE],
     /// The intake's own node, named by `inline_link` wherever it is linked.
     inline: UnsafeCell<Node<F>>,
     /// Whether the intake's own node is free (empty, nobody's): set only by its owner.
     inline_free: AtomicBool,
+    /// The node cache: each place holds one empty node, or null.
+    cache: [AtomicPtr<Node<F>>; NODE_CACHE],
     /// Nodes taken from the cache (tests only; not a modelled atomic).
     #[cfg(test)]
     reused: core::sync::atomic::AtomicUsize,
@@ -760,12 +763,15 @@ mod tests {
     }
 
     #[test]
-    fn the_own_node_and_its_flag_sit_on_the_inboxs_two_lines() {
+    fn the_own_node_and_its_flag_sit_on_the_inboxs_first_line() {
         // A driver's frame is a pointer or a small handle: for one the size of a pointer,
-        // everything an enqueue and a drain write fits the table's 128 bytes.
+        // everything an enqueue and a drain write when the server keeps up fits the
+        // first 64 bytes, with the inbox's count before it (8 bytes with padding); the
+        // node cache comes after.
         let end = core::mem::offset_of!(Intake<usize>, inline_free) + 1;
-        assert!(end <= 128, "the intake's hot fields end at byte {end}");
+        assert!(8 + end <= 64, "the intake's hot fields end at byte {end}");
         assert!(core::mem::offset_of!(Intake<usize>, inline) < core::mem::offset_of!(Intake<usize>, inline_free));
+        assert!(core::mem::offset_of!(Intake<usize>, cache) > core::mem::offset_of!(Intake<usize>, inline_free));
     }
 
     #[test]

@@ -30,11 +30,15 @@ pub(super) struct Kept<Q: Txq> {
     pub(super) retry: Option<Retry<Q::Frame>>,
 }
 
-/// What a txq's enqueuers write: its intake and the intake's count.
+/// What a txq's enqueuers write: its intake and the intake's count. In declaration
+/// order (`repr(C)`): the count first, so that it shares the first line with what every
+/// enqueue and drain touch (the intake's top, its own node and its flag), and the
+/// intake's node cache, touched only with a backlog, last.
+#[repr(C)]
 pub(super) struct Inbox<F> {
-    pub(super) intake: Intake<F>,
     /// Frames in the intake (pushed, not yet taken), for the intake's bound.
     pub(super) len: AtomicU32,
+    pub(super) intake: Intake<F>,
 }
 
 /// One txq's inbox and queue, each on lines of its own: enqueuers write the inbox while
