@@ -57,6 +57,20 @@ fn inline_link<F>() -> *mut Node<F> {
     ptr::without_provenance_mut(1)
 }
 
+/// `link`, read from a node in the stack, as a pointer to the node now at its address.
+///
+/// A push links its chain to the top it loaded, then publishes the chain with a
+/// compare-and-swap from that top. If meanwhile the top node was taken, freed, and a
+/// new node allocated at the same address was pushed, the compare-and-swap succeeds
+/// (the address matches, and the link is right: a Treiber push needs no ABA guard), but
+/// the link carries the freed node's provenance, and Rust's memory model (and Miri)
+/// forbids reaching the new node through it. Every allocated node exposes its
+/// provenance, so the link is taken by its address to whichever node lives there.
+#[inline]
+fn live_link<F>(link: *mut Node<F>) -> *mut Node<F> {
+    if link.is_null() || link == inline_link() { link } else { ptr::with_exposed_provenance_mut(link.addr()) }
+}
+
 struct Node<F> {
     /// Initialised while the node is in a chain, an intake or a batch; not while it is
     /// cached. A cell, so that loom checks that a reused node's next frame is written
@@ -81,6 +95,9 @@ impl<F> Node<F> {
         }
         // SAFETY: freshly allocated for a `Node<F>`, not yet shared.
         unsafe { node.write(Node::empty()) };
+        // For `live_link`: a link read from the stack may carry the provenance of a freed
+        // node at this address.
+        let _ = node.expose_provenance();
         Some(node)
     }
 
@@ -252,12 +269,12 @@ impl<F> Intake<F> {
                 self.give_back_inline();
                 inline = Some((frame, enqueued, len));
                 len += 1;
-                link = next;
+                link = live_link(next);
                 continue;
             }
             len += 1;
             // SAFETY: the swap made this chain ours alone.
-            let next = unsafe { (*link).next };
+            let next = live_link(unsafe { (*link).next });
             unsafe { (*link).next = oldest };
             oldest = link;
             link = next;
