@@ -3,8 +3,12 @@
 //!
 //! Producers push nodes on a Treiber stack with one compare-and-swap; a consumer takes
 //! the whole stack with one swap and reverses it into arrival order. There is no pop of
-//! a single node, so no ABA: a node leaves the stack only inside a whole batch, and any
-//! number of consumers may take batches at once (each gets a disjoint one). A push
+//! a single node, so no ABA on the values: a node leaves the stack only inside a whole
+//! batch, and any number of consumers may take batches at once (each gets a disjoint
+//! one). A push can still meet a top freed and reallocated at the same address; its
+//! link is right by address but not by provenance, so the consumer takes each link to
+//! the node now at its address (`live_link`; Miri runs with its default permissive
+//! provenance, not `-Zmiri-strict-provenance`, for it). A push
 //! preempted before its compare-and-swap hides nothing; one preempted after it is done.
 //!
 //! **Nodes are reused.** The server's drain ([`Intake::drain`]) keeps each emptied node
