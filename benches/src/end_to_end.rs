@@ -275,15 +275,6 @@ pub mod rounds {
     ///
     /// [`RoundGate`]: airtime_sched::RoundGate
     pub const GATED: u8 = 2;
-
-    /// The discipline's name in the benchmark's output.
-    pub const fn name(rounds: u8) -> &'static str {
-        match rounds {
-            CONCURRENT => "concurrent rounds",
-            SPIN => "rounds behind a spinlock",
-            _ => "gated rounds",
-        }
-    }
 }
 
 /// Runs `round` as the discipline `ROUNDS` says, with `lock` and `gate` the radio's.
