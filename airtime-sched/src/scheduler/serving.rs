@@ -91,6 +91,16 @@ impl<'a> Serving<'a> {
         self.station.is_some_and(|sta| self.sched.station_slot(sta).is_err())
     }
 
+    /// [`station`](Self::station) and [`station_removed`](Self::station_removed) from one
+    /// look at the station's slot (a turn's loop asks both at its start).
+    #[inline]
+    pub(crate) fn station_and_removed(&self) -> (Option<crate::StationId>, bool) {
+        match self.station {
+            Some(sta) if self.sched.station_slot(sta).is_err() => (None, true),
+            station => (station, false),
+        }
+    }
+
     /// Whether one more frame may be dequeued and charged now: the station's AQL check
     /// (`ieee80211_txq_airtime_check`, run before each dequeue), counting the charges
     /// made through this handle. False once the station was removed; a station-less txq

@@ -162,8 +162,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let id = turn.txq();
             // `None` for a station-less txq; a removed station's txq sends nothing more
             // (its frames come back with it from `take_removed`).
-            let station = turn.station();
-            let gone = turn.serving().station_removed();
+            let (station, gone) = turn.serving().station_and_removed();
             let (mut frames, mut airtime_us) = (0u32, 0u64);
             let mut progressed = false;
             let mut stop = None;
