@@ -51,17 +51,19 @@
 //!   mainline's `txq_has_queue` reads the tin's backlog without the lock, the return
 //!   reads a per-txq backlog counter kept beside the queue, not the queue.
 //!
-//! **The ring** ([`LockedRing`]) is one bounded ring per AC shared by both contexts, with
-//! a lock of its own, as ath11k has one lock per TCL ring: both contexts push into it
-//! (both run rounds), the completion context reaps from it. An SPSC ring per context
-//! would need a second ring the completion context also reaps, which an ath11k-like
-//! radio (one TCL ring per AC) does not have; and a ring that locks itself is one of
-//! the two shapes `TxqTable::run_round` is written for (with a ring per context). Both
-//! implementations use the same ring type, so the ring's cost is the same in both and
-//! the difference is the scheduler+txq layer. Its room check reads a length kept beside
-//! the lock without taking it (as a driver reads the ring's head and tail pointers); a
-//! push after a positive check is always taken (the ring has slack for the other
-//! context's concurrent push), so neither implementation needs a requeue path.
+//! **The ring** ([`HwRing`], a [`TxRing`]) is one bounded ring per AC shared by both
+//! contexts, built as a NIC's source ring and its completion ring are: both contexts
+//! push into it (both run rounds) behind its producer lock, as ath11k has one lock per
+//! TCL ring, and the completion context reaps from it without that lock, as completions
+//! come back on a ring of their own. An SPSC ring per context would need a second ring
+//! the completion context also reaps, which an ath11k-like radio (one TCL ring per AC)
+//! does not have; and a ring that locks itself is one of the two shapes
+//! `TxqTable::run_round` is written for (with a ring per context). Both implementations
+//! use the same ring type, so the ring's cost is the same in both and the difference is
+//! the scheduler+txq layer. Its room check takes no lock (as a driver reads the ring's
+//! head and tail pointers); a push after a positive check is always taken (the ring has
+//! slack for the other context's concurrent push), so neither implementation needs a
+//! requeue path.
 //!
 //! **Time** is a logical clock the wake context advances by 1 us per burst (as
 //! [`TwoContexts`](crate::workload::TwoContexts) does), read by both contexts: CoDel and
@@ -78,6 +80,7 @@
 use crate::baseline::{Baseline, BaselineCharge};
 use crate::padded::Padded;
 use crate::spinlock::SpinLock;
+use crate::tx_ring::TxRing;
 use crate::workload::{AC, bench_rate, frame_airtime_us};
 use airtime_est::Rate;
 use airtime_sched::driver_loop::StationTable;
@@ -87,9 +90,8 @@ use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{
     Ac, Charge, Config, Frame, Instant, Ring, RoundGate, Scheduler, Station, StationId, Tid, TxqId, TxqTable, Weight,
 };
-use std::collections::VecDeque;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant as WallClock};
 
 /// Frames the wake context enqueues before each of its rounds.
@@ -149,74 +151,9 @@ pub fn fq_config() -> FqCodelConfig {
     c
 }
 
-/// One bounded ring (one AC's, as ath11k's TCL ring) with its own lock: both contexts
-/// push, the completion context reaps. See the [module docs](self).
-#[derive(Debug)]
-pub struct LockedRing<C> {
-    inner: Padded<RingInner<C>>,
-}
-
-#[derive(Debug)]
-struct RingInner<C> {
-    descs: SpinLock<VecDeque<(Pkt, Option<C>)>>,
-    /// The ring's length, written under the lock, read without it by the room check.
-    len: AtomicUsize,
-}
-
-impl<C> LockedRing<C> {
-    /// An empty ring of [`RING_FRAMES`] descriptors (with slack for a racing push).
-    pub fn new() -> Self {
-        LockedRing {
-            inner: Padded(RingInner {
-                descs: SpinLock::new(VecDeque::with_capacity(2 * RING_FRAMES)),
-                len: AtomicUsize::new(0),
-            }),
-        }
-    }
-
-    /// Whether a descriptor is free (without the lock).
-    #[inline]
-    pub fn has_room(&self) -> bool {
-        self.inner.len.load(Ordering::Relaxed) < RING_FRAMES
-    }
-
-    /// Descriptors in use.
-    pub fn len(&self) -> usize {
-        self.inner.len.load(Ordering::Relaxed)
-    }
-
-    /// Whether no descriptor is in use.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Pushes a frame and its charge.
-    #[inline]
-    pub fn push(&self, pkt: Pkt, charge: Option<C>) {
-        let mut d = self.inner.descs.lock();
-        d.push_back((pkt, charge));
-        self.inner.len.store(d.len(), Ordering::Relaxed);
-    }
-
-    /// Moves up to `budget` completed descriptors, oldest first, into `out`; how many.
-    #[inline]
-    pub fn reap(&self, out: &mut Vec<(Pkt, Option<C>)>, budget: usize) -> usize {
-        if self.is_empty() {
-            return 0;
-        }
-        let mut d = self.inner.descs.lock();
-        let n = d.len().min(budget);
-        out.extend(d.drain(..n));
-        self.inner.len.store(d.len(), Ordering::Relaxed);
-        n
-    }
-}
-
-impl<C> Default for LockedRing<C> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+/// The hardware ring of BE: a [`TxRing`] of descriptors (a frame and its charge) with
+/// room for [`RING_FRAMES`]. See the [module docs](self).
+pub type HwRing<C> = TxRing<(Pkt, Option<C>)>;
 
 /// What a completion pass keeps until its end: the charges (for a batch release) and
 /// each station's airtime (registered once per pass).
@@ -331,7 +268,7 @@ pub trait Radio: Sync + Sized {
     /// Stations.
     fn stations(&self) -> usize;
     /// The ring.
-    fn ring(&self) -> &LockedRing<Self::Charge>;
+    fn ring(&self) -> &HwRing<Self::Charge>;
     /// Enqueues `pkt` on station `pkt.sta`'s txq and wakes it.
     fn enqueue(&self, pkt: Pkt, now: u64);
     /// One round on BE into the ring: the frames pushed and the turns they took.
@@ -383,7 +320,7 @@ impl StationTable for Peers {
 }
 
 /// One context's access to the shared ring, as our round loop pushes into it.
-struct OursRing<'a>(&'a LockedRing<Charge>);
+struct OursRing<'a>(&'a HwRing<Charge>);
 
 impl Ring for OursRing<'_> {
     type Frame = Pkt;
@@ -396,7 +333,7 @@ impl Ring for OursRing<'_> {
 
     #[inline]
     fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
-        self.0.push(frame, charge);
+        self.0.push((frame, charge));
         Ok(())
     }
 }
@@ -412,7 +349,7 @@ pub struct Ours<const ROUNDS: u8> {
     table: TxqTable<FqCodelTxq<Pkt>>,
     peers: Peers,
     txqs: Vec<TxqId>,
-    ring: LockedRing<Charge>,
+    ring: HwRing<Charge>,
     round_lock: Padded<SpinLock<()>>,
     gate: RoundGate,
 }
@@ -450,7 +387,7 @@ impl<const ROUNDS: u8> Radio for Ours<ROUNDS> {
             table,
             peers: Peers(peers),
             txqs,
-            ring: LockedRing::new(),
+            ring: TxRing::new(RING_FRAMES),
             round_lock: Padded(SpinLock::new(())),
             gate: RoundGate::new(),
         }
@@ -460,7 +397,7 @@ impl<const ROUNDS: u8> Radio for Ours<ROUNDS> {
         self.txqs.len()
     }
 
-    fn ring(&self) -> &LockedRing<Charge> {
+    fn ring(&self) -> &HwRing<Charge> {
         &self.ring
     }
 
@@ -551,7 +488,7 @@ pub struct MacRadio<const ROUNDS: u8> {
     fq: Padded<SpinLock<Vec<FqCodelTxq<Pkt>>>>,
     /// Each txq's backlog, written under `fq` and read without it (`txq_has_queue`).
     backlog: Vec<Padded<AtomicU32>>,
-    ring: LockedRing<BaselineCharge>,
+    ring: HwRing<BaselineCharge>,
     airtime_us: u32,
 }
 
@@ -594,7 +531,7 @@ impl<const ROUNDS: u8> MacRadio<ROUNDS> {
             while frames < TURN_FRAMES && self.ring.has_room() && s.airtime_check(held.txq) {
                 let Some(pkt) = self.tx_dequeue(t, now) else { break };
                 let charge = s.charge(held.txq, AC, self.airtime_us);
-                self.ring.push(pkt, charge);
+                self.ring.push((pkt, charge));
                 frames += 1;
             }
             s.schedule_txq(held.txq, false, self.backlog[t].load(Ordering::Relaxed) > 0, now);
@@ -628,7 +565,7 @@ impl<const ROUNDS: u8> Radio for MacRadio<ROUNDS> {
             gate: RoundGate::new(),
             fq: Padded(SpinLock::new(queues)),
             backlog: (0..n).map(|_| Padded(AtomicU32::new(0))).collect(),
-            ring: LockedRing::new(),
+            ring: TxRing::new(RING_FRAMES),
             airtime_us: frame_airtime_us(),
         }
     }
@@ -637,7 +574,7 @@ impl<const ROUNDS: u8> Radio for MacRadio<ROUNDS> {
         self.backlog.len()
     }
 
-    fn ring(&self) -> &LockedRing<BaselineCharge> {
+    fn ring(&self) -> &HwRing<BaselineCharge> {
         &self.ring
     }
 

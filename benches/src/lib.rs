@@ -38,6 +38,7 @@ pub mod ours;
 pub mod padded;
 pub mod spinlock;
 pub mod spsc;
+pub mod tx_ring;
 pub mod workload;
 
 use airtime_sched::{Ac, Tid};
