@@ -128,7 +128,13 @@ fn compare(stations: usize, rounds: u64, runs: usize, cpus: Cpus, shape: WakeRou
     }
     let mut rates = vec![Vec::new(); arms.len()];
     let mut last = vec![E2eCounts::default(); arms.len()];
+    // The machine's cost of moving a line between the two CPUs, before each set of runs:
+    // on a shared VM it changes between runs, and the baseline's locks cost in that unit.
+    let mut transfer_ns = Vec::new();
     for _ in 0..runs {
+        if let Some(cpus) = cpus {
+            transfer_ns.push(airtime_benches::line_transfer::one_way_ns(cpus, 20_000, 3));
+        }
         for (i, a) in arms.iter().enumerate() {
             last[i] = (a.once)(stations, rounds, cpus, shape);
             rates[i].push(last[i].frames_per_sec());
@@ -149,6 +155,14 @@ fn compare(stations: usize, rounds: u64, runs: usize, cpus: Cpus, shape: WakeRou
                 r[r.len() - 1]
             );
         }
+    }
+    if !transfer_ns.is_empty() {
+        let each: Vec<String> = transfer_ns
+            .iter()
+            .zip(rates[0].iter().zip(&rates[2]))
+            .map(|(ns, (o, b))| format!("{ns:.0}ns:{:.2}x", o / b))
+            .collect();
+        println!("one-way line transfer before each run, and {} / {}: {}", arms[0].name, arms[2].name, each.join(" "));
     }
     for (a, c) in arms.iter().zip(&last) {
         println!(
