@@ -70,6 +70,9 @@ fn arm_named(name: &str) -> Option<Arm> {
     })
 }
 
+/// One-way line transfers faster than this (ns) mark the VM's fast state.
+const FAST_TRANSFER_NS: f64 = 30.0;
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -163,6 +166,21 @@ fn compare(stations: usize, rounds: u64, runs: usize, cpus: Cpus, shape: WakeRou
             .map(|(ns, (o, b))| format!("{ns:.0}ns:{:.2}x", o / b))
             .collect();
         println!("one-way line transfer before each run, and {} / {}: {}", arms[0].name, arms[2].name, each.join(" "));
+        // The VM's two states: lines move between its CPUs in ~10-15 ns (the CPUs
+        // share a core's caches) or in ~45-200 ns. A run is filed under the state
+        // measured just before it, which may change during the run.
+        for (state, fast) in [("slow (>= 30 ns)", false), ("fast (< 30 ns)", true)] {
+            let mut r: Vec<f64> = transfer_ns
+                .iter()
+                .zip(rates[0].iter().zip(&rates[2]))
+                .filter(|(ns, _)| (**ns < FAST_TRANSFER_NS) == fast)
+                .map(|(_, (o, b))| o / b)
+                .collect();
+            if !r.is_empty() {
+                let n = r.len();
+                println!("{} / {}, {state} runs: {n}, median {:.2}x", arms[0].name, arms[2].name, median(&mut r));
+            }
+        }
     }
     for (a, c) in arms.iter().zip(&last) {
         println!(

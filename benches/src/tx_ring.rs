@@ -13,10 +13,10 @@
 //!   which only the completion context takes, reads every descriptor up to the producer
 //!   position and publishes its consumer position once per pass.
 //!
-//! Each position sits on lines of its own. A room check (once per frame) reads the
-//! consumer's line only when the producer's copy of its position says the ring is full,
-//! as drivers cache the other end's pointer; a push reads it once, a reap the
-//! producer's once per pass.
+//! The producer's lock, its position and the consumer's side each sit on lines of their
+//! own. A room check (once per frame) reads the consumer's line only when the
+//! producer's copy of its position says the ring is full, as drivers cache the other
+//! end's pointer; a push reads it once; an idle poll of the reaper writes nothing.
 //!
 //! Before this ring, the workload's ring took one lock for both: a reap held it while it
 //! copied up to a whole NAPI budget of descriptors out (lines the other CPU had just
@@ -32,17 +32,24 @@ use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// One side of the ring.
+/// The producer's lock, with its copy of the consumer's position for room checks.
 #[derive(Debug, Default)]
-struct End {
-    /// This side's next position: written by this side only (under its lock).
-    pos: AtomicUsize,
-    /// The producer's copy of the consumer's position, for room checks (unused on the
-    /// consumer's side). Relaxed, and only a hint: a stale copy understates the room,
-    /// and is then read again; a push reads the position itself.
-    seen: AtomicUsize,
-    /// Serialises this side's writers.
+struct Producer {
+    /// Serialises the pushers.
     lock: SpinLock<()>,
+    /// The consumer's position as a room check last read it. Relaxed, and only a hint:
+    /// a stale copy understates the room, and is then read again; a push reads the
+    /// position itself.
+    seen_reaped: AtomicUsize,
+}
+
+/// The consumer's position and its lock, written together once per pass that reaps.
+#[derive(Debug, Default)]
+struct Consumer {
+    /// Serialises the reapers.
+    lock: SpinLock<()>,
+    /// The next position to reap (written under the lock).
+    reaped: AtomicUsize,
 }
 
 /// A bounded ring of `T` with many producers (behind the producer lock) and one
@@ -53,8 +60,12 @@ pub struct TxRing<T> {
     /// Descriptors a room check allows in flight ([`has_room`](Self::has_room)); the
     /// slots beyond it are slack for a push racing a positive check.
     room: usize,
-    producer: Padded<End>,
-    consumer: Padded<End>,
+    /// The next position to push (written under the producer lock). On a line of its
+    /// own: the reaper polls it, and a poll must not pull the lock's line away from
+    /// the pusher, whose next push would wait for it.
+    pushed: Padded<AtomicUsize>,
+    producer: Padded<Producer>,
+    consumer: Padded<Consumer>,
 }
 
 // SAFETY: a slot is written only by the producer that holds the producer lock, for a
@@ -75,6 +86,7 @@ impl<T> TxRing<T> {
             slots: (0..capacity).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect(),
             mask: capacity - 1,
             room,
+            pushed: Padded::default(),
             producer: Padded::default(),
             consumer: Padded::default(),
         }
@@ -84,12 +96,12 @@ impl<T> TxRing<T> {
     /// head and tail pointers).
     #[inline]
     pub fn has_room(&self) -> bool {
-        let pos = self.producer.pos.load(Ordering::Relaxed);
-        if pos.wrapping_sub(self.producer.seen.load(Ordering::Relaxed)) < self.room {
+        let pos = self.pushed.load(Ordering::Relaxed);
+        if pos.wrapping_sub(self.producer.seen_reaped.load(Ordering::Relaxed)) < self.room {
             return true;
         }
-        let reaped = self.consumer.pos.load(Ordering::Relaxed);
-        self.producer.seen.store(reaped, Ordering::Relaxed);
+        let reaped = self.consumer.reaped.load(Ordering::Relaxed);
+        self.producer.seen_reaped.store(reaped, Ordering::Relaxed);
         pos.wrapping_sub(reaped) < self.room
     }
 
@@ -97,8 +109,8 @@ impl<T> TxRing<T> {
     pub fn len(&self) -> usize {
         // The consumer's position first: read the other way round, a reap between the
         // two loads could make the difference negative.
-        let reaped = self.consumer.pos.load(Ordering::Relaxed);
-        self.producer.pos.load(Ordering::Relaxed).wrapping_sub(reaped)
+        let reaped = self.consumer.reaped.load(Ordering::Relaxed);
+        self.pushed.load(Ordering::Relaxed).wrapping_sub(reaped)
     }
 
     /// Whether no descriptor is in use (a snapshot).
@@ -112,26 +124,31 @@ impl<T> TxRing<T> {
     #[inline]
     pub fn push(&self, value: T) {
         let _held = self.producer.lock.lock();
-        let pos = self.producer.pos.load(Ordering::Relaxed);
+        let pos = self.pushed.load(Ordering::Relaxed);
         // Acquire: the reaper read the slot out before it released its position. Once
         // per push, on a line the reaper writes once per pass.
-        while pos.wrapping_sub(self.consumer.pos.load(Ordering::Acquire)) > self.mask {
+        while pos.wrapping_sub(self.consumer.reaped.load(Ordering::Acquire)) > self.mask {
             core::hint::spin_loop();
         }
         // SAFETY: the slot is free (the reaper is past it) and the producer lock makes
         // it this context's alone until the position is published.
         unsafe { (*self.slots[pos & self.mask].get()).write(value) };
         // Release: the descriptor before the position the reaper Acquires.
-        self.producer.pos.store(pos.wrapping_add(1), Ordering::Release);
+        self.pushed.store(pos.wrapping_add(1), Ordering::Release);
     }
 
     /// Moves up to `budget` descriptors, oldest first, into `out`; how many.
     #[inline]
     pub fn reap(&self, out: &mut Vec<T>, budget: usize) -> usize {
+        // An idle poll writes nothing: a store here would pull the line away from the
+        // pusher, which reads the consumer's position on every push.
+        if self.pushed.load(Ordering::Relaxed) == self.consumer.reaped.load(Ordering::Relaxed) {
+            return 0;
+        }
         let _held = self.consumer.lock.lock();
-        let from = self.consumer.pos.load(Ordering::Relaxed);
+        let from = self.consumer.reaped.load(Ordering::Relaxed);
         // Acquire: the descriptors written before the position was published.
-        let n = self.producer.pos.load(Ordering::Acquire).wrapping_sub(from).min(budget);
+        let n = self.pushed.load(Ordering::Acquire).wrapping_sub(from).min(budget);
         out.reserve(n);
         for k in 0..n {
             // SAFETY: published (Acquired above) and not yet reaped; the consumer lock
@@ -139,14 +156,14 @@ impl<T> TxRing<T> {
             out.push(unsafe { (*self.slots[from.wrapping_add(k) & self.mask].get()).assume_init_read() });
         }
         // Release: the slots were read out before a producer reuses them.
-        self.consumer.pos.store(from.wrapping_add(n), Ordering::Release);
+        self.consumer.reaped.store(from.wrapping_add(n), Ordering::Release);
         n
     }
 }
 
 impl<T> Drop for TxRing<T> {
     fn drop(&mut self) {
-        let (from, to) = (*self.consumer.0.pos.get_mut(), *self.producer.0.pos.get_mut());
+        let (from, to) = (*self.consumer.0.reaped.get_mut(), *self.pushed.0.get_mut());
         let mut pos = from;
         while pos != to {
             // SAFETY: published and not reaped; `&mut self` excludes every other access.
