@@ -81,7 +81,7 @@ impl<T> TxRing<T> {
     /// An empty ring whose room check allows `room` descriptors in flight, with as many
     /// again as slack (capacity `2 * room`, rounded up to a power of two).
     pub fn new(room: usize) -> TxRing<T> {
-        let capacity = (2 * room.max(1)).next_power_of_two();
+        let capacity = room.max(1).saturating_mul(2).next_power_of_two();
         TxRing {
             slots: (0..capacity).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect(),
             mask: capacity - 1,
@@ -92,24 +92,32 @@ impl<T> TxRing<T> {
         }
     }
 
-    /// Whether a descriptor is free, without a lock (as a driver compares the ring's
-    /// head and tail pointers).
+    /// Whether fewer than `room` descriptors are in flight as this context sees them,
+    /// without a lock (as a driver compares the ring's head and tail pointers). With `P`
+    /// contexts that each check before every push, at most `room + P - 1` are ever in
+    /// flight, which the slack holds for `P <= room + 1`.
     #[inline]
     pub fn has_room(&self) -> bool {
         let pos = self.pushed.load(Ordering::Relaxed);
-        if pos.wrapping_sub(self.producer.seen_reaped.load(Ordering::Relaxed)) < self.room {
+        let seen = self.producer.seen_reaped.load(Ordering::Relaxed);
+        if pos.wrapping_sub(seen) < self.room {
             return true;
         }
         let reaped = self.consumer.reaped.load(Ordering::Relaxed);
-        self.producer.seen_reaped.store(reaped, Ordering::Relaxed);
+        if reaped != seen {
+            // Only when it moved: a ring sitting at its room would otherwise have both
+            // contexts writing the lock's line on every check.
+            self.producer.seen_reaped.store(reaped, Ordering::Relaxed);
+        }
         pos.wrapping_sub(reaped) < self.room
     }
 
     /// Descriptors pushed and not yet reaped (a snapshot).
     pub fn len(&self) -> usize {
-        // The consumer's position first: read the other way round, a reap between the
-        // two loads could make the difference negative.
-        let reaped = self.consumer.reaped.load(Ordering::Relaxed);
+        // The consumer's position first, and Acquire: the producer's position read after
+        // it is then at least the one the reap saw, so the difference cannot go negative
+        // (loom found it could with both Relaxed, on a weakly ordered machine).
+        let reaped = self.consumer.reaped.load(Ordering::Acquire);
         self.pushed.load(Ordering::Relaxed).wrapping_sub(reaped)
     }
 
@@ -118,9 +126,10 @@ impl<T> TxRing<T> {
         self.len() == 0
     }
 
-    /// Pushes `value`. Room is checked before ([`has_room`](Self::has_room)); a push
-    /// that meets a full ring anyway (more racing pushes than the slack holds) waits for
-    /// the reaper, which never needs the producer lock.
+    /// Pushes `value`. Room is checked before ([`has_room`](Self::has_room)), and the
+    /// slack takes the pushes racing a check, so a push never meets a full ring in the
+    /// workload; one that did would spin until a reap frees a slot, which deadlocks if
+    /// the reaping context is the one pushing, or is waiting for this push's lock.
     #[inline]
     pub fn push(&self, value: T) {
         let _held = self.producer.lock.lock();
