@@ -1,6 +1,6 @@
 //! The end-to-end two-thread benchmark ([`airtime_benches::end_to_end`]): a wake context
 //! (enqueue + round) and a completion context (reap, release, register, round) on two
-//! pinned CPUs, moving frames through FQ-CoDel txqs into one locked ring, for ours (a
+//! pinned CPUs, moving frames through FQ-CoDel txqs into one ring, for ours (a
 //! `TxqTable`) and the mac80211-style baseline (one radio-wide `fq->lock`, per-AC
 //! scheduler lock). Four arms alternate run by run, each run on a fresh radio, so all
 //! meet the same machine load: ours and the baseline with their rounds gated (one
@@ -8,7 +8,10 @@
 //! contexts running rounds at once, and the baseline with its rounds behind a spinlock
 //! (as the generic `ieee80211_handle_wake_tx_queue` holds its lock). It prints
 //! completed frames per second (min / median / max over the runs) and the median of the
-//! per-run ratios of each ours arm to each baseline arm.
+//! per-run ratios of each ours arm to each baseline arm. Pinned, it also measures the
+//! one-way cache-line transfer between the two CPUs before each set of runs, prints it
+//! beside the headline pair's ratio of each run, and gives that ratio's median over the
+//! runs of each of the VM's two states (fast: under 30 ns).
 //!
 //! ```text
 //! cargo run --release -p airtime-benches --example end_to_end -- [STATIONS] [ROUNDS] [RUNS]
@@ -160,22 +163,17 @@ fn compare(stations: usize, rounds: u64, runs: usize, cpus: Cpus, shape: WakeRou
         }
     }
     if !transfer_ns.is_empty() {
-        let each: Vec<String> = transfer_ns
-            .iter()
-            .zip(rates[0].iter().zip(&rates[2]))
-            .map(|(ns, (o, b))| format!("{ns:.0}ns:{:.2}x", o / b))
-            .collect();
+        // Each run's transfer time and the headline pair's ratio.
+        let runs: Vec<(f64, f64)> =
+            transfer_ns.iter().copied().zip(rates[0].iter().zip(&rates[2]).map(|(o, b)| o / b)).collect();
+        let each: Vec<String> = runs.iter().map(|(ns, r)| format!("{ns:.0}ns:{r:.2}x")).collect();
         println!("one-way line transfer before each run, and {} / {}: {}", arms[0].name, arms[2].name, each.join(" "));
         // The VM's two states: lines move between its CPUs in ~10-15 ns (the CPUs
         // share a core's caches) or in ~45-200 ns. A run is filed under the state
         // measured just before it, which may change during the run.
         for (state, fast) in [("slow (>= 30 ns)", false), ("fast (< 30 ns)", true)] {
-            let mut r: Vec<f64> = transfer_ns
-                .iter()
-                .zip(rates[0].iter().zip(&rates[2]))
-                .filter(|(ns, _)| (**ns < FAST_TRANSFER_NS) == fast)
-                .map(|(_, (o, b))| o / b)
-                .collect();
+            let mut r: Vec<f64> =
+                runs.iter().filter(|(ns, _)| (*ns < FAST_TRANSFER_NS) == fast).map(|&(_, r)| r).collect();
             if !r.is_empty() {
                 let n = r.len();
                 println!("{} / {}, {state} runs: {n}, median {:.2}x", arms[0].name, arms[2].name, median(&mut r));
