@@ -81,14 +81,14 @@ impl<'a> Serving<'a> {
     /// (then [`station_removed`](Self::station_removed) is true), which may happen while
     /// the txq is held.
     pub fn station(&self) -> Option<crate::StationId> {
-        self.station.filter(|&sta| self.sched.station_slot(sta).is_ok())
+        self.station_and_removed().0
     }
 
     /// Whether the txq's station was removed (while or before it was held): nothing
     /// more should be dequeued from it, its frames are to be purged, and a charge
     /// through the handle fails with [`ChargeError::StationRemoved`].
     pub fn station_removed(&self) -> bool {
-        self.station.is_some_and(|sta| self.sched.station_slot(sta).is_err())
+        self.station_and_removed().1
     }
 
     /// [`station`](Self::station) and [`station_removed`](Self::station_removed) from one
