@@ -182,7 +182,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     }
                     Some(Retry { frame, charge }) => (frame, charge),
                     None => {
-                        if !turn.airtime_check() {
+                        // An emptied turn ends before its AQL check and an empty
+                        // dequeue: most turns end here, one frame after their last.
+                        if !turn.has_queued() || !turn.airtime_check() {
                             break;
                         }
                         match turn.dequeue(now) {

@@ -157,6 +157,13 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
         Ok(())
     }
 
+    /// Whether the txq's queue or intake holds frames ([`dequeue`](Self::dequeue) may
+    /// return one; its retry slot aside).
+    #[inline]
+    pub fn has_queued(&self) -> bool {
+        self.kept_ref().queue.as_ref().is_some_and(|q| !q.is_empty()) || !self.cell.inbox.intake.is_empty()
+    }
+
     /// Whether the txq has frames: in its retry slot, its queue or its intake.
     pub fn is_backlogged(&self) -> bool {
         let kept = self.kept_ref();
