@@ -177,7 +177,10 @@ where
                 stop = Some(RoundEnd::RingFull);
                 break;
             }
-            if !serving.airtime_check() {
+            // As in `TxqTable::run_round`: a queue known drained ends the turn before
+            // the AQL check (which would mark the station limited for adaptive AQL
+            // with nothing held back) and an empty dequeue.
+            if txq.is_known_empty() || !serving.airtime_check() {
                 break;
             }
             let frame = match txq.dequeue(now) {

@@ -400,6 +400,51 @@ fn a_frame_kept_uncharged_waits_for_the_stations_aql_budget() {
     complete(&t, &mut r);
 }
 
+/// A driver's queue asked through a callback (the kernel module's C txqs): `is_empty`
+/// and `peek_len` cost a call into the driver, so it keeps `Txq::is_known_empty`'s
+/// default and the round loop must not ask it once per frame.
+struct CalledOut {
+    fifo: Fifo,
+    asked: std::sync::Arc<std::sync::atomic::AtomicU32>,
+}
+
+impl airtime_sched::Txq for CalledOut {
+    type Frame = Pkt;
+    type Error = core::convert::Infallible;
+    fn dequeue(&mut self, now: Instant) -> Result<Option<Pkt>, Self::Error> {
+        self.fifo.dequeue(now)
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.fifo.peek_len()
+    }
+}
+
+impl airtime_sched::Enqueue for CalledOut {
+    fn enqueue(&mut self, frame: Pkt, enqueued: Instant) {
+        self.fifo.enqueue(frame, enqueued);
+    }
+}
+
+#[test]
+fn a_queue_asked_through_a_callback_is_not_asked_once_per_frame() {
+    let t = TxqTable::new(Scheduler::new(common::config()).unwrap());
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, CalledOut { fifo: Fifo::default(), asked: asked.clone() }).unwrap();
+    for i in 0..8 {
+        t.enqueue(q, Pkt(i), NOW).unwrap();
+    }
+    let mut r = ring(64);
+    let report = t.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 8);
+    // Once, when the turn ends (is it empty?), not before each of its 8 frames.
+    assert_eq!(asked.load(std::sync::atomic::Ordering::Relaxed), 1);
+    for (_, c) in r.held.drain(..) {
+        t.scheduler().release(c.unwrap()).unwrap();
+    }
+}
+
 #[test]
 fn a_round_that_ends_on_a_turn_budget_says_so() {
     let t = table();

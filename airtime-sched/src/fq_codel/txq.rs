@@ -418,6 +418,10 @@ impl<F: FqFrame> Txq for FqCodelTxq<F> {
     fn is_empty(&self) -> bool {
         self.books.backlog_packets == 0
     }
+
+    fn is_known_empty(&self) -> bool {
+        self.is_empty()
+    }
 }
 
 #[cfg(test)]

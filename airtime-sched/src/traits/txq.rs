@@ -57,9 +57,24 @@ pub trait Txq {
     /// An AQM may still drop that frame at dequeue.
     fn peek_len(&self) -> Option<u32>;
 
-    /// Whether the queue holds no frame.
+    /// Whether the queue holds no frame. Must be false whenever
+    /// [`dequeue`](Self::dequeue) could return one (an AQM may still drop it): a txq
+    /// returned empty leaves its AC's list until its next wake.
     fn is_empty(&self) -> bool {
         self.peek_len().is_none()
+    }
+
+    /// Whether the queue is known to hold no frame, answered without calling out (a
+    /// field read). The ready round loops ask it before each frame and end the txq's
+    /// turn on `true`, sparing the station's AQL check and a dequeue that would find
+    /// nothing; `false` means only "not known", and the loop dequeues until
+    /// `Ok(None)`. By default `false`, so a queue whose [`is_empty`](Self::is_empty) is
+    /// costly (a driver's, asked through a callback) is not asked once per frame; one
+    /// whose `is_empty` is a field read returns it here, as
+    /// [`FqCodelTxq`](crate::FqCodelTxq) does. Like `is_empty`, it must be false
+    /// whenever `dequeue` could return a frame.
+    fn is_known_empty(&self) -> bool {
+        false
     }
 }
 
@@ -77,6 +92,10 @@ impl<T: Txq + ?Sized> Txq for &mut T {
 
     fn is_empty(&self) -> bool {
         (**self).is_empty()
+    }
+
+    fn is_known_empty(&self) -> bool {
+        (**self).is_known_empty()
     }
 }
 

@@ -182,9 +182,11 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     }
                     Some(Retry { frame, charge }) => (frame, charge),
                     None => {
-                        // An emptied turn ends before its AQL check and an empty
-                        // dequeue: most turns end here, one frame after their last.
-                        if !turn.has_queued() || !turn.airtime_check() {
+                        // A turn whose queue is known drained ends before the AQL
+                        // check and a dequeue that would find nothing: most turns end
+                        // here, the pass after their last frame (or at once, for a txq
+                        // listed for its debt or for a wake whose frame is gone).
+                        if turn.is_known_drained() || !turn.airtime_check() {
                             break;
                         }
                         match turn.dequeue(now) {

@@ -157,11 +157,12 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
         Ok(())
     }
 
-    /// Whether the txq's queue or intake holds frames ([`dequeue`](Self::dequeue) may
-    /// return one; its retry slot aside).
+    /// Whether [`dequeue`](Self::dequeue) is known to find nothing: the intake is
+    /// empty and the queue knows it is ([`Txq::is_known_empty`]). `false` is "not
+    /// known". The retry slot aside.
     #[inline]
-    pub fn has_queued(&self) -> bool {
-        self.kept_ref().queue.as_ref().is_some_and(|q| !q.is_empty()) || !self.cell.inbox.intake.is_empty()
+    pub(crate) fn is_known_drained(&self) -> bool {
+        self.kept_ref().queue.as_ref().is_none_or(Txq::is_known_empty) && self.cell.inbox.intake.is_empty()
     }
 
     /// Whether the txq has frames: in its retry slot, its queue or its intake.
