@@ -13,20 +13,26 @@
 //! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq1`, `txq4` |
 //! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
-//! | `wake_serving` | a wake that arrives during service is dropped | `txq3`, `txq5` |
+//! | `wake_serving` | a wake that arrives during service is dropped | `txq3`, `txq5`, `txq8` |
 //! | `may_transmit_serving` | a claim (`TxqTable::claim`, `may_transmit`) takes a txq another context serves | `txq6`, `txq7` |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
 //! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
 //! Model txq6: a power-save flush through `TxqTable::claim` racing a round and an enqueue;
-//! txq7: two such flushes racing the txq's removal.
+//! txq7: two such flushes racing the txq's removal. Model txq8: txq3 through the ready
+//! loop (`TxqTable::run_round`), whose turn ends on a queue known drained before it asks
+//! the station check or dequeues.
 #![cfg(loom)]
 
 mod loom_common;
 
 use airtime_sched::TxqId;
-use airtime_sched::txqs::{EnqueueError, RemovedTxq, Retry};
-use airtime_sched::{Ac, Enqueue, Frame, Instant, Tid, Txq, TxqReturn, TxqTable, Weight};
+use airtime_sched::driver_loop::StationTable;
+use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
+use airtime_sched::txqs::{EnqueueError, RemovedTxq, Retry, TurnBudget};
+use airtime_sched::{
+    Ac, Charge, Enqueue, Frame, Instant, Ring, Station, StationId, Tid, Txq, TxqReturn, TxqTable, Weight,
+};
 use loom::sync::Arc;
 use loom::thread;
 use loom_common::{NOW, small};
@@ -49,6 +55,10 @@ impl Txq for Fifo {
     }
     fn peek_len(&self) -> Option<u32> {
         self.0.first().map(|_| 100)
+    }
+    // A field read, as `FqCodelTxq`'s: the ready loop (txq8) ends a turn on it.
+    fn is_known_empty(&self) -> bool {
+        self.0.is_empty()
     }
 }
 impl Enqueue for Fifo {
@@ -211,6 +221,88 @@ fn txq3_an_enqueue_racing_the_end_of_a_turn_is_not_stranded() {
         }
         seen.sort_by_key(|p| p.0);
         assert_eq!(seen, [Pkt(1), Pkt(2)], "no frame stranded");
+    });
+}
+
+/// A station priced at 100 us a frame, and the driver's table of them.
+struct Peer(StationId);
+impl Station for Peer {
+    type Error = StationErrorKind;
+    fn station_id(&self) -> StationId {
+        self.0
+    }
+    fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+        None
+    }
+    fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
+        Ok(100)
+    }
+}
+struct Peers(Vec<Peer>);
+impl StationTable for Peers {
+    type Station = Peer;
+    fn station(&self, id: StationId) -> Option<&Peer> {
+        self.0.iter().find(|p| p.0 == id)
+    }
+}
+
+/// A ring with room for everything: what a round pushed, with its charges.
+struct Pushed(Vec<(Pkt, Option<Charge>)>);
+impl Ring for Pushed {
+    type Frame = Pkt;
+    type Error = RingErrorKind;
+    fn has_room(&self, _: Ac) -> bool {
+        true
+    }
+    fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
+        self.0.push((frame, charge));
+        Ok(())
+    }
+}
+
+/// One round of the table's ready loop: everything it sent, its charges released.
+fn ready_round(table: &TxqTable<Fifo>, peers: &Peers) -> Vec<Pkt> {
+    let mut ring = Pushed(Vec::new());
+    let _ = table.run_round(Ac::Be, NOW, peers, &mut ring, TurnBudget::UNLIMITED);
+    ring.0
+        .into_iter()
+        .map(|(p, c)| {
+            if let Some(c) = c {
+                table.scheduler().release(c).unwrap();
+            }
+            p
+        })
+        .collect()
+}
+
+/// txq8: txq3 through the ready loop, whose turn ends when its queue is known drained,
+/// without asking the station check or dequeuing: an enqueue racing that end must not
+/// be stranded either.
+#[test]
+fn txq8_an_enqueue_racing_the_ready_loops_drained_turn_is_not_stranded() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let server = {
+            let table = table.clone();
+            thread::spawn(move || ready_round(&table, &Peers(vec![Peer(sta)])))
+        };
+        let producer = {
+            let table = table.clone();
+            thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
+        };
+        assert!(producer.join().unwrap().is_empty(), "a live txq takes the frame");
+        let mut seen = server.join().unwrap();
+        let peers = Peers(vec![Peer(sta)]);
+        for _ in 0..3 {
+            seen.extend(ready_round(&table, &peers));
+        }
+        seen.sort_by_key(|p| p.0);
+        assert_eq!(seen, [Pkt(1), Pkt(2)], "no frame stranded");
+        let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
+        table.check_invariants().expect("invariants hold when quiescent");
     });
 }
 
