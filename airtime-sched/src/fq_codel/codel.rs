@@ -99,6 +99,13 @@ pub(crate) struct CodelVars {
 }
 
 impl CodelVars {
+    /// What a dequeue that finds the flow empty does: it leaves dropping mode and forgets
+    /// when the sojourn went above target (`count` stays, for the re-entry rule).
+    pub(crate) fn on_empty(&mut self) {
+        self.dropping = false;
+        self.first_above = None;
+    }
+
     pub(crate) const fn new() -> Self {
         CodelVars {
             count: 0,
@@ -185,8 +192,7 @@ pub(crate) fn codel_dequeue<F: FqFrame, Q: CodelQueue<F>>(
     queue: &mut Q,
 ) -> Option<Queued<F>> {
     let Some((mut head, backlog)) = queue.pop() else {
-        vars.dropping = false;
-        vars.first_above = None;
+        vars.on_empty();
         return None;
     };
     let ok_to_drop = vars.should_drop(Some(&head), backlog, params, now);

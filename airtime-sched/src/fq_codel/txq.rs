@@ -307,6 +307,23 @@ impl<F: FqFrame> FqCodelTxq<F> {
         let frames = core::mem::take(&mut self.books.drops);
         RetiredTxq { frames, stats: self.stats() }
     }
+
+    /// Unlists every flow once the last frame is out, each as a dequeue that finds it
+    /// empty would (its CoDel state leaves dropping mode): the state mac80211's
+    /// `fq_tin_dequeue` leaves after the call that returns nothing, which a driver makes
+    /// when it dequeues until the txq is empty. A round that ends a turn on the queue's
+    /// emptiness ([`Txq::is_known_empty`]) makes no such call, and the drained flows
+    /// must not stay listed: a frame of one of them would then lose the new-flow place
+    /// and fresh quantum a sparse flow gets.
+    fn unlist_drained(&mut self) {
+        for list in [ListId::New, ListId::Old] {
+            while let Some(index) = self.table.pop_front(list) {
+                if let Some(flow) = self.table.get_mut(index) {
+                    flow.codel.on_empty();
+                }
+            }
+        }
+    }
 }
 
 /// What [`FqCodelTxq::retire`] returns: the frames it held and its final counters.
@@ -382,6 +399,9 @@ impl<F: FqFrame> Txq for FqCodelTxq<F> {
                     let s = &mut self.books.stats;
                     s.tx_packets = s.tx_packets.saturating_add(1);
                     s.tx_bytes = s.tx_bytes.saturating_add(u64::from(q.len));
+                    if self.books.backlog_packets == 0 {
+                        self.unlist_drained();
+                    }
                     return Ok(Some(q.frame));
                 }
                 None => {

@@ -72,7 +72,13 @@ pub trait Txq {
     /// costly (a driver's, asked through a callback) is not asked once per frame; one
     /// whose `is_empty` is a field read returns it here, as
     /// [`FqCodelTxq`](crate::FqCodelTxq) does. Like `is_empty`, it must be false
-    /// whenever `dequeue` could return a frame.
+    /// whenever `dequeue` could return a frame; a wrong `true` loses nothing (the turn's
+    /// return asks `is_empty`, so the txq stays listed) but sends nothing from the
+    /// queue while it lasts. A queue that answers `true` must be left by its last
+    /// frame's dequeue as a dequeue that then found it empty would leave it (its AQM's
+    /// per-flow state), since no such call comes. A wrapper must forward it. The loops:
+    /// [`TxqTable::run_round`](crate::TxqTable::run_round) (a txq's retry frame goes
+    /// first, without asking) and [`driver_loop::run_round`](crate::driver_loop::run_round).
     fn is_known_empty(&self) -> bool {
         false
     }

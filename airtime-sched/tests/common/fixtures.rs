@@ -41,6 +41,9 @@ impl<P: Frame> Txq for Fifo<P> {
     fn peek_len(&self) -> Option<u32> {
         self.0.front().map(|(p, _)| p.len_bytes())
     }
+    fn is_known_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl<P: Frame> Enqueue for Fifo<P> {

@@ -49,6 +49,10 @@ impl Txq for TappedTxq {
     fn is_empty(&self) -> bool {
         self.inner.is_empty()
     }
+
+    fn is_known_empty(&self) -> bool {
+        self.inner.is_known_empty()
+    }
 }
 
 impl Enqueue for TappedTxq {

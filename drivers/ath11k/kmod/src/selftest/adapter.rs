@@ -162,6 +162,9 @@ impl Txq for CountedTxq {
     fn is_empty(&self) -> bool {
         self.inner.is_empty()
     }
+    fn is_known_empty(&self) -> bool {
+        self.inner.is_known_empty()
+    }
 }
 
 impl Enqueue for CountedTxq {
