@@ -99,8 +99,9 @@ pub(crate) struct CodelVars {
 }
 
 impl CodelVars {
-    /// What a dequeue that finds the flow empty does: it leaves dropping mode and forgets
-    /// when the sojourn went above target (`count` stays, for the re-entry rule).
+    /// What a dequeue that finds the flow empty does: it leaves dropping mode (as
+    /// mainline's `codel_dequeue`) and forgets when the sojourn went above target
+    /// (mainline keeps that stamp; `count` stays in both, for the re-entry rule).
     pub(crate) fn on_empty(&mut self) {
         self.dropping = false;
         self.first_above = None;

@@ -64,6 +64,14 @@
 //!   ([`DropReason::OutOfMemory`]) instead of aborting.
 //! * The limit counters count frames, not batches, and a batch dropped while over the
 //!   memory limit counts as over-memory only, so the drop counters add up to the drops.
+//! * The dequeue (or limit drop) that takes the txq's last frame unlists every flow at
+//!   once, as the next dequeue, which would find nothing, does in mac80211; a round
+//!   ends a turn on the emptied queue without making that call
+//!   ([`Txq::is_known_empty`](crate::Txq::is_known_empty)). A driver that stops at the
+//!   last frame (its budget, AQL) thus leaves no drained flow listed, where mac80211
+//!   leaves them until its next call.
+//! * A dequeue that finds a flow empty also forgets when its sojourn went above target
+//!   (mainline's `codel_dequeue` only leaves dropping mode).
 //!
 //! # Example
 //! ```

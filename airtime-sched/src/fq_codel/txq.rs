@@ -221,6 +221,11 @@ impl<F: FqFrame> FqCodelTxq<F> {
         }
 
         let (dropped, own_reason) = self.enforce_limits(index);
+        if self.books.backlog_packets == 0 {
+            // Limits below one frame dropped everything: no dequeue may come to find
+            // the flows empty (a round asks `is_known_empty` first).
+            self.unlist_drained();
+        }
         let own_dropped = self.table.get(index).is_none_or(|f| f.frames.is_empty());
         match own_reason {
             Some(reason) if own_dropped => EnqueueOutcome::Dropped { reason, dropped },
@@ -311,10 +316,11 @@ impl<F: FqFrame> FqCodelTxq<F> {
     /// Unlists every flow once the last frame is out, each as a dequeue that finds it
     /// empty would (its CoDel state leaves dropping mode): the state mac80211's
     /// `fq_tin_dequeue` leaves after the call that returns nothing, which a driver makes
-    /// when it dequeues until the txq is empty. A round that ends a turn on the queue's
-    /// emptiness ([`Txq::is_known_empty`]) makes no such call, and the drained flows
-    /// must not stay listed: a frame of one of them would then lose the new-flow place
-    /// and fresh quantum a sparse flow gets.
+    /// when it dequeues until the txq is empty, but for the deficits that walk tops up
+    /// (an unlisted flow's deficit is reset when it is listed again). A round that ends
+    /// a turn on the queue's emptiness ([`Txq::is_known_empty`]) makes no such call, and
+    /// the drained flows must not stay listed: a frame of one of them would then lose
+    /// the new-flow place and fresh quantum a sparse flow gets.
     fn unlist_drained(&mut self) {
         for list in [ListId::New, ListId::Old] {
             while let Some(index) = self.table.pop_front(list) {
@@ -497,6 +503,9 @@ mod tests {
                 if !flow.frames.is_empty() && flow.list().is_none() {
                     return Err(alloc::format!("backlogged flow {index} is on no list"));
                 }
+            }
+            if self.books.backlog_packets == 0 && listed.contains(&true) {
+                return Err("an empty txq keeps flows listed (no dequeue will unlist them)".into());
             }
             let b = &self.books;
             if (packets, bytes, memory, active) != (b.backlog_packets, b.backlog_bytes, b.memory_usage, b.flows_active)

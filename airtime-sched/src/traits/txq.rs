@@ -76,7 +76,8 @@ pub trait Txq {
     /// return asks `is_empty`, so the txq stays listed) but sends nothing from the
     /// queue while it lasts. A queue that answers `true` must be left by its last
     /// frame's dequeue as a dequeue that then found it empty would leave it (its AQM's
-    /// per-flow state), since no such call comes. A wrapper must forward it. The loops:
+    /// per-flow state), since no such call comes. A wrapper should forward it (one that
+    /// does not takes that call at the end of every turn). The loops:
     /// [`TxqTable::run_round`](crate::TxqTable::run_round) (a txq's retry frame goes
     /// first, without asking) and [`driver_loop::run_round`](crate::driver_loop::run_round).
     fn is_known_empty(&self) -> bool {
