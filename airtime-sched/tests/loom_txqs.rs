@@ -24,15 +24,16 @@
 //! the station check or dequeues.
 #![cfg(loom)]
 
+#[allow(dead_code)]
+#[path = "common/fixtures.rs"]
+mod fixtures;
 mod loom_common;
 
 use airtime_sched::TxqId;
-use airtime_sched::driver_loop::StationTable;
-use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
+use airtime_sched::traits::{PushError, RingErrorKind};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, Retry, TurnBudget};
-use airtime_sched::{
-    Ac, Charge, Enqueue, Frame, Instant, Ring, Station, StationId, Tid, Txq, TxqReturn, TxqTable, Weight,
-};
+use airtime_sched::{Ac, Charge, Enqueue, Frame, Instant, Ring, StationId, Tid, Txq, TxqReturn, TxqTable, Weight};
+use fixtures::{Peer, Peers};
 use loom::sync::Arc;
 use loom::thread;
 use loom_common::{NOW, small};
@@ -197,18 +198,22 @@ fn serve_turn(table: &TxqTable<Fifo>) -> Vec<Pkt> {
     sent
 }
 
-/// txq3: an enqueue races the end of a turn that has just found the queue empty. The
-/// frame must not be stranded: once both are done, rounds alone reach it.
-#[test]
-fn txq3_an_enqueue_racing_the_end_of_a_turn_is_not_stranded() {
-    loom::model(|| {
+/// How a model's server serves the txq of station `sta`: one hand-rolled turn
+/// (`serve_turn`), or one round of the ready loop (`ready_round`).
+type Serve = fn(&TxqTable<Fifo>, StationId) -> Vec<Pkt>;
+
+/// An enqueue of frame 2 races `serve` at a station txq holding frame 1. The frame
+/// must not be stranded: once both are done, `serve` alone reaches it; and the txq
+/// word and the AC list agree once all is quiescent.
+fn an_enqueue_racing_the_end_of_a_turn(serve: Serve) {
+    loom::model(move || {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
         let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
         let server = {
             let table = table.clone();
-            thread::spawn(move || serve_turn(&table))
+            thread::spawn(move || serve(&table, sta))
         };
         let producer = {
             let table = table.clone();
@@ -217,33 +222,19 @@ fn txq3_an_enqueue_racing_the_end_of_a_turn_is_not_stranded() {
         assert!(producer.join().unwrap().is_empty(), "a live txq takes the frame");
         let mut seen = server.join().unwrap();
         for _ in 0..3 {
-            seen.extend(serve_turn(&table));
+            seen.extend(serve(&table, sta));
         }
         seen.sort_by_key(|p| p.0);
         assert_eq!(seen, [Pkt(1), Pkt(2)], "no frame stranded");
+        let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
+        table.check_invariants().expect("invariants hold when quiescent");
     });
 }
 
-/// A station priced at 100 us a frame, and the driver's table of them.
-struct Peer(StationId);
-impl Station for Peer {
-    type Error = StationErrorKind;
-    fn station_id(&self) -> StationId {
-        self.0
-    }
-    fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
-        None
-    }
-    fn expected_airtime_us(&self, _: u32, _: Ac) -> Result<u32, StationErrorKind> {
-        Ok(100)
-    }
-}
-struct Peers(Vec<Peer>);
-impl StationTable for Peers {
-    type Station = Peer;
-    fn station(&self, id: StationId) -> Option<&Peer> {
-        self.0.iter().find(|p| p.0 == id)
-    }
+/// txq3: an enqueue races the end of a turn that has just found the queue empty.
+#[test]
+fn txq3_an_enqueue_racing_the_end_of_a_turn_is_not_stranded() {
+    an_enqueue_racing_the_end_of_a_turn(|table, _| serve_turn(table));
 }
 
 /// A ring with room for everything: what a round pushed, with its charges.
@@ -280,30 +271,7 @@ fn ready_round(table: &TxqTable<Fifo>, peers: &Peers) -> Vec<Pkt> {
 /// be stranded either.
 #[test]
 fn txq8_an_enqueue_racing_the_ready_loops_drained_turn_is_not_stranded() {
-    loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-        table.enqueue(q, Pkt(1), NOW).unwrap();
-        let server = {
-            let table = table.clone();
-            thread::spawn(move || ready_round(&table, &Peers(vec![Peer(sta)])))
-        };
-        let producer = {
-            let table = table.clone();
-            thread::spawn(move || enqueue_or_back(&table, q, Pkt(2)))
-        };
-        assert!(producer.join().unwrap().is_empty(), "a live txq takes the frame");
-        let mut seen = server.join().unwrap();
-        let peers = Peers(vec![Peer(sta)]);
-        for _ in 0..3 {
-            seen.extend(ready_round(&table, &peers));
-        }
-        seen.sort_by_key(|p| p.0);
-        assert_eq!(seen, [Pkt(1), Pkt(2)], "no frame stranded");
-        let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
-        table.check_invariants().expect("invariants hold when quiescent");
-    });
+    an_enqueue_racing_the_end_of_a_turn(|table, sta| ready_round(table, &Peers(vec![Peer(sta)])));
 }
 
 /// txq4: two enqueues race the removal of their txq. Each frame ends exactly once, and
