@@ -5,9 +5,9 @@
 //! Before each txq is taken, and before each frame is dequeued, the ring must have
 //! room. For each txq the round hands out: check the ring has room *before* dequeuing (so
 //! the frame that meets a shortage stays queued, as ath10k and mt76 do), end the turn if
-//! the queue knows it is empty ([`Txq::is_known_empty`]),
-//! check the station's AQL budget, dequeue, charge, push. The round ends when the ring is full or
-//! refuses a frame; a refused frame and its charge come back in the report, never lost.
+//! the queue knows it is empty ([`Txq::is_known_empty`]), check the station's AQL
+//! budget, dequeue, charge, push. The round ends when the ring is full or refuses a
+//! frame; a refused frame and its charge come back in the report, never lost.
 //! Txqs are returned by what happened: backlogged after progress (front), stalled
 //! without progress (back: a txq that cannot progress never pins the front, S7, B4),
 //! or empty.
