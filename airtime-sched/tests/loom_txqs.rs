@@ -30,10 +30,9 @@ mod fixtures;
 mod loom_common;
 
 use airtime_sched::TxqId;
-use airtime_sched::traits::{PushError, RingErrorKind};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, Retry, TurnBudget};
-use airtime_sched::{Ac, Charge, Enqueue, Frame, Instant, Ring, StationId, Tid, Txq, TxqReturn, TxqTable, Weight};
-use fixtures::{Peer, Peers};
+use airtime_sched::{Ac, Enqueue, Frame, Instant, StationId, Tid, Txq, TxqReturn, TxqTable, Weight};
+use fixtures::{OpenRing, Peer, Peers};
 use loom::sync::Arc;
 use loom::thread;
 use loom_common::{NOW, small};
@@ -237,23 +236,9 @@ fn txq3_an_enqueue_racing_the_end_of_a_turn_is_not_stranded() {
     an_enqueue_racing_the_end_of_a_turn(|table, _| serve_turn(table));
 }
 
-/// A ring with room for everything: what a round pushed, with its charges.
-struct Pushed(Vec<(Pkt, Option<Charge>)>);
-impl Ring for Pushed {
-    type Frame = Pkt;
-    type Error = RingErrorKind;
-    fn has_room(&self, _: Ac) -> bool {
-        true
-    }
-    fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
-        self.0.push((frame, charge));
-        Ok(())
-    }
-}
-
 /// One round of the table's ready loop: everything it sent, its charges released.
 fn ready_round(table: &TxqTable<Fifo>, peers: &Peers) -> Vec<Pkt> {
-    let mut ring = Pushed(Vec::new());
+    let mut ring = OpenRing::default();
     let _ = table.run_round(Ac::Be, NOW, peers, &mut ring, TurnBudget::UNLIMITED);
     ring.0
         .into_iter()

@@ -5,10 +5,9 @@
 mod common;
 
 use airtime_sched::driver_loop::StationTable;
-use airtime_sched::traits::{PushError, RingErrorKind};
 use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{
-    Ac, Charge, DEFAULT_MULTICAST_LIMIT_US, Frame, Instant, Ring, Scheduler, StationId, Tid, TxqTable, Weight,
+    Ac, Charge, DEFAULT_MULTICAST_LIMIT_US, Frame, Instant, Scheduler, StationId, Tid, TxqTable, Weight,
 };
 use common::fixtures::Peer;
 
@@ -36,19 +35,7 @@ impl StationTable for Bss {
     }
 }
 
-#[derive(Default)]
-struct Hw(Vec<(Pkt, Option<Charge>)>);
-impl Ring for Hw {
-    type Frame = Pkt;
-    type Error = RingErrorKind;
-    fn has_room(&self, _: Ac) -> bool {
-        true
-    }
-    fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
-        self.0.push((frame, charge));
-        Ok(())
-    }
-}
+type Hw = common::fixtures::OpenRing<Pkt>;
 
 fn table() -> TxqTable<Fifo> {
     TxqTable::new(Scheduler::new(common::config()).unwrap())

@@ -2,8 +2,8 @@
 //! when each frame was enqueued, and stations priced at a fixed airtime per frame.
 
 use airtime_sched::driver_loop::StationTable;
-use airtime_sched::traits::StationErrorKind;
-use airtime_sched::{Ac, Enqueue, Frame, Instant, Station, StationId, Txq};
+use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
+use airtime_sched::{Ac, Charge, Enqueue, Frame, Instant, Ring, Station, StationId, Txq};
 use std::collections::VecDeque;
 
 /// A FIFO txq of `P` frames, each with the time it was enqueued at.
@@ -78,5 +78,26 @@ impl StationTable for Peers {
     type Station = Peer;
     fn station(&self, id: StationId) -> Option<&Peer> {
         self.0.iter().find(|p| p.0 == id)
+    }
+}
+
+/// A ring with room for everything: what the rounds pushed, with their charges.
+pub struct OpenRing<P>(pub Vec<(P, Option<Charge>)>);
+
+impl<P> Default for OpenRing<P> {
+    fn default() -> Self {
+        OpenRing(Vec::new())
+    }
+}
+
+impl<P: Frame> Ring for OpenRing<P> {
+    type Frame = P;
+    type Error = RingErrorKind;
+    fn has_room(&self, _: Ac) -> bool {
+        true
+    }
+    fn push(&mut self, frame: P, charge: Option<Charge>) -> Result<(), PushError<P, RingErrorKind>> {
+        self.0.push((frame, charge));
+        Ok(())
     }
 }
