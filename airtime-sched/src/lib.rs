@@ -232,6 +232,8 @@ pub mod driver_loop;
 pub mod fq_codel;
 mod ids;
 mod list;
+#[cfg(not(loom))]
+mod prefetch;
 pub mod round_gate;
 mod scheduler;
 mod slots;

@@ -23,6 +23,15 @@
 //! trip through the allocator's shared state (measured in BENCHMARKS.md, "the intake's
 //! node cache").
 //!
+//! **The server asks for its nodes' lines before it walks them.** A node's address is
+//! read from the node pushed after it, which the enqueuing CPU wrote last, so a walk of
+//! a stack of 16 would wait for 16 line transfers one after the other. The drain
+//! remembers which node it put in each place of the cache (`recent`); a place found empty
+//! at the next drain was taken by an enqueue, and its node is asked for (a prefetch, see
+//! `crate::prefetch`) before the walk, so the transfers overlap. An enqueue likewise asks
+//! for the next place's node while it fills its own. Both are hints: what they name is
+//! never read through them.
+//!
 //! **One node lives in the intake itself**, on the line the enqueue and the drain touch
 //! anyway (the stack's top). An enqueue takes it first, so a frame that finds
 //! it free (always, when the server keeps up with the enqueues and each turn sends the
@@ -154,6 +163,12 @@ pub(crate) struct Intake<F> {
     inline_free: AtomicBool,
     /// The node cache: each place holds one empty node, or null.
     cache: [AtomicPtr<Node<F>>; NODE_CACHE],
+    /// The node the drain last put in each place: where the enqueues that empty the
+    /// place build their frames, and so the lines the next drain reads
+    /// ([`prefetch_taken`](Self::prefetch_taken)). Written by the drain alone, and only a
+    /// hint: it may name a node since freed, and nothing but a prefetch reads it.
+    #[cfg(not(loom))]
+    recent: [AtomicPtr<Node<F>>; NODE_CACHE],
     /// Nodes taken from the cache (tests only; not a modelled atomic).
     #[cfg(test)]
     reused: core::sync::atomic::AtomicUsize,
@@ -176,6 +191,8 @@ impl<F> Intake<F> {
         Intake {
             top: AtomicPtr::new(ptr::null_mut()),
             cache: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
+            #[cfg(not(loom))]
+            recent: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
             inline: UnsafeCell::new(Node::empty()),
             inline_free: AtomicBool::new(true),
             #[cfg(test)]
@@ -259,6 +276,7 @@ impl<F> Intake<F> {
     pub(crate) fn take_all(&self) -> Batch<F> {
         // Acquire: the contents of every node pushed before this swap.
         let mut link = self.top.swap(ptr::null_mut(), Ordering::Acquire);
+        self.prefetch_taken(link);
         // Reverse the stack (newest first) into arrival order, leaving the intake's own
         // node out of the chain.
         let mut oldest = ptr::null_mut();
@@ -290,6 +308,54 @@ impl<F> Intake<F> {
         Batch { head: oldest, len, yielded: 0, inline, _frames: PhantomData }
     }
 
+    /// Asks for the lines of the nodes the enqueues took from the cache since the last
+    /// drain, before the walk of the stack at `top` reads them: each node's address comes
+    /// from the node after it, so unasked, each would cost a line transfer of its own in
+    /// turn (the enqueues' CPU wrote them last). A stack of the intake's own node alone
+    /// needs none.
+    #[inline]
+    fn prefetch_taken(&self, top: *mut Node<F>) {
+        #[cfg(not(loom))]
+        if !top.is_null() && top != inline_link() {
+            for (place, recent) in self.cache.iter().zip(&self.recent) {
+                // Relaxed, both: hints. An empty place was taken since the drain filled it.
+                let node = recent.load(Ordering::Relaxed);
+                if !node.is_null() && place.load(Ordering::Relaxed).is_null() {
+                    crate::prefetch::for_write(node);
+                }
+            }
+        }
+        #[cfg(loom)]
+        let _ = top;
+    }
+
+    /// Asks for the line of the node in the cache's place after `taken`, which the next
+    /// enqueue takes (the drain fills the places in order, and enqueues empty them in
+    /// order): the drain read it last, on its CPU, and the enqueue that just took the
+    /// node at `taken` fills it meanwhile.
+    #[inline]
+    fn prefetch_next_cached(&self, taken: usize) {
+        #[cfg(not(loom))]
+        if let Some(next) = self.cache.get(taken + 1) {
+            // Relaxed: a hint; the enqueue that takes the node swaps it out (Acquire).
+            crate::prefetch::for_write(next.load(Ordering::Relaxed));
+        }
+        #[cfg(loom)]
+        let _ = taken;
+    }
+
+    /// Remembers that the drain put `node` in place `place`, for
+    /// [`prefetch_taken`](Self::prefetch_taken).
+    #[inline]
+    fn note_cached(&self, place: usize, node: *mut Node<F>) {
+        #[cfg(not(loom))]
+        if let Some(recent) = self.recent.get(place) {
+            recent.store(node, Ordering::Relaxed);
+        }
+        #[cfg(loom)]
+        let _ = (place, node);
+    }
+
     /// Takes every frame pushed so far, tells `taken` how many, then hands each to
     /// `sink`, oldest first, keeping the emptied nodes in the cache (freeing those it has
     /// no place for). `taken` runs before the sink: a sink that unwinds cannot leave the
@@ -309,7 +375,7 @@ impl<F> Intake<F> {
         // Weakened variant, only to prove the loom model catches it: a node taken
         // without ordering the drain's read of its last frame before this context's fill.
         let take = if cfg!(airtime_weakened = "node_cache_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
-        for place in &self.cache {
+        for (i, place) in self.cache.iter().enumerate() {
             // A load first: an empty place costs no write to the line.
             if !place.load(Ordering::Relaxed).is_null() {
                 // Acquire: the drain that emptied the node read its frame out before its
@@ -324,6 +390,7 @@ impl<F> Intake<F> {
                     place.swap(ptr::null_mut(), take)
                 };
                 if !node.is_null() {
+                    self.prefetch_next_cached(i);
                     #[cfg(test)]
                     self.reused.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
                     return Some(node);
@@ -337,12 +404,13 @@ impl<F> Intake<F> {
     /// is full.
     fn cache_node(&self, node: *mut Node<F>) {
         let put = if cfg!(airtime_weakened = "node_cache_relaxed") { Ordering::Relaxed } else { Ordering::Release };
-        for place in &self.cache {
+        for (i, place) in self.cache.iter().enumerate() {
             // Release: the frame was read out of the node before an enqueue that takes
             // it (Acquire) fills it again.
             if place.load(Ordering::Relaxed).is_null()
                 && place.compare_exchange(ptr::null_mut(), node, put, Ordering::Relaxed).is_ok()
             {
+                self.note_cached(i, node);
                 return;
             }
         }
