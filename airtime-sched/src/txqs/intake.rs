@@ -25,12 +25,16 @@
 //!
 //! **The server asks for its nodes' lines before it walks them.** A node's address is
 //! read from the node pushed after it, which the enqueuing CPU wrote last, so a walk of
-//! a stack of 16 would wait for 16 line transfers one after the other. The drain
-//! remembers which node it put in each place of the cache (`recent`); a place found empty
-//! at the next drain was taken by an enqueue, and its node is asked for (a prefetch, see
-//! `crate::prefetch`) before the walk, so the transfers overlap. An enqueue likewise asks
-//! for the next place's node while it fills its own. Both are hints: what they name is
-//! never read through them.
+//! a stack of 16 would wait for 16 line transfers one after the other (two thirds of a
+//! backlogged server's pull, by perf, on a guest whose CPUs move a line in 250 ns). The
+//! server remembers which node its drain put in each place of the cache ([`NodeHints`],
+//! kept with its queue); a place found empty at the next drain was taken by an enqueue
+//! (or by one still filling it, whose line the hint then takes away early), and its node
+//! is asked for before the walk ([`prefetch`](crate::prefetch)), so the transfers
+//! overlap. An enqueue likewise asks for the next place's node while it fills its own.
+//! Both are hints: what they name is never read through them. The loads of the places
+//! they make are not in loom builds, which ask for nothing: they only decide what to ask
+//! for.
 //!
 //! **One node lives in the intake itself**, on the line the enqueue and the drain touch
 //! anyway (the stack's top). An enqueue takes it first, so a frame that finds
@@ -163,12 +167,6 @@ pub(crate) struct Intake<F> {
     inline_free: AtomicBool,
     /// The node cache: each place holds one empty node, or null.
     cache: [AtomicPtr<Node<F>>; NODE_CACHE],
-    /// The node the drain last put in each place: where the enqueues that empty the
-    /// place build their frames, and so the lines the next drain reads
-    /// ([`prefetch_taken`](Self::prefetch_taken)). Written by the drain alone, and only a
-    /// hint: it may name a node since freed, and nothing but a prefetch reads it.
-    #[cfg(not(loom))]
-    recent: [AtomicPtr<Node<F>>; NODE_CACHE],
     /// Nodes taken from the cache (tests only; not a modelled atomic).
     #[cfg(test)]
     reused: core::sync::atomic::AtomicUsize,
@@ -191,8 +189,6 @@ impl<F> Intake<F> {
         Intake {
             top: AtomicPtr::new(ptr::null_mut()),
             cache: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
-            #[cfg(not(loom))]
-            recent: core::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())),
             inline: UnsafeCell::new(Node::empty()),
             inline_free: AtomicBool::new(true),
             #[cfg(test)]
@@ -274,9 +270,19 @@ impl<F> Intake<F> {
     /// Takes every frame pushed so far, oldest first. The frame of the intake's own node,
     /// if the stack holds it, moves into the batch and the node is given back.
     pub(crate) fn take_all(&self) -> Batch<F> {
+        self.batch_of(self.take_stack())
+    }
+
+    /// Takes the whole stack: its top, the chain below ours alone.
+    #[inline]
+    fn take_stack(&self) -> *mut Node<F> {
         // Acquire: the contents of every node pushed before this swap.
-        let mut link = self.top.swap(ptr::null_mut(), Ordering::Acquire);
-        self.prefetch_taken(link);
+        self.top.swap(ptr::null_mut(), Ordering::Acquire)
+    }
+
+    /// The stack at `top` (taken, ours alone) as a batch, oldest first.
+    fn batch_of(&self, top: *mut Node<F>) -> Batch<F> {
+        let mut link = top;
         // Reverse the stack (newest first) into arrival order, leaving the intake's own
         // node out of the chain.
         let mut oldest = ptr::null_mut();
@@ -308,66 +314,80 @@ impl<F> Intake<F> {
         Batch { head: oldest, len, yielded: 0, inline, _frames: PhantomData }
     }
 
-    /// Asks for the lines of the nodes the enqueues took from the cache since the last
-    /// drain, before the walk of the stack at `top` reads them: each node's address comes
-    /// from the node after it, so unasked, each would cost a line transfer of its own in
-    /// turn (the enqueues' CPU wrote them last). A stack of the intake's own node alone
-    /// needs none.
+    /// Asks for the lines of the nodes the enqueues took from the cache since the
+    /// server's last drain (`hints`), before the walk of the stack at `top` reads them:
+    /// each node's address comes from the node pushed after it, so unasked, each would
+    /// cost a line transfer of its own in turn. A stack whose newest frame rides the
+    /// intake's own node is left unasked (it usually holds that frame alone).
     #[inline]
-    fn prefetch_taken(&self, top: *mut Node<F>) {
+    fn prefetch_taken(&self, top: *mut Node<F>, hints: &NodeHints<F>) {
         #[cfg(not(loom))]
         if !top.is_null() && top != inline_link() {
-            for (place, recent) in self.cache.iter().zip(&self.recent) {
-                // Relaxed, both: hints. An empty place was taken since the drain filled it.
-                let node = recent.load(Ordering::Relaxed);
-                if !node.is_null() && place.load(Ordering::Relaxed).is_null() {
+            for (place, &node) in self.cache.iter().zip(&hints.cached) {
+                // The places the drains filled are a prefix (each fills the first empty
+                // one), and so are the hints.
+                if node.is_null() {
+                    break;
+                }
+                // Relaxed: a hint. An empty place was taken since the drain filled it.
+                if place.load(Ordering::Relaxed).is_null() {
                     crate::prefetch::for_write(node);
                 }
             }
         }
         #[cfg(loom)]
-        let _ = top;
+        let _ = (top, hints);
     }
 
     /// Asks for the line of the node in the cache's place after `taken`, which the next
-    /// enqueue takes (the drain fills the places in order, and enqueues empty them in
-    /// order): the drain read it last, on its CPU, and the enqueue that just took the
-    /// node at `taken` fills it meanwhile.
+    /// enqueue most likely takes (enqueues take the first full place): the server's drain
+    /// read it last, on its CPU, and the enqueue that just took the node at `taken` fills
+    /// that one meanwhile.
     #[inline]
     fn prefetch_next_cached(&self, taken: usize) {
         #[cfg(not(loom))]
         if let Some(next) = self.cache.get(taken + 1) {
             // Relaxed: a hint; the enqueue that takes the node swaps it out (Acquire).
-            crate::prefetch::for_write(next.load(Ordering::Relaxed));
+            let node = next.load(Ordering::Relaxed);
+            if !node.is_null() {
+                crate::prefetch::for_write(node);
+            }
         }
         #[cfg(loom)]
         let _ = taken;
-    }
-
-    /// Remembers that the drain put `node` in place `place`, for
-    /// [`prefetch_taken`](Self::prefetch_taken).
-    #[inline]
-    fn note_cached(&self, place: usize, node: *mut Node<F>) {
-        #[cfg(not(loom))]
-        if let Some(recent) = self.recent.get(place) {
-            recent.store(node, Ordering::Relaxed);
-        }
-        #[cfg(loom)]
-        let _ = (place, node);
     }
 
     /// Takes every frame pushed so far, tells `taken` how many, then hands each to
     /// `sink`, oldest first, keeping the emptied nodes in the cache (freeing those it has
     /// no place for). `taken` runs before the sink: a sink that unwinds cannot leave the
     /// frames counted as still in the intake.
-    pub(crate) fn drain(&self, taken: impl FnOnce(usize), mut sink: impl FnMut(F, Instant)) {
-        let mut batch = self.take_all();
+    ///
+    /// `hints` is the server's: what its drains cached, for the next one to prefetch.
+    pub(crate) fn drain_hinted(
+        &self,
+        hints: &mut NodeHints<F>,
+        taken: impl FnOnce(usize),
+        mut sink: impl FnMut(F, Instant),
+    ) {
+        let top = self.take_stack();
+        self.prefetch_taken(top, hints);
+        let mut batch = self.batch_of(top);
         taken(batch.len);
         // Each node is cached before the sink runs: if it unwinds, the batch's drop frees
         // what is left.
-        while let Some((frame, enqueued)) = batch.pop(|node| self.cache_node(node)) {
+        while let Some((frame, enqueued)) = batch.pop(|node| {
+            if let Some(place) = self.cache_node(node) {
+                hints.cached[place] = node;
+            }
+        }) {
             sink(frame, enqueued);
         }
+    }
+
+    /// [`drain_hinted`](Self::drain_hinted) with hints of its own, for tests.
+    #[cfg(test)]
+    pub(crate) fn drain(&self, taken: impl FnOnce(usize), sink: impl FnMut(F, Instant)) {
+        self.drain_hinted(&mut NodeHints::new(), taken, sink);
     }
 
     /// An empty node from the cache, if it holds one: the caller's alone.
@@ -401,8 +421,8 @@ impl<F> Intake<F> {
     }
 
     /// Keeps an empty node (the caller's alone) in the cache, or frees it if the cache
-    /// is full.
-    fn cache_node(&self, node: *mut Node<F>) {
+    /// is full. The place it went to, if any.
+    fn cache_node(&self, node: *mut Node<F>) -> Option<usize> {
         let put = if cfg!(airtime_weakened = "node_cache_relaxed") { Ordering::Relaxed } else { Ordering::Release };
         for (i, place) in self.cache.iter().enumerate() {
             // Release: the frame was read out of the node before an enqueue that takes
@@ -410,12 +430,12 @@ impl<F> Intake<F> {
             if place.load(Ordering::Relaxed).is_null()
                 && place.compare_exchange(ptr::null_mut(), node, put, Ordering::Relaxed).is_ok()
             {
-                self.note_cached(i, node);
-                return;
+                return Some(i);
             }
         }
         // SAFETY: empty, and ours alone.
         unsafe { Node::free(node) };
+        None
     }
 
     /// Frees every node in the cache (a removed txq's: its slot may never be reused).
@@ -443,6 +463,26 @@ impl<F> Drop for Intake<F> {
     fn drop(&mut self) {
         drop(self.take_all());
         self.free_cache();
+    }
+}
+
+/// What a txq's server remembers of its drains: the node each put in each place of the
+/// intake's cache, where the enqueues that empty the place build their frames, so the
+/// lines its next drain walks ([`Intake::drain_hinted`]). Only ever prefetched, never
+/// read through: a node named here may since have been freed.
+pub(crate) struct NodeHints<F> {
+    cached: [*mut Node<F>; NODE_CACHE],
+}
+
+// SAFETY: the pointers are addresses to prefetch, never dereferenced.
+unsafe impl<F> Send for NodeHints<F> {}
+// SAFETY: as above.
+unsafe impl<F> Sync for NodeHints<F> {}
+
+impl<F> NodeHints<F> {
+    /// Hints of no node (a txq never drained, or whose cache was freed).
+    pub(crate) const fn new() -> NodeHints<F> {
+        NodeHints { cached: [ptr::null_mut(); NODE_CACHE] }
     }
 }
 
@@ -622,6 +662,38 @@ impl<F> core::fmt::Debug for Batch<F> {
 mod tests {
     use super::*;
     use alloc::vec::Vec;
+
+    #[test]
+    fn the_hints_name_the_nodes_the_next_drain_walks() {
+        let intake = Intake::without_own_node();
+        let mut hints = NodeHints::new();
+        for i in 0..5u32 {
+            assert!(intake.push(i, Instant::ZERO).is_ok());
+        }
+        intake.drain_hinted(&mut hints, |n| assert_eq!(n, 5), |_, _| ());
+        // Cached in the first five places, and hinted there: a prefix.
+        assert!(hints.cached[..5].iter().all(|p| !p.is_null()));
+        assert!(hints.cached[5..].iter().all(|p| p.is_null()));
+        for i in 10..13u32 {
+            assert!(intake.push(i, Instant::ZERO).is_ok());
+        }
+        // The enqueues took the first three places' nodes: the places are empty, and
+        // every node of the stack is one the hints name there.
+        assert!(intake.cache[..3].iter().all(|p| p.load(Ordering::Relaxed).is_null()));
+        assert!(intake.cache[3..5].iter().all(|p| !p.load(Ordering::Relaxed).is_null()));
+        let mut link = intake.top.load(Ordering::Acquire);
+        let mut walked = 0;
+        while !link.is_null() {
+            assert!(hints.cached[..3].contains(&link), "a node of the stack the hints do not name");
+            // SAFETY: the stack's nodes stay allocated until drained; nothing runs at once.
+            link = unsafe { (*link).next };
+            walked += 1;
+        }
+        assert_eq!(walked, 3);
+        let mut got = Vec::new();
+        intake.drain_hinted(&mut hints, |n| assert_eq!(n, 3), |f, _| got.push(f));
+        assert_eq!(got, [10, 11, 12], "the hints change nothing of the order");
+    }
 
     #[test]
     fn a_batch_comes_out_in_arrival_order() {

@@ -1,7 +1,7 @@
 //! The table of txqs the crate owns for a radio: a lock-free intake per txq for any
 //! context to enqueue into, and the queue itself, which only the txq's server touches.
 
-use super::intake::{Batch, Chain, Intake};
+use super::intake::{Batch, Chain, Intake, NodeHints};
 use super::turn::TxqTurn;
 use crate::cache_line::CacheLines;
 use crate::scheduler::HoldRefused;
@@ -24,10 +24,19 @@ pub struct Retry<F> {
     pub charge: Option<Charge>,
 }
 
-/// What only the txq's holder may touch: its queue and its retry slot.
+/// What only the txq's holder may touch: its queue, its retry slot, and what its
+/// drains of the intake cached (for the next drain's prefetch).
 pub(super) struct Kept<Q: Txq> {
     pub(super) queue: Option<Q>,
     pub(super) retry: Option<Retry<Q::Frame>>,
+    pub(super) hints: NodeHints<Q::Frame>,
+}
+
+impl<Q: Txq> Kept<Q> {
+    /// A slot's state with `queue`, nothing retried, and no node cached yet.
+    pub(super) const fn new(queue: Option<Q>) -> Kept<Q> {
+        Kept { queue, retry: None, hints: NodeHints::new() }
+    }
 }
 
 /// What a txq's enqueuers write: its intake and the intake's count. In declaration
@@ -95,7 +104,7 @@ pub const INTAKE_LIMIT: u32 = 8192;
 ///
 /// Each frame enqueued rides in an intake node: the intake's own (one per txq, on its
 /// cache lines) when it is free, which it is whenever the server keeps up; else one the
-/// server emptied and kept (up to 8 per txq), so a txq in steady state allocates nothing;
+/// server emptied and kept (up to 16 per txq), so a txq in steady state allocates nothing;
 /// an enqueue that finds none allocates one from the global allocator (in a kernel, an
 /// atomic allocation, refused with [`EnqueueError::NoMemory`] if it fails). An intake
 /// holds at most [`INTAKE_LIMIT`] frames. Each txq's cell keeps what its enqueuers write
@@ -282,7 +291,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         // Within the capacity just reserved: no allocation.
         cells.extend((0..n).map(|_| Cell {
             inbox: CacheLines(Inbox { intake: Intake::new(), len: AtomicU32::new(0) }),
-            kept: CacheLines(UnsafeCell::new(Kept { queue: None, retry: None })),
+            kept: CacheLines(UnsafeCell::new(Kept::new(None))),
         }));
         // Capacity equals length, so this does not reallocate.
         Ok(TxqTable { sched, cells: cells.into_boxed_slice() })
@@ -328,7 +337,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             if let Some(cell) = self.cells.get(index) {
                 // SAFETY: the slot is claimed INIT by this call and was reusable, so its
                 // last queue was taken back: nobody else touches the cell.
-                cell.kept.with_mut(|kept| unsafe { *kept = Kept { queue: queue.take(), retry: None } });
+                cell.kept.with_mut(|kept| unsafe { *kept = Kept::new(queue.take()) });
             }
         });
         match added {
@@ -366,8 +375,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let Some(cell) = self.cells.get(index) else { continue };
             // SAFETY: popped from the retired stack: removed, served by nobody, and not
             // reusable until `release_kept` below, so this context alone holds the cell.
-            let kept =
-                cell.kept.with_mut(|kept| unsafe { core::mem::replace(&mut *kept, Kept { queue: None, retry: None }) });
+            let kept = cell.kept.with_mut(|kept| unsafe { core::mem::replace(&mut *kept, Kept::new(None)) });
             // Every KEPT slot has its queue (`add_txq`): the `else` is unreachable, and
             // keeps the slot held rather than lose what its intake holds.
             let Some(queue) = kept.queue else { continue };

@@ -45,12 +45,14 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
             return 0;
         }
         let cell = self.cell;
-        let Some(queue) = self.kept().queue.as_mut() else { return 0 };
+        let kept = self.kept();
+        let Some(queue) = kept.queue.as_mut() else { return 0 };
         let mut moved = 0;
         // Counted off the intake's bound before the queue takes them (a queue that
         // unwinds cannot shrink the bound for good); the emptied nodes stay in the
         // intake's cache for the next enqueues.
-        cell.inbox.intake.drain(
+        cell.inbox.intake.drain_hinted(
+            &mut kept.hints,
             |n| {
                 moved = n;
                 cell.taken(n);
