@@ -23,6 +23,13 @@ export CARGO_TERM_COLOR=never
 rustup toolchain install nightly --profile minimal >/dev/null 2>&1 || true
 rustup component add miri rust-src --toolchain nightly
 cargo +nightly miri setup
+# `.ci/miri.sh setup` installs and stops there: .ci/run calls it once before it starts
+# the shards side by side, because two installs of one component at once race (a
+# clean machine's run failed with "detected conflict: 'bin/cargo-miri'", and left a
+# Miri that could not load its rustc).
+if [ "${1:-}" = setup ]; then
+    exit 0
+fi
 
 # proptest's failure persistence reads the working directory: allow it.
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-disable-isolation}"
