@@ -268,6 +268,13 @@ pub(crate) mod txq {
 
     /// Registered and not removed.
     pub(crate) const LIVE: u64 = 1 << 0;
+    /// Listed for its station's debt alone: returned empty, and not woken since. It has
+    /// no frame a refused AQL check could keep back, so adaptive AQL does not count the
+    /// refusals of its visits. Set only by the return that lists it so; cleared by every
+    /// wake, every take or claim, every return and the removal. Set, the txq is live and
+    /// listed (its AC's QUEUED bit), and neither SERVING, WOKEN nor ORPHAN (enqueues in
+    /// flight may hold it).
+    pub(crate) const IDLE: u64 = 1 << 1;
     /// Held by exactly one context between `next_txq`/`may_transmit` and its return.
     pub(crate) const SERVING: u64 = 1 << 2;
     /// A wake arrived while SERVING: requeue on return even if the server saw it empty.

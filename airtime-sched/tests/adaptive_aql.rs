@@ -3,7 +3,7 @@
 //! medium is free, and completions (releases) a fixed turnaround after each PPDU ends,
 //! after which the driver refills up to the station check.
 
-use airtime_sched::{Ac, AqlLimits, Config, Scheduler, StationId, Weight};
+use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, StationId, Tid, TxqReturn, Weight};
 use std::collections::VecDeque;
 
 const FLOOR_US: u32 = 500;
@@ -235,5 +235,71 @@ fn a_station_that_learnt_nothing_follows_its_configured_limit() {
     if l.limit_us().high_us() == AqlLimits::DEFAULT.high_us() {
         l.s.set_station_limits(l.sta, Ac::Be, AqlLimits::new(5000, 20_000).unwrap()).unwrap();
         assert_eq!(l.limit_us().high_us(), 20_000);
+    }
+}
+
+/// A station whose txq went back empty while it still pays off a debt stays listed for
+/// that debt (mainline keeps it active). A round that visits that txq while the station
+/// is over its limit keeps back no frame: the refusal must not count as one that held
+/// the station back, or every burst that drains its queue grows the learnt limit at the
+/// completion that empties the station. Once a frame arrives (a wake), a refused visit
+/// counts again. Both ways a round visits: walked, and through the lap skip (a second
+/// station in debt but under its limit makes the first lap serve nobody).
+#[test]
+fn a_refused_visit_counts_only_for_a_txq_with_frames() {
+    const NOW: Instant = Instant::from_micros(1_000_000);
+    for (woken, other_in_debt) in [(false, false), (true, false), (false, true), (true, true)] {
+        let config = Config::builder().adaptive_aql(true).build();
+        let mut s = Scheduler::new(config).unwrap();
+        s.set_default_limits(Ac::Be, AqlLimits::new(500, 2000).unwrap());
+        let sta = s.add_station(Weight::DEFAULT).unwrap();
+        // One window of slack: the learnt limit gives back an eighth (2000 to 1750).
+        let keep = s.charge_us(sta, Ac::Be, 60_000).unwrap();
+        for _ in 0..2 {
+            let go = s.charge_us(sta, Ac::Be, 50_000).unwrap();
+            s.release(go).unwrap();
+        }
+        s.release(keep).unwrap();
+        let high = |s: &Scheduler| s.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us();
+        assert_eq!(high(&s), 1750);
+
+        // A turn sends the station's last frames (1800 us in flight, over its 1750) and
+        // its airtime puts it deep in debt; the txq goes back empty, listed for the debt.
+        let txq = s.add_txq(Some(sta), Tid::BE).unwrap();
+        s.wake_txq(txq, NOW).unwrap();
+        let round = s.start_round(Ac::Be);
+        let mut serving = s.next_txq(round, NOW).expect("the woken txq is served");
+        let last = serving.charge_us(1800).unwrap();
+        s.register_airtime(sta, Ac::Be, 50_000, 0, NOW).unwrap();
+        s.return_txq(serving, TxqReturn::Empty, NOW);
+        assert!(s.deficit_us(sta, Ac::Be).unwrap() < 0);
+        s.check_invariants_quiescent().unwrap();
+        let other_txq = other_in_debt.then(|| {
+            let other = s.add_station(Weight::DEFAULT).unwrap();
+            let b = s.add_txq(Some(other), Tid::BE).unwrap();
+            s.wake_txq(b, NOW).unwrap();
+            s.register_airtime(other, Ac::Be, 50_000, 0, NOW).unwrap();
+            b
+        });
+        if woken {
+            // A frame arrives: the txq is listed for it now.
+            s.wake_txq(txq, NOW).unwrap();
+        }
+        // The next round visits the txq and refuses the station (over its limit); the
+        // other station, once its debt is paid, is served.
+        let round = s.start_round(Ac::Be);
+        while let Some(serving) = s.next_txq(round, NOW) {
+            assert_eq!(Some(serving.txq()), other_txq, "a station over its limit was served");
+            s.return_txq(serving, TxqReturn::Empty, NOW);
+        }
+        s.check_invariants_quiescent().unwrap();
+        // The completion that empties the station: a refusal that counted grows it now.
+        s.release(last).unwrap();
+        let case = format!("woken {woken}, another station in debt {other_in_debt}");
+        if woken {
+            assert_eq!(high(&s), 2000, "the refusal of a txq with frames was lost ({case})");
+        } else {
+            assert_eq!(high(&s), 1750, "a visit that kept back no frame grew the limit ({case})");
+        }
     }
 }

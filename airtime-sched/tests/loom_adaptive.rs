@@ -14,11 +14,15 @@
 //! | `adaptive_store` | a release writes the word with a load and a store, not a compare-and-swap | `adaptive1` |
 //! | `adaptive_untagged` | writes do not check the occupant's tag, so a late one lands on the next occupant | `adaptive2`, `adaptive3` |
 //! | `refusal_any_generation` | a round's refused visit is recorded for the station of whichever txq holds the slot now | `adaptive4` |
+//! | `wake_keeps_idle` | a wake of a txq listed for its station's debt alone leaves it marked as having no frames | `adaptive5` |
+//! | `idle_first_load` | a return decides that mark from its first load of the word, missing a wake that fails its compare-and-swap | `adaptive5` |
+//! | `refusal_counts_idle` | a walked visit's refusal counts whatever the txq holds | `adaptive5` |
+//! | `skip_counts_idle` | the lap skip's refusal counts whatever the txq holds | `adaptive6` |
 #![cfg(loom)]
 
 // The smallest scheduler the model needs, built here: `loom_common::small` has no
 // adaptive switch.
-use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, StationId, Tid, TxqReturn, Weight};
+use airtime_sched::{Ac, AqlLimits, Config, Instant, Scheduler, Serving, StationId, Tid, TxqReturn, Weight};
 
 const NOW: Instant = Instant::from_micros(1_000_000);
 use loom::sync::Arc;
@@ -30,9 +34,14 @@ const LIMITS: (u32, u32) = (500, 2000);
 /// A scheduler with adaptive AQL on, `stations` station slots, one txq slot and the BE
 /// limits [`LIMITS`].
 fn adaptive(stations: u16) -> Scheduler {
+    adaptive_txqs(stations, 1)
+}
+
+/// [`adaptive`] with `txqs` txq slots.
+fn adaptive_txqs(stations: u16, txqs: u16) -> Scheduler {
     let mut config = Config::default();
     config.max_stations = stations;
-    config.max_txqs = 1;
+    config.max_txqs = txqs;
     config.adaptive_aql = true;
     let sched = Scheduler::new(config).unwrap();
     sched.set_default_limits(Ac::Be, AqlLimits::new(LIMITS.0, LIMITS.1).unwrap());
@@ -230,3 +239,117 @@ fn adaptive4_a_round_records_refusals_only_for_the_txq_it_visited() {
 
 /// Executions of adaptive4 in which the slot was reused (the model is not vacuous).
 static REUSED_4: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The model's start for adaptive5 and adaptive6: a station whose learnt BE limit is
+/// 1750 us, whose txq was woken, served and charged 1800 us (over that limit), and whose
+/// airtime then left it deep in debt. Returns the station, its txq, the charge and the
+/// serving turn, still held.
+fn debt_after_a_turn(sched: &Scheduler) -> (StationId, airtime_sched::TxqId, airtime_sched::Charge, Serving<'_>) {
+    let sta = sched.add_station(Weight::DEFAULT).unwrap();
+    one_window_of_slack(sched, sta);
+    assert_eq!(sched.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us(), 1750);
+    let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
+    sched.wake_txq(txq, NOW).unwrap();
+    let round = sched.start_round(Ac::Be);
+    let mut serving = sched.next_txq(round, NOW).expect("the woken txq is served");
+    let last = serving.charge_us(1800).unwrap();
+    sched.register_airtime(sta, Ac::Be, 50_000, 0, NOW).unwrap();
+    (sta, txq, last, serving)
+}
+
+/// The learnt limit `sta` ends with after its last charge's release, which leaves it
+/// nearly dry: 2000 if a refusal counted since the last adjustment, else 1750.
+fn learnt_after(sched: &Scheduler, sta: StationId, last: airtime_sched::Charge) -> u32 {
+    sched.release(last).unwrap();
+    sched.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us()
+}
+
+/// A round on BE that serves nothing of the station over its limit (`held`), returning
+/// anything else it hands out empty.
+fn round_refusing(sched: &Scheduler, held: airtime_sched::TxqId) {
+    let round = sched.start_round(Ac::Be);
+    while let Some(serving) = sched.next_txq(round, NOW) {
+        assert_ne!(serving.txq(), held, "a station over its limit was served");
+        sched.return_txq(serving, TxqReturn::Empty, NOW);
+    }
+}
+
+/// A txq that goes back empty while its station pays off a debt stays listed for that
+/// debt alone, and a round's refused visit of it keeps back no frame, so adaptive AQL
+/// does not count it (without a wake, the station's emptying completion leaves 1750). A
+/// wake racing that return (a frame enqueued while the txq is served, or just after)
+/// must undo the mark: whichever comes first, the txq has a frame once both are done,
+/// and the next refused visit counts, growing the limit at that completion (2000).
+#[test]
+fn adaptive5_a_wake_racing_an_empty_return_makes_refusals_count_again() {
+    let mut builder = loom::model::Builder::new();
+    // Two schedulers' worth of set-up in one execution.
+    builder.max_branches = 10_000;
+    builder.check(|| {
+        for woken in [false, true] {
+            let sched = Arc::new(adaptive(1));
+            let (sta, txq, last, serving) = debt_after_a_turn(&sched);
+            let waker = woken.then(|| {
+                let sched = sched.clone();
+                thread::spawn(move || {
+                    sched.wake_txq(txq, NOW).unwrap();
+                    sched.check_invariants().unwrap();
+                })
+            });
+            sched.return_txq(serving, TxqReturn::Empty, NOW);
+            sched.check_invariants().unwrap();
+            if let Some(waker) = waker {
+                waker.join().unwrap();
+            }
+            round_refusing(&sched, txq);
+            sched.check_invariants().unwrap();
+            let learnt = learnt_after(&sched, sta, last);
+            if woken {
+                assert_eq!(learnt, LIMITS.1, "the wake was lost to adaptive AQL: its refusal did not count");
+            } else {
+                assert_eq!(learnt, 1750, "a visit of a txq listed for its debt alone counted as a refusal");
+            }
+        }
+    });
+}
+
+/// adaptive5 through the lap skip: a second station in debt but under its limit makes
+/// the round's first lap serve nobody, so the skip's pass over the lap checks both
+/// stations. It must count the refusal of the station over its limit as a walked visit
+/// does: not while its txq is listed for its debt alone (1750), and, once a wake racing
+/// the round has given it a frame, at the latest at the next round's visit (2000).
+#[test]
+fn adaptive6_the_lap_skip_counts_refusals_as_a_walked_visit_does() {
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 10_000;
+    builder.check(|| {
+        for woken in [false, true] {
+            let sched = Arc::new(adaptive_txqs(2, 2));
+            let (sta, txq, last, serving) = debt_after_a_turn(&sched);
+            sched.return_txq(serving, TxqReturn::Empty, NOW);
+            let other = sched.add_station(Weight::DEFAULT).unwrap();
+            let b = sched.add_txq(Some(other), Tid::BE).unwrap();
+            sched.wake_txq(b, NOW).unwrap();
+            sched.register_airtime(other, Ac::Be, 50_000, 0, NOW).unwrap();
+            let waker = woken.then(|| {
+                let sched = sched.clone();
+                thread::spawn(move || {
+                    sched.wake_txq(txq, NOW).unwrap();
+                    sched.check_invariants().unwrap();
+                })
+            });
+            round_refusing(&sched, txq);
+            sched.check_invariants().unwrap();
+            if let Some(waker) = waker {
+                waker.join().unwrap();
+                round_refusing(&sched, txq);
+            }
+            let learnt = learnt_after(&sched, sta, last);
+            if woken {
+                assert_eq!(learnt, LIMITS.1, "the wake was lost to adaptive AQL: its refusal did not count");
+            } else {
+                assert_eq!(learnt, 1750, "the lap skip counted a refusal of a txq listed for its debt alone");
+            }
+        }
+    });
+}

@@ -13,7 +13,9 @@
 //!   limit refused it since the last adjustment (its txq had frames the limit kept
 //!   back): one more such completion and the hardware idles until the driver's next
 //!   frames reach it. The limit grows by half (at least 4 us), up to the configured
-//!   limit.
+//!   limit. A round's refused visit of a txq listed only for its station's debt
+//!   (returned empty and kept listed, as mainline's `ieee80211_txq_keep_active` keeps
+//!   it, and not woken since) keeps no frame back, and does not count.
 //! * **Shrink** while there was slack: over a hold window of [`HOLD_US`] of the
 //!   station's released airtime with no growth, the least pending airtime a completion
 //!   left beyond one more such completion is airtime the hardware never needed. At the
@@ -49,8 +51,9 @@
 //! that lands after the slot's reuse (which retags the word) is dropped instead of
 //! teaching the next occupant the old one's lesson (its window, its refusal). The loom
 //! model `tests/loom_adaptive.rs` checks that a refusal racing a release is never lost,
-//! that the limit stays in its bounds, and that neither write of a removed station
-//! reaches the slot's next occupant.
+//! that the limit stays in its bounds, that neither write of a removed station
+//! reaches the slot's next occupant, and that a wake racing the empty return of a txq
+//! kept listed for its debt makes that txq's refusals count again.
 //!
 //! [`StationAc::adaptive`]: crate::slots::StationAc
 

@@ -160,16 +160,28 @@ impl Scheduler {
     }
 
     /// A visit's refused AQL check, recorded for adaptive AQL (when on) only if the
-    /// slot still holds the visited txq: the station's learnt limit grows for refusals
-    /// of its own txqs, never of a txq that took their slot. Out of line: refusals are
-    /// rare on the hot path.
+    /// slot still holds the visited txq and that txq may have frames: the station's
+    /// learnt limit grows for refusals that kept its own frames back, never for a txq
+    /// that took their slot, nor for one listed for its debt alone (returned empty and
+    /// not woken since, `txq::IDLE`), whose visit keeps nothing back. Out of line:
+    /// refusals are rare on the hot path.
     #[inline(never)]
     fn refused_visit(&self, slot: &TxqSlot, generation: u32, sslot: LiveStation<'_>, ac: Ac) {
+        if !self.config.adaptive_aql {
+            return;
+        }
+        let word = slot.word.load(Ordering::Acquire);
         // Weakened variant `refusal_any_generation`, only to prove loom model 26 catches
         // it: the refusal recorded for whichever txq the slot holds now.
-        if self.config.adaptive_aql
-            && (cfg!(airtime_weakened = "refusal_any_generation") || same_generation(slot, generation))
-        {
+        let visited = cfg!(airtime_weakened = "refusal_any_generation") || gen_of(word) == generation;
+        // A wake racing this visit may clear IDLE just after the load: that refusal is
+        // not counted, and a growth it would have caused at the next completion is lost
+        // unless a visit of the woken txq is refused before that completion. A take by
+        // `may_transmit` racing it the other way counts one refusal of an empty txq.
+        // Both are one adjustment of a heuristic, never a charge.
+        // Weakened variant `refusal_counts_idle`, only to prove loom model adaptive5
+        // catches it: the refusal counted for a txq listed for its debt alone.
+        if visited && (cfg!(airtime_weakened = "refusal_counts_idle") || word & txq::IDLE == 0) {
             self.record_refused_check(sslot, ac);
         }
     }
@@ -196,7 +208,7 @@ impl Scheduler {
         let skip = state.lap_skips.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         let mark = stamp::of(skip);
         // Pass 1: visits per station.
-        self.for_each_lap_visit(state, ac, len, |_, sslot| {
+        self.for_each_lap_visit(state, ac, len, |_, _, sslot| {
             let a = &sslot.ac[ac.index()].lap_stamp;
             let w = a.load(Ordering::Relaxed);
             let visits = if stamp::is(w, skip) { stamp::visits(w) + 1 } else { 1 };
@@ -204,7 +216,7 @@ impl Scheduler {
         });
         // Pass 2: the first lap in which an eligible visit finds its station at zero.
         let mut skip_laps = i64::MAX;
-        self.for_each_lap_visit(state, ac, len, |slot, sslot| {
+        self.for_each_lap_visit(state, ac, len, |slot, generation, sslot| {
             let a = &sslot.ac[ac.index()].lap_stamp;
             let w = a.load(Ordering::Relaxed);
             if !stamp::is(w, skip) {
@@ -212,7 +224,15 @@ impl Scheduler {
             }
             let i = stamp::met(w) + 1;
             a.store((w & !(0xffff << 16)) | (i.min(0xffff) << 16), Ordering::Relaxed);
-            if !self.visit_eligible::<true>(slot, sslot, ac) {
+            // A refusal counts as a walked visit's does (`refused_visit`): not for a txq
+            // listed for its debt alone. Weakened variant `skip_counts_idle`, only to
+            // prove loom model adaptive6 catches it: recorded whatever the txq holds.
+            if cfg!(airtime_weakened = "skip_counts_idle") {
+                if !self.visit_eligible::<true>(slot, sslot, ac) {
+                    return;
+                }
+            } else if !self.visit_eligible::<false>(slot, sslot, ac) {
+                self.refused_visit(slot, generation, sslot, ac);
                 return;
             }
             let k = i64::try_from(stamp::visits(w).max(1)).unwrap_or(1);
@@ -227,7 +247,7 @@ impl Scheduler {
             return;
         }
         // Pass 3: the skipped laps' top-ups, once per station.
-        self.for_each_lap_visit(state, ac, len, |_, sslot| {
+        self.for_each_lap_visit(state, ac, len, |_, _, sslot| {
             let a = &sslot.ac[ac.index()].lap_stamp;
             let w = a.load(Ordering::Relaxed);
             if !stamp::is(w, skip) || w & stamp::APPLIED != 0 {
@@ -247,9 +267,10 @@ impl Scheduler {
         });
     }
 
-    /// Calls `f` for each of the first `len` entries of the tail part that stand for a
-    /// live station txq on `ac` (dead entries are not part of the lap).
-    fn for_each_lap_visit(&self, state: &AcState, ac: Ac, len: u32, mut f: impl FnMut(&TxqSlot, LiveStation<'_>)) {
+    /// Calls `f` with the slot, the txq's generation and its station for each of the
+    /// first `len` entries of the tail part that stand for a live station txq on `ac`
+    /// (dead entries are not part of the lap).
+    fn for_each_lap_visit(&self, state: &AcState, ac: Ac, len: u32, mut f: impl FnMut(&TxqSlot, u32, LiveStation<'_>)) {
         let mut remaining = len;
         state.list.peek_tail(|index| {
             if remaining == 0 {
@@ -268,7 +289,7 @@ impl Scheduler {
                 return true;
             }
             if let Some(sslot) = station.and_then(|sta| self.station_slot(sta).ok()) {
-                f(slot, sslot);
+                f(slot, gen_of(word), sslot);
             }
             true
         });

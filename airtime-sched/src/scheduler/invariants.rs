@@ -43,8 +43,9 @@ pub enum InvariantViolation {
     },
     /// S5: a round is open with number 0.
     OpenRoundZero(Ac),
-    /// A txq word holds bits no operation writes together: woken while not served, or
-    /// being set up while live.
+    /// A txq word holds bits no operation writes together: woken while not served,
+    /// being set up while live, or listed for its station's debt alone while not live and
+    /// listed on its AC, or while served, woken or orphaned.
     TxqWordMismatch(TxqId),
     /// A station's limits are inverted or its weight is 0.
     BadStationConfig(u16),
@@ -71,7 +72,8 @@ impl Scheduler {
     /// every station slot has valid limits and a nonzero weight; a live or removed
     /// station's AQL words count for its generation; every txq word is a combination of
     /// bits the operations write (an orphaned entry only for a live txq listed on its
-    /// AC, woken only while served, never both being set up and live). Each of these
+    /// AC, woken only while served, never both being set up and live, listed for its
+    /// debt alone only while live, listed, and neither served, woken nor orphaned). Each of these
     /// reads one word, or rereads the word it depends on and skips a slot that changed
     /// meanwhile. Cost O(capacity).
     ///
@@ -96,7 +98,7 @@ impl Scheduler {
                 return Err(InvariantViolation::QueuedBitMismatch(id));
             }
             let woken_unserved = word & txq::WOKEN != 0 && word & txq::SERVING == 0;
-            if woken_unserved || word & (txq::INIT | txq::LIVE) == txq::INIT | txq::LIVE {
+            if woken_unserved || idle_misplaced(word) || word & (txq::INIT | txq::LIVE) == txq::INIT | txq::LIVE {
                 return Err(InvariantViolation::TxqWordMismatch(id));
             }
         }
@@ -187,6 +189,9 @@ impl Scheduler {
             if word & (txq::SERVING | txq::WOKEN | txq::INIT) != 0 {
                 return Err(InvariantViolation::HeldWhileQuiescent(id));
             }
+            if idle_misplaced(word) {
+                return Err(InvariantViolation::TxqWordMismatch(id));
+            }
             let bits = Ac::ALL.iter().fold(0u8, |m, &ac| m | (u8::from(word & txq::queued(ac) != 0) << ac.index()));
             let orphan_ok =
                 word & txq::ORPHAN == 0 || (word & txq::LIVE != 0 && word & txq::queued(txq::ac(word)) != 0);
@@ -231,4 +236,14 @@ impl Scheduler {
         }
         Ok(())
     }
+}
+
+/// Whether a txq word marks a txq listed for its debt alone (`txq::IDLE`) where no
+/// operation leaves the mark: the txq not live, not listed on its AC, or served, woken
+/// or orphaned.
+fn idle_misplaced(word: u64) -> bool {
+    word & txq::IDLE != 0
+        && (word & txq::LIVE == 0
+            || word & txq::queued(txq::ac(word)) == 0
+            || word & (txq::SERVING | txq::WOKEN | txq::ORPHAN) != 0)
 }

@@ -55,7 +55,8 @@ impl Scheduler {
     }
 
     /// [`wake`](Self::wake) from `word`, the slot's word as last read. Out of line: it
-    /// lists the txq, or marks a served one woken, which the common wake does not.
+    /// lists the txq, marks a served one woken, or clears the mark of one listed for its
+    /// debt alone (`txq::IDLE`), which the common wake does not.
     #[inline(never)]
     fn wake_from(
         &self,
@@ -85,6 +86,10 @@ impl Scheduler {
                 // Listed already; an orphaned entry now stands for this txq.
                 word & !txq::ORPHAN
             };
+            // Whatever the branch, the txq has a frame now: not listed for its debt alone.
+            // Weakened variant `wake_keeps_idle`, only to prove loom model adaptive5
+            // catches it: the mark left, so the txq's refused visits never count.
+            let new = if cfg!(airtime_weakened = "wake_keeps_idle") { new } else { new & !txq::IDLE };
             // Weakened variant: the "already listed" path as a plain load, only to prove
             // the loom model catches the lost wake it allows (store buffering below).
             if cfg!(airtime_weakened = "wake_plain_load") && new == word && held == 0 {
@@ -190,7 +195,7 @@ impl Scheduler {
     /// takes at `seen`'s generation only.
     #[inline]
     pub(super) fn take_seen(&self, ac: Ac, slot: &TxqSlot, seen: u64) -> Claim {
-        let new = (seen & !(txq::queued(ac) | txq::WOKEN)) | txq::SERVING;
+        let new = (seen & !(txq::queued(ac) | txq::WOKEN | txq::IDLE)) | txq::SERVING;
         // Ordering: as in `claim_from`.
         match slot.word.compare_exchange_weak(seen, new, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => Claim::Taken(seen),
@@ -212,7 +217,7 @@ impl Scheduler {
                 return Claim::Seen(word);
             }
             let new = if servable {
-                (word & !(queued | txq::WOKEN)) | txq::SERVING
+                (word & !(queued | txq::WOKEN | txq::IDLE)) | txq::SERVING
             } else if live_here {
                 word & !(queued | txq::ORPHAN)
             } else {
@@ -245,12 +250,14 @@ pub(super) enum Claim {
 }
 
 /// Whether a txq word is txq `id`'s, listed on its AC with an entry that stands for it
-/// (not orphaned) and not held: the wake that meets it changes nothing (`wake_from`'s
-/// loop computes the same word back).
+/// (not orphaned), not listed for its debt alone (IDLE) and not held: the wake that
+/// meets it changes nothing (`wake_from`'s loop computes the same word back).
 #[inline]
 const fn listed_unheld(word: u64, id: TxqId) -> bool {
     let queued = txq::queued(txq::ac(word));
-    word & (txq::LIVE | txq::SERVING | txq::ORPHAN | queued) == txq::LIVE | queued && gen_of(word) == id.generation
+    let idle = if cfg!(airtime_weakened = "wake_keeps_idle") { 0 } else { txq::IDLE };
+    word & (txq::LIVE | txq::SERVING | txq::ORPHAN | idle | queued) == txq::LIVE | queued
+        && gen_of(word) == id.generation
 }
 
 /// Whether a claim asked to take at `take`'s generation takes the servable txq `word`
@@ -294,7 +301,7 @@ mod tests {
                     word | queued
                 } else {
                     word & !txq::ORPHAN
-                };
+                } & !txq::IDLE;
                 let lists = word & queued == 0 && new & queued != 0;
                 let unorphans = word & txq::ORPHAN != 0 && new & txq::ORPHAN == 0;
                 let marks = new != word && word & txq::SERVING != 0;

@@ -249,7 +249,7 @@ impl Scheduler {
             // as this once did, only to prove the loom model catches it.
             #[cfg(not(airtime_weakened = "remove_ac_late"))]
             let ac = txq::ac(word);
-            let new = word & !(txq::LIVE | txq::WOKEN | txq::ORPHAN);
+            let new = word & !(txq::LIVE | txq::WOKEN | txq::ORPHAN | txq::IDLE);
             // AcqRel: orders with the list and serving paths that read LIVE.
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {

@@ -283,7 +283,7 @@ impl Scheduler {
             let orphan = if word & queued != 0 { txq::ORPHAN } else { 0 };
             match slot.word.compare_exchange_weak(
                 word,
-                word | txq::SERVING | orphan,
+                (word | txq::SERVING | orphan) & !txq::IDLE,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -381,17 +381,26 @@ impl Scheduler {
         // txq's slot may be taken by another.
         let place_if_woken = self.wake_place(slot);
         let mut word = slot.word.load(Ordering::Acquire);
+        // Weakened variant `idle_first_load`, only to prove loom model adaptive5 catches
+        // it: the debt-alone mark decided from the first load, missing a wake that fails
+        // the compare-and-swap below.
+        let first_woken = word & txq::WOKEN != 0;
         loop {
             let woken = word & txq::WOKEN != 0;
             let live = word & txq::LIVE != 0 && gen_of(word) == id.generation;
             // A table's txq returned empty by a server that could not see its intake.
             let unseen = !table_turn && !has_frames && word & txq::KEPT != 0;
             let wanted = live && (has_frames || unseen || woken || keep_active);
-            let mut new = word & !(txq::SERVING | txq::WOKEN);
+            let mut new = word & !(txq::SERVING | txq::WOKEN | txq::IDLE);
             if wanted {
                 // Listed now, or an entry from before (left while `may_transmit` held the
                 // txq, or orphaned) stands for it and keeps its place.
                 new = (new | queued) & !txq::ORPHAN;
+                let woken = if cfg!(airtime_weakened = "idle_first_load") { first_woken } else { woken };
+                if !(has_frames || unseen || woken) {
+                    // Listed for the debt alone: its visits keep back no frame.
+                    new |= txq::IDLE;
+                }
             }
             // AcqRel: Release publishes the server's dequeues to the next server;
             // Acquire sees a wake's WOKEN flag and the enqueue before it.
