@@ -162,7 +162,11 @@ impl RoundGate {
                 // these rounds and every note before it. The weakened variant, only to prove the
                 // loom model catches it, leaves without opening the gate, so every
                 // later request is handed to nobody.
-                if !cfg!(airtime_weakened = "gate_defer_closed") {
+                if cfg!(airtime_weakened = "gate_defer_clears_note") {
+                    // Weakened variant, only to prove loom model gate4 catches it: the
+                    // deferred notes cleared with RUNNING, so nothing shows them waiting.
+                    word.fetch_and(!(RUNNING | AGAIN), Ordering::Release);
+                } else if !cfg!(airtime_weakened = "gate_defer_closed") {
                     word.fetch_and(!RUNNING, Ordering::Release);
                 }
                 break GateOutcome::Deferred { rounds };
@@ -175,6 +179,18 @@ impl RoundGate {
     /// Whether a context is running rounds on `ac` (a snapshot, for statistics).
     pub fn is_running(&self, ac: Ac) -> bool {
         self.acs[ac.index()].0.load(Ordering::Relaxed) & RUNNING != 0
+    }
+
+    /// Whether requests for rounds on `ac` wait with no context running them: the last
+    /// runner left on its budget ([`GateOutcome::Deferred`]) and nobody has called
+    /// [`run`](Self::run) on the AC since. A snapshot of the gate itself, so a driver that
+    /// cannot act on every `Deferred` where it is returned (a C caller told only the frames
+    /// sent) can poll it, from a timer or at the end of a NAPI poll, and call `run` when
+    /// it is true: that call's first round serves them. False while a runner is in a
+    /// round (it serves them) and after any exit with nothing pending.
+    pub fn is_waiting(&self, ac: Ac) -> bool {
+        // Relaxed: a hint to call `run`, whose own read-modify-write orders what matters.
+        self.acs[ac.index()].0.load(Ordering::Relaxed) & (RUNNING | AGAIN) == AGAIN
     }
 }
 
@@ -226,6 +242,7 @@ mod tests {
             }
         });
         assert_eq!(handed.get(), Some((GateOutcome::HandedOff, GateOutcome::HandedOff)));
+        assert!(!gate.is_waiting(Ac::Vi), "handed-off requests were served by the runner");
         assert_eq!(outcome, GateOutcome::Ran { rounds: 2 });
         assert_eq!(runs.get(), 2);
         assert!(!gate.is_running(Ac::Vi));
@@ -243,8 +260,10 @@ mod tests {
         });
         assert_eq!((outcome, runs.get()), (GateOutcome::Deferred { rounds: 3 }, 3));
         assert!(!gate.is_running(Ac::Be));
+        assert!(gate.is_waiting(Ac::Be), "a deferred request shows as waiting");
         assert_eq!(gate.run(Ac::Be, 3, || runs.set(runs.get() + 1)), GateOutcome::Ran { rounds: 1 });
         assert_eq!(runs.get(), 4);
+        assert!(!gate.is_waiting(Ac::Be), "served, nothing waits");
     }
 
     #[test]
@@ -400,6 +419,25 @@ mod loom_models {
             }
         }
 
+        /// [`request`](Self::request) by a caller that does not ask again when its
+        /// rounds are deferred (a C caller told only the frames sent): the request
+        /// then waits for whoever polls [`RoundGate::is_waiting`].
+        fn request_once(&self, me: usize, n: u32, budget: u32) {
+            self.requested[me].store(n, Ordering::Relaxed);
+            let mut last = [0, 0];
+            match self.gate.run(Ac::Be, budget, || last = self.round(false)) {
+                GateOutcome::Ran { .. } | GateOutcome::Deferred { .. } => {
+                    assert!(last[me] >= n, "the runner's last round missed its own request")
+                }
+                GateOutcome::HandedOff => self.owed[me].store(n, Ordering::Relaxed),
+            }
+        }
+
+        fn all_served(&self) -> bool {
+            // SAFETY: every context has returned; no round runs.
+            self.served.with(|served| unsafe { *served } == [2, 2])
+        }
+
         fn check_all_served(&self) {
             self.served.with(|served| {
                 // SAFETY: every context has returned; no round runs.
@@ -448,6 +486,39 @@ mod loom_models {
     fn gate2_a_deferred_note_is_served_by_the_next_caller() {
         two_contexts(1);
         two_contexts(2);
+    }
+
+    /// Model gate4: as gate2 with a budget of one round, but a caller whose rounds are
+    /// deferred does not ask again. Once both contexts have returned, a request no round
+    /// served shows as waiting ([`RoundGate::is_waiting`]), and one call by a poller that
+    /// sees it serves it and leaves nothing waiting.
+    #[test]
+    fn gate4_a_deferred_request_shows_as_waiting_until_served() {
+        loom::model(|| {
+            let shared = Shared::new();
+            let contexts: Vec<_> = (0..2)
+                .map(|me| {
+                    let s = shared.clone();
+                    thread::spawn(move || {
+                        for n in 1..=2 {
+                            s.request_once(me, n, 1);
+                        }
+                    })
+                })
+                .collect();
+            for c in contexts {
+                c.join().unwrap();
+            }
+            let waiting = shared.gate.is_waiting(Ac::Be);
+            assert!(shared.all_served() || waiting, "a deferred request was left with nothing showing it");
+            if waiting {
+                let _ = shared.gate.run(Ac::Be, 1, || {
+                    shared.round(false);
+                });
+            }
+            shared.check_all_served();
+            assert!(!shared.gate.is_waiting(Ac::Be), "nothing waits once all is served");
+        });
     }
 
     /// Model gate3: context 0's first round panics after serving; the gate opens on the
