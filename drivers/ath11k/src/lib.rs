@@ -147,7 +147,7 @@
 //!     radio.enqueue(txq, Pkt(1500), now).map_err(|e| e.to_string()).unwrap();
 //! }
 //! let round = radio.wake_tx_queue(txq, 1, now).unwrap();
-//! assert_eq!((round.frames, round.end), (3, RoundEnd::Exhausted));
+//! assert_eq!((round.frames, round.end), (3, Some(RoundEnd::Exhausted)));
 //! assert_eq!(radio.dp_stats().pending_msdus, [0, 3, 0]);
 //!
 //! // The firmware takes the descriptors, completes them 1000 us later (its
@@ -180,7 +180,9 @@ pub mod mu_charging;
 pub mod sim_hal;
 pub mod stats;
 
-pub use adapter::{AcSet, Ath11k, Ath11kError, CompletionPass, Config, PpduOutcome, RoundOutcome, StationRecord};
+pub use adapter::{
+    AcSet, Ath11k, Ath11kError, CompletionPass, Config, PpduOutcome, RoundOutcome, Rounds, StationRecord,
+};
 pub use airtime_sched::driver_loop::RoundEnd;
 pub use hal::Hal;
 pub use mu_charging::MuCharging;

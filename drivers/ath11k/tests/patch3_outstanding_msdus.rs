@@ -38,7 +38,7 @@ fn the_msdu_table_bounds_the_outstanding_count_and_ends_the_round() {
     let sta = b.station(1, 256);
     let q = b.txq(sta, 0);
     let r = b.send(q, 30, 1000, 0);
-    assert_eq!((r.frames, r.end), (10, RoundEnd::RingFull));
+    assert_eq!((r.frames, r.end), (10, Some(RoundEnd::RingFull)));
     assert_eq!(b.radio.dp_stats().pending_msdus, [10, 0, 0]);
     assert_eq!(b.queued(), 20, "the frames past the bound wait in the txq");
 }

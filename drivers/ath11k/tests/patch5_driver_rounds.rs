@@ -18,7 +18,7 @@ fn waking_a_txq_runs_the_drivers_round_into_the_sending_cpus_ring() {
     let q = b.txq(s, 0);
     for cpu in 0..6u32 {
         let r = b.send(q, 2, 1000, cpu);
-        assert_eq!((r.ac, r.frames, r.end), (Ac::Be, 2, RoundEnd::Exhausted));
+        assert_eq!((r.ac, r.frames, r.end), (Ac::Be, 2, Some(RoundEnd::Exhausted)));
     }
     // cpu % 3: rings 0, 1, 2, 0, 1, 2, two frames each.
     for ring in RingId::ALL {

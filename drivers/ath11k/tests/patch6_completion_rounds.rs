@@ -74,7 +74,7 @@ fn a_completion_of_one_ac_resumes_another_ac_that_a_full_ring_stopped() {
     let qvo = b.txq(s, 6);
     assert_eq!(b.send(qbe, 8, 1500, 0).frames, 8);
     let r = b.send(qvo, 4, 200, 0);
-    assert_eq!((r.frames, r.end), (0, RoundEnd::RingFull));
+    assert_eq!((r.frames, r.end), (0, Some(RoundEnd::RingFull)));
     assert!(b.radio.blocked_acs().contains(Ac::Vo));
     b.step(0, 64, 0);
     let pass = b.step(1000, 64, 0);

@@ -28,7 +28,7 @@ fn a_full_ring_ends_the_round_loses_no_frame_and_the_txq_resumes_after_the_next_
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
     let r = b.send(q, 10, 1500, 0);
-    assert_eq!((r.frames, r.end, r.holding), (4, RoundEnd::RingFull, false));
+    assert_eq!((r.frames, r.end, r.holding), (4, Some(RoundEnd::RingFull), false));
     // The frame that met the shortage was not dequeued: it heads its txq, uncharged.
     assert_eq!(b.txq_front(q), Some(4));
     assert_eq!(b.frames_accounted(), 10);
@@ -53,7 +53,7 @@ fn a_refused_push_keeps_the_frame_for_the_next_round_and_charges_it_once_when_se
         let q = b.txq(s, 0);
         b.radio.hal().fail_enqueues(RingId::for_cpu(0), [kind]);
         let r = b.send(q, 5, 1500, 0);
-        assert_eq!((r.frames, r.end, r.holding), (0, RoundEnd::Refused(kind), true));
+        assert_eq!((r.frames, r.end, r.holding), (0, Some(RoundEnd::Refused(kind)), true));
         assert_eq!(b.radio.held_frames(), 1);
         assert_eq!(b.queued(), 4);
         let one = b.radio.config().sched.unknown_rate_charge_us & !3;
@@ -85,7 +85,7 @@ fn a_held_frame_waits_while_the_ring_has_no_room() {
     let q2 = b.txq(b.radio.station_by_peer(1).unwrap(), 6);
     b.send(q2, 2, 200, 0); // VO fills the ring
     let r = b.radio.wake_tx_queue(q, 0, b.now).unwrap();
-    assert_eq!((r.frames, r.end, r.holding), (0, RoundEnd::RingFull, true));
+    assert_eq!((r.frames, r.end, r.holding), (0, Some(RoundEnd::RingFull), true));
     b.drain(64, 0);
     assert_eq!(b.done_len(), 3);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
@@ -119,7 +119,7 @@ fn with_tcl_ring_retry_a_full_ring_spills_into_the_next_ones() {
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
     let r = b.send(q, 7, 1500, 1);
-    assert_eq!((r.frames, r.end), (6, RoundEnd::RingFull));
+    assert_eq!((r.frames, r.end), (6, Some(RoundEnd::RingFull)));
     for ring in RingId::ALL {
         assert_eq!(b.radio.hal().ring_len(ring), 2);
     }
@@ -141,7 +141,7 @@ fn a_kept_frame_does_not_block_its_own_txq_under_tight_aql_limits() {
     b.radio.hal().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::Other, RingErrorKind::OutOfMemory]);
     for q in qs {
         let r = b.send(q, 3, 1500, 0);
-        assert!(matches!(r.end, RoundEnd::Refused(_)), "{r:?}");
+        assert!(matches!(r.end, Some(RoundEnd::Refused(_))), "{r:?}");
     }
     assert_eq!(b.radio.held_frames(), 2);
     assert_eq!(b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap(), 0);

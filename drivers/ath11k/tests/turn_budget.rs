@@ -64,7 +64,7 @@ fn a_frame_budget_ends_each_turn_and_the_round_serves_the_other_stations() {
     let (mut b, txqs) = bench(TurnBudget::frames(4));
     let r = b.radio.run_round(Ac::Be, 0, b.now);
     // Four frames from each station, then the round ends on the budget.
-    assert_eq!((r.frames, r.txqs_served, r.end), (12, 3, RoundEnd::TurnBudget));
+    assert_eq!((r.frames, r.txqs_served, r.end), (12, 3, Some(RoundEnd::TurnBudget)));
     for q in &txqs {
         assert_eq!(b.txq_len(*q), u64::from(FRAMES - 4));
     }
@@ -105,7 +105,7 @@ fn without_a_budget_the_first_station_sends_its_whole_queue_before_the_others() 
     assert_eq!(Config::default().turn_budget, TurnBudget::UNLIMITED);
     let (mut b, txqs) = bench(TurnBudget::UNLIMITED);
     let r = b.radio.run_round(Ac::Be, 0, b.now);
-    assert_eq!((r.frames, r.txqs_served, r.end), (FRAMES * u32::from(STATIONS), 3, RoundEnd::Exhausted));
+    assert_eq!((r.frames, r.txqs_served, r.end), (FRAMES * u32::from(STATIONS), 3, Some(RoundEnd::Exhausted)));
     let order = push_order(&mut b, &txqs);
     let first = order[0];
     assert!(order[..FRAMES as usize].iter().all(|t| *t == first), "the first turn was cut short: {order:?}");
@@ -124,7 +124,7 @@ fn an_airtime_budget_ends_a_turn_at_the_frame_that_reaches_it() {
     // Two and a half frames' airtime: the third frame reaches it and is sent, no fourth.
     let (mut b, txqs) = bench(TurnBudget::airtime_us(charge * 5 / 2));
     let r = b.radio.run_round(Ac::Be, 0, b.now);
-    assert_eq!((r.frames, r.txqs_served, r.end), (9, 3, RoundEnd::TurnBudget));
+    assert_eq!((r.frames, r.txqs_served, r.end), (9, 3, Some(RoundEnd::TurnBudget)));
     for q in &txqs {
         assert_eq!(b.txq_len(*q), u64::from(FRAMES - 3));
         assert_eq!(b.radio.scheduler().txq_aql_pending_us(*q).unwrap(), 3 * charge);

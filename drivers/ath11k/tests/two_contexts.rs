@@ -19,6 +19,13 @@
 //!   handed back by the status sink, purged with a removed txq, or handed back by an
 //!   enqueue that raced a removal.
 //!
+//! Run twice: with concurrent rounds (the default), and with the rounds gated
+//! (`Rounds::Gated`, a budget of two rounds a call), where a context that finds another
+//! running an AC's rounds hands its request over and a runner that spends its budget
+//! defers the rest: the wake thread then runs the waiting rounds at the end of its sweep
+//! and the completion thread at its next pass, as a driver would reschedule its work.
+//! With the senders stopped and the threads joined, waiting rounds run until none wait.
+//!
 //! Checked at the end: with the senders stopped, rounds alone (no wake) deliver every
 //! frame still queued, so a txq left with frames but unlisted (a lost wake) fails the
 //! test; then, after the radio's shutdown, every frame enqueued was completed, freed
@@ -29,11 +36,12 @@ mod common;
 
 use airtime_ath11k::hal::{RingId, TxStatus};
 use airtime_ath11k::sim_hal::{SimConfig, SimHal};
-use airtime_ath11k::{AcSet, Ath11k, Config};
+use airtime_ath11k::{AcSet, Ath11k, Config, Rounds};
 use airtime_sched::txqs::EnqueueError;
 use airtime_sched::{Ac, Instant, RingErrorKind, StationId, Tid, TxqId, Weight};
 use common::{Pkt, Q, Shared};
 use std::collections::HashSet;
+use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -84,6 +92,10 @@ struct World {
     one_frame_us: u32,
     /// Live invariant checks run during the phases, per context.
     live_checks: [AtomicU64; CONTEXTS],
+    /// Gated: round requests handed to the context running the AC's rounds, and calls
+    /// whose rounds were deferred.
+    handed_off: AtomicU64,
+    deferred: AtomicU64,
 }
 
 /// The contexts that run the live invariant check.
@@ -95,6 +107,12 @@ const CONTROL: usize = 2;
 const OBSERVER: usize = 3;
 
 impl World {
+    /// Counts a gated round request handed off, and a call that deferred rounds.
+    fn count_gate(&self, handed_off: bool, deferred: bool) {
+        self.handed_off.fetch_add(u64::from(handed_off), Ordering::Relaxed);
+        self.deferred.fetch_add(u64::from(deferred), Ordering::Relaxed);
+    }
+
     fn now(&self) -> Instant {
         Instant::from_micros(self.start.elapsed().as_micros() as u64)
     }
@@ -262,11 +280,16 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
                         // listed by itself, or the drain at the end finds them.
                         if sent > 0 {
                             cpu = (cpu + 1) % 6; // rings 0, 1, 2, 0, ...: shared with the completion path
-                            let _ = w.radio.wake_tx_queue(*txq, cpu, w.now());
+                            if let Ok(r) = w.radio.wake_tx_queue(*txq, cpu, w.now()) {
+                                w.count_gate(r.rounds == 0, r.deferred);
+                            }
                             w.check_limits(&live);
                         }
                     }
                 }
+                // Gated: the requests a runner left deferred, as a rescheduled wake
+                // work item would run them.
+                w.radio.run_waiting_rounds(cpu, w.now());
                 w.check_live(WAKE);
                 std::thread::yield_now();
             }
@@ -304,6 +327,11 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
                 cpu = (cpu + 1) % 6;
                 let pass = w.radio.poll_tx_completions(1 + rng.below(32) as u32, cpu, now);
                 assert!(pass.work_done <= 32);
+                w.count_gate(false, !pass.deferred.is_empty());
+                if !pass.deferred.is_empty() {
+                    // A NAPI poll that left rounds deferred is polled again: its rounds.
+                    w.radio.run_waiting_rounds(cpu, now);
+                }
                 w.radio.poll_airtime_reports(16, now);
                 w.collect_done();
                 w.check_live(COMPLETION);
@@ -355,6 +383,15 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
         let least = if who == OBSERVER { 10 } else { 1 };
         assert!(ran >= least, "{} context ran {ran} live invariant checks", CONTEXT_NAMES[who]);
     }
+    // Gated: requests the last runners deferred wait for a context to ask again; with
+    // the threads stopped, this one does, until none waits.
+    for _ in 0..64 {
+        if world.radio.rounds_waiting().is_empty() {
+            break;
+        }
+        world.radio.run_waiting_rounds(0, world.now());
+    }
+    assert!(world.radio.rounds_waiting().is_empty(), "deferred rounds kept waiting with one context asking");
     // A txq removed while a round served it comes back now.
     world.radio.reap_removed(|q| world.purge(q));
     world.collect_done();
@@ -362,6 +399,17 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
 
 #[test]
 fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
+    wake_and_completion_lose_nothing(Rounds::Concurrent);
+}
+
+/// The same with the rounds gated: a small budget makes runners defer, so the hand-off,
+/// the deferral and the waiting rounds all run.
+#[test]
+fn gated_rounds_lose_nothing_either() {
+    wake_and_completion_lose_nothing(Rounds::Gated { max_rounds: NonZeroU32::new(2).unwrap() });
+}
+
+fn wake_and_completion_lose_nothing(rounds: Rounds) {
     let mut sim = SimConfig::default();
     sim.tcl_ring_size = 24;
     sim.msdu_capacity = 40;
@@ -370,6 +418,7 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
     let mut config = Config::default();
     // Weights leave the limits alone, so the bound below is the configured one.
     config.tx_no_pushback = false;
+    config.rounds = rounds;
     let radio: Radio = Ath11k::new(SimHal::new(sim), config).expect("radio");
     let one_frame_us = radio.config().sched.unknown_rate_charge_us;
     let mut world = Arc::new(World {
@@ -384,6 +433,8 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
         seen: Mutex::new(HashSet::new()),
         one_frame_us,
         live_checks: Default::default(),
+        handed_off: AtomicU64::new(0),
+        deferred: AtomicU64::new(0),
     });
     for peer in 0..6u16 {
         world.add_station(peer, 256);
@@ -404,6 +455,12 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
     assert!(s.out_of_memory.iter().sum::<u64>() > 0, "-ENOMEM was injected: {s:?}");
     assert!(s.held_for_retry > 0, "refused frames were kept: {s:?}");
     assert!(world.entered.load(Ordering::Relaxed) > 1000, "the threads ran");
+    let (handed_off, deferred) = (world.handed_off.load(Ordering::Relaxed), world.deferred.load(Ordering::Relaxed));
+    // Gated, how often the contexts meet depends on the machine (`gated_rounds.rs`
+    // makes each case happen on cue); concurrent, never.
+    if rounds == Rounds::Concurrent {
+        assert_eq!((handed_off, deferred), (0, 0), "concurrent rounds neither hand off nor defer");
+    }
 
     // Drain: the firmware completes everything, and rounds deliver what is queued. No
     // txq is woken here: one with frames that its last wake failed to list stays
@@ -472,7 +529,8 @@ fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
     assert_eq!((s.release_errors, s.msdu_table_errors, s.unknown_msdu), (0, 0, 0), "{s:?}");
     assert_eq!(w.radio.scheduler().underflows(), 0);
     println!(
-        "entered {entered}, completed or freed {done}, purged {}, handed back by enqueue {}; {s:?}",
+        "{rounds:?}: entered {entered}, completed or freed {done}, purged {}, handed back by enqueue {}, rounds \
+         handed off {handed_off}, deferred {deferred}; {s:?}",
         w.purged.load(Ordering::Relaxed),
         w.handed_back.load(Ordering::Relaxed)
     );

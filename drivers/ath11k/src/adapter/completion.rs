@@ -36,10 +36,17 @@ pub struct CompletionPass {
     pub work_done: u32,
     /// The ACs of the frames reaped.
     pub reaped: AcSet,
-    /// The ACs a round was started on after reaping.
+    /// The ACs a round was asked for after reaping (with [`Rounds::Gated`], run by this
+    /// pass or by the context running that AC's rounds).
+    ///
+    /// [`Rounds::Gated`]: crate::Rounds::Gated
     pub rounds: AcSet,
-    /// Frames those rounds pushed.
+    /// Frames the rounds this pass ran pushed.
     pub frames_pushed: u32,
+    /// Gated: the ACs whose rounds this pass left deferred (it spent its budget of
+    /// rounds while other contexts asked for more). A NAPI poll stays scheduled (returns
+    /// its budget) while this is not empty, so that its next call serves them.
+    pub deferred: AcSet,
 }
 
 impl CompletionPass {
@@ -64,7 +71,13 @@ where
     /// Completion context (the tx completion NAPI poll, softirq); one call at a time
     /// per completion ring, while the wake context runs its rounds on other CPUs.
     pub fn poll_tx_completions(&self, budget: u32, cpu: u32, now: Instant) -> CompletionPass {
-        let mut pass = CompletionPass { work_done: 0, reaped: AcSet::EMPTY, rounds: AcSet::EMPTY, frames_pushed: 0 };
+        let mut pass = CompletionPass {
+            work_done: 0,
+            reaped: AcSet::EMPTY,
+            rounds: AcSet::EMPTY,
+            frames_pushed: 0,
+            deferred: AcSet::EMPTY,
+        };
         let mut charges = PassCharges::new();
         while pass.work_done < budget {
             let Some(c) = self.hal.reap_tx_completion() else { break };
@@ -89,7 +102,13 @@ where
         cpu: u32,
         now: Instant,
     ) -> CompletionPass {
-        let mut pass = CompletionPass { work_done: 0, reaped: AcSet::EMPTY, rounds: AcSet::EMPTY, frames_pushed: 0 };
+        let mut pass = CompletionPass {
+            work_done: 0,
+            reaped: AcSet::EMPTY,
+            rounds: AcSet::EMPTY,
+            frames_pushed: 0,
+            deferred: AcSet::EMPTY,
+        };
         let mut charges = PassCharges::new();
         for c in completions.iter().take(budget as usize) {
             pass.work_done += 1;
@@ -114,6 +133,9 @@ where
                 let r = self.run_round(ac, cpu, now);
                 pass.rounds.insert(ac);
                 pass.frames_pushed = pass.frames_pushed.saturating_add(r.frames);
+                if r.deferred {
+                    pass.deferred.insert(ac);
+                }
             }
         }
     }

@@ -4,6 +4,7 @@
 use crate::MuCharging;
 use airtime_est::CalibratorConfig;
 use airtime_sched::txqs::TurnBudget;
+use core::num::NonZeroU32;
 
 /// Adapter configuration (build from `Default`, then set fields). The default is the
 /// whole series plus the TX_NO_PUSHBACK flag; switching a patch off reproduces the
@@ -50,6 +51,42 @@ pub struct Config {
     /// estimate times the learned ratio (and times its MU scale). MU users are skipped:
     /// [`Config::mu_charging`] prices those. See [`StationRecord::calibration_ratio_q16`](crate::StationRecord::calibration_ratio_q16).
     pub calibration: Option<CalibratorConfig>,
+    /// Not in the series: how rounds on one AC from different contexts meet
+    /// ([`Rounds`]). [`Rounds::Concurrent`] by default.
+    pub rounds: Rounds,
+}
+
+/// How the adapter's rounds on one AC, asked for by different contexts (the wake path,
+/// the completion pass), meet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rounds {
+    /// Each context runs its round at once, beside another context's round on the same
+    /// AC: the core allows it, and no context waits for another.
+    Concurrent,
+    /// One context at a time runs an AC's rounds, as mac80211 requires of its drivers
+    /// (`ieee80211_txq_schedule_start`), without a lock anyone waits on
+    /// ([`airtime_sched::RoundGate`]): a context that finds another running the AC's
+    /// rounds leaves it a note and returns at once ([`RoundOutcome::rounds`] is 0), and
+    /// the runner runs one more round for the notes left during its last, up to
+    /// `max_rounds` rounds per call, its own included. Two rounds on one AC at once pass
+    /// the AC's list, its txqs and the ring between the CPUs; on the workspace's
+    /// end-to-end benchmark one context running the rounds of both sends more frames
+    /// per second. A runner that spends its budget with notes pending leaves them
+    /// ([`RoundOutcome::deferred`], [`CompletionPass::deferred`]), and they wait until
+    /// some context asks for a round on the AC again: the caller must ask again later
+    /// (a NAPI poll stays scheduled; a wake path reschedules its work), or poll
+    /// [`Ath11k::rounds_waiting`] and run [`Ath11k::run_waiting_rounds`].
+    ///
+    /// [`RoundOutcome::rounds`]: crate::RoundOutcome::rounds
+    /// [`RoundOutcome::deferred`]: crate::RoundOutcome::deferred
+    /// [`CompletionPass::deferred`]: crate::CompletionPass::deferred
+    /// [`Ath11k::rounds_waiting`]: crate::Ath11k::rounds_waiting
+    /// [`Ath11k::run_waiting_rounds`]: crate::Ath11k::run_waiting_rounds
+    Gated {
+        /// Rounds one call runs at most, its own included.
+        max_rounds: NonZeroU32,
+    },
 }
 
 impl Default for Config {
@@ -66,6 +103,7 @@ impl Default for Config {
             turn_budget: TurnBudget::UNLIMITED,
             mu_charging: MuCharging::WholePpdu,
             calibration: None,
+            rounds: Rounds::Concurrent,
         }
     }
 }

@@ -12,7 +12,9 @@ use crate::hal::{FrameOf, Hal, RingId, TxStatus};
 use crate::stats::DpStats;
 use airtime_sched::traits::Frame;
 use airtime_sched::txqs::{AddTxqError, RemovedTxq, Retry};
-use airtime_sched::{Ac, AqlLimits, Charge, Enqueue, Scheduler, StationId, Tid, Txq, TxqId, TxqTable, Weight};
+use airtime_sched::{
+    Ac, AqlLimits, Charge, Enqueue, RoundGate, Scheduler, StationId, Tid, Txq, TxqId, TxqTable, Weight,
+};
 use alloc::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -52,6 +54,7 @@ where
             txq_marks,
             held: HeldGauge::default(),
             blocked: AtomicAcSet::default(),
+            gate: RoundGate::new(),
             counters: DpCounters::default(),
         })
     }

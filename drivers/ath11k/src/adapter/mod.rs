@@ -21,7 +21,7 @@ mod tx;
 pub use ac_set::AcSet;
 pub use airtime::PpduOutcome;
 pub use completion::CompletionPass;
-pub use config::Config;
+pub use config::{Config, Rounds};
 pub use error::Ath11kError;
 pub use tables::StationRecord;
 pub use tx::RoundOutcome;
@@ -70,6 +70,8 @@ pub struct Ath11k<H, T: Txq> {
     held: HeldGauge,
     /// ACs whose last round ended on a full or refusing ring.
     blocked: AtomicAcSet,
+    /// Which context runs each AC's rounds, with [`Rounds::Gated`].
+    gate: airtime_sched::RoundGate,
     counters: DpCounters,
 }
 

@@ -5,28 +5,38 @@
 //! at the txq's next turn, charged again then.
 
 use super::ring::TclRingView;
-use super::{Ath11k, Ath11kError};
+use super::{AcSet, Ath11k, Ath11kError, Rounds};
 use crate::hal::{FrameOf, Hal, RingId, TxStatus};
 use airtime_sched::driver_loop::RoundEnd;
 use airtime_sched::traits::Frame;
 use airtime_sched::txqs::EnqueueError;
-use airtime_sched::{Ac, Enqueue, Instant, Txq, TxqId};
+use airtime_sched::{Ac, Enqueue, GateOutcome, Instant, Txq, TxqId};
 
-/// What one driver round did.
+/// What one call for a driver round did: the round, or with
+/// [`Rounds::Gated`](super::Rounds::Gated) the rounds this context ran (none if it
+/// handed its request to the context running the AC's rounds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RoundOutcome {
     /// The AC served.
     pub ac: Ac,
-    /// Frames pushed into the rings (kept frames sent again included).
+    /// Rounds run by this call: 1 with [`Rounds::Concurrent`](super::Rounds::Concurrent);
+    /// gated, 0 when another context was running the AC's rounds (it serves this
+    /// request), else 1 and one more for each request other contexts made meanwhile.
+    pub rounds: u32,
+    /// Frames pushed into the rings by those rounds (kept frames sent again included).
     pub frames: u32,
-    /// Txqs the scheduler handed out.
+    /// Txqs the scheduler handed out in those rounds.
     pub txqs_served: u32,
-    /// Why the round ended.
-    pub end: RoundEnd,
+    /// Why the last of those rounds ended (`None` if none ran).
+    pub end: Option<RoundEnd>,
     /// Whether a frame the ring refused waits in a retry slot of a txq on this AC
-    /// after the round (its own or an earlier round's).
+    /// after the call (its own or an earlier round's).
     pub holding: bool,
+    /// Gated: this call spent its budget of rounds while other contexts still asked for
+    /// more. Their requests wait until a context asks for a round on this AC again:
+    /// ask again later (see [`Rounds::Gated`](super::Rounds::Gated)).
+    pub deferred: bool,
 }
 
 impl<H, T> Ath11k<H, T>
@@ -63,8 +73,47 @@ where
     /// room (checked before each dequeue, patch 8), the station's AQL budget allows and
     /// the turn budget ([`Config::turn_budget`](super::Config::turn_budget)) lasts. A
     /// frame the ring refuses after dequeue stays in its txq's retry slot, uncharged
-    /// until it is sent. Any context; two may run rounds on one AC at once.
+    /// until it is sent. Any context. With [`Rounds::Concurrent`] two may run rounds on
+    /// one AC at once; with [`Rounds::Gated`] a call that finds another context running
+    /// the AC's rounds hands its request to it and returns with no round run.
     pub fn run_round(&self, ac: Ac, cpu: u32, now: Instant) -> RoundOutcome {
+        let mut out =
+            RoundOutcome { ac, rounds: 0, frames: 0, txqs_served: 0, end: None, holding: false, deferred: false };
+        match self.config.rounds {
+            Rounds::Concurrent => self.one_round(ac, cpu, now, &mut out),
+            Rounds::Gated { max_rounds } => {
+                // A runner's round that unwinds (a HAL callback's panic in a std build)
+                // opens the gate on its way out (`RoundGate::run`).
+                match self.gate.run(ac, max_rounds.get(), || self.one_round(ac, cpu, now, &mut out)) {
+                    GateOutcome::Ran { .. } | GateOutcome::HandedOff => {}
+                    GateOutcome::Deferred { .. } => out.deferred = true,
+                }
+            }
+        }
+        out.holding = self.held.of(ac) > 0;
+        out
+    }
+
+    /// ACs on which requests for rounds wait with no context running them: gated
+    /// ([`Rounds::Gated`]), the last runner spent its budget and nobody has asked for a
+    /// round there since. Poll it (from a timer, or at the end of a completion pass)
+    /// when the callers of [`run_round`](Self::run_round) cannot act on
+    /// [`RoundOutcome::deferred`] themselves, and run [`run_waiting_rounds`](Self::run_waiting_rounds).
+    /// Always empty with [`Rounds::Concurrent`].
+    pub fn rounds_waiting(&self) -> AcSet {
+        Ac::ALL.into_iter().filter(|&ac| self.gate.is_waiting(ac)).collect()
+    }
+
+    /// Runs a round (through the gate) on each AC of [`rounds_waiting`](Self::rounds_waiting),
+    /// from `cpu`; returns the frames pushed. The first round each call runs serves the
+    /// requests that waited; the ACs whose rounds are deferred again are still waiting
+    /// after it.
+    pub fn run_waiting_rounds(&self, cpu: u32, now: Instant) -> u32 {
+        self.run_rounds(self.rounds_waiting(), cpu, now)
+    }
+
+    /// One round on `ac`, added to `out`.
+    fn one_round(&self, ac: Ac, cpu: u32, now: Instant, out: &mut RoundOutcome) {
         let mut view = TclRingView {
             hal: &self.hal,
             stations: &self.stations,
@@ -95,13 +144,10 @@ where
             RoundEnd::RingFull | RoundEnd::Refused(_) => self.blocked.insert(ac),
             _ => self.blocked.remove(ac),
         }
-        RoundOutcome {
-            ac,
-            frames: report.frames,
-            txqs_served: report.txqs_served,
-            end: report.end,
-            holding: self.held.of(ac) > 0,
-        }
+        out.rounds = out.rounds.saturating_add(1);
+        out.frames = out.frames.saturating_add(report.frames);
+        out.txqs_served = out.txqs_served.saturating_add(report.txqs_served);
+        out.end = Some(report.end);
     }
 
     /// Runs a round on each AC of `acs` from `cpu` (mt76's and ath10k's "schedule all

@@ -28,10 +28,19 @@ impl Frame for Pkt {
 
 /// What a txq shares with the bench: its FIFO, and how many frames its turns pulled in
 /// from the intake.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Shared {
     pub fifo: Mutex<VecDeque<Pkt>>,
     pub pulled: AtomicU64,
+    /// Run once, by the next dequeue that finds a frame, after it took it (a test's way
+    /// to act in the middle of a round).
+    pub on_dequeue: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl core::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Shared").field("fifo", &self.fifo).field("pulled", &self.pulled).finish_non_exhaustive()
+    }
 }
 
 /// A plain FIFO txq over a [`Shared`].
@@ -48,7 +57,14 @@ impl Txq for Q {
     type Frame = Pkt;
     type Error = core::convert::Infallible;
     fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
-        Ok(self.0.fifo.lock().unwrap().pop_front())
+        let frame = self.0.fifo.lock().unwrap().pop_front();
+        if frame.is_some() {
+            let hook = self.0.on_dequeue.lock().unwrap().take();
+            if let Some(hook) = hook {
+                hook();
+            }
+        }
+        Ok(frame)
     }
     fn peek_len(&self) -> Option<u32> {
         self.0.fifo.lock().unwrap().front().map(|p| p.len)
