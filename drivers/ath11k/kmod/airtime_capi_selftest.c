@@ -479,6 +479,66 @@ out:
 	return ret;
 }
 
+#define T_GATE_ROUNDS	2	/* t_gated_rounds()'s rounds per call */
+
+/*
+ * Gated rounds (AIRTIME_RADIO_GATED_ROUNDS), on a radio of its own: the
+ * configurations refused; a wake with no other context in a round runs the
+ * round itself and sends; nothing waits for a runner, and running the waiting
+ * rounds sends nothing; both new calls refuse NULL. (Two contexts meeting at
+ * the gate are the SMP stress's gated run.)
+ */
+static int t_gated_rounds(char *msg, size_t len)
+{
+	struct airtime_radio_config cfg;
+	struct airtime_radio *radio = NULL;
+	struct t_hw *hw;
+	u32 i;
+	int ret = 0, err = 0, r;
+
+	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+	if (!hw) {
+		snprintf(msg, len, "no memory for the gated rounds test");
+		return -ENOMEM;
+	}
+	t_config(hw, &cfg);
+	cfg.flags |= AIRTIME_RADIO_GATED_ROUNDS;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "gated with no round per call: err %d", err);
+	t_config(hw, &cfg);
+	cfg.gate_rounds = T_GATE_ROUNDS;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "gate_rounds without the flag: err %d", err);
+	t_config(hw, &cfg);
+	cfg.reserved = 1;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "reserved not 0: err %d", err);
+	t_config(hw, &cfg);
+	cfg.flags |= AIRTIME_RADIO_GATED_ROUNDS;
+	cfg.gate_rounds = T_GATE_ROUNDS;
+	radio = airtime_radio_create(&cfg, &err);
+	CHECK(radio, "create with gated rounds: err %d", err);
+
+	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 1, 256)), "sta_add(1)");
+	CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, 1, 0, &hw->txq[0])), "txq_add(1, 0)");
+	for (i = 0; i < 4; i++)
+		t_enqueue(&hw->txq[0], &hw->frames[i]);
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 0, 1000));
+	CHECK(r == 4 && !hw->txq[0].count, "a lone wake ran its round: pushed %d, %u left", r, hw->txq[0].count);
+	r = RADIO_CALL(hw, airtime_rounds_waiting(radio));
+	CHECK(r == 0, "rounds waiting with no runner gone: %d", r);
+	r = RADIO_CALL(hw, airtime_run_waiting_rounds(radio, 0, 1000));
+	CHECK(r == 0, "waiting rounds with nothing waiting pushed %d", r);
+	CHECK(airtime_rounds_waiting(NULL) == -EFAULT && airtime_run_waiting_rounds(NULL, 0, 0) == -EFAULT,
+	      "NULL radio accepted");
+	/* Destroy hands back the four frames still in the hardware. */
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 4, "destroy handed back %d of 4 frames", r);
+out:
+	if (radio)
+		airtime_radio_destroy(radio);
+	kfree(hw);
+	return ret;
+}
+
 /**
  * airtime_capi_selftest() - the C self-test of the adapter API
  * @msg: buffer for the result, always NUL-terminated
@@ -707,6 +767,11 @@ int airtime_capi_selftest(char *msg, size_t len)
 
 	/* The per-turn budget, on a radio of its own; it writes its own failure. */
 	if (t_turn_budget(&turn_rounds, msg, len)) {
+		ret = 1;
+		goto out;
+	}
+	/* Gated rounds, on a radio of its own; it writes its own failure. */
+	if (t_gated_rounds(msg, len)) {
 		ret = 1;
 		goto out;
 	}
@@ -971,6 +1036,8 @@ out:
 #define S_FAULT_RUN_MS	1000
 #define S_DRAIN_STEPS	20000
 #define S_LOSE_AT	100			/* the completion lost with LOSE_COMPLETION */
+/* The AIRTIME_STRESS_* flags that are faults (the run must fail). */
+#define S_FAULTS	(AIRTIME_STRESS_LOSE_COMPLETION | AIRTIME_STRESS_LOSE_WAKE)
 
 static const u8 s_tids[S_TIDS] = { 0, 5 };
 
@@ -1061,6 +1128,7 @@ struct s_hw {
 	u32 removed_txqs, departures;		/* wake thread (main's after stop) */
 	u32 wakes, churns, add_refused;		/* wake thread */
 	u32 polls, weights, checks;		/* completion thread */
+	atomic_t waiting_runs;			/* rounds waiting at the gate, run by either */
 	u32 cpu[S_CTXS];
 
 	atomic_t failed;
@@ -1607,16 +1675,42 @@ static void s_complete_step(struct s_hw *s, u32 *rnd, struct airtime_tx_status *
 }
 
 /* The kthreads run until kthread_stop(); after a failure they only wait for it. */
+/*
+ * With AIRTIME_STRESS_GATED_ROUNDS: the rounds a runner left waiting at its
+ * budget, run as a driver would from where it reschedules (its tx work, the
+ * end of its NAPI poll).
+ */
+static void s_run_waiting(struct s_hw *s, u32 cpu)
+{
+	int r;
+
+	if (!(s->flags & AIRTIME_STRESS_GATED_ROUNDS))
+		return;
+	r = RADIO_CALL(s, airtime_rounds_waiting(s->radio));
+	if (r < 0 || r > 0xf) {
+		s_fail(s, "rounds_waiting: %d", r);
+		return;
+	}
+	if (!r)
+		return;
+	atomic_inc(&s->waiting_runs);
+	r = RADIO_CALL(s, airtime_run_waiting_rounds(s->radio, cpu, s_now()));
+	if (r < 0)
+		s_fail(s, "run_waiting_rounds: %d", r);
+}
+
 static int s_wake_thread(void *arg)
 {
 	struct s_hw *s = arg;
 	u32 rnd = 0x9e3779b9;
 
 	while (!kthread_should_stop()) {
-		if (atomic_read(&s->failed))
+		if (atomic_read(&s->failed)) {
 			msleep(1);
-		else
+		} else {
 			s_wake_step(s, &rnd);
+			s_run_waiting(s, raw_smp_processor_id());
+		}
 		cond_resched();
 	}
 	return 0;
@@ -1629,10 +1723,12 @@ static int s_complete_thread(void *arg)
 	u32 rnd = 0x7f4a7c15;
 
 	while (!kthread_should_stop()) {
-		if (atomic_read(&s->failed))
+		if (atomic_read(&s->failed)) {
 			msleep(1);
-		else
+		} else {
 			s_complete_step(s, &rnd, st);
+			s_run_waiting(s, raw_smp_processor_id());
+		}
 		cond_resched();
 	}
 	return 0;
@@ -1678,6 +1774,7 @@ static u32 s_drain(struct s_hw *s)
 			else
 				pushed += r;
 		}
+		s_run_waiting(s, 0);
 		idle = pushed ? 0 : idle + 1;
 		if (step % 64 == 0)
 			s_check(s, "in the drain");
@@ -1730,6 +1827,7 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	struct s_hw *s;
 	u64 returned[T_NUM_STATUS], ret_sum, comp_sum, queued, dequeued, purged;
 	u32 i, t, cpu0, cpu1, drain_steps, run_ms, shared = 0, shared_ring = 0, pushed[S_CTXS] = { 0, 0 };
+	char gated[48] = "";
 	int ret = 0, err = 0, r;
 
 	if (!msg || !len)
@@ -1755,12 +1853,17 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	}
 	s->nfree = S_FRAMES;
 	s->flags = flags;
-	run_ms = flags ? S_FAULT_RUN_MS : S_RUN_MS;
+	run_ms = flags & S_FAULTS ? S_FAULT_RUN_MS : S_RUN_MS;
 
 	cfg.ops = &s_ops;
 	cfg.hw = s;
 	/* With the estimate's calibration: prices move under the wake CPU's charges. */
 	cfg.flags = AIRTIME_RADIO_TX_NO_PUSHBACK | AIRTIME_RADIO_CALIBRATE;
+	if (flags & AIRTIME_STRESS_GATED_ROUNDS) {
+		/* Two rounds a call: runners meet their budget, and rounds wait. */
+		cfg.flags |= AIRTIME_RADIO_GATED_ROUNDS;
+		cfg.gate_rounds = 2;
+	}
 	cfg.tcl_descriptors = S_RING_SLOTS;
 	cfg.msdu_capacity = S_MSDU_SLOTS;
 	cfg.max_stations = 16;
@@ -1806,6 +1909,8 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 
 	drain_steps = s_drain(s);
 	CHECK(!atomic_read(&s->failed), "%s", s->why);
+	r = RADIO_CALL(s, airtime_rounds_waiting(s->radio));
+	CHECK(r == 0, "rounds still waiting for a runner after the drain: %d", r);
 	for (i = 0; i < S_TXQS; i++) {
 		u32 left = s_queued_now(&s->txq[i]);
 
@@ -1875,8 +1980,11 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	      "destroy: %d txqs released in all (%u removed before, %u stations left), %d stations drained",
 	      atomic_read(&s->released), s->removed_txqs, t, atomic_read(&s->drained));
 
+	if (flags & AIRTIME_STRESS_GATED_ROUNDS)
+		snprintf(gated, sizeof(gated), "gated, %d waited; ", atomic_read(&s->waiting_runs));
 	snprintf(msg, len,
-		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns, %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
+		 "%skthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns, %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
+		 gated,
 		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->checks, s->churns, s->weights, c.held_for_retry,
 		 purged, drain_steps, shared_ring, pushed[S_WAKE_CTX], pushed[S_NAPI_CTX], atomic_read(&s->ring_contended),
 		 atomic_read(&s->push_contended), atomic_read(&s->idr_contended));

@@ -43,8 +43,9 @@ static_assert(AIRTIME_KMALLOC_MAX_ALIGN <= PAGE_SIZE);
 /* Same layout as SelftestInfo in src/entry.rs. */
 static_assert(sizeof(struct airtime_selftest_info) == 16);
 /* Same layouts as the #[repr(C)] types of src/api.rs and src/chal.rs. */
-static_assert(sizeof(struct airtime_radio_config) == 40);
+static_assert(sizeof(struct airtime_radio_config) == 48);
 static_assert(offsetof(struct airtime_radio_config, turn_frames) == 32);
+static_assert(offsetof(struct airtime_radio_config, gate_rounds) == 40);
 static_assert(sizeof(struct airtime_rate) == 8);
 static_assert(sizeof(struct airtime_ppdu_user) == 24);
 static_assert(offsetof(struct airtime_ppdu_user, msdus) == 16);

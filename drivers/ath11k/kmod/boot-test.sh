@@ -42,6 +42,7 @@ EXPECTED_PASS=(
 	c-api-roundtrip
 	c-api-mcast
 	c-api-smp-stress
+	c-api-smp-stress-gated
 )
 
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}

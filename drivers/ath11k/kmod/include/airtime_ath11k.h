@@ -160,6 +160,20 @@ int airtime_selftest_run(u32 index, char *msg, size_t len);
  * without it both must be 0.
  */
 #define AIRTIME_RADIO_TURN_BUDGET	(1U << 3)
+/*
+ * Gate each AC's rounds (not in the series): one context at a time runs an
+ * AC's rounds, as mac80211 requires of its drivers (no concurrent scheduling
+ * rounds, ieee80211_txq_schedule_start()), without a lock anyone waits on. A
+ * call that finds another context running the AC's rounds leaves it a note
+ * and returns at once (airtime_txq_wake() then returns 0: the running context
+ * sends the frames); the runner runs one more round for the notes left during
+ * its last, up to gate_rounds rounds per call, its own included. A runner
+ * that spends gate_rounds with notes pending leaves them waiting: the driver
+ * polls airtime_rounds_waiting() where it can reschedule (at the end of its
+ * NAPI poll, in its tx work) and calls airtime_run_waiting_rounds(). With
+ * this flag gate_rounds must be at least 1; without it, 0.
+ */
+#define AIRTIME_RADIO_GATED_ROUNDS	(1U << 4)
 
 /* How the hardware finished with a frame (enum TxStatus in Rust). */
 #define AIRTIME_TX_ACKED		0
@@ -289,6 +303,9 @@ struct airtime_hal_ops {
  * @turn_airtime_us: with AIRTIME_RADIO_TURN_BUDGET, most airtime a txq is
  *	charged per turn, us (the frame that reaches it is sent), 0 for no
  *	airtime bound; must be 0 without the flag
+ * @gate_rounds: with AIRTIME_RADIO_GATED_ROUNDS, most rounds one call runs
+ *	(at least 1); must be 0 without the flag
+ * @reserved: must be 0
  */
 struct airtime_radio_config {
 	const struct airtime_hal_ops *ops;
@@ -300,6 +317,8 @@ struct airtime_radio_config {
 	u16 max_txqs;
 	u32 turn_frames;
 	u32 turn_airtime_us;
+	u32 gate_rounds;
+	u32 reserved;
 };
 
 /**
@@ -710,8 +729,9 @@ int airtime_set_aql_threshold(struct airtime_radio *radio, u32 threshold_us);
  * the rings until AQL, the airtime scheduler or the ring stops the round.
  *
  * Context: Process context or softirq, BHs disabled; no radio lock.
- * Return: the frames pushed; -ENOENT for an unknown peer or txq; -EINVAL for
- * a bad TID.
+ * Return: the frames pushed (with AIRTIME_RADIO_GATED_ROUNDS, 0 when another
+ * context runs the AC's rounds and sends them); -ENOENT for an unknown peer or
+ * txq; -EINVAL for a bad TID.
  */
 int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, u64 now_us);
 
@@ -735,6 +755,36 @@ int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, 
  */
 int airtime_tx_complete(struct airtime_radio *radio, const struct airtime_tx_status *status, u32 n, u32 budget,
 			u32 cpu, u64 now_us);
+
+/**
+ * airtime_rounds_waiting() - ACs whose round requests wait for a runner
+ * @radio: the radio
+ *
+ * With AIRTIME_RADIO_GATED_ROUNDS: the ACs on which a runner spent its
+ * gate_rounds with requests pending and no call has asked for a round since.
+ * Poll it where the driver can reschedule (the end of its tx completion NAPI
+ * poll, which then stays scheduled; its tx work item) and call
+ * airtime_run_waiting_rounds() while it is not 0.
+ *
+ * Context: Any; no radio lock.
+ * Return: bit AIRTIME_AC_* per waiting AC, 0 without the flag; -EFAULT if
+ * @radio is NULL.
+ */
+int airtime_rounds_waiting(struct airtime_radio *radio);
+
+/**
+ * airtime_run_waiting_rounds() - serve the round requests that wait
+ * @radio: the radio
+ * @cpu: the calling CPU (picks the ring of the rounds)
+ * @now_us: monotonic time in us
+ *
+ * Runs a round, through the gate, on each AC airtime_rounds_waiting() names:
+ * the first round of each serves what waited.
+ *
+ * Context: Process context or softirq, BHs disabled; no radio lock.
+ * Return: the frames pushed; -EFAULT if @radio is NULL.
+ */
+int airtime_run_waiting_rounds(struct airtime_radio *radio, u32 cpu, u64 now_us);
 
 /**
  * airtime_ppdu_tx_stats() - one HTT PPDU stats record
@@ -961,6 +1011,12 @@ int airtime_capi_mcast(char *msg, size_t len);
  */
 #define AIRTIME_STRESS_LOSE_COMPLETION	(1U << 0)
 #define AIRTIME_STRESS_LOSE_WAKE	(1U << 1)
+/*
+ * Not a fault: the radio's rounds are gated (AIRTIME_RADIO_GATED_ROUNDS, two
+ * rounds a call), and both contexts run the rounds left waiting, as a driver
+ * would; the run must pass, with nothing waiting after the drain.
+ */
+#define AIRTIME_STRESS_GATED_ROUNDS	(1U << 2)
 
 /**
  * airtime_capi_smp_stress() - the SMP stress self-test of the adapter API

@@ -23,12 +23,13 @@
 
 use alloc::boxed::Box;
 use core::ffi::{c_char, c_void};
+use core::num::NonZeroU32;
 use core::ptr::NonNull;
 
 use airtime_ath11k::hal::{
     DP_TCL_DATA_RING_SIZE, MAX_PPDU_USERS, MSDU_TABLE_CAPACITY, PpduStats, PpduUser, RxPpdu, TxStatus,
 };
-use airtime_ath11k::{Ath11k, Config, TextBuf};
+use airtime_ath11k::{Ath11k, Config, Rounds, TextBuf};
 use airtime_est::{Bandwidth, HeGi, Rate};
 use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{Ac, AqlLimits, Instant, StationId, Tid, TxqId, Weight};
@@ -50,7 +51,11 @@ pub const RADIO_CALIBRATE: u32 = 1 << 2;
 /// Radio flag: bound each txq's turn by `turn_frames` and `turn_airtime_us`
 /// (`Config::turn_budget`, the core's `TurnBudget`). C: `AIRTIME_RADIO_TURN_BUDGET`.
 pub const RADIO_TURN_BUDGET: u32 = 1 << 3;
-const RADIO_FLAGS: u32 = RADIO_TX_NO_PUSHBACK | RADIO_AQL_DISABLED | RADIO_CALIBRATE | RADIO_TURN_BUDGET;
+/// Radio flag: one context at a time runs an AC's rounds, the others hand theirs over
+/// (`Config::rounds`, `Rounds::Gated` with `gate_rounds`). C: `AIRTIME_RADIO_GATED_ROUNDS`.
+pub const RADIO_GATED_ROUNDS: u32 = 1 << 4;
+const RADIO_FLAGS: u32 =
+    RADIO_TX_NO_PUSHBACK | RADIO_AQL_DISABLED | RADIO_CALIBRATE | RADIO_TURN_BUDGET | RADIO_GATED_ROUNDS;
 
 /// Users in one PPDU record. C: `AIRTIME_PPDU_MAX_USERS`.
 pub const PPDU_MAX_USERS: usize = 8;
@@ -83,6 +88,11 @@ pub struct RadioConfig {
     /// With `AIRTIME_RADIO_TURN_BUDGET`: most airtime a txq is charged per turn, us (the
     /// frame that reaches it is sent), 0 for no airtime bound. Must be 0 without the flag.
     pub turn_airtime_us: u32,
+    /// With `AIRTIME_RADIO_GATED_ROUNDS`: most rounds one call runs, its own included
+    /// (at least 1). Must be 0 without the flag.
+    pub gate_rounds: u32,
+    /// Must be 0.
+    pub reserved: u32,
 }
 
 /// A PHY rate. C: `struct airtime_rate`.
@@ -227,8 +237,9 @@ pub struct RadioCounters {
 }
 
 // The C header asserts the same sizes.
-const _: () = assert!(core::mem::size_of::<RadioConfig>() == 40);
+const _: () = assert!(core::mem::size_of::<RadioConfig>() == 48);
 const _: () = assert!(core::mem::offset_of!(RadioConfig, turn_frames) == 32);
+const _: () = assert!(core::mem::offset_of!(RadioConfig, gate_rounds) == 40);
 const _: () = assert!(core::mem::size_of::<CRate>() == 8);
 const _: () = assert!(core::mem::size_of::<CPpduUser>() == 24);
 const _: () = assert!(core::mem::size_of::<CPpduStats>() == 200);
@@ -333,11 +344,22 @@ fn turn_budget(cfg: &RadioConfig) -> Result<TurnBudget, Errno> {
     }
 }
 
+/// How rounds meet, as `cfg` asks. `EINVAL` for `AIRTIME_RADIO_GATED_ROUNDS` with no
+/// round allowed per call, and for `gate_rounds` without the flag (it would be ignored).
+fn rounds(cfg: &RadioConfig) -> Result<Rounds, Errno> {
+    match (cfg.flags & RADIO_GATED_ROUNDS != 0, NonZeroU32::new(cfg.gate_rounds)) {
+        (false, None) => Ok(Rounds::Concurrent),
+        (true, Some(max_rounds)) => Ok(Rounds::Gated { max_rounds }),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
 fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
-    if cfg.flags & !RADIO_FLAGS != 0 {
+    if cfg.flags & !RADIO_FLAGS != 0 || cfg.reserved != 0 {
         return Err(Errno::EINVAL);
     }
     let turn_budget = turn_budget(cfg)?;
+    let rounds = rounds(cfg)?;
     let nonzero = |v: u32, d: u32| if v == 0 { d } else { v };
     let hal = CHal::new(
         ops,
@@ -350,6 +372,7 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     config.aql = cfg.flags & RADIO_AQL_DISABLED == 0;
     config.calibration = (cfg.flags & RADIO_CALIBRATE != 0).then(airtime_est::CalibratorConfig::default);
     config.turn_budget = turn_budget;
+    config.rounds = rounds;
     if cfg.max_stations != 0 {
         config.sched.max_stations = cfg.max_stations;
     }
@@ -788,6 +811,38 @@ pub unsafe extern "C" fn airtime_tx_complete(
         let pass = radio.poll_tx_completions(budget, cpu, Instant::from_micros(now_us));
         radio.hal().end_batch();
         Ok(i32::try_from(pass.work_done).unwrap_or(i32::MAX))
+    })())
+}
+
+/// The ACs on which requests for rounds wait with no context running them (bit
+/// `AIRTIME_AC_*`): with `AIRTIME_RADIO_GATED_ROUNDS`, a runner spent its budget and no
+/// call has asked for a round there since. 0 without the flag. `-EFAULT` for null.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_rounds_waiting(radio: *mut CRadio) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        Ok(i32::from(radio.rounds_waiting().bits()))
+    })())
+}
+
+/// Runs a round (through the gate) on each AC `airtime_rounds_waiting()` names, with
+/// `cpu`'s ring. Returns the frames pushed, or `-EFAULT` for null.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_run_waiting_rounds(radio: *mut CRadio, cpu: u32, now_us: u64) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        let frames = radio.run_waiting_rounds(cpu, Instant::from_micros(now_us));
+        Ok(i32::try_from(frames).unwrap_or(i32::MAX))
     })())
 }
 

@@ -30,6 +30,8 @@ const MSG_LEN: usize = 256;
 const STRESS_LOSE_COMPLETION: u32 = 1 << 0;
 /// `AIRTIME_STRESS_LOSE_WAKE`: the multicast txq gets frames, never a wake.
 const STRESS_LOSE_WAKE: u32 = 1 << 1;
+/// `AIRTIME_STRESS_GATED_ROUNDS` (not a fault): the radio's rounds are gated.
+const STRESS_GATED_ROUNDS: u32 = 1 << 2;
 
 /// Runs one C test through `call` (given the buffer and its size) and copies
 /// its message.
@@ -60,6 +62,13 @@ pub(super) fn mcast(msg: &mut MsgBuf<'_>) -> Outcome {
 pub(super) fn smp_stress(msg: &mut MsgBuf<'_>) -> Outcome {
     // SAFETY: as in `roundtrip`; the C side sleeps, which module init allows.
     run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(0, buf, len) })
+}
+
+/// `c-api-smp-stress-gated`: the same stress with the radio's rounds gated
+/// (`AIRTIME_RADIO_GATED_ROUNDS`), each context running the rounds left waiting.
+pub(super) fn smp_stress_gated(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `smp_stress`.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(STRESS_GATED_ROUNDS, buf, len) })
 }
 
 /// `c-api-smp-stress-lost-completion`: proves the stress checks catch a frame
