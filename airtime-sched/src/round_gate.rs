@@ -107,7 +107,8 @@ impl RoundGate {
     /// the caller wants of its report; it is called again for other contexts'
     /// requests, so it must not assume it runs once. If it panics, the gate is opened
     /// on the way out, and the requests that round was serving, and any made during
-    /// it, are not served until some context calls `run` on the AC again. `round`
+    /// it, are not served until some context calls `run` on the AC again; meanwhile
+    /// [`is_waiting`](Self::is_waiting) shows them. `round`
     /// itself is dropped after the gate opens: state it owns must not be what the next
     /// runner's rounds touch.
     ///
@@ -182,8 +183,8 @@ impl RoundGate {
     }
 
     /// Whether requests for rounds on `ac` wait with no context running them: the last
-    /// runner left on its budget ([`GateOutcome::Deferred`]) and nobody has called
-    /// [`run`](Self::run) on the AC since. A snapshot of the gate itself, so a driver that
+    /// runner left on its budget ([`GateOutcome::Deferred`]) or its round unwound, and
+    /// nobody has called [`run`](Self::run) on the AC since. A snapshot of the gate itself, so a driver that
     /// cannot act on every `Deferred` where it is returned (a C caller told only the frames
     /// sent) can poll it, from a timer or at the end of a NAPI poll, and call `run` when
     /// it is true: that call's first round serves them. False while a runner is in a
@@ -201,10 +202,12 @@ impl Drop for OpenOnDrop<'_> {
     fn drop(&mut self) {
         // A read-modify-write, not a store, so it continues the word's release
         // sequence (Release: the next runner sees what the failed round did). Only the
-        // runner clears RUNNING, so this never opens the gate under another runner. The
-        // weakened variant, only to prove the loom model catches it, leaves it closed.
+        // runner clears RUNNING, so this never opens the gate under another runner. It
+        // leaves AGAIN set: the requests that round was serving, and any made during
+        // it, show as waiting (`is_waiting`) until a call serves them. The weakened
+        // variant, only to prove the loom model catches it, leaves it closed.
         if !cfg!(airtime_weakened = "gate_unwind_closed") {
-            self.0.swap(0, Ordering::Release);
+            self.0.swap(AGAIN, Ordering::Release);
         }
     }
 }
@@ -282,7 +285,9 @@ mod tests {
         }));
         assert!(caught.is_err());
         assert!(!gate.is_running(Ac::Be));
+        assert!(gate.is_waiting(Ac::Be), "the failed round's request shows as waiting");
         assert_eq!(gate.run(Ac::Be, NO_BUDGET, || ()), GateOutcome::Ran { rounds: 1 });
+        assert!(!gate.is_waiting(Ac::Be));
     }
 
     /// Two threads asking for rounds as fast as they can, with a small budget (a

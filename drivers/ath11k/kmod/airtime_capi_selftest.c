@@ -232,6 +232,17 @@ static void t_sta_drained(void *ctx, u16 peer_id)
 	hw->drained++;
 }
 
+/*
+ * A runner left round requests waiting: only two contexts meeting at the gate
+ * do that (the SMP stress), never these single-context tests.
+ */
+static void t_rounds_deferred(void *ctx, u8 ac_mask)
+{
+	struct t_hw *hw = ctx;
+
+	hw->bad_callbacks++;
+}
+
 static const struct airtime_hal_ops t_ops = {
 	.tcl_free = t_tcl_free,
 	.tcl_enqueue = t_tcl_enqueue,
@@ -244,6 +255,7 @@ static const struct airtime_hal_ops t_ops = {
 	.txq_peek_len = t_txq_peek_len,
 	.txq_released = t_txq_released,
 	.sta_drained = t_sta_drained,
+	.rounds_deferred = t_rounds_deferred,
 };
 
 /* One of every callback but tx_status: creation must refuse it. */
@@ -483,13 +495,15 @@ out:
 
 /*
  * Gated rounds (AIRTIME_RADIO_GATED_ROUNDS), on a radio of its own: the
- * configurations refused; a wake with no other context in a round runs the
+ * configurations refused (no round per call, too many, no rounds_deferred()
+ * op, gate_rounds without the flag, reserved set); a wake with no other context in a round runs the
  * round itself and sends; nothing waits for a runner, and running the waiting
  * rounds sends nothing; both new calls refuse NULL. (Two contexts meeting at
  * the gate are the SMP stress's gated run.)
  */
 static int t_gated_rounds(char *msg, size_t len)
 {
+	struct airtime_hal_ops ops;
 	struct airtime_radio_config cfg;
 	struct airtime_radio *radio = NULL;
 	struct t_hw *hw;
@@ -507,6 +521,17 @@ static int t_gated_rounds(char *msg, size_t len)
 	t_config(hw, &cfg);
 	cfg.gate_rounds = T_GATE_ROUNDS;
 	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "gate_rounds without the flag: err %d", err);
+	t_config(hw, &cfg);
+	cfg.flags |= AIRTIME_RADIO_GATED_ROUNDS;
+	cfg.gate_rounds = AIRTIME_GATE_ROUNDS_MAX + 1;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "gate_rounds over the most: err %d", err);
+	t_config(hw, &cfg);
+	ops = t_ops;
+	ops.rounds_deferred = NULL;
+	cfg.ops = &ops;
+	cfg.flags |= AIRTIME_RADIO_GATED_ROUNDS;
+	cfg.gate_rounds = T_GATE_ROUNDS;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "gated without rounds_deferred(): err %d", err);
 	t_config(hw, &cfg);
 	cfg.reserved = 1;
 	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "reserved not 0: err %d", err);
@@ -532,6 +557,7 @@ static int t_gated_rounds(char *msg, size_t len)
 	r = airtime_radio_destroy(radio);
 	radio = NULL;
 	CHECK(r == 4, "destroy handed back %d of 4 frames", r);
+	CHECK(!hw->bad_callbacks, "%u bad callbacks (a deferral with one context?)", hw->bad_callbacks);
 out:
 	if (radio)
 		airtime_radio_destroy(radio);
@@ -1128,7 +1154,9 @@ struct s_hw {
 	u32 removed_txqs, departures;		/* wake thread (main's after stop) */
 	u32 wakes, churns, add_refused;		/* wake thread */
 	u32 polls, weights, checks;		/* completion thread */
-	atomic_t waiting_runs;			/* rounds waiting at the gate, run by either */
+	atomic_t deferred_acs;			/* ACs rounds_deferred() announced, not yet run */
+	atomic_t deferred_calls;		/* rounds_deferred() calls */
+	atomic_t waiting_runs;			/* s_run_waiting() calls that ran rounds */
 	u32 cpu[S_CTXS];
 
 	atomic_t failed;
@@ -1399,6 +1427,17 @@ static void s_sta_drained(void *ctx, u16 peer_id)
 	atomic_inc(&s->drained);
 }
 
+/* A runner left round requests waiting: schedule the work (s_run_waiting()). */
+static void s_rounds_deferred(void *hw, u8 ac_mask)
+{
+	struct s_hw *s = hw;
+
+	if (!ac_mask || ac_mask > 0xf || !(s->flags & AIRTIME_STRESS_GATED_ROUNDS))
+		atomic_inc(&s->bad);
+	atomic_or(ac_mask, &s->deferred_acs);
+	atomic_inc(&s->deferred_calls);
+}
+
 static const struct airtime_hal_ops s_ops = {
 	.tcl_free = s_tcl_free,
 	.tcl_enqueue = s_tcl_enqueue,
@@ -1411,6 +1450,7 @@ static const struct airtime_hal_ops s_ops = {
 	.txq_peek_len = s_txq_peek_len,
 	.txq_released = s_txq_released,
 	.sta_drained = s_sta_drained,
+	.rounds_deferred = s_rounds_deferred,
 };
 
 /* mac80211's enqueue: a frame from the pool into @q; false if either is full. */
@@ -1674,24 +1714,16 @@ static void s_complete_step(struct s_hw *s, u32 *rnd, struct airtime_tx_status *
 	}
 }
 
-/* The kthreads run until kthread_stop(); after a failure they only wait for it. */
 /*
- * With AIRTIME_STRESS_GATED_ROUNDS: the rounds a runner left waiting at its
- * budget, run as a driver would from where it reschedules (its tx work, the
- * end of its NAPI poll).
+ * With AIRTIME_STRESS_GATED_ROUNDS: the work the rounds_deferred() op
+ * scheduled (s->deferred_acs), run by either context after its step, as a
+ * driver's tx work item or its next NAPI poll would run it.
  */
 static void s_run_waiting(struct s_hw *s, u32 cpu)
 {
 	int r;
 
-	if (!(s->flags & AIRTIME_STRESS_GATED_ROUNDS))
-		return;
-	r = RADIO_CALL(s, airtime_rounds_waiting(s->radio));
-	if (r < 0 || r > 0xf) {
-		s_fail(s, "rounds_waiting: %d", r);
-		return;
-	}
-	if (!r)
+	if (!atomic_xchg(&s->deferred_acs, 0))
 		return;
 	atomic_inc(&s->waiting_runs);
 	r = RADIO_CALL(s, airtime_run_waiting_rounds(s->radio, cpu, s_now()));
@@ -1699,6 +1731,7 @@ static void s_run_waiting(struct s_hw *s, u32 cpu)
 		s_fail(s, "run_waiting_rounds: %d", r);
 }
 
+/* The kthreads run until kthread_stop(); after a failure they only wait for it. */
 static int s_wake_thread(void *arg)
 {
 	struct s_hw *s = arg;
@@ -1793,7 +1826,8 @@ static u64 s_sum(const u64 *v, u32 n)
 
 /**
  * airtime_capi_smp_stress() - the SMP stress self-test of the adapter API
- * @flags: 0, or AIRTIME_STRESS_* faults that must make the test fail
+ * @flags: 0, AIRTIME_STRESS_GATED_ROUNDS, or AIRTIME_STRESS_* faults that
+ *	must make the test fail
  * @msg: buffer for the result, always NUL-terminated
  * @len: size of @msg, at least 1
  *
@@ -1813,7 +1847,12 @@ static u64 s_sum(const u64 *v, u32 n)
  * test and the API's counters, no frame handed back twice, one ring written
  * by both contexts, destroy with nothing left. How often a ring's or a
  * table's lock was found taken is reported. The AIRTIME_STRESS_* faults (a
- * run of S_FAULT_RUN_MS) must each fail it.
+ * run of S_FAULT_RUN_MS) must each fail it. With AIRTIME_STRESS_GATED_ROUNDS
+ * the radio's rounds are gated (two rounds a call): its rounds_deferred() op
+ * marks the ACs, either kthread runs airtime_run_waiting_rounds() after its
+ * next step, and the run must pass with requests handed off and deferred,
+ * every AC left waiting when the kthreads stop announced to the op, and
+ * nothing waiting after the drain.
  *
  * Context: Process context (module init); sleeps while the kthreads run.
  * Return: 0 on success, non-zero on failure.
@@ -1827,7 +1866,6 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	struct s_hw *s;
 	u64 returned[T_NUM_STATUS], ret_sum, comp_sum, queued, dequeued, purged;
 	u32 i, t, cpu0, cpu1, drain_steps, run_ms, shared = 0, shared_ring = 0, pushed[S_CTXS] = { 0, 0 };
-	char gated[48] = "";
 	int ret = 0, err = 0, r;
 
 	if (!msg || !len)
@@ -1906,6 +1944,11 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	tc = NULL;
 	s->task[S_WAKE_CTX] = s->task[S_NAPI_CTX] = NULL;
 	CHECK(!atomic_read(&s->failed), "stress: %s", s->why);
+	/* Every AC left waiting for a runner was announced to the driver. */
+	r = RADIO_CALL(s, airtime_rounds_waiting(s->radio));
+	CHECK(r >= 0 && !(r & ~atomic_read(&s->deferred_acs)),
+	      "rounds waiting on ACs %#x, announced %#x: a deferral nobody was told of", r,
+	      atomic_read(&s->deferred_acs));
 
 	drain_steps = s_drain(s);
 	CHECK(!atomic_read(&s->failed), "%s", s->why);
@@ -1953,6 +1996,14 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	CHECK(!c.unknown_msdu && !c.release_errors, "API: %llu unknown MSDUs, %llu release errors", c.unknown_msdu,
 	      c.release_errors);
 	CHECK(s->nfree == S_FRAMES, "%u of %u frames back in the pool", s->nfree, S_FRAMES);
+	if (flags & AIRTIME_STRESS_GATED_ROUNDS)
+		CHECK(c.rounds_handed_off && c.rounds_deferred && atomic_read(&s->deferred_calls) &&
+		      atomic_read(&s->deferred_calls) <= c.rounds_deferred,
+		      "gated: %llu requests handed off, %llu deferrals, %d announced", c.rounds_handed_off,
+		      c.rounds_deferred, atomic_read(&s->deferred_calls));
+	else
+		CHECK(!c.rounds_handed_off && !c.rounds_deferred && !atomic_read(&s->deferred_calls),
+		      "concurrent rounds handed %llu off and deferred %llu", c.rounds_handed_off, c.rounds_deferred);
 	CHECK(s->polls > 100 && s->wakes > 100 && s->churns > 2 && c.enqueued > 1000,
 	      "too little happened: %u polls, %u wakes, %u churns, %llu frames", s->polls, s->wakes, s->churns,
 	      c.enqueued);
@@ -1980,11 +2031,16 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	      "destroy: %d txqs released in all (%u removed before, %u stations left), %d stations drained",
 	      atomic_read(&s->released), s->removed_txqs, t, atomic_read(&s->drained));
 
-	if (flags & AIRTIME_STRESS_GATED_ROUNDS)
-		snprintf(gated, sizeof(gated), "gated, %d waited; ", atomic_read(&s->waiting_runs));
+	if (flags & AIRTIME_STRESS_GATED_ROUNDS) {
+		/* Shorter, so that it fits AIRTIME_SELFTEST_MSG_LEN with the gate's numbers. */
+		snprintf(msg, len,
+			 "gated rounds: %llu requests handed off, %llu deferrals, %d announced; kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u churns, drain %u steps",
+			 c.rounds_handed_off, c.rounds_deferred, atomic_read(&s->deferred_calls), cpu0, cpu1, run_ms,
+			 c.enqueued, s->wakes, s->polls, s->churns, drain_steps);
+		goto out;
+	}
 	snprintf(msg, len,
-		 "%skthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns, %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
-		 gated,
+		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns, %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
 		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->checks, s->churns, s->weights, c.held_for_retry,
 		 purged, drain_steps, shared_ring, pushed[S_WAKE_CTX], pushed[S_NAPI_CTX], atomic_read(&s->ring_contended),
 		 atomic_read(&s->push_contended), atomic_read(&s->idr_contended));

@@ -43,6 +43,11 @@ pub struct DpStats {
     pub msdu_table_errors: u64,
     /// PPDU stats users and rx PPDUs naming no known peer.
     pub unknown_peer_reports: u64,
+    /// Gated rounds ([`Rounds::Gated`](crate::Rounds::Gated)): round requests handed to
+    /// the context running the AC's rounds.
+    pub rounds_handed_off: u64,
+    /// Gated rounds: calls that spent their budget of rounds with requests pending.
+    pub rounds_deferred: u64,
     /// Frames waiting in the txqs' retry slots now (refused by the ring; uncharged until
     /// sent).
     pub held_now: u32,
@@ -80,6 +85,7 @@ impl fmt::Display for DpStats {
         writeln!(f, "Uncharged frames: {}", self.uncharged)?;
         writeln!(f, "Held for retry: {} (now {})", self.held_for_retry, self.held_now)?;
         writeln!(f, "Flushed: {}", self.flushed)?;
+        writeln!(f, "Rounds handed off: {} deferred: {}", self.rounds_handed_off, self.rounds_deferred)?;
         per_ring(f, "Pending tx MSDUs", &self.pending_msdus)?;
         writeln!(f, "Pending tx MSDUs total: {}", self.pending_msdus_total())
     }

@@ -64,6 +64,8 @@ fn a_request_during_a_round_is_handed_to_the_runner() {
     assert_eq!((outer.rounds, outer.frames, outer.deferred), (2, 3, false), "{outer:?}");
     assert_eq!(outer.end, Some(RoundEnd::Exhausted));
     assert!(radio.rounds_waiting().is_empty());
+    let s = radio.dp_stats();
+    assert_eq!((s.rounds_handed_off, s.rounds_deferred), (1, 0), "{s:?}");
 }
 
 #[test]
@@ -103,6 +105,12 @@ fn a_completion_pass_reports_the_rounds_it_deferred() {
         .expect("a's frames complete");
     assert!(pass.deferred.contains(Ac::Be), "the pass's round met a request at its budget: {pass:?}");
     assert!(radio.rounds_waiting().contains(Ac::Be));
+    // The poll, kept scheduled, runs again: it reaps nothing, and still serves them.
+    let again = radio.poll_tx_completions(64, 0, now);
+    assert!(again.reaped.is_empty() && again.rounds.contains(Ac::Be), "{again:?}");
+    assert!(radio.rounds_waiting().is_empty(), "{again:?}");
+    let s = radio.dp_stats();
+    assert_eq!((s.rounds_handed_off, s.rounds_deferred), (1, 1), "{s:?}");
 }
 
 #[test]

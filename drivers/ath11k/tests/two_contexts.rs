@@ -23,7 +23,7 @@
 //! (`Rounds::Gated`, a budget of two rounds a call), where a context that finds another
 //! running an AC's rounds hands its request over and a runner that spends its budget
 //! defers the rest: the wake thread then runs the waiting rounds at the end of its sweep
-//! and the completion thread at its next pass, as a driver would reschedule its work.
+//! and the completion thread right after its pass, as a driver would reschedule its work.
 //! With the senders stopped and the threads joined, waiting rounds run until none wait.
 //!
 //! Checked at the end: with the senders stopped, rounds alone (no wake) deliver every

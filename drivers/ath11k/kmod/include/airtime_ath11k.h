@@ -167,13 +167,18 @@ int airtime_selftest_run(u32 index, char *msg, size_t len);
  * call that finds another context running the AC's rounds leaves it a note
  * and returns at once (airtime_txq_wake() then returns 0: the running context
  * sends the frames); the runner runs one more round for the notes left during
- * its last, up to gate_rounds rounds per call, its own included. A runner
- * that spends gate_rounds with notes pending leaves them waiting: the driver
- * polls airtime_rounds_waiting() where it can reschedule (at the end of its
- * NAPI poll, in its tx work) and calls airtime_run_waiting_rounds(). With
- * this flag gate_rounds must be at least 1; without it, 0.
+ * its last, up to gate_rounds rounds per call, its own included, with its
+ * own @cpu's ring. A runner that spends gate_rounds with notes pending leaves
+ * them waiting and calls the rounds_deferred() op, from the runner's context,
+ * with the ACs: the driver schedules work (its tx work item, its NAPI poll)
+ * that calls airtime_run_waiting_rounds(); airtime_rounds_waiting() tells
+ * which ACs still wait. With this flag gate_rounds must be in 1 to
+ * AIRTIME_GATE_ROUNDS_MAX and the rounds_deferred() op set; without it,
+ * gate_rounds must be 0.
  */
 #define AIRTIME_RADIO_GATED_ROUNDS	(1U << 4)
+/* The most rounds one gated call may run (struct airtime_radio_config.gate_rounds). */
+#define AIRTIME_GATE_ROUNDS_MAX		64
 
 /* How the hardware finished with a frame (enum TxStatus in Rust). */
 #define AIRTIME_TX_ACKED		0
@@ -265,11 +270,17 @@ struct airtime_tcl_desc {
  *	station: from its own airtime_sta_remove() when nothing of it is in
  *	flight, else from a later airtime_radio_reap(), airtime_sta_remove() or
  *	airtime_radio_destroy()
+ * @rounds_deferred: with AIRTIME_RADIO_GATED_ROUNDS (required then): a call
+ *	spent its gate_rounds with other contexts' round requests pending on the
+ *	ACs of @ac_mask (bit AIRTIME_AC_*). Called from that call's context (wake
+ *	or NAPI), so it must not sleep or call the adapter: schedule the work
+ *	(napi_schedule(), queue_work()) that calls airtime_run_waiting_rounds()
  *
- * Every callback up to @txq_peek_len is required; the last two may be NULL
- * (then the driver is not told, and must not free a removed txq before
- * airtime_radio_destroy()). @hw is the pointer given in struct
- * airtime_radio_config. Callbacks may run on several CPUs at once (see the
+ * Every callback up to @txq_peek_len is required; @txq_released and
+ * @sta_drained may be NULL (then the driver is not told, and must not free a
+ * removed txq before airtime_radio_destroy()); @rounds_deferred is required
+ * with AIRTIME_RADIO_GATED_ROUNDS and never called without it. @hw is the
+ * pointer given in struct airtime_radio_config. Callbacks may run on several CPUs at once (see the
  * locking note above): each locks what it touches, must not sleep and must
  * not call the adapter. txq_released() and sta_drained() run inside the
  * call that reports them (a removal, airtime_radio_reap(),
@@ -287,6 +298,7 @@ struct airtime_hal_ops {
 	u32 (*txq_peek_len)(void *hw, void *txq);
 	void (*txq_released)(void *hw, void *txq);
 	void (*sta_drained)(void *hw, u16 peer_id);
+	void (*rounds_deferred)(void *hw, u8 ac_mask);
 };
 
 /**
@@ -430,6 +442,10 @@ struct airtime_radio_stats {
  * @calib_stale: samples of a station that left its slot meanwhile (dropped)
  * @calib_mu_users: users of MU PPDUs, never samples
  * @calib_no_rate: of @calib_rejected, SU users with AIRTIME_RATE_NONE
+ * @rounds_handed_off: with AIRTIME_RADIO_GATED_ROUNDS, round requests handed
+ *	to the context running the AC's rounds
+ * @rounds_deferred: with AIRTIME_RADIO_GATED_ROUNDS, calls that spent
+ *	gate_rounds with requests pending (each reported to rounds_deferred())
  *
  * Conservation: every frame the adapter dequeued is in the rings (@enqueued
  * less the completions), in a retry slot (held_frames of struct
@@ -451,6 +467,8 @@ struct airtime_radio_counters {
 	u64 calib_stale;
 	u64 calib_mu_users;
 	u64 calib_no_rate;
+	u64 rounds_handed_off;
+	u64 rounds_deferred;
 };
 
 /**
@@ -464,7 +482,9 @@ struct airtime_radio_counters {
  * Context: Process context, may hold the wiphy lock or ar->conf_mutex.
  * Return: the radio, or NULL with *@err = -EINVAL (unknown flag, missing
  * callback, bad sizes, AIRTIME_RADIO_TURN_BUDGET with neither turn bound set,
- * or a turn bound set without it), -ENOMEM or -EFAULT (@cfg NULL).
+ * or a turn bound set without it, AIRTIME_RADIO_GATED_ROUNDS with gate_rounds
+ * outside 1 to AIRTIME_GATE_ROUNDS_MAX or no rounds_deferred() op,
+ * gate_rounds set without it, reserved not 0), -ENOMEM or -EFAULT (@cfg NULL).
  */
 struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cfg, int *err);
 
@@ -563,7 +583,9 @@ int airtime_mcast_txq_add(struct airtime_radio *radio, u8 tid, void *txq, u64 *h
  * @now_us: monotonic time in us
  *
  * Context: Process context or softirq, BHs disabled; no radio lock.
- * Return: the frames pushed; -ENOENT for a handle naming no station-less txq.
+ * Return: the frames pushed (with AIRTIME_RADIO_GATED_ROUNDS, 0 when another
+ * context runs the AC's rounds and sends them); -ENOENT for a handle naming
+ * no station-less txq.
  */
 int airtime_mcast_txq_wake(struct airtime_radio *radio, u64 handle, u32 cpu, u64 now_us);
 
@@ -745,7 +767,9 @@ int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, 
  * @now_us: monotonic time in us
  *
  * Each processed entry releases its frame's charge whatever its status and
- * hands the frame to tx_status(); then one round runs on each AC reaped.
+ * hands the frame to tx_status(); then one round runs on each AC reaped (with
+ * AIRTIME_RADIO_GATED_ROUNDS, also on each AC whose round requests wait, and
+ * a round may be handed to the context running the AC's rounds).
  * The entries after the first @budget are left for the next poll.
  *
  * Context: Softirq (NAPI); no radio lock.
@@ -762,9 +786,8 @@ int airtime_tx_complete(struct airtime_radio *radio, const struct airtime_tx_sta
  *
  * With AIRTIME_RADIO_GATED_ROUNDS: the ACs on which a runner spent its
  * gate_rounds with requests pending and no call has asked for a round since.
- * Poll it where the driver can reschedule (the end of its tx completion NAPI
- * poll, which then stays scheduled; its tx work item) and call
- * airtime_run_waiting_rounds() while it is not 0.
+ * The rounds_deferred() op announces each deferral; this is the state itself,
+ * for a driver that checks before it completes its work.
  *
  * Context: Any; no radio lock.
  * Return: bit AIRTIME_AC_* per waiting AC, 0 without the flag; -EFAULT if
@@ -779,7 +802,9 @@ int airtime_rounds_waiting(struct airtime_radio *radio);
  * @now_us: monotonic time in us
  *
  * Runs a round, through the gate, on each AC airtime_rounds_waiting() names:
- * the first round of each serves what waited.
+ * the first round of each serves what waited. Call it from the work the
+ * rounds_deferred() op scheduled; if its own rounds are left at the budget
+ * again, the op is called again.
  *
  * Context: Process context or softirq, BHs disabled; no radio lock.
  * Return: the frames pushed; -EFAULT if @radio is NULL.
@@ -1013,19 +1038,22 @@ int airtime_capi_mcast(char *msg, size_t len);
 #define AIRTIME_STRESS_LOSE_WAKE	(1U << 1)
 /*
  * Not a fault: the radio's rounds are gated (AIRTIME_RADIO_GATED_ROUNDS, two
- * rounds a call), and both contexts run the rounds left waiting, as a driver
- * would; the run must pass, with nothing waiting after the drain.
+ * rounds a call), and the rounds_deferred() op schedules the waiting rounds
+ * that either context runs, as a driver would; the run must pass, with
+ * requests handed off and deferred, and nothing waiting after the drain.
  */
 #define AIRTIME_STRESS_GATED_ROUNDS	(1U << 2)
 
 /**
  * airtime_capi_smp_stress() - the SMP stress self-test of the adapter API
- * @flags: 0, or AIRTIME_STRESS_* fault flags that must make the test fail
+ * @flags: 0, AIRTIME_STRESS_GATED_ROUNDS, or AIRTIME_STRESS_* fault flags
+ *	that must make the test fail
  * @msg: buffer for the result, always NUL-terminated
  * @len: size of @msg, at least 1
  *
  * Implemented in airtime_capi_selftest.c; run by the Rust scenarios
- * c-api-smp-stress (@flags 0), c-api-smp-stress-lost-completion and
+ * c-api-smp-stress (@flags 0), c-api-smp-stress-gated
+ * (AIRTIME_STRESS_GATED_ROUNDS), c-api-smp-stress-lost-completion and
  * c-api-smp-stress-lost-wake (explicit only, must fail). A wake kthread
  * and a completion kthread, bound to different CPUs, drive one radio for a few
  * seconds with station churn and weight changes; then a drain, conservation

@@ -29,7 +29,7 @@ use core::ptr::NonNull;
 use airtime_ath11k::hal::{
     DP_TCL_DATA_RING_SIZE, MAX_PPDU_USERS, MSDU_TABLE_CAPACITY, PpduStats, PpduUser, RxPpdu, TxStatus,
 };
-use airtime_ath11k::{Ath11k, Config, Rounds, TextBuf};
+use airtime_ath11k::{AcSet, Ath11k, Config, RoundOutcome, Rounds, TextBuf};
 use airtime_est::{Bandwidth, HeGi, Rate};
 use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{Ac, AqlLimits, Instant, StationId, Tid, TxqId, Weight};
@@ -234,6 +234,12 @@ pub struct RadioCounters {
     pub calib_mu_users: u64,
     /// Of `calib_rejected`, SU users with `AIRTIME_RATE_NONE`.
     pub calib_no_rate: u64,
+    /// With `AIRTIME_RADIO_GATED_ROUNDS`: round requests handed to the context running
+    /// the AC's rounds.
+    pub rounds_handed_off: u64,
+    /// With `AIRTIME_RADIO_GATED_ROUNDS`: calls that spent `gate_rounds` with requests
+    /// pending (each reported to `rounds_deferred`).
+    pub rounds_deferred: u64,
 }
 
 // The C header asserts the same sizes.
@@ -244,7 +250,7 @@ const _: () = assert!(core::mem::size_of::<CRate>() == 8);
 const _: () = assert!(core::mem::size_of::<CPpduUser>() == 24);
 const _: () = assert!(core::mem::size_of::<CPpduStats>() == 200);
 const _: () = assert!(core::mem::size_of::<RadioStats>() == 32);
-const _: () = assert!(core::mem::size_of::<RadioCounters>() == 152);
+const _: () = assert!(core::mem::size_of::<RadioCounters>() == 168);
 const _: () = assert!(core::mem::offset_of!(RadioCounters, uncharged) == 96);
 const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_accepted) == 104);
 const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_rejected) == 112);
@@ -252,11 +258,12 @@ const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_busy) == 120);
 const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_stale) == 128);
 const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_mu_users) == 136);
 const _: () = assert!(core::mem::offset_of!(RadioCounters, calib_no_rate) == 144);
+const _: () = assert!(core::mem::offset_of!(RadioCounters, rounds_handed_off) == 152);
 const _: () = assert!(core::mem::offset_of!(CPpduUser, msdus) == 16);
 const _: () = assert!(core::mem::offset_of!(CPpduUser, reserved2) == 18);
 const _: () = assert!(core::mem::offset_of!(CPpduUser, msdu_bytes) == 20);
 const _: () = assert!(core::mem::size_of::<CTxStatus>() == 8);
-const _: () = assert!(core::mem::size_of::<HalOps>() == 11 * core::mem::size_of::<usize>());
+const _: () = assert!(core::mem::size_of::<HalOps>() == 12 * core::mem::size_of::<usize>());
 const _: () = assert!(core::mem::size_of::<crate::chal::CMsdu>() == 24);
 const _: () = assert!(core::mem::size_of::<crate::chal::CTclDesc>() == 12);
 
@@ -344,12 +351,21 @@ fn turn_budget(cfg: &RadioConfig) -> Result<TurnBudget, Errno> {
     }
 }
 
-/// How rounds meet, as `cfg` asks. `EINVAL` for `AIRTIME_RADIO_GATED_ROUNDS` with no
-/// round allowed per call, and for `gate_rounds` without the flag (it would be ignored).
-fn rounds(cfg: &RadioConfig) -> Result<Rounds, Errno> {
-    match (cfg.flags & RADIO_GATED_ROUNDS != 0, NonZeroU32::new(cfg.gate_rounds)) {
+/// Most rounds one gated call may run (`gate_rounds`): a runner in softirq must get
+/// back to its own work. C: `AIRTIME_GATE_ROUNDS_MAX`.
+pub const GATE_ROUNDS_MAX: u32 = 64;
+
+/// How rounds meet, as `cfg` asks. `EINVAL` for `AIRTIME_RADIO_GATED_ROUNDS` with
+/// `gate_rounds` outside `1..=AIRTIME_GATE_ROUNDS_MAX` or without a `rounds_deferred`
+/// callback (a deferral nobody hears of strands its requests), and for `gate_rounds`
+/// without the flag (it would be ignored).
+fn rounds(cfg: &RadioConfig, ops: &Ops) -> Result<Rounds, Errno> {
+    let gated = cfg.flags & RADIO_GATED_ROUNDS != 0;
+    match (gated, NonZeroU32::new(cfg.gate_rounds)) {
         (false, None) => Ok(Rounds::Concurrent),
-        (true, Some(max_rounds)) => Ok(Rounds::Gated { max_rounds }),
+        (true, Some(max_rounds)) if max_rounds.get() <= GATE_ROUNDS_MAX && ops.has_rounds_deferred() => {
+            Ok(Rounds::Gated { max_rounds })
+        }
         _ => Err(Errno::EINVAL),
     }
 }
@@ -359,7 +375,7 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
         return Err(Errno::EINVAL);
     }
     let turn_budget = turn_budget(cfg)?;
-    let rounds = rounds(cfg)?;
+    let rounds = rounds(cfg, &ops)?;
     let nonzero = |v: u32, d: u32| if v == 0 { d } else { v };
     let hal = CHal::new(
         ops,
@@ -518,8 +534,18 @@ pub unsafe extern "C" fn airtime_mcast_txq_wake(radio: *mut CRadio, handle: u64,
         let radio = unsafe { radio_ref(radio) }?;
         let txq = mcast_txq(radio, handle)?;
         let round = radio.wake_tx_queue(txq, cpu, Instant::from_micros(now_us)).map_err(adapter_err)?;
+        tell_deferred(radio, round);
         Ok(i32::try_from(round.frames).unwrap_or(i32::MAX))
     })())
+}
+
+/// Tells the driver (`rounds_deferred`) when a call's rounds were left at their budget.
+fn tell_deferred(radio: &CRadio, round: RoundOutcome) {
+    if round.deferred {
+        let mut acs = AcSet::EMPTY;
+        acs.insert(round.ac);
+        radio.hal().rounds_deferred(acs);
+    }
 }
 
 /// Removes a station-less txq; a frame of it in a retry slot is handed back
@@ -765,6 +791,7 @@ pub unsafe extern "C" fn airtime_txq_wake(radio: *mut CRadio, peer_id: u16, tid:
         let tid = Tid::new(tid).map_err(|_| Errno::EINVAL)?;
         let txq = radio.txq_for(station(radio, peer_id)?, tid).ok_or(Errno::ENOENT)?;
         let round = radio.wake_tx_queue(txq, cpu, Instant::from_micros(now_us)).map_err(adapter_err)?;
+        tell_deferred(radio, round);
         Ok(i32::try_from(round.frames).unwrap_or(i32::MAX))
     })())
 }
@@ -810,6 +837,7 @@ pub unsafe extern "C" fn airtime_tx_complete(
         unsafe { radio.hal().begin_batch(entries.as_ptr(), entries.len()) };
         let pass = radio.poll_tx_completions(budget, cpu, Instant::from_micros(now_us));
         radio.hal().end_batch();
+        radio.hal().rounds_deferred(pass.deferred);
         Ok(i32::try_from(pass.work_done).unwrap_or(i32::MAX))
     })())
 }
@@ -841,7 +869,16 @@ pub unsafe extern "C" fn airtime_run_waiting_rounds(radio: *mut CRadio, cpu: u32
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
-        let frames = radio.run_waiting_rounds(cpu, Instant::from_micros(now_us));
+        let now = Instant::from_micros(now_us);
+        let (mut frames, mut deferred) = (0u32, AcSet::EMPTY);
+        for ac in radio.rounds_waiting().iter() {
+            let round = radio.run_round(ac, cpu, now);
+            frames = frames.saturating_add(round.frames);
+            if round.deferred {
+                deferred.insert(ac);
+            }
+        }
+        radio.hal().rounds_deferred(deferred);
         Ok(i32::try_from(frames).unwrap_or(i32::MAX))
     })())
 }
@@ -967,6 +1004,8 @@ pub unsafe extern "C" fn airtime_radio_get_counters(radio: *mut CRadio, counters
             calib_stale: cal.stale,
             calib_mu_users: cal.mu_users,
             calib_no_rate: cal.no_rate,
+            rounds_handed_off: d.rounds_handed_off,
+            rounds_deferred: d.rounds_deferred,
         };
         Ok(0)
     })())

@@ -26,6 +26,7 @@ use core::ffi::c_void;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
+use airtime_ath11k::AcSet;
 use airtime_ath11k::hal::{
     Msdu, MsduTable, PpduStats, PpduStatsSource, RingId, RxPpdu, RxStatusSource, StatusSink, TclDesc, TclRings,
     TxCompletion, TxCompletionRing, TxStatus,
@@ -99,6 +100,10 @@ pub struct HalOps {
     pub txq_released: Option<unsafe extern "C" fn(hw: *mut c_void, txq: *mut c_void)>,
     /// Optional: a removed station has nothing in flight; its peer id may be reused.
     pub sta_drained: Option<unsafe extern "C" fn(hw: *mut c_void, peer_id: u16)>,
+    /// Required with `AIRTIME_RADIO_GATED_ROUNDS`: a runner spent its rounds with
+    /// requests pending on the ACs of `ac_mask` (bit `AIRTIME_AC_*`): schedule work
+    /// that calls `airtime_run_waiting_rounds()`.
+    pub rounds_deferred: Option<unsafe extern "C" fn(hw: *mut c_void, ac_mask: u8)>,
 }
 
 type TclFree = unsafe extern "C" fn(*mut c_void, u8) -> u32;
@@ -111,12 +116,14 @@ type TxqDequeue = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut u32) -> *m
 type TxqPeekLen = unsafe extern "C" fn(*mut c_void, *mut c_void) -> u32;
 type TxqReleased = unsafe extern "C" fn(*mut c_void, *mut c_void);
 type StaDrained = unsafe extern "C" fn(*mut c_void, u16);
+type RoundsDeferred = unsafe extern "C" fn(*mut c_void, u8);
 
 /// The ops table with every required callback present (checked once, at creation).
 #[derive(Clone, Copy, Debug)]
 pub struct Ops {
     txq_released: Option<TxqReleased>,
     sta_drained: Option<StaDrained>,
+    rounds_deferred: Option<RoundsDeferred>,
     tcl_free: TclFree,
     tcl_enqueue: TclEnqueue,
     msdu_outstanding: TclFree,
@@ -129,11 +136,18 @@ pub struct Ops {
 }
 
 impl Ops {
-    /// The callbacks of `ops`, or `EINVAL` if one is missing.
+    /// Whether the driver gave a `rounds_deferred` callback.
+    pub fn has_rounds_deferred(&self) -> bool {
+        self.rounds_deferred.is_some()
+    }
+
+    /// The callbacks of `ops`, or `EINVAL` if one is missing (`rounds_deferred` is
+    /// required only with gated rounds, which the caller checks).
     pub fn from_c(ops: &HalOps) -> Result<Ops, Errno> {
         Ok(Ops {
             txq_released: ops.txq_released,
             sta_drained: ops.sta_drained,
+            rounds_deferred: ops.rounds_deferred,
             tcl_free: ops.tcl_free.ok_or(Errno::EINVAL)?,
             tcl_enqueue: ops.tcl_enqueue.ok_or(Errno::EINVAL)?,
             msdu_outstanding: ops.msdu_outstanding.ok_or(Errno::EINVAL)?,
@@ -246,6 +260,14 @@ impl CHal {
             // SAFETY: the driver's callback with its own context and txq pointer, which
             // it promised valid until this call.
             unsafe { f(self.hw, txq.txq.as_ptr()) }
+        }
+    }
+
+    /// Tells the driver rounds wait on the ACs of `acs` (`rounds_deferred`), if any.
+    pub fn rounds_deferred(&self, acs: AcSet) {
+        if let (Some(f), false) = (self.ops.rounds_deferred, acs.is_empty()) {
+            // SAFETY: the driver's callback with its own context.
+            unsafe { f(self.hw, acs.bits()) }
         }
     }
 

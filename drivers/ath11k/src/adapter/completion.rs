@@ -45,7 +45,8 @@ pub struct CompletionPass {
     pub frames_pushed: u32,
     /// Gated: the ACs whose rounds this pass left deferred (it spent its budget of
     /// rounds while other contexts asked for more). A NAPI poll stays scheduled (returns
-    /// its budget) while this is not empty, so that its next call serves them.
+    /// its budget) while this is not empty: its next call runs a round on every AC whose
+    /// requests wait ([`Ath11k::rounds_waiting`]), reaped or not.
     pub deferred: AcSet,
 }
 
@@ -121,12 +122,14 @@ where
         pass
     }
 
-    /// Starts the rounds of a pass: the reaped ACs (patch 6), and the blocked ones if
-    /// configured.
+    /// Starts the rounds of a pass: the reaped ACs (patch 6), the blocked ones if
+    /// configured, and, gated, those whose requests wait for a runner (so that a poll
+    /// kept scheduled for them serves them even if it reaps nothing).
     fn finish_pass(&self, pass: &mut CompletionPass, cpu: u32, now: Instant) {
-        if self.config.rounds_on_completion && !pass.reaped.is_empty() {
-            let mut acs = pass.reaped;
-            if self.config.resume_blocked_acs {
+        let waiting = self.rounds_waiting();
+        if self.config.rounds_on_completion && !(pass.reaped.is_empty() && waiting.is_empty()) {
+            let mut acs = pass.reaped.union(waiting);
+            if self.config.resume_blocked_acs && !pass.reaped.is_empty() {
                 acs = acs.union(self.blocked.load());
             }
             for ac in acs.iter() {

@@ -71,8 +71,9 @@ pub enum Rounds {
     /// the runner runs one more round for the notes left during its last, up to
     /// `max_rounds` rounds per call, its own included. Two rounds on one AC at once pass
     /// the AC's list, its txqs and the ring between the CPUs; on the workspace's
-    /// end-to-end benchmark one context running the rounds of both sends more frames
-    /// per second. A runner that spends its budget with notes pending leaves them
+    /// end-to-end benchmark of the core's txq table (`benches`, BENCHMARKS.md), gated
+    /// rounds sent more frames per second than concurrent ones where both contexts run
+    /// rounds often, and as many elsewhere. A runner that spends its budget with notes pending leaves them
     /// ([`RoundOutcome::deferred`], [`CompletionPass::deferred`]), and they wait until
     /// some context asks for a round on the AC again: the caller must ask again later
     /// (a NAPI poll stays scheduled; a wake path reschedules its work), or poll

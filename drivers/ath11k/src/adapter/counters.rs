@@ -62,6 +62,8 @@ pub(crate) struct DpCounters {
     pub(crate) flushed: Counter,
     pub(crate) msdu_table_errors: Counter,
     pub(crate) unknown_peer_reports: Counter,
+    pub(crate) rounds_handed_off: Counter,
+    pub(crate) rounds_deferred: Counter,
     pub(crate) calibration: CalibrationCounters,
 }
 
@@ -116,6 +118,8 @@ impl DpCounters {
             flushed: self.flushed.get(),
             msdu_table_errors: self.msdu_table_errors.get(),
             unknown_peer_reports: self.unknown_peer_reports.get(),
+            rounds_handed_off: self.rounds_handed_off.get(),
+            rounds_deferred: self.rounds_deferred.get(),
             ..DpStats::default()
         }
     }

@@ -22,7 +22,9 @@ pub struct RoundOutcome {
     pub ac: Ac,
     /// Rounds run by this call: 1 with [`Rounds::Concurrent`](super::Rounds::Concurrent);
     /// gated, 0 when another context was running the AC's rounds (it serves this
-    /// request), else 1 and one more for each request other contexts made meanwhile.
+    /// request), else 1 and one more each time a round ended with requests made during
+    /// it (a burst of requests costs one round), at most the budget. Rounds run for
+    /// others use this call's `cpu` and `now`.
     pub rounds: u32,
     /// Frames pushed into the rings by those rounds (kept frames sent again included).
     pub frames: u32,
@@ -85,8 +87,12 @@ where
                 // A runner's round that unwinds (a HAL callback's panic in a std build)
                 // opens the gate on its way out (`RoundGate::run`).
                 match self.gate.run(ac, max_rounds.get(), || self.one_round(ac, cpu, now, &mut out)) {
-                    GateOutcome::Ran { .. } | GateOutcome::HandedOff => {}
-                    GateOutcome::Deferred { .. } => out.deferred = true,
+                    GateOutcome::Ran { .. } => {}
+                    GateOutcome::HandedOff => self.counters.rounds_handed_off.bump(),
+                    GateOutcome::Deferred { .. } => {
+                        self.counters.rounds_deferred.bump();
+                        out.deferred = true;
+                    }
                 }
             }
         }
@@ -101,6 +107,9 @@ where
     /// [`RoundOutcome::deferred`] themselves, and run [`run_waiting_rounds`](Self::run_waiting_rounds).
     /// Always empty with [`Rounds::Concurrent`].
     pub fn rounds_waiting(&self) -> AcSet {
+        if self.config.rounds == Rounds::Concurrent {
+            return AcSet::EMPTY;
+        }
         Ac::ALL.into_iter().filter(|&ac| self.gate.is_waiting(ac)).collect()
     }
 
