@@ -453,22 +453,28 @@ mod loom_models {
         }
     }
 
+    /// Runs two contexts that each make two requests with `request` (context, number),
+    /// and joins them.
+    fn both_request(shared: &Arc<Shared>, request: impl Fn(&Shared, usize, u32) + Copy + Send + 'static) {
+        let contexts: Vec<_> = (0..2)
+            .map(|me| {
+                let s = shared.clone();
+                thread::spawn(move || {
+                    for n in 1..=2 {
+                        request(&s, me, n);
+                    }
+                })
+            })
+            .collect();
+        for c in contexts {
+            c.join().unwrap();
+        }
+    }
+
     fn two_contexts(budget: u32) {
         loom::model(move || {
             let shared = Shared::new();
-            let contexts: Vec<_> = (0..2)
-                .map(|me| {
-                    let s = shared.clone();
-                    thread::spawn(move || {
-                        for n in 1..=2 {
-                            s.request(me, n, budget);
-                        }
-                    })
-                })
-                .collect();
-            for c in contexts {
-                c.join().unwrap();
-            }
+            both_request(&shared, move |s, me, n| s.request(me, n, budget));
             shared.check_all_served();
         });
     }
@@ -501,19 +507,7 @@ mod loom_models {
     fn gate4_a_deferred_request_shows_as_waiting_until_served() {
         loom::model(|| {
             let shared = Shared::new();
-            let contexts: Vec<_> = (0..2)
-                .map(|me| {
-                    let s = shared.clone();
-                    thread::spawn(move || {
-                        for n in 1..=2 {
-                            s.request_once(me, n, 1);
-                        }
-                    })
-                })
-                .collect();
-            for c in contexts {
-                c.join().unwrap();
-            }
+            both_request(&shared, |s, me, n| s.request_once(me, n, 1));
             let waiting = shared.gate.is_waiting(Ac::Be);
             assert!(shared.all_served() || waiting, "a deferred request was left with nothing showing it");
             if waiting {

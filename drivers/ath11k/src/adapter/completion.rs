@@ -51,6 +51,17 @@ pub struct CompletionPass {
 }
 
 impl CompletionPass {
+    /// A pass that has done nothing yet.
+    const fn empty() -> CompletionPass {
+        CompletionPass {
+            work_done: 0,
+            reaped: AcSet::EMPTY,
+            rounds: AcSet::EMPTY,
+            frames_pushed: 0,
+            deferred: AcSet::EMPTY,
+        }
+    }
+
     /// Whether the pass stopped at its budget (more completions may be waiting).
     pub fn budget_exhausted(&self, budget: u32) -> bool {
         self.work_done >= budget
@@ -72,13 +83,7 @@ where
     /// Completion context (the tx completion NAPI poll, softirq); one call at a time
     /// per completion ring, while the wake context runs its rounds on other CPUs.
     pub fn poll_tx_completions(&self, budget: u32, cpu: u32, now: Instant) -> CompletionPass {
-        let mut pass = CompletionPass {
-            work_done: 0,
-            reaped: AcSet::EMPTY,
-            rounds: AcSet::EMPTY,
-            frames_pushed: 0,
-            deferred: AcSet::EMPTY,
-        };
+        let mut pass = CompletionPass::empty();
         let mut charges = PassCharges::new();
         while pass.work_done < budget {
             let Some(c) = self.hal.reap_tx_completion() else { break };
@@ -103,13 +108,7 @@ where
         cpu: u32,
         now: Instant,
     ) -> CompletionPass {
-        let mut pass = CompletionPass {
-            work_done: 0,
-            reaped: AcSet::EMPTY,
-            rounds: AcSet::EMPTY,
-            frames_pushed: 0,
-            deferred: AcSet::EMPTY,
-        };
+        let mut pass = CompletionPass::empty();
         let mut charges = PassCharges::new();
         for c in completions.iter().take(budget as usize) {
             pass.work_done += 1;
