@@ -73,11 +73,12 @@ pub enum Rounds {
     /// the AC's list, its txqs and the ring between the CPUs; on the workspace's
     /// end-to-end benchmark of the core's txq table (`benches`, BENCHMARKS.md), gated
     /// rounds sent more frames per second than concurrent ones where both contexts run
-    /// rounds often, and as many elsewhere. A runner that spends its budget with notes pending leaves them
-    /// ([`RoundOutcome::deferred`], [`CompletionPass::deferred`]), and they wait until
-    /// some context asks for a round on the AC again: the caller must ask again later
-    /// (a NAPI poll stays scheduled; a wake path reschedules its work), or poll
-    /// [`Ath11k::rounds_waiting`] and run [`Ath11k::run_waiting_rounds`].
+    /// rounds often, and as many elsewhere. A runner that spends its budget with notes
+    /// pending leaves them ([`RoundOutcome::deferred`], [`CompletionPass::deferred`]),
+    /// and they wait until some context asks for a round on the AC again: the caller
+    /// must ask again later (a NAPI poll stays scheduled and its next pass serves them;
+    /// a wake path schedules work that calls [`Ath11k::run_waiting_rounds`]);
+    /// [`Ath11k::rounds_waiting`] names the ACs that wait.
     ///
     /// [`RoundOutcome::rounds`]: crate::RoundOutcome::rounds
     /// [`RoundOutcome::deferred`]: crate::RoundOutcome::deferred
