@@ -131,7 +131,7 @@ impl Scheduler {
         };
         // The check records no refusal for adaptive AQL: the station may be a
         // newcomer's, read from the slot after the look (see below).
-        let aql_ok = self.visit_eligible::<false>(slot, sslot, ac);
+        let aql_ok = self.visit_eligible(slot, sslot, ac);
         let weight = i64::from(sslot.weight().max(1));
         // Weakened variant `topup_any_generation`, only to prove loom model 24 catches
         // it: the top-up made whichever txq the slot holds now.
@@ -186,10 +186,12 @@ impl Scheduler {
         }
     }
 
-    /// The station check of a lap's visit (the management TID 16 is never limited).
+    /// The station check of a lap's visit (the management TID 16 is never limited). It
+    /// records no refusal for adaptive AQL: a refused visit goes to `refused_visit`,
+    /// which knows whether the visited txq could have been kept back.
     #[inline]
-    fn visit_eligible<const RECORD: bool>(&self, slot: &TxqSlot, sslot: LiveStation<'_>, ac: Ac) -> bool {
-        slot.tid() == 16 || self.station_may_send_as::<RECORD>(sslot, ac, 0)
+    fn visit_eligible(&self, slot: &TxqSlot, sslot: LiveStation<'_>, ac: Ac) -> bool {
+        slot.tid() == 16 || self.station_may_send_as::<false>(sslot, ac, 0)
     }
 
     /// After a first lap in which nobody was served (every entry rotated, now the first
@@ -224,15 +226,15 @@ impl Scheduler {
             }
             let i = stamp::met(w) + 1;
             a.store((w & !(0xffff << 16)) | (i.min(0xffff) << 16), Ordering::Relaxed);
-            // A refusal counts as a walked visit's does (`refused_visit`): not for a txq
-            // listed for its debt alone. Weakened variant `skip_counts_idle`, only to
-            // prove loom model adaptive6 catches it: recorded whatever the txq holds.
-            if cfg!(airtime_weakened = "skip_counts_idle") {
-                if !self.visit_eligible::<true>(slot, sslot, ac) {
-                    return;
+            if !self.visit_eligible(slot, sslot, ac) {
+                // Counted as a walked visit's refusal is. Weakened variant
+                // `skip_counts_idle`, only to prove loom model adaptive6 catches it:
+                // counted whatever the txq holds.
+                if cfg!(airtime_weakened = "skip_counts_idle") {
+                    self.record_refused_check(sslot, ac);
+                } else {
+                    self.refused_visit(slot, generation, sslot, ac);
                 }
-            } else if !self.visit_eligible::<false>(slot, sslot, ac) {
-                self.refused_visit(slot, generation, sslot, ac);
                 return;
             }
             let k = i64::try_from(stamp::visits(w).max(1)).unwrap_or(1);

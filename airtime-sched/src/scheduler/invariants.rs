@@ -73,9 +73,9 @@ impl Scheduler {
     /// station's AQL words count for its generation; every txq word is a combination of
     /// bits the operations write (an orphaned entry only for a live txq listed on its
     /// AC, woken only while served, never both being set up and live, listed for its
-    /// debt alone only while live, listed, and neither served, woken nor orphaned). Each of these
-    /// reads one word, or rereads the word it depends on and skips a slot that changed
-    /// meanwhile. Cost O(capacity).
+    /// debt alone only while live, listed, and neither served, woken nor orphaned). Each
+    /// of these reads one word, or rereads the word it depends on and skips a slot that
+    /// changed meanwhile. Cost O(capacity).
     ///
     /// What is exact only between operations (pending airtime conserved, A1; each
     /// list's entries matching the QUEUED bits and the listed count, S1, S2; no txq held,
