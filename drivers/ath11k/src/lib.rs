@@ -181,7 +181,7 @@ pub mod sim_hal;
 pub mod stats;
 
 pub use adapter::{
-    AcSet, Ath11k, Ath11kError, CompletionPass, Config, PpduOutcome, RoundOutcome, Rounds, StationRecord,
+    AcSet, Ath11k, Ath11kError, CompletionPass, Config, PpduOutcome, RoundOutcome, Rounds, RoundsRun, StationRecord,
 };
 pub use airtime_sched::driver_loop::RoundEnd;
 pub use hal::Hal;

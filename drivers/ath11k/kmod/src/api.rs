@@ -869,17 +869,9 @@ pub unsafe extern "C" fn airtime_run_waiting_rounds(radio: *mut CRadio, cpu: u32
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
-        let now = Instant::from_micros(now_us);
-        let (mut frames, mut deferred) = (0u32, AcSet::EMPTY);
-        for ac in radio.rounds_waiting().iter() {
-            let round = radio.run_round(ac, cpu, now);
-            frames = frames.saturating_add(round.frames);
-            if round.deferred {
-                deferred.insert(ac);
-            }
-        }
-        radio.hal().rounds_deferred(deferred);
-        Ok(i32::try_from(frames).unwrap_or(i32::MAX))
+        let run = radio.run_waiting_rounds(cpu, Instant::from_micros(now_us));
+        radio.hal().rounds_deferred(run.deferred);
+        Ok(i32::try_from(run.frames).unwrap_or(i32::MAX))
     })())
 }
 

@@ -131,14 +131,10 @@ where
             if self.config.resume_blocked_acs && !pass.reaped.is_empty() {
                 acs = acs.union(self.blocked.load());
             }
-            for ac in acs.iter() {
-                let r = self.run_round(ac, cpu, now);
-                pass.rounds.insert(ac);
-                pass.frames_pushed = pass.frames_pushed.saturating_add(r.frames);
-                if r.deferred {
-                    pass.deferred.insert(ac);
-                }
-            }
+            let run = self.run_rounds(acs, cpu, now);
+            pass.rounds = acs;
+            pass.frames_pushed = run.frames;
+            pass.deferred = run.deferred;
         }
     }
 

@@ -24,7 +24,7 @@ pub use completion::CompletionPass;
 pub use config::{Config, Rounds};
 pub use error::Ath11kError;
 pub use tables::StationRecord;
-pub use tx::RoundOutcome;
+pub use tx::{RoundOutcome, RoundsRun};
 
 use crate::hal::Hal;
 use airtime_sched::{Txq, TxqTable};

@@ -12,6 +12,17 @@ use airtime_sched::traits::Frame;
 use airtime_sched::txqs::EnqueueError;
 use airtime_sched::{Ac, Enqueue, GateOutcome, Instant, Txq, TxqId};
 
+/// What rounds over a set of ACs did ([`Ath11k::run_rounds`], [`Ath11k::run_waiting_rounds`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RoundsRun {
+    /// Frames pushed into the rings.
+    pub frames: u32,
+    /// Gated: the ACs whose rounds spent their budget with requests pending
+    /// ([`RoundOutcome::deferred`]).
+    pub deferred: AcSet,
+}
+
 /// What one call for a driver round did: the round, or with
 /// [`Rounds::Gated`](super::Rounds::Gated) the rounds this context ran (none if it
 /// handed its request to the context running the AC's rounds).
@@ -114,10 +125,9 @@ where
     }
 
     /// Runs a round (through the gate) on each AC of [`rounds_waiting`](Self::rounds_waiting),
-    /// from `cpu`; returns the frames pushed. The first round each call runs serves the
-    /// requests that waited; the ACs whose rounds are deferred again are still waiting
-    /// after it.
-    pub fn run_waiting_rounds(&self, cpu: u32, now: Instant) -> u32 {
+    /// from `cpu`. The first round each call runs serves the requests that waited; the
+    /// ACs whose rounds are deferred again are still waiting after it.
+    pub fn run_waiting_rounds(&self, cpu: u32, now: Instant) -> RoundsRun {
         self.run_rounds(self.rounds_waiting(), cpu, now)
     }
 
@@ -161,7 +171,15 @@ where
 
     /// Runs a round on each AC of `acs` from `cpu` (mt76's and ath10k's "schedule all
     /// ACs"; also the kernel module's way to retry kept frames from a timer).
-    pub fn run_rounds(&self, acs: super::AcSet, cpu: u32, now: Instant) -> u32 {
-        acs.iter().map(|ac| self.run_round(ac, cpu, now).frames).fold(0u32, u32::saturating_add)
+    pub fn run_rounds(&self, acs: AcSet, cpu: u32, now: Instant) -> RoundsRun {
+        let mut run = RoundsRun::default();
+        for ac in acs.iter() {
+            let round = self.run_round(ac, cpu, now);
+            run.frames = run.frames.saturating_add(round.frames);
+            if round.deferred {
+                run.deferred.insert(ac);
+            }
+        }
+        run
     }
 }
