@@ -24,7 +24,7 @@
 //! nearest, ath11k's `tx_idr_lock`, is held for one buffer id at a time on each side),
 //! and `perf` found a round at 256 stations spending most of its own time (outside the
 //! scheduler's calls) waiting there, in both implementations, which pulled their ratio
-//! toward 1. See BENCHMARKS.md.
+//! toward 1. See `benches/LOG.md`, "A ring built like a NIC's".
 
 use crate::padded::Padded;
 use crate::spinlock::SpinLock;

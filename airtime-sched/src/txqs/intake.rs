@@ -20,8 +20,8 @@
 //! a stale read of it costs a failed compare-and-swap, never an ABA. A txq in steady
 //! state so allocates nothing per frame: in a kernel build that is one atomic
 //! allocation (and its chance of failing) less per frame, and across CPUs one less
-//! trip through the allocator's shared state (measured in BENCHMARKS.md, "the intake's
-//! node cache").
+//! trip through the allocator's shared state (measured in the workspace's
+//! `benches/LOG.md`, "False sharing and the per-frame allocation removed").
 //!
 //! **The server asks for its nodes' lines before it walks them.** A node's address is
 //! read from the node pushed after it, which the enqueuing CPU wrote last, so a walk of
