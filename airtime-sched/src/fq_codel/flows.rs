@@ -161,19 +161,28 @@ impl<F> FlowTable<F> {
         Some(head)
     }
 
-    /// Moves the first flow of `list` to its back, in O(1) and without unlinking it
-    /// (`list_move_tail` of a flow onto the list it is on). Nothing changes for a list
-    /// of fewer than two flows.
-    pub(crate) fn rotate(&mut self, list: ListId) {
-        let Ends { head, tail } = self.ends(list);
-        if head == tail {
+    /// Takes the steps of mac80211's `fq_tin_dequeue` that send nothing while only old
+    /// flows wait: while the front flow's deficit is not positive, it gets one
+    /// `quantum` and goes to the back. A tight loop over the old list alone (nothing is
+    /// added to either list meanwhile), instead of one pass of the dequeue per step:
+    /// with 1500-byte frames and mac80211's 300-byte quantum there are about five for
+    /// every frame a backlogged flow sends. `quantum` must be positive; nothing happens
+    /// otherwise, or if the old list is empty.
+    pub(crate) fn rotate_until_positive(&mut self, quantum: i64) {
+        if quantum <= 0 {
             return;
         }
-        let Some(next) = self.get_mut(head).map(|flow| core::mem::replace(&mut flow.next, NIL)) else { return };
-        if let Some(last) = self.get_mut(tail) {
-            last.next = head;
+        let Ends { mut head, mut tail } = self.old;
+        // A single flow stays at the front (the caller adds its laps at once).
+        while let Some(front) = self.get_mut(head).filter(|f| f.deficit <= 0 && head != tail) {
+            front.deficit = front.deficit.saturating_add(quantum);
+            let next = core::mem::replace(&mut front.next, NIL);
+            if let Some(last) = self.get_mut(tail) {
+                last.next = head;
+            }
+            (head, tail) = (next, head);
         }
-        *self.ends_mut(list) = Ends { head: next, tail: head };
+        self.old = Ends { head, tail };
     }
 
     /// Whether `list` holds exactly one flow.
@@ -227,28 +236,73 @@ mod tests {
         assert_eq!(t.iter_listed().map(|(i, _)| i).collect::<Vec<_>>(), [1, 5, 3]);
     }
 
-    #[test]
-    fn rotate_moves_the_front_flow_to_the_back_as_pop_and_push_would() {
-        let mut t = FlowTable::<()>::try_new(8).unwrap();
-        t.rotate(ListId::Old);
-        assert!(t.is_list_empty(ListId::Old) && !t.is_single(ListId::Old));
-        assert!(t.push_back(ListId::Old, 6));
-        t.rotate(ListId::Old);
-        assert_eq!(listed(&t, ListId::Old), [6]);
-        assert!(t.is_single(ListId::Old));
-        for i in [2, 4] {
-            assert!(t.push_back(ListId::Old, i));
+    /// The steps `rotate_until_positive` takes, one dequeue pass each, as mac80211
+    /// takes them: the front flow popped and pushed back.
+    fn step_until_positive(t: &mut FlowTable<()>, quantum: i64) {
+        while let Some(front) = t.front(ListId::Old) {
+            let flow = t.get_mut(front).unwrap();
+            if flow.deficit > 0 || t.is_single(ListId::Old) {
+                return;
+            }
+            t.get_mut(front).unwrap().deficit += quantum;
+            t.pop_front(ListId::Old);
+            assert!(t.push_back(ListId::Old, front));
         }
-        assert!(!t.is_single(ListId::Old));
-        t.rotate(ListId::Old);
-        assert_eq!(listed(&t, ListId::Old), [2, 4, 6]);
-        t.rotate(ListId::Old);
-        assert_eq!(listed(&t, ListId::Old), [4, 6, 2]);
-        // Still linked as pushes leave it: a push and a pop see the rotated order.
-        assert!(t.push_back(ListId::Old, 7));
-        assert_eq!(t.pop_front(ListId::Old), Some(4));
-        assert_eq!(listed(&t, ListId::Old), [6, 2, 7]);
-        assert!(t.iter(ListId::Old).all(|(_, f)| f.list() == Some(ListId::Old)));
+    }
+
+    proptest::proptest! {
+        /// The tight loop leaves the old list's order, its links and every deficit as
+        /// the steps do: flows at any deficit a dequeue leaves (down to one frame's
+        /// largest debit below zero), positive ones anywhere in the list, any quantum.
+        #[test]
+        fn rotating_until_positive_leaves_what_the_steps_leave(
+            deficits in proptest::collection::vec(-65_535i64..=3000, 1..12),
+            quantum in proptest::prop_oneof![proptest::strategy::Just(300i64), 1i64..4000],
+        ) {
+            // Flows 0..16 take the list; flow 16 is pushed afterwards.
+            let mut looped = FlowTable::<()>::try_new(17).unwrap();
+            let mut stepped = FlowTable::<()>::try_new(17).unwrap();
+            for (i, d) in deficits.iter().enumerate() {
+                // Listed in a scrambled order, so that index and place differ.
+                let index = (i as u32 * 7) % 16;
+                for t in [&mut looped, &mut stepped] {
+                    assert!(t.push_back(ListId::Old, index));
+                    t.get_mut(index).unwrap().deficit = *d;
+                }
+            }
+            looped.rotate_until_positive(quantum);
+            step_until_positive(&mut stepped, quantum);
+            let state = |t: &FlowTable<()>| t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(state(&looped), state(&stepped));
+            if deficits.len() > 1 {
+                proptest::prop_assert!(looped.get(looped.front(ListId::Old).unwrap()).unwrap().deficit > 0);
+            }
+            // Still linked as pushes leave it: a push and a pop see the same order.
+            for t in [&mut looped, &mut stepped] {
+                assert!(t.push_back(ListId::Old, 16));
+                t.pop_front(ListId::Old);
+            }
+            proptest::prop_assert_eq!(state(&looped), state(&stepped));
+            proptest::prop_assert_eq!(looped.ends(ListId::Old).tail, 16);
+        }
+    }
+
+    #[test]
+    fn rotating_an_empty_or_single_list_or_with_no_quantum_changes_nothing() {
+        let mut t = FlowTable::<()>::try_new(4).unwrap();
+        t.rotate_until_positive(300);
+        assert!(t.is_list_empty(ListId::Old));
+        assert!(t.push_back(ListId::Old, 2));
+        t.get_mut(2).unwrap().deficit = -10;
+        t.rotate_until_positive(300);
+        assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(2, -10)]);
+        assert!(t.push_back(ListId::Old, 0));
+        t.get_mut(0).unwrap().deficit = -10;
+        t.rotate_until_positive(0);
+        t.rotate_until_positive(-300);
+        assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(2, -10), (0, -10)]);
+        t.rotate_until_positive(300);
+        assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(2, 290), (0, 290)]);
     }
 
     #[test]

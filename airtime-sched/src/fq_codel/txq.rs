@@ -378,18 +378,20 @@ impl<F: FqFrame> Txq for FqCodelTxq<F> {
             };
             if flow.deficit <= 0 {
                 // mac80211's `fq_tin_dequeue`: a quantum, and to the back of the old
-                // flows. For a flow already on them that is a rotation; for the only
-                // flow waiting at all, every lap finds it at the front again, so the
-                // laps are added at once (they change nothing else).
+                // flows. For a new flow that is one step. Once only old flows wait,
+                // nothing joins either list until a flow sends, so the rotations run
+                // in a loop of their own; for the only flow waiting at all, every lap
+                // finds it at the front again, so the laps are added at once (they
+                // change nothing else).
                 if alone {
                     while flow.deficit <= 0 {
                         flow.deficit = flow.deficit.saturating_add(quantum);
                     }
                 } else {
-                    flow.deficit = flow.deficit.saturating_add(quantum);
                     match list {
-                        ListId::Old => self.table.rotate(ListId::Old),
+                        ListId::Old => self.table.rotate_until_positive(quantum),
                         ListId::New => {
+                            flow.deficit = flow.deficit.saturating_add(quantum);
                             self.table.pop_front(ListId::New);
                             self.table.push_back(ListId::Old, index);
                         }
