@@ -162,18 +162,16 @@ impl<F> FlowTable<F> {
     }
 
     /// Takes the steps of mac80211's `fq_tin_dequeue` that send nothing while only old
-    /// flows wait: while the front flow's deficit is not positive, it gets one
-    /// `quantum` and goes to the back. A tight loop over the old list alone (nothing is
-    /// added to either list meanwhile), instead of one pass of the dequeue per step:
-    /// with 1500-byte frames and mac80211's 300-byte quantum there are about five for
-    /// every frame a backlogged flow sends. `quantum` must be positive; nothing happens
-    /// otherwise, or if the old list is empty.
+    /// flows wait, in one loop: while the front flow's deficit is not positive, it gets
+    /// one `quantum` and goes to the back of the old list. For the caller to call only
+    /// with the new list empty (the steps are mac80211's only then). Nothing happens if
+    /// `quantum` is not positive or the old list holds fewer than two flows: a single
+    /// flow would find itself at the front again, and the caller adds its laps at once.
     pub(crate) fn rotate_until_positive(&mut self, quantum: i64) {
         if quantum <= 0 {
             return;
         }
         let Ends { mut head, mut tail } = self.old;
-        // A single flow stays at the front (the caller adds its laps at once).
         while let Some(front) = self.get_mut(head).filter(|f| f.deficit <= 0 && head != tail) {
             front.deficit = front.deficit.saturating_add(quantum);
             let next = core::mem::replace(&mut front.next, NIL);
@@ -212,6 +210,7 @@ impl<F> FlowTable<F> {
 mod tests {
     use super::*;
     use alloc::vec::Vec;
+    use proptest::strategy::Strategy as _;
 
     fn listed(t: &FlowTable<()>, list: ListId) -> Vec<u32> {
         t.iter(list).map(|(i, _)| i).collect()
@@ -237,11 +236,11 @@ mod tests {
     }
 
     /// The steps `rotate_until_positive` takes, one dequeue pass each, as mac80211
-    /// takes them: the front flow popped and pushed back.
+    /// takes them (the front flow popped and pushed back), except that a single flow
+    /// is left where it is (mac80211 would rotate it onto itself).
     fn step_until_positive(t: &mut FlowTable<()>, quantum: i64) {
         while let Some(front) = t.front(ListId::Old) {
-            let flow = t.get_mut(front).unwrap();
-            if flow.deficit > 0 || t.is_single(ListId::Old) {
+            if t.get(front).unwrap().deficit > 0 || t.is_single(ListId::Old) {
                 return;
             }
             t.get_mut(front).unwrap().deficit += quantum;
@@ -250,40 +249,64 @@ mod tests {
         }
     }
 
+    /// A deficit a dequeue can leave, often on the edges the loop decides on: a whole
+    /// number of quanta below zero, give or take one byte.
+    fn deficit(quantum: i64) -> impl proptest::strategy::Strategy<Value = i64> {
+        use proptest::prelude::*;
+        prop_oneof![
+            (0i64..=218, -1i64..=1).prop_map(move |(k, d)| (-k * quantum + d).max(-65_535)),
+            -65_535i64..=3000,
+            Just(0i64),
+            Just(1i64),
+            Just(-65_534i64),
+        ]
+    }
+
     proptest::proptest! {
-        /// The tight loop leaves the old list's order, its links and every deficit as
-        /// the steps do: flows at any deficit a dequeue leaves (down to one frame's
-        /// largest debit below zero), positive ones anywhere in the list, any quantum.
+        /// The loop leaves the old list's order, its links and every deficit as the
+        /// steps do, and the new list as it was: flows at any deficit a dequeue leaves
+        /// (down to one frame's largest debit below zero), positive ones anywhere in
+        /// the list, any quantum.
         #[test]
         fn rotating_until_positive_leaves_what_the_steps_leave(
-            deficits in proptest::collection::vec(-65_535i64..=3000, 1..12),
-            quantum in proptest::prop_oneof![proptest::strategy::Just(300i64), 1i64..4000],
+            (quantum, deficits) in proptest::prop_oneof![proptest::strategy::Just(300i64), 1i64..4000]
+                .prop_flat_map(|q| (proptest::strategy::Just(q), proptest::collection::vec(deficit(q), 1..12))),
         ) {
-            // Flows 0..16 take the list; flow 16 is pushed afterwards.
-            let mut looped = FlowTable::<()>::try_new(17).unwrap();
-            let mut stepped = FlowTable::<()>::try_new(17).unwrap();
-            for (i, d) in deficits.iter().enumerate() {
-                // Listed in a scrambled order, so that index and place differ.
-                let index = (i as u32 * 7) % 16;
-                for t in [&mut looped, &mut stepped] {
+            use proptest::prelude::*;
+            // Flows 0..16 take the old list; 16 and 17 sit on the new list; flow 18 is
+            // pushed afterwards.
+            let mut looped = FlowTable::<()>::try_new(19).unwrap();
+            let mut stepped = FlowTable::<()>::try_new(19).unwrap();
+            for t in [&mut looped, &mut stepped] {
+                for (i, d) in deficits.iter().enumerate() {
+                    // Listed in a scrambled order, so that index and place differ.
+                    let index = (i as u32 * 7) % 16;
                     assert!(t.push_back(ListId::Old, index));
                     t.get_mut(index).unwrap().deficit = *d;
+                }
+                for index in [16, 17] {
+                    assert!(t.push_back(ListId::New, index));
+                    t.get_mut(index).unwrap().deficit = -5;
                 }
             }
             looped.rotate_until_positive(quantum);
             step_until_positive(&mut stepped, quantum);
-            let state = |t: &FlowTable<()>| t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>();
-            proptest::prop_assert_eq!(state(&looped), state(&stepped));
+            let state = |t: &FlowTable<()>, list| t.iter(list).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>();
+            prop_assert_eq!(state(&looped, ListId::Old), state(&stepped, ListId::Old));
+            prop_assert_eq!(state(&looped, ListId::New), [(16, -5), (17, -5)]);
+            let tail = looped.ends(ListId::Old).tail;
+            prop_assert_eq!(looped.get(tail).unwrap().next, NIL);
+            prop_assert!(looped.iter(ListId::Old).all(|(_, f)| f.list() == Some(ListId::Old)));
             if deficits.len() > 1 {
-                proptest::prop_assert!(looped.get(looped.front(ListId::Old).unwrap()).unwrap().deficit > 0);
+                prop_assert!(looped.get(looped.front(ListId::Old).unwrap()).unwrap().deficit > 0);
             }
             // Still linked as pushes leave it: a push and a pop see the same order.
             for t in [&mut looped, &mut stepped] {
-                assert!(t.push_back(ListId::Old, 16));
+                assert!(t.push_back(ListId::Old, 18));
                 t.pop_front(ListId::Old);
             }
-            proptest::prop_assert_eq!(state(&looped), state(&stepped));
-            proptest::prop_assert_eq!(looped.ends(ListId::Old).tail, 16);
+            prop_assert_eq!(state(&looped, ListId::Old), state(&stepped, ListId::Old));
+            prop_assert_eq!(looped.ends(ListId::Old).tail, 18);
         }
     }
 
@@ -301,8 +324,16 @@ mod tests {
         t.rotate_until_positive(0);
         t.rotate_until_positive(-300);
         assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(2, -10), (0, -10)]);
+    }
+
+    #[test]
+    fn rotating_two_flows_at_zero_gives_each_a_quantum_in_their_order() {
+        let mut t = FlowTable::<()>::try_new(4).unwrap();
+        for i in [2, 0] {
+            assert!(t.push_back(ListId::Old, i));
+        }
         t.rotate_until_positive(300);
-        assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(2, 290), (0, 290)]);
+        assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(2, 300), (0, 300)]);
     }
 
     #[test]

@@ -378,11 +378,11 @@ impl<F: FqFrame> Txq for FqCodelTxq<F> {
             };
             if flow.deficit <= 0 {
                 // mac80211's `fq_tin_dequeue`: a quantum, and to the back of the old
-                // flows. For a new flow that is one step. Once only old flows wait,
-                // nothing joins either list until a flow sends, so the rotations run
-                // in a loop of their own; for the only flow waiting at all, every lap
-                // finds it at the front again, so the laps are added at once (they
-                // change nothing else).
+                // flows. For a new flow that is one step. With the new list empty, a
+                // dequeue adds to neither list, so the old list's rotations run in a
+                // loop of their own; for the only flow waiting at all, every lap finds
+                // it at the front again, so the laps are added at once (they change
+                // nothing else).
                 if alone {
                     while flow.deficit <= 0 {
                         flow.deficit = flow.deficit.saturating_add(quantum);
