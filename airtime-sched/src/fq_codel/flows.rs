@@ -164,15 +164,25 @@ impl<F> FlowTable<F> {
     /// Takes the steps of mac80211's `fq_tin_dequeue` that send nothing while only old
     /// flows wait, in one loop: while the front flow's deficit is not positive, it gets
     /// one `quantum` and goes to the back of the old list. For the caller to call only
-    /// with the new list empty (the steps are mac80211's only then). Nothing happens if
-    /// `quantum` is not positive or the old list holds fewer than two flows: a single
-    /// flow would find itself at the front again, and the caller adds its laps at once.
+    /// with the new list empty (the steps are mac80211's only then). A single flow
+    /// finds itself at the front again after every lap, so its laps are added at once:
+    /// its deficit becomes the one in `1..=quantum` that the laps reach. Nothing
+    /// happens if `quantum` is not positive.
     pub(crate) fn rotate_until_positive(&mut self, quantum: i64) {
         if quantum <= 0 {
             return;
         }
         let Ends { mut head, mut tail } = self.old;
-        while let Some(front) = self.get_mut(head).filter(|f| f.deficit <= 0 && head != tail) {
+        if head == tail {
+            if let Some(only) = self.get_mut(head).filter(|f| f.deficit <= 0) {
+                only.deficit = match only.deficit.rem_euclid(quantum) {
+                    0 => quantum,
+                    rest => rest,
+                };
+            }
+            return;
+        }
+        while let Some(front) = self.get_mut(head).filter(|f| f.deficit <= 0) {
             front.deficit = front.deficit.saturating_add(quantum);
             let next = core::mem::replace(&mut front.next, NIL);
             if let Some(last) = self.get_mut(tail) {
@@ -181,12 +191,6 @@ impl<F> FlowTable<F> {
             (head, tail) = (next, head);
         }
         self.old = Ends { head, tail };
-    }
-
-    /// Whether `list` holds exactly one flow.
-    pub(crate) fn is_single(&self, list: ListId) -> bool {
-        let Ends { head, tail } = self.ends(list);
-        head != NIL && head == tail
     }
 
     /// The flows on `list`, front to back.
@@ -236,11 +240,10 @@ mod tests {
     }
 
     /// The steps `rotate_until_positive` takes, one dequeue pass each, as mac80211
-    /// takes them (the front flow popped and pushed back), except that a single flow
-    /// is left where it is (mac80211 would rotate it onto itself).
+    /// takes them: the front flow popped and pushed back, a single flow onto itself.
     fn step_until_positive(t: &mut FlowTable<()>, quantum: i64) {
         while let Some(front) = t.front(ListId::Old) {
-            if t.get(front).unwrap().deficit > 0 || t.is_single(ListId::Old) {
+            if t.get(front).unwrap().deficit > 0 {
                 return;
             }
             t.get_mut(front).unwrap().deficit += quantum;
@@ -299,9 +302,7 @@ mod tests {
             let tail = looped.ends(ListId::Old).tail;
             prop_assert_eq!(looped.get(tail).unwrap().next, NIL);
             prop_assert!(looped.iter(ListId::Old).all(|(_, f)| f.list() == Some(ListId::Old)));
-            if deficits.len() > 1 {
-                prop_assert!(looped.get(looped.front(ListId::Old).unwrap()).unwrap().deficit > 0);
-            }
+            prop_assert!(looped.get(looped.front(ListId::Old).unwrap()).unwrap().deficit > 0);
             // Still linked as pushes leave it: a push and a pop see the same order.
             for t in [&mut looped, &mut stepped] {
                 assert!(t.push_back(ListId::Old, 18));
@@ -313,19 +314,31 @@ mod tests {
     }
 
     #[test]
-    fn rotating_an_empty_or_single_list_or_with_no_quantum_changes_nothing() {
+    fn rotating_an_empty_list_or_with_no_quantum_changes_nothing() {
         let mut t = FlowTable::<()>::try_new(4).unwrap();
         t.rotate_until_positive(300);
         assert!(t.is_list_empty(ListId::Old));
         assert!(t.push_back(ListId::Old, 2));
         t.get_mut(2).unwrap().deficit = -10;
-        t.rotate_until_positive(300);
+        t.rotate_until_positive(0);
         assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(2, -10)]);
         assert!(t.push_back(ListId::Old, 0));
         t.get_mut(0).unwrap().deficit = -10;
         t.rotate_until_positive(0);
         t.rotate_until_positive(-300);
         assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(2, -10), (0, -10)]);
+    }
+
+    #[test]
+    fn a_single_flow_takes_all_its_laps_at_once() {
+        let mut t = FlowTable::<()>::try_new(4).unwrap();
+        assert!(t.push_back(ListId::Old, 1));
+        for (before, after) in [(-10, 290), (0, 300), (-300, 300), (-301, 299), (-65_535, 165), (5, 5), (i64::MIN, 292)]
+        {
+            t.get_mut(1).unwrap().deficit = before;
+            t.rotate_until_positive(300);
+            assert_eq!(t.iter(ListId::Old).map(|(i, f)| (i, f.deficit)).collect::<Vec<_>>(), [(1, after)], "{before}");
+        }
     }
 
     #[test]

@@ -370,7 +370,6 @@ impl<F: FqFrame> Txq for FqCodelTxq<F> {
                     None => return Ok(None),
                 },
             };
-            let alone = list == ListId::Old && self.table.is_single(ListId::Old);
             let Some(flow) = self.table.get_mut(index) else {
                 // Unreachable (listed flows exist); unlink rather than spin.
                 self.table.pop_front(list);
@@ -380,21 +379,13 @@ impl<F: FqFrame> Txq for FqCodelTxq<F> {
                 // mac80211's `fq_tin_dequeue`: a quantum, and to the back of the old
                 // flows. For a new flow that is one step. With the new list empty, a
                 // dequeue adds to neither list, so the old list's rotations run in a
-                // loop of their own; for the only flow waiting at all, every lap finds
-                // it at the front again, so the laps are added at once (they change
-                // nothing else).
-                if alone {
-                    while flow.deficit <= 0 {
+                // loop of their own.
+                match list {
+                    ListId::Old => self.table.rotate_until_positive(quantum),
+                    ListId::New => {
                         flow.deficit = flow.deficit.saturating_add(quantum);
-                    }
-                } else {
-                    match list {
-                        ListId::Old => self.table.rotate_until_positive(quantum),
-                        ListId::New => {
-                            flow.deficit = flow.deficit.saturating_add(quantum);
-                            self.table.pop_front(ListId::New);
-                            self.table.push_back(ListId::Old, index);
-                        }
+                        self.table.pop_front(ListId::New);
+                        self.table.push_back(ListId::Old, index);
                     }
                 }
                 continue;
