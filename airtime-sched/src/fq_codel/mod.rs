@@ -59,7 +59,9 @@
 //! * The inverse square root is iterated to convergence, so the first drops of an
 //!   episode are spaced exactly (`interval / sqrt(2)`, not `interval / 2`).
 //! * A frame's debit of DRR credit is capped at 65 535 bytes, so that a frame of absurd
-//!   length costs at most ~218 laps of the 300-byte quantum rather than millions.
+//!   length costs its flow at most 219 laps of the 300-byte quantum rather than millions.
+//!   A flow alone on the old list takes its laps at once, in O(1), where mac80211 rotates
+//!   it onto itself once per lap.
 //! * A frame that cannot be stored (allocation failure) is dropped and counted
 //!   ([`DropReason::OutOfMemory`]) instead of aborting.
 //! * The limit counters count frames, not batches, and a batch dropped while over the

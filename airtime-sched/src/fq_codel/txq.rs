@@ -358,8 +358,9 @@ impl<F: FqFrame> Txq for FqCodelTxq<F> {
 
     /// DRR++ over the new then the old flows, CoDel per flow (see the module docs).
     /// Frames CoDel drops on the way are counted and kept for
-    /// [`drain_drops`](FqCodelTxq::drain_drops). Amortised cost: O(1) per frame plus
-    /// one step per quantum of credit a flow has to earn back.
+    /// [`drain_drops`](FqCodelTxq::drain_drops). Amortised cost: O(1) per frame, plus
+    /// one rotation per quantum of credit a flow earns back while other flows wait on
+    /// the old list (a lone flow's laps are added at once).
     fn dequeue(&mut self, now: Instant) -> Result<Option<F>, Infallible> {
         let quantum = i64::from(self.config.quantum_bytes);
         loop {
