@@ -161,9 +161,9 @@ impl<F> FlowTable<F> {
         Some(head)
     }
 
-    /// Takes the steps of mac80211's `fq_tin_dequeue` that send nothing while only old
-    /// flows wait, in one loop: while the front flow's deficit is not positive, it gets
-    /// one `quantum` and goes to the back of the old list. For the caller to call only
+    /// Takes, in one call, the steps of mac80211's `fq_tin_dequeue` that send nothing
+    /// while only old flows wait: while the front flow's deficit is not positive, it
+    /// gets one `quantum` and goes to the back of the old list. For the caller to call only
     /// with the new list empty (the steps are mac80211's only then). A single flow
     /// finds itself at the front again after every lap, so its laps are added at once:
     /// its deficit becomes the one in `1..=quantum` that the laps reach. Nothing

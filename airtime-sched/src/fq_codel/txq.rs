@@ -545,7 +545,7 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_of_absurd_length_costs_a_bounded_number_of_laps() {
+    fn a_frame_of_absurd_length_is_debited_at_most_65_535_bytes() {
         let config = FqCodelConfig { quantum_bytes: 1, memory_limit_bytes: u64::MAX, ..FqCodelConfig::default() };
         let mut txq = FqCodelTxq::new(config).unwrap();
         let t = Instant::ZERO;
