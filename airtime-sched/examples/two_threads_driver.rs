@@ -2,7 +2,8 @@
 //! the tx-status path run on different CPUs.
 //!
 //! * The **wake thread** is the stack's transmit path: it enqueues frames for the
-//!   stations from any context with [`TxqTable::enqueue`] (no lock: each txq has a
+//!   stations from any context with [`TxqTable::enqueue`] (it never waits: straight
+//!   into the txq's FQ-CoDel queue when no other context holds it, else into the txq's
 //!   lock-free intake) and runs a round.
 //! * The **tx-status thread** is the completion interrupt's bottom half: it takes the
 //!   frames the radio finished and completes each with [`Scheduler::complete_frame`]

@@ -59,6 +59,12 @@ pub enum RoundEnd {
     /// start another round to go on ([`TxqTable::run_round`](crate::TxqTable::run_round)
     /// only).
     TurnBudget,
+    /// A txq was passed over, still listed, because an enqueue held its queue
+    /// throughout the server's bounded wait (the enqueuer was preempted), and nothing
+    /// else was left to serve: start another round soon, as after `TurnBudget` (that
+    /// enqueue, if it is refused, calls for none) ([`TxqTable::run_round`](crate::TxqTable::run_round)
+    /// only).
+    QueueBusy,
 }
 
 /// A frame the ring refused, handed back with its charge (still to be released or

@@ -20,9 +20,11 @@
 //!    a frame is dequeued, takes a frame with its charge, or hands both back.
 //!
 //! 5. **[`TxqTable`]** — the txqs, owned by the crate for drivers that serve them from
-//!    more than one context: any context enqueues into a txq's lock-free intake
-//!    ([`TxqTable::enqueue`]); the context the scheduler hands the txq to holds a
-//!    [`TxqTurn`], the only way to its queue, so the queue needs no lock; and
+//!    more than one context: any context enqueues without waiting
+//!    ([`TxqTable::enqueue`]), straight into the txq's queue when nobody holds it (an
+//!    FQ-CoDel enqueue on the transmit path, as in mainline), else into its lock-free
+//!    intake; the context the scheduler hands the txq to holds a [`TxqTurn`], the only
+//!    way to take frames from its queue; and
 //!    [`TxqTable::run_round`] is the ready loop (`&self`: the wake and completion
 //!    contexts run it at once), with a retry slot per txq, a per-turn budget
 //!    ([`txqs::TurnBudget`]) and [`Ring::end_turn`]. Completions go through
@@ -66,7 +68,8 @@
 //! steps, except for retries of a compare-and-swap that another thread's *completed*
 //! operation made fail. No operation waits for another thread to finish a step: a push
 //! that finds the ring's tail lagging moves it on, a push that finds a cell a stalled
-//! pop has taken frees it, and nothing spins. Each `next_txq` call is bounded (at most
+//! pop has taken frees it, and nothing spins but a server's bounded wait for a txq's
+//! queue (below). Each `next_txq` call is bounded (at most
 //! three laps over the listed txqs, the idle ones applied at once, plus one more look
 //! at an entry each time another context completes the removal of its txq and the
 //! addition of a new one in its slot); a round ends when it meets a txq handed out in it
@@ -75,12 +78,18 @@
 //! debt, the end of the round) is for the txq it looked at: a txq that took the slot
 //! meanwhile is looked at, and checked, on its own.
 //!
-//! The [`TxqTable`] adds no lock either: an enqueue holds its txq (a count in the txq's
-//! word) from its check that the txq lives to its wake, which ends the hold in the same
-//! compare-and-swap, so a removed txq's slot is reused only once no enqueue can still
-//! put a frame into it; the removed txq's queue, retry frame and intake are handed back
-//! by [`TxqTable::take_removed`] once no context holds it (loom models in
-//! `tests/loom_txqs.rs`).
+//! The [`TxqTable`] adds one word per txq that acts as a lock on its queue, but nobody
+//! waits on it for long: an enqueue only tries it (taken, it writes its frames straight
+//! into the queue; refused, it pushes them into the txq's lock-free intake), a server
+//! spins a bounded number of times for it while the holder stops after its current
+//! frame, and the hand-back of a removed txq leaves the txq to the holder to put back.
+//! A txq whose queue a preempted enqueue holds is passed over, still listed, and the
+//! round says so ([`driver_loop::RoundEnd::QueueBusy`]). An enqueue holds its txq (a
+//! count in the txq's word) from its check that the txq lives to its wake, which ends
+//! the hold in the same compare-and-swap, so a removed txq's slot is reused only once no
+//! enqueue can still put a frame into it; the removed txq's queue, retry frame and
+//! intake are handed back by [`TxqTable::take_removed`] once no context holds it or its
+//! queue (loom models in `tests/loom_txqs.rs`).
 //!
 //! What a preempted thread can delay is only the one txq it holds:
 //! * a txq being served (between `next_txq`, `may_transmit` or [`TxqTable::claim`] and
@@ -90,12 +99,16 @@
 //! * a txq whose entry a `next_txq` has popped and not yet served or put back, or whose
 //!   wake has set its listed bit and not yet pushed the entry: it is listed again when
 //!   that thread resumes. Meanwhile another context's wake of it finds it listed and its
-//!   round does not meet it.
+//!   round does not meet it;
+//! * a table txq whose queue an enqueue holds (it writes its frames into it): servers
+//!   pass it over, still listed, until that enqueue resumes and unlocks it.
 //!
 //! No wake is lost in any interleaving (every txq with frames is listed, held, or being
-//! served with its wake recorded); no txq is starved by another thread's preemption. On
-//! PREEMPT_RT, where a preempted low-priority thread may not run for a long time, that
-//! one txq waits with it: there is no lock, so there is no priority inheritance either.
+//! served with its wake recorded); no txq but the one a preempted thread holds waits for
+//! it. On PREEMPT_RT, where a preempted low-priority thread may not run for a long time,
+//! that one txq waits with it, with no priority inheritance (nobody sleeps on its
+//! queue's lock: servers pass the txq over). A queue type that does not opt in to
+//! enqueues on the transmit path ([`Enqueue::DIRECT_ENQUEUE`]) is never locked by one.
 //! The loom models in `tests/loom_list.rs`, `tests/loom_models.rs`, `tests/loom_txqs.rs`
 //! and (for the list's ring and the intake's nodes, which are not exported, and the
 //! round gate) `src/list/ring.rs`, `src/txqs/intake.rs` and `src/round_gate.rs` check

@@ -16,6 +16,12 @@ pub(crate) use core::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32,
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
+#[cfg(not(loom))]
+pub(crate) use core::hint::spin_loop;
+/// A busy-wait hint; under loom, a yield, so that a bounded spin lets the holder run.
+#[cfg(loom)]
+pub(crate) use loom::hint::spin_loop;
+
 /// `core::cell::UnsafeCell` with loom's access API: the pointer is only lent to a
 /// closure, so that under loom each access is checked against the others.
 #[cfg(not(loom))]

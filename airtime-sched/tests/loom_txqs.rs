@@ -15,13 +15,18 @@
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
 //! | `wake_serving` | a wake that arrives during service is dropped | `txq3`, `txq5`, `txq8` |
 //! | `may_transmit_serving` | a claim (`TxqTable::claim`, `may_transmit`) takes a txq another context serves | `txq6`, `txq7` |
+//! | `queue_lock_relaxed` | an enqueue takes the queue lock without Acquire, so it may write a queue the last server's writes have not reached | `txq3` |
+//! | `handback_forgotten` | an enqueue that holds the queue when a removal's hand-back comes does not put the txq back, so its frames are never handed back | `txq4` |
+//! | `direct_overtakes_intake` | an enqueue writes straight into the queue while earlier frames wait in the intake | `txq9` |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
 //! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
 //! Model txq6: a power-save flush through `TxqTable::claim` racing a round and an enqueue;
 //! txq7: two such flushes racing the txq's removal. Model txq8: txq3 through the ready
 //! loop (`TxqTable::run_round`), whose turn ends on a queue known drained before it asks
-//! the station check or dequeues.
+//! the station check or dequeues. Model txq9: an enqueue that writes straight into the
+//! queue (the test queue has room for two frames, so every model reaches that path and
+//! the intake) keeps a producer's order.
 #![cfg(loom)]
 
 #[allow(dead_code)]
@@ -61,9 +66,17 @@ impl Txq for Fifo {
         self.0.is_empty()
     }
 }
+/// Room for two frames: an enqueue writes straight into the queue while it has room and
+/// nobody holds it, else through the intake, so the models reach both paths.
+const FIFO_ROOM: usize = 2;
+
 impl Enqueue for Fifo {
     fn enqueue(&mut self, frame: Pkt, _: Instant) {
         self.0.push(frame);
+    }
+    const DIRECT_ENQUEUE: bool = true;
+    fn has_room_for(&self, _: &Pkt) -> bool {
+        self.0.len() < FIFO_ROOM
     }
 }
 
@@ -418,6 +431,43 @@ fn txq7_two_claimed_flushes_racing_a_removal_each_frame_once() {
         }
         seen.sort_by_key(|p| p.0);
         assert_eq!(seen, [Pkt(0), Pkt(1)], "each frame ends exactly once");
+        let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
+        table.check_invariants().expect("invariants hold when quiescent");
+    });
+}
+
+/// txq9: one producer enqueues frames 1 then 2 to a station's txq holding frame 0 while
+/// a round serves it; frame 1 may go through the intake (the server holds the queue) and
+/// frame 2 straight into the queue (the server is done). The txq must send them in the
+/// order they were enqueued: checked at every turn, as it sends, and then all of them
+/// once.
+#[test]
+fn txq9_an_enqueue_straight_into_the_queue_never_overtakes_the_intake() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(0), NOW).unwrap();
+        let producer = {
+            let table = table.clone();
+            thread::spawn(move || {
+                table.enqueue(q, Pkt(1), NOW).unwrap();
+                table.enqueue(q, Pkt(2), NOW).unwrap();
+            })
+        };
+        let server = {
+            let table = table.clone();
+            thread::spawn(move || serve_turn(&table))
+        };
+        let mut sent = server.join().unwrap();
+        producer.join().unwrap();
+        assert!(sent.windows(2).all(|w| w[0].0 < w[1].0), "sent in enqueue order: {sent:?}");
+        for _ in 0..3 {
+            let more = serve_turn(&table);
+            sent.extend(more);
+            assert!(sent.windows(2).all(|w| w[0].0 < w[1].0), "sent in enqueue order: {sent:?}");
+        }
+        assert_eq!(sent, [Pkt(0), Pkt(1), Pkt(2)], "each frame once, in order, none stranded");
         let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
         table.check_invariants().expect("invariants hold when quiescent");
     });

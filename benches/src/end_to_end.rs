@@ -38,9 +38,10 @@
 //! The two implementations differ only in the scheduler+txq layer:
 //!
 //! * [`OursRadio`]: a [`TxqTable`] of FQ-CoDel txqs. Enqueue is
-//!   [`TxqTable::enqueue`] (a lock-free intake per txq, then a wake); a round is
-//!   [`TxqTable::run_round`], where the scheduler's turn is the only access to a txq's
-//!   queue, so no lock is taken around it. A pass's charges go back together with
+//!   [`TxqTable::enqueue`] (FQ-CoDel's enqueue straight into the txq's queue when no
+//!   other context holds it, else a lock-free intake per txq; then a wake); a round is
+//!   [`TxqTable::run_round`], where the scheduler's turn is the only one that dequeues
+//!   from a txq's queue, holding only that txq's queue lock. A pass's charges go back together with
 //!   `Scheduler::release_batch`.
 //! * [`BaselineRadio`]: built as mac80211 builds it. The same FQ-CoDel txqs, all behind
 //!   one radio-wide lock (`fq->lock`, taken by `ieee80211_txq_enqueue` and

@@ -350,6 +350,18 @@ impl<F: FqFrame> crate::traits::Enqueue for FqCodelTxq<F> {
     fn enqueue(&mut self, frame: F, enqueued: Instant) {
         let _ = FqCodelTxq::enqueue(self, frame, enqueued);
     }
+
+    /// FQ-CoDel's enqueue runs on the enqueuing context, as mainline's does.
+    const DIRECT_ENQUEUE: bool = true;
+
+    /// Room under both limits: one more packet, and the frame's `truesize` more bytes.
+    /// (A frame store that cannot grow still drops the frame there, counted as
+    /// [`DropReason::OutOfMemory`] and kept for `drain_drops` like any drop.)
+    #[inline]
+    fn has_room_for(&self, frame: &F) -> bool {
+        self.books.backlog_packets < u64::from(self.config.packet_limit)
+            && self.books.memory_usage.saturating_add(u64::from(frame.truesize())) <= self.config.memory_limit_bytes
+    }
 }
 
 impl<F: FqFrame> Txq for FqCodelTxq<F> {

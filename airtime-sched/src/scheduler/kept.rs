@@ -73,6 +73,13 @@ impl Scheduler {
         let _ = self.retired.push(index as u32);
     }
 
+    /// Puts a popped txq back on the stack: its hand-back found the queue locked by an
+    /// enqueue that held the txq before its removal, and that enqueue's unlock calls this.
+    /// The slot is still `KEPT`, and off the stack since the pop.
+    pub(crate) fn retire_kept_again(&self, index: usize) {
+        let _ = self.retired.push(index as u32);
+    }
+
     /// Pops a removed kept txq: its slot's index and the id it had. The slot stays
     /// `KEPT` until [`release_kept`](Self::release_kept).
     pub(crate) fn pop_retired(&self) -> Option<(usize, TxqId)> {

@@ -113,4 +113,26 @@ pub trait Enqueue: Txq {
     /// there, not when the server moved it). Frames the queue drops to keep its limits
     /// are its own to count and hand back (as [`FqCodelTxq`](crate::FqCodelTxq) does).
     fn enqueue(&mut self, frame: Self::Frame, enqueued: Instant);
+
+    /// Whether an enqueue through a [`TxqTable`](crate::TxqTable) may write straight
+    /// into this queue, on the enqueuing context, when no other context holds it (as
+    /// mainline's `ieee80211_txq_enqueue` runs FQ-CoDel's enqueue on the transmit path):
+    /// the server's turn then only dequeues. `false` (the default): every frame goes
+    /// through the txq's lock-free intake, and the server's turn moves it into the
+    /// queue; enqueues then never take the txq's queue lock, so a server never waits
+    /// for one. [`FqCodelTxq`](crate::FqCodelTxq) opts in.
+    const DIRECT_ENQUEUE: bool = false;
+
+    /// Whether [`enqueue`](Self::enqueue) would keep `frame` and every frame already
+    /// queued, dropping nothing to keep its limits; asked only with
+    /// [`DIRECT_ENQUEUE`](Self::DIRECT_ENQUEUE). An enqueue writes straight into the
+    /// queue only while this is true; otherwise the frame waits in the txq's intake and
+    /// the server's turn moves it into the queue, where any limit drop is made: so a
+    /// txq nobody serves (its station asleep) makes no limit drop on the enqueuing
+    /// context, and its intake's bound refuses what does not fit. By default `false`.
+    /// [`FqCodelTxq`](crate::FqCodelTxq) answers from its packet and memory limits.
+    fn has_room_for(&self, frame: &Self::Frame) -> bool {
+        let _ = frame;
+        false
+    }
 }

@@ -141,15 +141,19 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         }
         // The last turn ended on its budget with frames left.
         let mut budget_left_frames = false;
+        // A txq was passed over: an enqueue held its queue.
+        let mut passed_over = false;
         loop {
             // Room first, before a txq is taken (see `driver_loop::run_round`).
             if !ring.has_room(ac) {
                 report.end = RoundEnd::RingFull;
                 return report;
             }
-            let Some(mut turn) = self.next_txq(round, now) else {
+            let Some(mut turn) = self.next_txq_noting(round, now, &mut passed_over) else {
                 if budget_left_frames {
                     report.end = RoundEnd::TurnBudget;
+                } else if passed_over {
+                    report.end = RoundEnd::QueueBusy;
                 }
                 break;
             };

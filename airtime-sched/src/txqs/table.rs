@@ -1,7 +1,9 @@
 //! The table of txqs the crate owns for a radio: a lock-free intake per txq for any
-//! context to enqueue into, and the queue itself, which only the txq's server touches.
+//! context to enqueue into, and the queue itself, behind a per-txq lock that nobody
+//! waits on (its server's, or an enqueue's that finds it free).
 
 use super::intake::{Batch, Chain, Intake, NodeHints};
+use super::queue_lock::QueueLock;
 use super::turn::TxqTurn;
 use crate::cache_line::CacheLines;
 use crate::scheduler::HoldRefused;
@@ -24,7 +26,7 @@ pub struct Retry<F> {
     pub charge: Option<Charge>,
 }
 
-/// What only the txq's holder may touch: its queue, its retry slot, and what its
+/// What only the holder of the txq's queue lock may touch: its queue, its retry slot, and what its
 /// drains of the intake cached (for the next drain's prefetch).
 pub(super) struct Kept<Q: Txq> {
     pub(super) queue: Option<Q>,
@@ -39,24 +41,27 @@ impl<Q: Txq> Kept<Q> {
     }
 }
 
-/// What a txq's enqueuers write: its intake and the intake's count. In declaration
-/// order (`repr(C)`): the count first, so that it shares the first line with what every
-/// enqueue and drain touch (the intake's top, its own node and its flag), and the
-/// intake's node cache, touched only with a backlog, last.
+/// What a txq's enqueuers write: its intake, the intake's count, and the queue's lock.
+/// In declaration order (`repr(C)`): the count and the lock first, so that they share
+/// the first line with what every enqueue and drain touch (the intake's top, its own
+/// node and its flag), and the intake's node cache, touched only with a backlog, last.
 #[repr(C)]
 pub(super) struct Inbox<F> {
     /// Frames in the intake (pushed, not yet taken), for the intake's bound.
     pub(super) len: AtomicU32,
+    /// Who may touch the cell's `kept` (see [`QueueLock`]).
+    pub(super) queue_lock: QueueLock,
     pub(super) intake: Intake<F>,
 }
 
-/// One txq's inbox and queue, each on lines of its own: enqueuers write the inbox while
-/// the server writes the queue.
+/// One txq's inbox and queue, each on lines of its own: enqueuers write the inbox (its
+/// intake, its lock) while the server writes the queue, which an enqueue writes only
+/// when the server is not at it.
 pub(super) struct Cell<Q: Txq> {
     pub(super) inbox: CacheLines<Inbox<Q::Frame>>,
-    /// Accessed only by the context that holds the txq: its server (SERVING), the
-    /// adder before LIVE (INIT), or whoever takes it back after removal (KEPT, popped
-    /// from the scheduler's retired stack). Those exclude each other by the txq word.
+    /// Accessed only under the inbox's queue lock (the txq's server, an enqueue writing
+    /// straight into the queue, or the hand-back of a removed txq), or by the adder
+    /// before LIVE (INIT: no context can hold the txq or take its lock yet).
     pub(super) kept: CacheLines<UnsafeCell<Kept<Q>>>,
 }
 
@@ -77,19 +82,33 @@ impl<Q: Txq> Cell<Q> {
     }
 }
 
+/// What an enqueue's writes straight into the queue left of its burst.
+enum Rest<F> {
+    /// Nothing: every frame is in the queue.
+    Done,
+    /// The rest goes through the intake: the frame the writes stopped at (if they
+    /// started), then what the burst still yields.
+    Intake(Option<F>),
+}
+
 /// Frames a txq's intake holds at most before enqueues are refused
-/// ([`EnqueueError::Full`]): FQ-CoDel's default packet limit, so that a txq nobody serves
-/// (its AC closed, its station asleep) holds no more than its queue would.
+/// ([`EnqueueError::Full`]): FQ-CoDel's default packet limit. A txq nobody serves (its
+/// AC closed, its station asleep) holds at most its queue's own limit (enqueues write
+/// into the queue only while it has room, [`Enqueue::has_room_for`]) and this many more.
 pub const INTAKE_LIMIT: u32 = 8192;
 
 /// The txqs of one radio, owned by the crate, with its [`Scheduler`].
 ///
 /// Holding a txq's turn ([`TxqTurn`], from [`next_txq`](Self::next_txq) or
-/// [`may_transmit`](Self::may_transmit)) is the only way to reach its queue: the
-/// scheduler hands a txq to one context at a time, so the queue needs no lock. Any
-/// context enqueues at any time with [`enqueue`](Self::enqueue), into the txq's
-/// lock-free intake, which the server moves into the queue at its turn (mainline takes
-/// the radio-wide `fq->lock` for both).
+/// [`may_transmit`](Self::may_transmit)) is the only way to take frames from its queue:
+/// the scheduler hands a txq to one context at a time. Any context enqueues at any time
+/// with [`enqueue`](Self::enqueue), without waiting: straight into the queue when no
+/// other context holds it and it has room ([`Enqueue::has_room_for`]; FQ-CoDel's enqueue
+/// then runs on the enqueuing context, as mainline's does), else into the txq's lock-free
+/// intake, which the server moves into the queue at its turn. Mainline takes the
+/// radio-wide `fq->lock` for both; here each txq has its own lock, which an enqueue only
+/// tries, and which a server waits for boundedly (one enqueue's burst): a turn whose
+/// enqueuer was preempted holding it is returned `Stalled`, still listed.
 ///
 /// Removing a txq never loses a frame: its queue, retry slot and intake come back from
 /// [`take_removed`](Self::take_removed) once no context holds it, and an enqueue that
@@ -115,8 +134,8 @@ pub struct TxqTable<Q: Txq> {
 }
 
 // SAFETY: frames and queues move between threads through the table (Send); a queue is
-// reached only by the context holding its txq (see `Cell::kept`), so `&TxqTable` gives
-// no shared access to one `Q` from two threads.
+// reached only under its txq's queue lock (see `Cell::kept`), so `&TxqTable` gives no
+// shared access to one `Q` from two threads.
 unsafe impl<Q: Txq + Send> Sync for TxqTable<Q> where Q::Frame: Send {}
 
 // The table shares its scheduler between threads: it must be Sync itself.
@@ -290,7 +309,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         }
         // Within the capacity just reserved: no allocation.
         cells.extend((0..n).map(|_| Cell {
-            inbox: CacheLines(Inbox { intake: Intake::new(), len: AtomicU32::new(0) }),
+            inbox: CacheLines(Inbox { intake: Intake::new(), len: AtomicU32::new(0), queue_lock: QueueLock::new() }),
             kept: CacheLines(UnsafeCell::new(Kept::new(None))),
         }));
         // Capacity equals length, so this does not reallocate.
@@ -354,7 +373,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 
     /// Removes a txq, as [`Scheduler::remove_txq`] does. Its frames come back from
     /// [`take_removed`](Self::take_removed), at once if no context holds the txq, else
-    /// when its server returns it.
+    /// when its server returns it (or an enqueue writing into its queue is done).
     pub fn remove_txq(&self, id: TxqId) -> Result<(), SchedError> {
         self.sched.remove_txq(id)
     }
@@ -368,14 +387,22 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 
     /// Hands back one removed txq whose frames no context holds any more, if any: call
     /// it after removals and from time to time (a txq removed while served comes back
-    /// once its server returns it). Its slot can take a new txq afterwards.
+    /// once its server returns it, one whose queue an enqueue was writing once that
+    /// enqueue is done). Its slot can take a new txq afterwards.
     pub fn take_removed(&self) -> Option<RemovedTxq<Q>> {
         loop {
             let (index, id) = self.sched.pop_retired()?;
             let Some(cell) = self.cells.get(index) else { continue };
-            // SAFETY: popped from the retired stack: removed, served by nobody, and not
-            // reusable until `release_kept` below, so this context alone holds the cell.
+            if !cell.inbox.queue_lock.handback() {
+                // An enqueue that held the txq before its removal is writing its queue:
+                // its unlock puts the txq back on the stack for a later call.
+                continue;
+            }
+            // SAFETY: popped from the retired stack (removed, served by nobody, and not
+            // reusable until `release_kept` below) and its queue lock held for the
+            // hand-back, so this context alone holds the cell.
             let kept = cell.kept.with_mut(|kept| unsafe { core::mem::replace(&mut *kept, Kept::new(None)) });
+            cell.inbox.queue_lock.end_handback();
             // Every KEPT slot has its queue (`add_txq`): the `else` is unreachable, and
             // keeps the slot held rather than lose what its intake holds.
             let Some(queue) = kept.queue else { continue };
@@ -388,18 +415,20 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         }
     }
 
-    /// Queues `frame` for txq `id`, enqueued at `now`, from any context, without a lock,
-    /// and wakes the txq ([`Scheduler::wake_txq`]). The frame reaches the queue at the
-    /// txq's next turn.
+    /// Queues `frame` for txq `id`, enqueued at `now`, from any context, without waiting
+    /// on a lock, and wakes the txq ([`Scheduler::wake_txq`]). The frame is in the queue
+    /// at once, or reaches it at the txq's next turn (see the type's docs).
     pub fn enqueue(&self, id: TxqId, frame: Q::Frame, now: Instant) -> Result<(), EnqueueError<Q::Frame>> {
         self.enqueue_burst(id, &mut core::iter::once(frame), now).map(|_| ())
     }
 
     /// Queues the frames of `frames` for txq `id` as one burst (a GSO batch, the frames
-    /// of one `xmit_more` run): one hold, one push of the whole burst into the intake,
-    /// one wake — what [`enqueue`](Self::enqueue) pays per frame. `Ok(n)`: all `n` frames
-    /// are queued. On `Err`, the frames before the one the error hands back are queued,
-    /// and those after it are still in `frames`.
+    /// of one `xmit_more` run): one hold, one lock of the queue or one push into the
+    /// intake, one wake — what [`enqueue`](Self::enqueue) pays per frame. `Ok(n)`: all
+    /// `n` frames are queued. On `Err`, the frames before the one the error hands back
+    /// are queued, and those after it are still in `frames`. `frames` runs while the
+    /// txq's queue may be locked: an iterator that blocks makes the txq's server give up
+    /// its turn meanwhile.
     pub fn enqueue_burst(
         &self,
         id: TxqId,
@@ -427,34 +456,39 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 (Some(frame), HoldRefused::Busy) => Err(EnqueueError::Busy(frame)),
             };
         }
-        let mut chain = Chain::new(&cell.inbox.intake);
+        // Straight into the queue while nobody else holds it; what it has no room for,
+        // and the rest of the burst after that, through the intake.
+        let (mut queued, rest) = self.enqueue_direct(cell, id.index(), frames, now);
         // The frame that ended the burst early, and whether for room (else memory).
         let mut refused: Option<(Q::Frame, bool)> = None;
-        for frame in frames.by_ref() {
-            // Relaxed: a bound; two enqueues racing for the last place may both fail,
-            // never both pass it.
-            if cell.inbox.len.fetch_add(1, Ordering::Relaxed) >= INTAKE_LIMIT {
-                cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
-                refused = Some((frame, true));
-                break;
+        if let Rest::Intake(stopped_at) = rest {
+            let mut chain = Chain::new(&cell.inbox.intake);
+            for frame in stopped_at.into_iter().chain(frames.by_ref()) {
+                // Relaxed: a bound; two enqueues racing for the last place may both fail,
+                // never both pass it.
+                if cell.inbox.len.fetch_add(1, Ordering::Relaxed) >= INTAKE_LIMIT {
+                    cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
+                    refused = Some((frame, true));
+                    break;
+                }
+                if let Err(frame) = chain.add(frame, now) {
+                    cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
+                    refused = Some((frame, false));
+                    break;
+                }
             }
-            if let Err(frame) = chain.add(frame, now) {
-                cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
-                refused = Some((frame, false));
-                break;
-            }
+            queued = queued.saturating_add(u32::try_from(chain.len()).unwrap_or(u32::MAX));
+            chain.push();
         }
         let refusal = |(frame, full): (Q::Frame, bool)| {
             if full { EnqueueError::Full(frame) } else { EnqueueError::NoMemory(frame) }
         };
-        let queued = u32::try_from(chain.len()).unwrap_or(u32::MAX);
         if queued == 0 {
             if !unheld {
                 self.sched.unhold_txq(id.index());
             }
             return refused.map_or(Ok(0), |r| Err(refusal(r)));
         }
-        chain.push();
         let woken = if unheld { self.sched.wake_txq(id, now) } else { self.sched.wake_held(id, now) };
         match woken {
             Ok(()) => refused.map_or(Ok(queued), |r| Err(refusal(r))),
@@ -472,11 +506,67 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         }
     }
 
+    /// An enqueue's writes straight into the queue ([`Enqueue::DIRECT_ENQUEUE`]): the
+    /// frames `frames` yields while the queue lock is free, the intake empty (its
+    /// frames came first: the queue takes them at the server's turn), no server waits,
+    /// and the queue has room for each without a drop ([`Enqueue::has_room_for`]).
+    /// Returns how many it queued, and what is left for the intake.
+    #[inline]
+    fn enqueue_direct(
+        &self,
+        cell: &Cell<Q>,
+        index: usize,
+        frames: &mut impl Iterator<Item = Q::Frame>,
+        now: Instant,
+    ) -> (u32, Rest<Q::Frame>) {
+        let overtake = cfg!(airtime_weakened = "direct_overtakes_intake");
+        // Checked before the lock too, so that a backlogged intake costs no lock.
+        if !Q::DIRECT_ENQUEUE || (!cell.inbox.intake.is_empty() && !overtake) {
+            return (0, Rest::Intake(None));
+        }
+        let lock = &cell.inbox.queue_lock;
+        let Some(_held) = lock.try_enqueuer(&self.sched, index) else { return (0, Rest::Intake(None)) };
+        if !cell.inbox.intake.is_empty() && !overtake {
+            return (0, Rest::Intake(None));
+        }
+        // SAFETY: the queue lock is held (`_held`, dropped after this borrow ends).
+        cell.kept.with_mut(|kept| {
+            let Some(queue) = (unsafe { &mut *kept }).queue.as_mut() else { return (0, Rest::Intake(None)) };
+            let mut queued = 0u32;
+            for frame in frames.by_ref() {
+                // A server waiting for the queue gets it after this frame at most.
+                if !queue.has_room_for(&frame) || (queued != 0 && lock.server_waits()) {
+                    return (queued, Rest::Intake(Some(frame)));
+                }
+                queue.enqueue(frame, now);
+                queued = queued.saturating_add(1);
+            }
+            (queued, Rest::Done)
+        })
+    }
+
     /// The next txq of `round` with its queue ([`Scheduler::next_txq`]); the frames
-    /// enqueued since its last turn are moved into the queue first.
+    /// enqueued since its last turn are moved into the queue first. A txq whose queue
+    /// an enqueue holds for longer than the server's bounded wait (the enqueuer was
+    /// preempted) is returned `Stalled`, still listed, and the round goes on.
     pub fn next_txq(&self, round: Round, now: Instant) -> Option<TxqTurn<'_, Q>> {
-        let serving = self.sched.next_txq(round, now)?;
-        self.turn(serving)
+        self.next_txq_noting(round, now, &mut false)
+    }
+
+    /// [`next_txq`](Self::next_txq), setting `passed_over` if it passed a txq over
+    /// because an enqueue held its queue.
+    pub(super) fn next_txq_noting(&self, round: Round, now: Instant, passed_over: &mut bool) -> Option<TxqTurn<'_, Q>> {
+        loop {
+            let serving = self.sched.next_txq(round, now)?;
+            match self.turn(serving) {
+                Ok(turn) => return Some(turn),
+                // Handed out in this round: the round ends when it meets it again.
+                Err(serving) => {
+                    *passed_over = true;
+                    serving.finish_table_turn(crate::TxqReturn::Stalled, now);
+                }
+            }
+        }
     }
 
     /// Takes txq `id`'s turn outside any round, whatever its station's AQL budget and
@@ -485,29 +575,37 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// [`TxqTurn::dequeue`] into the driver's power-save buffer) or inspects them.
     /// `Ok(None)` while another context serves it (S3: one server at a time; try after
     /// that turn, or use [`run_round_hooked`](Self::run_round_hooked)'s pre-turn hook,
-    /// which holds the turn the round got). Finish it as any turn: `Empty` once
+    /// which holds the turn the round got), or while a preempted enqueue holds its queue
+    /// (the txq is left listed: try again later). Finish it as any turn: `Empty` once
     /// flushed (it leaves its AC's list until its next wake), `Stalled` to leave it
     /// listed. A removed txq's retry frame comes back with it instead
     /// ([`take_removed`](Self::take_removed)).
     pub fn claim(&self, id: TxqId) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
-        Ok(self.sched.claim_txq(id)?.and_then(|serving| self.turn(serving)))
+        Ok(self.sched.claim_txq(id)?.and_then(|serving| self.turn_or_stall(serving, Instant::ZERO)))
     }
 
     /// Asks whether txq `id` may send now ([`Scheduler::may_transmit`], pull mode), with
-    /// its queue.
+    /// its queue. `Ok(None)` also while an enqueue holds its queue for longer than the
+    /// bounded wait (the enqueuer was preempted): ask again later.
     pub fn may_transmit(&self, id: TxqId, now: Instant) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
-        Ok(self.sched.may_transmit(id, now)?.and_then(|serving| self.turn(serving)))
+        Ok(self.sched.may_transmit(id, now)?.and_then(|serving| self.turn_or_stall(serving, now)))
     }
 
-    fn turn<'a>(&'a self, serving: crate::Serving<'a>) -> Option<TxqTurn<'a, Q>> {
-        match self.cells.get(serving.txq().index()) {
-            Some(cell) => Some(TxqTurn::new(serving, cell)),
-            // Unreachable: the scheduler and the table have the same slots, and the table
-            // never hands its scheduler out by value. Leave the txq listed.
-            None => {
-                serving.finish(crate::TxqReturn::Stalled, Instant::ZERO);
-                None
-            }
+    /// [`turn`](Self::turn), or the txq returned `Stalled` (still listed).
+    fn turn_or_stall<'a>(&'a self, serving: crate::Serving<'a>, now: Instant) -> Option<TxqTurn<'a, Q>> {
+        self.turn(serving).map_err(|serving| serving.finish_table_turn(crate::TxqReturn::Stalled, now)).ok()
+    }
+
+    /// The turn of the txq `serving` hands out, once its queue lock is taken; the handle
+    /// back if an enqueue kept the lock throughout the server's bounded wait.
+    fn turn<'a>(&'a self, serving: crate::Serving<'a>) -> Result<TxqTurn<'a, Q>, crate::Serving<'a>> {
+        let index = serving.txq().index();
+        // Unreachable `None`: the scheduler and the table have the same slots, and the
+        // table never hands its scheduler out by value. The txq stays listed.
+        let Some(cell) = self.cells.get(index) else { return Err(serving) };
+        match cell.inbox.queue_lock.server() {
+            Some(lock) => Ok(TxqTurn::new(serving, cell, lock)),
+            None => Err(serving),
         }
     }
 }

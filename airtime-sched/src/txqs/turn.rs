@@ -1,5 +1,6 @@
 //! A txq's turn: the scheduler's [`Serving`] handle with the txq's queue.
 
+use super::queue_lock::ServerGuard;
 use super::table::{Cell, Kept, Retry};
 use crate::traits::{Enqueue, Txq};
 use crate::{Ac, Instant, Serving, StationId, TxqId, TxqReturn};
@@ -9,13 +10,16 @@ use crate::{Ac, Instant, Serving, StationId, TxqId, TxqReturn};
 /// as [`Serving`]'s drop does).
 #[must_use = "a txq's turn must be finished with TxqTurn::finish"]
 pub struct TxqTurn<'a, Q: Txq> {
+    // Declared first, so dropped first: the queue is unlocked before the txq is
+    // returned (a removal then hands it back at once).
+    lock: ServerGuard<'a>,
     serving: Serving<'a>,
     cell: &'a Cell<Q>,
 }
 
 impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
-    pub(super) fn new(serving: Serving<'a>, cell: &'a Cell<Q>) -> TxqTurn<'a, Q> {
-        let mut turn = TxqTurn { serving, cell };
+    pub(super) fn new(serving: Serving<'a>, cell: &'a Cell<Q>, lock: ServerGuard<'a>) -> TxqTurn<'a, Q> {
+        let mut turn = TxqTurn { lock, serving, cell };
         turn.pull_intake();
         turn
     }
@@ -23,9 +27,8 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// The cell's queue and retry slot.
     #[inline]
     fn kept(&mut self) -> &mut Kept<Q> {
-        // SAFETY: this turn holds the txq (its `Serving` handle): no other context
-        // reaches the cell's queue until the handle is returned, which needs `self`.
-        // The borrow is tied to `&mut self`, so it cannot outlive the turn.
+        // SAFETY: this turn holds the cell's queue lock (`self.lock`) until it ends,
+        // which needs `self`; the borrow is tied to `&mut self`, so it cannot outlive it.
         self.cell.kept.with_mut(|kept| unsafe { &mut *kept })
     }
 
@@ -175,7 +178,10 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
 
     /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)).
     pub fn finish(self, outcome: TxqReturn, now: Instant) {
-        self.serving.finish_table_turn(outcome, now);
+        let TxqTurn { lock, serving, cell: _ } = self;
+        // Unlocked first: once returned, a removed txq may be handed back at once.
+        drop(lock);
+        serving.finish_table_turn(outcome, now);
     }
 }
 

@@ -54,8 +54,9 @@ pub(crate) struct TxqMark {
 /// [`wake_tx_queue`](Self::wake_tx_queue), [`run_round`](Self::run_round)), the
 /// completion path ([`poll_tx_completions`](Self::poll_tx_completions), PPDU stats, rx
 /// status) and control operations may run at once on different CPUs: the adapter
-/// itself takes no lock. The txqs live in the core's [`TxqTable`] (a lock-free intake
-/// per txq; the scheduler hands each txq to one context at a time), counters are
+/// itself takes no lock. The txqs live in the core's [`TxqTable`] (an enqueue writes
+/// into a txq's queue when nobody holds it, else into its lock-free intake; the
+/// scheduler hands each txq to one context at a time), counters are
 /// atomics, station records are atomics, and the HAL serialises each hardware ring
 /// itself. The README's "Locking" section lists the context of each entry point.
 pub struct Ath11k<H, T: Txq> {

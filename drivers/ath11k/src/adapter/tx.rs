@@ -58,8 +58,9 @@ where
     T: Txq<Frame = FrameOf<H>> + Enqueue,
     FrameOf<H>: Frame,
 {
-    /// Queues `frame` for txq `id` from any context, without a lock (the txq's
-    /// lock-free intake; the frame reaches the queue at the txq's next turn), and
+    /// Queues `frame` for txq `id` from any context, without waiting on a lock
+    /// (straight into the txq's queue when no other context holds it, else into its
+    /// lock-free intake, from which it reaches the queue at the txq's next turn), and
     /// marks the txq backlogged. Call [`wake_tx_queue`](Self::wake_tx_queue) after it
     /// (mac80211's order: the frame is in the txq before the wake).
     ///
