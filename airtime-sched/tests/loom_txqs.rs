@@ -14,7 +14,7 @@
 //! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
 //! | `wake_serving` | a wake that arrives during service is dropped | `txq3`, `txq5`, `txq8` |
-//! | `may_transmit_serving` | a claim (`TxqTable::claim`, `may_transmit`) takes a txq another context serves | `txq6`, `txq7` |
+//! | `may_transmit_serving` | a claim (`TxqTable::claim`, `may_transmit`) takes a txq another context serves | `txq6` (and, for the scheduler alone, `loom_models`' model 18; `txq7` caught it until the queue lock kept two claimers off the queue: the fault then shows only as the txq retired twice, a cycle in the retired stack that loom stops at its branch limit) |
 //! | `queue_lock_relaxed` | an enqueue takes the queue lock without Acquire, so it may write a queue the last server's writes have not reached | `txq3` |
 //! | `handback_forgotten` | an enqueue that holds the queue when a removal's hand-back comes does not put the txq back, so its frames are never handed back | `txq4` |
 //! | `direct_overtakes_intake` | an enqueue writes straight into the queue while earlier frames wait in the intake | `txq9` |
