@@ -456,7 +456,9 @@ where
         Ok(if asleep { 0 } else { self.schedule_all(now) })
     }
 
-    /// Hands back the frames of txqs removed and no longer held by any context.
+    /// Hands back the frames of txqs removed and no longer held by any context (a txq
+    /// served, or whose queue an enqueue was writing, at its removal comes back at a
+    /// later call).
     pub fn reap(&self, now: Instant) -> u32 {
         let mut n = 0u32;
         while let Some(removed) = self.txqs.take_removed() {

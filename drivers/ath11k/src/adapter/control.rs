@@ -216,7 +216,8 @@ where
     /// `on_txq`; its kept frame (charge released) and the frames still in its intake
     /// go to the status sink as [`TxStatus::Removed`]. Returns the txqs taken back.
     /// Any context; the removal calls run it, and a driver whose wake or completion
-    /// context may be serving a txq at its removal runs it again later (a work item).
+    /// context may be serving a txq, or enqueuing into its queue, at its removal runs
+    /// it again later (a work item).
     pub fn reap_removed(&self, mut on_txq: impl FnMut(T)) -> u32 {
         let mut n = 0u32;
         while let Some(RemovedTxq { id, queue, retry, intake }) = self.txqs.take_removed() {
