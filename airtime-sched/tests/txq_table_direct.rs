@@ -220,3 +220,58 @@ fn the_ready_loop_says_when_it_passed_a_txq_over() {
         t.scheduler().release(charge.expect("a station frame is charged")).unwrap();
     }
 }
+
+/// Yields `frames`, then panics: a caller's iterator that fails mid-burst.
+fn then_panic(frames: Vec<Pkt>) -> impl Iterator<Item = Pkt> {
+    let mut frames = frames.into_iter();
+    std::iter::from_fn(move || Some(frames.next().unwrap_or_else(|| panic!("the caller's iterator fails"))))
+}
+
+/// Runs an enqueue of `frames` to `q` whose iterator panics after them, and checks it did.
+fn enqueue_then_panic(t: &TxqTable<Fq>, q: TxqId, frames: Vec<Pkt>) {
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = t.enqueue_burst(q, &mut then_panic(frames), NOW);
+    }));
+    assert!(unwound.is_err(), "the iterator's panic reaches the caller");
+}
+
+#[test]
+fn a_burst_whose_iterator_panics_leaves_its_frames_queued_and_the_txq_free() {
+    let (t, q) = table_with_txq(1024);
+    // Straight into the queue: the frames before the panic are served.
+    enqueue_then_panic(&t, q, vec![Pkt(1), Pkt(2)]);
+    assert_eq!(serve(&t), Some(vec![Pkt(1), Pkt(2)]), "woken despite the panic");
+    // Through the intake (a turn holds the queue): the same.
+    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    enqueue_then_panic(&t, q, vec![Pkt(3), Pkt(4)]);
+    turn.finish(TxqReturn::Empty, NOW);
+    assert_eq!(serve(&t), Some(vec![Pkt(3), Pkt(4)]), "pushed and woken despite the panic");
+    // No hold was left behind: the removal is handed back (only the last holder of a
+    // removed txq retires it), and the table goes on.
+    t.remove_txq(q).unwrap();
+    let removed = t.take_removed().expect("nobody holds the removed txq");
+    assert_eq!(removed.id, q);
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q2 = t.add_txq(Some(sta), Tid::BE, queue(1024)).unwrap();
+    t.enqueue(q2, Pkt(9), NOW).unwrap();
+    assert_eq!(serve(&t), Some(vec![Pkt(9)]));
+    let mut t = t;
+    t.check_invariants().unwrap();
+}
+
+#[test]
+fn a_burst_whose_iterator_panics_keeps_the_intake_bound_exact() {
+    let (t, q) = table_with_txq(1024);
+    // A turn holds the queue, so the burst goes through the intake.
+    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    enqueue_then_panic(&t, q, vec![Pkt(0), Pkt(1)]);
+    turn.finish(TxqReturn::Empty, NOW);
+    // Its two frames counted against the intake's bound; the turn takes them out of
+    // the intake and their places with them.
+    serve(&t).expect("woken");
+    // Held again, the intake takes exactly its bound.
+    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    let fitted = t.enqueue_burst(q, &mut (100..).map(Pkt), NOW);
+    assert!(matches!(fitted, Err(EnqueueError::Full(Pkt(n))) if n == 100 + INTAKE_LIMIT), "{fitted:?}");
+    turn.finish(TxqReturn::Backlogged, NOW);
+}

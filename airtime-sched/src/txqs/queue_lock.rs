@@ -150,6 +150,7 @@ impl Drop for ServerGuard<'_> {
         // Enqueuers only take it from 0; a server is the txq's only one (the scheduler
         // hands it out once); and no hand-back comes, as a txq is retired only once its
         // server has returned it, after this unlock.
+        debug_assert_eq!(self.0.0.load(Ordering::Relaxed), LOCKED, "a server's lock word changed under it");
         // Release: this turn's writes to the queue, for the next holder's Acquire.
         self.0.0.store(0, Ordering::Release);
     }

@@ -14,6 +14,7 @@ use crate::{Charge, Instant, Round, SchedError, Scheduler, StationId, Tid, TxqId
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
+use core::mem::ManuallyDrop;
 
 /// A frame the ring refused, kept in its txq and sent first at the txq's next turn
 /// (ath11k's patch 8 frees it instead; mt76 keeps it in the queue).
@@ -89,6 +90,69 @@ enum Rest<F> {
     /// The rest goes through the intake: the frame the writes stopped at (if they
     /// started), then what the burst still yields.
     Intake(Option<F>),
+}
+
+/// A burst's frames for the intake, pushed however the burst ends: a panic in the
+/// caller's iterator then leaves the frames it already gave (and counted against the
+/// intake's bound) queued, rather than dropped with the bound's count kept.
+struct PushedChain<'a, F>(ManuallyDrop<Chain<'a, F>>);
+
+impl<F> Drop for PushedChain<'_, F> {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here, and never used again.
+        unsafe { ManuallyDrop::take(&mut self.0) }.push();
+    }
+}
+
+/// An enqueue's hold on its txq ([`Scheduler::hold_txq`]), which keeps the slot from
+/// being reused under it. [`end`](Self::end) ends it on every return. If a panic (in the
+/// caller's iterator, or in the queue's `enqueue`) unwinds through the enqueue, the drop
+/// ends it as a burst that queued frames: the txq is woken, so what was queued before the
+/// panic is served; or, removed meanwhile, its intake is taken back and dropped. Either
+/// way the slot is never left held for good.
+struct EnqueueHold<'t, Q: Enqueue> {
+    table: &'t TxqTable<Q>,
+    cell: &'t Cell<Q>,
+    id: TxqId,
+    now: Instant,
+    /// Weakened variant `enqueue_unheld`: no hold was taken.
+    unheld: bool,
+}
+
+impl<Q: Enqueue> EnqueueHold<'_, Q> {
+    /// Wakes the txq if the burst `queued` anything, else lets go. `Err` with what its
+    /// intake still holds if the txq was removed meanwhile.
+    fn end(self, queued: bool) -> Result<(), Batch<Q::Frame>> {
+        ManuallyDrop::new(self).release(queued)
+    }
+
+    fn release(&self, queued: bool) -> Result<(), Batch<Q::Frame>> {
+        let sched = &self.table.sched;
+        if !queued {
+            if !self.unheld {
+                sched.unhold_txq(self.id.index());
+            }
+            return Ok(());
+        }
+        let woken = if self.unheld { sched.wake_txq(self.id, self.now) } else { sched.wake_held(self.id, self.now) };
+        if woken.is_ok() {
+            return Ok(());
+        }
+        // Removed meanwhile, and still held: nothing can be pushed here for a later
+        // occupant yet, so whatever is in the intake is the removed txq's.
+        let back = if cfg!(airtime_weakened = "intake_no_takeback") { Batch::empty() } else { self.cell.take_intake() };
+        if !self.unheld {
+            sched.unhold_txq(self.id.index());
+        }
+        Err(back)
+    }
+}
+
+impl<Q: Enqueue> Drop for EnqueueHold<'_, Q> {
+    fn drop(&mut self) {
+        // Only on unwinding: `end` forgets the hold.
+        drop(self.release(true));
+    }
 }
 
 /// Frames a txq's intake holds at most before enqueues are refused
@@ -428,7 +492,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// `n` frames are queued. On `Err`, the frames before the one the error hands back
     /// are queued, and those after it are still in `frames`. `frames` runs while the
     /// txq's queue may be locked: an iterator that blocks makes the txq's server give up
-    /// its turn meanwhile.
+    /// its turn meanwhile. An iterator (or a queue's `enqueue`) that panics unwinds
+    /// through the enqueue with nothing held: the frames queued before the panic are
+    /// woken for, as on a return.
     pub fn enqueue_burst(
         &self,
         id: TxqId,
@@ -456,13 +522,15 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 (Some(frame), HoldRefused::Busy) => Err(EnqueueError::Busy(frame)),
             };
         }
+        // Ends the hold on every path, a panic in `frames` or the queue's enqueue too.
+        let hold = EnqueueHold { table: self, cell, id, now, unheld };
         // Straight into the queue while nobody else holds it; what it has no room for,
         // and the rest of the burst after that, through the intake.
         let (mut queued, rest) = self.enqueue_direct(cell, id.index(), frames, now);
         // The frame that ended the burst early, and whether for room (else memory).
         let mut refused: Option<(Q::Frame, bool)> = None;
         if let Rest::Intake(stopped_at) = rest {
-            let mut chain = Chain::new(&cell.inbox.intake);
+            let mut chain = PushedChain(ManuallyDrop::new(Chain::new(&cell.inbox.intake)));
             for frame in stopped_at.into_iter().chain(frames.by_ref()) {
                 // Relaxed: a bound; two enqueues racing for the last place may both fail,
                 // never both pass it.
@@ -471,36 +539,21 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     refused = Some((frame, true));
                     break;
                 }
-                if let Err(frame) = chain.add(frame, now) {
+                if let Err(frame) = chain.0.add(frame, now) {
                     cell.inbox.len.fetch_sub(1, Ordering::Relaxed);
                     refused = Some((frame, false));
                     break;
                 }
             }
-            queued = queued.saturating_add(u32::try_from(chain.len()).unwrap_or(u32::MAX));
-            chain.push();
+            queued = queued.saturating_add(u32::try_from(chain.0.len()).unwrap_or(u32::MAX));
         }
         let refusal = |(frame, full): (Q::Frame, bool)| {
             if full { EnqueueError::Full(frame) } else { EnqueueError::NoMemory(frame) }
         };
-        if queued == 0 {
-            if !unheld {
-                self.sched.unhold_txq(id.index());
-            }
-            return refused.map_or(Ok(0), |r| Err(refusal(r)));
-        }
-        let woken = if unheld { self.sched.wake_txq(id, now) } else { self.sched.wake_held(id, now) };
-        match woken {
+        match hold.end(queued != 0) {
             Ok(()) => refused.map_or(Ok(queued), |r| Err(refusal(r))),
-            Err(_) => {
-                // Removed meanwhile, and still held: nothing can be pushed here for a
-                // later occupant yet, so whatever is in the intake is the removed txq's.
-                let back =
-                    if cfg!(airtime_weakened = "intake_no_takeback") { Batch::empty() } else { cell.take_intake() };
-                if !unheld {
-                    self.sched.unhold_txq(id.index());
-                }
-                // The frame the burst could not queue comes back first.
+            // Removed meanwhile: the frame the burst could not queue comes back first.
+            Err(back) => {
                 Err(EnqueueError::Removed(ReturnedFrames { first: refused.map(|(frame, _)| frame), batch: back }))
             }
         }
