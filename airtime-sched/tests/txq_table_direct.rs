@@ -235,9 +235,31 @@ fn enqueue_then_panic(t: &TxqTable<Fq>, q: TxqId, frames: Vec<Pkt>) {
     assert!(unwound.is_err(), "the iterator's panic reaches the caller");
 }
 
+/// A table of one txq slot, so that a slot left held could not be reused.
+fn one_slot_table() -> (TxqTable<Fq>, TxqId) {
+    let mut config = common::config();
+    config.max_txqs = 1;
+    let t = TxqTable::new(Scheduler::new(config).unwrap());
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, queue(1024)).unwrap();
+    (t, q)
+}
+
+/// The txq's removal is handed back, and its slot, the table's only one, is reused.
+fn hand_back_and_reuse(t: &TxqTable<Fq>, q: TxqId) -> airtime_sched::txqs::RemovedTxq<Fq> {
+    let removed = t.take_removed().expect("nobody holds the removed txq");
+    assert_eq!(removed.id, q);
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q2 = t.add_txq(Some(sta), Tid::BE, queue(1024)).expect("the only slot is free again");
+    assert_eq!(q2.index(), q.index());
+    t.enqueue(q2, Pkt(9), NOW).unwrap();
+    assert_eq!(serve(t), Some(vec![Pkt(9)]));
+    removed
+}
+
 #[test]
 fn a_burst_whose_iterator_panics_leaves_its_frames_queued_and_the_txq_free() {
-    let (t, q) = table_with_txq(1024);
+    let (t, q) = one_slot_table();
     // Straight into the queue: the frames before the panic are served.
     enqueue_then_panic(&t, q, vec![Pkt(1), Pkt(2)]);
     assert_eq!(serve(&t), Some(vec![Pkt(1), Pkt(2)]), "woken despite the panic");
@@ -246,17 +268,55 @@ fn a_burst_whose_iterator_panics_leaves_its_frames_queued_and_the_txq_free() {
     enqueue_then_panic(&t, q, vec![Pkt(3), Pkt(4)]);
     turn.finish(TxqReturn::Empty, NOW);
     assert_eq!(serve(&t), Some(vec![Pkt(3), Pkt(4)]), "pushed and woken despite the panic");
-    // No hold was left behind: the removal is handed back (only the last holder of a
-    // removed txq retires it), and the table goes on.
+    // A panic before any frame: nothing held either.
+    enqueue_then_panic(&t, q, vec![]);
     t.remove_txq(q).unwrap();
-    let removed = t.take_removed().expect("nobody holds the removed txq");
-    assert_eq!(removed.id, q);
-    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let q2 = t.add_txq(Some(sta), Tid::BE, queue(1024)).unwrap();
-    t.enqueue(q2, Pkt(9), NOW).unwrap();
-    assert_eq!(serve(&t), Some(vec![Pkt(9)]));
+    let _removed = hand_back_and_reuse(&t, q);
     let mut t = t;
     t.check_invariants().unwrap();
+}
+
+#[test]
+fn a_burst_that_panics_after_its_txq_was_removed_hands_every_earlier_frame_back() {
+    let (t, q) = one_slot_table();
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    // Frame 1 goes straight into the queue; the iterator then removes the txq and panics.
+    let mut frames = vec![Pkt(1)].into_iter();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut burst = std::iter::from_fn(|| {
+            frames.next().or_else(|| {
+                t.remove_txq(q).unwrap();
+                panic!("the caller's iterator fails")
+            })
+        });
+        let _ = t.enqueue_burst(q, &mut burst, NOW);
+    }));
+    assert!(unwound.is_err());
+    let mut removed = hand_back_and_reuse(&t, q);
+    let frames: Vec<Pkt> = std::iter::from_fn(|| removed.queue.dequeue(NOW).unwrap()).collect();
+    assert_eq!(frames, [Pkt(0), Pkt(1)], "the queue comes back whole");
+}
+
+#[test]
+fn a_burst_that_panics_before_queuing_leaves_the_removed_txqs_intake_to_its_hand_back() {
+    let (t, q) = one_slot_table();
+    // A turn holds the queue: frame 1 waits in the intake, its enqueue done.
+    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    t.enqueue(q, Pkt(1), NOW).unwrap();
+    // Another enqueue holds the txq while it is removed and returned, then panics
+    // before it queues anything: frame 1 is not its to take back.
+    let mut turn = Some(turn);
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut burst = std::iter::from_fn(|| {
+            t.remove_txq(q).unwrap();
+            turn.take().unwrap().finish(TxqReturn::Empty, NOW);
+            panic!("the caller's iterator fails")
+        });
+        let _ = t.enqueue_burst(q, &mut burst, NOW);
+    }));
+    assert!(unwound.is_err());
+    let removed = hand_back_and_reuse(&t, q);
+    assert_eq!(removed.intake.count(), 1, "frame 1 comes back with the hand-back");
 }
 
 #[test]

@@ -107,9 +107,9 @@ impl<F> Drop for PushedChain<'_, F> {
 /// An enqueue's hold on its txq ([`Scheduler::hold_txq`]), which keeps the slot from
 /// being reused under it. [`end`](Self::end) ends it on every return. If a panic (in the
 /// caller's iterator, or in the queue's `enqueue`) unwinds through the enqueue, the drop
-/// ends it as a burst that queued frames: the txq is woken, so what was queued before the
-/// panic is served; or, removed meanwhile, its intake is taken back and dropped. Either
-/// way the slot is never left held for good.
+/// ends it the same way: if the burst queued frames before the panic, the txq is woken
+/// for them, or, removed meanwhile, they are taken back and dropped with the panic.
+/// Either way the slot is never left held for good.
 struct EnqueueHold<'t, Q: Enqueue> {
     table: &'t TxqTable<Q>,
     cell: &'t Cell<Q>,
@@ -117,18 +117,23 @@ struct EnqueueHold<'t, Q: Enqueue> {
     now: Instant,
     /// Weakened variant `enqueue_unheld`: no hold was taken.
     unheld: bool,
+    /// Whether the burst has queued a frame (into the queue, or into a chain that is
+    /// pushed however the burst ends): set before a panic can unwind past it.
+    queued: bool,
 }
 
 impl<Q: Enqueue> EnqueueHold<'_, Q> {
-    /// Wakes the txq if the burst `queued` anything, else lets go. `Err` with what its
+    /// Wakes the txq if the burst queued anything, else lets go. `Err` with what its
     /// intake still holds if the txq was removed meanwhile.
-    fn end(self, queued: bool) -> Result<(), Batch<Q::Frame>> {
-        ManuallyDrop::new(self).release(queued)
+    fn end(self) -> Result<(), Batch<Q::Frame>> {
+        ManuallyDrop::new(self).release()
     }
 
-    fn release(&self, queued: bool) -> Result<(), Batch<Q::Frame>> {
+    fn release(&self) -> Result<(), Batch<Q::Frame>> {
         let sched = &self.table.sched;
-        if !queued {
+        // Nothing queued: a removal's intake is the hand-back's (frames other enqueues
+        // pushed before it), not this enqueue's to take.
+        if !self.queued {
             if !self.unheld {
                 sched.unhold_txq(self.id.index());
             }
@@ -139,7 +144,9 @@ impl<Q: Enqueue> EnqueueHold<'_, Q> {
             return Ok(());
         }
         // Removed meanwhile, and still held: nothing can be pushed here for a later
-        // occupant yet, so whatever is in the intake is the removed txq's.
+        // occupant yet, so whatever is in the intake is the removed txq's; this
+        // enqueue's frames may be in it after the hand-back took the rest, so it takes
+        // them back.
         let back = if cfg!(airtime_weakened = "intake_no_takeback") { Batch::empty() } else { self.cell.take_intake() };
         if !self.unheld {
             sched.unhold_txq(self.id.index());
@@ -150,8 +157,9 @@ impl<Q: Enqueue> EnqueueHold<'_, Q> {
 
 impl<Q: Enqueue> Drop for EnqueueHold<'_, Q> {
     fn drop(&mut self) {
-        // Only on unwinding: `end` forgets the hold.
-        drop(self.release(true));
+        // Only on unwinding (`end` forgets the hold): the frames of a txq removed
+        // meanwhile are dropped with the panic's.
+        drop(self.release());
     }
 }
 
@@ -494,7 +502,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// txq's queue may be locked: an iterator that blocks makes the txq's server give up
     /// its turn meanwhile. An iterator (or a queue's `enqueue`) that panics unwinds
     /// through the enqueue with nothing held: the frames queued before the panic are
-    /// woken for, as on a return.
+    /// woken for, as on a return, or, if the txq was removed meanwhile, dropped.
     pub fn enqueue_burst(
         &self,
         id: TxqId,
@@ -523,10 +531,10 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             };
         }
         // Ends the hold on every path, a panic in `frames` or the queue's enqueue too.
-        let hold = EnqueueHold { table: self, cell, id, now, unheld };
+        let mut hold = EnqueueHold { table: self, cell, id, now, unheld, queued: false };
         // Straight into the queue while nobody else holds it; what it has no room for,
         // and the rest of the burst after that, through the intake.
-        let (mut queued, rest) = self.enqueue_direct(cell, id.index(), frames, now);
+        let (mut queued, rest) = self.enqueue_direct(cell, id.index(), frames, now, &mut hold.queued);
         // The frame that ended the burst early, and whether for room (else memory).
         let mut refused: Option<(Q::Frame, bool)> = None;
         if let Rest::Intake(stopped_at) = rest {
@@ -544,13 +552,15 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     refused = Some((frame, false));
                     break;
                 }
+                // Pushed however the burst ends.
+                hold.queued = true;
             }
             queued = queued.saturating_add(u32::try_from(chain.0.len()).unwrap_or(u32::MAX));
         }
         let refusal = |(frame, full): (Q::Frame, bool)| {
             if full { EnqueueError::Full(frame) } else { EnqueueError::NoMemory(frame) }
         };
-        match hold.end(queued != 0) {
+        match hold.end() {
             Ok(()) => refused.map_or(Ok(queued), |r| Err(refusal(r))),
             // Removed meanwhile: the frame the burst could not queue comes back first.
             Err(back) => {
@@ -563,7 +573,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// frames `frames` yields while the queue lock is free, the intake empty (its
     /// frames came first: the queue takes them at the server's turn), no server waits,
     /// and the queue has room for each without a drop ([`Enqueue::has_room_for`]).
-    /// Returns how many it queued, and what is left for the intake.
+    /// Returns how many it queued (`queued_any` set before the first), and what is left
+    /// for the intake.
     #[inline]
     fn enqueue_direct(
         &self,
@@ -571,6 +582,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         index: usize,
         frames: &mut impl Iterator<Item = Q::Frame>,
         now: Instant,
+        queued_any: &mut bool,
     ) -> (u32, Rest<Q::Frame>) {
         let overtake = cfg!(airtime_weakened = "direct_overtakes_intake");
         // Checked before the lock too, so that a backlogged intake costs no lock.
@@ -591,6 +603,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 if !queue.has_room_for(&frame) || (queued != 0 && lock.server_waits()) {
                     return (queued, Rest::Intake(Some(frame)));
                 }
+                *queued_any = true;
                 queue.enqueue(frame, now);
                 queued = queued.saturating_add(1);
             }
