@@ -56,6 +56,10 @@ pub enum InvariantViolation {
     /// per-occupant words (deficit, airtime counters, activity stamp) counts for another
     /// generation than the slot's.
     StationWordMismatch(u16),
+    /// A [`TxqTable`](crate::TxqTable) txq slot is not at rest while no operation runs:
+    /// an enqueue's hold on it was never ended, its queue is still locked, or its
+    /// intake's count (the intake's bound) differs from the frames in it.
+    TableCellNotAtRest(u16),
 }
 
 impl fmt::Display for InvariantViolation {

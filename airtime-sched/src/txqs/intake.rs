@@ -267,6 +267,23 @@ impl<F> Intake<F> {
         Ok(())
     }
 
+    /// Frames in the stack.
+    ///
+    /// # Safety
+    /// No context pushes or takes meanwhile (the caller has the intake's owner
+    /// borrowed mutably).
+    pub(crate) unsafe fn len_at_rest(&self) -> usize {
+        let mut frames = 0;
+        let mut link = self.top.load(Ordering::Acquire);
+        while !link.is_null() {
+            frames += 1;
+            // SAFETY: nothing pushes or takes meanwhile (the caller's promise), so each
+            // node in the stack holds a frame and its link, and stays.
+            link = live_link(unsafe { self.with_node(link, |n| (*n).next) });
+        }
+        frames
+    }
+
     /// Takes every frame pushed so far, oldest first. The frame of the intake's own node,
     /// if the stack holds it, moves into the batch and the node is given back.
     pub(crate) fn take_all(&self) -> Batch<F> {

@@ -108,6 +108,12 @@ impl QueueLock {
         self.0.load(Ordering::Relaxed) & SERVER_WAITING != 0
     }
 
+    /// Whether nobody holds the lock and no hand-back is under way: what must hold
+    /// while no operation runs (a server that gave up waiting may leave its bit).
+    pub(super) fn is_at_rest(&self) -> bool {
+        self.0.load(Ordering::Acquire) & (LOCKED | HANDBACK) == 0
+    }
+
     /// Unlocks; whether a hand-back came meanwhile and must be redone.
     #[inline]
     fn unlock(&self) -> bool {

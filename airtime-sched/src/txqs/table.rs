@@ -413,10 +413,23 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 
     /// The scheduler's exact invariant check
     /// ([`Scheduler::check_invariants_quiescent`]), with the table at rest (no turn can
-    /// be out while it is borrowed mutably). [`Scheduler::check_invariants`] checks what
-    /// holds at every instant, from any context.
+    /// be out while it is borrowed mutably), then the table's own: no txq is held by an
+    /// enqueue or has its queue locked, and each intake's count is the frames in it
+    /// ([`InvariantViolation::TableCellNotAtRest`](crate::InvariantViolation::TableCellNotAtRest)).
+    /// [`Scheduler::check_invariants`] checks what holds at every instant, from any
+    /// context.
     pub fn check_invariants(&mut self) -> Result<(), crate::InvariantViolation> {
-        self.sched.check_invariants_quiescent()
+        self.sched.check_invariants_quiescent()?;
+        for (index, cell) in self.cells.iter().enumerate() {
+            let held = self.sched.txqs.get(index).is_some_and(|s| s.word.load(Ordering::Acquire) & txq::PRODUCERS != 0);
+            let counted = cell.inbox.len.load(Ordering::Acquire) as usize;
+            // SAFETY: the table is borrowed mutably: no enqueue or turn runs.
+            let frames = unsafe { cell.inbox.intake.len_at_rest() };
+            if held || !cell.inbox.queue_lock.is_at_rest() || counted != frames {
+                return Err(crate::InvariantViolation::TableCellNotAtRest(index as u16));
+            }
+        }
+        Ok(())
     }
 
     /// Registers a txq for `station` (or a station-less one) on `tid` with its `queue`,
@@ -679,5 +692,59 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 impl<Q: Txq> fmt::Debug for TxqTable<Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TxqTable").field("sched", &self.sched).field("txqs", &self.cells.len()).finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
+    use crate::{Config, Frame, TxqReturn, Weight};
+
+    #[derive(Debug)]
+    struct Pkt;
+    impl Frame for Pkt {
+        fn len_bytes(&self) -> u32 {
+            100
+        }
+    }
+    impl FqFrame for Pkt {
+        fn flow_hash(&self) -> u32 {
+            1
+        }
+    }
+
+    const NOW: Instant = Instant::from_micros(1);
+
+    #[test]
+    fn the_table_check_finds_a_hold_a_count_or_a_lock_left_behind() {
+        // A small table: the check walks every slot, and Miri runs this too.
+        let config = Config::builder().max_stations(4).unwrap().max_txqs(4).unwrap().build();
+        let mut t = TxqTable::new(Scheduler::new(config).unwrap());
+        let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = t.add_txq(Some(sta), Tid::BE, FqCodelTxq::new(FqCodelConfig::default()).unwrap()).unwrap();
+        // A frame in the queue, one in the intake (a turn holds the queue meanwhile).
+        t.enqueue(q, Pkt, NOW).unwrap();
+        let turn = t.claim(q).unwrap().unwrap();
+        t.enqueue(q, Pkt, NOW).unwrap();
+        turn.finish(TxqReturn::Backlogged, NOW);
+        assert_eq!(t.check_invariants(), Ok(()), "frames in the queue and the intake, at rest");
+        let stale = Err(crate::InvariantViolation::TableCellNotAtRest(q.index() as u16));
+        // An enqueue's hold never ended.
+        t.sched.hold_txq(q).unwrap();
+        assert_eq!(t.check_invariants(), stale);
+        t.sched.unhold_txq(q.index());
+        // The intake's bound counting a frame it does not hold.
+        t.cells[q.index()].inbox.len.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(t.check_invariants(), stale);
+        t.cells[q.index()].inbox.len.fetch_sub(1, Ordering::Relaxed);
+        // Served: at rest again.
+        let mut turn = t.claim(q).unwrap().unwrap();
+        assert!(turn.dequeue(NOW).unwrap().is_some() && turn.dequeue(NOW).unwrap().is_some());
+        turn.finish(TxqReturn::Empty, NOW);
+        assert_eq!(t.check_invariants(), Ok(()));
+        // The queue left locked (last: nothing unlocks it).
+        core::mem::forget(t.cells[q.index()].inbox.queue_lock.try_enqueuer(&t.sched, q.index()).unwrap());
+        assert_eq!(t.check_invariants(), stale);
     }
 }

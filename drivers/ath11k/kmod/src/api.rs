@@ -1022,7 +1022,8 @@ pub unsafe extern "C" fn airtime_radio_check(radio: *mut CRadio) -> i32 {
 }
 
 /// Every invariant, exactly, with the radio at rest: the scheduler's quiescent check
-/// (`Scheduler::check_invariants_quiescent`, which allocates `max_txqs` bytes), and no
+/// (`Scheduler::check_invariants_quiescent`, which allocates `max_txqs` bytes), the txq
+/// table's (no txq left held or locked, every intake's count exact), and no
 /// pending airtime when no frame is in the hardware or a retry slot.
 ///
 /// # Safety

@@ -79,8 +79,9 @@ where
         self.txqs.scheduler()
     }
 
-    /// The core's invariant check ([`Scheduler::check_invariants_quiescent`]), with the
-    /// radio at rest.
+    /// The core's invariant check ([`TxqTable::check_invariants`]: the scheduler's
+    /// quiescent check, then no txq left held or locked and every intake's count
+    /// exact), with the radio at rest.
     pub fn check_invariants(&mut self) -> Result<(), airtime_sched::InvariantViolation> {
         self.txqs.check_invariants()
     }
