@@ -267,15 +267,16 @@ impl<F> Intake<F> {
         Ok(())
     }
 
-    /// Frames in the stack.
+    /// Frames in the stack, counted up to `limit + 1` at most (a stack corrupted into
+    /// a cycle then reads as too long, rather than hanging the check).
     ///
     /// # Safety
     /// No context pushes or takes meanwhile (the caller has the intake's owner
     /// borrowed mutably).
-    pub(crate) unsafe fn len_at_rest(&self) -> usize {
+    pub(crate) unsafe fn len_at_rest(&self, limit: usize) -> usize {
         let mut frames = 0;
         let mut link = self.top.load(Ordering::Acquire);
-        while !link.is_null() {
+        while !link.is_null() && frames <= limit {
             frames += 1;
             // SAFETY: nothing pushes or takes meanwhile (the caller's promise), so each
             // node in the stack holds a frame and its link, and stays.

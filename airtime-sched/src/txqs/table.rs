@@ -424,7 +424,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let held = self.sched.txqs.get(index).is_some_and(|s| s.word.load(Ordering::Acquire) & txq::PRODUCERS != 0);
             let counted = cell.inbox.len.load(Ordering::Acquire) as usize;
             // SAFETY: the table is borrowed mutably: no enqueue or turn runs.
-            let frames = unsafe { cell.inbox.intake.len_at_rest() };
+            let frames = unsafe { cell.inbox.intake.len_at_rest(counted) };
             if held || !cell.inbox.queue_lock.is_at_rest() || counted != frames {
                 return Err(crate::InvariantViolation::TableCellNotAtRest(index as u16));
             }
@@ -723,10 +723,11 @@ mod tests {
         let mut t = TxqTable::new(Scheduler::new(config).unwrap());
         let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
         let q = t.add_txq(Some(sta), Tid::BE, FqCodelTxq::new(FqCodelConfig::default()).unwrap()).unwrap();
-        // A frame in the queue, one in the intake (a turn holds the queue meanwhile).
+        // A frame in the queue, three in the intake (a turn holds the queue meanwhile):
+        // the intake's own node and two allocated ones.
         t.enqueue(q, Pkt, NOW).unwrap();
         let turn = t.claim(q).unwrap().unwrap();
-        t.enqueue(q, Pkt, NOW).unwrap();
+        assert!(matches!(t.enqueue_burst(q, &mut [Pkt, Pkt, Pkt].into_iter(), NOW), Ok(3)));
         turn.finish(TxqReturn::Backlogged, NOW);
         assert_eq!(t.check_invariants(), Ok(()), "frames in the queue and the intake, at rest");
         let stale = Err(crate::InvariantViolation::TableCellNotAtRest(q.index() as u16));
@@ -738,9 +739,15 @@ mod tests {
         t.cells[q.index()].inbox.len.fetch_add(1, Ordering::Relaxed);
         assert_eq!(t.check_invariants(), stale);
         t.cells[q.index()].inbox.len.fetch_sub(1, Ordering::Relaxed);
+        // The count one short of the frames.
+        t.cells[q.index()].inbox.len.fetch_sub(1, Ordering::Relaxed);
+        assert_eq!(t.check_invariants(), stale);
+        t.cells[q.index()].inbox.len.fetch_add(1, Ordering::Relaxed);
         // Served: at rest again.
         let mut turn = t.claim(q).unwrap().unwrap();
-        assert!(turn.dequeue(NOW).unwrap().is_some() && turn.dequeue(NOW).unwrap().is_some());
+        for _ in 0..4 {
+            assert!(turn.dequeue(NOW).unwrap().is_some());
+        }
         turn.finish(TxqReturn::Empty, NOW);
         assert_eq!(t.check_invariants(), Ok(()));
         // The queue left locked (last: nothing unlocks it).

@@ -894,9 +894,11 @@ int airtime_radio_check(struct airtime_radio *radio);
  * live listed txqs; each station slot's AQL words open exactly while it has a
  * live occupant (closed and empty when free) and, like its deficit, airtime
  * counters and activity stamp, tagged for that occupant; no control write in
- * flight; the limits and weight of each live station valid. Then the
- * adapter's own: no station or multicast airtime pending when no frame is in
- * the hardware or a retry slot. O(max_txqs + max_stations), and one
+ * flight; the limits and weight of each live station valid. Then the txq
+ * table's: no txq held by an enqueue or its queue locked, and each intake's
+ * count equal to the frames in it. Then the adapter's own: no station or
+ * multicast airtime pending when no frame is in the hardware or a retry slot.
+ * O(max_txqs + max_stations + frames waiting in the intakes), and one
  * GFP_ATOMIC allocation of max_txqs bytes, infallible on the Rust side (its
  * failure ends in BUG()): for debugfs and self-tests, not the data path.
  *
