@@ -188,7 +188,8 @@ pub struct Config {
     /// cannot price the frame. The default prices a 1538-byte frame at 6 Mbit/s OFDM.
     pub unknown_rate_charge_us: u32,
     /// How long a station stays active on an AC after it last had frames scheduled, in
-    /// us (mac80211: `HZ/10`, 100 ms).
+    /// us (mac80211: `HZ/10`, 100 ms), to within
+    /// [`active_stamp_grain_us`](Config::active_stamp_grain_us).
     pub active_window_us: u64,
     /// Adaptive AQL (off by default): each station's limit on each AC is learnt from its
     /// completions, as BQL's dynamic queue limits learn a NIC ring's bytes, within
@@ -239,6 +240,18 @@ impl Default for Config {
 impl Config {
     /// The largest `max_stations` the compact charge encoding can carry.
     pub const MAX_STATIONS: u16 = 4096;
+
+    /// The grain of a station's activity stamp, in us: 1/128 of
+    /// [`active_window_us`](Config::active_window_us) (781 us of the default 100 ms), at
+    /// least 1. A wake or a return writes the stamp only once it is this old, so a
+    /// station counts as active for at least `active_window_us - grain` after it last had
+    /// frames scheduled, and at most `active_window_us`. Mainline's stamp is in jiffies
+    /// (1 to 10 ms). Writing it at every wake took the stamp's cache line, which the
+    /// completion context writes at every release, once per frame.
+    pub const fn active_stamp_grain_us(&self) -> u64 {
+        let grain = self.active_window_us >> 7;
+        if grain == 0 { 1 } else { grain }
+    }
 
     /// A builder starting from the defaults.
     pub fn builder() -> ConfigBuilder {
@@ -414,6 +427,15 @@ mod tests {
             assert!(b.unknown_rate_charge_us(us).is_err(), "{us}");
         }
         assert_eq!(b.active_window_us(0), Err(ConfigError::OutOfRange("active_window_us")));
+    }
+
+    #[test]
+    fn the_activity_stamp_grain_is_a_128th_of_the_window_and_never_zero() {
+        let grain = |us| Config::builder().active_window_us(us).unwrap().build().active_stamp_grain_us();
+        assert_eq!(Config::default().active_stamp_grain_us(), 781);
+        for (window, expected) in [(1, 1), (127, 1), (128, 1), (255, 1), (256, 2), (u64::MAX, u64::MAX >> 7)] {
+            assert_eq!(grain(window), expected, "{window}");
+        }
     }
 
     #[test]

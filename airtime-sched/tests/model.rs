@@ -250,14 +250,19 @@ fn model_a_wake_of_a_listed_txq_keeps_last_active() {
     );
 }
 
-/// Not about the queues (the old model disagreed too): the scheduler stores
-/// `last_active` at most once a millisecond (`ACTIVE_STAMP_US`), so a wake 500 us after
-/// a stamp of 0 leaves 0, and 99.8 ms after the wake the station is already inactive
-/// to it: registered airtime is not charged. The model keeps the exact time.
+/// The activity stamp has a grain (`Config::active_stamp_grain_us`, 781 us of the 100 ms
+/// window), and the model keeps it as the scheduler does: a wake 500 us after a stamp
+/// of 0 leaves 0, so 99.8 ms after the wake the station is already inactive and
+/// registered airtime is not charged; a wake a grain after the stamp moves it, so the
+/// same airtime 99.8 ms after that wake is charged.
 #[test]
-fn model_last_active_is_the_time_of_the_wake() {
+fn model_last_active_moves_only_once_a_grain_old() {
     replay(
         0,
         &[station(1), txq(Some(0)), Op::Advance { us: 500 }, enqueue(0), Op::Advance { us: 99_800 }, debt(0, 1000)],
+    );
+    replay(
+        0,
+        &[station(1), txq(Some(0)), Op::Advance { us: 781 }, enqueue(0), Op::Advance { us: 99_800 }, debt(0, 1000)],
     );
 }

@@ -294,12 +294,13 @@ impl Scheduler {
 
     #[inline]
     pub(crate) fn mark_active(&self, slot: LiveStation<'_>, ac: Ac, now: Instant) {
-        // A load, and a compare-and-swap when the time moved: this runs when a txq is
-        // listed (every return with frames), on the line of the station's AQL word and
-        // deficit, which the same services write anyway. Two contexts racing may leave
-        // the older of two close times; the 100 ms window does not notice. The
+        // A load, and a compare-and-swap once the stamp is a grain old
+        // (`Config::active_stamp_grain_us`): this runs at each wake that lists a txq and
+        // each return with frames, on the line of the station's AQL word, which the
+        // completion context writes at every release; a load leaves that line shared.
+        // Two contexts racing may leave the older of two close times. The
         // compare-and-swap checks the stamp's generation, so a wake of a station removed
         // meanwhile never marks the slot's next occupant active (loom model ctl3).
-        slot.stamp_active(ac, now.micros(), 1);
+        slot.stamp_active(ac, now.micros(), self.config.active_stamp_grain_us());
     }
 }

@@ -238,10 +238,14 @@ impl Model {
         self.now.saturating_sub(self.stations[s].last_active[ac.index()]) < self.config.active_window_us
     }
 
-    /// `ieee80211_txq_set_active`.
+    /// `ieee80211_txq_set_active`, its stamp written once it is a grain old
+    /// (`Config::active_stamp_grain_us`), as mainline's is a jiffy.
     fn mark_active(&mut self, s: usize, ac: Ac) {
+        let grain = self.config.active_stamp_grain_us();
         let last = &mut self.stations[s].last_active[ac.index()];
-        *last = (*last).max(self.now);
+        if self.now.saturating_sub(*last) >= grain {
+            *last = self.now;
+        }
     }
 
     fn live_station_of(&self, t: usize) -> Option<usize> {
