@@ -189,7 +189,8 @@ pub struct Config {
     pub unknown_rate_charge_us: u32,
     /// How long a station stays active on an AC after it last had frames scheduled, in
     /// us (mac80211: `HZ/10`, 100 ms), to within
-    /// [`active_stamp_grain_us`](Config::active_stamp_grain_us).
+    /// [`active_stamp_grain_us`](Config::active_stamp_grain_us). Stamps are kept modulo
+    /// 2^48 us, so a window of 2^47 us (4.4 years) or more never ends.
     pub active_window_us: u64,
     /// Adaptive AQL (off by default): each station's limit on each AC is learnt from its
     /// completions, as BQL's dynamic queue limits learn a NIC ring's bytes, within
@@ -245,9 +246,10 @@ impl Config {
     /// [`active_window_us`](Config::active_window_us) (781 us of the default 100 ms), at
     /// least 1. A wake or a return writes the stamp only once it is this old, so a
     /// station counts as active for at least `active_window_us - grain` after it last had
-    /// frames scheduled, and at most `active_window_us`. Mainline's stamp is in jiffies
-    /// (1 to 10 ms). Writing it at every wake took the stamp's cache line, which the
-    /// completion context writes at every release, once per frame.
+    /// frames scheduled, and at most `active_window_us`: up to a grain shorter than the
+    /// window, where mainline's stamp, in jiffies, keeps a station active for the window
+    /// and up to a jiffy (1 to 10 ms) longer. Writing the stamp at every wake took its
+    /// cache line, which the completion context writes at every release, once per frame.
     pub const fn active_stamp_grain_us(&self) -> u64 {
         let grain = self.active_window_us >> 7;
         if grain == 0 { 1 } else { grain }

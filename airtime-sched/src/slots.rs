@@ -774,29 +774,42 @@ impl<'a> LiveStation<'a> {
 
     /// Stamps `ac` active at `now_us` unless it was stamped less than `every_us` before.
     /// A load and, at most once per `every_us`, a compare-and-swap that checks the tag
-    /// (loom model ctl3). Two contexts racing may leave the older of two close times.
+    /// (loom model ctl3). A compare-and-swap that loses to another context's stamp
+    /// tries again while its own time is still `every_us` later than the one it finds,
+    /// so the stamp never stays more than `every_us` behind the latest time offered
+    /// (a context preempted between reading its time and stamping cannot leave its old
+    /// time over a later one for longer than that).
     #[inline]
     pub(crate) fn stamp_active(self, ac: Ac, now_us: u64, every_us: u64) {
         let last = &self.slot.ac[ac.index()].last_active;
-        let word = last.load(Ordering::Relaxed);
-        if stamp::since(tagged::value(word), now_us) < every_us {
-            return;
-        }
-        // Weakened variant, only to prove loom model ctl3 catches it: a plain store
-        // into whichever occupant holds the word (what this was before the tag).
-        if cfg!(airtime_weakened = "untagged_stamp") {
-            last.store((word & !tagged::VALUE) | stamp::of(now_us), Ordering::Relaxed);
-            return;
-        }
-        if tagged::is_for(word, self.generation) {
-            // Relaxed: a time stamp. A failure means another context stamped it, or the
-            // slot was reused: either way there is nothing to do.
-            let _ = last.compare_exchange(
+        let mut word = last.load(Ordering::Relaxed);
+        loop {
+            if stamp::since(tagged::value(word), now_us) < every_us {
+                return;
+            }
+            // Weakened variant, only to prove loom model ctl3 catches it: a plain store
+            // into whichever occupant holds the word (what this was before the tag).
+            if cfg!(airtime_weakened = "untagged_stamp") {
+                last.store((word & !tagged::VALUE) | stamp::of(now_us), Ordering::Relaxed);
+                return;
+            }
+            if !tagged::is_for(word, self.generation) {
+                // The slot was reused: nothing to stamp for this occupant.
+                return;
+            }
+            // Relaxed: a time stamp; nothing is published with it.
+            match last.compare_exchange_weak(
                 word,
                 tagged::word(self.generation, stamp::of(now_us)),
                 Ordering::Relaxed,
                 Ordering::Relaxed,
-            );
+            ) {
+                Ok(_) => return,
+                // Weakened variant, only to prove loom model ctl10 catches it: a lost
+                // compare-and-swap gives up, leaving an older time over a later one.
+                Err(_) if cfg!(airtime_weakened = "stamp_no_retry") => return,
+                Err(seen) => word = seen,
+            }
         }
     }
 }

@@ -618,6 +618,35 @@ fn s8_registered_airtime_is_charged_only_to_stations_active_within_the_window() 
     s.check_invariants_quiescent().unwrap();
 }
 
+/// The activity stamp moves only once it is a grain old (`Config::active_stamp_grain_us`,
+/// 781 us of 100 ms): a wake less than a grain after the stamp leaves it, so the window
+/// runs from the older time; a wake a grain after it moves it.
+#[test]
+fn s8_the_activity_stamp_moves_only_once_a_grain_old() {
+    let s = sched();
+    let (window, grain) = (s.config().active_window_us, s.config().active_stamp_grain_us());
+    assert_eq!((window, grain), (100_000, 781));
+    let (near, a) = station_with_txq(&s, 256, Ac::Be);
+    let (far, b) = station_with_txq(&s, 256, Ac::Be);
+    // Both stamped at T0 (exact: their stamps were far older).
+    for txq in [a, b] {
+        s.wake_txq(txq, T0).unwrap();
+        let round = s.start_round(Ac::Be);
+        let served = s.next_txq(round, T0).unwrap();
+        s.return_txq(served, TxqReturn::Empty, T0);
+    }
+    // Listed again, a grain less 1 us later and a grain later.
+    s.wake_txq(a, T0.add_micros(grain - 1)).unwrap();
+    s.wake_txq(b, T0.add_micros(grain)).unwrap();
+    // A window after T0: `near` kept its T0 stamp and is no longer active; `far` was
+    // stamped a grain later and still is.
+    let at = T0.add_micros(window);
+    s.register_airtime(near, Ac::Be, 1000, 0, at).unwrap();
+    s.register_airtime(far, Ac::Be, 1000, 0, at).unwrap();
+    assert_eq!(s.deficit_us(near, Ac::Be).unwrap(), 256, "not charged: its stamp is T0");
+    assert_eq!(s.deficit_us(far, Ac::Be).unwrap(), 256 - 1000, "charged: stamped at T0 + grain");
+}
+
 #[test]
 fn s8_airtime_flags_choose_what_the_deficit_is_charged() {
     let mut s = sched();

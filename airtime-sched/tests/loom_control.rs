@@ -19,6 +19,7 @@
 //! | `default_no_follow` | a station's limits do not follow a default that changed meanwhile | `ctl6`, `ctl7` |
 //! | `check_no_reread` | the live invariant check does not reread a station's word, so a reuse meanwhile looks like a violation | `ctl9` |
 //! | `departed_refused` | airtime reported after its station's removal is refused, and lost | `ctl8` |
+//! | `stamp_no_retry` | a context whose activity stamp loses its compare-and-swap gives up, leaving an older time | `ctl10` |
 #![cfg(loom)]
 
 mod loom_common;
@@ -263,5 +264,33 @@ fn ctl9_the_live_check_reports_nothing_while_a_slot_is_reused() {
         sched.remove_station(sta).unwrap();
         sched.add_station(w(500)).unwrap();
         reader.join().unwrap();
+    });
+}
+
+/// Model ctl10: two contexts stamp one station active at once, a wake during service at
+/// T + 1 grain and the server's return with frames at T + 3 grains
+/// (`Config::active_stamp_grain_us`). Whichever compare-and-swap lands first, the stamp
+/// ends at the later time (the loser tries again while its time is a grain past the
+/// stamp it finds), so airtime registered a window after the later time, less 1 us, is
+/// charged.
+#[test]
+fn ctl10_two_stamps_at_once_leave_the_later_time() {
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let (window, grain) = (sched.config().active_window_us, sched.config().active_stamp_grain_us());
+        let sta = sched.add_station(w(256)).unwrap();
+        let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        sched.wake_txq(txq, LATER).unwrap();
+        let round = sched.start_round(Ac::Be);
+        let serving = sched.next_txq(round, LATER).expect("the woken txq");
+        let (early, late) = (LATER.add_micros(grain), LATER.add_micros(3 * grain));
+        let waker = {
+            let sched = sched.clone();
+            thread::spawn(move || sched.wake_txq(txq, early).unwrap())
+        };
+        sched.return_txq(serving, TxqReturn::Backlogged, late);
+        waker.join().unwrap();
+        sched.register_airtime(sta, Ac::Be, 100, 0, late.add_micros(window - 1)).unwrap();
+        assert_eq!(sched.deficit_us(sta, Ac::Be).unwrap(), 156, "the stamp kept the earlier time");
     });
 }

@@ -233,7 +233,7 @@ fn model_station_txqs_are_listed_at_the_tail_without_airtime_flags() {
 /// `ieee80211_txq_set_active` runs only when a txq is newly listed: a second wake of a
 /// listed txq 60 ms later does not refresh the station's `last_active`, so 120 ms after
 /// the first wake the station is inactive and registered airtime is not charged. The
-/// scheduler refreshes it at every wake and charges it.
+/// scheduler does the same: a wake stamps the station only when it lists the txq.
 #[test]
 fn model_a_wake_of_a_listed_txq_keeps_last_active() {
     replay(

@@ -41,6 +41,10 @@
 //!   txq added meanwhile into the same slot on the same AC takes the entry over when it
 //!   is woken, keeping its place (`inherit_entry`), where mainline would list the new
 //!   txq at the head or the tail;
+//! * a station's activity stamp (`last_active`) is written only once it is a grain old
+//!   (`Config::active_stamp_grain_us`, 1/128 of the window), so a station counts as
+//!   active for between the window less a grain and the window after it was last
+//!   scheduled; mainline's stamp, in jiffies, gives it the window and up to a jiffy more;
 //! * [`Model::may_transmit`] is the crate's pull-mode check, not mainline's
 //!   `ieee80211_txq_may_transmit`, which rotates the txqs listed ahead of the asked one;
 //! * rounds: closing keeps the round number (`RoundPolicy::KeepNumber`), or, with
@@ -238,8 +242,8 @@ impl Model {
         self.now.saturating_sub(self.stations[s].last_active[ac.index()]) < self.config.active_window_us
     }
 
-    /// `ieee80211_txq_set_active`, its stamp written once it is a grain old
-    /// (`Config::active_stamp_grain_us`), as mainline's is a jiffy.
+    /// `ieee80211_txq_set_active`, its stamp written only once it is a grain old
+    /// (`Config::active_stamp_grain_us`): see the module's list of differences.
     fn mark_active(&mut self, s: usize, ac: Ac) {
         let grain = self.config.active_stamp_grain_us();
         let last = &mut self.stations[s].last_active[ac.index()];
