@@ -298,7 +298,7 @@ impl Scheduler {
         // (`Config::active_stamp_grain_us`): this runs at each wake that lists a txq and
         // each return with frames, on the line of the station's AQL word, which the
         // completion context writes at every release; a load leaves that line shared.
-        // Two contexts racing may leave the older of two close times. The
+        // Two contexts racing may leave the older of two times less than a grain apart. The
         // compare-and-swap checks the stamp's generation, so a wake of a station removed
         // meanwhile never marks the slot's next occupant active (loom model ctl3).
         slot.stamp_active(ac, now.micros(), self.config.active_stamp_grain_us());
