@@ -144,9 +144,13 @@ fn while_an_enqueue_holds_the_queue(
             t.enqueue_burst(q, &mut frames, NOW)
         });
         reached.recv().unwrap();
-        during();
+        // A failed check in `during` lets the enqueue go on before it fails the test,
+        // which would otherwise wait for the enqueue forever.
+        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(during));
         go.send(()).unwrap();
-        enqueuer.join().unwrap()
+        let done = enqueuer.join().unwrap();
+        checked.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        done
     })
 }
 
