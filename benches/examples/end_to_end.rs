@@ -25,17 +25,18 @@
 //! runs both contexts' work on one thread, for valgrind. Both shapes of the workload run
 //! by default, one after the other: the wake context runs a round after every burst
 //! (`E2E_WAKE=every`), or only when the ring is empty (`E2E_WAKE=empty`), leaving the
-//! rounds to the completions otherwise.
+//! rounds to the completions otherwise. `E2E_TURN_FRAMES=N` lets a txq's turn send up to
+//! N frames instead of 16 (a host-aggregating driver's A-MPDU is up to 64).
 
 use airtime_benches::end_to_end::{
     BURST, BaselineConcurrentRounds, BaselineRadio, BaselineSpin, E2eCounts, OursConcurrent, OursRadio, Radio,
-    WakeRounds, run, run_serial, two_cpus,
+    TURN_FRAMES, WakeRounds, run, run_serial, two_cpus,
 };
 
 type Cpus = Option<[usize; 2]>;
 
 fn once<R: Radio>(stations: usize, rounds: u64, cpus: Cpus, shape: WakeRounds) -> E2eCounts {
-    let radio = R::new(stations);
+    let radio = R::with_turn_frames(stations, turn_frames());
     let c = run(&radio, rounds, cpus, shape);
     let left = radio.leftovers();
     assert_eq!(c.enqueued, c.completed + left.dropped, "{}: frames lost", R::NAME);
@@ -44,10 +45,22 @@ fn once<R: Radio>(stations: usize, rounds: u64, cpus: Cpus, shape: WakeRounds) -
 }
 
 fn serial<R: Radio>(stations: usize, rounds: u64) {
-    let radio = R::new(stations);
+    let radio = R::with_turn_frames(stations, turn_frames());
     let enqueued = run_serial(&radio, rounds);
     let left = radio.leftovers();
     println!("{}: {enqueued} frames enqueued, {} dropped, {} left", R::NAME, left.dropped, left.queued);
+}
+
+/// Frames a txq may send per turn: `E2E_TURN_FRAMES`, else [`TURN_FRAMES`].
+fn turn_frames() -> u32 {
+    match std::env::var("E2E_TURN_FRAMES") {
+        Ok(v) => v
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| panic!("E2E_TURN_FRAMES: {v:?} is not a count of frames")),
+        Err(_) => TURN_FRAMES,
+    }
 }
 
 /// One arm: its name in the output and its runs.
@@ -94,8 +107,9 @@ fn main() {
     let runs = args.get(2).copied().unwrap_or(11).max(1);
     let cpus = two_cpus().filter(|_| std::env::var_os("E2E_UNPINNED").is_none());
     println!(
-        "stations={stations} wake_rounds={rounds} frames/run={} runs={runs} cpus(wake, completion)={cpus:?}",
-        rounds * BURST as u64
+        "stations={stations} wake_rounds={rounds} frames/run={} runs={runs} turn_frames={} cpus(wake, completion)={cpus:?}",
+        rounds * BURST as u64,
+        turn_frames()
     );
     let chosen = |var: &str| {
         std::env::var(var).ok().map(|name| arm_named(&name).unwrap_or_else(|| panic!("{var}: no arm named {name:?}")))

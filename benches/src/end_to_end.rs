@@ -102,7 +102,9 @@ use std::time::{Duration, Instant as WallClock};
 pub const BURST: usize = 16;
 /// Completions the completion context reaps per pass (a NAPI budget).
 pub const REAP_BUDGET: usize = 64;
-/// Frames one txq may send per turn (the per-turn budget; ath10k pushes up to 16).
+/// Frames one txq may send per turn by default (the per-turn budget; ath10k pushes up to
+/// 16). [`Radio::with_turn_frames`] takes another: a host-aggregating driver's turn is an
+/// A-MPDU of up to 64.
 pub const TURN_FRAMES: u32 = 16;
 /// Rounds a context runs at most, its own included, each time it runs them through the
 /// gate ([`rounds::GATED`]) before it goes back to its own work.
@@ -267,8 +269,13 @@ pub trait Radio: Sync + Sized {
     type Charge: Send;
     /// `ours` or `baseline`.
     const NAME: &'static str;
-    /// A radio with `stations` stations of weight 256, one BE FQ-CoDel txq each.
-    fn new(stations: usize) -> Self;
+    /// A radio with `stations` stations of weight 256, one BE FQ-CoDel txq each, whose
+    /// turns send up to [`TURN_FRAMES`] frames.
+    fn new(stations: usize) -> Self {
+        Self::with_turn_frames(stations, TURN_FRAMES)
+    }
+    /// [`new`](Self::new), with turns of up to `turn_frames` frames (at least 1).
+    fn with_turn_frames(stations: usize, turn_frames: u32) -> Self;
     /// Stations.
     fn stations(&self) -> usize;
     /// The ring.
@@ -356,6 +363,7 @@ pub struct Ours<const ROUNDS: u8> {
     ring: HwRing<Charge>,
     round_lock: Padded<SpinLock<()>>,
     gate: RoundGate,
+    turn: TurnBudget,
 }
 
 impl<const ROUNDS: u8> Ours<ROUNDS> {
@@ -369,7 +377,7 @@ impl<const ROUNDS: u8> Radio for Ours<ROUNDS> {
     type Charge = Charge;
     const NAME: &'static str = if ROUNDS == rounds::GATED { "ours" } else { "ours, concurrent rounds" };
 
-    fn new(stations: usize) -> Self {
+    fn with_turn_frames(stations: usize, turn_frames: u32) -> Self {
         let n = u16::try_from(stations.max(1)).unwrap_or(Config::MAX_STATIONS).min(Config::MAX_STATIONS);
         let mut config = Config::default();
         config.max_stations = n;
@@ -394,6 +402,7 @@ impl<const ROUNDS: u8> Radio for Ours<ROUNDS> {
             ring: TxRing::new(RING_FRAMES),
             round_lock: Padded(SpinLock::new(())),
             gate: RoundGate::new(),
+            turn: TurnBudget::frames(turn_frames.max(1)),
         }
     }
 
@@ -416,13 +425,8 @@ impl<const ROUNDS: u8> Radio for Ours<ROUNDS> {
     #[inline]
     fn round(&self, now: u64) -> Sent {
         round_as::<ROUNDS>(&self.round_lock, &self.gate, || {
-            let report = self.table.run_round(
-                AC,
-                Instant::from_micros(now),
-                &self.peers,
-                &mut OursRing(&self.ring),
-                TurnBudget::frames(TURN_FRAMES),
-            );
+            let report =
+                self.table.run_round(AC, Instant::from_micros(now), &self.peers, &mut OursRing(&self.ring), self.turn);
             // The ring takes every push, so nothing is refused.
             debug_assert!(report.refused.is_none());
             Sent { frames: report.frames, turns: report.txqs_served }
@@ -494,6 +498,8 @@ pub struct MacRadio<const ROUNDS: u8> {
     backlog: Vec<Padded<AtomicU32>>,
     ring: HwRing<BaselineCharge>,
     airtime_us: u32,
+    /// Frames one txq may send per turn.
+    turn_frames: u32,
 }
 
 impl<const ROUNDS: u8> MacRadio<ROUNDS> {
@@ -532,7 +538,7 @@ impl<const ROUNDS: u8> MacRadio<ROUNDS> {
             sent.turns += 1;
             let t = held.txq as usize;
             let mut frames = 0;
-            while frames < TURN_FRAMES && self.ring.has_room() && s.airtime_check(held.txq) {
+            while frames < self.turn_frames && self.ring.has_room() && s.airtime_check(held.txq) {
                 let Some(pkt) = self.tx_dequeue(t, now) else { break };
                 let charge = s.charge(held.txq, AC, self.airtime_us);
                 self.ring.push((pkt, charge));
@@ -553,7 +559,7 @@ impl<const ROUNDS: u8> Radio for MacRadio<ROUNDS> {
         _ => "baseline, concurrent rounds",
     };
 
-    fn new(stations: usize) -> Self {
+    fn with_turn_frames(stations: usize, turn_frames: u32) -> Self {
         let n = stations.max(1);
         let mut sched = Baseline::with_capacity(n, n);
         let mut queues = Vec::with_capacity(n);
@@ -571,6 +577,7 @@ impl<const ROUNDS: u8> Radio for MacRadio<ROUNDS> {
             backlog: (0..n).map(|_| Padded(AtomicU32::new(0))).collect(),
             ring: TxRing::new(RING_FRAMES),
             airtime_us: frame_airtime_us(),
+            turn_frames: turn_frames.max(1),
         }
     }
 
@@ -896,12 +903,12 @@ mod tests {
 
     fn conserves<R: Radio>(stations: usize, rounds: u64) {
         for shape in [WakeRounds::EveryBurst, WakeRounds::WhenRingEmpty] {
-            conserves_in::<R>(stations, rounds, shape);
+            conserves_in::<R>(stations, rounds, shape, TURN_FRAMES);
         }
     }
 
-    fn conserves_in<R: Radio>(stations: usize, rounds: u64, shape: WakeRounds) {
-        let radio = R::new(stations);
+    fn conserves_in<R: Radio>(stations: usize, rounds: u64, shape: WakeRounds, turn_frames: u32) {
+        let radio = R::with_turn_frames(stations, turn_frames);
         let c = run(&radio, rounds, two_cpus(), shape);
         let name = (R::NAME, stations, shape);
         assert_eq!(c.enqueued, rounds * BURST as u64, "{name:?}");
@@ -909,7 +916,7 @@ mod tests {
         assert_eq!(c.wake_sent + c.completion_sent, c.completed, "{name:?}: every frame sent completes");
         // Every frame is sent in a turn, and no turn sends more than its budget.
         assert!(c.turns > 0, "{name:?}: {c:?}");
-        assert!(c.frames_per_turn() <= f64::from(TURN_FRAMES), "{name:?}: {c:?}");
+        assert!(c.frames_per_turn() <= f64::from(turn_frames), "{name:?}: {c:?}");
         let left = radio.leftovers();
         assert_eq!(left.queued, 0, "{name:?}: nothing left queued");
         assert_eq!(c.enqueued, c.completed + left.dropped, "{name:?}: enqueued = completed + dropped ({left:?})");
@@ -935,6 +942,17 @@ mod tests {
             conserves::<BaselineRadio>(n, 3_000);
             conserves::<BaselineSpin>(n, 3_000);
             conserves::<BaselineConcurrentRounds>(n, 3_000);
+        }
+    }
+
+    #[test]
+    fn both_keep_to_the_turn_budget_they_are_built_with() {
+        // Turns of one frame, where 16 would let them send several; and of 64, an A-MPDU.
+        for turn_frames in [1, 64] {
+            for shape in [WakeRounds::EveryBurst, WakeRounds::WhenRingEmpty] {
+                conserves_in::<OursRadio>(4, 2_000, shape, turn_frames);
+                conserves_in::<BaselineRadio>(4, 2_000, shape, turn_frames);
+            }
         }
     }
 
