@@ -195,12 +195,13 @@ pub const INTAKE_LIMIT: u32 = 8192;
 ///
 /// Each frame that goes through the intake rides in an intake node: the intake's own
 /// (one per txq, on its cache lines) when it is free, which it is whenever the server
-/// keeps up; else one the server emptied and kept (up to 16 per txq), so a txq allocates
-/// nothing while at most 17 of its frames wait in the intake at once (a server that
-/// turns up at least that often); an enqueue that finds none allocates one from the global allocator (in a kernel, an
-/// atomic allocation, refused with [`EnqueueError::NoMemory`] if it fails). An intake
-/// holds at most [`INTAKE_LIMIT`] frames. Each txq's cell keeps what its enqueuers write
-/// (the intake) and what its server writes (the queue) on cache lines of their own.
+/// keeps up; else one the server emptied and kept (up to 16 per txq). So a txq
+/// allocates nothing while at most 17 of its frames wait in the intake at once; an
+/// enqueue that finds no node free allocates one from the global allocator (in a
+/// kernel, an atomic allocation, refused with [`EnqueueError::NoMemory`] if it fails).
+/// An intake holds at most [`INTAKE_LIMIT`] frames. Each txq's cell keeps what its
+/// enqueuers write (the intake) and what its server writes (the queue) on cache lines
+/// of their own.
 pub struct TxqTable<Q: Txq> {
     sched: Scheduler,
     cells: Box<[Cell<Q>]>,
