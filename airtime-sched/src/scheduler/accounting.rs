@@ -22,6 +22,7 @@ impl Scheduler {
     /// The station's half of a charge: its AQL word. The caller adds the airtime to the
     /// AC's counter, now ([`charge_us`](Self::charge_us)) or when its held txq is
     /// returned ([`Serving::charge_us`](super::Serving::charge_us)).
+    #[inline]
     pub(super) fn charge_station(&self, station: StationId, ac: Ac, airtime_us: u32) -> Result<Charge, ChargeError> {
         let slot = self.stations.get(station.index()).ok_or(ChargeError::UnknownStation)?;
         let us = quantise_us(airtime_us);

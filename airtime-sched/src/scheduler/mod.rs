@@ -198,6 +198,7 @@ impl Scheduler {
     }
 
     /// Whether the AQL checks are on.
+    #[inline]
     pub fn aql_enabled(&self) -> bool {
         self.aql_enabled.load(Ordering::Relaxed) != 0
     }

@@ -338,6 +338,7 @@ impl Scheduler {
 
     /// The slot of `id`, if `id` is its live occupant, as that occupant sees it: writes
     /// through the view never land on a later occupant of the slot.
+    #[inline]
     pub(crate) fn station_slot(&self, id: StationId) -> Result<LiveStation<'_>, SchedError> {
         let slot = self.stations.get(id.index()).ok_or(SchedError::UnknownStation)?;
         if slot.is_live(id) { Ok(LiveStation::new(slot, id.generation)) } else { Err(SchedError::UnknownStation) }

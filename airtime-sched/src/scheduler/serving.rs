@@ -105,6 +105,7 @@ impl<'a> Serving<'a> {
     /// (`ieee80211_txq_airtime_check`, run before each dequeue), counting the charges
     /// made through this handle. False once the station was removed; a station-less txq
     /// asks its AC's multicast budget; the management txq is never limited.
+    #[inline]
     pub fn airtime_check(&self) -> bool {
         match self.station.map(|sta| self.sched.station_slot(sta)) {
             None => self.sched.multicast_may_send(self.ac, 0),
@@ -129,6 +130,7 @@ impl<'a> Serving<'a> {
     /// multicast budget ([`Scheduler::charge_multicast_us`]). Fails with
     /// [`ChargeError::StationRemoved`] once the station was removed; nothing is charged
     /// then.
+    #[inline]
     pub fn charge_us(&mut self, airtime_us: u32) -> Result<Charge, ChargeError> {
         let Some(station) = self.station else { return self.sched.charge_multicast_us(self.ac, airtime_us) };
         // The txq's station was live when the txq was added: a refusal means it left.
