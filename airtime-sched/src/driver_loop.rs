@@ -6,9 +6,12 @@
 //! room. For each txq the round hands out: check the ring has room *before* dequeuing (so
 //! the frame that meets a shortage stays queued, as ath10k and mt76 do), end the turn if
 //! the queue knows it is empty ([`Txq::is_known_empty`]), check the station's AQL
-//! budget, dequeue, charge, push. The round ends when the ring is full or refuses a
-//! frame; a refused frame and its charge come back in the report, never lost.
-//! Txqs are returned by what happened: backlogged after progress (front), stalled
+//! budget, charge the frame at the queue's head (priced at [`Txq::peek_len`]), dequeue
+//! (re-priced if the queue's AQM handed out another frame), push; then the ring's
+//! [`Ring::end_turn`]. Charging before the dequeue lets a station removed mid-turn end
+//! its txq's turn with the frame still queued: a station txq's frame never reaches the
+//! ring uncharged. The round ends when the ring is full or refuses a frame; a refused
+//! frame and its charge come back in the report, never lost. Txqs are returned by what happened: backlogged after progress (front), stalled
 //! without progress (back: a txq that cannot progress never pins the front, S7, B4),
 //! or empty.
 
@@ -87,25 +90,22 @@ pub struct Refused<F> {
 pub struct RoundReport<F> {
     /// Frames pushed into the ring.
     pub frames: u32,
-    /// Txqs handed out by the scheduler.
+    /// Txqs served: handed out by the scheduler, less those a pre-turn hook skipped
+    /// ([`TxqTable::run_round_hooked`](crate::TxqTable::run_round_hooked)).
     pub txqs_served: u32,
-    /// Frames of station txqs pushed without a charge: one whose charge failed after it
-    /// was dequeued (its station removed mid-turn; at most one per turn, which then
-    /// ends). Each is also counted by the scheduler
-    /// ([`AcCounters::uncharged_frames`](crate::AcCounters::uncharged_frames)), as are
-    /// station-less frames the driver does not price. Always 0 from
-    /// [`TxqTable::run_round`](crate::TxqTable::run_round), which keeps such a frame
-    /// back instead (`unpriced`).
-    pub uncharged: u32,
     /// Frames the ring refused that wait in their txq's retry slot, their charges
     /// released until they are sent ([`TxqTable::run_round`](crate::TxqTable::run_round)
     /// only).
     pub held_back: u32,
     /// Frames of station txqs kept back, unsent and uncharged, because no charge could
-    /// be made: the station has no entry in the [`StationTable`] (here the frame at the
-    /// txq's head stays queued and the txq returns stalled), or, in
-    /// [`TxqTable::run_round`](crate::TxqTable::run_round), its charge failed (the frame
-    /// waits in the txq's retry slot).
+    /// be made: the station has no entry in the [`StationTable`] (the txq is not served:
+    /// the frame at its head stays queued and it returns stalled), or its charge was
+    /// refused (its station removed while the txq was served: here the frame was not
+    /// dequeued yet, in [`TxqTable::run_round`](crate::TxqTable::run_round) it waits in
+    /// the txq's retry slot), and the turn ends. No loop of this crate sends a station
+    /// txq's frame uncharged: a departing station's drain
+    /// ([`DepartingStation::is_drained`](crate::DepartingStation::is_drained)) sees
+    /// every frame of it in flight.
     pub unpriced: u32,
     /// Why the round ended.
     pub end: RoundEnd,
@@ -116,15 +116,7 @@ pub struct RoundReport<F> {
 impl<F> RoundReport<F> {
     /// A report of a round that has done nothing yet.
     pub(crate) fn empty() -> RoundReport<F> {
-        RoundReport {
-            frames: 0,
-            txqs_served: 0,
-            uncharged: 0,
-            held_back: 0,
-            unpriced: 0,
-            end: RoundEnd::Exhausted,
-            refused: None,
-        }
+        RoundReport { frames: 0, txqs_served: 0, held_back: 0, unpriced: 0, end: RoundEnd::Exhausted, refused: None }
     }
 }
 
@@ -190,38 +182,56 @@ where
             if txq.is_known_empty() || !serving.airtime_check() {
                 break;
             }
+            // Charged before it is dequeued, priced at the head's length: a station
+            // removed meanwhile refuses the charge while the frame is still queued, so no
+            // frame of a station txq reaches the ring uncharged (a departing station's
+            // drain must see every frame of it in flight), and nothing is dequeued that
+            // could not be sent.
+            let Some(head_len) = txq.peek_len() else { break };
+            let Ok(charge) = charge_for(&mut serving, entry, stations, head_len, ac) else {
+                // Its station was removed (or its charge refused): the frame stays queued,
+                // to be purged with the txq.
+                report.unpriced += 1;
+                break;
+            };
             let frame = match txq.dequeue(now) {
                 Ok(Some(frame)) => frame,
-                Ok(None) => break,
-                Err(e) => {
-                    // A stopped txq (BlockAck setup) keeps its frames; anything else too.
-                    debug_assert!(matches!(e.kind(), TxqErrorKind::Stopped | TxqErrorKind::Other));
+                stopped_or_empty => {
+                    // Nothing came out (an AQM dropped the rest, or the queue stopped for a
+                    // BlockAck setup, keeping its frames): the charge goes back.
+                    if let Err(e) = &stopped_or_empty {
+                        debug_assert!(matches!(e.kind(), TxqErrorKind::Stopped | TxqErrorKind::Other));
+                    }
+                    if let Some(c) = charge {
+                        let _ = sched.release(c);
+                    }
                     break;
                 }
             };
-            let charge = match entry.flatten() {
-                Some(st) => serving.charge_frame(st, frame.len_bytes()).ok(),
-                None => stations.multicast_airtime_us(frame.len_bytes(), ac).and_then(|us| serving.charge_us(us).ok()),
+            // The AQM may have dropped the head and handed out another frame: priced at its
+            // own length, unless its station left in between (then the head's charge, a
+            // valid one, goes with it).
+            let len = frame.len_bytes();
+            let charge = match charge {
+                Some(c) if len != head_len => match charge_for(&mut serving, entry, stations, len, ac) {
+                    Ok(Some(exact)) => {
+                        let _ = sched.release(c);
+                        Some(exact)
+                    }
+                    _ => Some(c),
+                },
+                charge => charge,
             };
-            // A station txq's frame whose charge failed after it was dequeued (its station
-            // was removed meanwhile): it goes out uncharged, counted, and the txq's turn
-            // ends with it, so at most one such frame per turn.
-            let last = charge.is_none() && station.is_some();
-            if last {
-                report.uncharged += 1;
-            }
             let uncharged = charge.is_none();
             match ring.push(frame, charge) {
                 Ok(()) => {
                     if uncharged {
-                        // Counted by the scheduler too: an uncharged frame always shows.
+                        // Only a station-less frame the driver does not price, counted by
+                        // the scheduler: an uncharged frame always shows.
                         serving.send_uncharged();
                     }
                     report.frames += 1;
                     progressed = true;
-                    if last {
-                        break;
-                    }
                 }
                 Err(PushError { frame, charge, error }) => {
                     let kind = error.kind();
@@ -231,6 +241,7 @@ where
                 }
             }
         }
+        ring.end_turn(id, ac);
         // A txq with a refused frame in the report is backlogged from the driver's
         // point of view: it must not be dropped from the lists.
         let backlogged = !txq.is_empty() || report.refused.is_some();
@@ -246,6 +257,25 @@ where
         }
     }
     report
+}
+
+/// The charge of a `frame_len`-byte frame of the txq `serving` holds: to its station
+/// (`entry`, the driver's), refused once the station was removed; or, for a station-less
+/// txq, to the AC's multicast budget if the driver prices multicast (`Ok(None)`: sent
+/// uncharged, as mainline did before its multicast AQL).
+fn charge_for<S: StationTable + ?Sized>(
+    serving: &mut crate::Serving<'_>,
+    entry: Option<Option<&S::Station>>,
+    stations: &S,
+    frame_len: u32,
+    ac: Ac,
+) -> Result<Option<Charge>, crate::ChargeError> {
+    match entry {
+        Some(Some(station)) => serving.charge_frame(station, frame_len).map(Some),
+        // Kept out by the caller: a station txq whose station the table lacks is not served.
+        Some(None) => Err(crate::ChargeError::UnknownStation),
+        None => Ok(stations.multicast_airtime_us(frame_len, ac).and_then(|us| serving.charge_us(us).ok())),
+    }
 }
 
 impl<Q: Txq> TxqTable for [Option<Q>] {

@@ -158,61 +158,190 @@ fn frames_of_a_station_missing_from_the_table_stay_queued_unsent_and_counted() {
     let no_stations: Vec<Option<Sta>> = (0..8).map(|_| None).collect();
     let mut ring = VecRing { room: 8, held: vec![] };
     let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &no_stations[..], &mut ring);
-    assert_eq!((r.frames, r.uncharged, r.unpriced, r.txqs_served), (0, 0, 1, 1));
+    assert_eq!((r.frames, r.unpriced, r.txqs_served), (0, 1, 1));
     assert!(ring.held.is_empty());
     assert_eq!(txqs[txq.index()].as_ref().unwrap().frames.len(), 3, "nothing dequeued");
     assert_eq!(s.ac_counters(Ac::Be).uncharged_frames, 0);
     assert!(s.phy_limit_us(Ac::Be).is_some(), "stalled, still listed");
     let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
-    assert_eq!((r.frames, r.uncharged, r.unpriced), (3, 0, 0));
+    assert_eq!((r.frames, r.unpriced), (3, 0));
     assert!(ring.held.iter().all(|(_, c)| c.is_some()), "charged once the station is known");
     release(&s, &mut ring);
     s.check_invariants_quiescent().unwrap();
 }
 
-/// A txq whose station another context removes while it is served: the frame dequeued
-/// after the removal cannot be charged. It goes out uncharged (it left the txq already),
-/// counted in the report and by the scheduler, and the turn ends with it: one such frame
-/// per turn at most, never a run of them.
-#[test]
-fn a_station_removed_mid_turn_sends_at_most_one_uncharged_frame() {
-    struct RemovesAfterFirst<'a> {
-        q: Q,
-        sched: &'a Scheduler,
-        sta: StationId,
-        departing: Option<airtime_sched::DepartingStation>,
-    }
-    impl Txq for RemovesAfterFirst<'_> {
-        type Frame = F;
-        type Error = Stopped;
-        fn dequeue(&mut self, now: Instant) -> Result<Option<F>, Stopped> {
-            let frame = self.q.dequeue(now);
-            // The second frame is out: the "other context" removes the station now,
-            // before that frame is charged.
-            if self.q.frames.len() == 2 && self.departing.is_none() {
-                self.departing = Some(self.sched.remove_station(self.sta).unwrap());
-            }
-            frame
-        }
-        fn peek_len(&self) -> Option<u32> {
-            self.q.peek_len()
+/// A FIFO txq whose station "another context" removes at a chosen moment of the turn:
+/// while the loop peeks at the head (after the AQL check, before the charge), or while
+/// it dequeues (after the charge).
+struct RemovesStation<'a> {
+    q: Q,
+    sched: &'a Scheduler,
+    sta: StationId,
+    /// Remove the station when this many frames are left, at the peek or the dequeue.
+    at_left: usize,
+    in_peek: bool,
+    departing: std::cell::Cell<Option<airtime_sched::DepartingStation>>,
+}
+impl RemovesStation<'_> {
+    fn maybe_remove(&self, in_peek: bool) {
+        if in_peek == self.in_peek && self.q.frames.len() == self.at_left && self.departing.get().is_none() {
+            self.departing.set(Some(self.sched.remove_station(self.sta).unwrap()));
         }
     }
+}
+impl Txq for RemovesStation<'_> {
+    type Frame = F;
+    type Error = Stopped;
+    fn dequeue(&mut self, now: Instant) -> Result<Option<F>, Stopped> {
+        self.maybe_remove(false);
+        self.q.dequeue(now)
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.maybe_remove(true);
+        self.q.peek_len()
+    }
+}
+
+fn run_with_removal(in_peek: bool) {
     let mut s = sched();
     let (_, stas, sta, txq) = tables(&s, 0);
     let q = Q { frames: (0..4).map(F).collect(), stopped: false };
-    let mut txqs: Vec<Option<RemovesAfterFirst<'_>>> = (0..8).map(|_| None).collect();
-    txqs[txq.index()] = Some(RemovesAfterFirst { q, sched: &s, sta, departing: None });
+    let mut txqs: Vec<Option<RemovesStation<'_>>> = (0..8).map(|_| None).collect();
+    let departing = std::cell::Cell::new(None);
+    txqs[txq.index()] = Some(RemovesStation { q, sched: &s, sta, at_left: 2, in_peek, departing });
     let mut ring = VecRing { room: 8, held: vec![] };
     let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
-    assert_eq!((r.frames, r.uncharged, r.unpriced), (2, 1, 0));
-    assert!(ring.held[0].1.is_some() && ring.held[1].1.is_none(), "charged, then one uncharged");
-    assert_eq!(s.ac_counters(Ac::Be).uncharged_frames, 1);
     let left = txqs[txq.index()].take().unwrap();
-    assert_eq!(left.q.frames.len(), 2, "the turn ended with the uncharged frame");
-    let departing = left.departing.expect("removed mid-turn");
+    let departing = left.departing.get().expect("removed mid-turn");
+    // Every frame in the ring is charged, and none was sent uncharged.
+    assert!(ring.held.iter().all(|(_, c)| c.is_some()), "only charged frames reach the ring");
+    assert_eq!(s.ac_counters(Ac::Be).uncharged_frames, 0);
+    if in_peek {
+        // Removed between the AQL check and the charge: the charge is refused with the
+        // frame still queued, and the turn ends.
+        assert_eq!((r.frames, r.unpriced), (2, 1));
+        assert_eq!(left.q.frames.len(), 2, "the refused frame stayed queued");
+    } else {
+        // Removed after the charge, while dequeuing: that frame goes out charged to the
+        // departing station; the next AQL check ends the turn.
+        assert_eq!((r.frames, r.unpriced), (3, 0));
+        assert_eq!(left.q.frames.len(), 1);
+    }
+    // The departure is drained only once every frame of it in the ring has completed.
+    assert!(!departing.is_drained(&s), "frames of it are in flight");
+    assert_eq!(departing.total_pending_us(&s), u64::from(r.frames) * u64::from(common::fixtures::PEER_PRICE_US));
     release(&s, &mut ring);
     assert!(departing.is_drained(&s));
+    s.check_invariants_quiescent().unwrap();
+}
+
+/// A station removed while its txq is served, between the AQL check and the charge:
+/// `run_round` charges a frame before it dequeues it, so the refused charge leaves the
+/// frame queued (to be purged with the txq) and ends the turn. No frame of a station
+/// txq reaches the ring uncharged, so the departing station's drain sees all of its
+/// frames in flight: it is not drained while one is in the ring (the hardware's station
+/// index must not be reused yet).
+#[test]
+fn a_station_removed_before_a_charge_keeps_its_frame_queued_and_its_drain_waits_for_the_ring() {
+    run_with_removal(true);
+}
+
+/// The same removal just after a charge (during the dequeue): the frame goes out with
+/// its charge, and the departing station is drained only once it completes.
+#[test]
+fn a_station_removed_after_a_charge_sends_that_frame_charged_and_its_drain_waits_for_it() {
+    run_with_removal(false);
+}
+
+/// A queue whose AQM drops at dequeue: `peek_len` names a head the dequeue does not hand
+/// out. `run_round` charges the head before the dequeue; a different frame is charged at
+/// its own length instead (the head's charge released), and a dequeue that finds
+/// nothing gives the charge back: pending airtime is always what the ring holds.
+#[test]
+fn a_frame_the_aqm_swaps_at_dequeue_is_charged_at_its_own_length_and_an_empty_dequeue_charges_nothing() {
+    /// Priced at one us a byte, so that a charge shows the length it was priced at.
+    struct PerByte(StationId);
+    impl Station for PerByte {
+        type Error = StationErrorKind;
+        fn station_id(&self) -> StationId {
+            self.0
+        }
+        fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+            None
+        }
+        fn expected_airtime_us(&self, len: u32, _: Ac) -> Result<u32, StationErrorKind> {
+            Ok(len)
+        }
+    }
+    /// Frames of (id, length); the dequeue drops the head when it is `drop_id`, and
+    /// hands out nothing at all once `dry` is set.
+    struct Dropping {
+        frames: VecDeque<(u32, u32)>,
+        drop_id: u32,
+        dry: bool,
+    }
+    #[derive(Debug)]
+    struct Sized(u32);
+    impl Frame for Sized {
+        fn len_bytes(&self) -> u32 {
+            self.0
+        }
+    }
+    impl Txq for Dropping {
+        type Frame = Sized;
+        type Error = Stopped;
+        fn dequeue(&mut self, _: Instant) -> Result<Option<Sized>, Stopped> {
+            if self.dry {
+                return Ok(None);
+            }
+            if self.frames.front().is_some_and(|f| f.0 == self.drop_id) {
+                self.frames.pop_front();
+            }
+            Ok(self.frames.pop_front().map(|(_, len)| Sized(len)))
+        }
+        fn peek_len(&self) -> Option<u32> {
+            self.frames.front().map(|f| f.1)
+        }
+    }
+    struct SizedRing(Vec<(Sized, Option<Charge>)>);
+    impl Ring for SizedRing {
+        type Frame = Sized;
+        type Error = RingErrorKind;
+        fn has_room(&self, _: Ac) -> bool {
+            true
+        }
+        fn push(&mut self, frame: Sized, charge: Option<Charge>) -> Result<(), PushError<Sized, RingErrorKind>> {
+            self.0.push((frame, charge));
+            Ok(())
+        }
+    }
+    let mut s = sched();
+    let (sta, txq) = station_with_txq(&s, 256, Ac::Be);
+    let mut stas: Vec<Option<PerByte>> = (0..8).map(|_| None).collect();
+    stas[sta.index()] = Some(PerByte(sta));
+    let mut txqs: Vec<Option<Dropping>> = (0..8).map(|_| None).collect();
+    // The second frame (400 bytes) is dropped at its dequeue; the third (1200) goes out.
+    let frames = VecDeque::from([(0, 1000), (1, 400), (2, 1200)]);
+    txqs[txq.index()] = Some(Dropping { frames, drop_id: 1, dry: false });
+    s.wake_txq(txq, T0).unwrap();
+    let mut ring = SizedRing(Vec::new());
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!(r.frames, 2);
+    let charged: Vec<(u32, u32)> = ring.0.iter().map(|(f, c)| (f.0, c.as_ref().unwrap().airtime_us())).collect();
+    assert_eq!(charged, [(1000, 1000), (1200, 1200)], "each frame charged at its own length");
+    assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 2200, "the dropped head's charge went back");
+    // A head the AQM drops with everything behind it: the charge made for it goes back.
+    let q = txqs[txq.index()].as_mut().unwrap();
+    q.frames.push_back((3, 800));
+    q.dry = true;
+    s.wake_txq(txq, T0).unwrap();
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!(r.frames, 0);
+    assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 2200, "nothing charged for the empty dequeue");
+    for (_, c) in ring.0.drain(..) {
+        s.release(c.unwrap()).unwrap();
+    }
+    assert_eq!(s.total_pending_us(), 0);
     s.check_invariants_quiescent().unwrap();
 }
 
@@ -365,4 +494,62 @@ fn airtime_leaked_by_a_forged_double_release_pins_the_slot_until_the_last_genuin
     assert_eq!(again.index(), sta.index(), "now the slot is reused");
     assert_eq!(s.station_pending_us(again, Ac::Be).unwrap(), 0);
     s.check_invariants_quiescent().unwrap();
+}
+
+/// `run_round` tells the ring when each turn ends, as the table's loop does: every push
+/// between two `end_turn` calls is of the txq the second call names (what a driver that
+/// builds its A-MPDUs on the host closes there), and a turn that pushed nothing is
+/// ended too.
+#[test]
+fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
+    #[derive(Debug, PartialEq)]
+    enum Event {
+        Push(u32),
+        End(airtime_sched::TxqId),
+    }
+    struct TurnRing(Vec<Event>);
+    impl Ring for TurnRing {
+        type Frame = F;
+        type Error = RingErrorKind;
+        fn has_room(&self, _: Ac) -> bool {
+            true
+        }
+        fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, RingErrorKind>> {
+            assert!(charge.is_some());
+            self.0.push(Event::Push(frame.0));
+            Ok(())
+        }
+        fn end_turn(&mut self, txq: airtime_sched::TxqId, _: Ac) {
+            self.0.push(Event::End(txq));
+        }
+    }
+    let s = sched();
+    let (mut txqs, mut stas, _, a) = tables(&s, 2);
+    let (sb, b) = station_with_txq(&s, 256, Ac::Be);
+    stas[sb.index()] = Some(Sta(sb));
+    txqs[b.index()] = Some(Q { frames: (10..12).map(F).collect(), stopped: false });
+    s.wake_txq(b, T0).unwrap();
+    // A third txq, woken with nothing queued: its turn pushes nothing and still ends.
+    let (sc, c) = station_with_txq(&s, 256, Ac::Be);
+    stas[sc.index()] = Some(Sta(sc));
+    txqs[c.index()] = Some(Q::default());
+    s.wake_txq(c, T0).unwrap();
+    let mut ring = TurnRing(Vec::new());
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    assert_eq!((r.frames, r.txqs_served), (4, 3));
+    let mut turns: Vec<(airtime_sched::TxqId, Vec<u32>)> = Vec::new();
+    let mut pushed = Vec::new();
+    for e in ring.0.drain(..) {
+        match e {
+            Event::Push(id) => pushed.push(id),
+            Event::End(txq) => turns.push((txq, std::mem::take(&mut pushed))),
+        }
+    }
+    assert!(pushed.is_empty(), "the last push is followed by its turn's end");
+    turns.sort_by_key(|t| t.0.index());
+    let mut want = vec![(a, vec![0, 1]), (b, vec![10, 11]), (c, vec![])];
+    want.sort_by_key(|t| t.0.index());
+    assert_eq!(turns, want);
+    let charged = s.total_pending_us();
+    assert_eq!(charged, 4 * common::fixtures::PEER_PRICE_US);
 }

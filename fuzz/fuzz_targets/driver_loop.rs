@@ -494,10 +494,14 @@ impl World {
 
     fn round(&mut self, ac: Ac) {
         let before = self.d.ring.held.len();
+        let uncharged_before = self.sched.ac_counters(ac).uncharged_frames;
         // The crate's own tables over slices, as a simple driver keeps them.
         let r = run_round(&self.sched, ac, self.d.now, &mut self.d.txqs.0[..], &self.d.stas.0[..], &mut self.d.ring);
         assert_eq!(r.frames as usize, self.d.ring.held.len() - before, "frames counted");
-        assert!(r.uncharged <= r.frames + u32::from(r.refused.is_some()));
+        // Every frame pushed without a charge (station-less ones: the table prices no
+        // multicast) is counted by the scheduler, and no other uncharged frame is.
+        let uncharged = self.d.ring.held.range(before..).filter(|(_, c)| c.is_none()).count() as u64;
+        assert_eq!(self.sched.ac_counters(ac).uncharged_frames - uncharged_before, uncharged, "uncharged frames counted");
         match r.end {
             RoundEnd::Closed => assert_eq!((r.frames, r.txqs_served), (0, 0)),
             RoundEnd::RingFull => assert!(r.refused.is_none() && !self.d.ring.has_room(ac)),

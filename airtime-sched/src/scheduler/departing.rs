@@ -5,8 +5,11 @@ use crate::{Ac, StationId};
 
 /// A station [`Scheduler::remove_station`] removed, while frames charged to it may
 /// still be in the hardware. Its charges stay valid: releasing them drains it. Once
-/// drained, no frame of it is in flight and none can be charged, so the driver may
-/// reuse the hardware's station index, and the scheduler may reuse its slot.
+/// drained, no charge of it is in flight and none can be made, so, with every frame of
+/// a station txq sent charged (as the crate's loops send them; see
+/// [`ChargeError::StationRemoved`](crate::ChargeError::StationRemoved)), no frame of it
+/// is in flight: the driver may reuse the hardware's station index, and the scheduler
+/// may reuse its slot.
 ///
 /// A plain value (no borrow), so a driver can keep it with its own departing peer and
 /// ask from any context.

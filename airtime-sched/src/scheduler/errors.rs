@@ -60,9 +60,13 @@ pub enum ChargeError {
     /// ([`Serving::charge_frame`](crate::Serving::charge_frame)); nothing was counted.
     OtherStation,
     /// The station was removed ([`Scheduler::remove_station`](crate::Scheduler::remove_station)):
-    /// its frames are to be purged, not sent. A frame already dequeued is dropped, or
-    /// sent with [`Serving::send_uncharged`](crate::Serving::send_uncharged) so that it
-    /// is counted; nothing was charged.
+    /// its frames are to be purged, not sent; nothing was charged. A frame already
+    /// dequeued is best dropped or kept back to be purged with its txq: sent anyway
+    /// (recorded with [`Serving::send_uncharged`](crate::Serving::send_uncharged)), it is
+    /// in flight where the station's drain
+    /// ([`DepartingStation::is_drained`](crate::DepartingStation::is_drained)) cannot see
+    /// it. The crate's loops charge a frame before they dequeue it, or keep it back, so
+    /// they never hold one.
     StationRemoved,
 }
 

@@ -120,6 +120,9 @@ impl<'a> Serving<'a> {
     /// whose charge failed and that the driver sends anyway. Counted in
     /// [`AcCounters::uncharged_frames`](super::AcCounters::uncharged_frames), so that
     /// an uncharged frame is always a decision that shows, never a silent table miss.
+    /// A removed station's frame sent this way is in flight where its drain cannot see
+    /// it ([`ChargeError::StationRemoved`]): charge before dequeuing, as the crate's
+    /// loops do, or keep it back.
     pub fn send_uncharged(&mut self) {
         self.sched.send_uncharged(self.ac);
     }

@@ -68,9 +68,14 @@ pub trait Ring {
     /// multicast frames, and none otherwise. On refusal both come back.
     fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>>;
 
-    /// The turn of txq `txq` ended (the ready loops call it after the last push of each
-    /// turn, pushed or not): where a host-aggregating driver closes the A-MPDU it built
-    /// from that txq's frames and rings the doorbell. Does nothing by default.
+    /// The turn of txq `txq` ended: where a host-aggregating driver closes the A-MPDU it
+    /// built from that txq's frames and rings the doorbell. Every push between two calls
+    /// is of the one txq the second call names. The ready loops call it after each turn
+    /// they serve, whether it pushed or not; not for a txq a pre-turn hook skips
+    /// ([`TurnStart::Skip`](crate::txqs::TurnStart::Skip)), nor, in
+    /// [`driver_loop::run_round`](crate::driver_loop::run_round), for one whose txq or
+    /// station the driver's tables lack (nothing is dequeued from it). Does nothing by
+    /// default.
     fn end_turn(&mut self, txq: TxqId, ac: Ac) {
         let _ = (txq, ac);
     }

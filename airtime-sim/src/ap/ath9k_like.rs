@@ -348,13 +348,24 @@ impl<Q: TidQueue> Ath9k<Q> {
                     }
                 }
                 let charge = match charge {
-                    Some(c) => Some(c),
-                    None => turn.charge_frame(&station, airtime_sched::Frame::len_bytes(&pkt)).ok(),
+                    Some(c) => c,
+                    None => match turn.charge_frame(&station, airtime_sched::Frame::len_bytes(&pkt)) {
+                        Ok(c) => c,
+                        // Its station is gone: the frame is kept back, uncharged, and comes
+                        // back with the txq; sent, it would be in flight where the
+                        // station's drain cannot see it.
+                        Err(_) => match turn.hold_back(Retry { frame: pkt, charge: None }) {
+                            Ok(()) => break,
+                            // Unreachable (the slot was just emptied); never lose the frame.
+                            Err(back) => {
+                                turn.send_uncharged();
+                                push_frame(&mut frames, &mut bytes, back.frame, None, s);
+                                break;
+                            }
+                        },
+                    },
                 };
-                if charge.is_none() {
-                    turn.send_uncharged();
-                }
-                push_frame(&mut frames, &mut bytes, pkt, charge, s);
+                push_frame(&mut frames, &mut bytes, pkt, Some(charge), s);
                 if !lim.aggregates {
                     // `ath_tx_form_burst`: each frame its own PPDU.
                     let one = std::mem::take(&mut frames);

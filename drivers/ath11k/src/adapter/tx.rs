@@ -148,7 +148,7 @@ where
             turn_refused: false,
         };
         let report = self.txqs.run_round(ac, now, &self.stations, &mut view, self.config.turn_budget);
-        self.counters.uncharged.add(u64::from(report.uncharged).saturating_add(u64::from(report.unpriced)));
+        self.counters.uncharged.add(u64::from(report.unpriced));
         if let Some(r) = report.refused {
             // The core hands a refused frame back only if its txq's retry slot was
             // taken, which its loop rules out. Should it happen, the frame is not kept:
