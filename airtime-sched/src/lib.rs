@@ -256,6 +256,11 @@ pub mod traits;
 pub mod tx_status;
 pub mod txqs;
 
+/// The airtime estimator this crate's API speaks in ([`Station::last_tx_rate`]'s
+/// [`Rate`](airtime_est::Rate), the [`Calibrator`](airtime_est::Calibrator) a tx-status
+/// call feeds): re-exported so that a driver names the very version this crate links.
+pub use airtime_est;
+
 pub use ac::{Ac, InvalidTid, Tid};
 pub use charge::Charge;
 pub use config::{AirtimeFlags, AqlLimits, Config, ConfigBuilder, ConfigError, OverLimitPolicy, RoundPolicy, Weight};

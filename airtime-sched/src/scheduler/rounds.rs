@@ -132,6 +132,9 @@ impl Scheduler {
     /// if another context removes it and a new txq takes its slot (and its entry, by a
     /// wake) meanwhile, the newcomer is checked on its own before it is served, and no
     /// top-up meant for one lands on the other's station.
+    ///
+    /// `now` is not read: a station's activity is stamped when its txq is woken and
+    /// when it is returned ([`return_txq`](Self::return_txq)), not when it is handed out.
     pub fn next_txq(&self, round: Round, _now: Instant) -> Option<Serving<'_>> {
         let ac = round.ac();
         let state = &self.acs[ac.index()];
@@ -240,7 +243,8 @@ impl Scheduler {
     /// pending, unlike mainline's raw deficit for the target) is not negative.
     /// Refused: a negative deficit (topped up by the weight, as mainline does), and,
     /// by default, an AC over its PHY limit (`Config::over_limit`; mainline allows).
-    /// An allowed txq is held like one from `next_txq` and must be returned.
+    /// An allowed txq is held like one from `next_txq` and must be returned. `now` is
+    /// not read, as in `next_txq`.
     pub fn may_transmit(&self, id: TxqId, _now: Instant) -> Result<Option<Serving<'_>>, SchedError> {
         // Read while the slot held `id`: a top-up must not land on the station of a txq
         // that took the slot meanwhile.

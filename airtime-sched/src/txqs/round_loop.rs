@@ -56,6 +56,12 @@ pub enum TurnStart {
     /// Send nothing from it in this round (its station is in power save, say): its
     /// frames stay where they are, nothing is charged, and it is returned stalled, so
     /// it stays listed at the tail of its AC and is offered again in the next round.
+    /// A round that comes back to it ends there, as a round does at any txq it already
+    /// handed out, so a dozing station's listed txqs cost a hook call a round and add
+    /// to [`AcCounters::skipped_selections`](crate::AcCounters::skipped_selections)
+    /// (not only the round-numbering bug counts there, then). A driver that buffers a
+    /// dozing station's frames itself moves them out instead
+    /// ([`TxqTable::claim`](crate::TxqTable::claim), its txqs returned empty).
     Skip,
 }
 

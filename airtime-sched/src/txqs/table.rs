@@ -513,7 +513,10 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// of one `xmit_more` run): one hold, one lock of the queue or one push into the
     /// intake, one wake — what [`enqueue`](Self::enqueue) pays per frame. `Ok(n)`: all
     /// `n` frames are queued. On `Err`, the frames before the one the error hands back
-    /// are queued, and those after it are still in `frames`. `frames` runs while the
+    /// are queued, and those after it are still in `frames`. [`EnqueueError::Removed`]
+    /// hands back the frame the burst stopped at, if it stopped early, with whatever the
+    /// intake held (other enqueues' frames too); every other frame `frames` yielded comes
+    /// back with the removed txq (or was sent), as that variant says. `frames` runs while the
     /// txq's queue may be locked: an iterator that blocks makes the txq's server give up
     /// its turn meanwhile. An iterator (or a queue's `enqueue`) that panics unwinds
     /// through the enqueue with nothing held: the frames queued before the panic are
