@@ -11,9 +11,9 @@
 //! [`Ring::end_turn`]. Charging before the dequeue lets a station removed mid-turn end
 //! its txq's turn with the frame still queued: a station txq's frame never reaches the
 //! ring uncharged. The round ends when the ring is full or refuses a frame; a refused
-//! frame and its charge come back in the report, never lost. Txqs are returned by what happened: backlogged after progress (front), stalled
-//! without progress (back: a txq that cannot progress never pins the front, S7, B4),
-//! or empty.
+//! frame and its charge come back in the report, never lost. Txqs are returned by what
+//! happened: backlogged after progress (front), stalled without progress (back: a txq
+//! that cannot progress never pins the front, S7, B4), or empty.
 
 use crate::traits::{Frame, PushError, Ring, RingError, RingErrorKind, Station, Txq, TxqError, TxqErrorKind};
 use crate::{Ac, Charge, Instant, Scheduler, StationId, TxqId, TxqReturn};
@@ -98,8 +98,8 @@ pub struct RoundReport<F> {
     /// only).
     pub held_back: u32,
     /// Frames of station txqs kept back, unsent and uncharged, because no charge could
-    /// be made: the station has no entry in the [`StationTable`] (the txq is not served:
-    /// the frame at its head stays queued and it returns stalled), or its charge was
+    /// be made: the station has no entry in the [`StationTable`] (nothing is dequeued
+    /// from the txq: the frame at its head stays queued and it returns stalled), or its charge was
     /// refused (its station removed while the txq was served: here the frame was not
     /// dequeued yet, in [`TxqTable::run_round`](crate::TxqTable::run_round) it waits in
     /// the txq's retry slot), and the turn ends. No loop of this crate sends a station
@@ -203,7 +203,7 @@ where
                         debug_assert!(matches!(e.kind(), TxqErrorKind::Stopped | TxqErrorKind::Other));
                     }
                     if let Some(c) = charge {
-                        let _ = sched.release(c);
+                        let _ = serving.give_back(c);
                     }
                     break;
                 }
@@ -215,7 +215,7 @@ where
             let charge = match charge {
                 Some(c) if len != head_len => match charge_for(&mut serving, entry, stations, len, ac) {
                     Ok(Some(exact)) => {
-                        let _ = sched.release(c);
+                        let _ = serving.give_back(c);
                         Some(exact)
                     }
                     _ => Some(c),

@@ -4,7 +4,7 @@
 
 mod common;
 
-use airtime_sched::driver_loop::{RoundEnd, run_round};
+use airtime_sched::driver_loop::{RoundEnd, StationTable, run_round};
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::{
     Ac, Charge, Frame, Instant, PushError, Ring, RingErrorKind, Scheduler, Station, StationErrorKind, StationId, Tid,
@@ -133,12 +133,14 @@ fn a_txq_the_driver_no_longer_has_leaves_the_lists_without_a_frame_pushed() {
 #[test]
 fn a_stopped_txq_keeps_its_frames_stays_listed_and_is_served_once_resumed() {
     let mut s = sched();
-    let (mut txqs, stas, _, txq) = tables(&s, 2);
+    let (mut txqs, stas, sta, txq) = tables(&s, 2);
     txqs[txq.index()].as_mut().unwrap().stopped = true;
     let mut ring = VecRing { room: 8, held: vec![] };
     let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
     assert_eq!((r.end, r.frames, r.txqs_served), (RoundEnd::Exhausted, 0, 1));
     assert_eq!(txqs[txq.index()].as_ref().unwrap().frames.len(), 2);
+    // The head was charged before the dequeue that found the queue stopped: given back.
+    assert_eq!((s.station_pending_us(sta, Ac::Be).unwrap(), s.total_pending_us()), (0, 0));
     assert!(s.phy_limit_us(Ac::Be).is_some(), "stalled, still listed");
     txqs[txq.index()].as_mut().unwrap().stopped = false;
     let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
@@ -253,81 +255,123 @@ fn a_station_removed_after_a_charge_sends_that_frame_charged_and_its_drain_waits
     run_with_removal(false);
 }
 
+/// Priced at one us a byte, so that a charge shows the length it was priced at.
+struct PerByte(StationId);
+impl Station for PerByte {
+    type Error = StationErrorKind;
+    fn station_id(&self) -> StationId {
+        self.0
+    }
+    fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
+        None
+    }
+    fn expected_airtime_us(&self, len: u32, _: Ac) -> Result<u32, StationErrorKind> {
+        Ok(len)
+    }
+}
+/// A table of [`PerByte`] stations that prices multicast frames at one us a byte too,
+/// if `multicast`.
+struct PerByteTable {
+    stations: Vec<Option<PerByte>>,
+    multicast: bool,
+}
+impl StationTable for PerByteTable {
+    type Station = PerByte;
+    fn station(&self, id: StationId) -> Option<&PerByte> {
+        self.stations.get(id.index())?.as_ref().filter(|s| s.0 == id)
+    }
+    fn multicast_airtime_us(&self, len: u32, _: Ac) -> Option<u32> {
+        self.multicast.then_some(len)
+    }
+}
+/// Frames of (id, length); the dequeue drops the head when it is `drop_id` (running
+/// `at_drop` then: "another context" acting between the charge and the re-pricing), and
+/// hands out nothing at all once `dry` is set.
+struct Dropping<'a> {
+    frames: VecDeque<(u32, u32)>,
+    drop_id: u32,
+    dry: bool,
+    at_drop: Option<Box<dyn FnMut() + 'a>>,
+}
+impl Dropping<'_> {
+    fn new(frames: impl IntoIterator<Item = (u32, u32)>, drop_id: u32) -> Self {
+        Dropping { frames: frames.into_iter().collect(), drop_id, dry: false, at_drop: None }
+    }
+}
+#[derive(Debug)]
+struct Sized(u32);
+impl Frame for Sized {
+    fn len_bytes(&self) -> u32 {
+        self.0
+    }
+}
+impl Txq for Dropping<'_> {
+    type Frame = Sized;
+    type Error = Stopped;
+    fn dequeue(&mut self, _: Instant) -> Result<Option<Sized>, Stopped> {
+        if self.dry {
+            return Ok(None);
+        }
+        if self.frames.front().is_some_and(|f| f.0 == self.drop_id) {
+            self.frames.pop_front();
+            if let Some(at_drop) = self.at_drop.as_mut() {
+                at_drop();
+            }
+        }
+        Ok(self.frames.pop_front().map(|(_, len)| Sized(len)))
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.frames.front().map(|f| f.1)
+    }
+}
+/// A ring that takes every frame, or refuses every one (`refuse`).
+#[derive(Default)]
+struct SizedRing {
+    held: Vec<(Sized, Option<Charge>)>,
+    refuse: bool,
+}
+impl Ring for SizedRing {
+    type Frame = Sized;
+    type Error = RingErrorKind;
+    fn has_room(&self, _: Ac) -> bool {
+        true
+    }
+    fn push(&mut self, frame: Sized, charge: Option<Charge>) -> Result<(), PushError<Sized, RingErrorKind>> {
+        if self.refuse {
+            return Err(PushError { frame, charge, error: RingErrorKind::Full });
+        }
+        self.held.push((frame, charge));
+        Ok(())
+    }
+}
+
+/// A station priced per byte with one txq in a table of `Dropping` queues, woken.
+fn per_byte_tables<'a>(
+    s: &Scheduler,
+    q: Dropping<'a>,
+) -> (Vec<Option<Dropping<'a>>>, PerByteTable, StationId, airtime_sched::TxqId) {
+    let (sta, txq) = station_with_txq(s, 256, Ac::Be);
+    let mut stations: Vec<Option<PerByte>> = (0..8).map(|_| None).collect();
+    stations[sta.index()] = Some(PerByte(sta));
+    let mut txqs: Vec<Option<Dropping<'a>>> = (0..8).map(|_| None).collect();
+    txqs[txq.index()] = Some(q);
+    s.wake_txq(txq, T0).unwrap();
+    (txqs, PerByteTable { stations, multicast: false }, sta, txq)
+}
+
 /// A queue whose AQM drops at dequeue: `peek_len` names a head the dequeue does not hand
 /// out. `run_round` charges the head before the dequeue; a different frame is charged at
 /// its own length instead (the head's charge released), and a dequeue that finds
 /// nothing gives the charge back: pending airtime is always what the ring holds.
 #[test]
 fn a_frame_the_aqm_swaps_at_dequeue_is_charged_at_its_own_length_and_an_empty_dequeue_charges_nothing() {
-    /// Priced at one us a byte, so that a charge shows the length it was priced at.
-    struct PerByte(StationId);
-    impl Station for PerByte {
-        type Error = StationErrorKind;
-        fn station_id(&self) -> StationId {
-            self.0
-        }
-        fn last_tx_rate(&self) -> Option<airtime_est::Rate> {
-            None
-        }
-        fn expected_airtime_us(&self, len: u32, _: Ac) -> Result<u32, StationErrorKind> {
-            Ok(len)
-        }
-    }
-    /// Frames of (id, length); the dequeue drops the head when it is `drop_id`, and
-    /// hands out nothing at all once `dry` is set.
-    struct Dropping {
-        frames: VecDeque<(u32, u32)>,
-        drop_id: u32,
-        dry: bool,
-    }
-    #[derive(Debug)]
-    struct Sized(u32);
-    impl Frame for Sized {
-        fn len_bytes(&self) -> u32 {
-            self.0
-        }
-    }
-    impl Txq for Dropping {
-        type Frame = Sized;
-        type Error = Stopped;
-        fn dequeue(&mut self, _: Instant) -> Result<Option<Sized>, Stopped> {
-            if self.dry {
-                return Ok(None);
-            }
-            if self.frames.front().is_some_and(|f| f.0 == self.drop_id) {
-                self.frames.pop_front();
-            }
-            Ok(self.frames.pop_front().map(|(_, len)| Sized(len)))
-        }
-        fn peek_len(&self) -> Option<u32> {
-            self.frames.front().map(|f| f.1)
-        }
-    }
-    struct SizedRing(Vec<(Sized, Option<Charge>)>);
-    impl Ring for SizedRing {
-        type Frame = Sized;
-        type Error = RingErrorKind;
-        fn has_room(&self, _: Ac) -> bool {
-            true
-        }
-        fn push(&mut self, frame: Sized, charge: Option<Charge>) -> Result<(), PushError<Sized, RingErrorKind>> {
-            self.0.push((frame, charge));
-            Ok(())
-        }
-    }
     let mut s = sched();
-    let (sta, txq) = station_with_txq(&s, 256, Ac::Be);
-    let mut stas: Vec<Option<PerByte>> = (0..8).map(|_| None).collect();
-    stas[sta.index()] = Some(PerByte(sta));
-    let mut txqs: Vec<Option<Dropping>> = (0..8).map(|_| None).collect();
     // The second frame (400 bytes) is dropped at its dequeue; the third (1200) goes out.
-    let frames = VecDeque::from([(0, 1000), (1, 400), (2, 1200)]);
-    txqs[txq.index()] = Some(Dropping { frames, drop_id: 1, dry: false });
-    s.wake_txq(txq, T0).unwrap();
-    let mut ring = SizedRing(Vec::new());
-    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    let (mut txqs, stas, sta, txq) = per_byte_tables(&s, Dropping::new([(0, 1000), (1, 400), (2, 1200)], 1));
+    let mut ring = SizedRing::default();
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas, &mut ring);
     assert_eq!(r.frames, 2);
-    let charged: Vec<(u32, u32)> = ring.0.iter().map(|(f, c)| (f.0, c.as_ref().unwrap().airtime_us())).collect();
+    let charged: Vec<(u32, u32)> = ring.held.iter().map(|(f, c)| (f.0, c.as_ref().unwrap().airtime_us())).collect();
     assert_eq!(charged, [(1000, 1000), (1200, 1200)], "each frame charged at its own length");
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 2200, "the dropped head's charge went back");
     // A head the AQM drops with everything behind it: the charge made for it goes back.
@@ -335,14 +379,105 @@ fn a_frame_the_aqm_swaps_at_dequeue_is_charged_at_its_own_length_and_an_empty_de
     q.frames.push_back((3, 800));
     q.dry = true;
     s.wake_txq(txq, T0).unwrap();
-    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas, &mut ring);
     assert_eq!(r.frames, 0);
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 2200, "nothing charged for the empty dequeue");
-    for (_, c) in ring.0.drain(..) {
+    for (_, c) in ring.held.drain(..) {
         s.release(c.unwrap()).unwrap();
     }
     assert_eq!(s.total_pending_us(), 0);
+    drop(txqs);
     s.check_invariants_quiescent().unwrap();
+}
+
+/// The station removed between the head's charge and the re-pricing of the frame the AQM
+/// handed out instead: the re-pricing is refused, and the frame goes out with the head's
+/// charge (a valid one, of the departing station), never uncharged; the departure is
+/// drained only once it completes.
+#[test]
+fn a_station_removed_before_a_re_pricing_sends_the_frame_with_the_heads_charge() {
+    let mut s = sched();
+    let departing = std::cell::Cell::new(None);
+    let (mut txqs, stas, sta, txq) = per_byte_tables(&s, Dropping::new([(0, 1000), (1, 400)], 0));
+    let sched_ref = &s;
+    txqs[txq.index()].as_mut().unwrap().at_drop =
+        Some(Box::new(|| departing.set(Some(sched_ref.remove_station(sta).unwrap()))));
+    let mut ring = SizedRing::default();
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas, &mut ring);
+    assert_eq!((r.frames, r.unpriced), (1, 0));
+    let departing = departing.get().expect("removed between the charge and the re-pricing");
+    let (frame, charge) = ring.held.pop().unwrap();
+    assert_eq!((frame.0, charge.as_ref().map(Charge::airtime_us)), (400, Some(1000)), "the head's charge");
+    assert_eq!(s.ac_counters(Ac::Be).uncharged_frames, 0);
+    assert!(!departing.is_drained(&s), "its frame is in flight");
+    s.release(charge.unwrap()).unwrap();
+    assert!(departing.is_drained(&s));
+    drop(txqs);
+    s.check_invariants_quiescent().unwrap();
+}
+
+/// A re-priced frame the ring refuses comes back in the report with its exact charge; a
+/// station-less txq's frames priced by the driver's multicast pricing are re-priced and
+/// given back the same way, against the AC's multicast budget.
+#[test]
+fn re_priced_frames_come_back_charged_when_refused_and_multicast_charges_are_given_back() {
+    let mut s = sched();
+    let (mut txqs, mut stas, sta, _) = per_byte_tables(&s, Dropping::new([(0, 1000), (1, 400)], 0));
+    let mut ring = SizedRing { refuse: true, ..SizedRing::default() };
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas, &mut ring);
+    let refused = r.refused.expect("refused");
+    assert_eq!((refused.frame.0, refused.charge.as_ref().map(Charge::airtime_us)), (400, Some(400)));
+    assert_eq!(
+        s.station_pending_us(sta, Ac::Be).unwrap(),
+        400,
+        "the refused frame's charge, the driver's to release, and no other"
+    );
+    s.release(refused.charge.unwrap()).unwrap();
+    // Multicast: the head (300 bytes) dropped at dequeue, the next (700) sent; then a
+    // dequeue that finds nothing.
+    stas.multicast = true;
+    let mcast = s.add_txq(None, airtime_sched::Tid::BE).unwrap();
+    txqs[mcast.index()] = Some(Dropping::new([(10, 300), (11, 700)], 10));
+    s.wake_txq(mcast, T0).unwrap();
+    let mut ring = SizedRing::default();
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas, &mut ring);
+    assert_eq!(r.frames, 1);
+    assert_eq!(ring.held[0].1.as_ref().map(Charge::airtime_us), Some(700));
+    assert_eq!(s.multicast_pending_us(Ac::Be), 700, "the dropped head's multicast charge went back");
+    let q = txqs[mcast.index()].as_mut().unwrap();
+    q.frames.push_back((12, 500));
+    q.dry = true;
+    s.wake_txq(mcast, T0).unwrap();
+    let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas, &mut ring);
+    assert_eq!(r.frames, 0);
+    assert_eq!(s.multicast_pending_us(Ac::Be), 700, "nothing charged for the empty dequeue");
+    for (_, c) in ring.held.drain(..) {
+        s.release(c.unwrap()).unwrap();
+    }
+    assert_eq!((s.total_pending_us(), s.multicast_pending_us(Ac::Be), s.underflows()), (0, 0, 0));
+    drop(txqs);
+    s.check_invariants_quiescent().unwrap();
+}
+
+/// A charge given back (its frame not sent: the queue stopped for a BlockAck setup after
+/// the head was charged) is no completion: adaptive AQL learns nothing from it, however
+/// often a round visits the stopped txq.
+#[test]
+fn charges_given_back_teach_adaptive_aql_nothing() {
+    let s = Scheduler::new(airtime_sched::Config::builder().adaptive_aql(true).build()).unwrap();
+    let (mut txqs, stas, sta, txq) = tables(&s, 2);
+    txqs[txq.index()].as_mut().unwrap().stopped = true;
+    // Airtime in flight, so that a release would have something to teach.
+    let in_flight = s.charge_us(sta, Ac::Be, 3000).unwrap();
+    let before = s.effective_limits(sta, Ac::Be).unwrap();
+    let mut ring = VecRing { room: 8, held: vec![] };
+    for _ in 0..3000 {
+        let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
+        assert_eq!(r.frames, 0);
+    }
+    assert_eq!(s.effective_limits(sta, Ac::Be).unwrap(), before, "nothing learnt from 3000 give-backs");
+    assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 3000);
+    s.release(in_flight).unwrap();
 }
 
 /// The trait's default pricing: a station that only reports its rate is charged
@@ -499,7 +634,7 @@ fn airtime_leaked_by_a_forged_double_release_pins_the_slot_until_the_last_genuin
 /// `run_round` tells the ring when each turn ends, as the table's loop does: every push
 /// between two `end_turn` calls is of the txq the second call names (what a driver that
 /// builds its A-MPDUs on the host closes there), and a turn that pushed nothing is
-/// ended too.
+/// ended too; a txq the driver's tables cannot serve gets no call.
 #[test]
 fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
     #[derive(Debug, PartialEq)]
@@ -534,9 +669,16 @@ fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
     stas[sc.index()] = Some(Sta(sc));
     txqs[c.index()] = Some(Q::default());
     s.wake_txq(c, T0).unwrap();
+    // Two turns with nothing dequeued, so no turn to end: a txq the driver dropped, and
+    // one whose station the driver's table lacks.
+    let (_, dropped) = station_with_txq(&s, 256, Ac::Be);
+    s.wake_txq(dropped, T0).unwrap();
+    let (_, unpriced) = station_with_txq(&s, 256, Ac::Be);
+    txqs[unpriced.index()] = Some(Q { frames: (20..21).map(F).collect(), stopped: false });
+    s.wake_txq(unpriced, T0).unwrap();
     let mut ring = TurnRing(Vec::new());
     let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
-    assert_eq!((r.frames, r.txqs_served), (4, 3));
+    assert_eq!((r.frames, r.txqs_served, r.unpriced), (4, 5, 1));
     let mut turns: Vec<(airtime_sched::TxqId, Vec<u32>)> = Vec::new();
     let mut pushed = Vec::new();
     for e in ring.0.drain(..) {

@@ -708,3 +708,31 @@ fn frames_enqueued_during_a_skip_or_after_a_flush_are_served_once_awake() {
     assert_eq!(t.scheduler().total_pending_us(), 0);
     assert!(t.scheduler().check_invariants().is_ok());
 }
+
+/// A frame the ring refuses gives its charge back (it waits uncharged in the retry
+/// slot): no completion, so adaptive AQL learns nothing from it, however often the ring
+/// refuses; the AC's pending airtime is only what is in flight.
+#[test]
+fn refused_frames_give_their_charges_back_and_teach_adaptive_aql_nothing() {
+    let t = TxqTable::new(Scheduler::new(airtime_sched::Config::builder().adaptive_aql(true).build()).unwrap());
+    let (sta, peers, _) = one_station(&t, 4);
+    let in_flight = t.scheduler().charge_us(sta, Ac::Be, 3000).unwrap();
+    let before = t.scheduler().effective_limits(sta, Ac::Be).unwrap();
+    for _ in 0..3000 {
+        let mut r = ring(64);
+        r.refuse_at = Some(1);
+        let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+        assert_eq!((report.frames, report.held_back), (0, 1));
+        assert_eq!(t.scheduler().total_pending_us(), 3000, "only the frame in flight is pending");
+    }
+    assert_eq!(t.scheduler().effective_limits(sta, Ac::Be).unwrap(), before, "nothing learnt from 3000 refusals");
+    t.scheduler().release(in_flight).unwrap();
+    // Sent at last, charged once.
+    let mut r = ring(64);
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 4);
+    for (_, c) in r.held.drain(..) {
+        t.scheduler().release(c.unwrap()).unwrap();
+    }
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+}

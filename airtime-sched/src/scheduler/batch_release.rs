@@ -162,6 +162,23 @@ impl Scheduler {
         }
     }
 
+    /// The station half of giving back `charge`, a charge of a frame that was not sent
+    /// (see `Serving::give_back`): its AQL word released as at a completion, but nothing
+    /// taught to adaptive AQL. `None` if the token names no slot of its generation, else
+    /// the amount released (less than the charge only for a token released twice, which
+    /// is counted as an underflow).
+    pub(super) fn give_back_station_part(&self, charge: &Charge) -> Option<u32> {
+        let slot = self
+            .stations
+            .get(charge.station.index())
+            .filter(|s| s.owns_token(charge.station.generation, charge.full_generation))?;
+        let removed = slot.release(charge.station.generation, charge.full_generation, charge.ac, charge.airtime_us)?;
+        if removed < charge.airtime_us {
+            self.underflows.fetch_add(1, Ordering::Relaxed);
+        }
+        Some(removed)
+    }
+
     /// [`release_station_part`](Self::release_station_part) with adaptive AQL on: the
     /// release, then what it left taught to the station's learnt limit. Out of line, so
     /// that the release path with it off stays as it was.

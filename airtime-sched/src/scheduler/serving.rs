@@ -121,8 +121,9 @@ impl<'a> Serving<'a> {
     /// [`AcCounters::uncharged_frames`](super::AcCounters::uncharged_frames), so that
     /// an uncharged frame is always a decision that shows, never a silent table miss.
     /// A removed station's frame sent this way is in flight where its drain cannot see
-    /// it ([`ChargeError::StationRemoved`]): charge before dequeuing, as the crate's
-    /// loops do, or keep it back.
+    /// it ([`ChargeError::StationRemoved`]): charge before dequeuing, as
+    /// [`driver_loop::run_round`](crate::driver_loop::run_round) does, or keep the frame
+    /// back, as [`TxqTable::run_round`](crate::TxqTable::run_round) does.
     pub fn send_uncharged(&mut self) {
         self.sched.send_uncharged(self.ac);
     }
@@ -161,6 +162,32 @@ impl<'a> Serving<'a> {
         }
         let us = self.sched.frame_airtime_us(station, self.ac, frame_len);
         self.charge_us(us)
+    }
+
+    /// Gives back a charge made through this handle for a frame that is not sent after
+    /// all (the queue handed out nothing, or another frame; the ring refused it and the
+    /// frame waits for a later turn). Unlike [`Scheduler::release`], it is no
+    /// completion: adaptive AQL learns nothing from it, and the AC's counter is not
+    /// written for what this handle has not added to it yet. A multicast charge, or one
+    /// of another AC, is released as [`Scheduler::release`] releases it; so are its
+    /// errors.
+    pub fn give_back(&mut self, charge: Charge) -> Result<(), super::ReleaseError> {
+        if !self.sched.made(&charge) || charge.ac != self.ac || charge.is_multicast() {
+            // Multicast budgets are not learnt, and their counter is written at once.
+            return self.sched.release(charge);
+        }
+        let airtime_us = charge.airtime_us;
+        let removed = self.sched.give_back_station_part(&charge).ok_or(super::ReleaseError::UnknownStation)?;
+        // The AC's counter plus this handle's unflushed sum is what the AC has pending,
+        // whichever of the two holds this charge (a flush may have moved it): take it
+        // from the sum first, which no other context reads.
+        let own = self.own_us.min(u64::from(removed));
+        self.own_us -= own;
+        let flushed = u64::from(removed) - own;
+        if flushed != 0 {
+            self.sched.add_ac_pending(self.ac, -i64::try_from(flushed).unwrap_or(i64::MAX));
+        }
+        if removed < airtime_us { Err(super::ReleaseError::Underflow) } else { Ok(()) }
     }
 
     /// Adds the airtime charged through this handle to the AC's counter.

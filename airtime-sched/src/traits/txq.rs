@@ -55,6 +55,11 @@ pub trait Txq {
 
     /// Length of the frame `dequeue` would most likely return next, `None` if empty.
     /// An AQM may still drop that frame at dequeue.
+    /// [`driver_loop::run_round`](crate::driver_loop::run_round) prices and charges each
+    /// frame at it before the dequeue (and re-prices a frame of another length), and
+    /// ends the txq's turn on `None`: it never dequeues from an empty queue, so a queue
+    /// must be left by its last frame's dequeue as a dequeue that then found it empty
+    /// would leave it (see [`is_known_empty`](Self::is_known_empty)).
     fn peek_len(&self) -> Option<u32>;
 
     /// Whether the queue holds no frame. Must be false whenever
@@ -67,8 +72,9 @@ pub trait Txq {
     /// Whether the queue is known to hold no frame, answered without calling out (a
     /// field read). The ready round loops ask it before each frame and end the txq's
     /// turn on `true`, sparing the station's AQL check and a dequeue that would find
-    /// nothing; `false` means only "not known", and the loop dequeues until
-    /// `Ok(None)`. By default `false`, so a queue whose [`is_empty`](Self::is_empty) is
+    /// nothing; `false` means only "not known", and the table's loop dequeues until
+    /// `Ok(None)` (the simple loop until [`peek_len`](Self::peek_len) says `None`). By
+    /// default `false`, so a queue whose [`is_empty`](Self::is_empty) is
     /// costly (a driver's, asked through a callback) is not asked once per frame; one
     /// whose `is_empty` is a field read returns it here, as
     /// [`FqCodelTxq`](crate::FqCodelTxq) does. Like `is_empty`, it must be false
@@ -77,7 +83,7 @@ pub trait Txq {
     /// queue while it lasts. A queue that answers `true` must be left by its last
     /// frame's dequeue as a dequeue that then found it empty would leave it (its AQM's
     /// per-flow state), since no such call comes. A wrapper should forward it (one that
-    /// does not takes that call at the end of every turn). The loops:
+    /// does not takes that call at the end of every turn of the table's loop). The loops:
     /// [`TxqTable::run_round`](crate::TxqTable::run_round) (a txq's retry frame goes
     /// first, without asking) and [`driver_loop::run_round`](crate::driver_loop::run_round).
     fn is_known_empty(&self) -> bool {

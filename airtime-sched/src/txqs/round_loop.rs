@@ -256,7 +256,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                         // gets the turn that sends it (a charge above the station's limit
                         // would never leave). It is charged again when sent.
                         if let Some(charge) = charge {
-                            let _ = self.scheduler().release(charge);
+                            let _ = turn.give_back(charge);
                         }
                         if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
                             // Unreachable, as above.

@@ -120,6 +120,13 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
         self.serving.charge_frame(station, frame_len)
     }
 
+    /// Gives back a charge of this turn whose frame is not sent after all
+    /// ([`Serving::give_back`]).
+    #[inline]
+    pub fn give_back(&mut self, charge: crate::Charge) -> Result<(), crate::ReleaseError> {
+        self.serving.give_back(charge)
+    }
+
     /// The txq's queue (`None` for a txq added straight to the scheduler).
     pub fn queue(&mut self) -> Option<&mut Q> {
         self.kept().queue.as_mut()

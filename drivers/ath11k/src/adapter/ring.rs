@@ -7,7 +7,7 @@ use super::counters::{DpCounters, HeldGauge};
 use super::tables::StationSlots;
 use crate::hal::{FrameOf, Hal, Msdu, RingId, TclDesc};
 use airtime_sched::traits::{Frame, PushError, Ring, RingError, RingErrorKind};
-use airtime_sched::{Ac, Charge, Scheduler, TxqId};
+use airtime_sched::{Ac, Charge, TxqId};
 use core::sync::atomic::Ordering;
 
 /// One round's view of the TCL rings, from one context.
@@ -17,7 +17,6 @@ pub(crate) struct TclRingView<'a, H> {
     pub(crate) counters: &'a DpCounters,
     pub(crate) marks: &'a [TxqMark],
     pub(crate) held: &'a HeldGauge,
-    pub(crate) sched: &'a Scheduler,
     /// The sending CPU's ring.
     pub(crate) ring: RingId,
     /// Try the other rings when it has no room (`tcl_ring_retry`).
@@ -65,23 +64,21 @@ where
     /// ath11k's `ath11k_dp_tx` order: allocate the MSDU id, then write the
     /// descriptor; on a refusal take the entry back and hand the frame back.
     ///
-    /// A refused frame comes back *uncharged*: its charge is released here, and the
-    /// core's loop charges it again when it sends it from the txq's retry slot. A frame
-    /// waiting in a retry slot is not in flight, and a charge kept with it would count
-    /// against the very AQL and PHY limits that gate its txq's next turn: a station
-    /// whose kept charges reach its limit would never be served again.
+    /// A refused frame comes back with its charge, which the core's loop gives back
+    /// (`TxqTurn::give_back`: no completion, so adaptive AQL learns nothing from it) and
+    /// charges again when it sends the frame from the txq's retry slot. A frame waiting
+    /// in a retry slot is not in flight, and a charge kept with it would count against
+    /// the very AQL and PHY limits that gate its txq's next turn: a station whose kept
+    /// charges reach its limit would never be served again.
     fn push(&mut self, frame: FrameOf<H>, charge: Option<Charge>) -> Result<(), PushError<FrameOf<H>, RingErrorKind>> {
         match self.push_inner(frame, charge) {
             Ok(()) => {
                 self.turn_pushed = self.turn_pushed.saturating_add(1);
                 Ok(())
             }
-            Err(PushError { frame, charge, error }) => {
+            Err(refused) => {
                 self.turn_refused = true;
-                if charge.is_some_and(|c| self.sched.release(c).is_err()) {
-                    self.counters.release_errors.bump();
-                }
-                Err(PushError { frame, charge: None, error })
+                Err(refused)
             }
         }
     }

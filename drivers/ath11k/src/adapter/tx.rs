@@ -140,7 +140,6 @@ where
             counters: &self.counters,
             marks: &self.txq_marks,
             held: &self.held,
-            sched: self.txqs.scheduler(),
             ring: RingId::for_cpu(cpu),
             retry: self.config.tcl_ring_retry,
             ac,
