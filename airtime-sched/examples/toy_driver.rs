@@ -185,11 +185,11 @@ fn run(ring_depth: usize, verbose: bool) -> Result<[f64; 2], Box<dyn std::error:
 }
 
 /// A refused frame comes back with its charge. A real driver keeps it and pushes it
-/// again after the next completion; the toy drops it, releasing its charge so that
-/// nothing leaks.
+/// again after the next completion; the toy drops it, giving its charge back (no
+/// completion: the frame never reached the air) so that nothing leaks.
 fn drop_refused(sched: &Scheduler, refused: Option<Refused<Packet>>) -> Result<(), ReleaseError> {
     match refused.and_then(|r| r.charge) {
-        Some(charge) => sched.release(charge),
+        Some(charge) => sched.give_back(charge),
         None => Ok(()),
     }
 }

@@ -76,7 +76,10 @@ pub enum RoundEnd {
 pub struct Refused<F> {
     /// The frame.
     pub frame: F,
-    /// Its charge (`None` if the frame was uncharged).
+    /// Its charge (`None` if the frame was uncharged): pushed again with the frame, or
+    /// given back ([`Scheduler::give_back`]) if the frame is dropped or waits (a charge
+    /// kept with a waiting frame counts against the limits that decide when its txq
+    /// sends again).
     pub charge: Option<Charge>,
     /// The txq it came from.
     pub txq: TxqId,
@@ -94,7 +97,7 @@ pub struct RoundReport<F> {
     /// ([`TxqTable::run_round_hooked`](crate::TxqTable::run_round_hooked)).
     pub txqs_served: u32,
     /// Frames the ring refused that wait in their txq's retry slot, their charges
-    /// released until they are sent ([`TxqTable::run_round`](crate::TxqTable::run_round)
+    /// given back until they are sent ([`TxqTable::run_round`](crate::TxqTable::run_round)
     /// only).
     pub held_back: u32,
     /// Frames of station txqs kept back, unsent and uncharged, because no charge could

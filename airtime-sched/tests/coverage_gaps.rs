@@ -695,3 +695,33 @@ fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
     let charged = s.total_pending_us();
     assert_eq!(charged, 4 * common::fixtures::PEER_PRICE_US);
 }
+
+/// `Scheduler::give_back` is `release` for a frame never sent: the same counters and
+/// errors (another radio's token, a token given back twice through its raw form), but
+/// nothing learnt by adaptive AQL.
+#[test]
+fn give_back_is_release_without_the_completion() {
+    let s = Scheduler::new(airtime_sched::Config::builder().adaptive_aql(true).build()).unwrap();
+    let (sta, _) = station_with_txq(&s, 256, Ac::Be);
+    let in_flight = s.charge_us(sta, Ac::Be, 3000).unwrap();
+    let before = s.effective_limits(sta, Ac::Be).unwrap();
+    for _ in 0..3000 {
+        let c = s.charge_us(sta, Ac::Be, 400).unwrap();
+        s.give_back(c).unwrap();
+    }
+    assert_eq!(s.effective_limits(sta, Ac::Be).unwrap(), before, "nothing learnt");
+    assert_eq!((s.station_pending_us(sta, Ac::Be).unwrap(), s.ac_pending_us(Ac::Be)), (3000, 3000));
+    s.release(in_flight).unwrap();
+    // Errors as `release` has them (a token twice only underflows once nothing else of
+    // the station's is pending to take it from).
+    let raw = s.charge_us(sta, Ac::Be, 400).unwrap().into_raw();
+    s.give_back(Charge::from_raw(raw).unwrap()).unwrap();
+    let twice = s.give_back(Charge::from_raw(raw).unwrap());
+    assert!(matches!(twice, Err(airtime_sched::ReleaseError::Underflow)), "{twice:?}");
+    let other = Scheduler::new(airtime_sched::Config::default()).unwrap();
+    let other_sta = other.add_station(airtime_sched::Weight::DEFAULT).unwrap();
+    let foreign = other.charge_us(other_sta, Ac::Be, 400).unwrap();
+    let refused = s.give_back(foreign);
+    assert!(matches!(refused, Err(airtime_sched::ReleaseError::OtherRadio)), "{refused:?}");
+    assert_eq!((s.total_pending_us(), s.underflows()), (0, 1));
+}

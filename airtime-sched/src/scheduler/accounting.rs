@@ -101,6 +101,26 @@ impl Scheduler {
         }
     }
 
+    /// Gives back the charge of a frame that was not sent after all: one the ring
+    /// refused ([`Refused`](crate::driver_loop::Refused)) that the driver drops, or keeps
+    /// to charge again when it pushes it. The same as [`release`](Self::release), errors
+    /// included, except that it is no completion: adaptive AQL
+    /// ([`Config::adaptive_aql`](crate::Config::adaptive_aql)) learns nothing from it, as
+    /// it would from a frame that left the hardware. While a txq is held, give back
+    /// through its handle ([`Serving::give_back`](super::Serving::give_back)).
+    pub fn give_back(&self, charge: Charge) -> Result<(), ReleaseError> {
+        if !self.made(&charge) {
+            return Err(ReleaseError::OtherRadio);
+        }
+        if charge.is_multicast() {
+            // Multicast budgets are not learnt: the same as a completion.
+            return self.release_multicast(charge.ac, charge.airtime_us);
+        }
+        let removed = self.give_back_station_part(&charge).ok_or(ReleaseError::UnknownStation)?;
+        self.release_ac_part(charge.ac, i64::from(removed));
+        if removed < charge.airtime_us { Err(ReleaseError::Underflow) } else { Ok(()) }
+    }
+
     /// Whether `charge` may be released here: this scheduler made it, or it came back
     /// through [`Charge::from_raw`], which cannot say.
     #[inline]

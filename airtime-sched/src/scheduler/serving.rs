@@ -164,17 +164,14 @@ impl<'a> Serving<'a> {
         self.charge_us(us)
     }
 
-    /// Gives back a charge made through this handle for a frame that is not sent after
-    /// all (the queue handed out nothing, or another frame; the ring refused it and the
-    /// frame waits for a later turn). Unlike [`Scheduler::release`], it is no
-    /// completion: adaptive AQL learns nothing from it, and the AC's counter is not
-    /// written for what this handle has not added to it yet. A multicast charge, or one
-    /// of another AC, is released as [`Scheduler::release`] releases it; so are its
-    /// errors.
+    /// Gives back a charge of a frame of this txq that is not sent after all (the queue
+    /// handed out nothing, or another frame; the ring refused it and the frame waits for
+    /// a later turn), made through this handle or kept with its frame since an earlier
+    /// turn: [`Scheduler::give_back`], with the AC's counter written only for what this
+    /// handle's unflushed sum does not cover.
     pub fn give_back(&mut self, charge: Charge) -> Result<(), super::ReleaseError> {
         if !self.sched.made(&charge) || charge.ac != self.ac || charge.is_multicast() {
-            // Multicast budgets are not learnt, and their counter is written at once.
-            return self.sched.release(charge);
+            return self.sched.give_back(charge);
         }
         let airtime_us = charge.airtime_us;
         let removed = self.sched.give_back_station_part(&charge).ok_or(super::ReleaseError::UnknownStation)?;
@@ -182,7 +179,11 @@ impl<'a> Serving<'a> {
         // whichever of the two holds this charge (a flush may have moved it): take it
         // from the sum first, which no other context reads.
         let own = self.own_us.min(u64::from(removed));
-        self.own_us -= own;
+        // Weakened variant, only to prove loom model txq10 catches it: all of it taken from
+        // the sum, as if no flush could have moved the charge to the AC's counter.
+        #[cfg(airtime_weakened = "give_back_own_only")]
+        let own = u64::from(removed);
+        self.own_us = self.own_us.saturating_sub(own);
         let flushed = u64::from(removed) - own;
         if flushed != 0 {
             self.sched.add_ac_pending(self.ac, -i64::try_from(flushed).unwrap_or(i64::MAX));

@@ -26,9 +26,10 @@ fn round(ap: &mut Ap, ring: u8, ac: Ac, now: Nanos) {
     let mut port = TclPort { hw: &mut ap.hw, ring };
     let report = run_round(&ap.sched, ac, instant(now), &mut ap.txqs[..], &ap.stations[..], &mut port);
     if let Some(refused) = report.refused {
-        // Unreachable with the room check first; account it like the driver would.
+        // Unreachable with the room check first; account it like the driver would: the
+        // frame is dropped unsent, so its charge is given back, not completed.
         if let Some(c) = refused.charge {
-            let _ = ap.sched.release(c);
+            let _ = ap.sched.give_back(c);
         }
         ap.counters.ring_drops += 1;
         ap.dropped.push(refused.frame);

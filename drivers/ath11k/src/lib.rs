@@ -49,7 +49,7 @@
 //! | 5 | schedule TXQs from the driver | [`Ath11k::wake_tx_queue`] → [`Ath11k::run_round`] → `TxqTable::run_round` |
 //! | 6 | run the scheduler on tx completion | [`Ath11k::poll_tx_completions`] starts rounds only for the ACs it reaped |
 //! | 7 | charge received airtime | [`Ath11k::on_rx_ppdu`]: `register_airtime(sta, BE, 0, rx_us)` |
-//! | 8 | stop a round when the hardware refuses | room checked before dequeue; a refused frame is kept in its txq (its charge released while it waits) and sent first at the txq's next turn |
+//! | 8 | stop a round when the hardware refuses | room checked before dequeue; a refused frame is kept in its txq (its charge given back while it waits) and sent first at the txq's next turn |
 //! | 9 | budget the tx completion handler | [`Ath11k::poll_tx_completions`] handles at most `budget` descriptors per call |
 //! | flag | `IEEE80211_HW_TX_NO_PUSHBACK` | [`Config::tx_no_pushback`] (on): limits scale by weight/256 |
 //!

@@ -473,7 +473,7 @@ where
         if let Some(retry) = retry {
             let charged_us = retry.charge.as_ref().map_or(0, Charge::airtime_us);
             if let Some(charge) = retry.charge {
-                let _ = self.scheduler().release(charge);
+                let _ = self.scheduler().give_back(charge);
             }
             self.hand_back(retry.frame, charged_us);
             n = n.saturating_add(1);
@@ -572,7 +572,7 @@ where
                 // Unreachable with the table's retry slots; never lose it anyway.
                 let charged_us = refused.charge.as_ref().map_or(0, Charge::airtime_us);
                 if let Some(charge) = refused.charge {
-                    let _ = self.scheduler().release(charge);
+                    let _ = self.scheduler().give_back(charge);
                 }
                 self.hand_back(refused.frame, charged_us);
             }

@@ -435,10 +435,11 @@ where
         self.hal
     }
 
-    /// Releases a frame that will not be sent (its charge, if any) and hands it to the
-    /// status sink with `status`, counted as flushed.
+    /// Gives back the charge (if any) of a frame that will not be sent, no completion
+    /// for adaptive AQL to learn from, and hands the frame to the status sink with
+    /// `status`, counted as flushed.
     pub(crate) fn finish_unsent(&self, frame: FrameOf<H>, charge: Option<Charge>, status: TxStatus) {
-        if charge.is_some_and(|c| self.scheduler().release(c).is_err()) {
+        if charge.is_some_and(|c| self.scheduler().give_back(c).is_err()) {
             self.counters.release_errors.bump();
         }
         self.counters.flushed.bump();

@@ -1,7 +1,7 @@
 //! The transmit side: enqueue from any context, and the driver-owned scheduling round
 //! (patch 5), ended when the ring has no room (patch 8, with the room checked before
 //! dequeue). A frame the ring refuses after dequeue stays in its txq's retry slot (the
-//! core's table keeps one per txq), its charge released while it waits, and goes first
+//! core's table keeps one per txq), its charge given back while it waits, and goes first
 //! at the txq's next turn, charged again then.
 
 use super::ring::TclRingView;
@@ -151,7 +151,7 @@ where
         if let Some(r) = report.refused {
             // The core hands a refused frame back only if its txq's retry slot was
             // taken, which its loop rules out. Should it happen, the frame is not kept:
-            // undo the retry bookkeeping, release its charge and give it back to the
+            // undo the retry bookkeeping, give its charge back and hand it back to the
             // stack, counted.
             self.held.down(ac);
             if let Some(mark) = self.txq_marks.get(r.txq.index()) {
