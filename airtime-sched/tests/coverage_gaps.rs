@@ -14,6 +14,11 @@ use common::fixtures::Peer as Sta;
 use common::{T0, sched, station_with_txq};
 use std::collections::VecDeque;
 
+/// Give-backs per adaptive AQL check: enough for a release counted as a completion to
+/// move the learnt limits (3000 moved them from 5000/12000 to 3350/8040 us), fewer under
+/// Miri, which checks the memory accesses, not the learning.
+const GIVE_BACKS: usize = if cfg!(miri) { 100 } else { 3000 };
+
 #[derive(Debug, PartialEq)]
 struct F(u32);
 impl Frame for F {
@@ -471,11 +476,11 @@ fn charges_given_back_teach_adaptive_aql_nothing() {
     let in_flight = s.charge_us(sta, Ac::Be, 3000).unwrap();
     let before = s.effective_limits(sta, Ac::Be).unwrap();
     let mut ring = VecRing { room: 8, held: vec![] };
-    for _ in 0..3000 {
+    for _ in 0..GIVE_BACKS {
         let r = run_round(&s, Ac::Be, T0, &mut txqs[..], &stas[..], &mut ring);
         assert_eq!(r.frames, 0);
     }
-    assert_eq!(s.effective_limits(sta, Ac::Be).unwrap(), before, "nothing learnt from 3000 give-backs");
+    assert_eq!(s.effective_limits(sta, Ac::Be).unwrap(), before, "nothing learnt from the give-backs");
     assert_eq!(s.station_pending_us(sta, Ac::Be).unwrap(), 3000);
     s.release(in_flight).unwrap();
 }
@@ -705,7 +710,7 @@ fn give_back_is_release_without_the_completion() {
     let (sta, _) = station_with_txq(&s, 256, Ac::Be);
     let in_flight = s.charge_us(sta, Ac::Be, 3000).unwrap();
     let before = s.effective_limits(sta, Ac::Be).unwrap();
-    for _ in 0..3000 {
+    for _ in 0..GIVE_BACKS {
         let c = s.charge_us(sta, Ac::Be, 400).unwrap();
         s.give_back(c).unwrap();
     }

@@ -14,6 +14,11 @@ use common::fixtures::{Peer, Peers};
 
 type Fifo = common::fixtures::Fifo<Pkt>;
 
+/// Give-backs per adaptive AQL check: enough for a release counted as a completion to
+/// move the learnt limits (3000 moved them from 5000/12000 to 3350/8040 us), fewer under
+/// Miri, which checks the memory accesses, not the learning.
+const GIVE_BACKS: usize = if cfg!(miri) { 100 } else { 3000 };
+
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 struct Pkt(u32);
 impl Frame for Pkt {
@@ -718,14 +723,14 @@ fn refused_frames_give_their_charges_back_and_teach_adaptive_aql_nothing() {
     let (sta, peers, _) = one_station(&t, 4);
     let in_flight = t.scheduler().charge_us(sta, Ac::Be, 3000).unwrap();
     let before = t.scheduler().effective_limits(sta, Ac::Be).unwrap();
-    for _ in 0..3000 {
+    for _ in 0..GIVE_BACKS {
         let mut r = ring(64);
         r.refuse_at = Some(1);
         let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
         assert_eq!((report.frames, report.held_back), (0, 1));
         assert_eq!(t.scheduler().total_pending_us(), 3000, "only the frame in flight is pending");
     }
-    assert_eq!(t.scheduler().effective_limits(sta, Ac::Be).unwrap(), before, "nothing learnt from 3000 refusals");
+    assert_eq!(t.scheduler().effective_limits(sta, Ac::Be).unwrap(), before, "nothing learnt from the refusals");
     t.scheduler().release(in_flight).unwrap();
     // Sent at last, charged once.
     let mut r = ring(64);
