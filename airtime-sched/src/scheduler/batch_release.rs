@@ -130,7 +130,7 @@ impl Scheduler {
         let mut ac_sum = [0i64; Ac::COUNT];
         // 1. Each station's word, once per group.
         for g in groups {
-            match self.release_station_part(g.station, g.full_generation, g.ac, g.airtime_us) {
+            match self.release_station_part(g.station, g.full_generation, g.ac, g.airtime_us, true) {
                 None => out.unknown_station = out.unknown_station.saturating_add(g.charges),
                 Some(removed) => {
                     out.released = out.released.saturating_add(g.charges);
@@ -152,31 +152,23 @@ impl Scheduler {
 
     /// Releases up to `airtime_us` of `station`'s charges on `ac` from its AQL word:
     /// `None` if the token names no slot of its generation, else the amount released.
+    /// A `completion` (the frames left the hardware) is what adaptive AQL learns from; a
+    /// give-back (frames never sent) is not.
     #[inline]
-    pub(super) fn release_station_part(&self, station: StationId, full: bool, ac: Ac, airtime_us: u32) -> Option<u32> {
+    pub(super) fn release_station_part(
+        &self,
+        station: StationId,
+        full: bool,
+        ac: Ac,
+        airtime_us: u32,
+        completion: bool,
+    ) -> Option<u32> {
         let slot = self.stations.get(station.index()).filter(|s| s.owns_token(station.generation, full))?;
-        if self.config.adaptive_aql {
+        if completion && self.config.adaptive_aql {
             self.release_adaptive(slot, station, full, ac, airtime_us)
         } else {
             slot.release(station.generation, full, ac, airtime_us)
         }
-    }
-
-    /// The station half of giving back `charge`, a charge of a frame that was not sent
-    /// (see `Serving::give_back`): its AQL word released as at a completion, but nothing
-    /// taught to adaptive AQL. `None` if the token names no slot of its generation, else
-    /// the amount released (less than the charge only for a token released twice, which
-    /// is counted as an underflow).
-    pub(super) fn give_back_station_part(&self, charge: &Charge) -> Option<u32> {
-        let slot = self
-            .stations
-            .get(charge.station.index())
-            .filter(|s| s.owns_token(charge.station.generation, charge.full_generation))?;
-        let removed = slot.release(charge.station.generation, charge.full_generation, charge.ac, charge.airtime_us)?;
-        if removed < charge.airtime_us {
-            self.underflows.fetch_add(1, Ordering::Relaxed);
-        }
-        Some(removed)
     }
 
     /// [`release_station_part`](Self::release_station_part) with adaptive AQL on: the

@@ -170,25 +170,9 @@ impl<'a> Serving<'a> {
     /// turn: [`Scheduler::give_back`], with the AC's counter written only for what this
     /// handle's unflushed sum does not cover.
     pub fn give_back(&mut self, charge: Charge) -> Result<(), super::ReleaseError> {
-        if !self.sched.made(&charge) || charge.ac != self.ac || charge.is_multicast() {
-            return self.sched.give_back(charge);
-        }
-        let airtime_us = charge.airtime_us;
-        let removed = self.sched.give_back_station_part(&charge).ok_or(super::ReleaseError::UnknownStation)?;
-        // The AC's counter plus this handle's unflushed sum is what the AC has pending,
-        // whichever of the two holds this charge (a flush may have moved it): take it
-        // from the sum first, which no other context reads.
-        let own = self.own_us.min(u64::from(removed));
-        // Weakened variant, only to prove loom model txq10 catches it: all of it taken from
-        // the sum, as if no flush could have moved the charge to the AC's counter.
-        #[cfg(airtime_weakened = "give_back_own_only")]
-        let own = u64::from(removed);
-        self.own_us = self.own_us.saturating_sub(own);
-        let flushed = u64::from(removed) - own;
-        if flushed != 0 {
-            self.sched.add_ac_pending(self.ac, -i64::try_from(flushed).unwrap_or(i64::MAX));
-        }
-        if removed < airtime_us { Err(super::ReleaseError::Underflow) } else { Ok(()) }
+        // The handle's sum is of its own AC: another AC's charge has none to draw on.
+        let unflushed = (charge.ac == self.ac).then_some(&mut self.own_us);
+        self.sched.release_charge(charge, false, unflushed)
     }
 
     /// Adds the airtime charged through this handle to the AC's counter.
