@@ -160,18 +160,20 @@ where
             sched.return_txq(serving, TxqReturn::Empty, now);
             continue;
         };
-        let station = serving.station();
         // A station txq whose station the driver's table does not have cannot be priced:
         // nothing is dequeued from it (sending it uncharged would switch AQL off for the
         // txq, as nothing would ever fill its budget), and the frame at its head counts
-        // as kept back.
-        let entry = station.map(|sta| stations.station(sta));
-        if let Some(None) = entry {
-            report.unpriced += 1;
-            let outcome = if txq.is_empty() { TxqReturn::Empty } else { TxqReturn::Stalled };
-            sched.return_txq(serving, outcome, now);
-            continue;
-        }
+        // as kept back. `None`: a station-less txq.
+        let entry = match serving.station().map(|sta| stations.station(sta)) {
+            Some(None) => {
+                report.unpriced += 1;
+                let outcome = if txq.is_empty() { TxqReturn::Empty } else { TxqReturn::Stalled };
+                sched.return_txq(serving, outcome, now);
+                continue;
+            }
+            Some(Some(station)) => Some(station),
+            None => None,
+        };
         let mut progressed = false;
         let mut stop = None;
         loop {
@@ -199,12 +201,15 @@ where
             };
             let frame = match txq.dequeue(now) {
                 Ok(Some(frame)) => frame,
-                stopped_or_empty => {
-                    // Nothing came out (an AQM dropped the rest, or the queue stopped for a
-                    // BlockAck setup, keeping its frames): the charge goes back.
-                    if let Err(e) = &stopped_or_empty {
-                        debug_assert!(matches!(e.kind(), TxqErrorKind::Stopped | TxqErrorKind::Other));
-                    }
+                // Nothing came out (an AQM dropped the rest, or the queue stopped for a
+                // BlockAck setup, keeping its frames): the charge goes back.
+                nothing => {
+                    debug_assert!(
+                        nothing
+                            .as_ref()
+                            .err()
+                            .is_none_or(|e| matches!(e.kind(), TxqErrorKind::Stopped | TxqErrorKind::Other))
+                    );
                     if let Some(c) = charge {
                         let _ = serving.give_back(c);
                     }
@@ -264,19 +269,17 @@ where
 
 /// The charge of a `frame_len`-byte frame of the txq `serving` holds: to its station
 /// (`entry`, the driver's), refused once the station was removed; or, for a station-less
-/// txq, to the AC's multicast budget if the driver prices multicast (`Ok(None)`: sent
-/// uncharged, as mainline did before its multicast AQL).
+/// txq (`None`), to the AC's multicast budget if the driver prices multicast (`Ok(None)`:
+/// sent uncharged, as mainline did before its multicast AQL).
 fn charge_for<S: StationTable + ?Sized>(
     serving: &mut crate::Serving<'_>,
-    entry: Option<Option<&S::Station>>,
+    entry: Option<&S::Station>,
     stations: &S,
     frame_len: u32,
     ac: Ac,
 ) -> Result<Option<Charge>, crate::ChargeError> {
     match entry {
-        Some(Some(station)) => serving.charge_frame(station, frame_len).map(Some),
-        // Kept out by the caller: a station txq whose station the table lacks is not served.
-        Some(None) => Err(crate::ChargeError::UnknownStation),
+        Some(station) => serving.charge_frame(station, frame_len).map(Some),
         None => Ok(stations.multicast_airtime_us(frame_len, ac).and_then(|us| serving.charge_us(us).ok())),
     }
 }
