@@ -34,19 +34,23 @@ impl Scheduler {
     /// (`held = txq::PRODUCER`): the wake also ends the hold, in the same step. If the
     /// txq was removed, the hold is kept and the caller must take back what it enqueued
     /// before ending it (`TxqTable::enqueue`).
+    #[inline]
     pub(super) fn wake(&self, id: TxqId, now: crate::Instant, held: u64) -> Result<(), super::SchedError> {
         let slot = self.txqs.get(id.index()).ok_or(super::SchedError::UnknownTxq)?;
         let mut word = slot.word.load(Ordering::Acquire);
-        if held == 0 && listed_unheld(word, id) {
-            // The common wake, of a txq listed already and not held: the loop's first
-            // turn, inline, without the loop's Relaxed reads of the place and the
+        debug_assert!(held == 0 || word & txq::PRODUCERS != 0, "a hold ended that was never taken");
+        if listed_unheld(word, id) {
+            // The common wake, of a txq listed already and not being served: the loop's
+            // first turn, inline, without the loop's Relaxed reads of the place and the
             // station, which only a wake that lists the txq uses (Relaxed loads whose
-            // values go unused order nothing).
-            if cfg!(airtime_weakened = "wake_plain_load") {
+            // values go unused order nothing). An enqueue's wake (`held`) ends its hold
+            // here, as the loop would.
+            if cfg!(airtime_weakened = "wake_plain_load") && held == 0 {
                 return Ok(());
             }
-            // The loop's read-modify-write (see there), of a word it leaves as it is.
-            match slot.word.compare_exchange_weak(word, word, Ordering::AcqRel, Ordering::Acquire) {
+            // The loop's read-modify-write (see there), of a word it leaves as it is but
+            // for the hold.
+            match slot.word.compare_exchange_weak(word, word - held, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return Ok(()),
                 Err(seen) => word = seen,
             }
@@ -250,8 +254,9 @@ pub(super) enum Claim {
 }
 
 /// Whether a txq word is txq `id`'s, listed on its AC with an entry that stands for it
-/// (not orphaned), not listed for its debt alone (IDLE) and not held: the wake that
-/// meets it changes nothing (`wake_from`'s loop computes the same word back).
+/// (not orphaned), not listed for its debt alone (IDLE) and not being served: the wake
+/// that meets it changes nothing but an enqueue's hold (`wake_from`'s loop computes the
+/// same word back, less the hold, and neither lists the txq nor marks its station).
 #[inline]
 const fn listed_unheld(word: u64, id: TxqId) -> bool {
     let queued = txq::queued(txq::ac(word));
