@@ -10,7 +10,10 @@
 //! | variant | what it undoes | caught by |
 //! |---|---|---|
 //! | `enqueue_unheld` | an enqueue checks the txq is live but does not hold it, so the slot can be reused before its push | `txq1` |
-//! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq1`, `txq4` |
+//! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq4` (and `txq1` until writes straight into the queue took no hold: in `txq1` the intake is now reached only once the txq is gone) |
+//! | `direct_checked_unlocked` | an enqueue writing straight into the queue checks its txq live before it takes the queue lock, so the slot can be handed back and reused in between | `txq1` |
+//! | `direct_unfiltered` | an enqueue with an id already stale takes the queue lock before its check refuses it, deferring the removed txq's hand-back or costing the slot's next txq its turn | `txq12`, `txq13` |
+//! | `kept_live_relaxed` | the check under the queue lock loads the txq word Relaxed, so an enqueue may write a queue whose placement by `add_txq` it has not seen | `txq14` |
 //! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
 //! | `wake_serving` | a wake that arrives during service is dropped | `txq3`, `txq5`, `txq8` |
@@ -30,7 +33,10 @@
 //! the intake) keeps a producer's order. Models txq10 and txq11 came from a review of
 //! `Serving::give_back`: the charge of a frame the ring refuses, given back after the
 //! turn's charges were flushed to the AC's counter, racing a completion of the turn's
-//! sent frame (and, in txq11, the station's removal and the slot's reuse).
+//! sent frame (and, in txq11, the station's removal and the slot's reuse). Models
+//! txq12–txq14 came from a review of enqueues that write straight into the queue without
+//! a hold: a stale id after a removal, a stale id against the slot's next txq's server,
+//! and a txq added on another thread.
 #![cfg(loom)]
 
 #[allow(dead_code)]
@@ -601,4 +607,78 @@ fn txq10_a_refused_frames_charge_given_back_after_a_flush_racing_a_completion() 
 #[test]
 fn txq11_the_same_racing_the_stations_removal_and_the_slots_reuse() {
     refused_charge_given_back_after_a_flush(true);
+}
+
+/// txq12: `remove_txq` has returned and nobody serves or holds `q`; an enqueue with the
+/// now stale id races `take_removed`, which must hand the txq back at once (the stale
+/// enqueue is refused before it touches the queue lock, which would defer the
+/// hand-back to its unlock).
+#[test]
+fn txq12_a_stale_enqueue_after_a_removal_does_not_defer_the_hand_back() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.remove_txq(q).unwrap();
+        let producer = {
+            let table = table.clone();
+            thread::spawn(move || enqueue_or_back(&table, q, Pkt(1)))
+        };
+        let handed_back = table.take_removed().is_some();
+        assert_eq!(producer.join().unwrap(), [Pkt(1)], "a removed txq refuses the frame");
+        assert!(handed_back, "take_removed after remove_txq returned hands the txq back at once");
+    });
+}
+
+/// txq13: the slot's next txq `q2`, with a frame, is served while an enqueue with the
+/// stale id of the slot's previous txq runs: the stale enqueue must not cost `q2` its
+/// turn (by holding its queue lock while `q2`'s server waits).
+#[test]
+fn txq13_a_stale_enqueue_never_costs_the_slots_next_txq_its_turn() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.remove_txq(q).unwrap();
+        assert!(table.take_removed().is_some());
+        let q2 = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q2, Pkt(2), NOW).unwrap();
+        let stale = {
+            let table = table.clone();
+            thread::spawn(move || enqueue_or_back(&table, q, Pkt(1)))
+        };
+        let sent = serve_turn(&table);
+        assert_eq!(stale.join().unwrap(), [Pkt(1)], "the stale id is refused");
+        assert_eq!(sent, [Pkt(2)], "q2's server got its turn");
+    });
+}
+
+/// txq14: a txq is added on one thread and its id passed to an enqueuer on another
+/// through a Relaxed atomic (as a C driver's `READ_ONCE` of a stored raw id would): the
+/// only order between the adder's write of the queue into the cell and the enqueue's
+/// write into that queue is the txq word's, which the check under the queue lock must
+/// Acquire (loom's cell checks the two writes). The frame then ends once.
+#[test]
+fn txq14_an_enqueue_of_a_txq_added_on_another_thread_sees_its_queue() {
+    use loom::sync::atomic::{AtomicU64, Ordering};
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let raw = Arc::new(AtomicU64::new(u64::MAX));
+        let adder = {
+            let (table, raw) = (table.clone(), raw.clone());
+            thread::spawn(move || {
+                let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+                raw.store(q.to_raw(), Ordering::Relaxed);
+            })
+        };
+        let r = raw.load(Ordering::Relaxed);
+        // Refused if the enqueue does not see LIVE yet: then the frame comes back.
+        let back = if r == u64::MAX { vec![Pkt(1)] } else { enqueue_or_back(&table, TxqId::from_raw(r), Pkt(1)) };
+        adder.join().unwrap();
+        let sent = serve_turn(&table);
+        let mut seen = [back, sent].concat();
+        seen.sort_by_key(|p| p.0);
+        assert_eq!(seen, [Pkt(1)], "the frame ends once: sent or handed back");
+    });
 }

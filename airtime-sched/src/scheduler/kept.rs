@@ -1,14 +1,18 @@
 //! What a [`TxqTable`](crate::TxqTable) needs from the txq words: holds for enqueues in
 //! flight, and the stack of removed txqs whose kept queues wait to be handed back.
 //!
-//! An enqueue holds its txq (a count in the word) from its check that the txq is live
-//! until its wake, which ends the hold in the same compare-and-swap. A slot is reused
-//! only with no hold, so an enqueue can never put a frame in the intake of the slot's
-//! next occupant. Removal clears LIVE; the context that holds the txq last (the
-//! remover, or the server when it returns the txq) pushes the slot on `retired`, and
-//! the slot stays `KEPT` (not reusable) until the table pops it and takes its queue.
-//! An enqueue whose wake finds the txq removed still holds it, so it can take back
-//! whatever is left in the intake before the slot can be reused.
+//! An enqueue that pushes into the intake holds its txq (a count in the word) from its
+//! check that the txq is live until its wake, which ends the hold in the same
+//! compare-and-swap. A slot is reused only with no hold, so an enqueue can never put a
+//! frame in the intake of the slot's next occupant. An enqueue that writes straight
+//! into the queue takes no hold: it holds the queue's lock, under which alone a removed
+//! txq's queue is handed back, and checks the txq live once it has it (`is_kept_live`).
+//!
+//! Removal clears LIVE; the context that holds the txq last (the remover, or the server
+//! when it returns the txq) pushes the slot on `retired`, and the slot stays `KEPT` (not
+//! reusable) until the table pops it and takes its queue (under its queue lock). An
+//! enqueue whose wake finds the txq removed still holds it, so it can take back whatever
+//! is left in the intake before the slot can be reused.
 
 use super::{SchedError, Scheduler};
 
@@ -20,7 +24,7 @@ pub(crate) enum HoldRefused {
     /// 65535 enqueues already in flight on it.
     Busy,
 }
-use crate::slots::{gen_of, txq};
+use crate::slots::{TxqSlot, gen_of, txq};
 use crate::sync::Ordering;
 use crate::{Instant, TxqId};
 
@@ -43,6 +47,30 @@ impl Scheduler {
                 Err(seen) => word = seen,
             }
         }
+    }
+
+    /// The slot of txq `id` if its word, read Relaxed, says the txq is live and kept by
+    /// a table: an enqueue's filter before it tries the queue lock. An id already stale
+    /// when the enqueue starts (its txq removed before, in this context's view: coherence
+    /// alone makes that removal visible) is refused without touching the lock, which
+    /// would otherwise defer the hand-back of its removed txq or cost the slot's next
+    /// txq a turn. The check under the lock ([`is_kept_live`](Self::is_kept_live))
+    /// decides.
+    #[inline]
+    pub(crate) fn kept_live_slot(&self, id: TxqId) -> Option<&TxqSlot> {
+        self.txqs.get(id.index()).filter(|slot| kept_live(slot.word.load(Ordering::Relaxed), id))
+    }
+
+    /// Whether txq `id`, whose slot is `slot`, is live and kept by a table: what an
+    /// enqueue that holds the txq's queue lock checks instead of taking a hold. The lock
+    /// keeps the slot from changing hands (a removed txq's queue is handed back under
+    /// it), so a txq live at the check owns the queue until the unlock, removed or not.
+    #[inline]
+    pub(crate) fn is_kept_live(slot: &TxqSlot, id: TxqId) -> bool {
+        // Acquire: the queue the table put in the cell before LIVE was published.
+        // Weakened variant `kept_live_relaxed`, only to prove loom model txq14 catches it.
+        let order = if cfg!(airtime_weakened = "kept_live_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
+        kept_live(slot.word.load(order), id)
     }
 
     /// Ends a hold taken by [`hold_txq`](Self::hold_txq) by waking the txq (after the
@@ -98,4 +126,10 @@ impl Scheduler {
             slot.word.fetch_and(!txq::KEPT, Ordering::Release);
         }
     }
+}
+
+/// Whether a txq word is txq `id`'s, live and kept by a table.
+#[inline]
+const fn kept_live(word: u64, id: TxqId) -> bool {
+    word & (txq::LIVE | txq::KEPT) == txq::LIVE | txq::KEPT && gen_of(word) == id.generation
 }

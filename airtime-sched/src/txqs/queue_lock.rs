@@ -14,9 +14,12 @@
 //!   its flag). A holder preempted for longer costs the txq that turn (returned
 //!   `Stalled`, still listed, and the round reports it), never the round.
 //! - The **hand-back** of a removed txq ([`TxqTable::take_removed`](super::TxqTable::take_removed))
-//!   sets `HANDBACK`. Unlocked, that is its lock; locked (an enqueue that held the txq
-//!   before its removal), the holder's unlock sees `HANDBACK` and puts the txq back on
-//!   the scheduler's retired stack, so a later hand-back takes it.
+//!   sets `HANDBACK`. Unlocked, that is its lock; locked (an enqueue that checked the
+//!   txq live before its removal, or one whose id was already stale when it took the
+//!   lock and has yet to check it), the holder's unlock sees `HANDBACK` and puts the
+//!   txq back on the scheduler's retired stack, so a later hand-back takes it. An
+//!   enqueue filters stale ids before it tries the lock, so only one that races the
+//!   removal can be that holder.
 
 use crate::Scheduler;
 use crate::sync::{AtomicU32, Ordering, spin_loop};

@@ -62,7 +62,8 @@ pub(super) struct Cell<Q: Txq> {
     pub(super) inbox: CacheLines<Inbox<Q::Frame>>,
     /// Accessed only under the inbox's queue lock (the txq's server, an enqueue writing
     /// straight into the queue, or the hand-back of a removed txq), or by the adder
-    /// before LIVE (INIT: no context can hold the txq or take its lock yet).
+    /// before LIVE (INIT: no context can hold the txq yet; an enqueue with a stale id
+    /// may take the lock, but touches nothing behind it, as its txq is not live).
     pub(super) kept: CacheLines<UnsafeCell<Kept<Q>>>,
 }
 
@@ -83,13 +84,42 @@ impl<Q: Txq> Cell<Q> {
     }
 }
 
-/// What an enqueue's writes straight into the queue left of its burst.
-enum Rest<F> {
-    /// Nothing: every frame is in the queue.
-    Done,
-    /// The rest goes through the intake: the frame the writes stopped at (if they
-    /// started), then what the burst still yields.
-    Intake(Option<F>),
+/// What an enqueue's writes straight into the queue did with its burst.
+enum Direct<F> {
+    /// The txq is not live (never issued, removed, or its slot reused): nothing taken.
+    Gone,
+    /// Every frame is in the queue: this many.
+    Done(u32),
+    /// This many are in the queue; the rest goes through the intake: the frame the
+    /// writes stopped at (if they started), then what the burst still yields.
+    Rest(u32, Option<F>),
+}
+
+/// The wake for the frames an enqueue wrote straight into the queue, if a panic (in the
+/// caller's iterator, or in the queue's enqueue) unwinds through the writes.
+struct DirectWake<'a> {
+    sched: &'a Scheduler,
+    id: TxqId,
+    now: Instant,
+    queued: bool,
+}
+
+impl DirectWake<'_> {
+    #[cold]
+    #[inline(never)]
+    fn wake(&self) {
+        // Removed meanwhile: the frames come back with the txq.
+        let _ = self.sched.wake_txq(self.id, self.now);
+    }
+}
+
+impl Drop for DirectWake<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if self.queued {
+            self.wake();
+        }
+    }
 }
 
 /// A burst's frames for the intake, pushed however the burst ends: a panic in the
@@ -105,7 +135,8 @@ impl<F> Drop for PushedChain<'_, F> {
 }
 
 /// An enqueue's hold on its txq ([`Scheduler::hold_txq`]), which keeps the slot from
-/// being reused under it. [`end`](Self::end) ends it on every return. If a panic (in the
+/// being reused under it while the enqueue pushes into its intake (writes straight into
+/// the queue need none: see `enqueue_direct`). [`end`](Self::end) ends it on every return. If a panic (in the
 /// caller's iterator, or in the queue's `enqueue`) unwinds through the enqueue, the drop
 /// ends it the same way: if the burst queued frames before the panic, the txq is woken
 /// for them, or, removed meanwhile, they are taken back and dropped with the panic.
@@ -244,8 +275,9 @@ pub enum EnqueueError<F> {
     /// The txq's intake already holds [`INTAKE_LIMIT`] frames nobody has taken (its
     /// server is not running): the frame was not taken.
     Full(F),
-    /// The txq was removed while the frame was being enqueued: the frames left in its
-    /// intake are handed back to the caller. They may include frames of other enqueues to
+    /// The txq was removed while the frame was being enqueued: the frame the burst
+    /// stopped at, if any, and, if the enqueue went through the txq's intake, the frames
+    /// left in it are handed back to the caller (possibly none). They may include frames of other enqueues to
     /// the same txq that returned `Ok` (their frames were in the intake, not yet taken),
     /// and need not include this one: the txq's queue may have taken it first, and then
     /// it comes back with [`RemovedTxq`] (or was even sent). Every frame ends in exactly
@@ -460,7 +492,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 
     /// Removes a txq, as [`Scheduler::remove_txq`] does. Its frames come back from
     /// [`take_removed`](Self::take_removed), at once if no context holds the txq, else
-    /// when its server returns it (or an enqueue writing into its queue is done).
+    /// when its server returns it (or an enqueue that was writing into its queue when
+    /// the removal came is done; an enqueue that starts after this returns is refused
+    /// without touching the queue).
     pub fn remove_txq(&self, id: TxqId) -> Result<(), SchedError> {
         self.sched.remove_txq(id)
     }
@@ -510,13 +544,14 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     }
 
     /// Queues the frames of `frames` for txq `id` as one burst (a GSO batch, the frames
-    /// of one `xmit_more` run): one hold, one lock of the queue or one push into the
-    /// intake, one wake — what [`enqueue`](Self::enqueue) pays per frame. `Ok(n)`: all
+    /// of one `xmit_more` run): one lock of the queue (or one hold and one push into the
+    /// intake), one wake — what [`enqueue`](Self::enqueue) pays per frame. `Ok(n)`: all
     /// `n` frames are queued. On `Err`, the frames before the one the error hands back
     /// are queued, and those after it are still in `frames`. [`EnqueueError::Removed`]
     /// hands back the frame the burst stopped at, if it stopped early, with whatever the
-    /// intake held (other enqueues' frames too); every other frame `frames` yielded comes
-    /// back with the removed txq (or was sent), as that variant says. `frames` runs while the
+    /// intake held if the burst went through it (other enqueues' frames too); every other
+    /// frame `frames` yielded comes back with the removed txq (or was sent), as that
+    /// variant says. `frames` runs while the
     /// txq's queue may be locked: an iterator that blocks makes the txq's server give up
     /// its turn meanwhile. An iterator (or a queue's `enqueue`) that panics unwinds
     /// through the enqueue with nothing held: the frames queued before the panic are
@@ -533,6 +568,26 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 None => Ok(0),
             };
         };
+        // Straight into the queue while nobody else holds it, under its lock alone (see
+        // `enqueue_direct`); what the queue has no room for, and the rest of the burst
+        // after that, through the intake, under a hold.
+        let (direct, stopped_at) = match self.enqueue_direct(cell, id, frames, now) {
+            Direct::Gone => {
+                return match frames.next() {
+                    Some(frame) => Err(EnqueueError::UnknownTxq(frame)),
+                    None => Ok(0),
+                };
+            }
+            Direct::Done(queued) => {
+                return if self.woken_for_direct(id, queued, now) {
+                    Ok(queued)
+                } else {
+                    // Removed since: the frames come back with it.
+                    Err(EnqueueError::Removed(ReturnedFrames { first: None, batch: Batch::empty() }))
+                };
+            }
+            Direct::Rest(queued, stopped_at) => (queued, stopped_at),
+        };
         // Weakened variant, only to prove the loom model catches it: no hold, so the
         // slot can be reused between the check and the push.
         let unheld = cfg!(airtime_weakened = "enqueue_unheld");
@@ -542,20 +597,30 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             self.sched.hold_txq(id)
         };
         if let Err(refused) = held {
-            return match (frames.next(), refused) {
-                (None, _) => Ok(0),
-                (Some(frame), HoldRefused::Gone) => Err(EnqueueError::UnknownTxq(frame)),
-                (Some(frame), HoldRefused::Busy) => Err(EnqueueError::Busy(frame)),
+            let Some(frame) = stopped_at.or_else(|| frames.next()) else {
+                // Nothing for the intake (the frames written straight in stopped only at
+                // the burst's end, or there were none).
+                return Ok(direct);
             };
+            return Err(match refused {
+                HoldRefused::Gone if direct == 0 => EnqueueError::UnknownTxq(frame),
+                // Removed after the writes straight into its queue: they come back with it.
+                HoldRefused::Gone => {
+                    EnqueueError::Removed(ReturnedFrames { first: Some(frame), batch: Batch::empty() })
+                }
+                HoldRefused::Busy if self.woken_for_direct(id, direct, now) => EnqueueError::Busy(frame),
+                HoldRefused::Busy => {
+                    EnqueueError::Removed(ReturnedFrames { first: Some(frame), batch: Batch::empty() })
+                }
+            });
         }
-        // Ends the hold on every path, a panic in `frames` or the queue's enqueue too.
-        let mut hold = EnqueueHold { table: self, cell, id, now, unheld, queued: false };
-        // Straight into the queue while nobody else holds it; what it has no room for,
-        // and the rest of the burst after that, through the intake.
-        let (mut queued, rest) = self.enqueue_direct(cell, id.index(), frames, now, &mut hold.queued);
+        // Ends the hold on every path, a panic in `frames` or the queue's enqueue too;
+        // its wake is also the one for the frames written straight into the queue.
+        let mut hold = EnqueueHold { table: self, cell, id, now, unheld, queued: direct != 0 };
+        let mut queued = direct;
         // The frame that ended the burst early, and whether for room (else memory).
         let mut refused: Option<(Q::Frame, bool)> = None;
-        if let Rest::Intake(stopped_at) = rest {
+        {
             let mut chain = PushedChain(ManuallyDrop::new(Chain::new(&cell.inbox.intake)));
             for frame in stopped_at.into_iter().chain(frames.by_ref()) {
                 // Relaxed: a bound; two enqueues racing for the last place may both fail,
@@ -591,42 +656,88 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// frames `frames` yields while the queue lock is free, the intake empty (its
     /// frames came first: the queue takes them at the server's turn), no server waits,
     /// and the queue has room for each without a drop ([`Enqueue::has_room_for`]).
-    /// Returns how many it queued (`queued_any` set before the first), and what is left
-    /// for the intake.
-    #[inline]
+    ///
+    /// No hold is taken: the queue lock keeps the slot from changing hands, since a
+    /// removed txq's queue is handed back under that lock (`take_removed`) and the slot
+    /// is reused only after. So the txq checked live once the lock is taken owns the
+    /// queue until the unlock, even if it is removed meanwhile (its frames then come
+    /// back with it). A stale id may take the lock of a slot being reused; it touches
+    /// nothing behind it, as its check fails.
+    ///
+    /// The caller wakes the txq for what this queued (after the unlock, and only then:
+    /// the wake is not taken before the frames are in); a panic in the caller's iterator
+    /// or the queue's enqueue wakes it on the way out.
+    #[inline(always)]
     fn enqueue_direct(
         &self,
         cell: &Cell<Q>,
-        index: usize,
+        id: TxqId,
         frames: &mut impl Iterator<Item = Q::Frame>,
         now: Instant,
-        queued_any: &mut bool,
-    ) -> (u32, Rest<Q::Frame>) {
+    ) -> Direct<Q::Frame> {
         let overtake = cfg!(airtime_weakened = "direct_overtakes_intake");
         // Checked before the lock too, so that a backlogged intake costs no lock.
         if !Q::DIRECT_ENQUEUE || (!cell.inbox.intake.is_empty() && !overtake) {
-            return (0, Rest::Intake(None));
+            return Direct::Rest(0, None);
         }
+        // An id stale already is refused before it touches the lock (see
+        // `kept_live_slot`). Weakened variant `direct_unfiltered`, only to prove loom
+        // models txq12 and txq13 catch it: no filter.
+        let slot = if cfg!(airtime_weakened = "direct_unfiltered") {
+            self.sched.txqs.get(id.index())
+        } else {
+            self.sched.kept_live_slot(id)
+        };
+        let Some(slot) = slot else { return Direct::Gone };
+        // Weakened variant, only to prove loom model txq1 catches it: the txq checked
+        // before its queue lock is taken, so the slot can change hands in between and
+        // the frame land in the next occupant's queue.
+        let checked_unlocked = cfg!(airtime_weakened = "direct_checked_unlocked");
+        if checked_unlocked && !Scheduler::is_kept_live(slot, id) {
+            return Direct::Gone;
+        }
+        // Declared before the lock, so dropped after it: an unwinding wake follows the unlock.
+        let mut unwinding = DirectWake { sched: &self.sched, id, now, queued: false };
         let lock = &cell.inbox.queue_lock;
-        let Some(_held) = lock.try_enqueuer(&self.sched, index) else { return (0, Rest::Intake(None)) };
-        if !cell.inbox.intake.is_empty() && !overtake {
-            return (0, Rest::Intake(None));
+        let Some(_held) = lock.try_enqueuer(&self.sched, id.index()) else { return Direct::Rest(0, None) };
+        if !checked_unlocked && !Scheduler::is_kept_live(slot, id) {
+            return Direct::Gone;
         }
-        // SAFETY: the queue lock is held (`_held`, dropped after this borrow ends).
-        cell.kept.with_mut(|kept| {
-            let Some(queue) = (unsafe { &mut *kept }).queue.as_mut() else { return (0, Rest::Intake(None)) };
-            let mut queued = 0u32;
-            for frame in frames.by_ref() {
-                // A server waiting for the queue gets it after this frame at most.
-                if !queue.has_room_for(&frame) || (queued != 0 && lock.server_waits()) {
-                    return (queued, Rest::Intake(Some(frame)));
-                }
-                *queued_any = true;
-                queue.enqueue(frame, now);
-                queued = queued.saturating_add(1);
+        if !cell.inbox.intake.is_empty() && !overtake {
+            return Direct::Rest(0, None);
+        }
+        // SAFETY: the queue lock is held (`_held`, dropped after this borrow, which ends
+        // with the function), and the cell is the live txq `id`'s. The borrow leaves
+        // `with_mut`'s closure (as a turn's does), so loom checks the access where it is
+        // taken, under the lock; nothing between it and the writes orders anything.
+        let Some(queue) = cell.kept.with_mut(|kept| unsafe { &mut *kept }).queue.as_mut() else {
+            return Direct::Rest(0, None);
+        };
+        let mut queued = 0u32;
+        let mut written = Direct::Done(0);
+        for frame in frames.by_ref() {
+            // A server waiting for the queue gets it after this frame at most.
+            if !queue.has_room_for(&frame) || (queued != 0 && lock.server_waits()) {
+                written = Direct::Rest(queued, Some(frame));
+                break;
             }
-            (queued, Rest::Done)
-        })
+            unwinding.queued = true;
+            queue.enqueue(frame, now);
+            queued = queued.saturating_add(1);
+        }
+        if let Direct::Done(n) = &mut written {
+            *n = queued;
+        }
+        // Returned: the caller wakes.
+        unwinding.queued = false;
+        written
+    }
+
+    /// Wakes txq `id` for `queued` frames written straight into its queue (none: no
+    /// wake); `false` if it was removed since (the frames come back with it).
+    #[inline]
+    fn woken_for_direct(&self, id: TxqId, queued: u32, now: Instant) -> bool {
+        queued == 0 || self.sched.wake_txq(id, now).is_ok()
     }
 
     /// The next txq of `round` with its queue ([`Scheduler::next_txq`]); the frames
@@ -720,6 +831,54 @@ mod tests {
     }
 
     const NOW: Instant = Instant::from_micros(1);
+
+    fn one_txq(packet_limit: u32) -> (TxqTable<FqCodelTxq<Pkt>>, TxqId) {
+        let config = Config::builder().max_stations(4).unwrap().max_txqs(4).unwrap().build();
+        let t = TxqTable::new(Scheduler::new(config).unwrap());
+        let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let fq = FqCodelConfig { packet_limit, ..FqCodelConfig::default() };
+        let q = t.add_txq(Some(sta), Tid::BE, FqCodelTxq::new(fq).unwrap()).unwrap();
+        (t, q)
+    }
+
+    fn txq_word(t: &TxqTable<FqCodelTxq<Pkt>>, q: TxqId) -> u64 {
+        t.sched.txqs[q.index()].word.load(Ordering::Acquire)
+    }
+
+    #[test]
+    fn an_enqueue_straight_into_the_queue_takes_no_hold_and_wakes_the_txq() {
+        let (mut t, q) = one_txq(1024);
+        assert!(matches!(t.enqueue_burst(q, &mut [Pkt, Pkt].into_iter(), NOW), Ok(2)));
+        let word = txq_word(&t, q);
+        assert_eq!(word & txq::PRODUCERS, 0, "no hold taken, none left");
+        assert_ne!(word & txq::queued(crate::Ac::Be), 0, "woken: listed");
+        assert!(t.cells[q.index()].inbox.intake.is_empty(), "both went straight into the queue");
+        assert_eq!(t.check_invariants(), Ok(()));
+        // A stale id takes the lock, finds its txq gone, and touches nothing.
+        t.remove_txq(q).unwrap();
+        let removed = t.take_removed().expect("nobody holds it");
+        assert_eq!(removed.queue.backlog_packets(), 2, "the frames came back with the txq");
+        assert!(matches!(t.enqueue(q, Pkt, NOW), Err(EnqueueError::UnknownTxq(Pkt))));
+        assert_eq!(t.check_invariants(), Ok(()), "the stale enqueue left the lock at rest");
+    }
+
+    #[test]
+    fn a_burst_refused_a_hold_after_writing_straight_in_still_wakes_for_what_it_wrote() {
+        // Room in the queue for one frame: the second goes to the intake, which needs a
+        // hold, and every hold is taken.
+        let (t, q) = one_txq(1);
+        let word = &t.sched.txqs[q.index()].word;
+        // 65535 holds, at once.
+        word.fetch_add(txq::PRODUCERS, Ordering::AcqRel);
+        assert!(t.sched.hold_txq(q).is_err(), "every hold taken");
+        assert!(matches!(t.enqueue_burst(q, &mut [Pkt, Pkt].into_iter(), NOW), Err(EnqueueError::Busy(Pkt))));
+        assert_ne!(txq_word(&t, q) & txq::queued(crate::Ac::Be), 0, "woken for the frame it queued");
+        let mut turn = t.claim(q).unwrap().unwrap();
+        assert!(turn.dequeue(NOW).unwrap().is_some(), "the first frame is in the queue");
+        assert!(turn.dequeue(NOW).unwrap().is_none(), "and only it");
+        turn.finish(TxqReturn::Empty, NOW);
+        word.fetch_sub(txq::PRODUCERS, Ordering::AcqRel);
+    }
 
     #[test]
     fn the_table_check_finds_a_hold_a_count_or_a_lock_left_behind() {
