@@ -84,12 +84,14 @@
 //! spins a bounded number of times for it while the holder stops after its current
 //! frame, and the hand-back of a removed txq leaves the txq to the holder to put back.
 //! A txq whose queue a preempted enqueue holds is passed over, still listed, and the
-//! round says so ([`driver_loop::RoundEnd::QueueBusy`]). An enqueue holds its txq (a
-//! count in the txq's word) from its check that the txq lives to its wake, which ends
-//! the hold in the same compare-and-swap, so a removed txq's slot is reused only once no
-//! enqueue can still put a frame into it; the removed txq's queue, retry frame and
-//! intake are handed back by [`TxqTable::take_removed`] once no context holds it or its
-//! queue (loom models in `tests/loom_txqs.rs`).
+//! round says so ([`driver_loop::RoundEnd::QueueBusy`]). A removed txq's queue is handed
+//! back only under that lock, so an enqueue that writes straight into the queue checks
+//! the txq live once it holds the lock, and needs nothing more; one that pushes into the
+//! intake holds its txq (a count in the txq's word) from its check that the txq lives to
+//! its wake, which ends the hold in the same compare-and-swap. Either way a removed
+//! txq's slot is reused only once no enqueue can still put a frame into it; the removed
+//! txq's queue, retry frame and intake are handed back by [`TxqTable::take_removed`]
+//! once no context holds it or its queue (loom models in `tests/loom_txqs.rs`).
 //!
 //! What a preempted thread can delay is only the one txq it holds:
 //! * a txq being served (between `next_txq`, `may_transmit` or [`TxqTable::claim`] and
