@@ -13,6 +13,7 @@
 //! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq4` (and `txq1` until writes straight into the queue took no hold: in `txq1` the intake is now reached only once the txq is gone) |
 //! | `direct_checked_unlocked` | an enqueue writing straight into the queue checks its txq live before it takes the queue lock, so the slot can be handed back and reused in between | `txq1` |
 //! | `direct_unfiltered` | an enqueue with an id already stale takes the queue lock before its check refuses it, deferring the removed txq's hand-back or costing the slot's next txq its turn | `txq12`, `txq13` |
+//! | `have_frames_listed_only` | `TxqTable::may_have_frames` reads only the txq's listing, so a txq being served (taken off its list) answers "none" | `txq15` |
 //! | `kept_live_relaxed` | the check under the queue lock loads the txq word Relaxed, so an enqueue may write a queue whose placement by `add_txq` it has not seen | `txq14` |
 //! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
@@ -680,5 +681,35 @@ fn txq14_an_enqueue_of_a_txq_added_on_another_thread_sees_its_queue() {
         let mut seen = [back, sent].concat();
         seen.sort_by_key(|p| p.0);
         assert_eq!(seen, [Pkt(1)], "the frame ends once: sent or handed back");
+    });
+}
+
+/// txq15: a round serves a txq holding two frames, one frame a turn, while another
+/// context asks `may_have_frames`: a frame is left throughout, so every answer is "may"
+/// (the take clears the txq's listing and the return sets it again, each in one step
+/// with the serving mark).
+#[test]
+fn txq15_may_have_frames_never_says_none_of_a_txq_being_served() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        table.enqueue(q, Pkt(2), NOW).unwrap();
+        let server = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let round = table.scheduler().start_round(Ac::Be);
+                let mut turn = table.next_txq(round, NOW).expect("listed");
+                let sent = turn.dequeue(NOW).unwrap();
+                turn.finish(TxqReturn::Backlogged, NOW);
+                sent
+            })
+        };
+        for _ in 0..2 {
+            assert_eq!(table.may_have_frames(q), Ok(true), "a frame is left throughout");
+        }
+        assert_eq!(server.join().unwrap(), Some(Pkt(1)));
+        assert_eq!(table.may_have_frames(q), Ok(true), "frame 2 is still queued");
     });
 }

@@ -319,6 +319,8 @@ fn two_contexts_with_churn_keep_every_frame_and_charge_exact_at_every_step() {
             let frame = Pkt { seq: seq.fetch_add(1, Ordering::Relaxed), station: sta, txq };
             s.table.enqueue(txq, frame, now()).map_err(|e| e.to_string()).expect("a live txq takes the frame");
             s.enqueued.fetch_add(1, Ordering::Relaxed);
+            // A txq with a frame never answers "none" (what a TIM bit is cleared on).
+            assert_eq!(s.table.may_have_frames(txq), Ok(true), "{txq:?} holds a frame");
         }
         s.drain();
         s.assert_all_delivered(&format!("after idle enqueue {i}"));

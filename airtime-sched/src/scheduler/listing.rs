@@ -130,6 +130,28 @@ impl Scheduler {
         Ok(())
     }
 
+    /// Whether txq `id`'s word says it may have frames: listed for a wake (not for its
+    /// station's debt alone, and not on an entry a previous occupant left), being served,
+    /// woken while served, or held by an enqueue in flight. `false` means it has none,
+    /// since a txq with frames is always listed or being served (S1), an enqueue racing
+    /// the read aside. Acquire: the word as the last return or wake left it.
+    pub(crate) fn txq_may_have_frames(&self, id: TxqId) -> Result<bool, super::SchedError> {
+        let slot = self.txqs.get(id.index()).ok_or(super::SchedError::UnknownTxq)?;
+        let word = slot.word.load(Ordering::Acquire);
+        if word & txq::LIVE == 0 || gen_of(word) != id.generation {
+            return Err(super::SchedError::UnknownTxq);
+        }
+        let listed = word & txq::queued(txq::ac(word)) != 0 && word & (txq::IDLE | txq::ORPHAN) == 0;
+        // Weakened variant `have_frames_listed_only`, only to prove loom model txq15
+        // catches it: a txq being served taken for one without frames.
+        let held = if cfg!(airtime_weakened = "have_frames_listed_only") {
+            txq::PRODUCERS
+        } else {
+            txq::SERVING | txq::WOKEN | txq::PRODUCERS
+        };
+        Ok(listed || word & held != 0)
+    }
+
     /// Where a wake lists a txq: mainline inserts at the head only station txqs, and only
     /// while airtime fairness charges something.
     #[inline]

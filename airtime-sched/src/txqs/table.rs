@@ -740,6 +740,21 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         queued == 0 || self.sched.wake_txq(id, now).is_ok()
     }
 
+    /// Whether txq `id` may have frames (in its queue, its retry slot or its intake),
+    /// without taking its turn: `false` means it has none, so a driver can clear a dozing station's TIM
+    /// bit (mac80211 asks `txq_has_queue` for it) or skip a flush; `true` may be stale,
+    /// as when a turn is serving the txq or its last wake's frames have been sent since.
+    /// Read from the txq's word, its intake and its queue lock, no lock taken. An
+    /// enqueue that races the call may not be counted: its wake follows it, as every
+    /// enqueue's does, and the driver learns of the frame there. Any context.
+    pub fn may_have_frames(&self, id: TxqId) -> Result<bool, SchedError> {
+        let cell = self.cells.get(id.index()).ok_or(SchedError::UnknownTxq)?;
+        // An enqueue in flight shows in its intake, its lock or its hold, but for the
+        // moment between an unlock and the wake after it: the race the docs allow.
+        let pending = !cell.inbox.intake.is_empty() || !cell.inbox.queue_lock.is_at_rest();
+        Ok(self.sched.txq_may_have_frames(id)? || pending)
+    }
+
     /// The next txq of `round` with its queue ([`Scheduler::next_txq`]); the frames
     /// enqueued since its last turn are moved into the queue first. A txq whose queue
     /// an enqueue holds for longer than the server's bounded wait (the enqueuer was
@@ -843,6 +858,45 @@ mod tests {
 
     fn txq_word(t: &TxqTable<FqCodelTxq<Pkt>>, q: TxqId) -> u64 {
         t.sched.txqs[q.index()].word.load(Ordering::Acquire)
+    }
+
+    #[test]
+    fn may_have_frames_is_false_only_for_a_txq_with_none() {
+        let (t, q) = one_txq(1024);
+        let sta = t.scheduler().txq_info(q).unwrap().0.unwrap();
+        let be = crate::Ac::Be;
+        assert_eq!(t.may_have_frames(q), Ok(false), "a new txq");
+        t.enqueue(q, Pkt, NOW).unwrap();
+        assert_eq!(t.may_have_frames(q), Ok(true), "a frame queued");
+        // Served: true until the turn returns it, whatever the turn took.
+        let mut turn = t.claim(q).unwrap().unwrap();
+        assert!(turn.dequeue(NOW).unwrap().is_some());
+        assert_eq!(t.may_have_frames(q), Ok(true), "being served");
+        // The ring refused it: kept in the retry slot, the txq returned stalled.
+        assert!(turn.hold_back(Retry { frame: Pkt, charge: None }).is_ok());
+        turn.finish(TxqReturn::Stalled, NOW);
+        assert_eq!(t.may_have_frames(q), Ok(true), "a frame in the retry slot");
+        let mut turn = t.claim(q).unwrap().unwrap();
+        assert!(turn.take_retry().is_some());
+        turn.finish(TxqReturn::Empty, NOW);
+        assert_eq!(t.may_have_frames(q), Ok(false), "sent, returned empty");
+        // Listed for its station's debt alone: listed, and still no frame.
+        t.enqueue(q, Pkt, NOW).unwrap();
+        let mut turn = t.claim(q).unwrap().unwrap();
+        assert!(turn.dequeue(NOW).unwrap().is_some());
+        t.scheduler().register_airtime(sta, be, 100_000, 0, NOW).unwrap();
+        turn.finish(TxqReturn::Empty, NOW);
+        assert_ne!(txq_word(&t, q) & txq::queued(be), 0, "kept listed for its debt");
+        assert_eq!(t.may_have_frames(q), Ok(false), "listed for its debt alone");
+        // A frame in the intake while an enqueue holds the queue (a preempted one, say).
+        let lock = t.cells[q.index()].inbox.queue_lock.try_enqueuer(&t.sched, q.index()).unwrap();
+        assert_eq!(t.may_have_frames(q), Ok(true), "an enqueue holds the queue");
+        t.enqueue(q, Pkt, NOW).unwrap();
+        drop(lock);
+        assert!(!t.cells[q.index()].inbox.intake.is_empty(), "the frame went through the intake");
+        assert_eq!(t.may_have_frames(q), Ok(true), "a frame in the intake");
+        t.remove_txq(q).unwrap();
+        assert_eq!(t.may_have_frames(q), Err(SchedError::UnknownTxq), "removed");
     }
 
     #[test]
