@@ -13,7 +13,7 @@
 //! | `intake_no_takeback` | an enqueue that finds its txq removed leaves its frame in the intake | `txq4` (and `txq1` until writes straight into the queue took no hold: in `txq1` the intake is now reached only once the txq is gone) |
 //! | `direct_checked_unlocked` | an enqueue writing straight into the queue checks its txq live before it takes the queue lock, so the slot can be handed back and reused in between | `txq1` |
 //! | `direct_unfiltered` | an enqueue with an id already stale takes the queue lock before its check refuses it, deferring the removed txq's hand-back or costing the slot's next txq its turn | `txq12`, `txq13` |
-//! | `have_frames_listed_only` | `TxqTable::may_have_frames` reads only the txq's listing, so a txq being served (taken off its list) answers "none" | `txq15` |
+//! | `have_frames_listed_only` | `TxqTable::may_have_frames` reads only the txq's listing, so a txq being served (taken off its list) answers "none" | `txq15`, `txq16` |
 //! | `kept_live_relaxed` | the check under the queue lock loads the txq word Relaxed, so an enqueue may write a queue whose placement by `add_txq` it has not seen | `txq14` |
 //! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
@@ -37,7 +37,8 @@
 //! sent frame (and, in txq11, the station's removal and the slot's reuse). Models
 //! txq12–txq14 came from a review of enqueues that write straight into the queue without
 //! a hold: a stale id after a removal, a stale id against the slot's next txq's server,
-//! and a txq added on another thread.
+//! and a txq added on another thread. Models txq15 and txq16 check
+//! `TxqTable::may_have_frames` against a round serving the txq.
 #![cfg(loom)]
 
 #[allow(dead_code)]
@@ -711,5 +712,42 @@ fn txq15_may_have_frames_never_says_none_of_a_txq_being_served() {
         }
         assert_eq!(server.join().unwrap(), Some(Pkt(1)));
         assert_eq!(table.may_have_frames(q), Ok(true), "frame 2 is still queued");
+    });
+}
+
+/// txq16: the claim `may_have_frames` documents, for the enqueuing context itself: once
+/// its enqueue has returned, the txq says it may have frames until a turn has taken the
+/// frame, whatever a concurrent round does (here one that takes it, marks it sent, and
+/// returns the txq empty).
+#[test]
+fn txq16_an_enqueued_frame_is_seen_until_a_turn_takes_it() {
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        let sent = Arc::new(AtomicBool::new(false));
+        let server = {
+            let (table, sent) = (table.clone(), sent.clone());
+            thread::spawn(move || {
+                let round = table.scheduler().start_round(Ac::Be);
+                if let Some(mut turn) = table.next_txq(round, NOW) {
+                    let got = turn.dequeue(NOW).unwrap();
+                    if got.is_some() {
+                        sent.store(true, Ordering::Release);
+                    }
+                    let outcome = if turn.is_backlogged() { TxqReturn::Backlogged } else { TxqReturn::Empty };
+                    turn.finish(outcome, NOW);
+                }
+            })
+        };
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let says = table.may_have_frames(q) == Ok(true);
+        assert!(says || sent.load(Ordering::Acquire), "an enqueued frame not yet taken reads as none");
+        server.join().unwrap();
+        // Quiescent: a frame the round did not take is still there, and is seen.
+        if !sent.load(Ordering::Acquire) {
+            assert_eq!(table.may_have_frames(q), Ok(true), "the frame is still queued");
+        }
     });
 }

@@ -678,6 +678,39 @@ fn a_claimed_txq_hands_its_retry_frame_and_queue_over_whatever_its_budget() {
     assert!(t.scheduler().check_invariants().is_ok());
 }
 
+/// A skipped txq that holds no frame (the hook flushed it to the driver's power-save
+/// buffer) leaves its AC's list as any empty turn does, and says so
+/// (`TxqTable::may_have_frames`, what a dozing station's TIM bit is cleared on); one that
+/// holds a frame stays listed and says it may have frames.
+#[test]
+fn a_skipped_txq_stays_listed_only_while_it_holds_frames() {
+    let t = table();
+    let (_, peers, q) = one_station(&t, 1);
+    let mut r = ring(64);
+    let mut skip_round = |hook: &mut dyn FnMut(&mut airtime_sched::txqs::TxqTurn<'_, Fifo>) -> TurnStart| {
+        t.run_round_hooked(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED, hook, |_| ())
+    };
+    let report = skip_round(&mut |_| TurnStart::Skip);
+    assert_eq!((report.frames, report.txqs_served), (0, 0));
+    assert_eq!(t.may_have_frames(q), Ok(true), "skipped with its frame: kept");
+    let mut flushed = Vec::new();
+    let report = skip_round(&mut |turn| {
+        flushed = flush(turn);
+        TurnStart::Skip
+    });
+    assert_eq!((report.frames, report.txqs_served), (0, 0));
+    assert_eq!(flushed, [Pkt(0)]);
+    assert_eq!(t.may_have_frames(q), Ok(false), "flushed and skipped: no frame left");
+    let mut asked = 0;
+    let report = skip_round(&mut |_| {
+        asked += 1;
+        TurnStart::Skip
+    });
+    assert_eq!((report.frames, report.txqs_served), (0, 0));
+    assert_eq!(asked, 0, "an empty skipped txq is not listed, so no round visits it");
+    assert!(t.scheduler().check_invariants().is_ok());
+}
+
 /// A frame enqueued (by another CPU) while a round holds a sleeping station's txq and
 /// skips it, and one enqueued after a claimed flush returned the txq empty, are both
 /// served once the station wakes: no wake is lost to a skip or to the flush.

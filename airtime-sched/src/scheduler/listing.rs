@@ -132,7 +132,7 @@ impl Scheduler {
 
     /// Whether txq `id`'s word says it may have frames: listed for a wake (not for its
     /// station's debt alone, and not on an entry a previous occupant left), being served,
-    /// woken while served, or held by an enqueue in flight. `false` means it has none,
+    /// or held by an enqueue in flight. `false` means it has none,
     /// since a txq with frames is always listed or being served (S1), an enqueue racing
     /// the read aside. Acquire: the word as the last return or wake left it.
     pub(crate) fn txq_may_have_frames(&self, id: TxqId) -> Result<bool, super::SchedError> {
@@ -144,10 +144,11 @@ impl Scheduler {
         let listed = word & txq::queued(txq::ac(word)) != 0 && word & (txq::IDLE | txq::ORPHAN) == 0;
         // Weakened variant `have_frames_listed_only`, only to prove loom model txq15
         // catches it: a txq being served taken for one without frames.
+        // (WOKEN is set only with SERVING.)
         let held = if cfg!(airtime_weakened = "have_frames_listed_only") {
             txq::PRODUCERS
         } else {
-            txq::SERVING | txq::WOKEN | txq::PRODUCERS
+            txq::SERVING | txq::PRODUCERS
         };
         Ok(listed || word & held != 0)
     }

@@ -55,7 +55,8 @@ pub enum TurnStart {
     Serve,
     /// Send nothing from it in this round (its station is in power save, say): its
     /// frames stay where they are, nothing is charged, and it is returned stalled, so
-    /// it stays listed at the tail of its AC and is offered again in the next round.
+    /// it stays listed at the tail of its AC and is offered again in the next round
+    /// (returned empty instead if it holds no frame, as any empty turn is).
     /// A round that comes back to it ends there, as a round does at any txq it already
     /// handed out, so a dozing station's listed txqs cost a hook call a round and add
     /// to [`AcCounters::skipped_selections`](crate::AcCounters::skipped_selections)
@@ -164,8 +165,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 break;
             };
             if before_turn(&mut turn) == TurnStart::Skip {
-                // Kept listed at the tail; the round goes on with the next txq.
-                turn.finish(TxqReturn::Stalled, now);
+                // Kept listed at the tail while it has frames; one without (the hook
+                // flushed them, or a wake's frame was sent before) leaves the list as
+                // any empty turn does, so that a dozing station's empty txqs are not
+                // visited every round and say so (`may_have_frames`). The round goes on
+                // with the next txq.
+                let outcome = if turn.is_backlogged() { TxqReturn::Stalled } else { TxqReturn::Empty };
+                turn.finish(outcome, now);
                 continue;
             }
             report.txqs_served += 1;

@@ -746,11 +746,15 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// as when a turn is serving the txq or its last wake's frames have been sent since.
     /// Read from the txq's word, its intake and its queue lock, no lock taken. An
     /// enqueue that races the call may not be counted: its wake follows it, as every
-    /// enqueue's does, and the driver learns of the frame there. Any context.
+    /// enqueue's does, and the driver learns of the frame there. A driver that clears a
+    /// TIM bit on `false` must order that against its wake path setting the bit (as
+    /// mac80211 does under its `tim_lock`), or a racing enqueue's bit can be cleared
+    /// after it was set. Any context.
     pub fn may_have_frames(&self, id: TxqId) -> Result<bool, SchedError> {
         let cell = self.cells.get(id.index()).ok_or(SchedError::UnknownTxq)?;
-        // An enqueue in flight shows in its intake, its lock or its hold, but for the
-        // moment between an unlock and the wake after it: the race the docs allow.
+        // An enqueue that has taken its hold or the lock before these reads shows in the
+        // intake, the lock or the word, but for the moment between its unlock and its
+        // wake; one that starts meanwhile may be missed too: the race the docs allow.
         let pending = !cell.inbox.intake.is_empty() || !cell.inbox.queue_lock.is_at_rest();
         Ok(self.sched.txq_may_have_frames(id)? || pending)
     }
