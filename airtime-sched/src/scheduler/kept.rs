@@ -34,7 +34,7 @@ impl Scheduler {
         let slot = self.txqs.get(id.index()).ok_or(HoldRefused::Gone)?;
         let mut word = slot.word.load(Ordering::Relaxed);
         loop {
-            if word & txq::LIVE == 0 || gen_of(word) != id.generation || word & txq::KEPT == 0 {
+            if !kept_live(word, id) {
                 return Err(HoldRefused::Gone);
             }
             if word & txq::PRODUCERS == txq::PRODUCERS {

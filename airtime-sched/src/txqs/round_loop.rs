@@ -170,7 +170,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 // any empty turn does, so that a dozing station's empty txqs are not
                 // visited every round and say so (`may_have_frames`). The round goes on
                 // with the next txq.
-                let outcome = if turn.is_backlogged() { TxqReturn::Stalled } else { TxqReturn::Empty };
+                let outcome = turn_outcome(turn.is_backlogged(), false);
                 turn.finish(outcome, now);
                 continue;
             }
@@ -276,11 +276,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
             ring.end_turn(id, ac);
             at_turn_end(&mut turn);
-            let outcome = match (turn.is_backlogged(), progressed) {
-                (false, _) => TxqReturn::Empty,
-                (true, true) => TxqReturn::Backlogged,
-                (true, false) => TxqReturn::Stalled,
-            };
+            let outcome = turn_outcome(turn.is_backlogged(), progressed);
             budget_left_frames = budget_spent && stop.is_none() && outcome != TxqReturn::Empty;
             turn.finish(outcome, now);
             if let Some(end) = stop {
@@ -289,5 +285,17 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             }
         }
         report
+    }
+}
+
+/// How a turn returns its txq: empty when it holds no frame (it leaves its AC's list,
+/// unless its station's debt keeps it), backlogged at the head after progress, stalled
+/// at the tail without (a skipped turn, a full ring).
+#[inline]
+fn turn_outcome(backlogged: bool, progressed: bool) -> TxqReturn {
+    match (backlogged, progressed) {
+        (false, _) => TxqReturn::Empty,
+        (true, true) => TxqReturn::Backlogged,
+        (true, false) => TxqReturn::Stalled,
     }
 }
