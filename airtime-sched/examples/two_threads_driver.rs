@@ -126,8 +126,12 @@ struct HwRing {
 /// One context's access to the ring: locks it per call.
 struct RingAccess<'a> {
     hw: &'a Hw,
+    sched: &'a Scheduler,
     peers: &'a Peers,
     now: Instant,
+    /// The rate of the current turn's frames: a turn's frames go out as one A-MPDU,
+    /// at the rate rate control picked for its station when the turn started.
+    turn_rate: Option<Rate>,
 }
 
 impl Ring for RingAccess<'_> {
@@ -138,6 +142,12 @@ impl Ring for RingAccess<'_> {
         self.hw.ring.lock().map(|r| r.frames.len() < RING_SIZE).unwrap_or(false)
     }
 
+    /// Every push until `end_turn` is of `txq`: look up its station's rate once.
+    fn start_turn(&mut self, txq: TxqId, _ac: Ac) {
+        let station = self.sched.txq_info(txq).ok().and_then(|(station, _)| station);
+        self.turn_rate = station.and_then(|s| self.peers.station(s)).and_then(Station::last_tx_rate);
+    }
+
     fn push(&mut self, frame: Packet, charge: Option<Charge>) -> Result<(), PushError<Packet, RingErrorKind>> {
         let Ok(mut ring) = self.hw.ring.lock() else {
             return Err(PushError { frame, charge, error: RingErrorKind::Other });
@@ -145,8 +155,7 @@ impl Ring for RingAccess<'_> {
         if ring.frames.len() >= RING_SIZE {
             return Err(PushError { frame, charge, error: RingErrorKind::Full });
         }
-        // The radio's rate control picks the station's current rate.
-        let rate = self.peers.station(frame.station).and_then(Station::last_tx_rate);
+        let rate = self.turn_rate;
         ring.pushed += 1;
         let tries = if ring.pushed % 4 == 0 { 2 } else { 1 };
         let status = FrameStatus { len_bytes: frame.len_bytes(), rate, tries, aggregated: true };
@@ -225,7 +234,8 @@ impl Radio {
 
     fn run_round(&self) {
         let now = self.now();
-        let mut ring = RingAccess { hw: &self.hw, peers: &self.peers, now };
+        let sched = self.txqs.scheduler();
+        let mut ring = RingAccess { hw: &self.hw, sched, peers: &self.peers, now, turn_rate: None };
         // At the end of each turn, while this context alone holds the txq, free the
         // frames FQ-CoDel dropped (CoDel, limits): it keeps them until taken.
         let report = self.txqs.run_round_with(Ac::Be, now, &self.peers, &mut ring, TurnBudget::frames(16), |turn| {

@@ -176,6 +176,7 @@ where
         };
         let mut progressed = false;
         let mut stop = None;
+        ring.start_turn(id, ac);
         loop {
             if !ring.has_room(ac) {
                 stop = Some(RoundEnd::RingFull);
@@ -253,11 +254,7 @@ where
         // A txq with a refused frame in the report is backlogged from the driver's
         // point of view: it must not be dropped from the lists.
         let backlogged = !txq.is_empty() || report.refused.is_some();
-        let outcome = match (backlogged, progressed) {
-            (false, _) => TxqReturn::Empty,
-            (true, true) => TxqReturn::Backlogged,
-            (true, false) => TxqReturn::Stalled,
-        };
+        let outcome = TxqReturn::after_turn(backlogged, progressed);
         sched.return_txq(serving, outcome, now);
         if let Some(end) = stop {
             report.end = end;

@@ -27,7 +27,8 @@
 //!    way to take frames from its queue; and
 //!    [`TxqTable::run_round`] is the ready loop (`&self`: the wake and completion
 //!    contexts run it at once), with a retry slot per txq, a per-turn budget
-//!    ([`txqs::TurnBudget`]) and [`Ring::end_turn`]. Completions go through
+//!    ([`txqs::TurnBudget`], or a txq's own from a pre-turn hook), and each turn
+//!    bracketed by [`Ring::start_turn`] and [`Ring::end_turn`]. Completions go through
 //!    [`Scheduler::complete_frame`] or [`Scheduler::complete_ppdu`] ([`tx_status`]).
 //!
 //! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] →

@@ -636,14 +636,16 @@ fn airtime_leaked_by_a_forged_double_release_pins_the_slot_until_the_last_genuin
     s.check_invariants_quiescent().unwrap();
 }
 
-/// `run_round` tells the ring when each turn ends, as the table's loop does: every push
-/// between two `end_turn` calls is of the txq the second call names (what a driver that
-/// builds its A-MPDUs on the host closes there), and a turn that pushed nothing is
-/// ended too; a txq the driver's tables cannot serve gets no call.
+/// `run_round` tells the ring when each turn starts and ends, as the table's loop does:
+/// every push between a `start_turn` and its `end_turn` is of the txq both name (what a
+/// driver that builds its A-MPDUs on the host opens and closes there), and a turn that
+/// pushed nothing is started and ended too; a txq the driver's tables cannot serve gets
+/// no call.
 #[test]
 fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
     #[derive(Debug, PartialEq)]
     enum Event {
+        Start(airtime_sched::TxqId),
         Push(u32),
         End(airtime_sched::TxqId),
     }
@@ -658,6 +660,9 @@ fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
             assert!(charge.is_some());
             self.0.push(Event::Push(frame.0));
             Ok(())
+        }
+        fn start_turn(&mut self, txq: airtime_sched::TxqId, _: Ac) {
+            self.0.push(Event::Start(txq));
         }
         fn end_turn(&mut self, txq: airtime_sched::TxqId, _: Ac) {
             self.0.push(Event::End(txq));
@@ -686,13 +691,21 @@ fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
     assert_eq!((r.frames, r.txqs_served, r.unpriced), (4, 5, 1));
     let mut turns: Vec<(airtime_sched::TxqId, Vec<u32>)> = Vec::new();
     let mut pushed = Vec::new();
+    let mut open = None;
     for e in ring.0.drain(..) {
         match e {
-            Event::Push(id) => pushed.push(id),
-            Event::End(txq) => turns.push((txq, std::mem::take(&mut pushed))),
+            Event::Start(txq) => assert_eq!(open.replace(txq), None, "a turn started inside another"),
+            Event::Push(id) => {
+                assert!(open.is_some(), "a push outside a turn");
+                pushed.push(id);
+            }
+            Event::End(txq) => {
+                assert_eq!(open.take(), Some(txq), "a turn ended that had not started");
+                turns.push((txq, std::mem::take(&mut pushed)));
+            }
         }
     }
-    assert!(pushed.is_empty(), "the last push is followed by its turn's end");
+    assert!(pushed.is_empty() && open.is_none(), "the last push is followed by its turn's end");
     turns.sort_by_key(|t| t.0.index());
     let mut want = vec![(a, vec![0, 1]), (b, vec![10, 11]), (c, vec![])];
     want.sort_by_key(|t| t.0.index());

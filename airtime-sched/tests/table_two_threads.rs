@@ -96,8 +96,8 @@ impl Ring for Checked<'_> {
         self.s.ring.lock().unwrap().len() < 48
     }
     fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
-        // One txq per turn.
-        assert_eq!(*self.turn.get_or_insert(frame.txq), frame.txq, "a turn pushed another txq's frame");
+        // Inside the turn `start_turn` named, and of its txq.
+        assert_eq!(self.turn, Some(frame.txq), "a push outside its txq's turn");
         // Charged to the frame's own station; station-less frames uncharged.
         assert_eq!(charge.as_ref().and_then(Charge::station), frame.station, "frame {} charged wrongly", frame.seq);
         if let (Some(sta), Some(c)) = (frame.station, charge.as_ref()) {
@@ -115,10 +115,11 @@ impl Ring for Checked<'_> {
         self.s.ring.lock().unwrap().push_back((frame, charge));
         Ok(())
     }
+    fn start_turn(&mut self, txq: TxqId, _: Ac) {
+        assert_eq!(self.turn.replace(txq), None, "a turn started inside another");
+    }
     fn end_turn(&mut self, txq: TxqId, _: Ac) {
-        if let Some(pushed) = self.turn.take() {
-            assert_eq!(pushed, txq, "end_turn names the txq whose frames were pushed");
-        }
+        assert_eq!(self.turn.take(), Some(txq), "end_turn names the turn start_turn opened");
     }
 }
 

@@ -28,9 +28,12 @@ impl Frame for Pkt {
 }
 
 /// A ring of `room` descriptors that refuses push number `refuse_at`, and records the
-/// turns it was told ended.
+/// turns it was told ended. It checks that every push is inside a turn the loop started
+/// and that each turn it ends is the one it started.
 #[derive(Default)]
 struct TestRing {
+    /// The turn started and not yet ended.
+    open: Option<TxqId>,
     room: usize,
     refuse_at: Option<u32>,
     pushes: u32,
@@ -47,6 +50,7 @@ impl Ring for TestRing {
         self.held.len() < self.room
     }
     fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
+        assert!(self.open.is_some(), "a push outside a turn");
         self.pushes += 1;
         if self.refuse_at == Some(self.pushes) {
             return Err(PushError { frame, charge, error: RingErrorKind::OutOfMemory });
@@ -55,7 +59,11 @@ impl Ring for TestRing {
         self.this_turn += 1;
         Ok(())
     }
+    fn start_turn(&mut self, txq: TxqId, _: Ac) {
+        assert_eq!(self.open.replace(txq), None, "a turn started inside another");
+    }
     fn end_turn(&mut self, txq: TxqId, _: Ac) {
+        assert_eq!(self.open.take(), Some(txq), "a turn ended that had not started");
         self.turns.push(txq);
         self.turn_frames.push(std::mem::take(&mut self.this_turn));
     }
@@ -255,6 +263,29 @@ fn a_turn_budget_bounds_each_turn_and_the_rest_waits_for_the_next_round() {
     let first_b = r.held.iter().position(|(p, _)| p.0 >= 100).unwrap();
     let last_a = r.held.iter().rposition(|(p, _)| p.0 < 100).unwrap();
     assert!(first_b < last_a, "station b waited for all of a's frames");
+    complete(&t, &mut r);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_hook_gives_one_txq_a_turn_budget_of_its_own() {
+    let t = table();
+    let (a, _, peers, qa, qb) = two_stations(&t, 6, 100);
+    let mut r = ring(1024);
+    // `a` is bounded to 2 frames a turn, `b` takes the round's budget (unlimited).
+    let own = |turn: &mut airtime_sched::TxqTurn<'_, Fifo>| {
+        if turn.station() == Some(a) { TurnStart::ServeWithin(TurnBudget::frames(2)) } else { TurnStart::Serve }
+    };
+    let report = t.run_round_hooked(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED, own, |_| ());
+    let sent: Vec<(TxqId, u32)> = r.turns.iter().copied().zip(r.turn_frames.iter().copied()).collect();
+    assert!(sent.contains(&(qa, 2)) && sent.contains(&(qb, 6)), "per-txq budgets: {sent:?}");
+    assert_eq!(report.frames, 8);
+    // `a` kept its frames and its deficit: the next rounds send the rest, two at a time.
+    while r.held.len() < 12 {
+        let report = t.run_round_hooked(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED, own, |_| ());
+        assert!(report.frames > 0, "the rounds make progress");
+    }
+    assert!(r.turn_frames.iter().zip(&r.turns).all(|(&n, &q)| q != qa || n <= 2), "{:?}", r.turn_frames);
     complete(&t, &mut r);
     assert_eq!(t.scheduler().total_pending_us(), 0);
 }

@@ -114,6 +114,9 @@ struct FaultRing {
     faults: VecDeque<Fault>,
     lie: bool,
     refused: u64,
+    /// The turn `start_turn` opened and `end_turn` has yet to close: every push is
+    /// inside one.
+    open: Option<TxqId>,
 }
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -130,7 +133,14 @@ impl Ring for FaultRing {
     fn has_room(&self, _: Ac) -> bool {
         self.lie || self.held.len() < self.room
     }
+    fn start_turn(&mut self, txq: TxqId, _: Ac) {
+        assert_eq!(self.open.replace(txq), None, "a turn started inside another");
+    }
+    fn end_turn(&mut self, txq: TxqId, _: Ac) {
+        assert_eq!(self.open.take(), Some(txq), "a turn ended that had not started");
+    }
     fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, RingErrorKind>> {
+        assert!(self.open.is_some(), "a push outside a turn");
         let kind = match self.faults.pop_front().unwrap_or(Fault::Accept) {
             _ if self.held.len() >= self.room => Some(RingErrorKind::Full),
             Fault::Accept => None,
@@ -603,6 +613,7 @@ impl Driver {
         assert_eq!(sched.txq_info(id).map(|(s, t)| (s, t.ac())), Ok((station, ac)));
         let mut progressed = false;
         let mut refused = false;
+        self.ring.start_turn(id, ac);
         for _ in 0..frames % 16 {
             if !serving.airtime_check() {
                 break;
@@ -652,13 +663,10 @@ impl Driver {
                 }
             }
         }
+        self.ring.end_turn(id, ac);
         let backlogged =
             refused || self.txqs.0.get(id.index()).and_then(Option::as_ref).is_some_and(|q| !q.frames.is_empty());
-        let seen = match (backlogged, progressed) {
-            (false, _) => TxqReturn::Empty,
-            (true, true) => TxqReturn::Backlogged,
-            (true, false) => TxqReturn::Stalled,
-        };
+        let seen = TxqReturn::after_turn(backlogged, progressed);
         match end {
             End::Return => sched.return_txq(serving, seen, self.now),
             End::Finish => serving.finish(seen, self.now),
@@ -708,6 +716,7 @@ fuzz_target!(|input: Input| {
                 faults: VecDeque::new(),
                 lie: false,
                 refused: 0,
+                open: None,
             },
             refused: Vec::new(),
             now: Instant::from_micros(1_000_000),

@@ -197,6 +197,8 @@ struct RingState {
     pushes: Vec<(u64, TxqId, Option<Meta>)>,
     /// Whether the ring refused a frame since the last `end_turn`.
     refused_now: bool,
+    /// The turn `start_turn` opened and `end_turn` has yet to close.
+    open_turn: Option<(TxqId, Ac)>,
     turns: Vec<Turn>,
     refusals: Vec<(u64, RingErrorKind)>,
 }
@@ -251,10 +253,18 @@ impl Ring for RingView<'_> {
         self.0.borrow().has_room()
     }
     fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, RingErrorKind>> {
-        self.0.borrow_mut().push(frame, charge)
+        let mut r = self.0.borrow_mut();
+        // Every push of a ready loop is inside a turn, and of that turn's txq.
+        assert_eq!(r.open_turn.map(|(txq, _)| txq), Some(frame.txq), "a push outside its txq's turn");
+        r.push(frame, charge)
+    }
+    fn start_turn(&mut self, txq: TxqId, ac: Ac) {
+        let mut r = self.0.borrow_mut();
+        assert_eq!(r.open_turn.replace((txq, ac)), None, "a turn started inside another");
     }
     fn end_turn(&mut self, txq: TxqId, ac: Ac) {
         let mut r = self.0.borrow_mut();
+        assert_eq!(r.open_turn.take(), Some((txq, ac)), "a turn ended that had not started");
         let pushes = std::mem::take(&mut r.pushes);
         let refused = std::mem::take(&mut r.refused_now);
         r.turns.push(Turn { txq, ac, pushes, refused });
@@ -549,8 +559,9 @@ enum Loop {
     /// `run_round_with`, the turn inspected at its end.
     With,
     /// `run_round_hooked`: sleeping stations skipped (and their txqs flushed into the
-    /// power-save buffer if `flush`), the turn inspected at its end.
-    Hooked { flush: bool },
+    /// power-save buffer if `flush`), the txqs of odd index served within `own` if
+    /// given, the turn inspected at its end.
+    Hooked { flush: bool, own: Option<BudgetSpec> },
 }
 
 /// How a hand-written turn charges a station txq's frame.
@@ -1125,6 +1136,15 @@ impl World {
             r.refusals.clear();
             r.pushes.clear();
         }
+        // The budget each turn had: the round's, or the hook's for the txqs it gives one.
+        let own_budget = match how {
+            Loop::Hooked { own, .. } => own.map(BudgetSpec::build),
+            _ => None,
+        };
+        let turn_budget = |txq: TxqId| match own_budget {
+            Some(own) if txq.index() % 2 == 1 => own,
+            _ => budget,
+        };
         let m = RefCell::new(m);
         let skipped = Cell::new(0u32);
         // After a turn's last push: the pushes against the mirror, then the retry slot,
@@ -1141,7 +1161,7 @@ impl World {
         let report = match how {
             Loop::Plain => table.run_round(ac, now, stas, &mut RingView(ring), budget),
             Loop::With => table.run_round_with(ac, now, stas, &mut RingView(ring), budget, at_end),
-            Loop::Hooked { flush } => table.run_round_hooked(
+            Loop::Hooked { flush, .. } => table.run_round_hooked(
                 ac,
                 now,
                 stas,
@@ -1155,7 +1175,10 @@ impl World {
                     // The turn pulled the intake when it started.
                     t.intake = 0;
                     if !asleep {
-                        return TurnStart::Serve;
+                        return match own_budget {
+                            Some(own) if turn.txq().index() % 2 == 1 => TurnStart::ServeWithin(own),
+                            _ => TurnStart::Serve,
+                        };
                     }
                     skipped.set(skipped.get() + 1);
                     if flush {
@@ -1191,7 +1214,8 @@ impl World {
         assert!(report.refused.is_none(), "the table keeps a refused frame");
         let uncharged = turns.iter().flat_map(|t| &t.pushes).filter(|p| p.2.is_none()).count() as u64;
         assert_eq!(table.scheduler().ac_counters(ac).uncharged_frames - uncharged_before, uncharged);
-        for Turn { pushes, .. } in &turns {
+        for Turn { txq, pushes, .. } in &turns {
+            let budget = turn_budget(*txq);
             // A turn sends at least one frame whatever its bound (0 included).
             assert!(pushes.len() as u64 <= u64::from(budget.frames.max(1)), "a turn past its frame budget");
             let before_last: u64 =
@@ -1205,7 +1229,7 @@ impl World {
             }
             RoundEnd::RingFull => assert!(opens && !has_room),
             RoundEnd::Refused(kind) => assert_eq!(refusals.last().map(|r| r.1), Some(kind)),
-            RoundEnd::TurnBudget => assert!(budget != TurnBudget::UNLIMITED),
+            RoundEnd::TurnBudget => assert!(budget != TurnBudget::UNLIMITED || own_budget.is_some()),
             _ => assert!(opens),
         }
     }
@@ -2069,7 +2093,7 @@ fn drain(w: &mut World) {
         i += 1;
         assert!(i < 20_000, "frames left after 20000 rounds: a txq with frames is no longer listed");
         for ac in Ac::ALL {
-            w.round(ac, TurnBudget::frames(64), Loop::Hooked { flush: false });
+            w.round(ac, TurnBudget::frames(64), Loop::Hooked { flush: false, own: None });
         }
         w.now = w.now.add_micros(1000);
         w.check();

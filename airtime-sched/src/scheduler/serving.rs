@@ -17,6 +17,21 @@ pub enum TxqReturn {
     Empty,
 }
 
+impl TxqReturn {
+    /// What a turn that saw its txq `backlogged` (frames left anywhere it keeps them)
+    /// after `progressed` (sent at least one frame) returns: empty without frames,
+    /// backlogged at the head after progress, stalled at the tail without (a full
+    /// ring, a skipped turn, a station over its AQL limit).
+    #[inline]
+    pub const fn after_turn(backlogged: bool, progressed: bool) -> TxqReturn {
+        match (backlogged, progressed) {
+            (false, _) => TxqReturn::Empty,
+            (true, true) => TxqReturn::Backlogged,
+            (true, false) => TxqReturn::Stalled,
+        }
+    }
+}
+
 /// Sole service of one txq (invariant S3), from [`Scheduler::next_txq`] or
 /// [`Scheduler::may_transmit`] until [`Scheduler::return_txq`].
 ///

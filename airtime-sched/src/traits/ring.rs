@@ -68,14 +68,28 @@ pub trait Ring {
     /// multicast frames, and none otherwise. On refusal both come back.
     fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>>;
 
+    /// The turn of txq `txq` starts: every push until the matching
+    /// [`end_turn`](Self::end_turn) is of that txq. Where a driver looks up, once per
+    /// turn rather than per frame, what its descriptors need of the txq (mt76's wcid,
+    /// ath11k's peer and TID, a station-less txq's multicast index, which an uncharged
+    /// frame's [`push`](Self::push) cannot tell) and opens the A-MPDU it builds from the
+    /// turn's frames. The ready loops call it for each turn they serve, before its first
+    /// push, and always pair it with `end_turn`; never for a turn they do not serve (see
+    /// `end_turn`). Does nothing by default.
+    #[inline]
+    fn start_turn(&mut self, txq: TxqId, ac: Ac) {
+        let _ = (txq, ac);
+    }
+
     /// The turn of txq `txq` ended: where a host-aggregating driver closes the A-MPDU it
-    /// built from that txq's frames and rings the doorbell. Every push between two calls
-    /// is of the one txq the second call names. The ready loops call it after each turn
-    /// they serve, whether it pushed or not; not for a txq a pre-turn hook skips
-    /// ([`TurnStart::Skip`](crate::txqs::TurnStart::Skip)), nor, in
-    /// [`driver_loop::run_round`](crate::driver_loop::run_round), for one whose txq or
-    /// station the driver's tables lack (nothing is dequeued from it). Does nothing by
-    /// default.
+    /// built from that txq's frames and rings the doorbell. Every push between
+    /// [`start_turn`](Self::start_turn) and this call is of the one txq both name. The
+    /// ready loops call it after each turn they serve, whether it pushed or not; not for
+    /// a txq a pre-turn hook skips ([`TurnStart::Skip`](crate::txqs::TurnStart::Skip)),
+    /// nor, in [`driver_loop::run_round`](crate::driver_loop::run_round), for one whose
+    /// txq or station the driver's tables lack (nothing is dequeued from it). Does
+    /// nothing by default.
+    #[inline]
     fn end_turn(&mut self, txq: TxqId, ac: Ac) {
         let _ = (txq, ac);
     }
@@ -93,6 +107,12 @@ impl<R: Ring + ?Sized> Ring for &mut R {
         (**self).push(frame, charge)
     }
 
+    #[inline]
+    fn start_turn(&mut self, txq: TxqId, ac: Ac) {
+        (**self).start_turn(txq, ac)
+    }
+
+    #[inline]
     fn end_turn(&mut self, txq: TxqId, ac: Ac) {
         (**self).end_turn(txq, ac)
     }

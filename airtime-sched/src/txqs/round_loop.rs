@@ -13,11 +13,12 @@ use crate::{Ac, Instant, TxqReturn};
 /// station cannot hold the ring for a long burst while others wait (mt76 bounds its
 /// bursts the same way). A txq stopped by its budget keeps its frames and, with
 /// deficit left, its place at the head: the round then ends (a round serves a txq
-/// once, as mainline's does), and the next round starts with it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// once, as mainline's does), and the next round starts with it. A pre-turn hook may
+/// give a txq its own budget ([`TurnStart::ServeWithin`]).
 ///
 /// A turn sends at least one frame whatever the bounds (when the station's AQL budget
 /// and the ring allow one), so no bound, 0 included, can stall a txq.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TurnBudget {
     /// Frames per turn (at least one is sent).
     pub frames: u32,
@@ -51,8 +52,13 @@ impl Default for TurnBudget {
 /// the scheduler just handed out, before anything is dequeued from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TurnStart {
-    /// Serve it as usual.
+    /// Serve it as usual, within the round's [`TurnBudget`].
     Serve,
+    /// Serve it within this budget instead of the round's: a driver that bounds some
+    /// txqs' turns differently (a tighter airtime bound for a station on a slow rate, a
+    /// voice txq's short bursts, a larger A-MPDU for a station that negotiated one). As
+    /// with any budget, the turn sends at least one frame.
+    ServeWithin(TurnBudget),
     /// Send nothing from it in this round (its station is in power save, say): its
     /// frames stay where they are, nothing is charged, and it is returned stalled, so
     /// it stays listed at the tail of its AC and is offered again in the next round
@@ -116,7 +122,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// [`run_round_with`](Self::run_round_with), with `before_turn` asked first at each
     /// txq the scheduler hands out, while the round holds it: [`TurnStart::Skip`] sends
     /// nothing from it (a station in power save: mac80211 does not schedule a sleeping
-    /// station's txqs). The hook holds the turn, so it may also take what a power-save
+    /// station's txqs), [`TurnStart::ServeWithin`] serves it within a budget of its own
+    /// instead of `round_budget`. The hook holds the turn, so it may also take what a power-save
     /// flush needs from it ([`TxqTurn::take_retry`](super::TxqTurn::take_retry), the
     /// queue) before skipping. A skipped txq is not counted in
     /// [`RoundReport::txqs_served`], and `at_turn_end` does not run for it.
@@ -132,7 +139,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         now: Instant,
         stations: &S,
         ring: &mut R,
-        budget: TurnBudget,
+        round_budget: TurnBudget,
         mut before_turn: impl FnMut(&mut super::TxqTurn<'_, Q>) -> TurnStart,
         mut at_turn_end: impl FnMut(&mut super::TxqTurn<'_, Q>),
     ) -> RoundReport<Q::Frame>
@@ -164,18 +171,23 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 }
                 break;
             };
-            if before_turn(&mut turn) == TurnStart::Skip {
-                // Kept listed at the tail while it has frames; one without (the hook
-                // flushed them, or a wake's frame was sent before) leaves the list as
-                // any empty turn does, so that a dozing station's empty txqs are not
-                // visited every round and say so (`may_have_frames`). The round goes on
-                // with the next txq.
-                let outcome = turn_outcome(turn.is_backlogged(), false);
-                turn.finish(outcome, now);
-                continue;
-            }
+            let budget = match before_turn(&mut turn) {
+                TurnStart::Serve => round_budget,
+                TurnStart::ServeWithin(own) => own,
+                TurnStart::Skip => {
+                    // Kept listed at the tail while it has frames; one without (the hook
+                    // flushed them, or a wake's frame was sent before) leaves the list as
+                    // any empty turn does, so that a dozing station's empty txqs are not
+                    // visited every round and say so (`may_have_frames`). The round goes
+                    // on with the next txq.
+                    let outcome = TxqReturn::after_turn(turn.is_backlogged(), false);
+                    turn.finish(outcome, now);
+                    continue;
+                }
+            };
             report.txqs_served += 1;
             let id = turn.txq();
+            ring.start_turn(id, ac);
             // `None` for a station-less txq; a removed station's txq sends nothing more
             // (its frames come back with it from `take_removed`).
             let (station, gone) = turn.serving().station_and_removed();
@@ -276,7 +288,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
             ring.end_turn(id, ac);
             at_turn_end(&mut turn);
-            let outcome = turn_outcome(turn.is_backlogged(), progressed);
+            let outcome = TxqReturn::after_turn(turn.is_backlogged(), progressed);
             budget_left_frames = budget_spent && stop.is_none() && outcome != TxqReturn::Empty;
             turn.finish(outcome, now);
             if let Some(end) = stop {
@@ -285,17 +297,5 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             }
         }
         report
-    }
-}
-
-/// How a turn returns its txq: empty when it holds no frame (it leaves its AC's list,
-/// unless its station's debt keeps it), backlogged at the head after progress, stalled
-/// at the tail without (a skipped turn, a full ring).
-#[inline]
-fn turn_outcome(backlogged: bool, progressed: bool) -> TxqReturn {
-    match (backlogged, progressed) {
-        (false, _) => TxqReturn::Empty,
-        (true, true) => TxqReturn::Backlogged,
-        (true, false) => TxqReturn::Stalled,
     }
 }
