@@ -5,12 +5,12 @@ use crate::hal::{
     MT7915_TOKEN_SIZE, Token, TxDesc, TxFree, TxOutcome, TxReport, WTBL_AIRTIME_CLEAR_BIT,
 };
 use crate::lock::SpinLock;
-use crate::station::{Awake, StationRecord, Stations};
+use crate::station::{StationRecord, Stations};
 use crate::tokens::{Entry, TokenTable};
 use airtime_est::Rate;
 use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::traits::{Enqueue, Frame, PushError, Ring, Txq};
-use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget};
+use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget, TurnStart};
 use airtime_sched::{
     Ac, Charge, ConfigError, FqCodelTxq, FqFrame, FrameStatus, Instant, SchedError, Scheduler, StationId, Tid, TxqId,
     TxqTable, Weight,
@@ -248,6 +248,7 @@ impl<H, Q: Txq> fmt::Debug for Mt76<H, Q> {
 /// core's [`Ring`].
 struct DmaRing<'a, H, F> {
     hal: &'a H,
+    sched: &'a Scheduler,
     tokens: &'a TokenTable<F>,
     stations: &'a Stations,
     counters: &'a Counters,
@@ -257,6 +258,10 @@ struct DmaRing<'a, H, F> {
     bursts: u32,
     /// Whether the current turn wrote a descriptor.
     wrote: bool,
+    /// The current turn's station (`None` for a station-less txq) and its WTBL index,
+    /// looked up once per turn, as `mt76_txq_schedule_list` does before each burst.
+    turn_station: Option<StationId>,
+    turn_wcid: Option<u16>,
 }
 
 impl<H: Hal<F>, F: Frame> DmaRing<'_, H, F> {
@@ -274,10 +279,18 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
         self.open(ac)
     }
 
+    /// `mt76_txq_schedule_list`'s look-up of the txq's wcid, before its burst.
+    fn start_turn(&mut self, txq: TxqId, _ac: Ac) {
+        // A txq removed meanwhile sends nothing (its station is gone), so `None` then
+        // describes no frame.
+        self.turn_station = self.sched.txq_info(txq).ok().and_then(|(station, _)| station);
+        self.turn_wcid = self.turn_station.and_then(|s| self.stations.station(s)).and_then(StationRecord::wcid);
+    }
+
     /// `__mt76_tx_queue_skb`: a token for the frame and its charge, then the descriptor.
     fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, DmaError>> {
-        let station = charge.as_ref().and_then(Charge::station);
-        let wcid = station.and_then(|s| self.stations.station(s)).and_then(StationRecord::wcid);
+        let (station, wcid) = (self.turn_station, self.turn_wcid);
+        debug_assert!(charge.as_ref().and_then(Charge::station).is_none_or(|s| Some(s) == station));
         let len_bytes = frame.len_bytes();
         let entry = Entry { frame, charge, station, wcid, ac: self.ac, len_bytes, consumed_at: self.now };
         let token = match self.tokens.consume(entry) {
@@ -548,6 +561,7 @@ where
         for _ in 0..self.config.max_rounds {
             let mut ring = DmaRing {
                 hal: &self.hal,
+                sched: self.scheduler(),
                 tokens: &self.tokens,
                 stations: &self.stations,
                 counters: &self.counters,
@@ -556,14 +570,29 @@ where
                 now,
                 bursts: 0,
                 wrote: false,
+                turn_station: None,
+                turn_wcid: None,
             };
-            let round =
-                self.txqs.run_round_with(ac, now, &Awake(&self.stations), &mut ring, self.config.burst, |turn| {
+            let round = self.txqs.run_round_hooked(
+                ac,
+                now,
+                &self.stations,
+                &mut ring,
+                self.config.burst,
+                // `mt76_txq_schedule_list` skips a station in power save
+                // (`MT_WCID_FLAG_PS`): nothing is dequeued or charged, and the txq stays
+                // listed for the round after its wake.
+                |turn| match turn.station().and_then(|s| self.stations.station(s)) {
+                    Some(record) if record.asleep() => TurnStart::Skip,
+                    _ => TurnStart::Serve,
+                },
+                |turn| {
                     // While this context alone holds the txq: the frames its queue dropped.
                     if let Some(queue) = turn.queue() {
                         queue.take_dropped(&mut |frame| self.drop_frame(frame));
                     }
-                });
+                },
+            );
             report.rounds = report.rounds.saturating_add(1);
             report.frames = report.frames.saturating_add(round.frames);
             report.bursts = report.bursts.saturating_add(ring.bursts);

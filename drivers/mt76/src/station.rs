@@ -151,21 +151,3 @@ impl StationTable for Stations {
         price_from_rate(self.multicast_rate, frame_len, ac).ok()
     }
 }
-
-/// The stations as a round sees them: a station in power save is not there, so its
-/// txq's turn ends before anything is charged or written (`mt76_txq_schedule_list`
-/// skips a `MT_WCID_FLAG_PS` station's txqs). The txq stays listed and is served again
-/// once the station wakes.
-pub(crate) struct Awake<'a>(pub(crate) &'a Stations);
-
-impl StationTable for Awake<'_> {
-    type Station = StationRecord;
-
-    fn station(&self, id: StationId) -> Option<&StationRecord> {
-        self.0.station(id).filter(|r| !r.asleep())
-    }
-
-    fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
-        self.0.multicast_airtime_us(frame_len, ac)
-    }
-}
