@@ -141,6 +141,14 @@ impl Ring for FaultRing {
     }
     fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, RingErrorKind>> {
         assert!(self.open.is_some(), "a push outside a turn");
+        self.push_frame(frame, charge)
+    }
+}
+
+impl FaultRing {
+    /// A push as the fault script says, from a turn or from the driver itself (a frame
+    /// charged through the scheduler, outside any round).
+    fn push_frame(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, RingErrorKind>> {
         let kind = match self.faults.pop_front().unwrap_or(Fault::Accept) {
             _ if self.held.len() >= self.room => Some(RingErrorKind::Full),
             Fault::Accept => None,
@@ -808,7 +816,7 @@ fuzz_target!(|input: Input| {
                 }
                 .expect("a live station is charged");
                 let f = w.frame(u32::from(len));
-                if let Err(PushError { frame, charge, .. }) = w.d.ring.push(f, Some(charge)) {
+                if let Err(PushError { frame, charge, .. }) = w.d.ring.push_frame(f, Some(charge)) {
                     w.d.refused.push((frame, charge, None));
                 }
             }
