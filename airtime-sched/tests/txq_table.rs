@@ -34,6 +34,9 @@ impl Frame for Pkt {
 struct TestRing {
     /// The turn started and not yet ended.
     open: Option<TxqId>,
+    /// A txq whose frames the ring takes only while this many more fit (its BlockAck
+    /// window), refusing the rest with `TxqFull`.
+    window: Option<(TxqId, u32)>,
     room: usize,
     refuse_at: Option<u32>,
     pushes: u32,
@@ -51,6 +54,14 @@ impl Ring for TestRing {
     }
     fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
         assert!(self.open.is_some(), "a push outside a turn");
+        if let Some((txq, room)) = &mut self.window {
+            if self.open == Some(*txq) {
+                if *room == 0 {
+                    return Err(PushError { frame, charge, error: RingErrorKind::TxqFull });
+                }
+                *room -= 1;
+            }
+        }
         self.pushes += 1;
         if self.refuse_at == Some(self.pushes) {
             return Err(PushError { frame, charge, error: RingErrorKind::OutOfMemory });
@@ -287,6 +298,37 @@ fn a_hook_gives_one_txq_a_turn_budget_of_its_own() {
     }
     assert!(r.turn_frames.iter().zip(&r.turns).all(|(&n, &q)| q != qa || n <= 2), "{:?}", r.turn_frames);
     complete(&t, &mut r);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_txq_the_ring_takes_no_more_of_ends_its_turn_not_the_round() {
+    let t = table();
+    let (a, b, peers, qa, qb) = two_stations(&t, 4, 100);
+    // `a`'s BlockAck window has room for one frame.
+    let mut r = TestRing { window: Some((qa, 1)), ..ring(64) };
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!((report.frames, report.held_back), (5, 1), "a's first frame and all of b's");
+    assert_ne!(report.end, RoundEnd::Refused(RingErrorKind::TxqFull), "the round went on");
+    assert!(report.refused.is_none());
+    assert!(r.turns.contains(&qa) && r.turns.contains(&qb));
+    // Charged: a's one frame sent and b's four; a's kept frame gave its charge back.
+    let one = r.held[0].1.as_ref().map(Charge::airtime_us).unwrap();
+    assert_eq!(t.scheduler().station_pending_us(a, Ac::Be).unwrap(), one);
+    assert_eq!(t.scheduler().station_pending_us(b, Ac::Be).unwrap(), 4 * one);
+    let sent = complete(&t, &mut r);
+    assert_eq!(sent.iter().filter(|p| p.0 < 100).collect::<Vec<_>>(), [&Pkt(0)], "only one frame of a");
+    assert_eq!(sent.iter().filter(|p| p.0 >= 100).count(), 4, "all of b's, in the same round");
+    // Still listed, with its kept frame first; the window closed, a round passes it by.
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!((report.frames, report.held_back), (0, 1));
+    assert_eq!(t.scheduler().total_pending_us(), 0, "a kept frame holds no charge");
+    // Completions open the window: the rest goes, in order, each charged once.
+    r.window = Some((qa, 8));
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 3);
+    assert!(r.held.iter().all(|(_, c)| c.is_some()));
+    assert_eq!(complete(&t, &mut r), [Pkt(1), Pkt(2), Pkt(3)]);
     assert_eq!(t.scheduler().total_pending_us(), 0);
 }
 

@@ -125,6 +125,8 @@ enum Fault {
     Full,
     OutOfMemory,
     Other,
+    /// The ring takes no more of the pushing txq's frames now (`RingErrorKind::TxqFull`).
+    TxqFull,
 }
 
 impl Ring for FaultRing {
@@ -155,6 +157,7 @@ impl FaultRing {
             Fault::Full => Some(RingErrorKind::Full),
             Fault::OutOfMemory => Some(RingErrorKind::OutOfMemory),
             Fault::Other => Some(RingErrorKind::Other),
+            Fault::TxqFull => Some(RingErrorKind::TxqFull),
         };
         match kind {
             Some(error) => {

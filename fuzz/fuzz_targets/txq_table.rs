@@ -182,6 +182,8 @@ enum Fault {
     Full,
     OutOfMemory,
     Other,
+    /// The ring takes no more of the pushing txq's frames now (`RingErrorKind::TxqFull`).
+    TxqFull,
 }
 
 /// A ring of `room` slots whose pushes follow a fault script; `lie` makes `has_room` say
@@ -226,6 +228,7 @@ impl RingState {
             Fault::Full => Some(RingErrorKind::Full),
             Fault::OutOfMemory => Some(RingErrorKind::OutOfMemory),
             Fault::Other => Some(RingErrorKind::Other),
+            Fault::TxqFull => Some(RingErrorKind::TxqFull),
         };
         match kind {
             Some(error) => {

@@ -11,6 +11,15 @@ pub enum RingErrorKind {
     Full,
     /// Out of memory or a DMA mapping failure (-ENOMEM).
     OutOfMemory,
+    /// No more frames of *this* txq now, though other txqs' frames still fit: its
+    /// BlockAck window is exhausted, or the firmware's per-TID queue is full (ath9k's
+    /// aggregation stops at the window's edge the same way). In
+    /// [`TxqTable::run_round`](crate::TxqTable::run_round) the frame goes to the txq's
+    /// retry slot, the txq's turn ends (returned stalled, to the tail: it cannot move
+    /// until completions open its window) and the round goes on with the next txq.
+    /// [`driver_loop::run_round`](crate::driver_loop::run_round), which has no retry
+    /// slot, ends the round on it as on any refusal.
+    TxqFull,
     /// Anything else.
     Other,
 }
@@ -75,7 +84,11 @@ pub trait Ring {
     /// frame's [`push`](Self::push) cannot tell) and opens the A-MPDU it builds from the
     /// turn's frames. The ready loops call it for each turn they serve, before its first
     /// push, and always pair it with `end_turn`; never for a turn they do not serve (see
-    /// `end_turn`). Does nothing by default.
+    /// `end_turn`). A turn may push nothing (its queue drained, its station over its AQL
+    /// limit), and the txq or its station may have been removed meanwhile by another
+    /// context, so the driver's look-ups here may fail; frames pushed after such a
+    /// removal were charged before it (their completions are accounted as the departed
+    /// station's). Does nothing by default.
     #[inline]
     fn start_turn(&mut self, txq: TxqId, ac: Ac) {
         let _ = (txq, ac);

@@ -6,7 +6,7 @@
 
 use super::table::{Retry, TxqTable};
 use crate::driver_loop::{Refused, RoundEnd, RoundReport, StationTable};
-use crate::traits::{Enqueue, Frame, PushError, Ring, RingError, Txq};
+use crate::traits::{Enqueue, Frame, PushError, Ring, RingError, RingErrorKind, Txq};
 use crate::{Ac, Instant, TxqReturn};
 
 /// How much one txq may send in one turn before the loop moves on, so that a slow
@@ -78,7 +78,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// the retry slot first, then frames from the queue, each charged to its station
     /// (priced by `stations`) and pushed. A frame the ring refuses goes to its txq's
     /// retry slot, its charge released (it is charged again when sent, so a kept frame
-    /// never holds its own txq over a limit), and the round ends ([`RoundEnd::Refused`]); a
+    /// never holds its own txq over a limit), and the round ends ([`RoundEnd::Refused`]),
+    /// unless the ring refused it for that txq alone ([`RingErrorKind::TxqFull`]: only
+    /// the turn ends, the txq returned stalled); a
     /// station txq's frame that cannot be charged (its station gone from `stations` or
     /// from the scheduler) is kept there uncharged and the txq's turn ends: it is
     /// charged when sent, or handed back with the txq when the station's removal
@@ -126,7 +128,11 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// instead of `round_budget`. The hook holds the turn, so it may also take what a power-save
     /// flush needs from it ([`TxqTurn::take_retry`](super::TxqTurn::take_retry), the
     /// queue) before skipping. A skipped txq is not counted in
-    /// [`RoundReport::txqs_served`], and `at_turn_end` does not run for it.
+    /// [`RoundReport::txqs_served`], and `at_turn_end` does not run for it: a turn pulls
+    /// the txq's intake into its queue when it starts, skipped or not, so a queue that
+    /// drops on its limits there (FQ-CoDel) keeps those drops until a later turn's
+    /// `at_turn_end`, or the hook's own drain. For a served turn, `at_turn_end` runs
+    /// after [`Ring::end_turn`], still holding the txq.
     ///
     /// Why a hook rather than an "asleep" flag the table keeps: power save is the
     /// driver's state (mac80211's `WLAN_STA_PS_STA`, the firmware's PS indications),
@@ -194,6 +200,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let (mut frames, mut airtime_us) = (0u32, 0u64);
             let mut progressed = false;
             let mut stop = None;
+            // The ring took no more of this txq (`RingErrorKind::TxqFull`).
+            let mut txq_full = false;
             // The first frame of a turn is always allowed: a zero bound would otherwise
             // stall the txq for good (every turn ends before it sends anything).
             while !gone && (frames == 0 || (frames < budget.frames && airtime_us < u64::from(budget.airtime_us))) {
@@ -279,8 +287,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                         if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
                             // Unreachable, as above.
                             report.refused = Some(Refused { frame: back.frame, charge: None, txq: id, kind });
+                            stop = Some(RoundEnd::Refused(kind));
+                        } else if kind == RingErrorKind::TxqFull {
+                            // This txq's turn ends, the round does not.
+                            txq_full = true;
+                        } else {
+                            stop = Some(RoundEnd::Refused(kind));
                         }
-                        stop = Some(RoundEnd::Refused(kind));
                         break;
                     }
                 }
@@ -288,8 +301,11 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
             ring.end_turn(id, ac);
             at_turn_end(&mut turn);
-            let outcome = TxqReturn::after_turn(turn.is_backlogged(), progressed);
-            budget_left_frames = budget_spent && stop.is_none() && outcome != TxqReturn::Empty;
+            // A txq the ring took no more of goes to the tail, progress or not: it cannot
+            // move until completions open its window, and at the head it would end every
+            // round there.
+            let outcome = TxqReturn::after_turn(turn.is_backlogged(), progressed && !txq_full);
+            budget_left_frames = budget_spent && stop.is_none() && !txq_full && outcome != TxqReturn::Empty;
             turn.finish(outcome, now);
             if let Some(end) = stop {
                 report.end = end;
