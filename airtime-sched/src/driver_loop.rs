@@ -18,7 +18,8 @@
 use crate::traits::{Frame, PushError, Ring, RingError, RingErrorKind, Station, Txq, TxqError, TxqErrorKind};
 use crate::{Ac, Charge, Instant, Scheduler, StationId, TxqId, TxqReturn};
 
-/// The driver's txqs, by handle.
+/// The driver's txqs, by handle, for [`run_round`] (a driver that keeps its txqs
+/// itself); not the crate's [`TxqTable`](crate::TxqTable), which owns them.
 pub trait TxqTable {
     /// The txq type.
     type Txq: Txq;
@@ -26,7 +27,16 @@ pub trait TxqTable {
     fn txq_mut(&mut self, id: TxqId) -> Option<&mut Self::Txq>;
 }
 
-/// The driver's stations, by handle.
+/// The driver's stations, by handle: how the ready loops
+/// ([`run_round`], [`TxqTable::run_round`](crate::TxqTable::run_round)) price a frame.
+/// Also re-exported at the crate's root.
+///
+/// The loops ask it once per frame, while other contexts may add and remove stations,
+/// so `station` should be a read that takes no lock for long: a fixed array indexed by
+/// [`StationId::index`] whose entries say which id they hold (an atomic id beside the
+/// entry, or an RCU-protected pointer in a kernel driver) fits; a table behind a mutex
+/// would have to be held for a whole round. An entry found for another id is `None`,
+/// and so is a station removed meanwhile: its frame is kept, not sent uncharged.
 pub trait StationTable {
     /// The station type.
     type Station: Station;

@@ -267,6 +267,7 @@ pub use airtime_est;
 pub use ac::{Ac, InvalidTid, Tid};
 pub use charge::Charge;
 pub use config::{AirtimeFlags, AqlLimits, Config, ConfigBuilder, ConfigError, OverLimitPolicy, RoundPolicy, Weight};
+pub use driver_loop::StationTable;
 pub use fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 pub use ids::{StationId, TxqId};
 pub use round_gate::{GateOutcome, RoundGate};

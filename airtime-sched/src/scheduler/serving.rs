@@ -120,6 +120,11 @@ impl<'a> Serving<'a> {
     /// (`ieee80211_txq_airtime_check`, run before each dequeue), counting the charges
     /// made through this handle. False once the station was removed; a station-less txq
     /// asks its AC's multicast budget; the management txq is never limited.
+    ///
+    /// The check comes before the dequeue, as mainline's does, so a station may end one
+    /// frame's charge over its limit; with two of its txqs on one AC (two TIDs) served
+    /// by two contexts at once, each passes its own check and the overshoot is one frame
+    /// per context serving the station at that moment, never more.
     #[inline]
     pub fn airtime_check(&self) -> bool {
         match self.station.map(|sta| self.sched.station_slot(sta)) {

@@ -349,8 +349,9 @@ impl<F> fmt::Debug for ReturnedFrames<F> {
 }
 
 /// A removed txq's frames, handed back by [`TxqTable::take_removed`]: nothing of it is
-/// anywhere else. The driver frees or reroutes the frames and releases the retry
-/// frame's charge.
+/// anywhere else. The driver frees or reroutes the frames, and gives the retry frame's
+/// charge back ([`Scheduler::give_back`]: the frame was never sent) if it kept one (the
+/// table's own loops keep none; a hand-written turn's [`TxqTurn::hold_back`] may).
 #[must_use = "the frames of a removed txq must be freed or rerouted, and a retry charge released"]
 pub struct RemovedTxq<Q: Txq> {
     /// The txq's id, no longer valid.
