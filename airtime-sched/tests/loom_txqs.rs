@@ -92,6 +92,17 @@ impl Enqueue for Fifo {
     }
 }
 
+/// A table of one station with one BE txq, holding `frames` (enqueued in that order).
+fn station_txq(frames: &[u32]) -> (Arc<TxqTable<Fifo>>, StationId, TxqId) {
+    let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+    let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    for &p in frames {
+        table.enqueue(q, Pkt(p), NOW).unwrap();
+    }
+    (table, sta, q)
+}
+
 fn frames_of(removed: RemovedTxq<Fifo>) -> Vec<Pkt> {
     let mut all = removed.queue.0;
     all.extend(removed.retry.map(|r| r.frame));
@@ -106,9 +117,7 @@ fn frames_of(removed: RemovedTxq<Fifo>) -> Vec<Pkt> {
 #[test]
 fn txq1_enqueue_racing_removal_and_reuse_loses_and_misroutes_nothing() {
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        let (table, sta, q) = station_txq(&[]);
         let producer = {
             let table = table.clone();
             thread::spawn(move || match table.enqueue(q, Pkt(1), NOW) {
@@ -167,11 +176,7 @@ fn txq1_enqueue_racing_removal_and_reuse_loses_and_misroutes_nothing() {
 #[test]
 fn txq2_removal_during_a_turn_hands_the_queue_back_after_it() {
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-        table.enqueue(q, Pkt(1), NOW).unwrap();
-        table.enqueue(q, Pkt(2), NOW).unwrap();
+        let (table, _, q) = station_txq(&[1, 2]);
         let server = {
             let table = table.clone();
             thread::spawn(move || {
@@ -231,10 +236,7 @@ type Serve = fn(&TxqTable<Fifo>, StationId) -> Vec<Pkt>;
 /// word and the AC list agree once all is quiescent.
 fn an_enqueue_racing_the_end_of_a_turn(serve: Serve) {
     loom::model(move || {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let (table, sta, q) = station_txq(&[1]);
         let server = {
             let table = table.clone();
             thread::spawn(move || serve(&table, sta))
@@ -382,10 +384,7 @@ fn txq5_a_pull_turn_racing_a_round_and_an_enqueue() {
 #[test]
 fn txq6_a_claimed_flush_racing_a_round_and_an_enqueue() {
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let (table, _, q) = station_txq(&[1]);
         race_a_round_and_an_enqueue(table, q, flush);
     });
 }
@@ -408,10 +407,7 @@ fn flush(table: &TxqTable<Fifo>, q: TxqId) -> Vec<Pkt> {
 #[test]
 fn txq7_two_claimed_flushes_racing_a_removal_each_frame_once() {
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let (table, _, q) = station_txq(&[1]);
         let mut turn = table.claim(q).unwrap().expect("nobody else serves it");
         turn.hold_back(Retry { frame: Pkt(0), charge: None }).unwrap();
         turn.finish(TxqReturn::Backlogged, NOW);
@@ -456,10 +452,7 @@ fn txq7_two_claimed_flushes_racing_a_removal_each_frame_once() {
 #[test]
 fn txq9_an_enqueue_straight_into_the_queue_never_overtakes_the_intake() {
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-        table.enqueue(q, Pkt(0), NOW).unwrap();
+        let (table, _, q) = station_txq(&[0]);
         let producer = {
             let table = table.clone();
             thread::spawn(move || {
@@ -618,9 +611,7 @@ fn txq11_the_same_racing_the_stations_removal_and_the_slots_reuse() {
 #[test]
 fn txq12_a_stale_enqueue_after_a_removal_does_not_defer_the_hand_back() {
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        let (table, _, q) = station_txq(&[]);
         table.remove_txq(q).unwrap();
         let producer = {
             let table = table.clone();
@@ -638,9 +629,7 @@ fn txq12_a_stale_enqueue_after_a_removal_does_not_defer_the_hand_back() {
 #[test]
 fn txq13_a_stale_enqueue_never_costs_the_slots_next_txq_its_turn() {
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        let (table, sta, q) = station_txq(&[]);
         table.remove_txq(q).unwrap();
         assert!(table.take_removed().is_some());
         let q2 = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
@@ -692,11 +681,7 @@ fn txq14_an_enqueue_of_a_txq_added_on_another_thread_sees_its_queue() {
 #[test]
 fn txq15_may_have_frames_never_says_none_of_a_txq_being_served() {
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
-        table.enqueue(q, Pkt(1), NOW).unwrap();
-        table.enqueue(q, Pkt(2), NOW).unwrap();
+        let (table, _, q) = station_txq(&[1, 2]);
         let server = {
             let table = table.clone();
             thread::spawn(move || {
@@ -723,9 +708,7 @@ fn txq15_may_have_frames_never_says_none_of_a_txq_being_served() {
 fn txq16_an_enqueued_frame_is_seen_until_a_turn_takes_it() {
     use loom::sync::atomic::{AtomicBool, Ordering};
     loom::model(|| {
-        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
-        let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
-        let q = table.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+        let (table, _, q) = station_txq(&[]);
         let sent = Arc::new(AtomicBool::new(false));
         let server = {
             let (table, sent) = (table.clone(), sent.clone());
