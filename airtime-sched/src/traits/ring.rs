@@ -16,9 +16,11 @@ pub enum RingErrorKind {
     /// aggregation stops at the window's edge the same way). In
     /// [`TxqTable::run_round`](crate::TxqTable::run_round) the frame goes to the txq's
     /// retry slot, the txq's turn ends (returned stalled, to the tail: it cannot move
-    /// until completions open its window) and the round goes on with the next txq.
-    /// [`driver_loop::run_round`](crate::driver_loop::run_round), which has no retry
-    /// slot, ends the round on it as on any refusal.
+    /// until completions open its window) and the round goes on with the next txq. A
+    /// driver that knows the window is closed before the turn starts skips the txq in its
+    /// pre-turn hook instead ([`TurnStart::Skip`](crate::txqs::TurnStart::Skip)): nothing
+    /// is dequeued or charged then. [`driver_loop::run_round`](crate::driver_loop::run_round),
+    /// which has no retry slot, ends the round on it as on any refusal.
     TxqFull,
     /// Anything else.
     Other,
