@@ -126,7 +126,6 @@ struct HwRing {
 /// One context's access to the ring: locks it per call.
 struct RingAccess<'a> {
     hw: &'a Hw,
-    sched: &'a Scheduler,
     peers: &'a Peers,
     now: Instant,
     /// The rate of the current turn's frames: a turn's frames go out as one A-MPDU,
@@ -142,9 +141,8 @@ impl Ring for RingAccess<'_> {
         self.hw.ring.lock().map(|r| r.frames.len() < RING_SIZE).unwrap_or(false)
     }
 
-    /// Every push until `end_turn` is of `txq`: look up its station's rate once.
-    fn start_turn(&mut self, txq: TxqId, _ac: Ac) {
-        let station = self.sched.txq_info(txq).ok().and_then(|(station, _)| station);
+    /// Every push until `end_turn` is of this turn's txq and station: look up its rate once.
+    fn start_turn(&mut self, _txq: TxqId, station: Option<StationId>, _ac: Ac) {
         self.turn_rate = station.and_then(|s| self.peers.station(s)).and_then(Station::last_tx_rate);
     }
 
@@ -234,8 +232,7 @@ impl Radio {
 
     fn run_round(&self) {
         let now = self.now();
-        let sched = self.txqs.scheduler();
-        let mut ring = RingAccess { hw: &self.hw, sched, peers: &self.peers, now, turn_rate: None };
+        let mut ring = RingAccess { hw: &self.hw, peers: &self.peers, now, turn_rate: None };
         // At the end of each turn, while this context alone holds the txq, free the
         // frames FQ-CoDel dropped (CoDel, limits): it keeps them until taken.
         let report = self.txqs.run_round_with(Ac::Be, now, &self.peers, &mut ring, TurnBudget::frames(16), |turn| {

@@ -31,7 +31,8 @@ pub trait TxqTable {
 /// ([`run_round`], [`TxqTable::run_round`](crate::TxqTable::run_round)) price a frame.
 /// Also re-exported at the crate's root.
 ///
-/// The loops ask it once per frame, while other contexts may add and remove stations,
+/// The loops ask it once per frame (the table's) or per turn (`run_round`), while
+/// other contexts may add and remove stations,
 /// so `station` should be a read that takes no lock for long: a fixed array indexed by
 /// [`StationId::index`] whose entries say which id they hold (an atomic id beside the
 /// entry, or an RCU-protected pointer in a kernel driver) fits; a table behind a mutex
@@ -174,7 +175,8 @@ where
         // nothing is dequeued from it (sending it uncharged would switch AQL off for the
         // txq, as nothing would ever fill its budget), and the frame at its head counts
         // as kept back. `None`: a station-less txq.
-        let entry = match serving.station().map(|sta| stations.station(sta)) {
+        let station = serving.station();
+        let entry = match station.map(|sta| stations.station(sta)) {
             Some(None) => {
                 report.unpriced += 1;
                 let outcome = if txq.is_empty() { TxqReturn::Empty } else { TxqReturn::Stalled };
@@ -186,7 +188,7 @@ where
         };
         let mut progressed = false;
         let mut stop = None;
-        ring.start_turn(id, ac);
+        ring.start_turn(id, station, ac);
         loop {
             if !ring.has_room(ac) {
                 stop = Some(RoundEnd::RingFull);

@@ -661,7 +661,7 @@ fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
             self.0.push(Event::Push(frame.0));
             Ok(())
         }
-        fn start_turn(&mut self, txq: airtime_sched::TxqId, _: Ac) {
+        fn start_turn(&mut self, txq: airtime_sched::TxqId, _: Option<airtime_sched::StationId>, _: Ac) {
             self.0.push(Event::Start(txq));
         }
         fn end_turn(&mut self, txq: airtime_sched::TxqId, _: Ac) {

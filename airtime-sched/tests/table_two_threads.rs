@@ -87,6 +87,7 @@ struct Shared {
 struct Checked<'a> {
     s: &'a Shared,
     turn: Option<TxqId>,
+    station: Option<StationId>,
 }
 
 impl Ring for Checked<'_> {
@@ -96,8 +97,11 @@ impl Ring for Checked<'_> {
         self.s.ring.lock().unwrap().len() < 48
     }
     fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
-        // Inside the turn `start_turn` named, and of its txq.
+        // Inside the turn `start_turn` named, of its txq, and charged to its station.
         assert_eq!(self.turn, Some(frame.txq), "a push outside its txq's turn");
+        if let Some(c) = charge.as_ref().and_then(Charge::station) {
+            assert_eq!(Some(c), self.station, "charged to the station start_turn named");
+        }
         // Charged to the frame's own station; station-less frames uncharged.
         assert_eq!(charge.as_ref().and_then(Charge::station), frame.station, "frame {} charged wrongly", frame.seq);
         if let (Some(sta), Some(c)) = (frame.station, charge.as_ref()) {
@@ -115,8 +119,9 @@ impl Ring for Checked<'_> {
         self.s.ring.lock().unwrap().push_back((frame, charge));
         Ok(())
     }
-    fn start_turn(&mut self, txq: TxqId, _: Ac) {
+    fn start_turn(&mut self, txq: TxqId, station: Option<StationId>, _: Ac) {
         assert_eq!(self.turn.replace(txq), None, "a turn started inside another");
+        self.station = station;
     }
     fn end_turn(&mut self, txq: TxqId, _: Ac) {
         assert_eq!(self.turn.take(), Some(txq), "end_turn names the turn start_turn opened");
@@ -129,7 +134,7 @@ fn now() -> Instant {
 
 impl Shared {
     fn round(&self) -> u32 {
-        let mut ring = Checked { s: self, turn: None };
+        let mut ring = Checked { s: self, turn: None, station: None };
         let report = self.table.run_round(Ac::Be, now(), &self.peers, &mut ring, TurnBudget::frames(8));
         assert!(report.refused.is_none());
         report.frames

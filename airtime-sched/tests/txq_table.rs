@@ -32,8 +32,9 @@ impl Frame for Pkt {
 /// and that each turn it ends is the one it started.
 #[derive(Default)]
 struct TestRing {
-    /// The turn started and not yet ended.
+    /// The turn started and not yet ended, and its station.
     open: Option<TxqId>,
+    station: Option<StationId>,
     /// A txq whose frames the ring takes only while this many more fit (its BlockAck
     /// window), refusing the rest with `TxqFull`.
     window: Option<(TxqId, u32)>,
@@ -54,6 +55,9 @@ impl Ring for TestRing {
     }
     fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
         assert!(self.open.is_some(), "a push outside a turn");
+        if let Some(sta) = charge.as_ref().and_then(Charge::station) {
+            assert_eq!(Some(sta), self.station, "charged to the station start_turn named");
+        }
         if let Some((txq, room)) = &mut self.window {
             if self.open == Some(*txq) {
                 if *room == 0 {
@@ -70,8 +74,9 @@ impl Ring for TestRing {
         self.this_turn += 1;
         Ok(())
     }
-    fn start_turn(&mut self, txq: TxqId, _: Ac) {
+    fn start_turn(&mut self, txq: TxqId, station: Option<StationId>, _: Ac) {
         assert_eq!(self.open.replace(txq), None, "a turn started inside another");
+        self.station = station;
     }
     fn end_turn(&mut self, txq: TxqId, _: Ac) {
         assert_eq!(self.open.take(), Some(txq), "a turn ended that had not started");
@@ -330,6 +335,40 @@ fn a_txq_the_ring_takes_no_more_of_ends_its_turn_not_the_round() {
     assert!(r.held.iter().all(|(_, c)| c.is_some()));
     assert_eq!(complete(&t, &mut r), [Pkt(1), Pkt(2), Pkt(3)]);
     assert_eq!(t.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_turn_of_a_txq_removed_after_it_was_handed_out_names_its_station() {
+    let t = table();
+    let (sta, peers, q) = one_station(&t, 4);
+    let mut r = ring(64);
+    // Another context removes the txq between the hand-out and the turn's start: the
+    // turn still sends (a removal does not stop its server), and start_turn names the
+    // station the frames are charged to, which a look-up by the txq could not.
+    let remove = |turn: &mut airtime_sched::TxqTurn<'_, Fifo>| {
+        t.remove_txq(turn.txq()).unwrap();
+        assert!(t.scheduler().txq_info(turn.txq()).is_err(), "the txq is gone");
+        TurnStart::Serve
+    };
+    let report = t.run_round_hooked(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED, remove, |_| ());
+    assert_eq!((report.frames, r.turns.as_slice()), (4, [q].as_slice()));
+    assert!(r.held.iter().all(|(_, c)| c.as_ref().and_then(Charge::station) == Some(sta)));
+    complete(&t, &mut r);
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    assert!(t.take_removed().is_some(), "handed back once its turn ended");
+}
+
+#[test]
+fn a_turn_that_sends_nothing_under_a_zero_bound_does_not_report_the_budget() {
+    let t = table();
+    let (_, _, _) = one_station(&t, 8);
+    let mut r = ring(64);
+    // The station is missing from the driver's table: nothing can be priced, and the
+    // turn's zero airtime bound is "reached" without a frame sent.
+    let own = |_: &mut airtime_sched::TxqTurn<'_, Fifo>| TurnStart::ServeWithin(TurnBudget::airtime_us(0));
+    let report = t.run_round_hooked(Ac::Be, NOW, &Peers(vec![]), &mut r, TurnBudget::UNLIMITED, own, |_| ());
+    assert_eq!((report.frames, report.unpriced), (0, 1));
+    assert_ne!(report.end, RoundEnd::TurnBudget, "the txq went to the tail, not the head");
 }
 
 #[test]

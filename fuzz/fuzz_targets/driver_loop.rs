@@ -135,7 +135,7 @@ impl Ring for FaultRing {
     fn has_room(&self, _: Ac) -> bool {
         self.lie || self.held.len() < self.room
     }
-    fn start_turn(&mut self, txq: TxqId, _: Ac) {
+    fn start_turn(&mut self, txq: TxqId, _: Option<StationId>, _: Ac) {
         assert_eq!(self.open.replace(txq), None, "a turn started inside another");
     }
     fn end_turn(&mut self, txq: TxqId, _: Ac) {
@@ -624,7 +624,7 @@ impl Driver {
         assert_eq!(sched.txq_info(id).map(|(s, t)| (s, t.ac())), Ok((station, ac)));
         let mut progressed = false;
         let mut refused = false;
-        self.ring.start_turn(id, ac);
+        self.ring.start_turn(id, station, ac);
         for _ in 0..frames % 16 {
             if !serving.airtime_check() {
                 break;

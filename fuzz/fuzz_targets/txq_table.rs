@@ -261,7 +261,7 @@ impl Ring for RingView<'_> {
         assert_eq!(r.open_turn.map(|(txq, _)| txq), Some(frame.txq), "a push outside its txq's turn");
         r.push(frame, charge)
     }
-    fn start_turn(&mut self, txq: TxqId, ac: Ac) {
+    fn start_turn(&mut self, txq: TxqId, _: Option<StationId>, ac: Ac) {
         let mut r = self.0.borrow_mut();
         assert_eq!(r.open_turn.replace((txq, ac)), None, "a turn started inside another");
     }
@@ -1231,7 +1231,11 @@ impl World {
                 assert_eq!((report.frames, report.txqs_served, skipped.get()), (0, 0, 0));
             }
             RoundEnd::RingFull => assert!(opens && !has_room),
-            RoundEnd::Refused(kind) => assert_eq!(refusals.last().map(|r| r.1), Some(kind)),
+            RoundEnd::Refused(kind) => {
+                // A refusal for one txq alone ends its turn, never the round.
+                assert_ne!(kind, RingErrorKind::TxqFull);
+                assert_eq!(refusals.last().map(|r| r.1), Some(kind));
+            }
             RoundEnd::TurnBudget => assert!(budget != TurnBudget::UNLIMITED || own_budget.is_some()),
             _ => assert!(opens),
         }

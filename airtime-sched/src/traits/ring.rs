@@ -1,6 +1,6 @@
 //! The hardware descriptor ring a driver pushes frames into.
 
-use crate::{Ac, Charge, TxqId};
+use crate::{Ac, Charge, StationId, TxqId};
 use core::fmt::{self, Debug};
 
 /// Error kinds a [`Ring`] can report when it refuses a frame.
@@ -79,21 +79,31 @@ pub trait Ring {
     /// multicast frames, and none otherwise. On refusal both come back.
     fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>>;
 
-    /// The turn of txq `txq` starts: every push until the matching
-    /// [`end_turn`](Self::end_turn) is of that txq. Where a driver looks up, once per
-    /// turn rather than per frame, what its descriptors need of the txq (mt76's wcid,
-    /// ath11k's peer and TID, a station-less txq's multicast index, which an uncharged
-    /// frame's [`push`](Self::push) cannot tell) and opens the A-MPDU it builds from the
-    /// turn's frames. The ready loops call it for each turn they serve, before its first
-    /// push, and always pair it with `end_turn`; never for a turn they do not serve (see
-    /// `end_turn`). A turn may push nothing (its queue drained, its station over its AQL
-    /// limit), and the txq or its station may have been removed meanwhile by another
-    /// context, so the driver's look-ups here may fail; frames pushed after such a
-    /// removal were charged before it (their completions are accounted as the departed
-    /// station's). Does nothing by default.
+    /// The turn of txq `txq`, of `station` (`None`: a station-less txq, or one whose
+    /// station was removed before the turn, which then pushes nothing), starts: every
+    /// push until the matching [`end_turn`](Self::end_turn) is of that txq, and each
+    /// charged one is charged to `station`. Where a driver looks up, once per turn
+    /// rather than per frame, what its descriptors need (mt76's wcid, ath11k's peer, a
+    /// station-less txq's multicast index, which an uncharged frame's
+    /// [`push`](Self::push) cannot tell) and opens the A-MPDU it builds from the turn's
+    /// frames.
+    ///
+    /// `station` is the one the turn holds, read when the txq was handed out: use it
+    /// rather than a look-up by `txq`, which fails once another context removes the txq
+    /// (its frames may still be sent in this turn, as a txq's removal does not stop its
+    /// server) and may then name the slot's next txq. The station's own removal during
+    /// the turn ends the turn's charges; frames charged before it are still pushed and
+    /// their completions accounted to the departed station, whose hardware index stays
+    /// reserved until it drains
+    /// ([`DepartingStation`](crate::DepartingStation)).
+    ///
+    /// The ready loops call it for each turn they serve, before its first push, and
+    /// pair it with `end_turn` (unless a callback unwinds in between); never for a turn
+    /// they do not serve (see `end_turn`). A turn may push nothing (its queue drained,
+    /// its station over its AQL limit). Does nothing by default.
     #[inline]
-    fn start_turn(&mut self, txq: TxqId, ac: Ac) {
-        let _ = (txq, ac);
+    fn start_turn(&mut self, txq: TxqId, station: Option<StationId>, ac: Ac) {
+        let _ = (txq, station, ac);
     }
 
     /// The turn of txq `txq` ended: where a host-aggregating driver closes the A-MPDU it
@@ -123,8 +133,8 @@ impl<R: Ring + ?Sized> Ring for &mut R {
     }
 
     #[inline]
-    fn start_turn(&mut self, txq: TxqId, ac: Ac) {
-        (**self).start_turn(txq, ac)
+    fn start_turn(&mut self, txq: TxqId, station: Option<StationId>, ac: Ac) {
+        (**self).start_turn(txq, station, ac)
     }
 
     #[inline]

@@ -193,10 +193,10 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             };
             report.txqs_served += 1;
             let id = turn.txq();
-            ring.start_turn(id, ac);
             // `None` for a station-less txq; a removed station's txq sends nothing more
             // (its frames come back with it from `take_removed`).
             let (station, gone) = turn.serving().station_and_removed();
+            ring.start_turn(id, station, ac);
             let (mut frames, mut airtime_us) = (0u32, 0u64);
             let mut progressed = false;
             let mut stop = None;
@@ -305,7 +305,10 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             // move until completions open its window, and at the head it would end every
             // round there.
             let outcome = TxqReturn::after_turn(turn.is_backlogged(), progressed && !txq_full);
-            budget_left_frames = budget_spent && stop.is_none() && !txq_full && outcome != TxqReturn::Empty;
+            // Only a txq that keeps its place at the head with frames left ends a later
+            // round on its budget; one that sent nothing (a zero bound met by a refused
+            // check) went to the tail.
+            budget_left_frames = budget_spent && stop.is_none() && outcome == TxqReturn::Backlogged;
             turn.finish(outcome, now);
             if let Some(end) = stop {
                 report.end = end;

@@ -248,7 +248,6 @@ impl<H, Q: Txq> fmt::Debug for Mt76<H, Q> {
 /// core's [`Ring`].
 struct DmaRing<'a, H, F> {
     hal: &'a H,
-    sched: &'a Scheduler,
     tokens: &'a TokenTable<F>,
     stations: &'a Stations,
     counters: &'a Counters,
@@ -279,12 +278,12 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
         self.open(ac)
     }
 
-    /// `mt76_txq_schedule_list`'s look-up of the txq's wcid, before its burst.
-    fn start_turn(&mut self, txq: TxqId, _ac: Ac) {
-        // A txq removed meanwhile sends nothing (its station is gone), so `None` then
-        // describes no frame.
-        self.turn_station = self.sched.txq_info(txq).ok().and_then(|(station, _)| station);
-        self.turn_wcid = self.turn_station.and_then(|s| self.stations.station(s)).and_then(StationRecord::wcid);
+    /// `mt76_txq_schedule_list`'s look-up of the txq's wcid, before its burst: of the
+    /// station the turn holds (a look-up by txq would fail once the txq is removed,
+    /// while its turn may still send).
+    fn start_turn(&mut self, _txq: TxqId, station: Option<StationId>, _ac: Ac) {
+        self.turn_station = station;
+        self.turn_wcid = station.and_then(|s| self.stations.station(s)).and_then(StationRecord::wcid);
     }
 
     /// `__mt76_tx_queue_skb`: a token for the frame and its charge, then the descriptor.
@@ -561,7 +560,6 @@ where
         for _ in 0..self.config.max_rounds {
             let mut ring = DmaRing {
                 hal: &self.hal,
-                sched: self.scheduler(),
                 tokens: &self.tokens,
                 stations: &self.stations,
                 counters: &self.counters,
@@ -583,7 +581,15 @@ where
                 // (`MT_WCID_FLAG_PS`): nothing is dequeued or charged, and the txq stays
                 // listed for the round after its wake.
                 |turn| match turn.station().and_then(|s| self.stations.station(s)) {
-                    Some(record) if record.asleep() => TurnStart::Skip,
+                    Some(record) if record.asleep() => {
+                        // The turn pulled the txq's intake into its queue, where the
+                        // limits may have dropped: take those drops now, as a served
+                        // turn's end does, or they pile up while the station sleeps.
+                        if let Some(queue) = turn.queue() {
+                            queue.take_dropped(&mut |frame| self.drop_frame(frame));
+                        }
+                        TurnStart::Skip
+                    }
                     _ => TurnStart::Serve,
                 },
                 |turn| {
