@@ -40,3 +40,35 @@ fn a_station_removed_while_asleep_hands_back_every_frame() {
     assert_eq!(b.outcomes(airtime_mt76::hal::TxOutcome::Purged), 4);
     b.check_invariants();
 }
+
+#[test]
+fn a_sleeping_stations_queue_drops_are_taken_while_it_sleeps() {
+    use airtime_mt76::sim_hal::{SimConfig, SimHal};
+    use airtime_mt76::{Config, Mt76};
+    use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq};
+    use airtime_sched::{Instant, Tid, Weight};
+    use common::Pkt;
+
+    let radio: Mt76<SimHal<Pkt>, FqCodelTxq<Pkt>> =
+        Mt76::new(SimHal::new(SimConfig::default()), Config::default()).unwrap();
+    let sta = radio.add_station(7, Weight::DEFAULT).unwrap();
+    let mut fq = FqCodelConfig::default();
+    fq.packet_limit = 48;
+    let q = radio.add_txq(Some(sta), Tid::BE, FqCodelTxq::new(fq).unwrap()).map_err(|e| e.0).unwrap();
+    let now = Instant::from_millis(1);
+    radio.sta_ps(sta, true, now).unwrap();
+    // A sender that keeps sending to a dozing station: each wake's round skips the txq,
+    // but its turn pulled the intake into the queue, whose limit drops the excess.
+    let mut seq = 0;
+    for _ in 0..200 {
+        for _ in 0..50 {
+            seq += 1;
+            let _ = radio.enqueue(q, Pkt { seq, txq: q, len: 1500 }, now);
+        }
+        let _ = radio.wake_tx_queue(q, now);
+    }
+    let s = radio.stats();
+    let held = s.enqueued - s.completed - s.timed_out - s.purged - s.dropped;
+    assert_eq!(s.queued_to_dma, 0, "nothing sent while asleep");
+    assert!(held <= 100, "{held} frames held for a dozing station past its queue's limit of 48");
+}
