@@ -179,8 +179,7 @@ where
         let entry = match station.map(|sta| stations.station(sta)) {
             Some(None) => {
                 report.unpriced += 1;
-                let outcome = if txq.is_empty() { TxqReturn::Empty } else { TxqReturn::Stalled };
-                sched.return_txq(serving, outcome, now);
+                sched.return_txq(serving, TxqReturn::after_turn(!txq.is_empty(), false), now);
                 continue;
             }
             Some(Some(station)) => Some(station),

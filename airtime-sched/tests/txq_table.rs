@@ -699,7 +699,7 @@ fn a_sleeping_stations_txq_is_skipped_kept_listed_and_served_once_awake() {
     let mut r = ring(64);
     // One round with `a` asleep (or not): the txqs the hook was offered, and the report.
     let round = |a_asleep: bool, r: &mut TestRing| {
-        let mut offered = Vec::new();
+        let (mut offered, mut ended) = (Vec::new(), Vec::new());
         let report = t.run_round_hooked(
             Ac::Be,
             NOW,
@@ -710,8 +710,9 @@ fn a_sleeping_stations_txq_is_skipped_kept_listed_and_served_once_awake() {
                 offered.push(turn.txq());
                 if a_asleep && turn.station() == Some(a) { TurnStart::Skip } else { TurnStart::Serve }
             },
-            |_| (),
+            |turn| ended.push(turn.txq()),
         );
+        assert_eq!(offered, ended, "every turn's end runs, a skipped one's too");
         (offered, report)
     };
     let (offered, report) = round(true, &mut r);

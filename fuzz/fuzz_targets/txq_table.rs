@@ -1150,11 +1150,23 @@ impl World {
         };
         let m = RefCell::new(m);
         let skipped = Cell::new(0u32);
+        // The txq the hook just skipped, and the turns the ring had ended by then; and
+        // the skipped turns whose end ran.
+        let skipping = Cell::new(None::<(TxqId, usize)>);
+        let skipped_ends = Cell::new(0u32);
         // After a turn's last push: the pushes against the mirror, then the retry slot,
         // the queue and the backlog read through the turn.
         let at_end = |turn: &mut TxqTurn<'_, Q>| {
             let mut m = m.borrow_mut();
             let r = ring.borrow();
+            if let Some((txq, ended)) = skipping.take() {
+                // A skipped turn's end: the ring heard nothing of it.
+                assert_eq!(txq, turn.txq(), "the end of another turn than the skipped one");
+                assert_eq!(r.turns.len(), ended, "a skipped turn reached the ring");
+                skipped_ends.set(skipped_ends.get() + 1);
+                inspect(turn, m.txq(txq));
+                return;
+            }
             let ended = r.turns.last().expect("end_turn ran before the turn's end");
             assert_eq!((ended.txq, ended.ac), (turn.txq(), ac));
             let t = m.txq(turn.txq());
@@ -1188,11 +1200,15 @@ impl World {
                         let m = &mut **m;
                         flush_into(turn, m, sched);
                     }
+                    skipping.set(Some((turn.txq(), ring.borrow().turns.len())));
                     TurnStart::Skip
                 },
                 at_end,
             ),
         };
+        // Every skipped turn's end ran, right after its hook.
+        assert_eq!(skipping.get(), None, "a skipped turn whose end never ran");
+        assert_eq!(skipped_ends.get(), skipped.get(), "a skipped turn's end");
         let mut r = ring.borrow_mut();
         r.recording = false;
         let turns = std::mem::take(&mut r.turns);

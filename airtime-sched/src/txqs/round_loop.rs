@@ -62,7 +62,8 @@ pub enum TurnStart {
     /// Send nothing from it in this round (its station is in power save, say): its
     /// frames stay where they are, nothing is charged, and it is returned stalled, so
     /// it stays listed at the tail of its AC and is offered again in the next round
-    /// (returned empty instead if it holds no frame, as any empty turn is).
+    /// (returned empty instead if it holds no frame, as any empty turn is). The
+    /// round's `at_turn_end` still runs on it, so the queue's drops are taken.
     /// A round that comes back to it ends there, as a round does at any txq it already
     /// handed out, so a dozing station's listed txqs cost a hook call a round and add
     /// to [`AcCounters::skipped_selections`](crate::AcCounters::skipped_selections)
@@ -128,11 +129,15 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// instead of `round_budget`. The hook holds the turn, so it may also take what a power-save
     /// flush needs from it ([`TxqTurn::take_retry`](super::TxqTurn::take_retry), the
     /// queue) before skipping. A skipped txq is not counted in
-    /// [`RoundReport::txqs_served`], and `at_turn_end` does not run for it: a turn pulls
-    /// the txq's intake into its queue when it starts, skipped or not, so a queue that
-    /// drops on its limits there (FQ-CoDel) keeps those drops until a later turn's
-    /// `at_turn_end`, or the hook's own drain. For a served turn, `at_turn_end` runs
-    /// after [`Ring::end_turn`], still holding the txq.
+    /// [`RoundReport::txqs_served`], and the ring hears nothing of it (no
+    /// [`Ring::start_turn`], no [`Ring::end_turn`]).
+    ///
+    /// `at_turn_end` runs for every turn the round holds, skipped or served: a turn pulls
+    /// the txq's intake into its queue when it starts, so a queue that drops on its
+    /// limits there (FQ-CoDel) has drops to take even from a turn that sends nothing,
+    /// and a sleeping station's would otherwise pile up until it wakes. For a skipped
+    /// turn it runs right after the hook; for a served one, after [`Ring::end_turn`].
+    /// Either way the txq is still held.
     ///
     /// Why a hook rather than an "asleep" flag the table keeps: power save is the
     /// driver's state (mac80211's `WLAN_STA_PS_STA`, the firmware's PS indications),
@@ -181,6 +186,10 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 TurnStart::Serve => round_budget,
                 TurnStart::ServeWithin(own) => own,
                 TurnStart::Skip => {
+                    // The turn pulled the txq's intake into its queue, where the queue's
+                    // limits may have dropped: the turn's end takes those as a served
+                    // turn's does, or they would wait for the station's wake.
+                    at_turn_end(&mut turn);
                     // Kept listed at the tail while it has frames; one without (the hook
                     // flushed them, or a wake's frame was sent before) leaves the list as
                     // any empty turn does, so that a dozing station's empty txqs are not

@@ -581,19 +581,13 @@ where
                 // (`MT_WCID_FLAG_PS`): nothing is dequeued or charged, and the txq stays
                 // listed for the round after its wake.
                 |turn| match turn.station().and_then(|s| self.stations.station(s)) {
-                    Some(record) if record.asleep() => {
-                        // The turn pulled the txq's intake into its queue, where the
-                        // limits may have dropped: take those drops now, as a served
-                        // turn's end does, or they pile up while the station sleeps.
-                        if let Some(queue) = turn.queue() {
-                            queue.take_dropped(&mut |frame| self.drop_frame(frame));
-                        }
-                        TurnStart::Skip
-                    }
+                    Some(record) if record.asleep() => TurnStart::Skip,
                     _ => TurnStart::Serve,
                 },
                 |turn| {
-                    // While this context alone holds the txq: the frames its queue dropped.
+                    // While this context alone holds the txq, served or skipped: the
+                    // frames its queue dropped (a sleeping station's too, as its
+                    // enqueues go on).
                     if let Some(queue) = turn.queue() {
                         queue.take_dropped(&mut |frame| self.drop_frame(frame));
                     }
