@@ -23,7 +23,8 @@ impl Ac {
     /// All access categories in mac80211 order.
     pub const ALL: [Ac; 4] = [Ac::Vo, Ac::Vi, Ac::Be, Ac::Bk];
 
-    /// The index used for per-AC arrays (0..4).
+    /// The AC's mac80211 number (0..4). Per-AC state indexes by the AC itself
+    /// ([`PerAc`]).
     #[inline]
     pub const fn index(self) -> usize {
         self as usize
@@ -54,6 +55,85 @@ impl Ac {
             Ac::Be => "BE",
             Ac::Bk => "BK",
         }
+    }
+}
+
+/// One `T` per access category, indexed by [`Ac`]: never out of bounds, so per-AC state
+/// needs neither a checked lookup nor an index that could panic.
+///
+/// ```
+/// use airtime_sched::{Ac, PerAc};
+///
+/// let mut pending_us = PerAc::from_fn(|ac| if ac == Ac::Vo { 100u32 } else { 0 });
+/// pending_us[Ac::Be] += 300;
+/// assert_eq!(pending_us, [100, 0, 300, 0]);
+/// assert_eq!(pending_us.each().map(|(_, us)| us).sum::<u32>(), 400);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PerAc<T>(pub [T; Ac::COUNT]);
+
+impl<T> PerAc<T> {
+    /// Each AC's value, from `f` of the AC.
+    pub fn from_fn(mut f: impl FnMut(Ac) -> T) -> PerAc<T> {
+        PerAc(Ac::ALL.map(&mut f))
+    }
+
+    /// The values, in mac80211 order (VO first).
+    pub fn iter(&self) -> core::slice::Iter<'_, T> {
+        self.0.iter()
+    }
+
+    /// The ACs and their values, in mac80211 order (VO first).
+    pub fn each(&self) -> impl Iterator<Item = (Ac, &T)> {
+        Ac::ALL.into_iter().zip(&self.0)
+    }
+}
+
+// Both compile to one indexed access: `Ac`'s discriminants are 0..4, so the compiler
+// drops the `get`'s check and its fallback (a `match` on the AC would compile to a jump
+// table).
+impl<T> core::ops::Index<Ac> for PerAc<T> {
+    type Output = T;
+
+    #[inline]
+    fn index(&self, ac: Ac) -> &T {
+        self.0.get(ac.index()).unwrap_or(&self.0[0])
+    }
+}
+
+impl<T> core::ops::IndexMut<Ac> for PerAc<T> {
+    #[inline]
+    fn index_mut(&mut self, ac: Ac) -> &mut T {
+        let [vo, rest @ ..] = &mut self.0;
+        match ac.index().checked_sub(1) {
+            None => vo,
+            Some(k) => rest.get_mut(k).unwrap_or(vo),
+        }
+    }
+}
+
+/// Compares with an array in mac80211 order (VO first).
+impl<T: PartialEq> PartialEq<[T; Ac::COUNT]> for PerAc<T> {
+    fn eq(&self, other: &[T; Ac::COUNT]) -> bool {
+        self.0 == *other
+    }
+}
+
+impl<T> IntoIterator for PerAc<T> {
+    type Item = T;
+    type IntoIter = core::array::IntoIter<T, { Ac::COUNT }>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a PerAc<T> {
+    type Item = &'a T;
+    type IntoIter = core::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
     }
 }
 

@@ -232,6 +232,21 @@
 // able to pull std into the kernel module's staticlib through feature unification.
 #![cfg_attr(not(test), no_std)]
 #![deny(clippy::float_arithmetic)]
+// No panic on any input: this code runs inside kernel modules and is fuzzed. Outside tests,
+// run-time code may not index unchecked (per-AC state is a `PerAc`, indexed by `Ac`),
+// unwrap, or panic; an exception names why its index is in bounds.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
 #![warn(missing_docs)]
 
 extern crate alloc;
@@ -264,7 +279,7 @@ pub mod txqs;
 /// call feeds): re-exported so that a driver names the very version this crate links.
 pub use airtime_est;
 
-pub use ac::{Ac, InvalidTid, Tid};
+pub use ac::{Ac, InvalidTid, PerAc, Tid};
 pub use charge::Charge;
 pub use config::{AirtimeFlags, AqlLimits, Config, ConfigBuilder, ConfigError, OverLimitPolicy, RoundPolicy, Weight};
 pub use driver_loop::StationTable;

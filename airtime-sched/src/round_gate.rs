@@ -37,9 +37,9 @@
 //!
 //! [`TxqTable::run_round`]: crate::TxqTable::run_round
 
-use crate::Ac;
 use crate::cache_line::CacheLines;
 use crate::sync::{AtomicU32, Ordering};
+use crate::{Ac, PerAc};
 
 /// A context is running rounds on the AC.
 const RUNNING: u32 = 1;
@@ -81,7 +81,7 @@ pub enum GateOutcome {
 pub struct RoundGate {
     /// Per AC: `RUNNING` and `AGAIN`, each AC on lines of its own (the contexts of one
     /// AC write its word on every round they ask for).
-    acs: [CacheLines<AtomicU32>; 4],
+    acs: PerAc<CacheLines<AtomicU32>>,
 }
 
 impl Default for RoundGate {
@@ -93,7 +93,7 @@ impl Default for RoundGate {
 impl RoundGate {
     /// A gate with no round running on any AC.
     pub fn new() -> RoundGate {
-        RoundGate { acs: core::array::from_fn(|_| CacheLines(AtomicU32::new(0))) }
+        RoundGate { acs: PerAc::from_fn(|_| CacheLines(AtomicU32::new(0))) }
     }
 
     /// Runs `round` on `ac` here, or hands it to the context already running rounds
@@ -114,7 +114,7 @@ impl RoundGate {
     ///
     /// [`TxqTable::run_round`]: crate::TxqTable::run_round
     pub fn run(&self, ac: Ac, max_rounds: u32, mut round: impl FnMut()) -> GateOutcome {
-        let word = &self.acs[ac.index()].0;
+        let word = &self.acs[ac].0;
         let budget = max_rounds.max(1);
         // Release: orders this context's enqueues and wakes before the note, for the
         // runner that acquires it (`fetch_and` below). A context that becomes the runner
@@ -179,7 +179,7 @@ impl RoundGate {
 
     /// Whether a context is running rounds on `ac` (a snapshot, for statistics).
     pub fn is_running(&self, ac: Ac) -> bool {
-        self.acs[ac.index()].0.load(Ordering::Relaxed) & RUNNING != 0
+        self.acs[ac].0.load(Ordering::Relaxed) & RUNNING != 0
     }
 
     /// Whether requests for rounds on `ac` wait with no context running them: the last
@@ -191,7 +191,7 @@ impl RoundGate {
     /// round (it serves them) and after any exit with nothing pending.
     pub fn is_waiting(&self, ac: Ac) -> bool {
         // Relaxed: a hint to call `run`, whose own read-modify-write orders what matters.
-        self.acs[ac.index()].0.load(Ordering::Relaxed) & (RUNNING | AGAIN) == AGAIN
+        self.acs[ac].0.load(Ordering::Relaxed) & (RUNNING | AGAIN) == AGAIN
     }
 }
 

@@ -20,7 +20,7 @@
 
 use crate::config::AqlLimits;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
-use crate::{Ac, StationId, TxqId};
+use crate::{Ac, PerAc, StationId, TxqId};
 
 /// Station slot word: bits 0..8 the state, bits 8..32 the number of control writes in
 /// flight for the occupant (the guard count: a slot is reused only when it is 0), bits
@@ -381,7 +381,7 @@ pub(crate) struct StationSlot {
     pub(crate) word: AtomicU64,
     /// Written by control operations only, under the slot's guard.
     pub(crate) weight: AtomicU32,
-    pub(crate) ac: [StationAc; Ac::COUNT],
+    pub(crate) ac: PerAc<StationAc>,
 }
 
 impl StationSlot {
@@ -389,7 +389,7 @@ impl StationSlot {
         StationSlot {
             word: AtomicU64::new(sta::FREE),
             weight: AtomicU32::new(256),
-            ac: core::array::from_fn(|_| StationAc {
+            ac: PerAc::from_fn(|_| StationAc {
                 deficit: AtomicU64::new(tagged::word(0, 0)),
                 aql: AtomicU64::new(aql::word(0, false, 0)),
                 limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
@@ -434,7 +434,7 @@ impl StationSlot {
     #[inline]
     pub(crate) fn pending_of(&self, id: StationId, ac: Ac) -> u32 {
         // Relaxed: a counter; the tag says whose it is.
-        let w = self.ac[ac.index()].aql.load(Ordering::Relaxed);
+        let w = self.ac[ac].aql.load(Ordering::Relaxed);
         if aql::generation(w) == aql::tag(id.generation) { aql::pending_us(w) } else { 0 }
     }
 
@@ -453,7 +453,7 @@ impl StationSlot {
         if !self.is_live(id) {
             return Err(ChargeRefused::NotLive);
         }
-        let word = &self.ac[ac.index()].aql;
+        let word = &self.ac[ac].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
             #[cfg(airtime_weakened = "charge_order")]
@@ -503,7 +503,7 @@ impl StationSlot {
     /// bits: the word it subtracted from counts for that occupant).
     #[inline]
     pub(crate) fn release_seen(&self, token_gen: u32, full: bool, ac: Ac, us: u32) -> Option<(u32, u32, u32)> {
-        let word = &self.ac[ac.index()].aql;
+        let word = &self.ac[ac].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
             if !crate::charge::gen_matches(aql::tag(token_gen), full, aql::generation(now)) {
@@ -536,7 +536,7 @@ impl StationSlot {
     #[inline]
     pub(crate) fn pending_us(&self, ac: Ac) -> u32 {
         // Relaxed: a counter read by the AQL check and statistics.
-        aql::pending_us(self.ac[ac.index()].aql.load(Ordering::Relaxed))
+        aql::pending_us(self.ac[ac].aql.load(Ordering::Relaxed))
     }
 
     /// Closes the AQL words of occupant `generation`: no charge is accepted after this.
@@ -576,7 +576,7 @@ impl StationSlot {
     #[inline]
     pub(crate) fn limits(&self, ac: Ac) -> AqlLimits {
         // Relaxed: limits are a configuration value read whole; no other data depends on it.
-        AqlLimits::unpack(self.ac[ac.index()].limits.load(Ordering::Relaxed))
+        AqlLimits::unpack(self.ac[ac].limits.load(Ordering::Relaxed))
     }
 
     #[inline]
@@ -589,7 +589,7 @@ impl StationSlot {
     #[inline]
     pub(crate) fn deficit_us(&self, ac: Ac) -> i64 {
         // Relaxed: a counter.
-        tagged::signed(self.ac[ac.index()].deficit.load(Ordering::Relaxed))
+        tagged::signed(self.ac[ac].deficit.load(Ordering::Relaxed))
     }
 
     /// Effective deficit: stored deficit minus airtime already in flight (`ieee80211_sta_deficit`).
@@ -601,7 +601,7 @@ impl StationSlot {
     /// Registered tx and rx airtime on `ac`, in us.
     #[inline]
     pub(crate) fn airtime_us(&self, ac: Ac) -> (u64, u64) {
-        let a = &self.ac[ac.index()];
+        let a = &self.ac[ac];
         // Relaxed: statistics.
         (tagged::value(a.tx_airtime.load(Ordering::Relaxed)), tagged::value(a.rx_airtime.load(Ordering::Relaxed)))
     }
@@ -610,7 +610,7 @@ impl StationSlot {
     #[inline]
     pub(crate) fn since_active_us(&self, ac: Ac, now_us: u64) -> u64 {
         // Relaxed: a time stamp; nothing is published with it.
-        stamp::since(tagged::value(self.ac[ac.index()].last_active.load(Ordering::Relaxed)), now_us)
+        stamp::since(tagged::value(self.ac[ac].last_active.load(Ordering::Relaxed)), now_us)
     }
 
     /// Sets every per-occupant word to its initial value for occupant `generation`
@@ -697,7 +697,7 @@ impl<'a> LiveStation<'a> {
     /// (loom models ctl1, ctl2).
     #[inline]
     pub(crate) fn top_up(self, ac: Ac, amount: i64) {
-        update_for(&self.slot.ac[ac.index()].deficit, self.generation, |v| {
+        update_for(&self.slot.ac[ac].deficit, self.generation, |v| {
             tagged::from_signed(tagged::signed(v).saturating_add(amount))
         });
     }
@@ -729,7 +729,7 @@ impl<'a> LiveStation<'a> {
             }
             return if debt { TopUp::Owed } else { TopUp::NoDebt };
         }
-        let word = &self.slot.ac[ac.index()].deficit;
+        let word = &self.slot.ac[ac].deficit;
         let mut now = word.load(Ordering::Relaxed);
         loop {
             // Weakened variant, only to prove loom model ctl2 catches it: the top-up lands
@@ -764,7 +764,7 @@ impl<'a> LiveStation<'a> {
     /// Adds registered airtime to the statistics on `ac`, saturating.
     #[inline]
     pub(crate) fn add_airtime(self, ac: Ac, tx_us: u32, rx_us: u32) {
-        let a = &self.slot.ac[ac.index()];
+        let a = &self.slot.ac[ac];
         for (counter, us) in [(&a.tx_airtime, tx_us), (&a.rx_airtime, rx_us)] {
             if us != 0 {
                 update_for(counter, self.generation, |v| (v + u64::from(us)).min(tagged::VALUE));
@@ -781,7 +781,7 @@ impl<'a> LiveStation<'a> {
     /// time over a later one for longer than that).
     #[inline]
     pub(crate) fn stamp_active(self, ac: Ac, now_us: u64, every_us: u64) {
-        let last = &self.slot.ac[ac.index()].last_active;
+        let last = &self.slot.ac[ac].last_active;
         let mut word = last.load(Ordering::Relaxed);
         loop {
             if stamp::since(tagged::value(word), now_us) < every_us {

@@ -84,7 +84,7 @@ impl Link {
     }
 
     fn limit_us(&self) -> AqlLimits {
-        self.s.station_aql(self.sta).unwrap().limits[Ac::Be.index()]
+        self.s.station_aql(self.sta).unwrap().limits[Ac::Be]
     }
 
     /// Runs for `us`, returning the busy (payload) fraction in per mille and the
@@ -114,7 +114,7 @@ fn off_by_default_and_the_stats_show_it() {
     assert_eq!(l.s.station_aql(l.sta).unwrap().configured, None);
     let l = Link::new(true, AqlLimits::DEFAULT, FAST_US, TURNAROUND_US);
     let aql = l.s.station_aql(l.sta).unwrap();
-    assert_eq!(aql.configured.unwrap()[Ac::Be.index()], AqlLimits::DEFAULT);
+    assert_eq!(aql.configured.unwrap()[Ac::Be], AqlLimits::DEFAULT);
     assert!(aql.to_string().contains("AQL adaptive (configured low/high)"));
 }
 
@@ -219,11 +219,11 @@ fn a_station_that_learnt_nothing_follows_its_configured_limit() {
     let idle = s.add_station(Weight::DEFAULT).unwrap();
     let c = s.charge_us(released, Ac::Be, 100).unwrap();
     s.release(c).unwrap();
-    let high = |sta| s.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us();
+    let high = |sta| s.station_aql(sta).unwrap().limits[Ac::Be].high_us();
     for limits in [AqlLimits::new(5000, 20_000).unwrap(), AqlLimits::new(5000, 2_000_000).unwrap()] {
         for sta in [released, idle] {
             s.set_station_limits(sta, Ac::Be, limits).unwrap();
-            assert_eq!(s.station_aql(sta).unwrap().limits[Ac::Be.index()], limits);
+            assert_eq!(s.station_aql(sta).unwrap().limits[Ac::Be], limits);
         }
         let c = s.charge_us(released, Ac::Be, 100).unwrap();
         s.release(c).unwrap();
@@ -260,7 +260,7 @@ fn a_refused_visit_counts_only_for_a_txq_with_frames() {
             s.release(go).unwrap();
         }
         s.release(keep).unwrap();
-        let high = |s: &Scheduler| s.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us();
+        let high = |s: &Scheduler| s.station_aql(sta).unwrap().limits[Ac::Be].high_us();
         assert_eq!(high(&s), 1750);
 
         // A turn sends the station's last frames (1800 us in flight, over its 1750) and

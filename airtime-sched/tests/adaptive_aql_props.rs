@@ -37,13 +37,13 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn check_bounds(s: &Scheduler, sta: StationId, floor_us: u32) -> Result<(), TestCaseError> {
     let aql = s.station_aql(sta).unwrap();
-    let (l, c) = (aql.limits[Ac::Be.index()], aql.configured.unwrap()[Ac::Be.index()]);
+    let (l, c) = (aql.limits[Ac::Be], aql.configured.unwrap()[Ac::Be]);
     let lowest = floor_us.min(c.high_us());
     prop_assert!(l.high_us() <= c.high_us(), "{l:?} over {c:?}");
     prop_assert!(l.high_us() >= lowest, "{l:?} under the floor {floor_us} ({c:?})");
     prop_assert!(l.low_us() <= l.high_us());
     prop_assert!(c.low_us() == 0 || l.low_us() >= 1, "{l:?}: low 0 from {c:?}");
-    if aql.pending_us[Ac::Be.index()] == 0 {
+    if aql.pending_us[Ac::Be] == 0 {
         // What the configured limits decide at nothing pending, with this threshold (the
         // station is the PHY's only one and charges BE only: the PHY total is 0 too).
         let configured = airtime_sched::aql::station_may_send(0, c, 0, s.aql_threshold_us());

@@ -603,7 +603,7 @@ fn s8_registered_airtime_is_charged_only_to_stations_active_within_the_window() 
     s.register_airtime(sta, Ac::Be, 1000, 500, T0).unwrap();
     assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), 256);
     let stats = s.station_airtime(sta).unwrap();
-    assert_eq!((stats.tx_us, stats.rx_us, stats.tx_us_per_ac[Ac::Be.index()]), (1000, 500, 1000));
+    assert_eq!((stats.tx_us, stats.rx_us, stats.tx_us_per_ac[Ac::Be]), (1000, 500, 1000));
 
     s.wake_txq(a, T0).unwrap(); // active from T0
     let window = s.config().active_window_us;

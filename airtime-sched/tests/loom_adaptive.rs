@@ -66,7 +66,7 @@ fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         // The limit shrinks to 1750, so that it has room to grow.
         one_window_of_slack(&sched, sta);
-        let high = |s: &Scheduler| s.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us();
+        let high = |s: &Scheduler| s.station_aql(sta).unwrap().limits[Ac::Be].high_us();
         assert_eq!(high(&sched), 1750);
 
         // 1800 in flight: over the learnt 1750, so a check now is refused.
@@ -77,7 +77,7 @@ fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
                 let allowed = sched.airtime_check(sta, Ac::Be).unwrap();
                 // Mid-race, whatever the release has done: the applied limits stay in
                 // their bounds and ordered.
-                let l = sched.station_aql(sta).unwrap().limits[Ac::Be.index()];
+                let l = sched.station_aql(sta).unwrap().limits[Ac::Be];
                 assert!((LIMITS.0..=LIMITS.1).contains(&l.high_us()) && l.low_us() <= l.high_us(), "{l:?}");
                 allowed
             })
@@ -130,7 +130,7 @@ fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
         };
         completer.join().unwrap();
         let Some(new) = adder.join().unwrap() else { return };
-        let limits = |s: &Scheduler| s.station_aql(new).unwrap().limits[Ac::Be.index()];
+        let limits = |s: &Scheduler| s.station_aql(new).unwrap().limits[Ac::Be];
         assert_eq!(
             limits(&sched),
             AqlLimits::new(LIMITS.0, LIMITS.1).unwrap(),
@@ -174,7 +174,7 @@ fn adaptive3_a_late_refusal_never_reaches_the_slots_next_occupant() {
         };
         checker.join().unwrap();
         let new = next.join().unwrap();
-        let high = |s: &Scheduler| s.station_aql(new).unwrap().limits[Ac::Be.index()].high_us();
+        let high = |s: &Scheduler| s.station_aql(new).unwrap().limits[Ac::Be].high_us();
         assert_eq!(high(&sched), 1750);
         // It runs dry without ever having been refused: no growth.
         let probe = sched.charge_us(new, Ac::Be, 100).unwrap();
@@ -202,7 +202,7 @@ fn adaptive4_a_round_records_refusals_only_for_the_txq_it_visited() {
         let held = sched.add_station(Weight::new(4096).unwrap()).unwrap();
         // As in adaptive1: one window of slack shrinks station 1's limit to 1750.
         one_window_of_slack(&sched, held);
-        let high = |s: &Scheduler| s.station_aql(held).unwrap().limits[Ac::Be.index()].high_us();
+        let high = |s: &Scheduler| s.station_aql(held).unwrap().limits[Ac::Be].high_us();
         assert_eq!(high(&sched), 1750);
         let last = sched.charge_us(held, Ac::Be, 1800).unwrap();
         assert!(sched.deficit_us(held, Ac::Be).unwrap() >= 1800);
@@ -247,7 +247,7 @@ static REUSED_4: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize
 fn debt_after_a_turn(sched: &Scheduler) -> (StationId, airtime_sched::TxqId, airtime_sched::Charge, Serving<'_>) {
     let sta = sched.add_station(Weight::DEFAULT).unwrap();
     one_window_of_slack(sched, sta);
-    assert_eq!(sched.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us(), 1750);
+    assert_eq!(sched.station_aql(sta).unwrap().limits[Ac::Be].high_us(), 1750);
     let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
     sched.wake_txq(txq, NOW).unwrap();
     let round = sched.start_round(Ac::Be);
@@ -261,7 +261,7 @@ fn debt_after_a_turn(sched: &Scheduler) -> (StationId, airtime_sched::TxqId, air
 /// nearly dry: 2000 if a refusal counted since the last adjustment, else 1750.
 fn learnt_after(sched: &Scheduler, sta: StationId, last: airtime_sched::Charge) -> u32 {
     sched.release(last).unwrap();
-    sched.station_aql(sta).unwrap().limits[Ac::Be.index()].high_us()
+    sched.station_aql(sta).unwrap().limits[Ac::Be].high_us()
 }
 
 /// A round on BE that serves nothing of the station over its limit (`held`), returning

@@ -135,7 +135,7 @@ fn tx_no_pushback_limits_stand_four_to_one_at_weights_1024_to_256() {
         assert_eq!(h.high_us(), 4 * l.high_us(), "{ac}");
         assert_eq!(l, s.station_limits(light, ac).unwrap(), "weight 256 is the unscaled limit");
         assert_eq!((h.low_us(), h.high_us()), (20_000, 48_000));
-        assert_eq!(s.station_aql(heavy).unwrap().limits[ac.index()], h, "the aql file shows applied limits");
+        assert_eq!(s.station_aql(heavy).unwrap().limits[ac], h, "the aql file shows applied limits");
     }
     // The AQL check applies the scaled limits: the light station is gated at a quarter of
     // the pending airtime the heavy one may have (threshold raised so the high limits apply).

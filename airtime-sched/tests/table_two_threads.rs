@@ -336,7 +336,7 @@ fn two_contexts_with_churn_keep_every_frame_and_charge_exact_at_every_step() {
             let sched = s.table.scheduler();
             eprintln!(
                 "txq {txq:?} sta {sta:?}: deficit {:?} pending {:?} phy {:?} ac_pending {}",
-                sta.map(|x| sched.station_airtime(x).map(|a| a.deficit_us[2])),
+                sta.map(|x| sched.station_airtime(x).map(|a| a.deficit_us[Ac::Be])),
                 sta.map(|x| sched.station_pending_us(x, Ac::Be)),
                 sched.phy_limit_us(Ac::Be),
                 sched.ac_pending_us(Ac::Be)

@@ -602,9 +602,9 @@ impl World {
             let airtime = self.sched.station_airtime(sta).unwrap();
             let _ = write!(text, "{aql}{airtime}");
             for ac in Ac::ALL {
-                assert_eq!(aql.pending_us[ac.index()], self.sched.station_pending_us(sta, ac).unwrap());
-                assert_eq!(aql.limits[ac.index()], self.sched.effective_limits(sta, ac).unwrap());
-                assert_eq!(airtime.deficit_us[ac.index()], self.sched.deficit_us(sta, ac).unwrap());
+                assert_eq!(aql.pending_us[ac], self.sched.station_pending_us(sta, ac).unwrap());
+                assert_eq!(aql.limits[ac], self.sched.effective_limits(sta, ac).unwrap());
+                assert_eq!(airtime.deficit_us[ac], self.sched.deficit_us(sta, ac).unwrap());
                 let _ = self.sched.station_limits(sta, ac).unwrap();
             }
             assert_eq!(airtime.weight, self.sched.weight(sta).unwrap().get());

@@ -20,7 +20,7 @@ use airtime_mt76::sim_hal::{SimConfig, SimHal};
 use airtime_mt76::{AirtimeSource, Config, Mt76, Mt76Error};
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::txqs::TurnBudget;
-use airtime_sched::{Ac, Frame, FrameStatus, Instant, SchedError, StationId, Tid, TxqId, Weight};
+use airtime_sched::{Ac, Frame, FrameStatus, Instant, PerAc, SchedError, StationId, Tid, TxqId, Weight};
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 
@@ -430,7 +430,7 @@ fuzz_target!(|input: Input| {
             Op::WtblNearClear { sta } => {
                 if let Some((_, wcid)) = w.pick_sta(sta) {
                     let near = WTBL_AIRTIME_CLEAR_BIT - 1000;
-                    w.radio.hal().set_airtime_words(wcid, AirtimeWords { tx_us: [near; 4], rx_us: [near; 4] });
+                    w.radio.hal().set_airtime_words(wcid, AirtimeWords { tx_us: PerAc([near; 4]), rx_us: PerAc([near; 4]) });
                 }
             }
             Op::Stale { token, sta } => {

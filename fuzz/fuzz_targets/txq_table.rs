@@ -1054,7 +1054,7 @@ impl World {
     /// stations' tx airtime.
     fn airtime_of(&self, sta: StationId, ac: Ac) -> (u64, u64) {
         let sched = self.table.scheduler();
-        let own = sched.station_airtime(sta).map_or(0, |a| a.tx_us_per_ac[ac.index()]);
+        let own = sched.station_airtime(sta).map_or(0, |a| a.tx_us_per_ac[ac]);
         (own, sched.ac_counters(ac).departed_tx_us)
     }
 
@@ -2001,9 +2001,9 @@ fn stats(w: &World, sta: Option<StationId>, txq: Option<TxqId>) {
         let airtime = sched.station_airtime(sta).unwrap();
         let _ = write!(text, "{aql}{airtime}");
         for ac in Ac::ALL {
-            assert_eq!(aql.pending_us[ac.index()], sched.station_pending_us(sta, ac).unwrap());
-            assert_eq!(aql.limits[ac.index()], sched.effective_limits(sta, ac).unwrap());
-            assert_eq!(airtime.deficit_us[ac.index()], sched.deficit_us(sta, ac).unwrap());
+            assert_eq!(aql.pending_us[ac], sched.station_pending_us(sta, ac).unwrap());
+            assert_eq!(aql.limits[ac], sched.effective_limits(sta, ac).unwrap());
+            assert_eq!(airtime.deficit_us[ac], sched.deficit_us(sta, ac).unwrap());
             let expected = !sched.aql_enabled()
                 || airtime_sched::aql::station_may_send(
                     sched.station_pending_us(sta, ac).unwrap(),

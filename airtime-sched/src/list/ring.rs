@@ -68,8 +68,8 @@ impl TailRing {
     }
 
     #[inline]
+    #[allow(clippy::indexing_slicing)] // the mask keeps the index below the (power-of-two) length
     fn cell(&self, pos: u64) -> &AtomicU64 {
-        // The mask keeps the index below the (power-of-two) length.
         &self.cells[(pos & self.mask) as usize]
     }
 

@@ -40,7 +40,7 @@ impl Scheduler {
     /// [`AcCounters::uncharged_frames`](super::AcCounters::uncharged_frames). A context
     /// holding the frame's txq calls [`Serving::send_uncharged`](super::Serving::send_uncharged).
     pub fn send_uncharged(&self, ac: Ac) {
-        self.acs[ac.index()].counters.count_uncharged();
+        self.acs[ac].counters.count_uncharged();
     }
 
     /// The airtime [`charge_frame`](Self::charge_frame) charges for a frame.
@@ -201,7 +201,7 @@ impl Scheduler {
         if !self.stations.get(station.index()).is_some_and(|s| s.has_departed(station)) {
             return Err(e);
         }
-        self.acs[ac.index()].counters.count_departed(tx_us, rx_us);
+        self.acs[ac].counters.count_departed(tx_us, rx_us);
         Ok(())
     }
 
@@ -278,7 +278,7 @@ impl Scheduler {
     #[inline(never)]
     pub(crate) fn record_refused_check(&self, slot: LiveStation<'_>, ac: Ac) {
         if self.config.adaptive_aql {
-            super::adaptive_aql::record_refusal(&slot.ac[ac.index()].adaptive, slot.generation());
+            super::adaptive_aql::record_refusal(&slot.ac[ac].adaptive, slot.generation());
         }
     }
 
@@ -311,9 +311,8 @@ impl Scheduler {
         // Weakened variant, only to prove loom model 17 catches it: the threshold
         // compared with this AC's pending airtime alone, not the PHY total over all ACs.
         #[cfg(airtime_weakened = "threshold_own_ac")]
-        let total =
-            u32::try_from(self.acs[ac.index()].pending_us.load(Ordering::Relaxed).saturating_add(own_us as i64).max(0))
-                .unwrap_or(u32::MAX);
+        let total = u32::try_from(self.acs[ac].pending_us.load(Ordering::Relaxed).saturating_add(own_us as i64).max(0))
+            .unwrap_or(u32::MAX);
         #[cfg(not(airtime_weakened = "threshold_own_ac"))]
         let total = u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX);
         crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us()) || {

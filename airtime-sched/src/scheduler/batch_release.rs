@@ -19,7 +19,7 @@
 
 use super::Scheduler;
 use crate::sync::Ordering;
-use crate::{Ac, Charge, StationId};
+use crate::{Ac, Charge, PerAc, StationId};
 
 /// What a [`Scheduler::release_batch`] call did. Every charge handed in is counted in
 /// exactly one of `released`, `unknown_station` and `other_radio`.
@@ -99,7 +99,9 @@ impl Scheduler {
                 }
                 continue;
             }
-            match groups[..used].iter_mut().find(|g| g.holds(&charge)) {
+            // The groups in use, and the free ones (`used` never passes GROUPS).
+            let (live, free) = groups.split_at_mut(used.min(GROUPS));
+            match live.iter_mut().find(|g| g.holds(&charge)) {
                 // A group's sum stays below 2^32 (a station's word cannot hold more); if
                 // it would not, the group is flushed and restarted.
                 Some(g) if g.airtime_us.checked_add(charge.airtime_us).is_some() && g.charges < u32::MAX => {
@@ -107,27 +109,31 @@ impl Scheduler {
                     g.charges += 1;
                     continue;
                 }
-                None if used < GROUPS => {
-                    groups[used] = group_of(&charge);
-                    used += 1;
-                    continue;
+                // A new group, if there is room for one.
+                None => {
+                    if let Some(new) = free.first_mut() {
+                        *new = group_of(&charge);
+                        used += 1;
+                        continue;
+                    }
                 }
-                // This group's sum would wrap, or no room for a new group: write what is
-                // summed and start anew.
-                Some(_) | None => {}
+                // This group's sum would wrap.
+                Some(_) => {}
             }
-            self.flush_groups(&groups[..used], &mut out);
+            // No room for a new group, or a sum would wrap: write what is summed and
+            // start anew.
+            self.flush_groups(groups.split_at(used.min(GROUPS)).0, &mut out);
             groups[0] = group_of(&charge);
             used = 1;
         }
-        self.flush_groups(&groups[..used], &mut out);
+        self.flush_groups(groups.split_at(used.min(GROUPS)).0, &mut out);
         out
     }
 
     fn flush_groups(&self, groups: &[Group], out: &mut BatchRelease) {
         let mut underflows = 0u32;
         // Eight groups of under 2^32 us each: no sum can wrap 63 bits.
-        let mut ac_sum = [0i64; Ac::COUNT];
+        let mut ac_sum = PerAc([0i64; Ac::COUNT]);
         // 1. Each station's word, once per group.
         for g in groups {
             match self.release_station_part(g.station, g.full_generation, g.ac, g.airtime_us, true) {
@@ -135,13 +141,13 @@ impl Scheduler {
                 Some(removed) => {
                     out.released = out.released.saturating_add(g.charges);
                     underflows += u32::from(removed < g.airtime_us);
-                    ac_sum[g.ac.index()] += i64::from(removed);
+                    ac_sum[g.ac] += i64::from(removed);
                 }
             }
         }
         // 2. One write per AC (a zero sum subtracts nothing and is skipped).
         for ac in Ac::ALL {
-            self.release_ac_part(ac, ac_sum[ac.index()]);
+            self.release_ac_part(ac, ac_sum[ac]);
         }
         if underflows != 0 {
             // Keep the scheduler's count in step with what this flush found.
@@ -186,7 +192,7 @@ impl Scheduler {
         let (removed, pending_after_us, occupant) = slot.release_seen(station.generation, full, ac, airtime_us)?;
         let ceiling_us = self.configured_limits_of(slot, ac).high_us();
         super::adaptive_aql::record_release(
-            &slot.ac[ac.index()].adaptive,
+            &slot.ac[ac].adaptive,
             occupant,
             pending_after_us,
             removed,
@@ -209,7 +215,7 @@ impl Scheduler {
         // the return then loses airtime for good.
         #[cfg(airtime_weakened = "ac_clamp")]
         {
-            let counter = &self.acs[ac.index()].pending_us;
+            let counter = &self.acs[ac].pending_us;
             let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some((v - airtime_us).max(0)));
         }
         #[cfg(not(airtime_weakened = "ac_clamp"))]

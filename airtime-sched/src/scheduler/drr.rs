@@ -211,7 +211,7 @@ impl Scheduler {
         let mark = stamp::of(skip);
         // Pass 1: visits per station.
         self.for_each_lap_visit(state, ac, len, |_, _, sslot| {
-            let a = &sslot.ac[ac.index()].lap_stamp;
+            let a = &sslot.ac[ac].lap_stamp;
             let w = a.load(Ordering::Relaxed);
             let visits = if stamp::is(w, skip) { stamp::visits(w) + 1 } else { 1 };
             a.store(mark | visits.min(0xffff), Ordering::Relaxed);
@@ -219,7 +219,7 @@ impl Scheduler {
         // Pass 2: the first lap in which an eligible visit finds its station at zero.
         let mut skip_laps = i64::MAX;
         self.for_each_lap_visit(state, ac, len, |slot, generation, sslot| {
-            let a = &sslot.ac[ac.index()].lap_stamp;
+            let a = &sslot.ac[ac].lap_stamp;
             let w = a.load(Ordering::Relaxed);
             if !stamp::is(w, skip) {
                 return;
@@ -250,7 +250,7 @@ impl Scheduler {
         }
         // Pass 3: the skipped laps' top-ups, once per station.
         self.for_each_lap_visit(state, ac, len, |_, _, sslot| {
-            let a = &sslot.ac[ac.index()].lap_stamp;
+            let a = &sslot.ac[ac].lap_stamp;
             let w = a.load(Ordering::Relaxed);
             if !stamp::is(w, skip) || w & stamp::APPLIED != 0 {
                 return;

@@ -88,7 +88,7 @@ impl Scheduler {
     pub fn check_invariants(&self) -> Result<(), InvariantViolation> {
         for ac in Ac::ALL {
             // Acquire: a round word is read whole; nothing else is read through it.
-            let round = self.acs[ac.index()].round.load(Ordering::Acquire);
+            let round = self.acs[ac].round.load(Ordering::Acquire);
             if super::rounds::round_open(round) && super::rounds::round_number(round) == 0 {
                 return Err(InvariantViolation::OpenRoundZero(ac));
             }
@@ -151,14 +151,16 @@ impl Scheduler {
         // seen[slot] has bit `ac` set for the slot's entry on `ac`'s list.
         let mut seen = vec![0u8; self.txqs.len()];
         for ac in Ac::ALL {
-            let (entries, dead) = self.acs[ac.index()].list.snapshot();
+            let (entries, dead) = self.acs[ac].list.snapshot();
             let total = entries.len() as i64;
             let mut standing = 0u32;
             for index in entries {
                 let Some(mask) = seen.get_mut(index as usize) else {
                     return Err(InvariantViolation::QueuedBitMismatch(TxqId::from_raw(u64::from(index))));
                 };
-                let slot = &self.txqs[index as usize];
+                let Some(slot) = self.txqs.get(index as usize) else {
+                    return Err(InvariantViolation::QueuedBitMismatch(TxqId::from_raw(u64::from(index))));
+                };
                 let word = slot.word.load(Ordering::Relaxed);
                 let id = slot.id(index as usize, word);
                 if *mask & (1 << ac.index()) != 0 {
@@ -172,7 +174,7 @@ impl Scheduler {
                     standing += 1;
                 }
             }
-            let state = &self.acs[ac.index()];
+            let state = &self.acs[ac];
             let listed = state.listed();
             if listed != standing || total - dead != i64::from(standing) {
                 return Err(InvariantViolation::ListedCount { ac, listed, entries: standing });
@@ -199,7 +201,7 @@ impl Scheduler {
             let bits = Ac::ALL.iter().fold(0u8, |m, &ac| m | (u8::from(word & txq::queued(ac) != 0) << ac.index()));
             let orphan_ok =
                 word & txq::ORPHAN == 0 || (word & txq::LIVE != 0 && word & txq::queued(txq::ac(word)) != 0);
-            if bits != seen[index] || !orphan_ok {
+            if seen.get(index) != Some(&bits) || !orphan_ok {
                 return Err(InvariantViolation::QueuedBitMismatch(id));
             }
         }

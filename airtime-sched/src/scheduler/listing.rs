@@ -114,7 +114,7 @@ impl Scheduler {
                         self.list(ac, id.index(), place);
                         true
                     } else if word & txq::ORPHAN != 0 && new & txq::ORPHAN == 0 {
-                        self.acs[ac.index()].list.add_dead(-1);
+                        self.acs[ac].list.add_dead(-1);
                         true
                     } else {
                         new + held != word && word & txq::SERVING != 0
@@ -165,7 +165,7 @@ impl Scheduler {
     /// `ac`'s list.
     #[inline]
     pub(super) fn list(&self, ac: Ac, index: usize, place: Place) {
-        self.list_on(&self.acs[ac.index()], index as u32, place);
+        self.list_on(&self.acs[ac], index as u32, place);
     }
 
     #[inline]
@@ -256,7 +256,7 @@ impl Scheduler {
                 Ok(_) if servable => return Claim::Taken(word),
                 Ok(_) => {
                     if !stands {
-                        self.acs[ac.index()].list.add_dead(-1);
+                        self.acs[ac].list.add_dead(-1);
                     }
                     return Claim::Gone;
                 }

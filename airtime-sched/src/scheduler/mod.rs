@@ -31,11 +31,11 @@ pub use round::Round;
 pub use serving::{Serving, TxqReturn};
 pub use stats::{AcCounters, PhyAqlLimits, PhyAqlPending, StationAirtime, StationAql};
 
-use crate::Ac;
 use crate::config::{AirtimeFlags, AqlLimits, Config, ConfigError};
 use crate::list::AcList;
 use crate::slots::{StationSlot, TxqSlot};
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use crate::{Ac, PerAc};
 
 /// A 64-bit count of us as the `u32` the public API and mainline's debugfs use.
 #[inline]
@@ -104,7 +104,7 @@ pub struct Scheduler {
     pub(crate) txqs: Box<[TxqSlot]>,
     /// On the heap, away from the read-mostly fields around it (each AC on lines of its
     /// own, see `AcState`), which every operation reads while rounds write the ACs.
-    pub(crate) acs: Box<[AcState; Ac::COUNT]>,
+    pub(crate) acs: Box<PerAc<AcState>>,
     /// `aql_threshold` in us.
     pub(crate) threshold_us: AtomicU32,
     /// TX_NO_PUSHBACK or adaptive AQL adjusts station limits (from the config).
@@ -163,7 +163,7 @@ impl Scheduler {
             config,
             stations: stations.into_boxed_slice(),
             txqs: txqs.into_boxed_slice(),
-            acs: Box::new(core::array::from_fn(|_| AcState {
+            acs: Box::new(PerAc::from_fn(|_| AcState {
                 round: AtomicU64::new(0),
                 list: AcList::new(cap),
                 lap_skips: AtomicU64::new(0),
@@ -234,7 +234,7 @@ impl Scheduler {
     /// follows it while it changes), and of two changes at once the one made last wins
     /// for every station still on a default.
     pub fn set_default_limits(&self, ac: Ac, limits: AqlLimits) {
-        let state = &self.acs[ac.index()];
+        let state = &self.acs[ac];
         // Weakened variant, only to prove loom model 5 catches it: the pair written as two
         // words would be, the new low limit first, so a reader can meet it with the old high.
         #[cfg(airtime_weakened = "limits_split")]
@@ -249,7 +249,7 @@ impl Scheduler {
         #[cfg(not(airtime_weakened = "limits_split"))]
         let old = state.default_limits.swap(limits.pack(), Ordering::AcqRel);
         for slot in self.stations.iter() {
-            let station_limits = &slot.ac[ac.index()].limits;
+            let station_limits = &slot.ac[ac].limits;
             // Weakened variant, only to prove loom model ctl7 catches it: one move from
             // the old default to this one, which a concurrent change can overtake.
             if cfg!(airtime_weakened = "default_no_follow") {
@@ -262,7 +262,7 @@ impl Scheduler {
 
     /// The PHY default limits of `ac`.
     pub fn default_limits(&self, ac: Ac) -> AqlLimits {
-        AqlLimits::unpack(self.acs[ac.index()].default_limits.load(Ordering::Relaxed))
+        AqlLimits::unpack(self.acs[ac].default_limits.load(Ordering::Relaxed))
     }
 
     /// Pending (charged, not yet released) airtime on `ac`, all stations, in us
@@ -270,14 +270,14 @@ impl Scheduler {
     /// count here once its handle adds them (see [`Serving`]: less than
     /// [`Serving::FLUSH_US`] per handle is ever missing).
     pub fn ac_pending_us(&self, ac: Ac) -> u32 {
-        saturate(u64::try_from(self.acs[ac.index()].pending_us.load(Ordering::Relaxed)).unwrap_or(0))
+        saturate(u64::try_from(self.acs[ac].pending_us.load(Ordering::Relaxed)).unwrap_or(0))
     }
 
     /// Adds `us` (negative: subtracts) to `ac`'s pending counter.
     #[inline]
     pub(crate) fn add_ac_pending(&self, ac: Ac, us: i64) {
         // Relaxed: a counter read by the AQL checks and statistics.
-        self.acs[ac.index()].pending_us.fetch_add(us, Ordering::Relaxed);
+        self.acs[ac].pending_us.fetch_add(us, Ordering::Relaxed);
     }
 
     /// Pending airtime over all ACs (`aql_total_pending_airtime`), in us. Derived from
@@ -296,7 +296,7 @@ impl Scheduler {
         Ac::ALL
             .iter()
             .map(|&a| {
-                let counter = self.acs[a.index()].pending_us.load(Ordering::Relaxed);
+                let counter = self.acs[a].pending_us.load(Ordering::Relaxed);
                 let seen = match held {
                     Some((ac, us)) if ac == a => counter.saturating_add(i64::try_from(us).unwrap_or(i64::MAX)),
                     _ => counter,
@@ -310,6 +310,6 @@ impl Scheduler {
     /// txqs listed on the AC, or `None` (no limit) when none is listed; mainline wraps
     /// to about 2^31 there (E4), which has the same effect by accident.
     pub fn phy_limit_us(&self, ac: Ac) -> Option<u32> {
-        crate::aql::phy_limit_us(self.acs[ac.index()].listed(), self.default_limits(ac))
+        crate::aql::phy_limit_us(self.acs[ac].listed(), self.default_limits(ac))
     }
 }

@@ -21,7 +21,7 @@ impl Scheduler {
     /// to the AC's multicast budget. Counted whether or not the AQL checks are on.
     pub fn charge_multicast_us(&self, ac: Ac, airtime_us: u32) -> Result<Charge, ChargeError> {
         let us = quantise_us(airtime_us);
-        let counter = &self.acs[ac.index()].multicast_pending_us;
+        let counter = &self.acs[ac].multicast_pending_us;
         // Relaxed: a counter read by the checks and statistics, as the AC counters are.
         counter
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| p.checked_add(u64::from(us)))
@@ -32,7 +32,7 @@ impl Scheduler {
     /// Takes a released multicast charge off its AC's budget; what the counter lacks
     /// (a raw token released twice) is clamped at 0 and reported.
     pub(super) fn release_multicast(&self, ac: Ac, airtime_us: u32) -> Result<(), super::ReleaseError> {
-        let counter = &self.acs[ac.index()].multicast_pending_us;
+        let counter = &self.acs[ac].multicast_pending_us;
         let mut short = false;
         let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| {
             short = p < u64::from(airtime_us);
@@ -47,23 +47,23 @@ impl Scheduler {
 
     /// Multicast airtime in flight on `ac`, in us.
     pub fn multicast_pending_us(&self, ac: Ac) -> u32 {
-        super::saturate(self.acs[ac.index()].multicast_pending_us.load(Ordering::Relaxed))
+        super::saturate(self.acs[ac].multicast_pending_us.load(Ordering::Relaxed))
     }
 
     /// Sets `ac`'s multicast budget (mainline's `aql_txq_limit` write `mcast <us>`).
     pub fn set_multicast_limit_us(&self, ac: Ac, limit_us: u32) {
-        self.acs[ac.index()].multicast_limit_us.store(limit_us, Ordering::Relaxed);
+        self.acs[ac].multicast_limit_us.store(limit_us, Ordering::Relaxed);
     }
 
     /// `ac`'s multicast budget, in us.
     pub fn multicast_limit_us(&self, ac: Ac) -> u32 {
-        self.acs[ac.index()].multicast_limit_us.load(Ordering::Relaxed)
+        self.acs[ac].multicast_limit_us.load(Ordering::Relaxed)
     }
 
     /// Whether a multicast frame may be charged on `ac` now, counting `held_us` charged
     /// by the caller and not yet visible. Always true while AQL is off.
     pub(crate) fn multicast_may_send(&self, ac: Ac, held_us: u64) -> bool {
-        let state = &self.acs[ac.index()];
+        let state = &self.acs[ac];
         !self.aql_enabled()
             || state.multicast_pending_us.load(Ordering::Relaxed).saturating_add(held_us)
                 < u64::from(state.multicast_limit_us.load(Ordering::Relaxed))

@@ -94,13 +94,13 @@ impl Scheduler {
             // not landed yet is refused from here on.
             slot.reset_for(generation, weight.get());
             for ac in Ac::ALL {
-                let default = &self.acs[ac.index()].default_limits;
+                let default = &self.acs[ac].default_limits;
                 let limits = default.load(Ordering::Acquire);
-                slot.ac[ac.index()].limits.store(limits, Ordering::Relaxed);
+                slot.ac[ac].limits.store(limits, Ordering::Relaxed);
                 // Weakened variant, only to prove loom model ctl6 catches it: the copy
                 // alone, which a concurrent default change can miss.
                 if !cfg!(airtime_weakened = "default_no_follow") {
-                    follow_default(default, &slot.ac[ac.index()].limits, limits);
+                    follow_default(default, &slot.ac[ac].limits, limits);
                 }
             }
             // Release (inside): charges for the new occupant see the fields above.
@@ -257,7 +257,7 @@ impl Scheduler {
                     let ac = crate::Tid::new(slot.tid()).map_or(Ac::Be, crate::Tid::ac);
                     // The entry stood for this txq: now it is dead (an orphan was already).
                     if word & txq::queued(ac) != 0 && word & txq::ORPHAN == 0 {
-                        self.acs[ac.index()].list.add_dead(1);
+                        self.acs[ac].list.add_dead(1);
                     }
                     // A kept queue nobody serves goes back to its table now; a server
                     // hands it back when it returns the txq (`finish_service`).
@@ -293,7 +293,7 @@ impl Scheduler {
     /// new pair, never a mix. The slot is held meanwhile, as for [`set_weight`](Self::set_weight).
     pub fn set_station_limits(&self, id: StationId, ac: Ac, limits: AqlLimits) -> Result<(), SchedError> {
         self.control_write(id, |slot| {
-            let word = &slot.ac[ac.index()].limits;
+            let word = &slot.ac[ac].limits;
             // Weakened variant, only to prove loom model 5 catches it: the low limit
             // written first, alone, so a check can meet the new low with the old high.
             #[cfg(airtime_weakened = "station_limits_split")]
@@ -389,7 +389,7 @@ impl Scheduler {
             return limits;
         }
         // Relaxed: the learnt limit is a heuristic's; nothing is read through it.
-        let word = slot.ac[ac.index()].adaptive.load(Ordering::Relaxed);
+        let word = slot.ac[ac].adaptive.load(Ordering::Relaxed);
         let learnt = adaptive_aql::limit_us(word, self.config.adaptive_aql_floor_us, limits.high_us());
         adaptive_aql::bounded(limits, learnt)
     }

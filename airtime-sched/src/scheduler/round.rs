@@ -37,7 +37,12 @@ impl Round {
     /// The round's access category.
     #[inline]
     pub fn ac(self) -> Ac {
-        Ac::ALL[(self.ac_radio & 3) as usize]
+        match self.ac_radio & 3 {
+            0 => Ac::Vo,
+            1 => Ac::Vi,
+            2 => Ac::Be,
+            _ => Ac::Bk,
+        }
     }
 
     /// Whether the round opened: the AC was under its PHY limit when it started.

@@ -56,7 +56,7 @@ impl Scheduler {
     /// ends it (mainline forbids two rounds on an AC at once, so it only needs "this
     /// round").
     pub fn start_round(&self, ac: Ac) -> Round {
-        let state = &self.acs[ac.index()];
+        let state = &self.acs[ac];
         let open = !self.aql_enabled() || self.ac_under_phy_limit(ac);
         let policy = self.config.round_policy;
         // Weakened variant, only to prove loom model 1 catches it: the number read and
@@ -112,12 +112,12 @@ impl Scheduler {
     /// high limit needs no registers saved for the list's count.
     #[inline(never)]
     fn under_listed_phy_limit(&self, ac: Ac, pending: u32, defaults: crate::AqlLimits) -> bool {
-        crate::aql::phy_limit_us(self.acs[ac.index()].listed(), defaults).is_none_or(|limit| pending < limit)
+        crate::aql::phy_limit_us(self.acs[ac].listed(), defaults).is_none_or(|limit| pending < limit)
     }
 
     /// Whether a round is open on `ac`, and the number of the latest round started on it.
     pub fn round(&self, ac: Ac) -> (bool, u64) {
-        let w = self.acs[ac.index()].round.load(Ordering::Acquire);
+        let w = self.acs[ac].round.load(Ordering::Acquire);
         (round_open(w), round_number(w))
     }
 
@@ -137,7 +137,7 @@ impl Scheduler {
     /// when it is returned ([`return_txq`](Self::return_txq)), not when it is handed out.
     pub fn next_txq(&self, round: Round, _now: Instant) -> Option<Serving<'_>> {
         let ac = round.ac();
-        let state = &self.acs[ac.index()];
+        let state = &self.acs[ac];
         // Another context's start may have closed the AC since: L3 holds for every round.
         // Weakened variant `l3_round_only`, only to prove loom model 14 catches it: the
         // round's own flag alone, missing a close by another context's start.
@@ -293,7 +293,7 @@ impl Scheduler {
             ) {
                 Ok(_) => {
                     if orphan != 0 && word & txq::ORPHAN == 0 {
-                        self.acs[ac.index()].list.add_dead(1);
+                        self.acs[ac].list.add_dead(1);
                     }
                     return Ok(Some(Serving::new(self, id, ac, slot)));
                 }
@@ -424,7 +424,7 @@ impl Scheduler {
                         };
                         self.list(ac, id.index(), place);
                     } else if word & txq::ORPHAN != 0 && new & txq::ORPHAN == 0 {
-                        self.acs[ac.index()].list.add_dead(-1);
+                        self.acs[ac].list.add_dead(-1);
                     }
                     // Removed while served: this context was the last to hold it, so the
                     // kept queue goes back to its table now.

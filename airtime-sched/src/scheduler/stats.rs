@@ -4,7 +4,7 @@
 
 use super::{SchedError, Scheduler};
 use crate::sync::{AtomicU64, Ordering};
-use crate::{Ac, AqlLimits, StationId};
+use crate::{Ac, AqlLimits, PerAc, StationId};
 use core::fmt;
 
 pub(crate) struct AtomicAcCounters {
@@ -77,30 +77,30 @@ pub struct AcCounters {
 #[non_exhaustive]
 pub struct StationAql {
     /// Pending airtime per AC, in us.
-    pub pending_us: [u32; Ac::COUNT],
+    pub pending_us: PerAc<u32>,
     /// Limits per AC as applied (after TX_NO_PUSHBACK scaling and, when on, bounded by
     /// adaptive AQL's learnt limit).
-    pub limits: [AqlLimits; Ac::COUNT],
+    pub limits: PerAc<AqlLimits>,
     /// With [`Config::adaptive_aql`](crate::Config::adaptive_aql) on, the limits per AC
     /// as configured (after TX_NO_PUSHBACK scaling), which the learnt ones stay under.
-    pub configured: Option<[AqlLimits; Ac::COUNT]>,
+    pub configured: Option<PerAc<AqlLimits>>,
 }
 
 impl fmt::Display for StationAql {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "AC\t\tAQL pending")?;
         for ac in Ac::ALL {
-            writeln!(f, "{}\t\t{} us", ac, self.pending_us[ac.index()])?;
+            writeln!(f, "{}\t\t{} us", ac, self.pending_us[ac])?;
         }
         writeln!(f, "AC\t\tAQL limit low\tAQL limit high")?;
         for ac in Ac::ALL {
-            let l = self.limits[ac.index()];
+            let l = self.limits[ac];
             writeln!(f, "{}\t\t{}\t\t{}", ac, l.low_us(), l.high_us())?;
         }
         if let Some(configured) = self.configured {
             writeln!(f, "AC\t\tAQL adaptive (configured low/high)")?;
             for ac in Ac::ALL {
-                let c = configured[ac.index()];
+                let c = configured[ac];
                 writeln!(f, "{}\t\t{}\t\t{}", ac, c.low_us(), c.high_us())?;
             }
         }
@@ -117,11 +117,11 @@ pub struct StationAirtime {
     /// Transmitted airtime registered, all ACs, in us.
     pub tx_us: u64,
     /// Transmitted airtime per AC, in us.
-    pub tx_us_per_ac: [u64; Ac::COUNT],
+    pub tx_us_per_ac: PerAc<u64>,
     /// Airtime weight.
     pub weight: u16,
     /// Stored deficit per AC, in us.
-    pub deficit_us: [i64; Ac::COUNT],
+    pub deficit_us: PerAc<i64>,
 }
 
 impl fmt::Display for StationAirtime {
@@ -131,7 +131,7 @@ impl fmt::Display for StationAirtime {
         writeln!(f, "Weight: {}", self.weight)?;
         write!(f, "Deficit:")?;
         for ac in Ac::ALL {
-            write!(f, " {}: {} us", ac, self.deficit_us[ac.index()])?;
+            write!(f, " {}: {} us", ac, self.deficit_us[ac])?;
         }
         writeln!(f)
     }
@@ -142,7 +142,7 @@ impl fmt::Display for StationAirtime {
 #[non_exhaustive]
 pub struct PhyAqlPending {
     /// Pending airtime per AC, in us.
-    pub pending_us: [u32; Ac::COUNT],
+    pub pending_us: PerAc<u32>,
     /// Their sum, in us.
     pub total_us: u32,
 }
@@ -151,7 +151,7 @@ impl fmt::Display for PhyAqlPending {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "AC     AQL pending")?;
         for ac in Ac::ALL {
-            writeln!(f, "{}     {} us", ac, self.pending_us[ac.index()])?;
+            writeln!(f, "{}     {} us", ac, self.pending_us[ac])?;
         }
         writeln!(f, "total  {} us", self.total_us)
     }
@@ -162,7 +162,7 @@ impl fmt::Display for PhyAqlPending {
 #[non_exhaustive]
 pub struct PhyAqlLimits {
     /// Default limits per AC.
-    pub limits: [AqlLimits; Ac::COUNT],
+    pub limits: PerAc<AqlLimits>,
     /// `aql_threshold`, in us.
     pub threshold_us: u32,
 }
@@ -171,7 +171,7 @@ impl fmt::Display for PhyAqlLimits {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "AC\tAQL limit low\tAQL limit high")?;
         for ac in Ac::ALL {
-            let l = self.limits[ac.index()];
+            let l = self.limits[ac];
             writeln!(f, "{}\t{}\t\t{}", ac, l.low_us(), l.high_us())?;
         }
         Ok(())
@@ -183,9 +183,9 @@ impl Scheduler {
     pub fn station_aql(&self, id: StationId) -> Result<StationAql, SchedError> {
         let slot = self.station_slot(id)?;
         Ok(StationAql {
-            pending_us: Ac::ALL.map(|ac| slot.pending_us(ac)),
-            limits: Ac::ALL.map(|ac| self.effective_limits_of(&slot, ac)),
-            configured: self.config.adaptive_aql.then(|| Ac::ALL.map(|ac| self.configured_limits_of(&slot, ac))),
+            pending_us: PerAc::from_fn(|ac| slot.pending_us(ac)),
+            limits: PerAc::from_fn(|ac| self.effective_limits_of(&slot, ac)),
+            configured: self.config.adaptive_aql.then(|| PerAc::from_fn(|ac| self.configured_limits_of(&slot, ac))),
         })
     }
 
@@ -197,25 +197,25 @@ impl Scheduler {
         Ok(StationAirtime {
             rx_us: airtime.iter().map(|&(_, rx)| rx).fold(0, u64::saturating_add),
             tx_us: tx_us_per_ac.iter().copied().fold(0, u64::saturating_add),
-            tx_us_per_ac,
+            tx_us_per_ac: PerAc(tx_us_per_ac),
             weight: slot.weight() as u16,
-            deficit_us: Ac::ALL.map(|ac| slot.deficit_us(ac)),
+            deficit_us: PerAc::from_fn(|ac| slot.deficit_us(ac)),
         })
     }
 
     /// The PHY's `aql_pending` file.
     pub fn phy_aql_pending(&self) -> PhyAqlPending {
-        PhyAqlPending { pending_us: Ac::ALL.map(|ac| self.ac_pending_us(ac)), total_us: self.total_pending_us() }
+        PhyAqlPending { pending_us: PerAc::from_fn(|ac| self.ac_pending_us(ac)), total_us: self.total_pending_us() }
     }
 
     /// The PHY's `aql_txq_limit` file.
     pub fn phy_aql_limits(&self) -> PhyAqlLimits {
-        PhyAqlLimits { limits: Ac::ALL.map(|ac| self.default_limits(ac)), threshold_us: self.aql_threshold_us() }
+        PhyAqlLimits { limits: PerAc::from_fn(|ac| self.default_limits(ac)), threshold_us: self.aql_threshold_us() }
     }
 
     /// Counters of `ac`.
     pub fn ac_counters(&self, ac: Ac) -> AcCounters {
-        let c = &self.acs[ac.index()].counters;
+        let c = &self.acs[ac].counters;
         AcCounters {
             rounds_started: c.rounds_started.load(Ordering::Relaxed),
             closed_rounds: c.closed_rounds.load(Ordering::Relaxed),

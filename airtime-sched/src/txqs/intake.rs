@@ -394,8 +394,8 @@ impl<F> Intake<F> {
         // Each node is cached before the sink runs: if it unwinds, the batch's drop frees
         // what is left.
         while let Some((frame, enqueued)) = batch.pop(|node| {
-            if let Some(place) = self.cache_node(node) {
-                hints.cached[place] = node;
+            if let Some(hint) = self.cache_node(node).and_then(|place| hints.cached.get_mut(place)) {
+                *hint = node;
             }
         }) {
             sink(frame, enqueued);

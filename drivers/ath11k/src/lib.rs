@@ -170,6 +170,21 @@
 // able to pull std into the kernel module's staticlib through feature unification.
 #![cfg_attr(not(test), no_std)]
 #![deny(clippy::float_arithmetic)]
+// No panic on any input: this code runs inside kernel modules and is fuzzed. Outside tests,
+// run-time code may not index unchecked (per-AC state is a `PerAc`, indexed by `Ac`),
+// unwrap, or panic; an exception names why its index is in bounds.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
 #![warn(missing_docs)]
 
 extern crate alloc;

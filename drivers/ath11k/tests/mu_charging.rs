@@ -33,7 +33,7 @@ fn one_mu_ppdu(policy: MuCharging) -> (Bench, [StationId; 3], Vec<TxqId>) {
 }
 
 fn tx_us(b: &Bench, s: StationId) -> u64 {
-    b.radio.scheduler().station_airtime(s).unwrap().tx_us_per_ac[Ac::Be.index()]
+    b.radio.scheduler().station_airtime(s).unwrap().tx_us_per_ac[Ac::Be]
 }
 
 #[test]

@@ -26,7 +26,7 @@ fn an_mu_ppdu_charges_every_user_the_whole_duration() {
     assert_eq!((out.users_charged, out.unknown_peers), (4, 0));
     for s in stas {
         let a = b.radio.scheduler().station_airtime(s).unwrap();
-        assert_eq!(a.tx_us_per_ac[Ac::Be.index()], 1200);
+        assert_eq!(a.tx_us_per_ac[Ac::Be], 1200);
     }
 }
 
@@ -62,7 +62,7 @@ fn tx_airtime_lands_on_the_ac_of_the_users_tid_and_lowers_the_deficit() {
     p.push_user(user(3, 5, 777));
     b.radio.on_ppdu_tx_stats(&p, b.now);
     let a = b.radio.scheduler().station_airtime(s).unwrap();
-    assert_eq!(a.tx_us_per_ac[Ac::Vi.index()], 777, "no PPDU duration: the user's own");
+    assert_eq!(a.tx_us_per_ac[Ac::Vi], 777, "no PPDU duration: the user's own");
     assert_eq!(b.radio.scheduler().deficit_us(s, Ac::Vi).unwrap(), before - 777);
 }
 

@@ -12,8 +12,8 @@ use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::traits::{Enqueue, Frame, PushError, Ring, Txq};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget, TurnStart};
 use airtime_sched::{
-    Ac, Charge, ConfigError, FqCodelTxq, FqFrame, FrameStatus, Instant, SchedError, Scheduler, StationId, Tid, TxqId,
-    TxqTable, Weight,
+    Ac, Charge, ConfigError, FqCodelTxq, FqFrame, FrameStatus, Instant, PerAc, SchedError, Scheduler, StationId, Tid,
+    TxqId, TxqTable, Weight,
 };
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -691,14 +691,10 @@ where
             let (tx, rx) = {
                 let mut last = record.last_words();
                 let cur = self.hal.airtime(wcid);
-                let mut tx = [0u32; Ac::COUNT];
-                let mut rx = [0u32; Ac::COUNT];
-                let mut clear = false;
-                for i in 0..Ac::COUNT {
-                    tx[i] = cur.tx_us[i].saturating_sub(last.tx_us[i]);
-                    rx[i] = cur.rx_us[i].saturating_sub(last.rx_us[i]);
-                    clear |= (last.tx_us[i] | last.rx_us[i]) & WTBL_AIRTIME_CLEAR_BIT != 0;
-                }
+                let tx = PerAc::from_fn(|ac| cur.tx_us[ac].saturating_sub(last.tx_us[ac]));
+                let rx = PerAc::from_fn(|ac| cur.rx_us[ac].saturating_sub(last.rx_us[ac]));
+                let clear =
+                    Ac::ALL.into_iter().any(|ac| (last.tx_us[ac] | last.rx_us[ac]) & WTBL_AIRTIME_CLEAR_BIT != 0);
                 *last = cur;
                 if clear {
                     self.hal.clear_airtime(wcid);
@@ -708,7 +704,7 @@ where
                 (tx, rx)
             };
             for ac in Ac::ALL {
-                let (t, r) = (tx[ac.index()], rx[ac.index()]);
+                let (t, r) = (tx[ac], rx[ac]);
                 if (t | r) != 0 && self.scheduler().register_airtime(id, ac, t, r, now).is_ok() {
                     registered = registered.saturating_add(1);
                 }

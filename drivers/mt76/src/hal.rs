@@ -16,7 +16,7 @@
 //! hardware state (registers, an event already copied out) and need none.
 
 use airtime_est::Rate;
-use airtime_sched::{Ac, RingError, RingErrorKind};
+use airtime_sched::{Ac, PerAc, RingError, RingErrorKind};
 
 /// `MT_TXQ_FREE_THR` (mt76.h): a DMA queue counts as stopped while
 /// `queued + MT_TXQ_FREE_THR >= ndesc` (`mt76_txq_stopped`), so no burst starts (or
@@ -119,13 +119,13 @@ pub trait TxFreeSource {
     fn next_tx_free(&self) -> Option<TxFree>;
 }
 
-/// One station's WTBL airtime words: cumulative us per AC (index [`Ac::index`]).
+/// One station's WTBL airtime words: cumulative us per AC.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AirtimeWords {
     /// Tx airtime per AC.
-    pub tx_us: [u32; Ac::COUNT],
+    pub tx_us: PerAc<u32>,
     /// Rx airtime per AC.
-    pub rx_us: [u32; Ac::COUNT],
+    pub rx_us: PerAc<u32>,
 }
 
 /// The WTBL: per-station counters the hardware keeps.

@@ -123,11 +123,26 @@
 //! let pass = radio.tx_free(64, now);
 //! assert_eq!(pass.completed, 4);
 //! assert_eq!(radio.scheduler().total_pending_us(), 0);
-//! assert!(radio.scheduler().station_airtime(sta).unwrap().tx_us_per_ac[Ac::Be.index()] > 0);
+//! assert!(radio.scheduler().station_airtime(sta).unwrap().tx_us_per_ac[Ac::Be] > 0);
 //! ```
 
 #![cfg_attr(not(test), no_std)]
 #![deny(clippy::float_arithmetic)]
+// No panic on any input: this code runs inside kernel modules and is fuzzed. Outside tests,
+// run-time code may not index unchecked (per-AC state is a `PerAc`, indexed by `Ac`),
+// unwrap, or panic; an exception names why its index is in bounds.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
 #![warn(missing_docs)]
 
 extern crate alloc;

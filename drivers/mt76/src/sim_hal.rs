@@ -14,7 +14,7 @@ use crate::hal::{
 };
 use crate::lock::SpinLock;
 use airtime_est::{Rate, expected_tx_airtime_us};
-use airtime_sched::{Ac, Instant};
+use airtime_sched::{Ac, Instant, PerAc};
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -69,7 +69,7 @@ struct Events {
 /// The simulated HAL, for frames of type `F`.
 pub struct SimHal<F> {
     config: SimConfig,
-    queues: [SpinLock<Queue>; Ac::COUNT],
+    queues: PerAc<SpinLock<Queue>>,
     wtbl: SpinLock<BTreeMap<u16, Wtbl>>,
     events: SpinLock<Events>,
     done: SpinLock<Vec<(F, TxReport)>>,
@@ -88,7 +88,7 @@ impl<F> SimHal<F> {
     pub fn new(config: SimConfig) -> SimHal<F> {
         SimHal {
             config,
-            queues: [(); Ac::COUNT].map(|_| SpinLock::new(Queue::default())),
+            queues: PerAc::from_fn(|_| SpinLock::new(Queue::default())),
             wtbl: SpinLock::new(BTreeMap::new()),
             events: SpinLock::new(Events::default()),
             done: SpinLock::new(Vec::new()),
@@ -98,7 +98,7 @@ impl<F> SimHal<F> {
     }
 
     fn queue(&self, ac: Ac) -> &SpinLock<Queue> {
-        &self.queues[ac.index() % Ac::COUNT]
+        &self.queues[ac]
     }
 
     fn fresh(&self) -> Wtbl {
@@ -136,9 +136,7 @@ impl<F> SimHal<F> {
 
     /// Adds received airtime to `wcid`'s words on `ac`.
     pub fn add_rx_airtime(&self, wcid: u16, ac: Ac, us: u32) {
-        self.update(wcid, |e| {
-            e.words.rx_us[ac.index() % Ac::COUNT] = e.words.rx_us[ac.index() % Ac::COUNT].wrapping_add(us)
-        });
+        self.update(wcid, |e| e.words.rx_us[ac] = e.words.rx_us[ac].wrapping_add(us));
     }
 
     /// The next writes to the queue of `ac` are refused with these errors, one each.
@@ -196,8 +194,7 @@ impl<F> SimHal<F> {
                     .map_or(0, |r| expected_tx_airtime_us(r, desc.len_bytes, desc.ac.aggregated()))
                     .saturating_mul(u32::from(e.tries));
                 self.update(wcid, |w| {
-                    let i = desc.ac.index() % Ac::COUNT;
-                    w.words.tx_us[i] = w.words.tx_us[i].wrapping_add(airtime);
+                    w.words.tx_us[desc.ac] = w.words.tx_us[desc.ac].wrapping_add(airtime);
                 });
                 (e.rate, e.tries, e.acked)
             }

@@ -51,7 +51,7 @@ fn a_second_station_on_the_same_wcid_is_refused() {
 /// Two backlogged stations at the same rate; the share of BE airtime the first gets,
 /// in percent, over `steps` ms of tx-free events.
 fn share_percent(b: &mut Bench, q1: airtime_sched::TxqId, q2: airtime_sched::TxqId, steps: u32) -> (u64, u64) {
-    let air = |b: &Bench, wcid: u16| u64::from(b.radio.hal().airtime_words(wcid).tx_us[Ac::Be.index()]);
+    let air = |b: &Bench, wcid: u16| u64::from(b.radio.hal().airtime_words(wcid).tx_us[Ac::Be]);
     let (a0, b0) = (air(b, 1), air(b, 2));
     for _ in 0..steps {
         // Offer more than the DMA queue passes per step (32 frames): both stay backlogged.

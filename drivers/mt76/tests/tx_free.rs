@@ -12,7 +12,7 @@ use airtime_sched::Ac;
 use common::Bench;
 
 fn be_tx_us(b: &Bench, s: airtime_sched::StationId) -> u64 {
-    b.radio.scheduler().station_airtime(s).unwrap().tx_us_per_ac[Ac::Be.index()]
+    b.radio.scheduler().station_airtime(s).unwrap().tx_us_per_ac[Ac::Be]
 }
 
 #[test]
@@ -49,7 +49,7 @@ fn airtime_is_registered_from_the_wtbl_counters_not_per_frame() {
     // ...but the hardware sent them, and the poll registers what its counters say.
     assert!(b.radio.sta_poll(b.now) > 0);
     let polled = be_tx_us(&b, s);
-    assert_eq!(polled, u64::from(b.radio.hal().airtime_words(1).tx_us[Ac::Be.index()]));
+    assert_eq!(polled, u64::from(b.radio.hal().airtime_words(1).tx_us[Ac::Be]));
     assert!(polled > 0);
     // The lost frames time out: charges released, nothing registered twice.
     b.now = b.now.add_micros(300_000);
@@ -86,7 +86,7 @@ fn the_poll_clears_the_wtbl_counters_once_bit_30_was_read() {
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
     let mut words = AirtimeWords::default();
-    words.tx_us[Ac::Be.index()] = WTBL_AIRTIME_CLEAR_BIT + 100;
+    words.tx_us[Ac::Be] = WTBL_AIRTIME_CLEAR_BIT + 100;
     b.radio.hal().set_airtime_words(1, words);
     b.radio.sta_poll(b.now);
     assert_eq!(b.radio.stats().wtbl_clears, 0, "the first reading only sees the bit");

@@ -25,6 +25,20 @@ impl PassCharges {
     const fn new() -> Self {
         PassCharges { raw: [0; PASS_CHARGES], len: 0 }
     }
+
+    /// Holds `charge`; gives it back when the pass is full.
+    fn push(&mut self, charge: u32) -> Result<(), u32> {
+        let free = self.raw.get_mut(self.len).ok_or(charge)?;
+        *free = charge;
+        self.len += 1;
+        Ok(())
+    }
+
+    /// The charges held.
+    fn held(&self) -> &[u32] {
+        // `len` never passes the buffer's length (`push`).
+        self.raw.get(..self.len).unwrap_or(&self.raw)
+    }
 }
 
 /// What one completion pass did (a NAPI poll's result and more).
@@ -159,12 +173,15 @@ where
             return None;
         };
         let (frame, charge, ac) = msdu.into_parts();
-        if let Some(charge) = charge {
-            if charges.len == PASS_CHARGES {
+        if let Some(charge) = charge.map(Charge::into_raw) {
+            if let Err(charge) = charges.push(charge) {
+                // The pass is full: its charges go back, and this one starts the next.
                 self.release_pass_charges(charges);
+                if let Err(charge) = charges.push(charge) {
+                    // Unreachable (just emptied); released alone rather than lost.
+                    self.release_raw(&[charge]);
+                }
             }
-            charges.raw[charges.len] = charge.into_raw();
-            charges.len += 1;
         }
         self.counters.completed(c.status);
         self.hal.tx_status(frame, c.status);
@@ -174,11 +191,15 @@ where
     /// Releases the pass's charges held so far; a token the scheduler refuses or a
     /// release that clamps counts as a release error, as a single release would.
     fn release_pass_charges(&self, charges: &mut PassCharges) {
-        let held = &charges.raw[..charges.len];
+        self.release_raw(charges.held());
+        charges.len = 0;
+    }
+
+    /// Releases charge tokens in one batch, counting what the scheduler refuses.
+    fn release_raw(&self, held: &[u32]) {
         let done = self.txqs.scheduler().release_batch(held.iter().filter_map(|&raw| Charge::from_raw(raw)));
         let refused = held.len() as u64 - u64::from(done.released) - u64::from(done.unknown_station);
         let errors = u64::from(done.unknown_station) + u64::from(done.underflows) + refused;
         self.counters.release_errors.add(errors);
-        charges.len = 0;
     }
 }
