@@ -68,8 +68,10 @@ impl Ac {
 /// pending_us[Ac::Be] += 300;
 /// assert_eq!(pending_us, [100, 0, 300, 0]);
 /// assert_eq!(pending_us.each().map(|(_, us)| us).sum::<u32>(), 400);
+/// assert_eq!(format!("{pending_us:?}"), "{VO: 100, VI: 0, BE: 300, BK: 0}");
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
 pub struct PerAc<T>(pub [T; Ac::COUNT]);
 
 impl<T> PerAc<T> {
@@ -81,6 +83,16 @@ impl<T> PerAc<T> {
     /// The values, in mac80211 order (VO first).
     pub fn iter(&self) -> core::slice::Iter<'_, T> {
         self.0.iter()
+    }
+
+    /// The values, mutable, in mac80211 order (VO first).
+    pub fn iter_mut(&mut self) -> core::slice::IterMut<'_, T> {
+        self.0.iter_mut()
+    }
+
+    /// Each AC's value through `f`.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> PerAc<U> {
+        PerAc(self.0.map(f))
     }
 
     /// The ACs and their values, in mac80211 order (VO first).
@@ -112,10 +124,46 @@ impl<T> core::ops::IndexMut<Ac> for PerAc<T> {
     }
 }
 
+/// Keyed by the ACs' names: `{VO: 0, VI: 0, BE: 12, BK: 0}`.
+impl<T: fmt::Debug> fmt::Debug for PerAc<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.each().map(|(ac, v)| (DebugName(ac), v))).finish()
+    }
+}
+
+/// An AC as its bare name in a `Debug` map.
+struct DebugName(Ac);
+
+impl fmt::Debug for DebugName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+/// From an array in mac80211 order (VO first).
+impl<T> From<[T; Ac::COUNT]> for PerAc<T> {
+    fn from(values: [T; Ac::COUNT]) -> PerAc<T> {
+        PerAc(values)
+    }
+}
+
+/// To an array in mac80211 order (VO first).
+impl<T> From<PerAc<T>> for [T; Ac::COUNT] {
+    fn from(values: PerAc<T>) -> [T; Ac::COUNT] {
+        values.0
+    }
+}
+
 /// Compares with an array in mac80211 order (VO first).
 impl<T: PartialEq> PartialEq<[T; Ac::COUNT]> for PerAc<T> {
     fn eq(&self, other: &[T; Ac::COUNT]) -> bool {
         self.0 == *other
+    }
+}
+
+impl<T: PartialEq> PartialEq<PerAc<T>> for [T; Ac::COUNT] {
+    fn eq(&self, other: &PerAc<T>) -> bool {
+        *self == other.0
     }
 }
 
@@ -134,6 +182,15 @@ impl<'a, T> IntoIterator for &'a PerAc<T> {
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut PerAc<T> {
+    type Item = &'a mut T;
+    type IntoIter = core::slice::IterMut<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
     }
 }
 

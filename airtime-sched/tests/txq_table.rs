@@ -710,9 +710,11 @@ fn a_sleeping_stations_txq_is_skipped_kept_listed_and_served_once_awake() {
                 offered.push(turn.txq());
                 if a_asleep && turn.station() == Some(a) { TurnStart::Skip } else { TurnStart::Serve }
             },
-            |turn| ended.push(turn.txq()),
+            |turn| ended.push((turn.txq(), turn.skipped())),
         );
-        assert_eq!(offered, ended, "every turn's end runs, a skipped one's too");
+        let skipped = |q: TxqId| a_asleep && t.station_txq_ids(Some(a)).any(|x| x == q);
+        let expected: Vec<_> = offered.iter().map(|&q| (q, skipped(q))).collect();
+        assert_eq!(ended, expected, "every turn's end runs, a skipped one's too, and says which it was");
         (offered, report)
     };
     let (offered, report) = round(true, &mut r);

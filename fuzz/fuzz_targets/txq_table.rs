@@ -1159,6 +1159,7 @@ impl World {
         let at_end = |turn: &mut TxqTurn<'_, Q>| {
             let mut m = m.borrow_mut();
             let r = ring.borrow();
+            assert_eq!(turn.skipped(), skipping.get().is_some(), "a turn's end says whether it was skipped");
             if let Some((txq, ended)) = skipping.take() {
                 // A skipped turn's end: the ring heard nothing of it.
                 assert_eq!(txq, turn.txq(), "the end of another turn than the skipped one");

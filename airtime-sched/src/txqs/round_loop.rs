@@ -136,8 +136,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// the txq's intake into its queue when it starts, so a queue that drops on its
     /// limits there (FQ-CoDel) has drops to take even from a turn that sends nothing,
     /// and a sleeping station's would otherwise pile up until it wakes. For a skipped
-    /// turn it runs right after the hook; for a served one, after [`Ring::end_turn`].
-    /// Either way the txq is still held.
+    /// turn it runs right after the hook, and [`TxqTurn::skipped`](super::TxqTurn::skipped)
+    /// says so; for a served one, after [`Ring::end_turn`]. Either way the txq is still
+    /// held.
     ///
     /// Why a hook rather than an "asleep" flag the table keeps: power save is the
     /// driver's state (mac80211's `WLAN_STA_PS_STA`, the firmware's PS indications),
@@ -189,6 +190,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     // The turn pulled the txq's intake into its queue, where the queue's
                     // limits may have dropped: the turn's end takes those as a served
                     // turn's does, or they would wait for the station's wake.
+                    turn.mark_skipped();
                     at_turn_end(&mut turn);
                     // Kept listed at the tail while it has frames; one without (the hook
                     // flushed them, or a wake's frame was sent before) leaves the list as

@@ -15,11 +15,13 @@ pub struct TxqTurn<'a, Q: Txq> {
     lock: ServerGuard<'a>,
     serving: Serving<'a>,
     cell: &'a Cell<Q>,
+    /// The round's pre-turn hook skipped it.
+    skipped: bool,
 }
 
 impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     pub(super) fn new(serving: Serving<'a>, cell: &'a Cell<Q>, lock: ServerGuard<'a>) -> TxqTurn<'a, Q> {
-        let mut turn = TxqTurn { lock, serving, cell };
+        let mut turn = TxqTurn { lock, serving, cell, skipped: false };
         turn.pull_intake();
         turn
     }
@@ -63,6 +65,21 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
             |frame, enqueued| queue.enqueue(frame, enqueued),
         );
         moved
+    }
+
+    /// Whether a round's pre-turn hook skipped this turn
+    /// ([`TurnStart::Skip`](super::TurnStart::Skip)): nothing was dequeued or pushed, and
+    /// the ring heard nothing of it. What an `at_turn_end` closure of
+    /// [`TxqTable::run_round_hooked`](super::TxqTable::run_round_hooked) asks when it has
+    /// work only for served turns (an A-MPDU to close, a turn to count).
+    #[inline]
+    pub fn skipped(&self) -> bool {
+        self.skipped
+    }
+
+    /// Marks the turn skipped by the round's pre-turn hook.
+    pub(super) fn mark_skipped(&mut self) {
+        self.skipped = true;
     }
 
     /// The txq being served.
@@ -185,7 +202,7 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
 
     /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)).
     pub fn finish(self, outcome: TxqReturn, now: Instant) {
-        let TxqTurn { lock, serving, cell: _ } = self;
+        let TxqTurn { lock, serving, cell: _, skipped: _ } = self;
         // Unlocked first: once returned, a removed txq may be handed back at once.
         drop(lock);
         serving.finish_table_turn(outcome, now);

@@ -119,7 +119,9 @@ pub trait TxFreeSource {
     fn next_tx_free(&self) -> Option<TxFree>;
 }
 
-/// One station's WTBL airtime words: cumulative us per AC.
+/// One station's WTBL airtime words: cumulative us per AC, by mac80211's AC. The
+/// hardware keeps them in its LMAC order (`mt76_connac_lmac_mapping`: BK first, VO
+/// last); a HAL reading them fills each AC's word from its LMAC slot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AirtimeWords {
     /// Tx airtime per AC.
