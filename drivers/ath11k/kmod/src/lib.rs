@@ -36,6 +36,20 @@
 #![no_std]
 #![deny(clippy::float_arithmetic)]
 #![deny(clippy::undocumented_unsafe_blocks)]
+// As in the crates it links: run-time code may not index unchecked, unwrap, or call a
+// panicking macro; the two modules below say why they may.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::indexing_slicing,
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
 
 extern crate alloc;
 
@@ -48,5 +62,9 @@ pub mod ffi;
 pub mod kalloc;
 pub mod msg;
 mod panic;
+// Scenarios over fixed-size data, and one that must panic (it proves the panic handler).
+#[allow(clippy::indexing_slicing)]
 pub mod selftest;
+// Dead code that reports as a panic if it ever runs.
+#[allow(clippy::panic)]
 mod unwind;

@@ -35,7 +35,8 @@ impl<'a> MsgBuf<'a> {
     /// The text written so far, without the terminating NUL.
     #[must_use]
     pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        // `len` never passes the buffer's length (`write_str`).
+        self.buf.get(..self.len).unwrap_or_default()
     }
 
     /// The text written so far.
@@ -67,9 +68,14 @@ impl fmt::Write for MsgBuf<'_> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        self.buf[self.len..self.len + take].copy_from_slice(&s.as_bytes()[..take]);
-        self.len += take;
-        self.buf[self.len] = 0;
+        // Both ranges are in bounds (`take` fits the room and the text).
+        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..self.len + take), s.as_bytes().get(..take)) {
+            to.copy_from_slice(from);
+            self.len += take;
+        }
+        if let Some(end) = self.buf.get_mut(self.len) {
+            *end = 0;
+        }
         Ok(())
     }
 }
