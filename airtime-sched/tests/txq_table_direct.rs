@@ -7,7 +7,7 @@ mod common;
 
 use airtime_sched::driver_loop::RoundEnd;
 use airtime_sched::fq_codel::{FqCodelConfig, FqCodelTxq, FqFrame};
-use airtime_sched::txqs::{EnqueueError, INTAKE_LIMIT, TurnBudget};
+use airtime_sched::txqs::{EnqueueError, INTAKE_LIMIT, TurnBudget, TurnStart};
 use airtime_sched::{Ac, Frame, Instant, Scheduler, Tid, Txq, TxqId, TxqReturn, TxqTable, Weight};
 use common::fixtures::{OpenRing, Peer, Peers};
 use std::sync::mpsc;
@@ -223,6 +223,86 @@ fn the_ready_loop_says_when_it_passed_a_txq_over() {
     for (_, charge) in ring.0 {
         t.scheduler().release(charge.expect("a station frame is charged")).unwrap();
     }
+}
+
+/// A ready-loop round on BE whose one turn sends at most one frame (or is skipped, as
+/// `start` says), with three frames from Pkt(`first`) on enqueued while the turn holds the
+/// queue (so into the intake): the report, and what the turn's end saw in the queue (its
+/// backlog, the drops it took).
+fn round_with_enqueues_during_the_turn(
+    t: &TxqTable<Fq>,
+    q: TxqId,
+    first: u32,
+    start: TurnStart,
+) -> (u32, RoundEnd, Vec<(u64, usize)>) {
+    let sta = t.scheduler().txq_info(q).unwrap().0.unwrap();
+    let peers = Peers(vec![Peer(sta)]);
+    let mut ring = OpenRing::default();
+    let mut ends = Vec::new();
+    let report = t.run_round_hooked(
+        Ac::Be,
+        NOW,
+        &peers,
+        &mut ring,
+        TurnBudget::frames(1),
+        |_| {
+            for i in first..first + 3 {
+                t.enqueue(q, Pkt(i), NOW).unwrap();
+            }
+            start
+        },
+        |turn| {
+            assert_eq!(turn.skipped(), start == TurnStart::Skip);
+            let queue = turn.queue().unwrap();
+            let drops = queue.drain_drops().count();
+            ends.push((queue.stats().backlog_packets, drops));
+        },
+    );
+    for (_, charge) in ring.0 {
+        t.scheduler().release(charge.expect("a station frame is charged")).unwrap();
+    }
+    (report.frames, report.end, ends)
+}
+
+#[test]
+fn a_ready_loop_turn_pulls_what_arrived_meanwhile_so_later_enqueues_go_straight_in() {
+    let (t, q) = table_with_txq(1024);
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    t.enqueue(q, Pkt(1), NOW).unwrap();
+    let (frames, end, ends) = round_with_enqueues_during_the_turn(&t, q, 2, TurnStart::Serve);
+    assert_eq!((frames, end), (1, RoundEnd::TurnBudget));
+    assert_eq!(ends, [(4, 0)], "Pkt(1) to Pkt(4) in the queue when the turn's end ran");
+    // The intake is empty again, so this enqueue writes straight into the queue, behind
+    // the frames that waited in the intake.
+    t.enqueue(q, Pkt(9), NOW).unwrap();
+    t.remove_txq(q).unwrap();
+    let mut removed = t.take_removed().expect("nobody holds it");
+    assert_eq!(removed.intake.count(), 0, "nothing left in the intake");
+    let frames: Vec<Pkt> = std::iter::from_fn(|| removed.queue.dequeue(NOW).unwrap()).collect();
+    assert_eq!(frames, [Pkt(1), Pkt(2), Pkt(3), Pkt(4), Pkt(9)]);
+}
+
+#[test]
+fn the_limit_drops_of_a_turns_last_pull_are_the_turns_end_to_take() {
+    let (t, q) = table_with_txq(2);
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    t.enqueue(q, Pkt(1), NOW).unwrap();
+    let (frames, _, ends) = round_with_enqueues_during_the_turn(&t, q, 2, TurnStart::Serve);
+    // Pkt(0) sent; Pkt(1) to Pkt(4) pulled into a queue of two: two dropped, every one
+    // of the five accounted for.
+    assert_eq!(frames, 1);
+    assert_eq!(ends, [(2, 2)]);
+}
+
+#[test]
+fn a_skipped_turn_pulls_what_arrived_during_its_hook_and_its_end_takes_the_drops() {
+    // A dozing station's txq, skipped by the hook: Pkt(0) to Pkt(3) in a queue of two at
+    // the turn's end, which takes the two limit drops there, not at the station's wake.
+    let (t, q) = table_with_txq(2);
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    let (frames, _, ends) = round_with_enqueues_during_the_turn(&t, q, 1, TurnStart::Skip);
+    assert_eq!(frames, 0);
+    assert_eq!(ends, [(2, 2)]);
 }
 
 /// Yields `frames`, then panics: a caller's iterator that fails mid-burst.

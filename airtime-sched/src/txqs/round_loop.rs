@@ -60,7 +60,8 @@ pub enum TurnStart {
     /// with any budget, the turn sends at least one frame.
     ServeWithin(TurnBudget),
     /// Send nothing from it in this round (its station is in power save, say): its
-    /// frames stay where they are, nothing is charged, and it is returned stalled, so
+    /// frames stay in the txq (its intake moved into its queue, whose limits may drop
+    /// there, as at any turn), nothing is charged, and it is returned stalled, so
     /// it stays listed at the tail of its AC and is offered again in the next round
     /// (returned empty instead if it holds no frame, as any empty turn is). The
     /// round's `at_turn_end` still runs on it, so the queue's drops are taken.
@@ -133,12 +134,14 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// [`Ring::start_turn`], no [`Ring::end_turn`]).
     ///
     /// `at_turn_end` runs for every turn the round holds, skipped or served: a turn pulls
-    /// the txq's intake into its queue when it starts, so a queue that drops on its
-    /// limits there (FQ-CoDel) has drops to take even from a turn that sends nothing,
-    /// and a sleeping station's would otherwise pile up until it wakes. For a skipped
-    /// turn it runs right after the hook, and [`TxqTurn::skipped`](super::TxqTurn::skipped)
-    /// says so; for a served one, after [`Ring::end_turn`]. Either way the txq is still
-    /// held.
+    /// the txq's intake into its queue when it starts, and the round pulls once more
+    /// just before `at_turn_end` (what enqueues pushed while the turn held the queue:
+    /// left in the intake, it would send every later enqueue there too), so a queue that
+    /// drops on its limits there (FQ-CoDel) has drops to take even from a turn that
+    /// sends nothing, and a sleeping station's would otherwise pile up until it wakes.
+    /// For a skipped turn it runs right after the hook, and
+    /// [`TxqTurn::skipped`](super::TxqTurn::skipped) says so; for a served one, after
+    /// [`Ring::end_turn`]. Either way the txq is still held.
     ///
     /// Why a hook rather than an "asleep" flag the table keeps: power save is the
     /// driver's state (mac80211's `WLAN_STA_PS_STA`, the firmware's PS indications),
@@ -187,10 +190,12 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 TurnStart::Serve => round_budget,
                 TurnStart::ServeWithin(own) => own,
                 TurnStart::Skip => {
-                    // The turn pulled the txq's intake into its queue, where the queue's
-                    // limits may have dropped: the turn's end takes those as a served
-                    // turn's does, or they would wait for the station's wake.
+                    // The turn pulled the txq's intake into its queue (at its start, and
+                    // here what came during the hook), where the queue's limits may have
+                    // dropped: the turn's end takes those as a served turn's does, or
+                    // they would wait for the station's wake.
                     turn.mark_skipped();
+                    turn.pull_intake();
                     at_turn_end(&mut turn);
                     // Kept listed at the tail while it has frames; one without (the hook
                     // flushed them, or a wake's frame was sent before) leaves the list as
@@ -311,6 +316,12 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             }
             let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
             ring.end_turn(id, ac);
+            // What enqueues pushed into the intake while the turn held the queue, into the
+            // queue now: an intake left holding frames sends every later enqueue into it
+            // too (they queue behind), and this context would pull them all at the next
+            // turn; emptied, later enqueues may write the queue on their own context
+            // again. Before `at_turn_end`, so that it sees any limit drop the pull makes.
+            turn.pull_intake();
             at_turn_end(&mut turn);
             // A txq the ring took no more of goes to the tail, progress or not: it cannot
             // move until completions open its window, and at the head it would end every

@@ -207,8 +207,9 @@ pub const INTAKE_LIMIT: u32 = 8192;
 /// the scheduler hands a txq to one context at a time. Any context enqueues at any time
 /// with [`enqueue`](Self::enqueue), without waiting: straight into the queue when no
 /// other context holds it and it has room ([`Enqueue::has_room_for`]; FQ-CoDel's enqueue
-/// then runs on the enqueuing context, as mainline's does), else into the txq's lock-free
-/// intake, which the server moves into the queue at its turn. Mainline takes the
+/// then runs on the enqueuing context, as mainline's does) and nothing waits in its
+/// intake, else into the txq's lock-free intake, which the server moves into the queue
+/// when its turn starts (and the ready loop's turns also when they end). Mainline takes the
 /// radio-wide `fq->lock` for both; here each txq has its own lock, which an enqueue only
 /// tries, and which a server waits for boundedly (one enqueue's burst): a turn whose
 /// enqueuer was preempted holding it is returned `Stalled`, still listed.
@@ -539,7 +540,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 
     /// Queues `frame` for txq `id`, enqueued at `now`, from any context, without waiting
     /// on a lock, and wakes the txq ([`Scheduler::wake_txq`]). The frame is in the queue
-    /// at once, or reaches it at the txq's next turn (see the type's docs).
+    /// at once, or reaches it at a turn of the txq (see the type's docs).
     pub fn enqueue(&self, id: TxqId, frame: Q::Frame, now: Instant) -> Result<(), EnqueueError<Q::Frame>> {
         self.enqueue_burst(id, &mut core::iter::once(frame), now).map(|_| ())
     }

@@ -42,11 +42,27 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
 
     /// Moves the frames enqueued since the last pull into the queue, in arrival order.
     /// Returns how many it moved. The turn pulls when it starts and whenever
-    /// [`dequeue`](Self::dequeue) finds the queue empty.
+    /// [`dequeue`](Self::dequeue) finds the queue empty; the table's ready loop pulls
+    /// once more at each turn's end, and a loop of the driver's own should too, before
+    /// [`finish`](Self::finish): an enqueue writes straight into the queue only while
+    /// the intake is empty (its frames come first), so frames left in the intake would
+    /// send every later enqueue there too, until the next turn moved them all on the
+    /// serving context. (`finish` does not pull: a pull may drop on the queue's limits,
+    /// and the driver takes the drops before it ends the turn.)
+    #[inline]
     pub fn pull_intake(&mut self) -> usize {
-        if self.cell.inbox.intake.is_empty() || self.kept().queue.is_none() {
-            // Nothing new, or not a table txq (added straight to the scheduler): it has no
-            // queue, and no enqueue can reach its intake (holds need a kept txq).
+        // The check inline: at a turn's end the intake is most often empty.
+        if self.cell.inbox.intake.is_empty() {
+            return 0;
+        }
+        self.pull_from_intake()
+    }
+
+    /// [`pull_intake`](Self::pull_intake) past its check for an empty intake.
+    fn pull_from_intake(&mut self) -> usize {
+        if self.kept().queue.is_none() {
+            // Not a table txq (added straight to the scheduler): it has no queue, and no
+            // enqueue can reach its intake (holds need a kept txq).
             return 0;
         }
         let cell = self.cell;
@@ -200,7 +216,9 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
         kept.retry.is_some() || kept.queue.as_ref().is_some_and(|q| !q.is_empty()) || !self.cell.inbox.intake.is_empty()
     }
 
-    /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)).
+    /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)). Pull the
+    /// intake first ([`pull_intake`](Self::pull_intake)), so that later enqueues write
+    /// the queue straight.
     pub fn finish(self, outcome: TxqReturn, now: Instant) {
         let TxqTurn { lock, serving, cell: _, skipped: _ } = self;
         // Unlocked first: once returned, a removed txq may be handed back at once.
