@@ -563,8 +563,10 @@ enum Loop {
     With,
     /// `run_round_hooked`: sleeping stations skipped (and their txqs flushed into the
     /// power-save buffer if `flush`), the txqs of odd index served within `own` if
-    /// given, the turn inspected at its end.
-    Hooked { flush: bool, own: Option<BudgetSpec> },
+    /// given, `meanwhile % 4` frames enqueued to each txq while the hook holds it (into
+    /// its intake: the round pulls them before the turn's end), the turn inspected at
+    /// its end.
+    Hooked { flush: bool, own: Option<BudgetSpec>, meanwhile: u8 },
 }
 
 /// How a hand-written turn charges a station txq's frame.
@@ -1165,7 +1167,10 @@ impl World {
                 assert_eq!(txq, turn.txq(), "the end of another turn than the skipped one");
                 assert_eq!(r.turns.len(), ended, "a skipped turn reached the ring");
                 skipped_ends.set(skipped_ends.get() + 1);
-                inspect(turn, m.txq(txq));
+                let t = m.txq(txq);
+                // The round pulled what the hook's enqueues left in the intake.
+                t.intake = 0;
+                inspect(turn, t);
                 return;
             }
             let ended = r.turns.last().expect("end_turn ran before the turn's end");
@@ -1177,7 +1182,7 @@ impl World {
         let report = match how {
             Loop::Plain => table.run_round(ac, now, stas, &mut RingView(ring), budget),
             Loop::With => table.run_round_with(ac, now, stas, &mut RingView(ring), budget, at_end),
-            Loop::Hooked { flush, .. } => table.run_round_hooked(
+            Loop::Hooked { flush, meanwhile, .. } => table.run_round_hooked(
                 ac,
                 now,
                 stas,
@@ -1190,19 +1195,25 @@ impl World {
                     assert_eq!(turn.ac(), ac);
                     // The turn pulled the intake when it started.
                     t.intake = 0;
-                    if !asleep {
-                        return match own_budget {
+                    let start = if asleep {
+                        skipped.set(skipped.get() + 1);
+                        if flush {
+                            let m = &mut **m;
+                            flush_into(turn, m, sched);
+                        }
+                        skipping.set(Some((turn.txq(), ring.borrow().turns.len())));
+                        TurnStart::Skip
+                    } else {
+                        match own_budget {
                             Some(own) if turn.txq().index() % 2 == 1 => TurnStart::ServeWithin(own),
                             _ => TurnStart::Serve,
-                        };
+                        }
+                    };
+                    // Another context's enqueues while the turn holds the queue.
+                    if !m.txq(turn.txq()).removed {
+                        enqueue_to_held(table, &mut m, turn.txq(), u64::from(meanwhile % 4), now);
                     }
-                    skipped.set(skipped.get() + 1);
-                    if flush {
-                        let m = &mut **m;
-                        flush_into(turn, m, sched);
-                    }
-                    skipping.set(Some((turn.txq(), ring.borrow().turns.len())));
-                    TurnStart::Skip
+                    start
                 },
                 at_end,
             ),
@@ -1281,6 +1292,21 @@ fn inspect(turn: &mut TxqTurn<'_, Q>, t: &mut TxqM) {
     let held = usize::from(matches!(t.slot, Slot::Held(_)));
     assert_eq!(queued + held + t.intake, t.frames.len(), "{:?}: its queue", t.id);
     assert_eq!(turn.is_backlogged(), !t.frames.is_empty(), "{:?}: its backlog", t.id);
+}
+
+/// Another context enqueues up to `k` frames to txq `id`, which a turn holds: into its
+/// intake. Returns how many (the harness's frame budget may run out).
+fn enqueue_to_held(table: &TxqTable<Q>, m: &mut Model, id: TxqId, k: u64, now: Instant) -> u64 {
+    let k = k.min(MAX_FRAMES.saturating_sub(m.created));
+    for _ in 0..k {
+        let f = m.frame(id, 200, now);
+        let fid = f.id;
+        table.enqueue(id, f, now).expect("an enqueue to a held txq");
+        let t = m.txq(id);
+        t.frames.push_back(fid);
+        t.intake += 1;
+    }
+    k
 }
 
 /// Reads the retry slot through the turn (taken and put back), settling `Slot::Maybe`.
@@ -1392,15 +1418,7 @@ fn serve(
     match spec.meanwhile {
         Meanwhile::Nothing => {}
         Meanwhile::Enqueue { n: k, pull } => {
-            let k = u64::from(k % 8 + 1).min(MAX_FRAMES.saturating_sub(m.created));
-            for _ in 0..k {
-                let f = m.frame(id, 200, now);
-                let fid = f.id;
-                table.enqueue(id, f, now).expect("an enqueue to a held txq");
-                let t = m.txq(id);
-                t.frames.push_back(fid);
-                t.intake += 1;
-            }
+            let k = enqueue_to_held(table, m, id, u64::from(k % 8 + 1), now);
             if pull {
                 assert_eq!(turn.pull_intake() as u64, k, "the turn pulls what was enqueued meanwhile");
                 assert_eq!(turn.pull_intake(), 0);
@@ -2117,7 +2135,7 @@ fn drain(w: &mut World) {
         i += 1;
         assert!(i < 20_000, "frames left after 20000 rounds: a txq with frames is no longer listed");
         for ac in Ac::ALL {
-            w.round(ac, TurnBudget::frames(64), Loop::Hooked { flush: false, own: None });
+            w.round(ac, TurnBudget::frames(64), Loop::Hooked { flush: false, own: None, meanwhile: 0 });
         }
         w.now = w.now.add_micros(1000);
         w.check();
