@@ -32,12 +32,18 @@ impl Ac {
 
     /// The access category with mac80211 number `n`, if `n < 4`.
     pub const fn from_index(n: usize) -> Option<Ac> {
-        match n {
-            0 => Some(Ac::Vo),
-            1 => Some(Ac::Vi),
-            2 => Some(Ac::Be),
-            3 => Some(Ac::Bk),
-            _ => None,
+        if n < Ac::COUNT { Some(Ac::from_low_bits(n as u64)) } else { None }
+    }
+
+    /// The access category whose mac80211 number is the two low bits of `n`: how packed
+    /// words (a txq's, a round's) store it, decoded without a path that could fail.
+    #[inline]
+    pub(crate) const fn from_low_bits(n: u64) -> Ac {
+        match n & 3 {
+            0 => Ac::Vo,
+            1 => Ac::Vi,
+            2 => Ac::Be,
+            _ => Ac::Bk,
         }
     }
 

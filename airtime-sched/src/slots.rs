@@ -299,12 +299,7 @@ pub(crate) mod txq {
     /// The AC recorded in a txq word.
     #[inline]
     pub(crate) const fn ac(word: u64) -> Ac {
-        match (word & AC_MASK) >> AC_SHIFT {
-            0 => Ac::Vo,
-            1 => Ac::Vi,
-            2 => Ac::Be,
-            _ => Ac::Bk,
-        }
+        Ac::from_low_bits((word & AC_MASK) >> AC_SHIFT)
     }
 
     /// Bits 8..12: one entry of this slot is on AC `i`'s list (or popped from it and

@@ -37,12 +37,7 @@ impl Round {
     /// The round's access category.
     #[inline]
     pub fn ac(self) -> Ac {
-        match self.ac_radio & 3 {
-            0 => Ac::Vo,
-            1 => Ac::Vi,
-            2 => Ac::Be,
-            _ => Ac::Bk,
-        }
+        Ac::from_low_bits(u64::from(self.ac_radio))
     }
 
     /// Whether the round opened: the AC was under its PHY limit when it started.
