@@ -16,10 +16,9 @@ pub const fn station_may_send(pending_us: u32, limits: AqlLimits, total_pending_
 /// mainline reaches by wrapping.
 #[inline]
 pub const fn phy_limit_us(n_listed: u32, defaults: AqlLimits) -> Option<u32> {
-    if n_listed == 0 {
-        return None;
-    }
-    let v = defaults.high_us() as u64 + (n_listed as u64 - 1) * defaults.low_us() as u64 / 2;
+    let Some(others) = n_listed.checked_sub(1) else { return None };
+    // At most 2^32 + (2^32 - 2) * 2^31: fits in 64 bits.
+    let v = (defaults.high_us() as u64).wrapping_add((others as u64).wrapping_mul(defaults.low_us() as u64) / 2);
     Some(if v > u32::MAX as u64 { u32::MAX } else { v as u32 })
 }
 

@@ -102,7 +102,7 @@ impl Charge {
         Some(Charge {
             station: StationId { index: ((raw >> 16) & 0xfff) as u16, generation: raw >> 28 },
             ac,
-            airtime_us: units * 4,
+            airtime_us: units.wrapping_mul(4), // 14 bits of units: at most MAX_US
             full_generation: false,
             radio: 0,
         })

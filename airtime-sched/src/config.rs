@@ -81,7 +81,8 @@ impl AqlLimits {
     /// The result keeps `low <= high`.
     pub const fn scaled_by_weight(self, weight: Weight, floor_us: u32) -> AqlLimits {
         const fn scale(us: u32, w: u16, floor: u32) -> u32 {
-            let v = (us as u64 * w as u64) / Weight::DEFAULT.0 as u64;
+            const ONE: u64 = Weight::DEFAULT.0 as u64;
+            let v = (us as u64).wrapping_mul(w as u64) / ONE; // 48 bits
             let v = if v > u32::MAX as u64 { u32::MAX } else { v as u32 };
             if v < floor { floor } else { v }
         }

@@ -164,7 +164,7 @@ where
             return report;
         }
         let Some(mut serving) = sched.next_txq(round, now) else { break };
-        report.txqs_served += 1;
+        report.txqs_served = report.txqs_served.saturating_add(1);
         let id = serving.txq();
         let Some(txq) = txqs.txq_mut(id) else {
             // The driver dropped this txq: nothing to serve; let it leave the lists.
@@ -178,7 +178,7 @@ where
         let station = serving.station();
         let entry = match station.map(|sta| stations.station(sta)) {
             Some(None) => {
-                report.unpriced += 1;
+                report.unpriced = report.unpriced.saturating_add(1);
                 sched.return_txq(serving, TxqReturn::after_turn(!txq.is_empty(), false), now);
                 continue;
             }
@@ -208,7 +208,7 @@ where
             let Ok(charge) = charge_for(&mut serving, entry, stations, head_len, ac) else {
                 // Its station was removed (or its charge refused): the frame stays queued,
                 // to be purged with the txq.
-                report.unpriced += 1;
+                report.unpriced = report.unpriced.saturating_add(1);
                 break;
             };
             let frame = match txq.dequeue(now) {
@@ -250,7 +250,7 @@ where
                         // the scheduler: an uncharged frame always shows.
                         serving.send_uncharged();
                     }
-                    report.frames += 1;
+                    report.frames = report.frames.saturating_add(1);
                     progressed = true;
                 }
                 Err(PushError { frame, charge, error }) => {

@@ -234,12 +234,15 @@
 #![deny(clippy::float_arithmetic)]
 // This code runs inside kernel modules and is fuzzed. Outside tests, run-time code may not
 // index unchecked (per-AC state is a `PerAc`, indexed by `Ac`), unwrap, or call a
-// panicking macro; an exception names why its index is in bounds. Arithmetic is not
-// linted here (unlike airtime-est): counters saturate or wrap by design, and the debug
-// builds of the tests and fuzz targets trap any overflow.
+// panicking macro; an exception names why its index is in bounds. Nor may it do arithmetic
+// that can overflow: the Rust-for-Linux module builds this crate with overflow checks on,
+// where an overflow is a BUG(). Each operation says how it stays in range: it wraps by
+// design (positions, generations, packed fields whose bound is checked), saturates (counts,
+// statistics), or is checked (caller input).
 #![cfg_attr(
     not(test),
     deny(
+        clippy::arithmetic_side_effects,
         clippy::indexing_slicing,
         clippy::unwrap_used,
         clippy::expect_used,

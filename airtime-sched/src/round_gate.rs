@@ -142,7 +142,7 @@ impl RoundGate {
                 word.fetch_and(!AGAIN, acquire);
                 round();
             }
-            rounds += 1;
+            rounds = rounds.saturating_add(1);
             if cfg!(airtime_weakened = "gate_exit_store") {
                 // Weakened variant: leaving with a plain store drops a note left after
                 // the last round started.

@@ -311,7 +311,7 @@ pub(crate) mod txq {
     /// The QUEUED bit of `ac`'s list.
     #[inline]
     pub(crate) const fn queued(ac: Ac) -> u64 {
-        1 << (QUEUED_SHIFT + ac as u32)
+        1 << QUEUED_SHIFT.wrapping_add(ac as u32)
     }
 
     /// The txq's frames are kept by a [`TxqTable`](crate::TxqTable) in the slot's cell:
@@ -509,19 +509,20 @@ impl StationSlot {
             if removed == 0 {
                 return Some((0, pending, aql::generation(now)));
             }
-            let next = aql::with_pending(now, pending - removed);
+            // removed <= pending.
+            let next = aql::with_pending(now, pending.wrapping_sub(removed));
             // Weakened variant, only to prove loom models 6 and 7 catch it: a load and a
             // store instead of one read-modify-write, which loses a racing charge.
             #[cfg(airtime_weakened = "release_store")]
             {
                 word.store(next, Ordering::Release);
-                return Some((removed, pending - removed, aql::generation(now)));
+                return Some((removed, pending.wrapping_sub(removed), aql::generation(now)));
             }
             // Release: a reuse that Acquires this word with nothing pending sees every
             // write the releasing context made before it.
             #[cfg(not(airtime_weakened = "release_store"))]
             match word.compare_exchange_weak(now, next, Ordering::Release, Ordering::Relaxed) {
-                Ok(_) => return Some((removed, pending - removed, aql::generation(now))),
+                Ok(_) => return Some((removed, pending.wrapping_sub(removed), aql::generation(now))),
                 Err(seen) => now = seen,
             }
         }
@@ -590,7 +591,8 @@ impl StationSlot {
     /// Effective deficit: stored deficit minus airtime already in flight (`ieee80211_sta_deficit`).
     #[inline]
     pub(crate) fn effective_deficit(&self, ac: Ac) -> i64 {
-        self.deficit_us(ac) - i64::from(self.pending_us(ac))
+        // A 48-bit signed deficit minus a u32: far inside i64.
+        self.deficit_us(ac).wrapping_sub(i64::from(self.pending_us(ac)))
     }
 
     /// Registered tx and rx airtime on `ac`, in us.
@@ -636,7 +638,13 @@ impl StationSlot {
                 return true;
             }
             // Acquire: the write that follows sees the fields add_station published.
-            match self.word.compare_exchange_weak(word, word + sta::GUARD, Ordering::Acquire, Ordering::Relaxed) {
+            // One guard per control call in progress: the 24-bit count cannot fill.
+            match self.word.compare_exchange_weak(
+                word,
+                word.wrapping_add(sta::GUARD),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return true,
                 Err(seen) => word = seen,
             }
@@ -734,7 +742,7 @@ impl<'a> LiveStation<'a> {
                 return TopUp::Owed;
             }
             let deficit = tagged::signed(tagged::value(now));
-            let effective = deficit - i64::from(self.pending_us(ac));
+            let effective = deficit.wrapping_sub(i64::from(self.pending_us(ac))); // 48 bits minus 32
             if effective >= 0 {
                 return TopUp::NoDebt;
             }
@@ -756,13 +764,14 @@ impl<'a> LiveStation<'a> {
         }
     }
 
-    /// Adds registered airtime to the statistics on `ac`, saturating.
+    /// Adds registered airtime to the statistics on `ac`, saturating (a value of 48 bits
+    /// plus 32 cannot wrap 64).
     #[inline]
     pub(crate) fn add_airtime(self, ac: Ac, tx_us: u32, rx_us: u32) {
         let a = &self.slot.ac[ac];
         for (counter, us) in [(&a.tx_airtime, tx_us), (&a.rx_airtime, rx_us)] {
             if us != 0 {
-                update_for(counter, self.generation, |v| (v + u64::from(us)).min(tagged::VALUE));
+                update_for(counter, self.generation, |v| v.wrapping_add(u64::from(us)).min(tagged::VALUE));
             }
         }
     }

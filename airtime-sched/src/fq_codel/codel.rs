@@ -27,7 +27,7 @@ pub(crate) const MAX_NEWTON_STEPS: u32 = 32;
 fn count_x_squared(x: u32, count: u32) -> u128 {
     // count * x * x < 2^32 * 2^64: exact in u128, rounded once.
     let x = u128::from(x);
-    (u128::from(count) * x * x) >> 32
+    u128::from(count).wrapping_mul(x).wrapping_mul(x) >> 32
 }
 
 /// One Newton step towards `1 / sqrt(count)` (Q0.32), or `None` if `inv_sqrt` is so
@@ -36,7 +36,7 @@ fn newton_step(inv_sqrt: u32, count: u32) -> Option<u32> {
     let three = 3u128 << 32;
     let factor = three.checked_sub(count_x_squared(inv_sqrt, count)).filter(|f| *f > 0)?;
     // x * factor < 2^32 * 3 * 2^32 fits; the result is at most the root, below 2^32.
-    Some(u32::try_from((u128::from(inv_sqrt) * factor) >> 33).unwrap_or(u32::MAX))
+    Some(u32::try_from(u128::from(inv_sqrt).wrapping_mul(factor) >> 33).unwrap_or(u32::MAX))
 }
 
 /// `1 / sqrt(count)` in Q0.32 for `count >= 1`, starting from the previous estimate
@@ -50,7 +50,7 @@ pub(crate) fn inv_sqrt(inv_sqrt: u32, count: u32) -> u32 {
     // root * sqrt(3) a step would land near 0 and climb back slowly.)
     let mut x = inv_sqrt.max(1);
     while count_x_squared(x, count) < (1u128 << 30) && x <= u32::MAX / 2 {
-        x *= 2;
+        x = x.wrapping_mul(2); // x <= u32::MAX / 2
     }
     while count_x_squared(x, count) > (2u128 << 32) && x > 1 {
         x /= 2;
@@ -70,7 +70,8 @@ pub(crate) fn inv_sqrt(inv_sqrt: u32, count: u32) -> u32 {
 
 /// `t + interval / sqrt(count)`, with `1 / sqrt(count)` given in Q0.32.
 pub(crate) fn control_law(t: Instant, interval_us: u64, inv_sqrt: u32) -> Instant {
-    let step = (u128::from(interval_us) * u128::from(inv_sqrt)) >> 32;
+    // Below 2^96: exact in u128.
+    let step = u128::from(interval_us).wrapping_mul(u128::from(inv_sqrt)) >> 32;
     t.add_micros(u64::try_from(step).unwrap_or(u64::MAX))
 }
 
@@ -186,6 +187,7 @@ fn try_mark<F: FqFrame>(params: &CodelParams, q: &mut Queued<F>) -> bool {
 
 /// Dequeues the next frame of a flow through CoDel: drops (or marks) as the state
 /// machine says, and returns the first frame that is to be sent, if any.
+#[inline]
 pub(crate) fn codel_dequeue<F: FqFrame, Q: CodelQueue<F>>(
     vars: &mut CodelVars,
     params: &CodelParams,

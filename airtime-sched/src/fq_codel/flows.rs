@@ -85,7 +85,8 @@ impl<F> FlowTable<F> {
     /// no division).
     pub(crate) fn index_of(&self, hash: u32) -> u32 {
         let len = u64::try_from(self.flows.len()).unwrap_or(u64::MAX);
-        u32::try_from((u64::from(hash) * len) >> 32).unwrap_or(0)
+        // Both below 2^32 (the count is a `u32`): the product fits.
+        u32::try_from(u64::from(hash).wrapping_mul(len) >> 32).unwrap_or(0)
     }
 
     pub(crate) fn get(&self, index: u32) -> Option<&Flow<F>> {

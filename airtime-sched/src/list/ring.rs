@@ -61,7 +61,7 @@ impl TailRing {
         let cells: Vec<AtomicU64> = (0..cap as u64).map(|pos| AtomicU64::new(cell(pos, 0))).collect();
         TailRing {
             cells: cells.into_boxed_slice(),
-            mask: cap as u64 - 1,
+            mask: (cap as u64).wrapping_sub(1), // cap >= 2
             tail: AtomicU64::new(0),
             head: AtomicU64::new(0),
         }
@@ -75,7 +75,7 @@ impl TailRing {
 
     #[inline]
     fn capacity(&self) -> u64 {
-        self.mask + 1
+        self.mask.wrapping_add(1) // a power of two, at most usize::MAX / 2 + 1
     }
 
     /// Appends slot `index`; `Err(index)` if every cell holds an entry not yet popped
@@ -95,8 +95,9 @@ impl TailRing {
                 // hides every later entry while the pusher is preempted in between.
                 #[cfg(airtime_weakened = "ring_claim_first")]
                 {
-                    if self.tail.compare_exchange(pos, pos + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
-                        slot.store(cell(pos + 1, index), Ordering::Release);
+                    if self.tail.compare_exchange(pos, pos.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed).is_ok()
+                    {
+                        slot.store(cell(pos.wrapping_add(1), index), Ordering::Release);
                         return Ok(());
                     }
                     pos = self.tail.load(Ordering::Acquire);
@@ -106,7 +107,10 @@ impl TailRing {
                 // publishes it to the pop that Acquires the cell; Acquire orders it after
                 // the pop one lap back that freed the cell.
                 #[cfg_attr(airtime_weakened = "ring_claim_first", allow(unreachable_code))]
-                if slot.compare_exchange(seen, cell(pos + 1, index), Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                if slot
+                    .compare_exchange(seen, cell(pos.wrapping_add(1), index), Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
                     self.advance_tail(pos);
                     return Ok(());
                 }
@@ -115,7 +119,7 @@ impl TailRing {
                 // Position taken (and maybe popped already): the tail lags; move it on.
                 self.advance_tail(pos);
                 pos = self.tail.load(Ordering::Acquire);
-            } else if d == 1 - cap as i64 {
+            } else if d == 1i64.wrapping_sub(cap as i64) {
                 // The cell holds the entry pushed one lap back. If `head` has passed it,
                 // a pop took it and has not freed the cell yet: free it for the pop, so
                 // a preempted pop never blocks a push.
@@ -132,11 +136,11 @@ impl TailRing {
         }
     }
 
-    /// `tail` from `pos` to `pos + 1`, unless another push did it already.
+    /// `tail` from `pos` to `pos.wrapping_add(1)`, unless another push did it already.
     #[inline]
     fn advance_tail(&self, pos: u64) {
         // Release: a push that reads the new tail sees the cell published at `pos`.
-        let _ = self.tail.compare_exchange(pos, pos + 1, Ordering::Release, Ordering::Relaxed);
+        let _ = self.tail.compare_exchange(pos, pos.wrapping_add(1), Ordering::Release, Ordering::Relaxed);
     }
 
     /// Takes the oldest entry, `None` if the ring is empty.
@@ -147,15 +151,20 @@ impl TailRing {
             let slot = self.cell(pos);
             // Acquire: pairs with the push's Release, publishing the entry.
             let seen = slot.load(Ordering::Acquire);
-            let d = seq_diff(seen, pos + 1);
+            let d = seq_diff(seen, pos.wrapping_add(1));
             if d == 0 {
                 // AcqRel: the cell free below is ordered after taking the entry.
-                match self.head.compare_exchange(pos, pos + 1, Ordering::AcqRel, Ordering::Acquire) {
+                match self.head.compare_exchange(pos, pos.wrapping_add(1), Ordering::AcqRel, Ordering::Acquire) {
                     Ok(_) => {
                         // Free the cell for the push one lap later, unless that push freed
                         // it already (it does so when it finds `head` past this entry).
                         // Release: the push that Acquires the freed cell sees our read.
-                        let _ = slot.compare_exchange(seen, cell(pos + cap, 0), Ordering::Release, Ordering::Relaxed);
+                        let _ = slot.compare_exchange(
+                            seen,
+                            cell(pos.wrapping_add(cap), 0),
+                            Ordering::Release,
+                            Ordering::Relaxed,
+                        );
                         return Some(index_of(seen));
                     }
                     Err(now) => pos = now,
@@ -222,7 +231,7 @@ impl TailRing {
         let end = tail.min(head.saturating_add(self.capacity()));
         for pos in head..end {
             let seen = self.cell(pos).load(Ordering::Acquire);
-            if seq_diff(seen, pos + 1) == 0 && !f(index_of(seen)) {
+            if seq_diff(seen, pos.wrapping_add(1)) == 0 && !f(index_of(seen)) {
                 return;
             }
         }
@@ -232,7 +241,7 @@ impl TailRing {
     pub(crate) fn entries(&mut self) -> impl Iterator<Item = u32> + '_ {
         let head = self.head.load(Ordering::Relaxed);
         let len = self.len();
-        (0..len).map(move |i| index_of(self.cell(head + i).load(Ordering::Relaxed)))
+        (0..len).map(move |i| index_of(self.cell(head.wrapping_add(i)).load(Ordering::Relaxed)))
     }
 }
 

@@ -110,7 +110,7 @@ impl HeadStack {
             if next == NIL || left == 0 {
                 return None;
             }
-            left -= 1;
+            left = left.wrapping_sub(1); // left > 0 above
             let index = next;
             next = self.links.get(index as usize).map_or(NIL, |l| l.load(Ordering::Relaxed));
             Some(index)

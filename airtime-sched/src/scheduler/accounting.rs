@@ -128,7 +128,8 @@ impl Scheduler {
             }
             None => 0,
         };
-        self.release_ac_part(ac, i64::from(removed) - i64::try_from(from_sum).unwrap_or(i64::MAX));
+        // from_sum <= removed: the part is in [0, removed].
+        self.release_ac_part(ac, i64::from(removed).saturating_sub(i64::try_from(from_sum).unwrap_or(i64::MAX)));
         if removed < airtime_us {
             self.underflows.fetch_add(1, Ordering::Relaxed);
             Err(ReleaseError::Underflow)
@@ -171,10 +172,14 @@ impl Scheduler {
         slot.add_airtime(ac, tx_us, rx_us);
         if self.is_active(slot, ac, now) {
             let flags = self.airtime_flags();
-            let charge =
-                if flags.charge_tx { i64::from(tx_us) } else { 0 } + if flags.charge_rx { i64::from(rx_us) } else { 0 };
+            // Two u32s: at most 2^33, in i64 and negated without overflow.
+            let charge = (if flags.charge_tx { i64::from(tx_us) } else { 0 }).wrapping_add(if flags.charge_rx {
+                i64::from(rx_us)
+            } else {
+                0
+            });
             if charge != 0 {
-                slot.top_up(ac, -charge);
+                slot.top_up(ac, charge.wrapping_neg());
             }
         }
         Ok(())

@@ -154,8 +154,11 @@ pub(crate) const fn bounded(limits: AqlLimits, limit_us: u32) -> AqlLimits {
         return limits;
     }
     let low = limits.low_us();
-    // low <= high, so the quotient is at most limit_us.
-    let mut scaled = (low as u64 * limit_us as u64 / high as u64) as u32;
+    // low <= high, so the quotient is at most limit_us (high > limit_us, so not 0).
+    let mut scaled = match (low as u64).wrapping_mul(limit_us as u64).checked_div(high as u64) {
+        Some(v) => v as u32,
+        None => return limits,
+    };
     if scaled == 0 && low != 0 {
         scaled = 1;
     }
@@ -190,13 +193,14 @@ pub(crate) const fn after_release(
     let seen = if slack > MIN_FIELD - 1 { MIN_FIELD - 1 } else { slack };
     let old_min = (word >> MIN_SHIFT) & MIN_FIELD;
     let min = if seen < old_min { seen } else { old_min };
-    let window = ((word >> WINDOW_SHIFT) & WINDOW_FIELD) + released_us as u64;
+    // The field's bits plus 32: no carry out of 64.
+    let window = ((word >> WINDOW_SHIFT) & WINDOW_FIELD).wrapping_add(released_us as u64);
     if window >= HOLD_US as u64 {
         // A window without running dry is over: give back the slack it never needed,
         // at most an eighth, so that a wrong guess costs one turnaround, not many.
         let eighth = (l / 8) as u64;
         let give = if min < eighth { min } else { eighth } as u32;
-        let shrunk = if l - floor > give { l - give } else { floor };
+        let shrunk = if l.saturating_sub(floor) > give { l.saturating_sub(give) } else { floor };
         return pack(word, learnt(shrunk, ceiling_us), NO_SLACK, 0, false);
     }
     // Nothing learnt by this release: the limit field stays as it was (none learnt

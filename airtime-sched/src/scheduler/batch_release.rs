@@ -105,15 +105,16 @@ impl Scheduler {
                 // A group's sum stays below 2^32 (a station's word cannot hold more); if
                 // it would not, the group is flushed and restarted.
                 Some(g) if g.airtime_us.checked_add(charge.airtime_us).is_some() && g.charges < u32::MAX => {
-                    g.airtime_us += charge.airtime_us;
-                    g.charges += 1;
+                    // Both checked just above.
+                    g.airtime_us = g.airtime_us.wrapping_add(charge.airtime_us);
+                    g.charges = g.charges.wrapping_add(1);
                     continue;
                 }
                 // A new group, if there is room for one.
                 None => {
                     if let Some(new) = free.first_mut() {
                         *new = group_of(&charge);
-                        used += 1;
+                        used = used.wrapping_add(1); // below GROUPS: a free group was left
                         continue;
                     }
                 }
@@ -140,8 +141,8 @@ impl Scheduler {
                 None => out.unknown_station = out.unknown_station.saturating_add(g.charges),
                 Some(removed) => {
                     out.released = out.released.saturating_add(g.charges);
-                    underflows += u32::from(removed < g.airtime_us);
-                    ac_sum[g.ac] += i64::from(removed);
+                    underflows = underflows.wrapping_add(u32::from(removed < g.airtime_us));
+                    ac_sum[g.ac] = ac_sum[g.ac].wrapping_add(i64::from(removed));
                 }
             }
         }
@@ -219,7 +220,8 @@ impl Scheduler {
             let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some((v - airtime_us).max(0)));
         }
         #[cfg(not(airtime_weakened = "ac_clamp"))]
-        self.add_ac_pending(ac, -airtime_us);
+        // The parts are sums of at most eight u32s: far from i64::MIN.
+        self.add_ac_pending(ac, airtime_us.wrapping_neg());
     }
 }
 

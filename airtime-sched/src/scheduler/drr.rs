@@ -61,7 +61,7 @@ impl Lap {
         if self.len == 0 {
             self.len = state.list.listed().max(1);
         }
-        self.seen += 1;
+        self.seen = self.seen.saturating_add(1);
         self.seen >= self.len
     }
 
@@ -109,7 +109,10 @@ fn same_generation(slot: &TxqSlot, generation: u32) -> bool {
 /// Top-ups a station of effective deficit `d` needs to reach zero at `weight`.
 #[inline]
 fn needed(d: i64, weight: i64) -> i64 {
-    if d >= 0 { 0 } else { (-d + weight - 1) / weight }
+    // Rounded up; saturating, for a deficit near i64::MIN (weight is at least 1 at
+    // every caller).
+    let weight = weight.max(1);
+    if d >= 0 { 0 } else { d.saturating_neg().saturating_add(weight.wrapping_sub(1)).checked_div(weight).unwrap_or(0) }
 }
 
 impl Scheduler {
@@ -213,7 +216,8 @@ impl Scheduler {
         self.for_each_lap_visit(state, ac, len, |_, _, sslot| {
             let a = &sslot.ac[ac].lap_stamp;
             let w = a.load(Ordering::Relaxed);
-            let visits = if stamp::is(w, skip) { stamp::visits(w) + 1 } else { 1 };
+            // Both fields are 16 bits wide in a u64: no overflow, clamped when stored.
+            let visits = if stamp::is(w, skip) { stamp::visits(w).wrapping_add(1) } else { 1 };
             a.store(mark | visits.min(0xffff), Ordering::Relaxed);
         });
         // Pass 2: the first lap in which an eligible visit finds its station at zero.
@@ -224,7 +228,7 @@ impl Scheduler {
             if !stamp::is(w, skip) {
                 return;
             }
-            let i = stamp::met(w) + 1;
+            let i = stamp::met(w).wrapping_add(1);
             a.store((w & !(0xffff << 16)) | (i.min(0xffff) << 16), Ordering::Relaxed);
             if !self.visit_eligible(slot, sslot, ac) {
                 // Counted as a walked visit's refusal is. Weakened variant
@@ -240,7 +244,9 @@ impl Scheduler {
             let k = i64::try_from(stamp::visits(w).max(1)).unwrap_or(1);
             let n = needed(sslot.effective_deficit(ac), i64::from(sslot.weight().max(1)));
             let i = i64::try_from(i).unwrap_or(1);
-            let laps = ((n - i + 1).max(0) + k - 1) / k;
+            // ceil((n - i + 1) / k), at least 0; k >= 1.
+            let over = n.saturating_sub(i).saturating_add(1).max(0);
+            let laps = over.saturating_add(k.wrapping_sub(1)).checked_div(k).unwrap_or(over);
             skip_laps = skip_laps.min(laps);
         });
         // Weakened variant `boost_rest_skipped`, only to prove loom model 15 catches it:
@@ -283,7 +289,7 @@ impl Scheduler {
             if word & txq::LIVE == 0 || word & txq::ORPHAN != 0 || txq::ac(word) != ac {
                 return true;
             }
-            remaining -= 1;
+            remaining = remaining.wrapping_sub(1); // not 0, checked above
             let station = slot.station();
             // The station is this txq's only if the slot still holds it after the read
             // (`TxqSlot::station`): the third pass tops it up.

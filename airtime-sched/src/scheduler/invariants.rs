@@ -171,12 +171,12 @@ impl Scheduler {
                     return Err(InvariantViolation::QueuedBitMismatch(id));
                 }
                 if word & txq::LIVE != 0 && txq::ac(word) == ac && word & txq::ORPHAN == 0 {
-                    standing += 1;
+                    standing = standing.saturating_add(1);
                 }
             }
             let state = &self.acs[ac];
             let listed = state.listed();
-            if listed != standing || total - dead != i64::from(standing) {
+            if listed != standing || total.saturating_sub(dead) != i64::from(standing) {
                 return Err(InvariantViolation::ListedCount { ac, listed, entries: standing });
             }
             let round = state.round.load(Ordering::Relaxed);

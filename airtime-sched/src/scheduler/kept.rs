@@ -42,7 +42,12 @@ impl Scheduler {
                 return Err(HoldRefused::Busy);
             }
             // Acquire: the queue the table put in the cell before LIVE was published.
-            match slot.word.compare_exchange_weak(word, word + txq::PRODUCER, Ordering::Acquire, Ordering::Relaxed) {
+            match slot.word.compare_exchange_weak(
+                word,
+                word.wrapping_add(txq::PRODUCER),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return Ok(()),
                 Err(seen) => word = seen,
             }

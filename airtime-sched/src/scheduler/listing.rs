@@ -50,7 +50,8 @@ impl Scheduler {
             }
             // The loop's read-modify-write (see there), of a word it leaves as it is but
             // for the hold.
-            match slot.word.compare_exchange_weak(word, word - held, Ordering::AcqRel, Ordering::Acquire) {
+            // `held` is 0 or the one producer count this enqueue added: no borrow.
+            match slot.word.compare_exchange_weak(word, word.wrapping_sub(held), Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return Ok(()),
                 Err(seen) => word = seen,
             }
@@ -99,7 +100,7 @@ impl Scheduler {
             if cfg!(airtime_weakened = "wake_plain_load") && new == word && held == 0 {
                 break (ac, None);
             }
-            let new = new - held;
+            let new = new.wrapping_sub(held); // as above: our own producer count
             // A read-modify-write even when nothing changes: the caller's enqueue may be
             // a plain Release store, and a load here could be ordered before it, see
             // QUEUED, and return while the server that clears QUEUED next misses the
@@ -117,7 +118,7 @@ impl Scheduler {
                         self.acs[ac].list.add_dead(-1);
                         true
                     } else {
-                        new + held != word && word & txq::SERVING != 0
+                        new.wrapping_add(held) != word && word & txq::SERVING != 0
                     };
                     break (ac, station.filter(|_| listed_now));
                 }

@@ -11,14 +11,16 @@ use crate::{Ac, StationId, Tid, TxqId};
 /// the slot allocated last) to the end, then from the start.
 fn next_fit<'a, T>(cursor: &AtomicU32, table: &'a [T]) -> impl Iterator<Item = (usize, &'a T)> + 'a {
     // Relaxed: a hint; allocations racing from one cursor compete for slots by CAS.
-    let start = cursor.load(Ordering::Relaxed) as usize % table.len().max(1);
+    let len = core::num::NonZeroUsize::new(table.len()).unwrap_or(core::num::NonZeroUsize::MIN);
+    let start = cursor.load(Ordering::Relaxed) as usize % len;
     let (before, after) = table.split_at(start);
-    after.iter().enumerate().map(move |(i, slot)| (start + i, slot)).chain(before.iter().enumerate())
+    after.iter().enumerate().map(move |(i, slot)| (start.wrapping_add(i), slot)).chain(before.iter().enumerate())
 }
 
 /// Moves `cursor` past slot `index`, just allocated.
 fn advance(cursor: &AtomicU32, index: usize) {
-    cursor.store(index as u32 + 1, Ordering::Relaxed);
+    // A hint taken modulo the table's length: wrapping is harmless.
+    cursor.store((index as u32).wrapping_add(1), Ordering::Relaxed);
 }
 
 /// Moves a station's `limits` on one AC from `from`, the default they were copied from,

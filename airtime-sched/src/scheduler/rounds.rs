@@ -316,7 +316,7 @@ impl Scheduler {
         // Mainline's walk meets the head of the lap again; entries left by txqs no
         // longer listed are not on its list, so none may stay ahead of it here either.
         self.drop_dead_front(state, ac);
-        *laps += 1;
+        *laps = laps.saturating_add(1);
         if !lap.eligible || *laps >= MAX_LAPS {
             // Weakened variant, only to prove loom model 29 catches it: the walk that
             // gives up takes an entry off the list again (with one txq listed, the one

@@ -277,7 +277,7 @@ impl<F> Intake<F> {
         let mut frames = 0;
         let mut link = self.top.load(Ordering::Acquire);
         while !link.is_null() && frames <= limit {
-            frames += 1;
+            frames = frames.saturating_add(1);
             // SAFETY: nothing pushes or takes meanwhile (the caller's promise), so each
             // node in the stack holds a frame and its link, and stays.
             link = live_link(unsafe { self.with_node(link, |n| (*n).next) });
@@ -314,11 +314,12 @@ impl<F> Intake<F> {
                 let (frame, enqueued, next) = unsafe { self.with_node(link, |n| Node::take(n)) };
                 self.give_back_inline();
                 inline = Some((frame, enqueued, len));
-                len += 1;
+                // Nodes in memory: the count cannot reach usize::MAX.
+                len = len.wrapping_add(1);
                 link = live_link(next);
                 continue;
             }
-            len += 1;
+            len = len.wrapping_add(1);
             // SAFETY: the swap made this chain ours alone.
             let next = live_link(unsafe { (*link).next });
             unsafe { (*link).next = oldest };
@@ -327,7 +328,9 @@ impl<F> Intake<F> {
         }
         // Weakened variant, only to prove loom model intake6 catches it: the own node's
         // frame put as many places from the oldest as it was from the newest.
-        let at = |newer: usize| if cfg!(airtime_weakened = "inline_at_newer") { newer } else { len - 1 - newer };
+        let at = |newer: usize| {
+            if cfg!(airtime_weakened = "inline_at_newer") { newer } else { len.wrapping_sub(1).wrapping_sub(newer) }
+        }; // newer < len
         let inline = inline.map(|(frame, enqueued, newer)| Inline { frame, enqueued, at: at(newer) });
         Batch { head: oldest, len, yielded: 0, inline, _frames: PhantomData }
     }
@@ -364,7 +367,7 @@ impl<F> Intake<F> {
     #[inline]
     fn prefetch_next_cached(&self, taken: usize) {
         #[cfg(not(loom))]
-        if let Some(next) = self.cache.get(taken + 1) {
+        if let Some(next) = self.cache.get(taken.wrapping_add(1)) {
             // Relaxed: a hint; the enqueue that takes the node swaps it out (Acquire).
             let node = next.load(Ordering::Relaxed);
             if !node.is_null() {
@@ -543,7 +546,7 @@ impl<'a, F> Chain<'a, F> {
             self.oldest = link;
         }
         self.newest = link;
-        self.len += 1;
+        self.len = self.len.wrapping_add(1); // nodes in memory
         Ok(())
     }
 
@@ -639,7 +642,7 @@ impl<F> Batch<F> {
     #[inline]
     fn pop(&mut self, emptied: impl FnOnce(*mut Node<F>)) -> Option<(F, Instant)> {
         if self.inline.as_ref().is_some_and(|i| i.at == self.yielded) {
-            self.yielded += 1;
+            self.yielded = self.yielded.wrapping_add(1); // frames in memory
             return self.inline.take().map(|i| (i.frame, i.enqueued));
         }
         if self.head.is_null() {
@@ -649,7 +652,7 @@ impl<F> Batch<F> {
         // SAFETY: the batch owns the chain; each node is read out once.
         let (frame, enqueued, next) = unsafe { Node::take(node) };
         self.head = next;
-        self.yielded += 1;
+        self.yielded = self.yielded.wrapping_add(1);
         emptied(node);
         Some((frame, enqueued))
     }

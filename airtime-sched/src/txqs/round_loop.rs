@@ -207,7 +207,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     continue;
                 }
             };
-            report.txqs_served += 1;
+            report.txqs_served = report.txqs_served.wrapping_add(1);
             let id = turn.txq();
             // `None` for a station-less txq; a removed station's txq sends nothing more
             // (its frames come back with it from `take_removed`).
@@ -257,7 +257,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                             None => None,
                         };
                         if charged.is_none() {
-                            report.unpriced += 1;
+                            report.unpriced = report.unpriced.wrapping_add(1);
                             if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
                                 // Unreachable: the slot was emptied above. Hand it back.
                                 report.refused = Some(Refused {
@@ -278,7 +278,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     }
                     (_, charge) => charge,
                 };
-                airtime_us += charge.as_ref().map_or(0, |c| u64::from(c.airtime_us()));
+                // Both bounded by the budget the loop checks: at most one frame (and one
+                // charge) past it.
+                airtime_us = airtime_us.wrapping_add(charge.as_ref().map_or(0, |c| u64::from(c.airtime_us())));
                 let uncharged = charge.is_none();
                 match ring.push(frame, charge) {
                     Ok(()) => {
@@ -286,13 +288,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                             // Only a station-less frame the driver does not price.
                             turn.send_uncharged();
                         }
-                        frames += 1;
-                        report.frames += 1;
+                        frames = frames.wrapping_add(1);
+                        report.frames = report.frames.wrapping_add(1);
                         progressed = true;
                     }
                     Err(PushError { frame, charge, error }) => {
                         let kind = error.kind();
-                        report.held_back += 1;
+                        report.held_back = report.held_back.wrapping_add(1);
                         // The kept frame gives its charge back: kept, it would count
                         // against the very AQL and PHY limits that decide whether its txq
                         // gets the turn that sends it (a charge above the station's limit
