@@ -331,14 +331,15 @@ where
 {
     /// A radio over `hal`. Every table is allocated here.
     pub fn new(hal: H, config: Config) -> Result<Mt76<H, Q>, Mt76Error> {
-        if config.token_size == 0 || config.token_free_thr >= config.token_size {
-            return Err(Mt76Error::BadTokenConfig);
-        }
+        // Tx blocks at `token_size - token_free_thr` tokens in use: at least one.
+        let block_at = match config.token_size.checked_sub(config.token_free_thr) {
+            Some(n) if n > 0 => n,
+            _ => return Err(Mt76Error::BadTokenConfig),
+        };
         let sched = Scheduler::new(config.sched)?;
         let stations = Stations::new(usize::from(config.sched.max_stations), config.multicast_rate)
             .ok_or(Mt76Error::OutOfMemory)?;
-        let tokens = TokenTable::new(config.token_size, config.token_size - config.token_free_thr)
-            .ok_or(Mt76Error::OutOfMemory)?;
+        let tokens = TokenTable::new(config.token_size, block_at).ok_or(Mt76Error::OutOfMemory)?;
         Ok(Mt76 {
             hal,
             txqs: TxqTable::new(sched),
@@ -632,7 +633,7 @@ where
         let was_blocked = self.tokens.blocked();
         while pass.entries < budget {
             let Some(event) = self.hal.next_tx_free() else { break };
-            pass.entries += 1;
+            pass.entries = pass.entries.saturating_add(1);
             match self.tokens.release_for(event.token, event.wcid) {
                 Some(entry) => {
                     self.complete(entry, &event, now);

@@ -202,14 +202,14 @@ impl<F> SimHal<F> {
         };
         let event = TxFree { token: desc.token, wcid: desc.wcid, tries, acked, rate };
         let mut ev = self.events.lock();
-        if ev.lose_next > 0 {
-            ev.lose_next -= 1;
+        if let Some(rest) = ev.lose_next.checked_sub(1) {
+            ev.lose_next = rest;
             self.lost.fetch_add(1, Ordering::Relaxed);
             return;
         }
         let mut due = now.add_micros(self.config.tx_free_delay_us);
-        if ev.delay_next > 0 {
-            ev.delay_next -= 1;
+        if let Some(rest) = ev.delay_next.checked_sub(1) {
+            ev.delay_next = rest;
             due = due.add_micros(ev.delay_us);
         }
         ev.pending.push_back((due, event));
@@ -233,7 +233,7 @@ impl<F> SimHal<F> {
     /// Tx-free events not yet reported (in the air or late).
     pub fn events_in_flight(&self) -> usize {
         let ev = self.events.lock();
-        ev.pending.len() + ev.ready.len()
+        ev.pending.len().saturating_add(ev.ready.len())
     }
 
     /// Tx-free events lost so far.

@@ -50,16 +50,15 @@ impl<F> TokenTable<F> {
     pub(crate) fn consume(&self, entry: Entry<F>) -> Result<Token, Entry<F>> {
         let mut t = self.inner.lock();
         let len = t.slots.len();
-        if len == 0 {
-            return Err(entry);
-        }
-        let start = t.next % len;
-        let found = (0..len).map(|i| (start + i) % len).find(|&i| t.slots.get(i).is_some_and(Option::is_none));
+        // From `next` to the end, then from the start: an empty table finds nothing.
+        let start = t.next.checked_rem(len).unwrap_or(0);
+        let found = (start..len).chain(0..start).find(|&i| t.slots.get(i).is_some_and(Option::is_none));
         let Some(i) = found else { return Err(entry) };
         if let Some(slot) = t.slots.get_mut(i) {
             *slot = Some(entry);
         }
-        t.next = i + 1;
+        // `i < len`, a Vec's length, so `i + 1` cannot wrap.
+        t.next = i.wrapping_add(1);
         t.count = t.count.saturating_add(1);
         Ok(Token(i as u32))
     }
@@ -96,18 +95,19 @@ impl<F> TokenTable<F> {
                 let len = t.slots.len();
                 let mut found = None;
                 while i < len {
+                    let at = i;
+                    // `i < len`, a Vec's length, so `i + 1` cannot wrap.
+                    i = i.wrapping_add(1);
                     let old = t
                         .slots
-                        .get(i)
+                        .get(at)
                         .and_then(Option::as_ref)
                         .is_some_and(|e| cutoff.is_none_or(|c| e.consumed_at <= c));
                     if old {
-                        found = t.slots.get_mut(i).and_then(Option::take).map(|e| (Token(i as u32), e));
+                        found = t.slots.get_mut(at).and_then(Option::take).map(|e| (Token(at as u32), e));
                         t.count = t.count.saturating_sub(1);
-                        i += 1;
                         break;
                     }
-                    i += 1;
                 }
                 found
             };

@@ -5,10 +5,10 @@
 mod common;
 
 use airtime_mt76::hal::{DmaError, MT76_TOKEN_FREE_THR};
-use airtime_mt76::sim_hal::SimConfig;
-use airtime_mt76::{Config, RoundEnd};
+use airtime_mt76::sim_hal::{SimConfig, SimHal};
+use airtime_mt76::{Config, Mt76Error, RoundEnd};
 use airtime_sched::{Ac, RingErrorKind};
-use common::Bench;
+use common::{Bench, Radio};
 
 #[test]
 fn a_refused_dma_write_keeps_the_frame_and_sends_it_first_next_turn() {
@@ -77,5 +77,27 @@ fn every_token_is_released_once_and_a_duplicate_tx_free_is_stale() {
     let pass = b.radio.tx_free(16, b.now);
     assert_eq!((pass.completed, pass.stale), (0, 1));
     assert_eq!(b.radio.stats().stale_tx_free, 1);
+    b.check_invariants();
+}
+
+/// A free threshold at or above the token count leaves no token to send with: a
+/// configuration error, not an underflow of `token_size - token_free_thr`.
+#[test]
+fn a_free_threshold_not_below_the_token_count_is_a_config_error() {
+    for (token_size, token_free_thr) in [(96, 96), (96, 97), (1, u32::MAX), (u32::MAX, u32::MAX), (0, 0)] {
+        let config = Config { token_size, token_free_thr, ..Config::default() };
+        let radio = Radio::new(SimHal::new(SimConfig::default()), config);
+        assert!(matches!(radio, Err(Mt76Error::BadTokenConfig)), "{token_size} tokens, threshold {token_free_thr}");
+    }
+    // The largest threshold that leaves one token.
+    let config = Config { token_size: 96, token_free_thr: 95, ..Config::default() };
+    let mut b = Bench::new(config, SimConfig::default());
+    b.radio.scheduler().set_aql_enabled(false);
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    assert_eq!(b.send(q, 4, 1500).frames, 1);
+    assert!(b.radio.tx_blocked());
+    b.drain();
+    assert_eq!(b.done.len(), 4);
     b.check_invariants();
 }
