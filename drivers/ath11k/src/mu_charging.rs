@@ -143,6 +143,7 @@ fn ru_share_us(ppdu: &PpduStats, index: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hal::MAX_PPDU_USERS;
     use airtime_est::{Bandwidth, HeGi, Rate};
 
     fn mu(duration_us: u32, users: &[(u16, u16, u32)]) -> PpduStats {
@@ -204,6 +205,31 @@ mod tests {
         // 1/4 of the PPDU, on 234 of 980 data subcarriers: 980 / 936 of one.
         assert_eq!(MuCharging::RuShare.aql_scale_q8(&p, 0), 980 * 256 / 936);
         assert_eq!(MuCharging::OwnDuration.aql_scale_q8(&p, 3), 980 * 256 / 234);
+    }
+
+    /// The extremes a firmware record can carry: the longest duration, and tones no RU
+    /// has (the record's u16 as is) on every user. Each charge is still a part of the
+    /// PPDU, the parts add up to it, and the scales are finite.
+    #[test]
+    fn extreme_records_split_without_overflow() {
+        for tones in [u16::MAX, 1, 0] {
+            let mut users = [(0u16, u16::MAX, u32::MAX); MAX_PPDU_USERS];
+            for (i, u) in users.iter_mut().enumerate() {
+                u.0 = i as u16;
+                u.1 = if i == 0 { 242 } else { tones };
+            }
+            let p = mu(u32::MAX, &users);
+            let parts: alloc::vec::Vec<u64> =
+                (0..MAX_PPDU_USERS).map(|i| u64::from(MuCharging::RuShare.charge_us(&p, i))).collect();
+            assert_eq!(parts.iter().sum::<u64>(), u64::from(u32::MAX), "{tones} tones: {parts:?}");
+            for i in 0..MAX_PPDU_USERS {
+                assert_eq!(MuCharging::WholePpdu.charge_us(&p, i), u32::MAX);
+                assert_eq!(MuCharging::OwnDuration.charge_us(&p, i), u32::MAX);
+                for m in [MuCharging::WholePpdu, MuCharging::RuShare, MuCharging::OwnDuration] {
+                    assert!(m.aql_scale_q8(&p, i) >= 1);
+                }
+            }
+        }
     }
 
     #[test]

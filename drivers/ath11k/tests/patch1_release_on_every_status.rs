@@ -2,10 +2,11 @@
 
 mod common;
 
-use airtime_ath11k::hal::{RingId, TxCompletion, TxStatus};
+use airtime_ath11k::hal::{Msdu, MsduTable, RingId, TxCompletion, TxCompletionRing, TxStatus};
 use airtime_ath11k::sim_hal::SimConfig;
 use airtime_ath11k::{Config, TextBuf};
-use common::Bench;
+use airtime_sched::Ac;
+use common::{Bench, Pkt};
 use proptest::prelude::*;
 
 #[test]
@@ -170,5 +171,44 @@ fn a_pass_of_many_completions_releases_every_charge_in_batches() {
     b.drain(64, 0);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     assert_eq!(b.radio.dp_stats().release_errors, 0);
+    b.radio.check_invariants().unwrap();
+}
+
+/// Garbled charge tokens read back from frames' control blocks complete in one pass
+/// with real ones: a token of a station the scheduler never had is counted as a release
+/// error, one without charge units is an uncharged frame (0 us, nothing to release),
+/// the real charges are released, and every frame is handed back.
+#[test]
+fn unreleasable_charge_tokens_are_counted_and_the_rest_released() {
+    let mut b = Bench::default();
+    let sta = b.station(1, 256);
+    let q = b.txq(sta, 0);
+    b.send(q, 3, 1500, 0);
+    let ring = RingId::ALL[0];
+    // No charge units; station slot 4095 generation 15; slot 100 generation 3.
+    let bad = [0xffff_0000, u32::MAX, 0x3064_0001];
+    let mut completions: Vec<TxCompletion> = bad
+        .iter()
+        .enumerate()
+        .map(|(i, &charge_raw)| {
+            let frame = Pkt { seq: 1000 + i as u64, txq: q, len: 1500 };
+            let msdu_id = b.radio.hal().msdu_insert(ring, Msdu { frame, charge_raw, ac: Ac::Be }).ok().unwrap();
+            TxCompletion { ring, msdu_id, status: TxStatus::Acked }
+        })
+        .collect();
+    // The real frames too, in the same pass.
+    b.now = b.now.add_micros(1);
+    b.radio.hal().advance(b.now);
+    b.now = b.now.add_micros(1_000_000);
+    b.radio.hal().advance(b.now);
+    while let Some(c) = b.radio.hal().reap_tx_completion() {
+        completions.push(c);
+    }
+    assert_eq!(completions.len(), 6);
+    let pass = b.radio.complete_tx_batch(&completions, u32::MAX, 0, b.now);
+    assert_eq!(pass.work_done, 6);
+    assert_eq!(b.radio.dp_stats().release_errors, 2);
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0, "the real charges were released");
+    assert_eq!(b.done_len(), 6);
     b.radio.check_invariants().unwrap();
 }
