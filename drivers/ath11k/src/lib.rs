@@ -171,13 +171,15 @@
 #![cfg_attr(not(test), no_std)]
 #![deny(clippy::float_arithmetic)]
 // This code runs inside kernel modules and is fuzzed. Outside tests, run-time code may not
-// index unchecked (per-AC state is a `PerAc`, indexed by `Ac`), unwrap, or call a
-// panicking macro; an exception names why its index is in bounds. Arithmetic is not
-// linted here (unlike airtime-est): counters saturate or wrap by design, and the debug
-// builds of the tests and fuzz targets trap any overflow.
+// index unchecked (per-AC state is a `PerAc`, indexed by `Ac`), do arithmetic that can
+// overflow, unwrap, or call a panicking macro; an exception names why its index is in
+// bounds. The Rust-for-Linux module (rfl/) compiles this crate with overflow checks on
+// (CONFIG_RUST_OVERFLOW_CHECKS), where an overflow is a BUG(): arithmetic wraps,
+// saturates or is checked, and says why.
 #![cfg_attr(
     not(test),
     deny(
+        clippy::arithmetic_side_effects,
         clippy::indexing_slicing,
         clippy::unwrap_used,
         clippy::expect_used,

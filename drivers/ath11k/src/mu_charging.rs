@@ -35,6 +35,7 @@
 
 use crate::hal::{PpduStats, PpduUser};
 use airtime_est::RuSize;
+use core::num::NonZeroU64;
 
 /// One, in the Q8 fixed point of [`MuCharging::aql_scale_q8`].
 pub const SCALE_ONE_Q8: u32 = 256;
@@ -95,11 +96,17 @@ impl MuCharging {
         let Some(channel) = RuSize::whole(rate.bandwidth()) else { return SCALE_ONE_Q8 };
         let channel_data = u64::from(channel.data_tones());
         let ru_data = u64::from(ru.data_tones());
-        // Checked divisions: no panic path in kernel builds (objtool cannot follow one).
+        // Checked: no panic path in kernel builds (objtool cannot follow one). Tones are a
+        // record's u16s, at most MAX_PPDU_USERS of them, so no product nears 2^64 and only
+        // a zero divisor falls back to one.
+        let q8 = u64::from(SCALE_ONE_Q8);
         let scale = match self {
-            MuCharging::RuShare => (u64::from(user.ru_tones) * channel_data * u64::from(SCALE_ONE_Q8))
-                .checked_div(total_tones(ppdu) * ru_data),
-            _ => (channel_data * u64::from(SCALE_ONE_Q8)).checked_div(ru_data),
+            MuCharging::RuShare => u64::from(user.ru_tones)
+                .checked_mul(channel_data)
+                .and_then(|n| n.checked_mul(q8))
+                .zip(total_tones(ppdu).checked_mul(ru_data))
+                .and_then(|(n, d)| n.checked_div(d)),
+            _ => channel_data.checked_mul(q8).and_then(|n| n.checked_div(ru_data)),
         };
         let Some(scale) = scale else { return SCALE_ONE_Q8 };
         u32::try_from(scale).unwrap_or(u32::MAX).max(1)
@@ -117,8 +124,9 @@ fn tones_of(ppdu: &PpduStats, user: &PpduUser) -> u64 {
     if ppdu.users().any(|u| u.ru_tones == 0) { 1 } else { u64::from(user.ru_tones) }
 }
 
+/// The users' tones: at most `MAX_PPDU_USERS * u16::MAX`.
 fn total_tones(ppdu: &PpduStats) -> u64 {
-    ppdu.users().map(|u| tones_of(ppdu, u)).sum()
+    ppdu.users().map(|u| tones_of(ppdu, u)).fold(0, u64::saturating_add)
 }
 
 /// User `index`'s part of the PPDU's duration by tones: the cumulative split
@@ -129,14 +137,14 @@ fn ru_share_us(ppdu: &PpduStats, index: usize) -> u32 {
     } else {
         ppdu.users().map(|u| u.tx_duration_us).max().unwrap_or(0)
     });
-    let total = total_tones(ppdu);
-    if total == 0 {
-        return 0;
-    }
-    let before: u64 = ppdu.users().take(index).map(|u| tones_of(ppdu, u)).sum();
+    let Some(total) = NonZeroU64::new(total_tones(ppdu)) else { return 0 };
+    let before = ppdu.users().take(index).map(|u| tones_of(ppdu, u)).fold(0, u64::saturating_add);
     let mine = ppdu.users().nth(index).map_or(0, |u| tones_of(ppdu, u));
-    // duration < 2^32 and cumulative tones < 8 * 1992: the products fit in u64.
-    let part = duration * (before + mine) / total - duration * before / total;
+    // duration < 2^32 and cumulative tones at most `total` < 2^19 (a record's u16 tones,
+    // at most MAX_PPDU_USERS users): the products stay below 2^51 and never saturate.
+    // The first quotient is the larger (more tones), so the difference is exact.
+    let upto = duration.saturating_mul(before.saturating_add(mine)) / total;
+    let part = upto.saturating_sub(duration.saturating_mul(before) / total);
     u32::try_from(part).unwrap_or(u32::MAX)
 }
 

@@ -171,9 +171,11 @@ impl fmt::Write for TextBuf<'_> {
         if n < s.len() {
             self.truncated = true;
         }
-        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..self.len + n), s.as_bytes().get(..n)) {
+        // `n` fits the room, so `len + n` stays within the buffer.
+        let end = self.len.saturating_add(n);
+        if let (Some(dst), Some(src)) = (self.buf.get_mut(self.len..end), s.as_bytes().get(..n)) {
             dst.copy_from_slice(src);
-            self.len += n;
+            self.len = end;
         }
         Ok(())
     }

@@ -42,7 +42,7 @@ where
         let policy = self.config.mu_charging;
         for (index, user) in ppdu.users().enumerate() {
             let Some((id, rec)) = self.stations.by_peer_record(user.peer_id) else {
-                out.unknown_peers += 1;
+                out.unknown_peers = out.unknown_peers.saturating_add(1);
                 self.counters.unknown_peer_reports.bump();
                 continue;
             };
@@ -63,7 +63,7 @@ where
             let us = policy.charge_us(ppdu, index);
             let ac = ac_of(user);
             if self.txqs.scheduler().register_airtime(id, ac, us, 0, now).is_ok() {
-                out.users_charged += 1;
+                out.users_charged = out.users_charged.saturating_add(1);
             }
         }
         out
@@ -127,7 +127,7 @@ where
         for _ in 0..max {
             let Some(p) = self.hal.next_ppdu_stats() else { break };
             let _ = self.on_ppdu_tx_stats(&p, now);
-            n += 1;
+            n = n.saturating_add(1);
         }
         for _ in 0..max {
             let Some(r) = self.hal.next_rx_ppdu() else { break };

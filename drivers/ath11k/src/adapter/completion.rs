@@ -30,7 +30,8 @@ impl PassCharges {
     fn push(&mut self, charge: u32) -> Result<(), u32> {
         let free = self.raw.get_mut(self.len).ok_or(charge)?;
         *free = charge;
-        self.len += 1;
+        // Below PASS_CHARGES (a slot was free): no wrap.
+        self.len = self.len.wrapping_add(1);
         Ok(())
     }
 
@@ -101,7 +102,7 @@ where
         let mut charges = PassCharges::new();
         while pass.work_done < budget {
             let Some(c) = self.hal.reap_tx_completion() else { break };
-            pass.work_done += 1;
+            pass.work_done = pass.work_done.saturating_add(1);
             if let Some(ac) = self.complete_msdu_in_pass(c, &mut charges) {
                 pass.reaped.insert(ac);
             }
@@ -125,7 +126,7 @@ where
         let mut pass = CompletionPass::empty();
         let mut charges = PassCharges::new();
         for c in completions.iter().take(budget as usize) {
-            pass.work_done += 1;
+            pass.work_done = pass.work_done.saturating_add(1);
             if let Some(ac) = self.complete_msdu_in_pass(*c, &mut charges) {
                 pass.reaped.insert(ac);
             }
@@ -198,8 +199,12 @@ where
     /// Releases charge tokens in one batch, counting what the scheduler refuses.
     fn release_raw(&self, held: &[u32]) {
         let done = self.txqs.scheduler().release_batch(held.iter().filter_map(|&raw| Charge::from_raw(raw)));
-        let refused = held.len() as u64 - u64::from(done.released) - u64::from(done.unknown_station);
-        let errors = u64::from(done.unknown_station) + u64::from(done.underflows) + refused;
+        // The batch counts each charge once (released, unknown_station or other_radio), so
+        // `refused` is other_radio, never below 0; saturating, a miscount there is no panic.
+        let refused = (held.len() as u64)
+            .saturating_sub(u64::from(done.released))
+            .saturating_sub(u64::from(done.unknown_station));
+        let errors = u64::from(done.unknown_station).saturating_add(u64::from(done.underflows)).saturating_add(refused);
         self.counters.release_errors.add(errors);
     }
 }

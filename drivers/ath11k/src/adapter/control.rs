@@ -345,8 +345,9 @@ where
         if self.config.calibration.is_some() {
             if let Some(rec) = self.stations.get(id) {
                 let q16 = rec.calibration_ratio_q16();
-                // Three decimals of the Q16 ratio, in integers.
-                let milli = (u64::from(q16) * 1000 + 32768) >> 16;
+                // Three decimals of the Q16 ratio, in integers (a u32 times 1000 fits a
+                // u64: no wrap).
+                let milli = u64::from(q16).wrapping_mul(1000).wrapping_add(32768) >> 16;
                 let _ = writeln!(out, "Calibration ratio: {}.{:03} (Q16 {q16})", milli / 1000, milli % 1000);
             }
         }

@@ -160,8 +160,8 @@ impl HeldGauge {
         if let Some(g) = self.0.get(ac.index()) {
             // Never below zero, even if a caller miscounted.
             let mut v = g.load(Ordering::Acquire);
-            while v > 0 {
-                match g.compare_exchange_weak(v, v - 1, Ordering::AcqRel, Ordering::Acquire) {
+            while let Some(less) = v.checked_sub(1) {
+                match g.compare_exchange_weak(v, less, Ordering::AcqRel, Ordering::Acquire) {
                     Ok(_) => break,
                     Err(seen) => v = seen,
                 }

@@ -32,7 +32,7 @@ impl Ath11kError {
         const EEXIST: i32 = 17;
         const EINVAL: i32 = 22;
         const ENOSPC: i32 = 28;
-        -match self {
+        let errno = match self {
             Ath11kError::Sched(SchedError::StationsFull | SchedError::TxqsFull) => ENOSPC,
             // Slots of departed stations free once their frames complete: try again.
             Ath11kError::Sched(SchedError::StationsDraining) => EBUSY,
@@ -41,7 +41,9 @@ impl Ath11kError {
             Ath11kError::UnknownStation | Ath11kError::UnknownTxq | Ath11kError::UnknownPeer(_) => ENOENT,
             Ath11kError::PeerInUse(_) | Ath11kError::TxqInUse => EEXIST,
             Ath11kError::OutOfMemory => ENOMEM,
-        }
+        };
+        // Small positive constants: the negation cannot wrap.
+        errno.wrapping_neg()
     }
 }
 

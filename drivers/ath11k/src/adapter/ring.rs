@@ -91,7 +91,8 @@ where
             if self.turn_pushed > 0 && mark.swap(0, Ordering::AcqRel) != 0 {
                 self.held.down(ac);
             }
-            if self.turn_refused && mark.swap(1 + ac.index() as u8, Ordering::AcqRel) == 0 {
+            // An AC index is below 4: `1 + index` cannot wrap.
+            if self.turn_refused && mark.swap((ac.index() as u8).wrapping_add(1), Ordering::AcqRel) == 0 {
                 self.held.up(ac);
                 self.counters.held_for_retry.bump();
             }

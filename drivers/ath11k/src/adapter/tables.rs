@@ -192,7 +192,7 @@ impl Station for StationRecord {
             return Ok(us);
         }
         // Q8 x Q16 = Q24; two u32 factors fit a u64 exactly, the price saturates.
-        let scale_q24 = u64::from(mu) * u64::from(cal);
+        let scale_q24 = u64::from(mu).wrapping_mul(u64::from(cal));
         let scaled = u64::from(us).saturating_mul(scale_q24).saturating_add((1 << 24) - 1) >> 24;
         Ok(u32::try_from(scaled).unwrap_or(u32::MAX))
     }

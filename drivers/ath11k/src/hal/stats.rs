@@ -71,7 +71,8 @@ impl PpduStats {
         match self.users.get_mut(usize::from(self.n_users)) {
             Some(slot) => {
                 *slot = Some(user);
-                self.n_users += 1;
+                // Below MAX_PPDU_USERS (a slot was free): no wrap.
+                self.n_users = self.n_users.wrapping_add(1);
                 true
             }
             None => false,

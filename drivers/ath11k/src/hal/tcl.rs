@@ -15,7 +15,11 @@ impl RingId {
     /// (`smp_processor_id()`) does on IPQ8074.
     #[inline]
     pub const fn for_cpu(cpu: u32) -> RingId {
-        RingId((cpu % DP_TCL_NUM_RING_MAX as u32) as u8)
+        // The divisor is a non-zero constant: ring 0 is never the fallback.
+        match cpu.checked_rem(DP_TCL_NUM_RING_MAX as u32) {
+            Some(ring) => RingId(ring as u8),
+            None => RingId(0),
+        }
     }
 
     /// Ring `n`, if `n` names one.
@@ -33,7 +37,8 @@ impl RingId {
     /// The next ring, wrapping (ath11k's `tcl_ring_retry` order).
     #[inline]
     pub const fn next(self) -> RingId {
-        RingId::for_cpu(self.0 as u32 + 1)
+        // A ring index is below DP_TCL_NUM_RING_MAX: no wrap.
+        RingId::for_cpu((self.0 as u32).wrapping_add(1))
     }
 }
 

@@ -107,7 +107,7 @@ impl<F> Slab<F> {
         match self.entries.get_mut(id as usize) {
             Some(slot @ None) => {
                 *slot = Some(msdu);
-                self.count += 1;
+                self.count = self.count.saturating_add(1);
                 Ok(id)
             }
             _ => Err(msdu),
@@ -116,7 +116,7 @@ impl<F> Slab<F> {
 
     fn take(&mut self, id: u32) -> Option<Msdu<F>> {
         let m = self.entries.get_mut(id as usize)?.take()?;
-        self.count -= 1;
+        self.count = self.count.saturating_sub(1);
         self.free.push(id);
         Some(m)
     }
@@ -361,7 +361,7 @@ impl<F> SimHal<F> {
                     let Some(desc) = q.descs.pop_front() else { break };
                     fw.in_flight.push_back(InFlight { ring, desc, due });
                     bump(&self.counters.taken);
-                    n += 1;
+                    n = n.saturating_add(1);
                 }
             }
         }
@@ -375,17 +375,17 @@ impl<F> SimHal<F> {
             self.completions.lock().push_back(TxCompletion { ring: f.ring, msdu_id: f.desc.msdu_id, status });
             bump(&self.counters.completed);
             if let (true, Some(peer)) = (status.transmitted(), f.desc.peer_id) {
-                let i = match sent.iter().position(|s| s.peer_id == peer && s.ac == f.desc.ac) {
-                    Some(i) => i,
+                let user = match sent.iter().position(|s| s.peer_id == peer && s.ac == f.desc.ac) {
+                    Some(i) => sent.get_mut(i),
                     None => {
                         sent.push(Sent { peer_id: peer, ac: f.desc.ac, frames: 0, acked_msdus: 0, acked_bytes: 0 });
-                        sent.len() - 1
+                        sent.last_mut()
                     }
                 };
-                if let Some(s) = sent.get_mut(i) {
-                    s.frames += 1;
+                if let Some(s) = user {
+                    s.frames = s.frames.saturating_add(1);
                     if status == TxStatus::Acked {
-                        s.acked_msdus += 1;
+                        s.acked_msdus = s.acked_msdus.saturating_add(1);
                         s.acked_bytes = s.acked_bytes.saturating_add(f.desc.len_bytes);
                     }
                 }
