@@ -1069,8 +1069,8 @@ unsafe fn write_text(radio: *mut CRadio, which: Text, buf: *mut c_char, len: usi
         // SAFETY: non-null, valid for `len` writes (the caller's promise), not
         // aliased during the call; u8 and c_char have the same layout.
         let bytes = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), len) };
-        // One byte stays for the NUL.
-        let (text_room, _) = bytes.split_at_mut(len - 1);
+        // One byte stays for the NUL (`len` is at least 1).
+        let Some((_, text_room)) = bytes.split_last_mut() else { return Err(Errno::EFAULT) };
         let mut text = TextBuf::new(text_room);
         match which {
             Text::Aql(peer) => radio.write_station_aql(station(radio, peer)?, &mut text).map_err(adapter_err)?,

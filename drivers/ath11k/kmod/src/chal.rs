@@ -401,7 +401,8 @@ impl TxCompletionRing for CHal {
         // SAFETY: `begin_batch`'s caller guarantees `entries[..len]` readable until
         // `end_batch`, and `next < len`.
         let entry = unsafe { entries.add(next).read() };
-        self.batch.next.store(next + 1, Ordering::Relaxed);
+        // `next < len`: no wrap.
+        self.batch.next.store(next.wrapping_add(1), Ordering::Relaxed);
         entry.to_completion()
     }
 }

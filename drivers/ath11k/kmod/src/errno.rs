@@ -33,13 +33,15 @@ impl Errno {
     /// `Ath11kError::errno()`; anything not negative becomes `EIO`.
     #[must_use]
     pub const fn from_negative(ret: i32) -> Self {
-        if ret < 0 && ret > -4096 { Self(-ret) } else { Self::EIO }
+        // -4095..=-1: the negation cannot wrap.
+        if ret < 0 && ret > -4096 { Self(ret.wrapping_neg()) } else { Self::EIO }
     }
 
     /// The value a C entry point returns for this error: `-errno`.
     #[must_use]
     pub const fn to_c(self) -> i32 {
-        -self.0
+        // An errno is 1..=4095 (the constants, `from_negative`): no wrap.
+        self.0.wrapping_neg()
     }
 }
 

@@ -86,7 +86,8 @@ fn checked(p: *mut c_void, align: usize) -> *mut u8 {
     if p.is_null() {
         return ptr::null_mut();
     }
-    if (p as usize) & (align - 1) != 0 {
+    // A layout's alignment is a power of two, so at least 1: `align - 1` cannot wrap.
+    if (p as usize) & align.wrapping_sub(1) != 0 {
         // SAFETY: `p` came from kmalloc/kzalloc just now and nobody else has
         // seen it; freeing it once here is its only release.
         unsafe { ffi::airtime_kfree(p) };

@@ -36,11 +36,14 @@
 #![no_std]
 #![deny(clippy::float_arithmetic)]
 #![deny(clippy::undocumented_unsafe_blocks)]
-// As in the crates it links: run-time code may not index unchecked, unwrap, or call a
-// panicking macro; the two modules below say why they may.
+// As in the crates it links: run-time code may not index unchecked, do arithmetic that
+// can overflow, unwrap, or call a panicking macro; the two modules below say why they
+// may. An overflow wraps silently in this module's release build, and is a BUG() in the
+// Rust-for-Linux module, which compiles some of these sources with overflow checks on.
 #![cfg_attr(
     not(test),
     deny(
+        clippy::arithmetic_side_effects,
         clippy::indexing_slicing,
         clippy::unwrap_used,
         clippy::expect_used,
@@ -62,8 +65,10 @@ pub mod ffi;
 pub mod kalloc;
 pub mod msg;
 mod panic;
-// Scenarios over fixed-size data, and one that must panic (it proves the panic handler).
-#[allow(clippy::indexing_slicing)]
+// Scenarios over fixed-size data and hand-picked values, and one that must panic (it
+// proves the panic handler). An overflow in a scenario's own arithmetic is a bug of the
+// scenario, which its checks report as a wrong value (or a BUG(), with overflow checks).
+#[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub mod selftest;
 // Dead code that reports as a panic if it ever runs.
 #[allow(clippy::panic)]

@@ -57,21 +57,21 @@ impl<'a> MsgBuf<'a> {
 impl fmt::Write for MsgBuf<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         // One byte stays reserved for the NUL terminator.
-        let room = self.buf.len().saturating_sub(self.len + 1);
-        let mut take = s.len().min(room);
-        while !s.is_char_boundary(take) {
-            take -= 1;
-        }
+        let room = self.buf.len().saturating_sub(self.len).saturating_sub(1);
+        // The longest prefix that fits and ends on a character boundary (0 always does).
+        let take = (0..=s.len().min(room)).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
         if take < s.len() {
             self.truncated = true;
         }
         if self.buf.is_empty() {
             return Ok(());
         }
-        // Both ranges are in bounds (`take` fits the room and the text).
-        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..self.len + take), s.as_bytes().get(..take)) {
+        // Both ranges are in bounds (`take` fits the room and the text), so `text_end`
+        // does not saturate.
+        let text_end = self.len.saturating_add(take);
+        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..text_end), s.as_bytes().get(..take)) {
             to.copy_from_slice(from);
-            self.len += take;
+            self.len = text_end;
         }
         if let Some(end) = self.buf.get_mut(self.len) {
             *end = 0;
