@@ -101,7 +101,9 @@ impl MuCharging {
         // a zero divisor falls back to one.
         let q8 = u64::from(SCALE_ONE_Q8);
         let scale = match self {
-            MuCharging::RuShare => u64::from(user.ru_tones)
+            // The user's share as `ru_share_us` splits the duration: an equal one when any
+            // user's RU is unknown.
+            MuCharging::RuShare => tones_of(ppdu, user)
                 .checked_mul(channel_data)
                 .and_then(|n| n.checked_mul(q8))
                 .zip(total_tones(ppdu).checked_mul(ru_data))
@@ -213,28 +215,47 @@ mod tests {
         // 1/4 of the PPDU, on 234 of 980 data subcarriers: 980 / 936 of one.
         assert_eq!(MuCharging::RuShare.aql_scale_q8(&p, 0), 980 * 256 / 936);
         assert_eq!(MuCharging::OwnDuration.aql_scale_q8(&p, 3), 980 * 256 / 234);
+        // Another user's RU unknown: the charge is an equal split (a quarter each), and
+        // so is the share the scale prices, not 242 of 4 "tones".
+        let q = mu(3000, &[(1, 242, 0), (2, 0, 0), (3, 242, 0), (4, 242, 0)]);
+        assert_eq!(MuCharging::RuShare.charge_us(&q, 0), 750);
+        assert_eq!(MuCharging::RuShare.aql_scale_q8(&q, 0), 980 * 256 / 936);
+        assert_eq!(MuCharging::RuShare.aql_scale_q8(&q, 1), SCALE_ONE_Q8, "no RU: no scale");
     }
 
     /// The extremes a firmware record can carry: the longest duration, and tones no RU
-    /// has (the record's u16 as is) on every user. Each charge is still a part of the
-    /// PPDU, the parts add up to it, and the scales are finite.
+    /// has (the record's u16 as is) on every user but the first (242 tones). Each charge
+    /// is still a part of the PPDU, the parts add up to it, and the first user's scales
+    /// are its share times 980 / 234 data subcarriers (the others have no RU: no scale).
     #[test]
     fn extreme_records_split_without_overflow() {
-        for tones in [u16::MAX, 1, 0] {
-            let mut users = [(0u16, u16::MAX, u32::MAX); MAX_PPDU_USERS];
-            for (i, u) in users.iter_mut().enumerate() {
-                u.0 = i as u16;
-                u.1 = if i == 0 { 242 } else { tones };
-            }
-            let p = mu(u32::MAX, &users);
-            let parts: alloc::vec::Vec<u64> =
-                (0..MAX_PPDU_USERS).map(|i| u64::from(MuCharging::RuShare.charge_us(&p, i))).collect();
-            assert_eq!(parts.iter().sum::<u64>(), u64::from(u32::MAX), "{tones} tones: {parts:?}");
-            for i in 0..MAX_PPDU_USERS {
-                assert_eq!(MuCharging::WholePpdu.charge_us(&p, i), u32::MAX);
-                assert_eq!(MuCharging::OwnDuration.charge_us(&p, i), u32::MAX);
-                for m in [MuCharging::WholePpdu, MuCharging::RuShare, MuCharging::OwnDuration] {
-                    assert!(m.aql_scale_q8(&p, i) >= 1);
+        let own_scale = 980 * 256 / 234;
+        // (other users' tones, the first user's part of the tones, its RU-share scale)
+        for (tones, share, scale) in [
+            (u16::MAX, "242 of 458 987", 1), // 0.57 of one, never 0
+            (1, "242 of 249", 242 * 980 * 256 / (249 * 234)),
+            (0, "an equal split", 980 * 256 / (8 * 234)),
+        ] {
+            for own_us in [u32::MAX, 0] {
+                let mut users = [(0u16, 242, own_us); MAX_PPDU_USERS];
+                for (i, u) in users.iter_mut().enumerate().skip(1) {
+                    u.0 = i as u16;
+                    u.1 = tones;
+                }
+                let p = mu(u32::MAX, &users);
+                let parts: alloc::vec::Vec<u64> =
+                    (0..MAX_PPDU_USERS).map(|i| u64::from(MuCharging::RuShare.charge_us(&p, i))).collect();
+                assert_eq!(parts.iter().sum::<u64>(), u64::from(u32::MAX), "{share}: {parts:?}");
+                assert_eq!(MuCharging::RuShare.aql_scale_q8(&p, 0), scale, "{share}");
+                assert_eq!(MuCharging::OwnDuration.aql_scale_q8(&p, 0), own_scale);
+                for (i, &part) in parts.iter().enumerate() {
+                    assert_eq!(MuCharging::WholePpdu.charge_us(&p, i), u32::MAX);
+                    // Without an own duration, OwnDuration falls back to the RU share.
+                    let own = if own_us > 0 { u64::from(own_us) } else { part };
+                    assert_eq!(u64::from(MuCharging::OwnDuration.charge_us(&p, i)), own);
+                    if i > 0 {
+                        assert_eq!(MuCharging::RuShare.aql_scale_q8(&p, i), SCALE_ONE_Q8);
+                    }
                 }
             }
         }
