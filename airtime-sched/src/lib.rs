@@ -237,8 +237,10 @@
 // panicking macro; an exception names why its index is in bounds. Nor may it do arithmetic
 // that can overflow: the Rust-for-Linux module builds this crate with overflow checks on,
 // where an overflow is a BUG(). Each operation says how it stays in range: it wraps by
-// design (positions, generations, packed fields whose bound is checked), saturates (counts,
-// statistics), or is checked (caller input).
+// design (the ring's 48-bit cell sequences, hints), cannot carry (packed fields whose bound
+// is checked, u64 positions that never reach 2^64), saturates (counts, statistics), or is
+// checked (caller input). `Iterator::sum` escapes the lint: sums fold with
+// `saturating_add` where a term is not small.
 #![cfg_attr(
     not(test),
     deny(

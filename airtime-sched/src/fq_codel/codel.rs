@@ -188,8 +188,8 @@ fn try_mark<F: FqFrame>(params: &CodelParams, q: &mut Queued<F>) -> bool {
 /// Dequeues the next frame of a flow through CoDel: drops (or marks) as the state
 /// machine says, and returns the first frame that is to be sent, if any.
 // Always inlined into its one caller, the txq's dequeue: left to the compiler, whether it
-// was depended on how codegen units happened to be split (an unrelated edit flipped it,
-// costing 29 instructions a frame).
+// was inlined depended on how the codegen units happened to be split (an unrelated edit
+// flipped it, costing 29 instructions a frame).
 #[inline(always)]
 pub(crate) fn codel_dequeue<F: FqFrame, Q: CodelQueue<F>>(
     vars: &mut CodelVars,

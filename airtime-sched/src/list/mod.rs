@@ -100,8 +100,8 @@ impl AcList {
             let after = self.head.len_word();
             if after == before || attempt == 3 {
                 let stack = stack::count_of(before).min(stack::count_of(after));
-                // A u32 and a length bounded by the ring's capacity: no overflow.
-                entries = i64::from(stack).wrapping_add(i64::try_from(ring).unwrap_or(i64::MAX));
+                // A u32 and a length bounded by the ring's capacity.
+                entries = i64::from(stack).saturating_add(i64::try_from(ring).unwrap_or(i64::MAX));
                 break;
             }
             before = after;

@@ -49,6 +49,8 @@ pub(crate) struct TailRing {
     cells: Box<[AtomicU64]>,
     mask: u64,
     /// Next position to push (may lag the last published one by one, see the module).
+    /// Positions count up from 0 and never reach 2^64 (a push a nanosecond would take
+    /// 584 years), so `+ 1` on them cannot carry; cells keep their low 48 bits.
     tail: AtomicU64,
     /// Next position to pop.
     head: AtomicU64,

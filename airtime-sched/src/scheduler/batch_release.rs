@@ -114,7 +114,7 @@ impl Scheduler {
                 None => {
                     if let Some(new) = free.first_mut() {
                         *new = group_of(&charge);
-                        used = used.wrapping_add(1); // below GROUPS: a free group was left
+                        used = used.wrapping_add(1); // was below GROUPS (a group was free)
                         continue;
                     }
                 }

@@ -109,8 +109,8 @@ fn same_generation(slot: &TxqSlot, generation: u32) -> bool {
 /// Top-ups a station of effective deficit `d` needs to reach zero at `weight`.
 #[inline]
 fn needed(d: i64, weight: i64) -> i64 {
-    // Rounded up; saturating, for a deficit near i64::MIN (weight is at least 1 at
-    // every caller).
+    // Rounded up. A deficit is 48 bits wide, so nothing here saturates; the saturating
+    // forms only leave no path that can overflow (weight is at least 1 at every caller).
     let weight = weight.max(1);
     if d >= 0 { 0 } else { d.saturating_neg().saturating_add(weight.wrapping_sub(1)).checked_div(weight).unwrap_or(0) }
 }

@@ -303,7 +303,9 @@ impl Scheduler {
                 };
                 u64::try_from(seen).unwrap_or(0)
             })
-            .sum()
+            // Four counters of up to i64::MAX each: `sum` could overflow (a panic with
+            // overflow checks, which clippy's lint does not see).
+            .fold(0, u64::saturating_add)
     }
 
     /// The per-AC PHY limit (`ieee80211_txq_schedule_airtime_check`): `high + (n - 1) * low / 2` over the `n`

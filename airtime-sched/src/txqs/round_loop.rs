@@ -207,7 +207,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     continue;
                 }
             };
-            report.txqs_served = report.txqs_served.wrapping_add(1);
+            report.txqs_served = report.txqs_served.saturating_add(1);
             let id = turn.txq();
             // `None` for a station-less txq; a removed station's txq sends nothing more
             // (its frames come back with it from `take_removed`).
@@ -257,7 +257,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                             None => None,
                         };
                         if charged.is_none() {
-                            report.unpriced = report.unpriced.wrapping_add(1);
+                            report.unpriced = report.unpriced.saturating_add(1);
                             if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
                                 // Unreachable: the slot was emptied above. Hand it back.
                                 report.refused = Some(Refused {
@@ -289,12 +289,11 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                             turn.send_uncharged();
                         }
                         frames = frames.wrapping_add(1);
-                        report.frames = report.frames.wrapping_add(1);
                         progressed = true;
                     }
                     Err(PushError { frame, charge, error }) => {
                         let kind = error.kind();
-                        report.held_back = report.held_back.wrapping_add(1);
+                        report.held_back = report.held_back.saturating_add(1);
                         // The kept frame gives its charge back: kept, it would count
                         // against the very AQL and PHY limits that decide whether its txq
                         // gets the turn that sends it (a charge above the station's limit
@@ -316,6 +315,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     }
                 }
             }
+            // Added once a turn (a round's count saturates; a turn's is bounded).
+            report.frames = report.frames.saturating_add(frames);
             let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
             ring.end_turn(id, ac);
             // What enqueues pushed into the intake while the turn held the queue, into the
