@@ -131,9 +131,9 @@
 // This code runs inside kernel modules and is fuzzed. Outside tests, run-time code may not
 // index unchecked (per-AC state is a `PerAc`, indexed by `Ac`), do arithmetic that can
 // overflow, unwrap, or call a panicking macro; an exception names why its index is in
-// bounds. Kernel builds compile it with overflow checks on (CONFIG_RUST_OVERFLOW_CHECKS,
-// as drivers/ath11k/rfl does), where an overflow is a BUG(): arithmetic wraps, saturates
-// or is checked, and says why.
+// bounds. A kernel build with CONFIG_RUST_OVERFLOW_CHECKS (drivers/ath11k/rfl builds
+// this crate so, as a check; no module links it yet) makes an overflow a BUG():
+// arithmetic wraps, saturates or is checked, and says why.
 #![cfg_attr(
     not(test),
     deny(

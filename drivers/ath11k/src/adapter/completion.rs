@@ -199,8 +199,10 @@ where
     /// Releases charge tokens in one batch, counting what the scheduler refuses.
     fn release_raw(&self, held: &[u32]) {
         let done = self.txqs.scheduler().release_batch(held.iter().filter_map(|&raw| Charge::from_raw(raw)));
-        // The batch counts each charge once (released, unknown_station or other_radio), so
-        // `refused` is other_radio, never below 0; saturating, a miscount there is no panic.
+        // Every held token was made by `Charge::into_raw` from a charge (units >= 1), so
+        // `from_raw` drops none; the batch counts each charge once (released,
+        // unknown_station or other_radio), so `refused` is other_radio, never below 0.
+        // Saturating: a miscount there is no panic.
         let refused = (held.len() as u64)
             .saturating_sub(u64::from(done.released))
             .saturating_sub(u64::from(done.unknown_station));

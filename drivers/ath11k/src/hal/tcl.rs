@@ -15,7 +15,7 @@ impl RingId {
     /// (`smp_processor_id()`) does on IPQ8074.
     #[inline]
     pub const fn for_cpu(cpu: u32) -> RingId {
-        // The divisor is a non-zero constant: ring 0 is never the fallback.
+        // The divisor is a non-zero constant: the `None` arm is unreachable.
         match cpu.checked_rem(DP_TCL_NUM_RING_MAX as u32) {
             Some(ring) => RingId(ring as u8),
             None => RingId(0),
