@@ -138,7 +138,7 @@ impl TailRing {
         }
     }
 
-    /// `tail` from `pos` to `pos.wrapping_add(1)`, unless another push did it already.
+    /// `tail` from `pos` to `pos + 1`, unless another push did it already.
     #[inline]
     fn advance_tail(&self, pos: u64) {
         // Release: a push that reads the new tail sees the cell published at `pos`.

@@ -11,8 +11,7 @@ use crate::{Ac, StationId, Tid, TxqId};
 /// the slot allocated last) to the end, then from the start.
 fn next_fit<'a, T>(cursor: &AtomicU32, table: &'a [T]) -> impl Iterator<Item = (usize, &'a T)> + 'a {
     // Relaxed: a hint; allocations racing from one cursor compete for slots by CAS.
-    let len = core::num::NonZeroUsize::new(table.len()).unwrap_or(core::num::NonZeroUsize::MIN);
-    let start = cursor.load(Ordering::Relaxed) as usize % len;
+    let start = (cursor.load(Ordering::Relaxed) as usize).checked_rem(table.len()).unwrap_or(0);
     let (before, after) = table.split_at(start);
     after.iter().enumerate().map(move |(i, slot)| (start.wrapping_add(i), slot)).chain(before.iter().enumerate())
 }

@@ -328,9 +328,10 @@ impl<F> Intake<F> {
         }
         // Weakened variant, only to prove loom model intake6 catches it: the own node's
         // frame put as many places from the oldest as it was from the newest.
+        // newer < len: no borrow.
         let at = |newer: usize| {
             if cfg!(airtime_weakened = "inline_at_newer") { newer } else { len.wrapping_sub(1).wrapping_sub(newer) }
-        }; // newer < len
+        };
         let inline = inline.map(|(frame, enqueued, newer)| Inline { frame, enqueued, at: at(newer) });
         Batch { head: oldest, len, yielded: 0, inline, _frames: PhantomData }
     }
