@@ -15,11 +15,8 @@ impl RingId {
     /// (`smp_processor_id()`) does on IPQ8074.
     #[inline]
     pub const fn for_cpu(cpu: u32) -> RingId {
-        // The divisor is a non-zero constant: the `None` arm is unreachable.
-        match cpu.checked_rem(DP_TCL_NUM_RING_MAX as u32) {
-            Some(ring) => RingId(ring as u8),
-            None => RingId(0),
-        }
+        const RINGS: u32 = DP_TCL_NUM_RING_MAX as u32;
+        RingId((cpu % RINGS) as u8)
     }
 
     /// Ring `n`, if `n` names one.
