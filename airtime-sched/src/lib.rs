@@ -28,7 +28,9 @@
 //!    [`TxqTable::run_round`] is the ready loop (`&self`: the wake and completion
 //!    contexts run it at once), with a retry slot per txq, a per-turn budget
 //!    ([`txqs::TurnBudget`], or a txq's own from a pre-turn hook), and each turn
-//!    bracketed by [`Ring::start_turn`] and [`Ring::end_turn`]. Completions go through
+//!    bracketed by [`Ring::start_turn`] and [`Ring::end_turn`]; a pull-mode driver
+//!    serves the turn its firmware asked for ([`TxqTable::may_transmit`]) with the same
+//!    loop ([`TxqTurn::serve`]). Completions go through
 //!    [`Scheduler::complete_frame`] or [`Scheduler::complete_ppdu`] ([`tx_status`]).
 //!
 //! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] →

@@ -889,3 +889,70 @@ fn refused_frames_give_their_charges_back_and_teach_adaptive_aql_nothing() {
     }
     assert_eq!(t.scheduler().total_pending_us(), 0);
 }
+
+#[test]
+fn a_pull_mode_turn_is_served_as_a_round_serves_it() {
+    // The firmware asks for a txq's frames (`may_transmit`), and the driver serves the
+    // turn it got with the round's own loop: charged, the refused frame kept and sent
+    // first, the ring told of the turn, the txq returned for what it holds.
+    let t = table();
+    let (sta, peers, q) = one_station(&t, 5);
+    let mut r = TestRing { refuse_at: Some(3), ..ring(64) };
+    let turn = t.may_transmit(q, NOW).unwrap().expect("no debt: allowed");
+    let mut ends = 0;
+    let report = turn.serve(NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| ends += 1);
+    assert_eq!(report.end, RoundEnd::Refused(RingErrorKind::OutOfMemory));
+    assert_eq!((report.frames, report.held_back, report.txqs_served, ends), (2, 1, 1, 1));
+    assert_eq!(r.turns, [q], "start_turn and end_turn around it");
+    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 200, "the kept frame's charge given back");
+    assert_eq!(t.may_have_frames(q), Ok(true));
+    // Completed (pending airtime would otherwise turn the asks down: deficit minus
+    // pending is negative), then its budget ends the next turn with frames left.
+    let mut sent = complete(&t, &mut r);
+    let turn = t.may_transmit(q, NOW).unwrap().unwrap();
+    let report = turn.serve(NOW, &peers, &mut r, TurnBudget::frames(2), |_| {});
+    assert_eq!((report.frames, report.end), (2, RoundEnd::TurnBudget));
+    sent.extend(complete(&t, &mut r));
+    // A full ring stops it before a dequeue; the txq stays listed.
+    let mut full = ring(0);
+    let turn = t.may_transmit(q, NOW).unwrap().unwrap();
+    let report = turn.serve(NOW, &peers, &mut full, TurnBudget::UNLIMITED, |_| {});
+    assert_eq!((report.frames, report.end), (0, RoundEnd::RingFull));
+    // The rest, then nothing left: the txq leaves the list.
+    let turn = t.may_transmit(q, NOW).unwrap().unwrap();
+    let report = turn.serve(NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| {});
+    assert_eq!((report.frames, report.end), (1, RoundEnd::Exhausted));
+    assert_eq!(t.may_have_frames(q), Ok(false));
+    sent.extend(complete(&t, &mut r));
+    assert_eq!(sent, [Pkt(0), Pkt(1), Pkt(2), Pkt(3), Pkt(4)], "in order, the kept frame first");
+    assert_eq!(t.scheduler().total_pending_us(), 0);
+    let round = t.scheduler().start_round(Ac::Be);
+    assert!(t.next_txq(round, NOW).is_none(), "returned empty: nothing listed");
+}
+
+#[test]
+fn a_served_station_less_turn_is_charged_to_the_multicast_budget_when_priced() {
+    struct Priced(Peers);
+    impl StationTable for Priced {
+        type Station = Peer;
+        fn station(&self, id: StationId) -> Option<&Peer> {
+            self.0.station(id)
+        }
+        fn multicast_airtime_us(&self, _: u32, _: Ac) -> Option<u32> {
+            Some(2000)
+        }
+    }
+    let t = table();
+    let mc = t.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+    for i in 0..2 {
+        t.enqueue(mc, Pkt(i), NOW).unwrap();
+    }
+    let mut r = ring(64);
+    let turn = t.may_transmit(mc, NOW).unwrap().unwrap();
+    let report = turn.serve(NOW, &Priced(Peers(Vec::new())), &mut r, TurnBudget::UNLIMITED, |_| {});
+    assert_eq!(report.frames, 2);
+    assert!(r.held.iter().all(|(_, c)| c.as_ref().is_some_and(Charge::is_multicast)));
+    assert_eq!(t.scheduler().multicast_pending_us(Ac::Be), 4000);
+    complete(&t, &mut r);
+    assert_eq!(t.scheduler().multicast_pending_us(Ac::Be), 0);
+}

@@ -203,143 +203,215 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     // visited every round and say so (`may_have_frames`). The round goes
                     // on with the next txq.
                     let outcome = TxqReturn::after_turn(turn.is_backlogged(), false);
-                    turn.finish(outcome, now);
+                    turn.finish_as_seen(outcome, now);
                     continue;
                 }
             };
-            report.txqs_served = report.txqs_served.saturating_add(1);
-            let id = turn.txq();
-            // `None` for a station-less txq; a removed station's txq sends nothing more
-            // (its frames come back with it from `take_removed`).
-            let (station, gone) = turn.serving().station_and_removed();
-            ring.start_turn(id, station, ac);
-            let (mut frames, mut airtime_us) = (0u32, 0u64);
-            let mut progressed = false;
-            let mut stop = None;
-            // The ring took no more of this txq (`RingErrorKind::TxqFull`).
-            let mut txq_full = false;
-            // The first frame of a turn is always allowed: a zero bound would otherwise
-            // stall the txq for good (every turn ends before it sends anything).
-            while !gone && (frames == 0 || (frames < budget.frames && airtime_us < u64::from(budget.airtime_us))) {
-                if !ring.has_room(ac) {
-                    stop = Some(RoundEnd::RingFull);
-                    break;
-                }
-                let (frame, charge) = match turn.take_retry() {
-                    // Kept uncharged: it is charged now, so the AQL check comes first.
-                    Some(Retry { frame, charge: None }) if !turn.airtime_check() => {
-                        // The slot was just emptied: putting it back cannot fail.
-                        let _ = turn.hold_back(Retry { frame, charge: None });
-                        break;
-                    }
-                    Some(Retry { frame, charge }) => (frame, charge),
-                    None => {
-                        // A turn whose queue is known drained ends before the AQL
-                        // check and a dequeue that would find nothing: most turns end
-                        // here, the pass after their last frame (or at once, for a txq
-                        // listed for its debt or for a wake whose frame is gone).
-                        if turn.is_known_drained() || !turn.airtime_check() {
-                            break;
-                        }
-                        match turn.dequeue(now) {
-                            Ok(Some(frame)) => (frame, None),
-                            // Empty, or stopped (BlockAck setup): its frames stay queued.
-                            Ok(None) | Err(_) => break,
-                        }
-                    }
-                };
-                // A station txq's frame is sent charged: a fresh one, or a kept one that
-                // could not be charged before.
-                let charge = match (station, charge) {
-                    (Some(sta), None) => {
-                        let charged = match stations.station(sta) {
-                            Some(st) => turn.charge_frame(st, frame.len_bytes()).ok(),
-                            None => None,
-                        };
-                        if charged.is_none() {
-                            report.unpriced = report.unpriced.saturating_add(1);
-                            if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
-                                // Unreachable: the slot was emptied above. Hand it back.
-                                report.refused = Some(Refused {
-                                    frame: back.frame,
-                                    charge: None,
-                                    txq: id,
-                                    kind: crate::RingErrorKind::Other,
-                                });
-                            }
-                            break;
-                        }
-                        charged
-                    }
-                    // A station-less frame: charged to the multicast budget if the
-                    // driver prices multicast, else sent uncharged (mainline's old way).
-                    (None, None) => {
-                        stations.multicast_airtime_us(frame.len_bytes(), ac).and_then(|us| turn.charge_us(us).ok())
-                    }
-                    (_, charge) => charge,
-                };
-                // Both bounded by the budget the loop checks: at most one frame (and one
-                // charge) past it.
-                airtime_us = airtime_us.wrapping_add(charge.as_ref().map_or(0, |c| u64::from(c.airtime_us())));
-                let uncharged = charge.is_none();
-                match ring.push(frame, charge) {
-                    Ok(()) => {
-                        if uncharged {
-                            // Only a station-less frame the driver does not price.
-                            turn.send_uncharged();
-                        }
-                        frames = frames.wrapping_add(1);
-                        progressed = true;
-                    }
-                    Err(PushError { frame, charge, error }) => {
-                        let kind = error.kind();
-                        report.held_back = report.held_back.saturating_add(1);
-                        // The kept frame gives its charge back: kept, it would count
-                        // against the very AQL and PHY limits that decide whether its txq
-                        // gets the turn that sends it (a charge above the station's limit
-                        // would never leave). It is charged again when sent.
-                        if let Some(charge) = charge {
-                            let _ = turn.give_back(charge);
-                        }
-                        if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
-                            // Unreachable, as above.
-                            report.refused = Some(Refused { frame: back.frame, charge: None, txq: id, kind });
-                            stop = Some(RoundEnd::Refused(kind));
-                        } else if kind == RingErrorKind::TxqFull {
-                            // This txq's turn ends, the round does not.
-                            txq_full = true;
-                        } else {
-                            stop = Some(RoundEnd::Refused(kind));
-                        }
-                        break;
-                    }
-                }
-            }
-            // Added once a turn (a round's count saturates; a turn's is bounded).
-            report.frames = report.frames.saturating_add(frames);
-            let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
-            ring.end_turn(id, ac);
-            // What enqueues pushed into the intake while the turn held the queue, into the
-            // queue now: an intake left holding frames sends every later enqueue into it
-            // too (they queue behind), and this context would pull them all at the next
-            // turn; emptied, later enqueues may write the queue on their own context
-            // again. Before `at_turn_end`, so that it sees any limit drop the pull makes.
-            turn.pull_intake();
-            at_turn_end(&mut turn);
-            // A txq the ring took no more of goes to the tail, progress or not: it cannot
-            // move until completions open its window, and at the head it would end every
-            // round there.
-            let outcome = TxqReturn::after_turn(turn.is_backlogged(), progressed && !txq_full);
-            // Only a txq that keeps its place at the head with frames left ends a later
-            // round on its budget; one that sent nothing (a zero bound met by a refused
-            // check) went to the tail.
-            budget_left_frames = budget_spent && stop.is_none() && outcome == TxqReturn::Backlogged;
-            turn.finish(outcome, now);
+            let (stop, left, outcome) =
+                turn.serve_within(ac, now, stations, ring, budget, &mut report, &mut at_turn_end);
+            turn.finish_as_seen(outcome, now);
+            budget_left_frames = left;
             if let Some(end) = stop {
                 report.end = end;
                 return report;
             }
         }
         report
+    }
+}
+
+impl<'a, Q: Txq + Enqueue> super::TxqTurn<'a, Q> {
+    /// Serves this turn as a round serves each of its turns, and returns the txq: the
+    /// frame in the retry slot first, then frames from the queue while the ring has room,
+    /// `budget` lasts and the station's AQL budget allows, each charged (priced by
+    /// `stations`; a station-less frame by its
+    /// [`multicast_airtime_us`](StationTable::multicast_airtime_us)) and pushed, a frame
+    /// the ring refuses kept in the retry slot with its charge given back, the ring's
+    /// [`Ring::start_turn`] and [`Ring::end_turn`] around it, the intake pulled, then
+    /// `at_turn_end`, and the txq returned with what the turn saw
+    /// ([`TxqReturn::after_turn`]). For a turn the driver holds already: a pull-mode
+    /// driver's [`TxqTable::may_transmit`] (its firmware asks for a txq's frames), or a
+    /// [`TxqTable::claim`]. What a driver would otherwise write around
+    /// [`dequeue`](Self::dequeue) by hand.
+    ///
+    /// The report is a round's of this one turn: `txqs_served` is 1 (a removed station's
+    /// txq is served too, and sends nothing), and `end` is [`RoundEnd::RingFull`] or
+    /// [`RoundEnd::Refused`] when the ring stopped the turn, [`RoundEnd::TurnBudget`]
+    /// when `budget` did with frames left, else [`RoundEnd::Exhausted`].
+    pub fn serve<S, R>(
+        self,
+        now: Instant,
+        stations: &S,
+        ring: &mut R,
+        budget: TurnBudget,
+        mut at_turn_end: impl FnMut(&mut super::TxqTurn<'_, Q>),
+    ) -> RoundReport<Q::Frame>
+    where
+        S: StationTable + ?Sized,
+        R: Ring<Frame = Q::Frame> + ?Sized,
+    {
+        let mut report = RoundReport::empty();
+        let ac = self.ac();
+        let mut turn = self;
+        let (stop, budget_left, outcome) =
+            turn.serve_within(ac, now, stations, ring, budget, &mut report, &mut at_turn_end);
+        turn.finish_as_seen(outcome, now);
+        report.end = match stop {
+            Some(end) => end,
+            None if budget_left => RoundEnd::TurnBudget,
+            None => RoundEnd::Exhausted,
+        };
+        report
+    }
+
+    /// One served turn of a round on `ac` (the round's body, and [`serve`](Self::serve)'s):
+    /// counts it in `report` and sends within `budget`. Returns why the round must stop,
+    /// if it must, whether the turn ended on its budget with frames left (the txq keeps
+    /// its place at the head), and the outcome to return the txq with.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn serve_within<S, R>(
+        &mut self,
+        ac: Ac,
+        now: Instant,
+        stations: &S,
+        ring: &mut R,
+        budget: TurnBudget,
+        report: &mut RoundReport<Q::Frame>,
+        at_turn_end: &mut impl FnMut(&mut super::TxqTurn<'_, Q>),
+    ) -> (Option<RoundEnd>, bool, TxqReturn)
+    where
+        S: StationTable + ?Sized,
+        R: Ring<Frame = Q::Frame> + ?Sized,
+    {
+        let turn = self;
+        report.txqs_served = report.txqs_served.saturating_add(1);
+        let id = turn.txq();
+        // `None` for a station-less txq; a removed station's txq sends nothing more
+        // (its frames come back with it from `take_removed`).
+        let (station, gone) = turn.serving().station_and_removed();
+        ring.start_turn(id, station, ac);
+        let (mut frames, mut airtime_us) = (0u32, 0u64);
+        let mut progressed = false;
+        let mut stop = None;
+        // The ring took no more of this txq (`RingErrorKind::TxqFull`).
+        let mut txq_full = false;
+        // The first frame of a turn is always allowed: a zero bound would otherwise
+        // stall the txq for good (every turn ends before it sends anything).
+        while !gone && (frames == 0 || (frames < budget.frames && airtime_us < u64::from(budget.airtime_us))) {
+            if !ring.has_room(ac) {
+                stop = Some(RoundEnd::RingFull);
+                break;
+            }
+            let (frame, charge) = match turn.take_retry() {
+                // Kept uncharged: it is charged now, so the AQL check comes first.
+                Some(Retry { frame, charge: None }) if !turn.airtime_check() => {
+                    // The slot was just emptied: putting it back cannot fail.
+                    let _ = turn.hold_back(Retry { frame, charge: None });
+                    break;
+                }
+                Some(Retry { frame, charge }) => (frame, charge),
+                None => {
+                    // A turn whose queue is known drained ends before the AQL
+                    // check and a dequeue that would find nothing: most turns end
+                    // here, the pass after their last frame (or at once, for a txq
+                    // listed for its debt or for a wake whose frame is gone).
+                    if turn.is_known_drained() || !turn.airtime_check() {
+                        break;
+                    }
+                    match turn.dequeue(now) {
+                        Ok(Some(frame)) => (frame, None),
+                        // Empty, or stopped (BlockAck setup): its frames stay queued.
+                        Ok(None) | Err(_) => break,
+                    }
+                }
+            };
+            // A station txq's frame is sent charged: a fresh one, or a kept one that
+            // could not be charged before.
+            let charge = match (station, charge) {
+                (Some(sta), None) => {
+                    let charged = match stations.station(sta) {
+                        Some(st) => turn.charge_frame(st, frame.len_bytes()).ok(),
+                        None => None,
+                    };
+                    if charged.is_none() {
+                        report.unpriced = report.unpriced.saturating_add(1);
+                        if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
+                            // Unreachable: the slot was emptied above. Hand it back.
+                            report.refused = Some(Refused {
+                                frame: back.frame,
+                                charge: None,
+                                txq: id,
+                                kind: crate::RingErrorKind::Other,
+                            });
+                        }
+                        break;
+                    }
+                    charged
+                }
+                // A station-less frame: charged to the multicast budget if the
+                // driver prices multicast, else sent uncharged (mainline's old way).
+                (None, None) => {
+                    stations.multicast_airtime_us(frame.len_bytes(), ac).and_then(|us| turn.charge_us(us).ok())
+                }
+                (_, charge) => charge,
+            };
+            // Both bounded by the budget the loop checks: at most one frame (and one
+            // charge) past it.
+            airtime_us = airtime_us.wrapping_add(charge.as_ref().map_or(0, |c| u64::from(c.airtime_us())));
+            let uncharged = charge.is_none();
+            match ring.push(frame, charge) {
+                Ok(()) => {
+                    if uncharged {
+                        // Only a station-less frame the driver does not price.
+                        turn.send_uncharged();
+                    }
+                    frames = frames.wrapping_add(1);
+                    progressed = true;
+                }
+                Err(PushError { frame, charge, error }) => {
+                    let kind = error.kind();
+                    report.held_back = report.held_back.saturating_add(1);
+                    // The kept frame gives its charge back: kept, it would count
+                    // against the very AQL and PHY limits that decide whether its txq
+                    // gets the turn that sends it (a charge above the station's limit
+                    // would never leave). It is charged again when sent.
+                    if let Some(charge) = charge {
+                        let _ = turn.give_back(charge);
+                    }
+                    if let Err(back) = turn.hold_back(Retry { frame, charge: None }) {
+                        // Unreachable, as above.
+                        report.refused = Some(Refused { frame: back.frame, charge: None, txq: id, kind });
+                        stop = Some(RoundEnd::Refused(kind));
+                    } else if kind == RingErrorKind::TxqFull {
+                        // This txq's turn ends, the round does not.
+                        txq_full = true;
+                    } else {
+                        stop = Some(RoundEnd::Refused(kind));
+                    }
+                    break;
+                }
+            }
+        }
+        // Added once a turn (a round's count saturates; a turn's is bounded).
+        report.frames = report.frames.saturating_add(frames);
+        let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
+        ring.end_turn(id, ac);
+        // What enqueues pushed into the intake while the turn held the queue, into the
+        // queue now: an intake left holding frames sends every later enqueue into it
+        // too (they queue behind), and this context would pull them all at the next
+        // turn; emptied, later enqueues may write the queue on their own context
+        // again. Before `at_turn_end`, so that it sees any limit drop the pull makes.
+        turn.pull_intake();
+        at_turn_end(turn);
+        // A txq the ring took no more of goes to the tail, progress or not: it cannot
+        // move until completions open its window, and at the head it would end every
+        // round there.
+        let outcome = TxqReturn::after_turn(turn.is_backlogged(), progressed && !txq_full);
+        // Only a txq that keeps its place at the head with frames left ends a later
+        // round on its budget; one that sent nothing (a zero bound met by a refused
+        // check) went to the tail.
+        let budget_left_frames = budget_spent && stop.is_none() && outcome == TxqReturn::Backlogged;
+        (stop, budget_left_frames, outcome)
     }
 }

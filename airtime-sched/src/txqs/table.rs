@@ -802,7 +802,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 
     /// Asks whether txq `id` may send now ([`Scheduler::may_transmit`], pull mode), with
     /// its queue. `Ok(None)` also while an enqueue holds its queue for longer than the
-    /// bounded wait (the enqueuer was preempted): ask again later.
+    /// bounded wait (the enqueuer was preempted): ask again later. [`TxqTurn::serve`]
+    /// sends from the turn as a round would (its ring, its budget) and returns it.
     pub fn may_transmit(&self, id: TxqId, now: Instant) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
         Ok(self.sched.may_transmit(id, now)?.and_then(|serving| self.turn_or_stall(serving, now)))
     }
@@ -903,6 +904,34 @@ mod tests {
         assert_eq!(t.may_have_frames(q), Ok(true), "a frame in the intake");
         t.remove_txq(q).unwrap();
         assert_eq!(t.may_have_frames(q), Err(SchedError::UnknownTxq), "removed");
+    }
+
+    #[test]
+    fn a_turn_finished_empty_with_frames_left_stays_listed() {
+        // A pull-mode turn whose frame the firmware refused: kept back, the queue empty,
+        // and the turn finished `Empty`, as a driver testing only the queue would.
+        let (t, q) = one_txq(1024);
+        t.enqueue(q, Pkt, NOW).unwrap();
+        let mut turn = t.may_transmit(q, NOW).unwrap().unwrap();
+        let frame = turn.dequeue(NOW).unwrap().unwrap();
+        assert!(turn.hold_back(Retry { frame, charge: None }).is_ok());
+        assert!(turn.queue().unwrap().is_empty() && turn.is_backlogged());
+        turn.finish(TxqReturn::Empty, NOW);
+        assert_eq!(t.may_have_frames(q), Ok(true), "its frame is in the retry slot");
+        // The next round reaches it without another enqueue's wake.
+        let round = t.scheduler().start_round(crate::Ac::Be);
+        let mut turn = t.next_txq(round, NOW).expect("listed: the round serves it");
+        assert!(turn.take_retry().is_some());
+        turn.finish(TxqReturn::Empty, NOW);
+        assert_eq!(t.may_have_frames(q), Ok(false), "sent: now it is empty");
+        // Frames left in the queue count too.
+        t.enqueue_burst(q, &mut [Pkt, Pkt].into_iter(), NOW).unwrap();
+        let mut turn = t.claim(q).unwrap().unwrap();
+        assert!(turn.dequeue(NOW).unwrap().is_some());
+        turn.finish(TxqReturn::Empty, NOW);
+        assert_eq!(t.may_have_frames(q), Ok(true), "one frame left in the queue");
+        let round = t.scheduler().start_round(crate::Ac::Be);
+        assert!(t.next_txq(round, NOW).is_some(), "and the round reaches it");
     }
 
     #[test]

@@ -219,7 +219,20 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)). Pull the
     /// intake first ([`pull_intake`](Self::pull_intake)), so that later enqueues write
     /// the queue straight.
+    ///
+    /// [`TxqReturn::Empty`] for a txq that still has frames ([`is_backlogged`](Self::is_backlogged):
+    /// a frame put back with [`hold_back`](Self::hold_back), frames left in the queue or
+    /// the intake) is taken as [`TxqReturn::Stalled`]: it stays listed, at the tail, so
+    /// its frames are not left waiting for the next enqueue's wake. The outcome that
+    /// says what the turn saw is [`TxqReturn::after_turn`]`(turn.is_backlogged(), sent_any)`.
     pub fn finish(self, outcome: TxqReturn, now: Instant) {
+        let outcome = if outcome == TxqReturn::Empty && self.is_backlogged() { TxqReturn::Stalled } else { outcome };
+        self.finish_as_seen(outcome, now);
+    }
+
+    /// [`finish`](Self::finish) with `outcome` already read from
+    /// [`is_backlogged`](Self::is_backlogged) (the table's own loops).
+    pub(super) fn finish_as_seen(self, outcome: TxqReturn, now: Instant) {
         let TxqTurn { lock, serving, cell: _, skipped: _ } = self;
         // Unlocked first: once returned, a removed txq may be handed back at once.
         drop(lock);
