@@ -137,8 +137,11 @@
 //!   effective deficit for the asked txq ([`OverLimitPolicy`]); it does not rotate the
 //!   txqs listed ahead of the asked one (mainline's `ieee80211_txq_may_transmit` moves
 //!   each to the tail, an O(n) walk per ask): pull-mode fairness comes from the asked
-//!   station's own top-ups. A listed txq it allows keeps its place on the list, standing
-//!   for nothing until returned (mainline unlinks and re-inserts it).
+//!   station's own top-ups, so weights shape the shares only as far as each ask's
+//!   airtime exceeds the weights (mainline's walk has the same limit: a firmware asking
+//!   for a frame or two at a time gets shares nearer to equal than its weights).
+//!   A listed txq it allows keeps its place on the list, standing for nothing until
+//!   returned (mainline unlinks and re-inserts it).
 //! * `next_txq` applies the laps in which nobody would be served at once, leaving the
 //!   deficits and list order that walking them leaves (mainline walks them under the AC
 //!   lock: at weight 1 and a large debt, many laps).
@@ -161,9 +164,14 @@
 //!   `IEEE80211_HW_TX_NO_PUSHBACK` flag proposed with the ath11k AQL series).
 //! * Charges are counted even while the AQL checks are off, so toggling them with
 //!   frames in flight keeps every counter exact.
-//! * Multicast (station-less) frames are charged to a budget per AC
-//!   ([`Scheduler::charge_multicast_us`], 50 ms by default); mainline's
-//!   `aql_mc_pending_airtime` is one budget for the radio.
+//! * Multicast (station-less) frames can be charged to a budget per AC
+//!   ([`Scheduler::charge_multicast_us`], 50 ms by default), kept out of the unicast
+//!   counters and totals; mac80211's multicast AQL patches (v3, 2026:
+//!   `aql_mc_pending_airtime`, `aql_bc_pending_airtime` in their 2024 versions) keep one
+//!   budget for the radio. The ready loops charge a station-less frame only when the
+//!   driver prices it ([`StationTable::multicast_airtime_us`]);
+//!   by default they send it uncharged and count it
+//!   ([`AcCounters::uncharged_frames`]), as mainline did before those patches.
 //! * With [`Config::adaptive_aql`] (off by default), each station's limit on each AC is
 //!   learnt from its completions within `[floor, configured]`, as BQL's dynamic queue
 //!   limits learn bytes; mainline has one hand-set limit per AC for every station.

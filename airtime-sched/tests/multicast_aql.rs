@@ -1,5 +1,5 @@
 //! Multicast AQL: frames of station-less txqs charged to a per-AC multicast budget
-//! (mainline's `aql_mc_pending_airtime`, 50 ms by default), kept apart from the unicast
+//! (`aql_mc_pending_airtime` in mac80211's multicast AQL patches, 50 ms by default), kept apart from the unicast
 //! counters, with mainline's per-txq pending query.
 
 mod common;
@@ -56,8 +56,13 @@ fn multicast_frames_stop_at_the_acs_multicast_budget_and_resume_on_completion() 
     assert_eq!(report.frames, 3);
     assert_eq!(t.scheduler().multicast_pending_us(Ac::Be), 6000);
     assert!(hw.0.iter().all(|(_, c)| c.as_ref().is_some_and(Charge::is_multicast)));
-    // Multicast airtime is not unicast airtime: the AC and PHY totals do not see it.
+    // Multicast airtime is not unicast airtime: the AC and PHY totals do not see it, and
+    // the PHY's `aql_pending` file shows it on a line of its own.
     assert_eq!((t.scheduler().ac_pending_us(Ac::Be), t.scheduler().total_pending_us()), (0, 0));
+    let file = t.scheduler().phy_aql_pending();
+    assert_eq!((file.total_us, file.multicast_us[Ac::Be], file.multicast_us[Ac::Vo]), (0, 6000, 0));
+    let text = file.to_string();
+    assert!(text.contains("BC/MC  VO 0 us VI 0 us BE 6000 us BK 0 us") && text.contains("total  0 us"), "{text}");
     assert_eq!(t.scheduler().txq_aql_pending_us(mc).unwrap(), 6000);
     // Completion releases it, in a batch as well, and the rest goes out.
     let released = t.scheduler().release_batch(hw.0.drain(..).filter_map(|(_, c)| c));

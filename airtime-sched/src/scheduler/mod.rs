@@ -74,8 +74,9 @@ pub(crate) struct AcState {
     /// PHY default limits for new stations and for the per-AC PHY limit.
     pub(crate) default_limits: AtomicU64,
     pub(crate) counters: stats::AtomicAcCounters,
-    /// Airtime of multicast frames in flight on this AC, in us (mainline's
-    /// `aql_mc_pending_airtime`, which is one for the radio): not part of `pending_us`.
+    /// Airtime of multicast frames in flight on this AC, in us (`aql_mc_pending_airtime`
+    /// of mac80211's multicast AQL patches, which is one for the radio): not part of
+    /// `pending_us`.
     pub(crate) multicast_pending_us: AtomicU64,
     /// The AC's multicast budget, in us.
     pub(crate) multicast_limit_us: AtomicU32,
@@ -282,7 +283,10 @@ impl Scheduler {
 
     /// Pending airtime over all ACs (`aql_total_pending_airtime`), in us. Derived from
     /// the per-AC counters, so it always equals their sum (invariant A1); like them, it
-    /// counts a held txq's charges once its handle adds them.
+    /// counts a held txq's charges once its handle adds them. Station (unicast) charges
+    /// only: multicast charges are counted per AC in
+    /// [`multicast_pending_us`](Self::multicast_pending_us) (both are in
+    /// [`phy_aql_pending`](Self::phy_aql_pending)).
     pub fn total_pending_us(&self) -> u32 {
         saturate(self.total_pending_counting_us(None))
     }

@@ -1,11 +1,21 @@
-//! Multicast AQL: frames of station-less txqs (broadcast and multicast, mainline's
-//! `aql_mc_pending_airtime`) are charged against a budget of their own per AC instead of
+//! Multicast AQL: frames of station-less txqs (broadcast and multicast;
+//! `aql_mc_pending_airtime` in mac80211's multicast AQL patches, v3 of 2026, and
+//! `aql_bc_pending_airtime` in their 2024 versions) are charged against a budget of their
+//! own per AC instead of
 //! going to the hardware unbounded. Power-save buffering holds them until a DTIM beacon,
 //! at the lowest basic rate, so left uncharged they can fill the hardware queues; charged
 //! to the AC's pending airtime they would eat the unicast stations' PHY budget. So they
 //! have their own counter, with a limit of half a beacon interval by default.
 //!
-//! Where this differs from mainline: the budget is per AC (mainline keeps one counter
+//! The ready loops charge a station-less frame here only when the driver prices it
+//! ([`StationTable::multicast_airtime_us`](crate::driver_loop::StationTable::multicast_airtime_us));
+//! a driver's own turn loop calls [`Serving::charge_us`](super::Serving::charge_us) on
+//! the station-less turn. These charges are not in the unicast counters or
+//! [`Scheduler::total_pending_us`]: a driver checking that nothing is in flight reads
+//! [`Scheduler::multicast_pending_us`] too (or [`Scheduler::phy_aql_pending`], which has
+//! both).
+//!
+//! Where this differs from those patches: the budget is per AC (they keep one counter
 //! for the radio), so a VO multicast stream does not wait behind bulk BE multicast; and
 //! a station-less txq over its budget is handed out and refused by its
 //! [`Serving::airtime_check`](super::Serving::airtime_check) (then returned stalled, to

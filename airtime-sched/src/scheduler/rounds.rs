@@ -239,10 +239,11 @@ impl Scheduler {
 
     /// May this txq transmit now (`ieee80211_txq_may_transmit`), for
     /// drivers whose firmware asks for frames of a given station and TID (pull mode)?
-    /// Allowed: station-less txqs; txqs whose station's effective deficit (deficit minus
-    /// pending, unlike mainline's raw deficit for the target) is not negative.
-    /// Refused: a negative deficit (topped up by the weight, as mainline does), and,
-    /// by default, an AC over its PHY limit (`Config::over_limit`; mainline allows).
+    /// Refused, by default, while the AC is over its PHY limit, station-less txqs
+    /// included (`Config::over_limit`; mainline allows). Otherwise allowed: station-less
+    /// txqs, and txqs whose station's effective deficit (deficit minus pending, unlike
+    /// mainline's raw deficit for the target) is not negative; refused: a negative
+    /// deficit (topped up by the weight, as mainline does).
     /// An allowed txq is held like one from `next_txq` and must be returned. `now` is
     /// not read, as in `next_txq`.
     pub fn may_transmit(&self, id: TxqId, _now: Instant) -> Result<Option<Serving<'_>>, SchedError> {

@@ -141,10 +141,15 @@ impl fmt::Display for StationAirtime {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PhyAqlPending {
-    /// Pending airtime per AC, in us.
+    /// Pending airtime per AC, in us: station (unicast) frames.
     pub pending_us: PerAc<u32>,
-    /// Their sum, in us.
+    /// Their sum, in us. Multicast is not in it (as mainline's total leaves its
+    /// broadcast/multicast counter out): nothing is in flight when both this and every
+    /// AC's `multicast_us` are 0.
     pub total_us: u32,
+    /// Pending airtime of multicast (station-less) frames per AC, in us: each AC's
+    /// multicast budget in use ([`Scheduler::multicast_pending_us`]).
+    pub multicast_us: PerAc<u32>,
 }
 
 impl fmt::Display for PhyAqlPending {
@@ -153,6 +158,11 @@ impl fmt::Display for PhyAqlPending {
         for ac in Ac::ALL {
             writeln!(f, "{}     {} us", ac, self.pending_us[ac])?;
         }
+        write!(f, "BC/MC ")?;
+        for ac in Ac::ALL {
+            write!(f, " {} {} us", ac, self.multicast_us[ac])?;
+        }
+        writeln!(f)?;
         writeln!(f, "total  {} us", self.total_us)
     }
 }
@@ -205,7 +215,11 @@ impl Scheduler {
 
     /// The PHY's `aql_pending` file.
     pub fn phy_aql_pending(&self) -> PhyAqlPending {
-        PhyAqlPending { pending_us: PerAc::from_fn(|ac| self.ac_pending_us(ac)), total_us: self.total_pending_us() }
+        PhyAqlPending {
+            pending_us: PerAc::from_fn(|ac| self.ac_pending_us(ac)),
+            total_us: self.total_pending_us(),
+            multicast_us: PerAc::from_fn(|ac| self.multicast_pending_us(ac)),
+        }
     }
 
     /// The PHY's `aql_txq_limit` file.
