@@ -793,9 +793,18 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// that turn, or use [`run_round_hooked`](Self::run_round_hooked)'s pre-turn hook,
     /// which holds the turn the round got), or while a preempted enqueue holds its queue
     /// (the txq is left listed: try again later). Finish it as any turn: `Empty` once
-    /// flushed (it leaves its AC's list until its next wake), `Stalled` to leave it
-    /// listed. A removed txq's retry frame comes back with it instead
-    /// ([`take_removed`](Self::take_removed)).
+    /// flushed (it leaves its AC's list until its next wake; `Empty` with frames left
+    /// is taken as `Stalled`), `Stalled` to leave it listed. A removed txq's retry
+    /// frame comes back with it instead ([`take_removed`](Self::take_removed)).
+    ///
+    /// Neither this nor [`enqueue`](Self::enqueue) ever waits for another context (a
+    /// bounded spin at most), so a driver may call them holding its own power-save lock
+    /// while its pre-turn hook, which runs holding a turn, takes that lock. Frames
+    /// enqueued while the station dozes queue behind those it flushed, and enqueues
+    /// append: a driver that flushes into its own buffer keeps order by sending the
+    /// buffer before re-enqueueing anything, or by buffering the dozing station's new
+    /// frames too. A driver that leaves them in the txq instead skips the station's
+    /// turns ([`TurnStart::Skip`](super::TurnStart::Skip)) and keeps order for free.
     pub fn claim(&self, id: TxqId) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
         Ok(self.sched.claim_txq(id)?.and_then(|serving| self.turn_or_stall(serving, Instant::ZERO)))
     }
