@@ -46,7 +46,7 @@ pub trait StationTable {
 
     /// The airtime of a `frame_len`-byte multicast frame on `ac`, in us, charged to the
     /// AC's multicast budget ([`Scheduler::charge_multicast_us`]); `None` (the default)
-    /// sends station-less frames uncharged, as mainline did before its multicast AQL.
+    /// sends station-less frames uncharged, as mainline does (the multicast AQL patches are not merged).
     /// Mainline prices them at the interface's lowest basic rate: e.g.
     /// `price_from_rate(Rate::legacy_ofdm(60).ok(), frame_len, ac).ok()` for 6 Mbit/s.
     fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
@@ -61,17 +61,20 @@ pub trait StationTable {
 pub enum RoundEnd {
     /// The AC was over its PHY limit at round start: nothing was served (L3).
     Closed,
-    /// The scheduler had nothing more to hand out in this round.
+    /// The scheduler had nothing more to hand out in this round ([`TxqTurn::serve`](crate::TxqTurn::serve):
+    /// the turn ended for its txq alone, drained, or its station over its AQL limit).
     Exhausted,
     /// The ring had no room before a dequeue (nothing was dequeued for it).
     RingFull,
     /// The ring refused a dequeued frame; it is in [`RoundReport::refused`] (or, in
-    /// [`TxqTable::run_round`](crate::TxqTable::run_round), in its txq's retry slot).
+    /// [`TxqTable::run_round`](crate::TxqTable::run_round) and
+    /// [`TxqTurn::serve`](crate::TxqTurn::serve), in its txq's retry slot).
     Refused(RingErrorKind),
     /// A txq's turn ended on its [`TurnBudget`](crate::txqs::TurnBudget) with frames
     /// left, and the round then met it again at the head (a round serves a txq once):
     /// start another round to go on ([`TxqTable::run_round`](crate::TxqTable::run_round)
-    /// only).
+    /// only; [`TxqTurn::serve`](crate::TxqTurn::serve) reports it when the budget ended
+    /// its one turn with frames left).
     TurnBudget,
     /// A txq was passed over, still listed, because an enqueue held its queue
     /// throughout the server's bounded wait (the enqueuer was preempted), and nothing
@@ -109,7 +112,7 @@ pub struct RoundReport<F> {
     pub txqs_served: u32,
     /// Frames the ring refused that wait in their txq's retry slot, their charges
     /// given back until they are sent ([`TxqTable::run_round`](crate::TxqTable::run_round)
-    /// only).
+    /// and [`TxqTurn::serve`](crate::TxqTurn::serve) only).
     pub held_back: u32,
     /// Frames of station txqs kept back, unsent and uncharged, because no charge could
     /// be made: the station has no entry in the [`StationTable`] (nothing is dequeued
@@ -278,7 +281,7 @@ where
 /// The charge of a `frame_len`-byte frame of the txq `serving` holds: to its station
 /// (`entry`, the driver's), refused once the station was removed; or, for a station-less
 /// txq (`None`), to the AC's multicast budget if the driver prices multicast (`Ok(None)`:
-/// sent uncharged, as mainline did before its multicast AQL).
+/// sent uncharged, as mainline does).
 fn charge_for<S: StationTable + ?Sized>(
     serving: &mut crate::Serving<'_>,
     entry: Option<&S::Station>,

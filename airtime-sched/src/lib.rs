@@ -167,11 +167,11 @@
 //! * Multicast (station-less) frames can be charged to a budget per AC
 //!   ([`Scheduler::charge_multicast_us`], 50 ms by default), kept out of the unicast
 //!   counters and totals; mac80211's multicast AQL patches (v3, 2026:
-//!   `aql_mc_pending_airtime`, `aql_bc_pending_airtime` in their 2024 versions) keep one
+//!   `aql_mc_pending_airtime`, `aql_bc_pending_airtime` in their versions before May 2026) keep one
 //!   budget for the radio. The ready loops charge a station-less frame only when the
 //!   driver prices it ([`StationTable::multicast_airtime_us`]);
 //!   by default they send it uncharged and count it
-//!   ([`AcCounters::uncharged_frames`]), as mainline did before those patches.
+//!   ([`AcCounters::uncharged_frames`]), as mainline does (those patches are not merged).
 //! * With [`Config::adaptive_aql`] (off by default), each station's limit on each AC is
 //!   learnt from its completions within `[floor, configured]`, as BQL's dynamic queue
 //!   limits learn bytes; mainline has one hand-set limit per AC for every station.

@@ -1,6 +1,6 @@
 //! Multicast AQL: frames of station-less txqs charged to a per-AC multicast budget
 //! (`aql_mc_pending_airtime` in mac80211's multicast AQL patches, 50 ms by default), kept apart from the unicast
-//! counters, with mainline's per-txq pending query.
+//! counters, with the patches' per-txq pending query (`ieee80211_txq_aql_pending`).
 
 mod common;
 
@@ -62,7 +62,10 @@ fn multicast_frames_stop_at_the_acs_multicast_budget_and_resume_on_completion() 
     let file = t.scheduler().phy_aql_pending();
     assert_eq!((file.total_us, file.multicast_us[Ac::Be], file.multicast_us[Ac::Vo]), (0, 6000, 0));
     let text = file.to_string();
-    assert!(text.contains("BC/MC  VO 0 us VI 0 us BE 6000 us BK 0 us") && text.contains("total  0 us"), "{text}");
+    assert!(
+        text.contains("MC BE  6000 us\n") && text.contains("MC VO  0 us\n") && text.contains("total  0 us"),
+        "{text}"
+    );
     assert_eq!(t.scheduler().txq_aql_pending_us(mc).unwrap(), 6000);
     // Completion releases it, in a batch as well, and the rest goes out.
     let released = t.scheduler().release_batch(hw.0.drain(..).filter_map(|(_, c)| c));
@@ -114,7 +117,7 @@ fn without_a_multicast_price_station_less_frames_go_uncharged_and_with_aql_off_u
     }
     let mut hw = Hw::default();
     let _ = t.run_round(Ac::Be, NOW, &NoPrice, &mut hw, TurnBudget::UNLIMITED);
-    assert!(hw.0[0].1.is_none(), "mainline's behaviour before its multicast AQL");
+    assert!(hw.0[0].1.is_none(), "mainline's behaviour: multicast uncharged");
     // AQL off: the budget does not stop anything, and charges are still counted.
     t.scheduler().set_aql_enabled(false);
     t.scheduler().set_multicast_limit_us(Ac::Be, 0);
@@ -132,7 +135,7 @@ fn without_a_multicast_price_station_less_frames_go_uncharged_and_with_aql_off_u
 }
 
 #[test]
-fn the_per_txq_query_follows_mainline() {
+fn the_per_txq_query_follows_the_patches() {
     let s = Scheduler::new(common::config()).unwrap();
     let sta = s.add_station(Weight::DEFAULT).unwrap();
     let be = s.add_txq(Some(sta), Tid::BE).unwrap();

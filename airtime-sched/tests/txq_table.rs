@@ -956,3 +956,34 @@ fn a_served_station_less_turn_is_charged_to_the_multicast_budget_when_priced() {
     complete(&t, &mut r);
     assert_eq!(t.scheduler().multicast_pending_us(Ac::Be), 0);
 }
+
+#[test]
+fn a_served_turn_the_ring_takes_no_more_of_says_so() {
+    let t = table();
+    let (sta, peers, q) = one_station(&t, 3);
+    let mut r = TestRing { window: Some((q, 1)), ..ring(64) };
+    let report = t.may_transmit(q, NOW).unwrap().unwrap().serve(NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| {});
+    assert_eq!((report.frames, report.held_back), (1, 1));
+    assert_eq!(report.end, RoundEnd::Refused(RingErrorKind::TxqFull), "not `Exhausted`, as a drained turn is");
+    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 100, "the kept frame's charge given back");
+    assert_eq!(t.may_have_frames(q), Ok(true));
+}
+
+#[test]
+fn a_turn_finished_empty_as_an_enqueue_fills_its_intake_is_woken_to_the_head() {
+    // The enqueue's own wake lists the txq where a wake lists it (the head, with
+    // airtime fairness on), as before `finish` learnt to keep a txq with frames left.
+    let t = table();
+    let (a, b) =
+        (t.scheduler().add_station(Weight::DEFAULT).unwrap(), t.scheduler().add_station(Weight::DEFAULT).unwrap());
+    let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
+    let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
+    t.enqueue(qb, Pkt(100), NOW).unwrap();
+    let turn = t.claim(qa).unwrap().unwrap();
+    t.enqueue(qa, Pkt(0), NOW).unwrap();
+    turn.finish(TxqReturn::Empty, NOW);
+    let round = t.scheduler().start_round(Ac::Be);
+    let turn = t.next_txq(round, NOW).unwrap();
+    assert_eq!(turn.txq(), qa);
+    turn.finish(TxqReturn::Stalled, NOW);
+}

@@ -1,6 +1,6 @@
 //! Multicast AQL: frames of station-less txqs (broadcast and multicast;
 //! `aql_mc_pending_airtime` in mac80211's multicast AQL patches, v3 of 2026, and
-//! `aql_bc_pending_airtime` in their 2024 versions) are charged against a budget of their
+//! `aql_bc_pending_airtime` in their versions before May 2026) are charged against a budget of their
 //! own per AC instead of
 //! going to the hardware unbounded. Power-save buffering holds them until a DTIM beacon,
 //! at the lowest basic rate, so left uncharged they can fill the hardware queues; charged
@@ -9,8 +9,9 @@
 //!
 //! The ready loops charge a station-less frame here only when the driver prices it
 //! ([`StationTable::multicast_airtime_us`](crate::driver_loop::StationTable::multicast_airtime_us));
-//! a driver's own turn loop calls [`Serving::charge_us`](super::Serving::charge_us) on
-//! the station-less turn. These charges are not in the unicast counters or
+//! a driver's own turn loop calls [`TxqTurn::charge_us`](crate::TxqTurn::charge_us) (or
+//! [`Serving::charge_us`](super::Serving::charge_us) for a txq it serves through the
+//! scheduler) on the station-less turn. These charges are not in the unicast counters or
 //! [`Scheduler::total_pending_us`]: a driver checking that nothing is in flight reads
 //! [`Scheduler::multicast_pending_us`] too (or [`Scheduler::phy_aql_pending`], which has
 //! both).
@@ -60,7 +61,8 @@ impl Scheduler {
         super::saturate(self.acs[ac].multicast_pending_us.load(Ordering::Relaxed))
     }
 
-    /// Sets `ac`'s multicast budget (mainline's `aql_txq_limit` write `mcast <us>`).
+    /// Sets `ac`'s multicast budget (the multicast AQL patches' `aql_txq_limit` write
+    /// `mcast <us>`).
     pub fn set_multicast_limit_us(&self, ac: Ac, limit_us: u32) {
         self.acs[ac].multicast_limit_us.store(limit_us, Ordering::Relaxed);
     }

@@ -143,12 +143,14 @@ impl fmt::Display for StationAirtime {
 pub struct PhyAqlPending {
     /// Pending airtime per AC, in us: station (unicast) frames.
     pub pending_us: PerAc<u32>,
-    /// Their sum, in us. Multicast is not in it (as mainline's total leaves its
-    /// broadcast/multicast counter out): nothing is in flight when both this and every
-    /// AC's `multicast_us` are 0.
+    /// Their sum, in us (`aql_total_pending_airtime`). Multicast charges are not in it,
+    /// as the multicast AQL patches keep theirs out of that total: they are in
+    /// `multicast_us`. Station-less frames sent uncharged (a driver that does not
+    /// price multicast) are in neither; they are counted in
+    /// [`AcCounters::uncharged_frames`].
     pub total_us: u32,
-    /// Pending airtime of multicast (station-less) frames per AC, in us: each AC's
-    /// multicast budget in use ([`Scheduler::multicast_pending_us`]).
+    /// Pending airtime of charged multicast (station-less) frames per AC, in us: each
+    /// AC's multicast budget in use ([`Scheduler::multicast_pending_us`]).
     pub multicast_us: PerAc<u32>,
 }
 
@@ -158,11 +160,10 @@ impl fmt::Display for PhyAqlPending {
         for ac in Ac::ALL {
             writeln!(f, "{}     {} us", ac, self.pending_us[ac])?;
         }
-        write!(f, "BC/MC ")?;
+        // The patches' "MC" line, once per AC: the budget is per AC here.
         for ac in Ac::ALL {
-            write!(f, " {} {} us", ac, self.multicast_us[ac])?;
+            writeln!(f, "MC {}  {} us", ac, self.multicast_us[ac])?;
         }
-        writeln!(f)?;
         writeln!(f, "total  {} us", self.total_us)
     }
 }

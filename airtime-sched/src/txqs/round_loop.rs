@@ -236,8 +236,10 @@ impl<'a, Q: Txq + Enqueue> super::TxqTurn<'a, Q> {
     ///
     /// The report is a round's of this one turn: `txqs_served` is 1 (a removed station's
     /// txq is served too, and sends nothing), and `end` is [`RoundEnd::RingFull`] or
-    /// [`RoundEnd::Refused`] when the ring stopped the turn, [`RoundEnd::TurnBudget`]
-    /// when `budget` did with frames left, else [`RoundEnd::Exhausted`].
+    /// [`RoundEnd::Refused`] when the ring stopped the turn (`Refused(TxqFull)` when it
+    /// refused a frame for this txq alone), [`RoundEnd::TurnBudget`] when `budget` did
+    /// with frames left, else [`RoundEnd::Exhausted`]: the txq drained, or its station
+    /// over its AQL limit, unpriced or removed (the txq stays listed while it has frames).
     pub fn serve<S, R>(
         self,
         now: Instant,
@@ -259,6 +261,8 @@ impl<'a, Q: Txq + Enqueue> super::TxqTurn<'a, Q> {
         report.end = match stop {
             Some(end) => end,
             None if budget_left => RoundEnd::TurnBudget,
+            // Held back with the turn going on: the ring refused it for this txq alone.
+            None if report.held_back != 0 => RoundEnd::Refused(RingErrorKind::TxqFull),
             None => RoundEnd::Exhausted,
         };
         report

@@ -220,13 +220,17 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// intake first ([`pull_intake`](Self::pull_intake)), so that later enqueues write
     /// the queue straight.
     ///
-    /// [`TxqReturn::Empty`] for a txq that still has frames ([`is_backlogged`](Self::is_backlogged):
-    /// a frame put back with [`hold_back`](Self::hold_back), frames left in the queue or
-    /// the intake) is taken as [`TxqReturn::Stalled`]: it stays listed, at the tail, so
-    /// its frames are not left waiting for the next enqueue's wake. The outcome that
-    /// says what the turn saw is [`TxqReturn::after_turn`]`(turn.is_backlogged(), sent_any)`.
+    /// [`TxqReturn::Empty`] for a txq that still holds frames the turn could see (a
+    /// frame put back with [`hold_back`](Self::hold_back), frames left in the queue) is
+    /// taken as [`TxqReturn::Stalled`]: it stays listed, so those frames are not left
+    /// waiting for the next enqueue's wake. (Frames an enqueue put in the intake
+    /// meanwhile need no such care: that enqueue's own wake lists the txq.) The outcome
+    /// that says what the turn saw is
+    /// [`TxqReturn::after_turn`]`(turn.is_backlogged(), sent_any)`.
     pub fn finish(self, outcome: TxqReturn, now: Instant) {
-        let outcome = if outcome == TxqReturn::Empty && self.is_backlogged() { TxqReturn::Stalled } else { outcome };
+        let kept = self.kept_ref();
+        let left = kept.retry.is_some() || kept.queue.as_ref().is_some_and(|q| !q.is_empty());
+        let outcome = if outcome == TxqReturn::Empty && left { TxqReturn::Stalled } else { outcome };
         self.finish_as_seen(outcome, now);
     }
 

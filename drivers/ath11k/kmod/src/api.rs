@@ -609,7 +609,8 @@ pub unsafe extern "C" fn airtime_set_multicast_rate(radio: *mut CRadio, rate: *c
     })())
 }
 
-/// Sets AC index `ac`'s multicast budget, us (mainline's `aql_txq_limit` `mcast`).
+/// Sets AC index `ac`'s multicast budget, us (the multicast AQL patches'
+/// `aql_txq_limit` `mcast`).
 ///
 /// # Safety
 ///
