@@ -85,3 +85,36 @@ fn a_completion_batch_read_by_the_caller_is_cut_at_the_budget() {
     assert_eq!(b.radio.dp_stats().unknown_msdu, 1);
     assert_eq!(b.radio.scheduler().underflows(), 0);
 }
+
+#[test]
+fn completion_passes_of_two_rings_may_run_at_once_on_one_radio() {
+    // ath11k has a WBM completion ring per NAPI, each on its own CPU and each carrying
+    // every radio's frames: two passes over one radio at once, each with its own
+    // descriptors (the C API's `airtime_tx_complete()` calls `complete_tx_iter`).
+    for _ in 0..20 {
+        let (b, _) = burst(400);
+        let mut batch = Vec::new();
+        while let Some(c) = airtime_ath11k::hal::TxCompletionRing::reap_tx_completion(b.radio.hal()) {
+            batch.push(c);
+        }
+        let (odd, even): (Vec<_>, Vec<_>) = batch.iter().enumerate().partition(|(i, _)| i % 2 == 1);
+        let done: u32 = std::thread::scope(|s| {
+            let passes = [odd, even].map(|half| {
+                let radio = &b.radio;
+                s.spawn(move || {
+                    let mut done = 0;
+                    for chunk in half.chunks(16) {
+                        let pass = radio.complete_tx_iter(chunk.iter().map(|&(_, c)| *c), 64, 0, b.now);
+                        done += pass.work_done;
+                    }
+                    done
+                })
+            });
+            passes.into_iter().map(|p| p.join().unwrap()).sum()
+        });
+        assert_eq!(done, 400);
+        assert_eq!(b.done_len(), 400, "every frame handed back once");
+        assert_eq!(b.radio.scheduler().total_pending_us(), 0, "every charge released once");
+        assert_eq!((b.radio.dp_stats().unknown_msdu, b.radio.scheduler().underflows()), (0, 0));
+    }
+}

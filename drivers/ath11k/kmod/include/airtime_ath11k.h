@@ -22,9 +22,9 @@
  *
  * Locking: none on the radio. Every call but airtime_radio_destroy() and
  * airtime_radio_check_idle() may run at once with any other, from any context
- * but hard IRQ: the wake path, the tx completion NAPI poll (one per radio at a
- * time), the PPDU stats and rx paths, station and debugfs code, on different
- * CPUs. The scheduler inside is lock-free and a txq is served by one context at
+ * but hard IRQ: the wake path, the tx completion NAPI polls (one per WBM ring,
+ * several at once on one radio), the PPDU stats and rx paths, station and
+ * debugfs code, on different CPUs. The scheduler inside is lock-free and a txq is served by one context at
  * a time. No function sleeps. The HAL callbacks run in the caller's context,
  * possibly on two CPUs at once: they lock what the hardware needs (each TCL
  * ring, as ath11k's tcl_ring->lock; each ring's MSDU table, as tx_idr_lock;
@@ -770,7 +770,9 @@ int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, 
  * hands the frame to tx_status(); then one round runs on each AC reaped (with
  * AIRTIME_RADIO_GATED_ROUNDS, also on each AC whose round requests wait, and
  * a round may be handed to the context running the AC's rounds).
- * The entries after the first @budget are left for the next poll.
+ * The entries after the first @budget are left for the next poll. Nothing of
+ * the pass is kept in the radio: the polls of several WBM rings may run at once
+ * on one radio, each with its own array.
  *
  * Context: Softirq (NAPI); no radio lock.
  * Return: the entries processed (the NAPI work done, at most @budget);

@@ -833,11 +833,10 @@ pub unsafe extern "C" fn airtime_tx_complete(
         if entries.iter().any(|e| e.reserved != 0 || e.to_completion().is_none()) {
             return Err(Errno::EINVAL);
         }
-        // SAFETY: `entries` stays borrowed (readable) until `end_batch` below,
-        // and every entry is valid (checked above).
-        unsafe { radio.hal().begin_batch(entries.as_ptr(), entries.len()) };
-        let pass = radio.poll_tx_completions(budget, cpu, Instant::from_micros(now_us));
-        radio.hal().end_batch();
+        // Read in place, nothing kept in the radio: calls for different completion rings
+        // may run at once. Every entry converts (checked above).
+        let completions = entries.iter().filter_map(|e| e.to_completion());
+        let pass = radio.complete_tx_iter(completions, budget, cpu, Instant::from_micros(now_us));
         radio.hal().rounds_deferred(pass.deferred);
         Ok(i32::try_from(pass.work_done).unwrap_or(i32::MAX))
     })())

@@ -14,17 +14,16 @@
 //! | `MsduTable` | `msdu_outstanding`, `msdu_insert`, `msdu_take`, `msdu_take_any` (+ `msdu_capacity` in the config) | `tx_ring->txbuf_idr`: `idr_alloc()`, `idr_remove()`, `idr_for_each()` |
 //! | `StatusSink` | `tx_status` | `ieee80211_tx_status_ext()` / `ieee80211_free_txskb()` |
 //! | `Txq` | `txq_dequeue`, `txq_peek_len` | `ieee80211_tx_dequeue()` on the `struct ieee80211_txq` |
-//! | `TxCompletionRing` | none: the completion batch the driver passes to `airtime_tx_complete()` | the WBM ring walk of `ath11k_dp_tx_completion_handler()` |
+//! | `TxCompletionRing` | none: `airtime_tx_complete()` passes its array straight to `Ath11k::complete_tx_iter`, and the HAL reaps nothing | the WBM ring walk of `ath11k_dp_tx_completion_handler()` |
 //! | `PpduStatsSource`, `RxStatusSource` | none: pushed with `airtime_ppdu_tx_stats()` and `airtime_rx_duration()` | HTT PPDU stats, monitor status |
 //!
-//! Every callback runs with the radio's lock held by the caller (the C side
-//! serialises all calls on one radio), in the context of the entry point that
-//! made it: so a callback must not sleep and must not call back into the same
-//! radio.
+//! Every callback runs in the context of the entry point that made it, on any CPU,
+//! possibly at once with the same callback on another CPU (the C side holds no
+//! radio-wide lock): so a callback must not sleep and must not call back into the
+//! same radio.
 
 use core::ffi::c_void;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 use airtime_ath11k::AcSet;
 use airtime_ath11k::hal::{
@@ -176,17 +175,6 @@ impl Frame for CFrame {
     }
 }
 
-/// The C completion entries of the one `airtime_tx_complete()` call in progress,
-/// already validated, that [`TxCompletionRing`] hands out in order (NAPI runs one
-/// completion context per radio at a time). Atomics, so that `CHal` may be shared by the
-/// wake and completion contexts; only the completion context touches them.
-#[derive(Debug)]
-struct Batch {
-    entries: AtomicPtr<CTxStatus>,
-    len: AtomicUsize,
-    next: AtomicUsize,
-}
-
 /// One tx completion from C. C: `struct airtime_tx_status`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -219,14 +207,12 @@ pub struct CHal {
     hw: *mut c_void,
     tcl_descriptors: u32,
     msdu_capacity: u32,
-    /// The completion batch (see [`Batch`]).
-    batch: Batch,
 }
 
 // SAFETY: the wake and completion contexts share a radio's HAL. The callbacks and `hw`
 // are the driver's, which promises in `airtime_radio_create()`'s contract that every
 // callback may run on any CPU at once (it locks each hardware ring and its MSDU table
-// itself, as ath11k has `tcl_ring->lock` and `tx_idr_lock`); the batch is atomics.
+// itself, as ath11k has `tcl_ring->lock` and `tx_idr_lock`).
 unsafe impl Sync for CHal {}
 // SAFETY: as above: nothing in `CHal` belongs to the thread that created it.
 unsafe impl Send for CHal {}
@@ -234,12 +220,7 @@ unsafe impl Send for CHal {}
 impl CHal {
     /// A HAL calling `ops` with `hw`.
     pub fn new(ops: Ops, hw: *mut c_void, tcl_descriptors: u32, msdu_capacity: u32) -> CHal {
-        let batch = Batch {
-            entries: AtomicPtr::new(core::ptr::null_mut()),
-            len: AtomicUsize::new(0),
-            next: AtomicUsize::new(0),
-        };
-        CHal { ops, hw, tcl_descriptors, msdu_capacity, batch }
+        CHal { ops, hw, tcl_descriptors, msdu_capacity }
     }
 
     /// The txq of the driver's `txq` pointer (non-null, checked by the caller).
@@ -277,28 +258,6 @@ impl CHal {
             // SAFETY: the driver's callback with its own context.
             unsafe { f(self.hw, peer_id) }
         }
-    }
-
-    /// Makes `entries[..len]` the completions the next poll reaps.
-    ///
-    /// # Safety
-    ///
-    /// `entries` must be valid for reading `len` entries until
-    /// [`end_batch`](Self::end_batch) is called, and each must be valid
-    /// ([`CTxStatus::to_completion`] is `Some`); one completion context at a time
-    /// (the caller's NAPI).
-    pub unsafe fn begin_batch(&self, entries: *const CTxStatus, len: usize) {
-        // Relaxed: read back by the same context (the poll below, then end_batch).
-        self.batch.next.store(0, Ordering::Relaxed);
-        self.batch.len.store(len, Ordering::Relaxed);
-        self.batch.entries.store(entries.cast_mut(), Ordering::Relaxed);
-    }
-
-    /// Forgets the batch; returns how many entries were reaped.
-    pub fn end_batch(&self) -> usize {
-        self.batch.entries.store(core::ptr::null_mut(), Ordering::Relaxed);
-        self.batch.len.store(0, Ordering::Relaxed);
-        self.batch.next.swap(0, Ordering::Relaxed)
     }
 
     fn msdu_from_c(m: CMsdu) -> Option<Msdu<CFrame>> {
@@ -391,19 +350,11 @@ impl MsduTable for CHal {
 }
 
 impl TxCompletionRing for CHal {
+    /// None: the C API hands its completions over as an array
+    /// (`Ath11k::complete_tx_iter`), so no pass reads them from the HAL, and passes on
+    /// two completion rings share nothing.
     fn reap_tx_completion(&self) -> Option<TxCompletion> {
-        // Relaxed: the completion context's own writes (`begin_batch`).
-        let entries = self.batch.entries.load(Ordering::Relaxed);
-        let next = self.batch.next.load(Ordering::Relaxed);
-        if entries.is_null() || next >= self.batch.len.load(Ordering::Relaxed) {
-            return None;
-        }
-        // SAFETY: `begin_batch`'s caller guarantees `entries[..len]` readable until
-        // `end_batch`, and `next < len`.
-        let entry = unsafe { entries.add(next).read() };
-        // `next < len`: no wrap.
-        self.batch.next.store(next.wrapping_add(1), Ordering::Relaxed);
-        entry.to_completion()
+        None
     }
 }
 

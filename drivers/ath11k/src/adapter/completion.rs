@@ -116,6 +116,10 @@ where
     /// array): processes at most `budget` of `completions`, in order, then starts
     /// the rounds. `work_done` says how many were taken; the caller keeps the rest
     /// for its next call.
+    ///
+    /// It keeps nothing of the pass in the radio, so passes over different
+    /// completion rings (ath11k has one WBM ring per NAPI, each carrying every
+    /// radio's frames) may run at once on one radio.
     pub fn complete_tx_batch(
         &self,
         completions: &[TxCompletion],
@@ -123,11 +127,23 @@ where
         cpu: u32,
         now: Instant,
     ) -> CompletionPass {
+        self.complete_tx_iter(completions.iter().copied(), budget, cpu, now)
+    }
+
+    /// [`complete_tx_batch`](Self::complete_tx_batch) over descriptors as an iterator
+    /// yields them (read in place from the caller's array, with no copy).
+    pub fn complete_tx_iter(
+        &self,
+        completions: impl IntoIterator<Item = TxCompletion>,
+        budget: u32,
+        cpu: u32,
+        now: Instant,
+    ) -> CompletionPass {
         let mut pass = CompletionPass::empty();
         let mut charges = PassCharges::new();
-        for c in completions.iter().take(budget as usize) {
+        for c in completions.into_iter().take(budget as usize) {
             pass.work_done = pass.work_done.saturating_add(1);
-            if let Some(ac) = self.complete_msdu_in_pass(*c, &mut charges) {
+            if let Some(ac) = self.complete_msdu_in_pass(c, &mut charges) {
                 pass.reaped.insert(ac);
             }
         }
