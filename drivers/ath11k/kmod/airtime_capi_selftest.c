@@ -583,7 +583,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 	struct airtime_ppdu_stats ppdu = {};
 	struct airtime_radio *radio = NULL;
 	struct t_hw *hw;
-	u8 mcs;
+	u8 mcs, tid;
 	char *text;
 	u64 now = 1000;
 	u32 i, n, done, next_status = 0, calls = 0, max_pass = 0, peak = 0, pushed = 0, charge = 0, turn_rounds;
@@ -717,6 +717,15 @@ int airtime_capi_selftest(char *msg, size_t len)
 	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
 	CHECK(r == -EINVAL, "a user's reserved2 set: %d", r);
 	ppdu.users[0].reserved2 = 0;
+	ppdu.users[0].rate.reserved = 1;
+	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
+	CHECK(r == -EINVAL, "a rate's reserved set: %d", r);
+	ppdu.users[0].rate.reserved = 0;
+	tid = ppdu.users[0].tid;
+	ppdu.users[0].tid = 16;
+	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
+	CHECK(r == -EINVAL, "a user on TID 16: %d", r);
+	ppdu.users[0].tid = tid;
 	st[0].ring = AIRTIME_TCL_RINGS;
 	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, now));
 	CHECK(r == -EINVAL, "completion on ring 3: %d", r);

@@ -114,8 +114,11 @@ int airtime_selftest_info(u32 index, struct airtime_selftest_info *info);
  * On failure the message says which check failed and with what values; on
  * success it is empty or holds the scenario's measured numbers.
  *
- * Context: Process context, no spinlock held (module init). Does not sleep
- * (allocations are GFP_ATOMIC), but may run for milliseconds. Not reentrant:
+ * Context: Process context, no spinlock held (module init). The scenarios
+ * run as the module's self-test does, by index: most do not sleep (allocations
+ * are GFP_ATOMIC) and run for milliseconds; the c-api-smp-stress ones start
+ * kthreads and sleep for seconds; selftest-must-panic calls BUG() on purpose
+ * (its explicit-only flag keeps it out of a normal run). Not reentrant:
  * the heap scenarios count live Rust allocations, so nothing else may
  * allocate on the Rust heap while one runs.
  * Return: AIRTIME_SELFTEST_PASS or AIRTIME_SELFTEST_FAIL; -ENOENT if @index
@@ -125,7 +128,11 @@ int airtime_selftest_run(u32 index, char *msg, size_t len);
 
 /* ---- The adapter API (Rust, src/api.rs) -------------------------------- */
 
-/* TCL data rings per radio (ath11k's DP_TCL_NUM_RING_MAX). */
+/*
+ * TCL data rings per radio (ath11k's DP_TCL_NUM_RING_MAX). The adapter uses
+ * ring (cpu % 3) for a round's pushes; hardware with fewer TX rings (one on
+ * QCA6390 and WCN6855) aliases the others to ring 0 in every callback.
+ */
 #define AIRTIME_TCL_RINGS		3
 /* Users in one PPDU record (ath11k's HTT_PPDU_STATS_MAX_USERS). */
 #define AIRTIME_PPDU_MAX_USERS		8
@@ -239,8 +246,14 @@ struct airtime_tcl_desc {
  *	(ath11k_hal_srng_src_num_free()); read before every dequeue, keep it cheap
  * @tcl_enqueue: write one descriptor into ring @ring: 0, -ENOSPC (no
  *	descriptor), -ENOMEM (memory or DMA mapping); on error the MSDU is taken
- *	back out of the table by the adapter
- * @msdu_outstanding: entries in ring @ring's MSDU table (tx_ring->txbuf_idr)
+ *	back out of the table by the adapter, so the error path must leave the
+ *	entry in the table (no idr_remove(), no free, as ath11k_dp_tx()'s
+ *	fail_remove_idr would do): the frame and its charge come back through it
+ * @msdu_outstanding: entries in ring @ring's MSDU table (tx_ring->txbuf_idr).
+ *	The tables must be this radio's alone: its charges carry no radio, teardown
+ *	takes every entry it finds, and a completion must go to the radio that owns
+ *	its @msdu_id (an ath11k driver with more than one radio per SoC keeps an id
+ *	space per radio, or filters these callbacks by radio)
  * @msdu_insert: store a copy of *@msdu in ring @ring's table (idr_alloc()):
  *	its id (0 or more), or -ENOSPC when the table is full
  * @msdu_take: remove entry @id of ring @ring into *@msdu (idr_remove()): 0,
@@ -248,8 +261,12 @@ struct airtime_tcl_desc {
  * @msdu_take_any: remove any one entry of ring @ring into *@msdu (teardown):
  *	its id, or -ENOENT when the table is empty
  * @tx_status: a finished frame goes back to the stack with its status
- *	(AIRTIME_TX_*): ieee80211_tx_status_ext() or ieee80211_free_txskb(); its
- *	AQL charge is already released
+ *	(AIRTIME_TX_*): ieee80211_tx_status_ext() or ieee80211_free_txskb() (for
+ *	AIRTIME_TX_REMOVED); its AQL charge is already released. It runs on
+ *	several CPUs at once: from each NAPI poll, and in process context from
+ *	airtime_sta_remove(), airtime_mcast_txq_remove(), airtime_radio_reap() and
+ *	airtime_radio_destroy(); serialise the calls into mac80211 for one hw and
+ *	disable BHs around them, as mac80211 requires of ieee80211_tx_status_ext()
  * @txq_dequeue: dequeue one frame from the driver's txq @txq
  *	(ieee80211_tx_dequeue()): the frame with *@len set, or NULL when empty
  * @txq_peek_len: length of the frame at the head of @txq, 0 when empty
@@ -258,7 +275,8 @@ struct airtime_tcl_desc {
  *	AIRTIME_TX_REMOVED before) and never touches @txq again: free the frames
  *	the driver still queues there (ieee80211_free_txskb() each) and its own
  *	per-txq state; mac80211 owns the struct ieee80211_txq itself. Called once
- *	per txq_add()/mcast_txq_add(),
+ *	per txq_add()/mcast_txq_add() that succeeded, and for a txq_add() whose
+ *	station another CPU removed during the call (see its -ENOENT),
  *	from the removal, a later airtime_radio_reap() (a txq another CPU was
  *	serving at its removal) or airtime_radio_destroy()
  * @sta_drained: optional: a removed station has no frame left in the hardware
@@ -498,7 +516,13 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  * sta_drained(); then the memory is freed. The driver frees its txqs' own
  * frames (in txq_released(), or afterwards).
  *
- * Context: Process context, after the data path is stopped (NAPI disabled).
+ * Context: Process context, after the data path is stopped: mac80211 no longer
+ * calls wake_tx_queue (the hw unregistered), NAPI disabled, the hardware's DMA
+ * stopped (frames still in the tables are handed back for the driver to free),
+ * the work rounds_deferred() or a reap scheduled cancelled (cancel_work_sync()),
+ * and the debugfs files that read the radio removed. After a firmware crash
+ * (SSR), whose completions never come, destroy the radio and create it again:
+ * its pending airtime would otherwise never return to 0.
  * Return: the frames handed back, or -EFAULT if @radio is NULL.
  */
 int airtime_radio_destroy(struct airtime_radio *radio);
@@ -509,9 +533,18 @@ int airtime_radio_destroy(struct airtime_radio *radio);
  * @peer_id: its firmware peer id
  * @weight: its airtime weight, 1-65535 (mac80211's default 256)
  *
+ * A peer id is free again as soon as airtime_sta_remove() returns, before the
+ * station it named has drained: a later sta_drained(@peer_id) names the
+ * removed station, not one added since with the same id. A driver that
+ * deletes the firmware peer in sta_drained() waits for it before adding the
+ * id again.
+ *
  * Context: Process context (mac80211 sta_state); no radio lock.
  * Return: 0; -EINVAL for weight 0; -EEXIST if @peer_id is in use; -ENOSPC
- * if the radio has max_stations stations.
+ * if the radio has max_stations stations; -EBUSY if it has room only in slots
+ * whose removed stations still have frames in the hardware (try again after
+ * their sta_drained()); -ENOENT if the station was removed by another CPU
+ * while it was being added.
  */
 int airtime_sta_add(struct airtime_radio *radio, u16 peer_id, u16 weight);
 
@@ -544,9 +577,12 @@ int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
  *	on it after that returns
  *
  * Context: Process context; no radio lock.
- * Return: 0; -ENOENT for an unknown peer; -EEXIST if the TID has a txq;
- * -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs; -EFAULT if
- * @txq is NULL.
+ * Return: 0; -ENOENT for an unknown peer, or for one another CPU removed
+ * during the call, in which case txq_released() hands @txq back later
+ * (mac80211's sta_state calls for one station never race, so a driver that
+ * adds and removes from them does not meet this case); -EEXIST if the TID has
+ * a txq; -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs;
+ * -EFAULT if @txq is NULL.
  */
 int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq);
 

@@ -118,6 +118,9 @@ pub struct CRate {
 impl CRate {
     /// `Ok(None)` for no rate, the rate, or `EINVAL`.
     fn to_rate(self) -> Result<Option<Rate>, Errno> {
+        if self.reserved != 0 {
+            return Err(Errno::EINVAL);
+        }
         let bw = match self.bw {
             0 => Bandwidth::Mhz20,
             1 => Bandwidth::Mhz40,
@@ -892,7 +895,8 @@ pub unsafe extern "C" fn airtime_ppdu_tx_stats(radio: *mut CRadio, ppdu: *const 
         let users = c.users.get(..n).ok_or(Errno::EINVAL)?;
         let mut stats = PpduStats::new(c.duration_us);
         for u in users {
-            if Tid::new(u.tid).is_err() || u.reserved != 0 || u.reserved2 != 0 {
+            // A PPDU's users are data TIDs (0..15): the management txq (16) has none.
+            if u.tid >= 16 || Tid::new(u.tid).is_err() || u.reserved != 0 || u.reserved2 != 0 {
                 return Err(Errno::EINVAL);
             }
             // The C record carries no RU yet: under `MuCharging::RuShare` an MU PPDU's users
