@@ -369,6 +369,9 @@ pub enum ConfigError {
     Capacity,
     /// A [`ConfigBuilder`] setter's value is out of its range; names the setter.
     OutOfRange(&'static str),
+    /// No memory for the tables the configuration sizes (`Scheduler::new` allocates
+    /// them all, each in one fallible allocation; the data path never allocates).
+    OutOfMemory,
 }
 
 impl fmt::Display for ConfigError {
@@ -380,6 +383,7 @@ impl fmt::Display for ConfigError {
             }
             ConfigError::Capacity => f.write_str("capacity out of range (stations 1..=4096, txqs 1..=65535)"),
             ConfigError::OutOfRange(what) => write!(f, "{what} is out of range"),
+            ConfigError::OutOfMemory => f.write_str("no memory for the scheduler's tables"),
         }
     }
 }

@@ -288,6 +288,7 @@ mod slots;
 mod sync;
 mod time;
 pub mod traits;
+mod try_alloc;
 pub mod tx_status;
 pub mod txqs;
 

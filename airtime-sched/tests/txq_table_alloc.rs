@@ -1,18 +1,41 @@
-//! `TxqTable::try_new` when memory is short: an error with the scheduler handed back,
-//! never an abort. Its own test binary, for its failing global allocator.
+//! `Scheduler::new` and `TxqTable::try_new` when memory is short: an error (with the
+//! scheduler handed back, for the table), never an abort. Its own test binary, for its
+//! failing global allocator.
 
-use airtime_sched::{Config, FqCodelConfig, FqCodelTxq, FqFrame, Frame, Scheduler, Tid, TxqTable};
+use airtime_sched::{Config, ConfigError, FqCodelConfig, FqCodelTxq, FqFrame, Frame, Scheduler, Tid, TxqTable};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Allocations above this many bytes fail (usize::MAX: none do).
 static FAIL_ABOVE: AtomicUsize = AtomicUsize::new(usize::MAX);
 
+thread_local! {
+    /// This thread's allocations to let through before one fails (usize::MAX: none
+    /// fails); counts down, and the failed one resets it.
+    static FAIL_AFTER: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+/// Whether this thread's next allocation is the one to fail.
+fn fails_here() -> bool {
+    FAIL_AFTER.with(|left| match left.get() {
+        usize::MAX => false,
+        0 => {
+            left.set(usize::MAX);
+            true
+        }
+        n => {
+            left.set(n - 1);
+            false
+        }
+    })
+}
+
 struct Failing;
 // SAFETY: forwards to the system allocator, or returns null (a failed allocation).
 unsafe impl GlobalAlloc for Failing {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > FAIL_ABOVE.load(Ordering::SeqCst) {
+        if layout.size() > FAIL_ABOVE.load(Ordering::SeqCst) || fails_here() {
             return std::ptr::null_mut();
         }
         // SAFETY: the caller's layout, forwarded.
@@ -60,4 +83,27 @@ fn try_new_reports_no_memory_and_hands_the_scheduler_back() {
     let table = TxqTable::<Q>::try_new(sched).expect("memory again");
     let q = table.add_txq(Some(sta), Tid::BE, Q::new(FqCodelConfig::default()).unwrap()).unwrap();
     assert_eq!(table.txq_ids().collect::<Vec<_>>(), [q]);
+}
+
+#[test]
+fn scheduler_new_reports_no_memory_at_each_of_its_allocations() {
+    let config = Config::builder().max_stations(16).unwrap().max_txqs(64).unwrap().build();
+    // Fail the first allocation, then the second, and so on, until none fails: each
+    // refusal is an error, and nothing aborts.
+    let mut refused = 0;
+    let sched = loop {
+        FAIL_AFTER.with(|left| left.set(refused));
+        let made = Scheduler::new(config);
+        FAIL_AFTER.with(|left| left.set(usize::MAX));
+        match made {
+            Ok(sched) => break sched,
+            Err(e) => assert_eq!(e, ConfigError::OutOfMemory, "allocation {refused}"),
+        }
+        refused += 1;
+    };
+    // The station and txq tables, the retired stack, each AC's list (a stack and a ring)
+    // and the ACs' block: twelve allocations, all of them fallible.
+    assert_eq!(refused, 12);
+    assert_eq!(sched.config().max_txqs, 64);
+    assert_eq!(ConfigError::OutOfMemory.to_string(), "no memory for the scheduler's tables");
 }

@@ -37,9 +37,9 @@ pub(crate) struct AcList {
 }
 
 impl AcList {
-    /// A list for slot indices `0..slots`.
-    pub(crate) fn new(slots: usize) -> AcList {
-        AcList { head: HeadStack::new(slots), tail: TailRing::new(slots), dead: AtomicI64::new(0) }
+    /// A list for slot indices `0..slots`; `None` when memory is short.
+    pub(crate) fn try_new(slots: usize) -> Option<AcList> {
+        Some(AcList { head: HeadStack::try_new(slots)?, tail: TailRing::try_new(slots)?, dead: AtomicI64::new(0) })
     }
 
     /// Inserts slot `index` at the head (`list_add`).

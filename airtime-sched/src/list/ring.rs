@@ -23,7 +23,6 @@
 
 use crate::sync::{AtomicU64, Ordering};
 use alloc::boxed::Box;
-use alloc::vec::Vec;
 
 const SEQ_BITS: u32 = 48;
 const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
@@ -57,16 +56,23 @@ pub(crate) struct TailRing {
 }
 
 impl TailRing {
-    /// A ring of at least `capacity` cells (a power of two, at least 2).
-    pub(crate) fn new(capacity: usize) -> TailRing {
-        let cap = capacity.max(2).next_power_of_two();
-        let cells: Vec<AtomicU64> = (0..cap as u64).map(|pos| AtomicU64::new(cell(pos, 0))).collect();
-        TailRing {
-            cells: cells.into_boxed_slice(),
+    /// A ring of at least `capacity` cells (a power of two, at least 2); `None` when
+    /// memory is short.
+    pub(crate) fn try_new(capacity: usize) -> Option<TailRing> {
+        let cap = capacity.max(2).checked_next_power_of_two()?;
+        let cells = crate::try_alloc::boxed_slice(cap, |pos| AtomicU64::new(cell(pos as u64, 0)))?;
+        Some(TailRing {
+            cells,
             mask: (cap as u64).wrapping_sub(1), // cap >= 2
             tail: AtomicU64::new(0),
             head: AtomicU64::new(0),
-        }
+        })
+    }
+
+    /// [`try_new`](Self::try_new), for tests.
+    #[cfg(test)]
+    pub(crate) fn new(capacity: usize) -> TailRing {
+        TailRing::try_new(capacity).expect("memory for a test ring")
     }
 
     #[inline]

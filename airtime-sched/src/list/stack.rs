@@ -12,7 +12,6 @@
 
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use alloc::boxed::Box;
-use alloc::vec::Vec;
 
 /// No entry (`top` of an empty stack; the link of the bottom entry).
 const NIL: u32 = 0xffff;
@@ -43,10 +42,17 @@ pub(crate) struct HeadStack {
 }
 
 impl HeadStack {
-    /// A stack for slot indices `0..slots` (at most 65535 slots: `NIL` is the 65536th).
+    /// A stack for slot indices `0..slots` (at most 65535 slots: `NIL` is the 65536th);
+    /// `None` when memory is short.
+    pub(crate) fn try_new(slots: usize) -> Option<HeadStack> {
+        let links = crate::try_alloc::boxed_slice(slots, |_| AtomicU32::new(NIL))?;
+        Some(HeadStack { top: AtomicU64::new(pack(NIL, 0, 0)), links })
+    }
+
+    /// [`try_new`](Self::try_new), for tests.
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn new(slots: usize) -> HeadStack {
-        let links: Vec<AtomicU32> = (0..slots).map(|_| AtomicU32::new(NIL)).collect();
-        HeadStack { top: AtomicU64::new(pack(NIL, 0, 0)), links: links.into_boxed_slice() }
+        HeadStack::try_new(slots).expect("memory for a test stack")
     }
 
     /// Pushes slot `index` on top. One compare-and-swap: a push preempted before it hides

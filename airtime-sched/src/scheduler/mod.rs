@@ -43,7 +43,6 @@ fn saturate(us: u64) -> u32 {
     u32::try_from(us).unwrap_or(u32::MAX)
 }
 use alloc::boxed::Box;
-use alloc::vec::Vec;
 
 /// mac80211's `IEEE80211_AQL_THRESHOLD`: 24000 us of PHY-wide pending airtime, below
 /// which stations may use their high limit.
@@ -150,37 +149,45 @@ impl core::fmt::Debug for Scheduler {
 
 impl Scheduler {
     /// A scheduler with room for `config.max_stations` stations and `config.max_txqs`
-    /// txqs. All memory is allocated here; the data path never allocates.
+    /// txqs. All memory is allocated here; the data path never allocates. When memory
+    /// is short: [`ConfigError::OutOfMemory`], never the allocator's abort.
     pub fn new(config: Config) -> Result<Scheduler, ConfigError> {
         if config.max_stations == 0 || config.max_stations > Config::MAX_STATIONS || config.max_txqs == 0 {
             return Err(ConfigError::Capacity);
         }
-        let stations: Vec<StationSlot> = (0..config.max_stations).map(|_| StationSlot::new()).collect();
-        let txqs: Vec<TxqSlot> = (0..config.max_txqs).map(|_| TxqSlot::new()).collect();
+        let oom = ConfigError::OutOfMemory;
+        let stations =
+            crate::try_alloc::boxed_slice(usize::from(config.max_stations), |_| StationSlot::new()).ok_or(oom)?;
+        let txqs = crate::try_alloc::boxed_slice(usize::from(config.max_txqs), |_| TxqSlot::new()).ok_or(oom)?;
         let cap = usize::from(config.max_txqs);
+        let retired = crate::list::HeadStack::try_new(cap).ok_or(oom)?;
+        let [vo, vi, be, bk] = [(); Ac::COUNT].map(|()| AcList::try_new(cap));
+        let (Some(vo), Some(vi), Some(be), Some(bk)) = (vo, vi, be, bk) else { return Err(oom) };
+        // Every AC starts alike: which list goes to which AC does not matter.
+        let acs = PerAc([vo, vi, be, bk].map(|list| AcState {
+            round: AtomicU64::new(0),
+            list,
+            lap_skips: AtomicU64::new(0),
+            pending_us: AtomicI64::new(0),
+            default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
+            counters: stats::AtomicAcCounters::new(),
+            multicast_pending_us: AtomicU64::new(0),
+            multicast_limit_us: AtomicU32::new(DEFAULT_MULTICAST_LIMIT_US),
+        }));
         Ok(Scheduler {
             radio: next_radio(),
             adjusted_limits: config.tx_no_pushback || config.adaptive_aql,
             config,
-            stations: stations.into_boxed_slice(),
-            txqs: txqs.into_boxed_slice(),
-            acs: Box::new(PerAc::from_fn(|_| AcState {
-                round: AtomicU64::new(0),
-                list: AcList::new(cap),
-                lap_skips: AtomicU64::new(0),
-                pending_us: AtomicI64::new(0),
-                default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
-                counters: stats::AtomicAcCounters::new(),
-                multicast_pending_us: AtomicU64::new(0),
-                multicast_limit_us: AtomicU32::new(DEFAULT_MULTICAST_LIMIT_US),
-            })),
+            stations,
+            txqs,
+            acs: crate::try_alloc::boxed(acs).ok_or(oom)?,
             threshold_us: AtomicU32::new(DEFAULT_AQL_THRESHOLD_US),
             aql_enabled: AtomicU32::new(1),
             airtime_flags: AtomicU32::new(0b11),
             underflows: AtomicU64::new(0),
             station_cursor: AtomicU32::new(0),
             txq_cursor: AtomicU32::new(0),
-            retired: crate::list::HeadStack::new(cap),
+            retired,
         })
     }
 

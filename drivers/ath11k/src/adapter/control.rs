@@ -66,7 +66,7 @@ where
     fn table(sched_config: airtime_sched::Config, aql: bool) -> Result<TxqTable<T>, Ath11kError> {
         let sched = Scheduler::new(sched_config)?;
         sched.set_aql_enabled(aql);
-        Ok(TxqTable::new(sched))
+        TxqTable::try_new(sched).map_err(|_| Ath11kError::OutOfMemory)
     }
 
     /// The configuration in force.

@@ -71,7 +71,11 @@ impl From<SchedError> for Ath11kError {
 
 impl From<ConfigError> for Ath11kError {
     fn from(e: ConfigError) -> Self {
-        Ath11kError::Sched(SchedError::Config(e))
+        match e {
+            // The scheduler's tables: -ENOMEM, as the adapter's own.
+            ConfigError::OutOfMemory => Ath11kError::OutOfMemory,
+            e => Ath11kError::Sched(SchedError::Config(e)),
+        }
     }
 }
 
@@ -87,5 +91,7 @@ mod tests {
         assert_eq!(Ath11kError::UnknownPeer(3).errno(), -2);
         assert_eq!(Ath11kError::PeerInUse(3).errno(), -17);
         assert_eq!(Ath11kError::OutOfMemory.errno(), -12);
+        assert_eq!(Ath11kError::from(ConfigError::OutOfMemory).errno(), -12, "the scheduler's tables too");
+        assert_eq!(Ath11kError::from(ConfigError::Capacity).errno(), -22);
     }
 }
