@@ -10,9 +10,14 @@ use alloc::vec::Vec;
 pub(crate) fn boxed_slice<T>(n: usize, f: impl FnMut(usize) -> T) -> Option<Box<[T]>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).ok()?;
+    // An exact reservation gives exactly `n` today; were it ever more, the shrink in
+    // `into_boxed_slice` could abort, so that is reported as a shortage instead.
+    if v.capacity() != n {
+        return None;
+    }
     // Within the capacity just reserved: no allocation.
     v.extend((0..n).map(f));
-    // Capacity equals length (an exact reservation): no reallocation.
+    // Capacity equals length: no reallocation.
     Some(v.into_boxed_slice())
 }
 

@@ -12,7 +12,6 @@ use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 use crate::traits::{Enqueue, Txq};
 use crate::{Charge, Instant, Round, SchedError, Scheduler, StationId, Tid, TxqId};
 use alloc::boxed::Box;
-use alloc::vec::Vec;
 use core::fmt;
 use core::mem::ManuallyDrop;
 
@@ -411,17 +410,14 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     #[allow(clippy::result_large_err)]
     pub fn try_new(sched: Scheduler) -> Result<TxqTable<Q>, TableAllocError> {
         let n = usize::from(sched.config().max_txqs);
-        let mut cells: Vec<Cell<Q>> = Vec::new();
-        if cells.try_reserve_exact(n).is_err() {
-            return Err(TableAllocError { sched });
-        }
-        // Within the capacity just reserved: no allocation.
-        cells.extend((0..n).map(|_| Cell {
+        let cells = crate::try_alloc::boxed_slice(n, |_| Cell {
             inbox: CacheLines(Inbox { intake: Intake::new(), len: AtomicU32::new(0), queue_lock: QueueLock::new() }),
             kept: CacheLines(UnsafeCell::new(Kept::new(None))),
-        }));
-        // Capacity equals length, so this does not reallocate.
-        Ok(TxqTable { sched, cells: cells.into_boxed_slice() })
+        });
+        match cells {
+            Some(cells) => Ok(TxqTable { sched, cells }),
+            None => Err(TableAllocError { sched }),
+        }
     }
 
     /// The txqs registered now, by slot order: a snapshot, exact while no control

@@ -144,7 +144,11 @@ impl From<SchedError> for Mt76Error {
 
 impl From<ConfigError> for Mt76Error {
     fn from(e: ConfigError) -> Mt76Error {
-        Mt76Error::Sched(SchedError::Config(e))
+        match e {
+            // The scheduler's tables, as the adapter's own.
+            ConfigError::OutOfMemory => Mt76Error::OutOfMemory,
+            e => Mt76Error::Sched(SchedError::Config(e)),
+        }
     }
 }
 
@@ -340,15 +344,8 @@ where
         let stations = Stations::new(usize::from(config.sched.max_stations), config.multicast_rate)
             .ok_or(Mt76Error::OutOfMemory)?;
         let tokens = TokenTable::new(config.token_size, block_at).ok_or(Mt76Error::OutOfMemory)?;
-        Ok(Mt76 {
-            hal,
-            txqs: TxqTable::new(sched),
-            stations,
-            tokens,
-            config,
-            admin: SpinLock::new(()),
-            counters: Counters::default(),
-        })
+        let txqs = TxqTable::try_new(sched).map_err(|_| Mt76Error::OutOfMemory)?;
+        Ok(Mt76 { hal, txqs, stations, tokens, config, admin: SpinLock::new(()), counters: Counters::default() })
     }
 
     /// The HAL.

@@ -262,11 +262,11 @@ struct airtime_tcl_desc {
  *	its id, or -ENOENT when the table is empty
  * @tx_status: a finished frame goes back to the stack with its status
  *	(AIRTIME_TX_*): ieee80211_tx_status_ext() or ieee80211_free_txskb() (for
- *	AIRTIME_TX_REMOVED); its AQL charge is already released. It runs on
- *	several CPUs at once: from each NAPI poll, and in process context from
- *	airtime_sta_remove(), airtime_mcast_txq_remove(), airtime_radio_reap() and
- *	airtime_radio_destroy(); serialise the calls into mac80211 for one hw and
- *	disable BHs around them, as mac80211 requires of ieee80211_tx_status_ext()
+ *	AIRTIME_TX_REMOVED); its AQL charge is already released. It runs in any
+ *	context but hard IRQ, on several CPUs at once (each NAPI poll, the wake
+ *	and round paths for a frame the ring refused, the removals, reaps and
+ *	destroy): serialise the calls into mac80211 for one hw and disable BHs
+ *	around them, as mac80211 requires of ieee80211_tx_status_ext()
  * @txq_dequeue: dequeue one frame from the driver's txq @txq
  *	(ieee80211_tx_dequeue()): the frame with *@len set, or NULL when empty
  * @txq_peek_len: length of the frame at the head of @txq, 0 when empty
@@ -275,8 +275,8 @@ struct airtime_tcl_desc {
  *	AIRTIME_TX_REMOVED before) and never touches @txq again: free the frames
  *	the driver still queues there (ieee80211_free_txskb() each) and its own
  *	per-txq state; mac80211 owns the struct ieee80211_txq itself. Called once
- *	per txq_add()/mcast_txq_add() that succeeded, and for a txq_add() whose
- *	station another CPU removed during the call (see its -ENOENT),
+ *	per txq_add()/mcast_txq_add() that succeeded (see txq_add()'s -ENOENT
+ *	for one raced by its station's removal),
  *	from the removal, a later airtime_radio_reap() (a txq another CPU was
  *	serving at its removal) or airtime_radio_destroy()
  * @sta_drained: optional: a removed station has no frame left in the hardware
@@ -543,8 +543,8 @@ int airtime_radio_destroy(struct airtime_radio *radio);
  * Return: 0; -EINVAL for weight 0; -EEXIST if @peer_id is in use; -ENOSPC
  * if the radio has max_stations stations; -EBUSY if it has room only in slots
  * whose removed stations still have frames in the hardware (try again after
- * their sta_drained()); -ENOENT if the station was removed by another CPU
- * while it was being added.
+ * their sta_drained()); -ENOENT, a transient while another CPU still takes
+ * down the slot's previous station: try again.
  */
 int airtime_sta_add(struct airtime_radio *radio, u16 peer_id, u16 weight);
 
@@ -578,10 +578,10 @@ int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
  *
  * Context: Process context; no radio lock.
  * Return: 0; -ENOENT for an unknown peer, or for one another CPU removed
- * during the call, in which case txq_released() hands @txq back later
- * (mac80211's sta_state calls for one station never race, so a driver that
- * adds and removes from them does not meet this case); -EEXIST if the TID has
- * a txq; -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs;
+ * during the call: then txq_released() may or may not hand @txq back later,
+ * depending on how far the add had got, so a driver must not race
+ * airtime_sta_remove() against this call for the same station (mac80211's
+ * sta_state calls for one station never race); -EEXIST if the TID has a txq; -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs;
  * -EFAULT if @txq is NULL.
  */
 int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq);

@@ -36,6 +36,7 @@ impl Ath11kError {
             Ath11kError::Sched(SchedError::StationsFull | SchedError::TxqsFull) => ENOSPC,
             // Slots of departed stations free once their frames complete: try again.
             Ath11kError::Sched(SchedError::StationsDraining) => EBUSY,
+            Ath11kError::Sched(SchedError::Config(ConfigError::OutOfMemory)) => ENOMEM,
             Ath11kError::Sched(SchedError::Config(_)) => EINVAL,
             Ath11kError::Sched(_) => ENOENT,
             Ath11kError::UnknownStation | Ath11kError::UnknownTxq | Ath11kError::UnknownPeer(_) => ENOENT,
