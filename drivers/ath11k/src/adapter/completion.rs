@@ -98,18 +98,8 @@ where
     /// Completion context (the tx completion NAPI poll, softirq); one call at a time
     /// per completion ring, while the wake context runs its rounds on other CPUs.
     pub fn poll_tx_completions(&self, budget: u32, cpu: u32, now: Instant) -> CompletionPass {
-        let mut pass = CompletionPass::empty();
-        let mut charges = PassCharges::new();
-        while pass.work_done < budget {
-            let Some(c) = self.hal.reap_tx_completion() else { break };
-            pass.work_done = pass.work_done.saturating_add(1);
-            if let Some(ac) = self.complete_msdu_in_pass(c, &mut charges) {
-                pass.reaped.insert(ac);
-            }
-        }
-        self.release_pass_charges(&mut charges);
-        self.finish_pass(&mut pass, cpu, now);
-        pass
+        // `take` stops asking once the budget is spent, so no descriptor is reaped and lost.
+        self.complete_tx_iter(core::iter::from_fn(|| self.hal.reap_tx_completion()), budget, cpu, now)
     }
 
     /// The same pass over completion descriptors the caller read itself (the C API's
