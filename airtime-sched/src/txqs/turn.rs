@@ -212,8 +212,14 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
 
     /// Whether the txq has frames: in its retry slot, its queue or its intake.
     pub fn is_backlogged(&self) -> bool {
+        self.holds_frames() || !self.cell.inbox.intake.is_empty()
+    }
+
+    /// Whether the turn can see frames of its own: in the retry slot or the queue.
+    #[inline]
+    fn holds_frames(&self) -> bool {
         let kept = self.kept_ref();
-        kept.retry.is_some() || kept.queue.as_ref().is_some_and(|q| !q.is_empty()) || !self.cell.inbox.intake.is_empty()
+        kept.retry.is_some() || kept.queue.as_ref().is_some_and(|q| !q.is_empty())
     }
 
     /// Ends the turn ([`Scheduler::return_txq`](crate::Scheduler::return_txq)). Pull the
@@ -228,9 +234,7 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// that says what the turn saw is
     /// [`TxqReturn::after_turn`]`(turn.is_backlogged(), sent_any)`.
     pub fn finish(self, outcome: TxqReturn, now: Instant) {
-        let kept = self.kept_ref();
-        let left = kept.retry.is_some() || kept.queue.as_ref().is_some_and(|q| !q.is_empty());
-        let outcome = if outcome == TxqReturn::Empty && left { TxqReturn::Stalled } else { outcome };
+        let outcome = if outcome == TxqReturn::Empty && self.holds_frames() { TxqReturn::Stalled } else { outcome };
         self.finish_as_seen(outcome, now);
     }
 
