@@ -722,9 +722,13 @@ int airtime_capi_selftest(char *msg, size_t len)
 	CHECK(r == -EINVAL, "a rate's reserved set: %d", r);
 	ppdu.users[0].rate.reserved = 0;
 	tid = ppdu.users[0].tid;
+	ppdu.users[0].tid = 17;
+	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
+	CHECK(r == -EINVAL, "a user on TID 17: %d", r);
+	/* TID 16: the record names no TID; the user is taken but charged nothing. */
 	ppdu.users[0].tid = 16;
 	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
-	CHECK(r == -EINVAL, "a user on TID 16: %d", r);
+	CHECK(r == 0, "a user on TID 16: %d users charged", r);
 	ppdu.users[0].tid = tid;
 	st[0].ring = AIRTIME_TCL_RINGS;
 	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, now));

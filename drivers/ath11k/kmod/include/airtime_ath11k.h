@@ -389,7 +389,9 @@ struct airtime_rate {
 /**
  * struct airtime_ppdu_user - one user of a transmitted PPDU
  * @peer_id: firmware peer id
- * @tid: TID of its MPDUs, 0-15 (its AC is charged)
+ * @tid: TID of its MPDUs, 0-15 (its AC is charged); 16 if the record names
+ *	none (ath11k's default without the user's ACK/BA TLV): its rate is kept,
+ *	no airtime is charged
  * @reserved: must be 0
  * @tx_duration_us: its tx duration; charged only when the PPDU has none
  * @rate: the rate it was sent at (prices its next frames)
@@ -859,7 +861,7 @@ int airtime_run_waiting_rounds(struct airtime_radio *radio, u32 cpu, u64 now_us)
  *
  * Context: Softirq; no radio lock.
  * Return: the users charged; -EINVAL, with nothing done, for a bad user
- * count, TID or rate; -EFAULT if @ppdu is NULL.
+ * count, a TID above 16 or a bad rate; -EFAULT if @ppdu is NULL.
  */
 int airtime_ppdu_tx_stats(struct airtime_radio *radio, const struct airtime_ppdu_stats *ppdu, u64 now_us);
 

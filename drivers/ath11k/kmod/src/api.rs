@@ -895,8 +895,9 @@ pub unsafe extern "C" fn airtime_ppdu_tx_stats(radio: *mut CRadio, ppdu: *const 
         let users = c.users.get(..n).ok_or(Errno::EINVAL)?;
         let mut stats = PpduStats::new(c.duration_us);
         for u in users {
-            // A PPDU's users are data TIDs (0..15): the management txq (16) has none.
-            if u.tid >= 16 || Tid::new(u.tid).is_err() || u.reserved != 0 || u.reserved2 != 0 {
+            // Data TIDs 0..15, or 16 for a user whose record names none (the adapter
+            // keeps its rate and registers no airtime, as ath11k does).
+            if u.tid > 16 || u.reserved != 0 || u.reserved2 != 0 {
                 return Err(Errno::EINVAL);
             }
             // The C record carries no RU yet: under `MuCharging::RuShare` an MU PPDU's users
@@ -1026,7 +1027,7 @@ pub unsafe extern "C" fn airtime_radio_check(radio: *mut CRadio) -> i32 {
 }
 
 /// Every invariant, exactly, with the radio at rest: the scheduler's quiescent check
-/// (`Scheduler::check_invariants_quiescent`, which allocates `max_txqs` bytes), the txq
+/// (`Scheduler::check_invariants_quiescent`, which allocates nothing), the txq
 /// table's (no txq left held or locked, every intake's count exact), and no
 /// pending airtime when no frame is in the hardware or a retry slot.
 ///

@@ -17,6 +17,11 @@ pub struct PpduOutcome {
     pub users_charged: u32,
     /// Users naming no known peer (skipped).
     pub unknown_peers: u32,
+    /// Users of a known peer naming no data TID (TID 16 and above; ath11k's
+    /// `ath11k_update_per_peer_tx_stats` takes 16 when a user's record lacks its ACK/BA
+    /// TLV): their rate is kept, but no airtime is registered (there is no AC to
+    /// charge, and ath11k registers none for them) and no calibration sample taken.
+    pub users_without_tid: u32,
 }
 
 impl<H, T> Ath11k<H, T>
@@ -50,18 +55,21 @@ where
                 rec.set_tx_rate(rate);
             }
             rec.set_mu_scale_q8(policy.aql_scale_q8(ppdu, index));
+            let Some(ac) = ac_of(user) else {
+                out.users_without_tid = out.users_without_tid.saturating_add(1);
+                continue;
+            };
             if self.config.calibration.is_some() {
                 if ppdu.n_users() > 1 {
                     self.counters.calibration.mu_users.bump();
                 } else {
-                    self.calibrate(id, rec, user, ac_of(user), u64::from(policy.charge_us(ppdu, index)));
+                    self.calibrate(id, rec, user, ac, u64::from(policy.charge_us(ppdu, index)));
                 }
             }
             if !self.config.tx_airtime {
                 continue;
             }
             let us = policy.charge_us(ppdu, index);
-            let ac = ac_of(user);
             if self.txqs.scheduler().register_airtime(id, ac, us, 0, now).is_ok() {
                 out.users_charged = out.users_charged.saturating_add(1);
             }
@@ -139,6 +147,11 @@ where
 }
 
 /// The AC of a PPDU user's TID (TIDs above 7 taken modulo 8; BE if none fits).
-fn ac_of(user: &PpduUser) -> Ac {
-    Tid::new(user.tid & 7).map_or(Ac::Be, Tid::ac)
+/// The AC a user's airtime is charged to: its data TID's (8 to 15 map as 0 to 7 do, as
+/// mac80211's `ieee80211_sta_register_airtime` does); `None` for TID 16 and above.
+fn ac_of(user: &PpduUser) -> Option<Ac> {
+    if user.tid >= 16 {
+        return None;
+    }
+    Tid::new(user.tid & 7).ok().map(Tid::ac)
 }

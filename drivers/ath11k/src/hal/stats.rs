@@ -10,7 +10,9 @@ pub const MAX_PPDU_USERS: usize = 8;
 pub struct PpduUser {
     /// Firmware peer id.
     pub peer_id: u16,
-    /// TID of the user's MPDUs (its AC is the one charged).
+    /// TID of the user's MPDUs, 0 to 15 (its AC is the one charged); 16 if the record
+    /// names none (no airtime is registered for the user: see
+    /// [`PpduOutcome::users_without_tid`](crate::PpduOutcome::users_without_tid)).
     pub tid: u8,
     /// The user's tx duration in us as the firmware reports it. The adapter charges
     /// the PPDU's [`PpduStats::duration_us`] instead when that is set (patch 4; see
