@@ -101,9 +101,18 @@ fn scheduler_new_reports_no_memory_at_each_of_its_allocations() {
         }
         refused += 1;
     };
-    // The station and txq tables, the retired stack, each AC's list (a stack and a ring)
-    // and the ACs' block: twelve allocations, all of them fallible.
-    assert_eq!(refused, 12);
+    // The station and txq tables, the retired stack, the quiescent check's table, each
+    // AC's list (a stack and a ring) and the ACs' block: thirteen allocations, all of
+    // them fallible.
+    assert_eq!(refused, 13);
     assert_eq!(sched.config().max_txqs, 64);
+    // The exact check allocates nothing (in a kernel it runs from a debugfs file): with
+    // every allocation failing, it runs, and the countdown is untouched.
+    let mut sched = sched;
+    FAIL_AFTER.with(|left| left.set(0));
+    let checked = sched.check_invariants_quiescent();
+    let untouched = FAIL_AFTER.with(|left| left.replace(usize::MAX)) == 0;
+    assert_eq!(checked, Ok(()));
+    assert!(untouched, "the quiescent check allocated");
     assert_eq!(ConfigError::OutOfMemory.to_string(), "no memory for the scheduler's tables");
 }

@@ -122,12 +122,13 @@ impl AcList {
         self.tail.peek_front(f);
     }
 
-    /// Every entry, head first, and the dead count. `&mut self` proves no other
-    /// operation runs.
-    pub(crate) fn snapshot(&mut self) -> (alloc::vec::Vec<u32>, i64) {
-        let dead = self.dead.load(Ordering::Relaxed);
-        let mut all: alloc::vec::Vec<u32> = self.head.entries().collect();
-        all.extend(self.tail.entries());
-        (all, dead)
+    /// Every entry, head first. `&mut self` proves no other operation runs.
+    pub(crate) fn entries_at_rest(&mut self) -> impl Iterator<Item = u32> + '_ {
+        self.head.entries().chain(self.tail.entries())
+    }
+
+    /// The dead count, exact at rest.
+    pub(crate) fn dead_at_rest(&mut self) -> i64 {
+        self.dead.load(Ordering::Relaxed)
     }
 }

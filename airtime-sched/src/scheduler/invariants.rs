@@ -8,7 +8,6 @@ use super::Scheduler;
 use crate::slots::{aql, sta, tagged, txq};
 use crate::sync::Ordering;
 use crate::{Ac, TxqId};
-use alloc::vec;
 use core::fmt;
 
 /// An invariant of `INVARIANTS.md` (A1–A6, S1–S8, L1–L4) that does not hold.
@@ -146,15 +145,18 @@ impl Scheduler {
     /// self` proves that no other context operates and no txq is held. Covers what
     /// [`check_invariants`](Self::check_invariants) checks, in its exact form (nothing
     /// held, every AQL word matching its slot), so it does not run it again: the loom
-    /// models call this after every step. Cost O(capacity).
+    /// models call this after every step. Cost O(capacity); it allocates nothing (its
+    /// table was allocated with the scheduler).
     pub fn check_invariants_quiescent(&mut self) -> Result<(), InvariantViolation> {
         // seen[slot] has bit `ac` set for the slot's entry on `ac`'s list.
-        let mut seen = vec![0u8; self.txqs.len()];
+        let seen = &mut self.quiescent_seen;
+        seen.fill(0);
         for ac in Ac::ALL {
-            let (entries, dead) = self.acs[ac].list.snapshot();
-            let total = entries.len() as i64;
+            let dead = self.acs[ac].list.dead_at_rest();
+            let mut total = 0i64;
             let mut standing = 0u32;
-            for index in entries {
+            for index in self.acs[ac].list.entries_at_rest() {
+                total = total.saturating_add(1);
                 let Some(mask) = seen.get_mut(index as usize) else {
                     return Err(InvariantViolation::QueuedBitMismatch(TxqId::from_raw(u64::from(index))));
                 };

@@ -123,6 +123,10 @@ pub struct Scheduler {
     /// Slots of removed txqs whose queues a [`TxqTable`](crate::TxqTable) keeps, waiting
     /// to be handed back (see `kept`).
     pub(crate) retired: crate::list::HeadStack,
+    /// One byte per txq slot for [`check_invariants_quiescent`](Self::check_invariants_quiescent)
+    /// (the ACs whose lists hold the slot), allocated here so that the check, run from a
+    /// debugfs file in a kernel, never allocates.
+    pub(crate) quiescent_seen: Box<[u8]>,
 }
 
 /// A number for a new scheduler: it wraps after 65535 schedulers, skipping 0, which
@@ -161,6 +165,7 @@ impl Scheduler {
         let txqs = crate::try_alloc::boxed_slice(usize::from(config.max_txqs), |_| TxqSlot::new()).ok_or(oom)?;
         let cap = usize::from(config.max_txqs);
         let retired = crate::list::HeadStack::try_new(cap).ok_or(oom)?;
+        let quiescent_seen = crate::try_alloc::boxed_slice(cap, |_| 0u8).ok_or(oom)?;
         let [vo, vi, be, bk] = [(); Ac::COUNT].map(|()| AcList::try_new(cap));
         let (Some(vo), Some(vi), Some(be), Some(bk)) = (vo, vi, be, bk) else { return Err(oom) };
         // Every AC starts alike: which list goes to which AC does not matter.
@@ -188,6 +193,7 @@ impl Scheduler {
             station_cursor: AtomicU32::new(0),
             txq_cursor: AtomicU32::new(0),
             retired,
+            quiescent_seen,
         })
     }
 
