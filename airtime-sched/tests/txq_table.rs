@@ -987,3 +987,54 @@ fn a_turn_finished_empty_as_an_enqueue_fills_its_intake_is_woken_to_the_head() {
     assert_eq!(turn.txq(), qa);
     turn.finish(TxqReturn::Stalled, NOW);
 }
+
+/// A ring whose push number `at` unwinds, the frame and charge it was handed going down
+/// with it; otherwise [`TestRing`].
+struct UnwindingRing {
+    ring: TestRing,
+    at: u32,
+}
+impl Ring for UnwindingRing {
+    type Frame = Pkt;
+    type Error = RingErrorKind;
+    fn has_room(&self, ac: Ac) -> bool {
+        self.ring.has_room(ac)
+    }
+    fn push(&mut self, frame: Pkt, charge: Option<Charge>) -> Result<(), PushError<Pkt, RingErrorKind>> {
+        if self.ring.pushes + 1 == self.at {
+            self.ring.pushes += 1;
+            std::panic::resume_unwind(Box::new("the ring's push fails"));
+        }
+        self.ring.push(frame, charge)
+    }
+    fn start_turn(&mut self, txq: TxqId, station: Option<StationId>, ac: Ac) {
+        self.ring.start_turn(txq, station, ac);
+    }
+    fn end_turn(&mut self, txq: TxqId, ac: Ac) {
+        self.ring.end_turn(txq, ac);
+    }
+}
+
+#[test]
+fn a_push_that_unwinds_loses_only_its_own_frame_and_charge() {
+    let mut t = table();
+    let (sta, peers, q) = one_station(&t, 3);
+    let mut bomb = UnwindingRing { ring: ring(64), at: 2 };
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _never = t.run_round(Ac::Be, NOW, &peers, &mut bomb, TurnBudget::UNLIMITED);
+    }));
+    assert!(unwound.is_err());
+    // The turn was returned and the table is at rest; the two charges made are pending:
+    // the sent frame's and the lost one's, which only the ring could have released.
+    t.check_invariants().unwrap();
+    t.scheduler().check_invariants().unwrap();
+    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 200);
+    // The txq stayed listed: the next round sends the third frame.
+    let mut r = ring(64);
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!(report.frames, 1);
+    assert_eq!(complete(&t, &mut r), [Pkt(2)]);
+    assert_eq!(complete(&t, &mut bomb.ring), [Pkt(0)]);
+    assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 100, "the lost charge stays");
+    assert_eq!(r.turns, [q]);
+}

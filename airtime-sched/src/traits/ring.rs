@@ -77,6 +77,12 @@ pub trait Ring {
     /// frame completes (then the driver releases it). A station-less (multicast) txq's
     /// frame carries a charge of its AC's multicast budget when the driver prices
     /// multicast frames, and none otherwise. On refusal both come back.
+    ///
+    /// A push that unwinds (std builds) takes the charge down with it: its airtime stays
+    /// pending for good, and a removed station charged with it never drains. The table's
+    /// ready loops lose nothing else (the turn is returned, its txq stays listed with the
+    /// rest of its frames), but only the ring can keep that charge: one that may panic
+    /// releases the charge it holds on the way out, or aborts.
     fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>>;
 
     /// The turn of txq `txq`, of `station` (`None`: a station-less txq, or one whose
