@@ -17,7 +17,8 @@
  * c-api-mcast (a station-less txq beside a station's, over the same HAL) and
  * c-api-smp-stress (a HAL with a lock per TCL ring and per MSDU table, driven
  * by a wake kthread and a completion kthread on two CPUs at once, both pushing
- * into one ring part of the time; see airtime_capi_smp_stress()).
+ * into one ring part of the time and both running completion passes; see
+ * airtime_capi_smp_stress()).
  */
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
@@ -1069,6 +1070,7 @@ out:
 #define S_RING_SLOTS	32
 #define S_MSDU_SLOTS	48
 #define S_BATCH		24
+#define S_ALL_RINGS	(BIT(AIRTIME_TCL_RINGS) - 1)
 #define S_BUDGET	8
 #define S_RUN_MS	3000
 #define S_CHURN_MS	10			/* a station leaves or joins this often */
@@ -1138,9 +1140,15 @@ struct s_hw {
 	atomic_t push_contended;		/* ... by an enqueue, while another enqueued */
 	atomic_t idr_contended;			/* an MSDU table lock found taken */
 	atomic_t enqueue_calls;
-	/* The firmware's own state: only the completion context (then the drain) runs it. */
-	u32 fw_taken;
+	/*
+	 * The firmware's descriptor count, shared by the completion passes: the
+	 * completion context's over every ring but the wake CPU's, the wake
+	 * context's over that one (a second NAPI, as ath11k has one per WBM
+	 * ring), then the drain's over all.
+	 */
+	atomic_t fw_taken;
 	bool lost_one;
+	u32 wake_ring;				/* the ring the wake context completes */
 	struct task_struct *task[S_CTXS];	/* the kthreads, set before they run */
 
 	/* The frame pool, under pool_lock. */
@@ -1167,6 +1175,7 @@ struct s_hw {
 	u32 removed_txqs, departures;		/* wake thread (main's after stop) */
 	u32 wakes, churns, add_refused;		/* wake thread */
 	u32 polls, weights, checks;		/* completion thread */
+	u32 wake_polls, wake_steps;		/* wake thread: its NAPI passes */
 	atomic_t deferred_acs;			/* ACs rounds_deferred() announced, not yet run */
 	atomic_t deferred_calls;		/* rounds_deferred() calls */
 	atomic_t waiting_runs;			/* s_run_waiting() calls that ran rounds */
@@ -1605,19 +1614,21 @@ static void s_wake_step(struct s_hw *s, u32 *rnd)
 }
 
 /*
- * The firmware: takes up to @max descriptors from the rings (round robin) and
- * writes their completions into @st, mostly acked. With
+ * The firmware: takes up to @max descriptors from the rings in @rings (a mask;
+ * round robin) and writes their completions into @st, mostly acked. With
  * AIRTIME_STRESS_LOSE_COMPLETION it loses the S_LOSE_AT-th one.
  */
-static u32 s_firmware(struct s_hw *s, struct airtime_tx_status *st, u32 max)
+static u32 s_firmware(struct s_hw *s, struct airtime_tx_status *st, u32 max, u32 rings)
 {
 	struct s_ring *rg;
-	u32 n = 0, r, id = 0;
+	u32 n = 0, r, id = 0, k;
 	bool any = true, took;
 
 	while (n < max && any) {
 		any = false;
 		for (r = 0; r < AIRTIME_TCL_RINGS && n < max; r++) {
+			if (!(rings & BIT(r)))
+				continue;
 			/* One descriptor at a time, under its ring's lock only. */
 			rg = &s->ring[r];
 			s_lock(&rg->lock, &s->ring_contended);
@@ -1631,13 +1642,14 @@ static u32 s_firmware(struct s_hw *s, struct airtime_tx_status *st, u32 max)
 			if (!took)
 				continue;
 			any = true;
-			if (++s->fw_taken == S_LOSE_AT && (s->flags & AIRTIME_STRESS_LOSE_COMPLETION)) {
-				s->lost_one = true;
+			k = atomic_inc_return(&s->fw_taken);
+			if (k == S_LOSE_AT && (s->flags & AIRTIME_STRESS_LOSE_COMPLETION)) {
+				WRITE_ONCE(s->lost_one, true);
 				continue;
 			}
 			st[n].msdu_id = id;
 			st[n].ring = r;
-			st[n].status = s->fw_taken % 16 ? AIRTIME_TX_ACKED : (s->fw_taken / 16) % T_NUM_STATUS;
+			st[n].status = k % 16 ? AIRTIME_TX_ACKED : (k / 16) % T_NUM_STATUS;
 			st[n].reserved = 0;
 			n++;
 		}
@@ -1689,7 +1701,7 @@ static void s_complete_step(struct s_hw *s, u32 *rnd, struct airtime_tx_status *
 	u32 r = s_rand(rnd), n;
 	int ret;
 
-	n = s_firmware(s, st, S_BATCH);
+	n = s_firmware(s, st, S_BATCH, S_ALL_RINGS & ~BIT(s->wake_ring));
 	if (!n)
 		return;		/* nothing completed: no interrupt, no poll */
 	s_complete(s, st, n);
@@ -1747,14 +1759,26 @@ static void s_run_waiting(struct s_hw *s, u32 cpu)
 /* The kthreads run until kthread_stop(); after a failure they only wait for it. */
 static int s_wake_thread(void *arg)
 {
+	static struct airtime_tx_status st[S_BATCH];
 	struct s_hw *s = arg;
-	u32 rnd = 0x9e3779b9;
+	u32 rnd = 0x9e3779b9, n;
 
 	while (!kthread_should_stop()) {
 		if (atomic_read(&s->failed)) {
 			msleep(1);
 		} else {
 			s_wake_step(s, &rnd);
+			/*
+			 * Every fourth step, the NAPI poll of its own ring's
+			 * completions: two passes on one radio at once.
+			 */
+			if (++s->wake_steps % 4 == 0) {
+				n = s_firmware(s, st, S_BATCH, BIT(s->wake_ring));
+				if (n) {
+					s_complete(s, st, n);
+					s->wake_polls++;
+				}
+			}
 			s_run_waiting(s, raw_smp_processor_id());
 		}
 		cond_resched();
@@ -1806,7 +1830,7 @@ static u32 s_drain(struct s_hw *s)
 	int pushed, r;
 
 	for (step = 0; step < S_DRAIN_STEPS && !atomic_read(&s->failed) && idle < 8; step++) {
-		n = s_firmware(s, st, S_BATCH);
+		n = s_firmware(s, st, S_BATCH, S_ALL_RINGS);
 		if (n) {
 			s_complete(s, st, n);
 			idle = 0;
@@ -1851,8 +1875,10 @@ static u64 s_sum(const u64 *v, u32 n)
  * to the first two online CPUs, drive it for S_RUN_MS: the wake context
  * enqueues frames and wakes their txqs, and makes stations leave (their txqs
  * purged) and join again; the completion context plays the firmware and the
- * NAPI poll (batches under a budget), changes weights, feeds PPDU stats and
- * checks the invariants. Half the wakes push into the completion CPU's ring
+ * NAPI poll (batches under a budget) for every ring but the wake CPU's, changes
+ * weights, feeds PPDU stats and checks the invariants. Every fourth step the
+ * wake context runs the NAPI poll of its own CPU's ring (ath11k has one per
+ * WBM ring), so two completion passes run on the radio at once. Half the wakes push into the completion CPU's ring
  * (s_wake_cpu()), so both contexts' rounds write descriptors into one ring
  * at once. Every adapter call goes through RADIO_CALL(). Then the drain, and
  * the checks: pending airtime 0, no frame in the hardware or a retry slot, no
@@ -1938,6 +1964,8 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		cpu1 = cpu0;
 	s->cpu[S_WAKE_CTX] = cpu0;
 	s->cpu[S_NAPI_CTX] = cpu1;
+	/* The ring of the wake CPU's own pushes (cpu % rings), completed there. */
+	s->wake_ring = cpu0 % AIRTIME_TCL_RINGS;
 	tw = s_start(s, S_WAKE_CTX, s_wake_thread, "airtime-wake", cpu0);
 	if (IS_ERR(tw)) {
 		r = PTR_ERR(tw);
@@ -2017,9 +2045,9 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	else
 		CHECK(!c.rounds_handed_off && !c.rounds_deferred && !atomic_read(&s->deferred_calls),
 		      "concurrent rounds handed %llu off and deferred %llu", c.rounds_handed_off, c.rounds_deferred);
-	CHECK(s->polls > 100 && s->wakes > 100 && s->churns > 2 && c.enqueued > 1000,
-	      "too little happened: %u polls, %u wakes, %u churns, %llu frames", s->polls, s->wakes, s->churns,
-	      c.enqueued);
+	CHECK(s->polls > 100 && s->wake_polls > 100 && s->wakes > 100 && s->churns > 2 && c.enqueued > 1000,
+	      "too little happened: %u polls (%u on the wake CPU), %u wakes, %u churns, %llu frames", s->polls,
+	      s->wake_polls, s->wakes, s->churns, c.enqueued);
 	/* Both contexts' rounds pushed into one ring: its lock had two users. */
 	for (i = 0, shared = 0; i < AIRTIME_TCL_RINGS; i++) {
 		u32 w = atomic_read(&s->ring[i].pushed[S_WAKE_CTX]), n = atomic_read(&s->ring[i].pushed[S_NAPI_CTX]);
@@ -2053,8 +2081,8 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		goto out;
 	}
 	snprintf(msg, len,
-		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u checks, %u churns, %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
-		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->checks, s->churns, s->weights, c.held_for_retry,
+		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u+%u polls, %u checks, %u churns, %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
+		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->wake_polls, s->checks, s->churns, s->weights, c.held_for_retry,
 		 purged, drain_steps, shared_ring, pushed[S_WAKE_CTX], pushed[S_NAPI_CTX], atomic_read(&s->ring_contended),
 		 atomic_read(&s->push_contended), atomic_read(&s->idr_contended));
 out:
