@@ -257,9 +257,12 @@ struct airtime_tcl_desc {
  * @msdu_insert: store a copy of *@msdu in ring @ring's table (idr_alloc()):
  *	its id (0 or more), or -ENOSPC when the table is full
  * @msdu_take: remove entry @id of ring @ring into *@msdu (idr_remove()): 0,
- *	or -ENOENT if there is none
+ *	or -ENOENT if there is none. The entry is the one inserted, its frame
+ *	never NULL: one taken with a NULL frame (a driver bug) is counted as an
+ *	unknown MSDU, and its charge stays pending for good
  * @msdu_take_any: remove any one entry of ring @ring into *@msdu (teardown):
- *	its id, or -ENOENT when the table is empty
+ *	its id, or -ENOENT when the table is empty; an entry with a NULL frame
+ *	is passed over as in @msdu_take
  * @tx_status: a finished frame goes back to the stack with its status
  *	(AIRTIME_TX_*): ieee80211_tx_status_ext() or ieee80211_free_txskb() (for
  *	AIRTIME_TX_REMOVED); its AQL charge is already released. It runs in any

@@ -341,11 +341,19 @@ impl MsduTable for CHal {
     }
 
     fn msdu_take_any(&self, ring: RingId) -> Option<(u32, Msdu<CFrame>)> {
-        let mut c = CMsdu::EMPTY;
-        // SAFETY: as in `msdu_take`.
-        let ret = unsafe { (self.ops.msdu_take_any)(self.hw, ring_u8(ring), &mut c) };
-        let id = u32::try_from(ret).ok()?;
-        Self::msdu_from_c(c).map(|m| (id, m))
+        // An entry without a frame (a driver bug: `msdu_insert` never stores one) is
+        // passed over, so that a flush goes on to the entries after it; at most a
+        // table's worth, in case the driver keeps returning one.
+        for _ in 0..=self.msdu_capacity {
+            let mut c = CMsdu::EMPTY;
+            // SAFETY: as in `msdu_take`.
+            let ret = unsafe { (self.ops.msdu_take_any)(self.hw, ring_u8(ring), &mut c) };
+            let id = u32::try_from(ret).ok()?;
+            if let Some(m) = Self::msdu_from_c(c) {
+                return Some((id, m));
+            }
+        }
+        None
     }
 }
 
