@@ -115,14 +115,18 @@ pub struct CalibrationStats {
     /// (`AIRTIME_RATE_NONE` in the C API): their MSDUs cannot be priced at the rate
     /// they went out at, so they are never a sample.
     pub no_rate: u64,
+    /// Of the [`rejected`](Self::rejected), SU users naming no data TID (TID 16:
+    /// ath11k's value when the user's record has no ACK/BA TLV, which also carries the
+    /// MSDU count), never a sample.
+    pub no_tid: u64,
 }
 
 impl fmt::Display for CalibrationStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "Calibration samples: accepted {} rejected {} (no rate {}) busy {} stale {} (MU users skipped {})",
-            self.accepted, self.rejected, self.no_rate, self.busy, self.stale, self.mu_users
+            "Calibration samples: accepted {} rejected {} (no rate {}, no TID {}) busy {} stale {} (MU users skipped {})",
+            self.accepted, self.rejected, self.no_rate, self.no_tid, self.busy, self.stale, self.mu_users
         )
     }
 }

@@ -98,7 +98,7 @@ fn the_calibration_counters_reach_the_dp_stats_debugfs_text() {
     b.radio.write_dp_stats(&mut t);
     let text = core::str::from_utf8(t.as_bytes()).unwrap();
     assert!(text.contains("Calibration samples"), "{text}");
-    assert!(text.contains("rejected 1 (no rate 0)"), "{text}");
+    assert!(text.contains("rejected 1 (no rate 0, no TID 0)"), "{text}");
     // A station's ratio in its `aql` text.
     su(&b, 8 * price_from_rate(he(4), 1500, Ac::Be).unwrap(), he(4), 4, 6000);
     let mut buf = [0u8; 4096];

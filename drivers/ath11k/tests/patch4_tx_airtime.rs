@@ -95,21 +95,24 @@ fn a_ppdu_user_with_an_unknown_peer_is_skipped_and_counted() {
 }
 
 #[test]
-fn a_ppdu_user_naming_no_tid_keeps_its_rate_but_is_charged_nothing() {
-    let mut b = Bench::default();
+fn a_ppdu_user_naming_no_tid_is_charged_to_be_and_never_calibrates() {
+    let mut config = Config::default();
+    config.calibration = Some(Default::default());
+    let mut b = Bench::new(config, SimConfig::default());
     let s = b.station(5, 256);
     let rate = Rate::vht(9, 2, Bandwidth::Mhz80, true).unwrap();
     for tid in [16u8, 17, 255] {
-        let mut p = PpduStats::new(100);
-        p.push_user(PpduUser::su(5, tid, 100, Some(rate)));
-        p.push_user(user(5, 6, 100));
+        let mut p = PpduStats::new(0);
+        p.push_user(PpduUser::su(5, tid, 100, Some(rate)).with_msdus(4, 6000));
         let out = b.radio.on_ppdu_tx_stats(&p, b.now);
         assert_eq!((out.users_charged, out.users_without_tid, out.unknown_peers), (1, 1, 0), "TID {tid}");
     }
     assert_eq!(b.radio.station(s).unwrap().last_tx_rate(), Some(rate));
     let a = b.radio.scheduler().station_airtime(s).unwrap();
-    // Only the TID-6 users (VO), 100 us each; TID 16 is not BE's TID 0.
-    assert_eq!((a.tx_us_per_ac[Ac::Vo], a.tx_us_per_ac[Ac::Be], a.tx_us), (300, 0, 300));
+    // Their airtime was spent on the air: charged, on BE, as mac80211 puts TID 16.
+    assert_eq!((a.tx_us_per_ac[Ac::Be], a.tx_us), (300, 300));
+    let c = b.radio.calibration_stats();
+    assert_eq!((c.accepted, c.rejected, c.no_tid), (0, 3, 3), "{c:?}");
 }
 
 #[test]

@@ -19,8 +19,11 @@ pub struct PpduOutcome {
     pub unknown_peers: u32,
     /// Users of a known peer naming no data TID (TID 16 and above; ath11k's
     /// `ath11k_update_per_peer_tx_stats` takes 16 when a user's record lacks its ACK/BA
-    /// TLV): their rate is kept, but no airtime is registered (there is no AC to
-    /// charge, and ath11k registers none for them) and no calibration sample taken.
+    /// TLV, and still adds its duration to `arsta->tx_duration`). They are handled as
+    /// any user (rate kept, MU scale set, airtime registered: on BE, where mac80211's
+    /// `ieee80211_sta_register_airtime` puts TID 16 by its `tid & 7`), but are never a
+    /// calibration sample (counted in
+    /// [`CalibrationStats::no_tid`](crate::CalibrationStats::no_tid)).
     pub users_without_tid: u32,
 }
 
@@ -55,13 +58,17 @@ where
                 rec.set_tx_rate(rate);
             }
             rec.set_mu_scale_q8(policy.aql_scale_q8(ppdu, index));
-            let Some(ac) = ac_of(user) else {
+            let no_tid = user.tid >= 16;
+            if no_tid {
                 out.users_without_tid = out.users_without_tid.saturating_add(1);
-                continue;
-            };
+            }
+            let ac = ac_of(user);
             if self.config.calibration.is_some() {
                 if ppdu.n_users() > 1 {
                     self.counters.calibration.mu_users.bump();
+                } else if no_tid {
+                    self.counters.calibration.no_tid.bump();
+                    self.counters.calibration.rejected.bump();
                 } else {
                     self.calibrate(id, rec, user, ac, u64::from(policy.charge_us(ppdu, index)));
                 }
@@ -146,12 +153,12 @@ where
     }
 }
 
-/// The AC of a PPDU user's TID (TIDs above 7 taken modulo 8; BE if none fits).
-/// The AC a user's airtime is charged to: its data TID's (8 to 15 map as 0 to 7 do, as
-/// mac80211's `ieee80211_sta_register_airtime` does); `None` for TID 16 and above.
-fn ac_of(user: &PpduUser) -> Option<Ac> {
+/// The AC a user's airtime is charged to: its TID's, 8 to 15 as 0 to 7 (mac80211's
+/// `ieee80211_sta_register_airtime` takes `tid & 7`), and BE for TID 16 (the same
+/// arithmetic) and the values above it no record carries.
+fn ac_of(user: &PpduUser) -> Ac {
     if user.tid >= 16 {
-        return None;
+        return Ac::Be;
     }
-    Tid::new(user.tid & 7).ok().map(Tid::ac)
+    Tid::new(user.tid & 7).map_or(Ac::Be, Tid::ac)
 }

@@ -76,6 +76,7 @@ pub(crate) struct CalibrationCounters {
     pub(crate) stale: Counter,
     pub(crate) mu_users: Counter,
     pub(crate) no_rate: Counter,
+    pub(crate) no_tid: Counter,
 }
 
 impl CalibrationCounters {
@@ -87,6 +88,7 @@ impl CalibrationCounters {
             stale: self.stale.get(),
             mu_users: self.mu_users.get(),
             no_rate: self.no_rate.get(),
+            no_tid: self.no_tid.get(),
         }
     }
 }

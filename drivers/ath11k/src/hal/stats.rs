@@ -10,8 +10,8 @@ pub const MAX_PPDU_USERS: usize = 8;
 pub struct PpduUser {
     /// Firmware peer id.
     pub peer_id: u16,
-    /// TID of the user's MPDUs, 0 to 15 (its AC is the one charged); 16 if the record
-    /// names none (no airtime is registered for the user: see
+    /// TID of the user's MPDUs, 0 to 15 (its AC is the one charged); 16 or above if the
+    /// record names none (charged to BE, never a calibration sample: see
     /// [`PpduOutcome::users_without_tid`](crate::PpduOutcome::users_without_tid)).
     pub tid: u8,
     /// The user's tx duration in us as the firmware reports it. The adapter charges
