@@ -552,8 +552,15 @@ static int t_gated_rounds(char *msg, size_t len)
 	CHECK(r == 0, "rounds waiting with no runner gone: %d", r);
 	r = RADIO_CALL(hw, airtime_run_waiting_rounds(radio, 0, 1000));
 	CHECK(r == 0, "waiting rounds with nothing waiting pushed %d", r);
-	CHECK(airtime_rounds_waiting(NULL) == -EFAULT && airtime_run_waiting_rounds(NULL, 0, 0) == -EFAULT,
+	CHECK(airtime_rounds_waiting(NULL) == -EFAULT && airtime_run_waiting_rounds(NULL, 0, 0) == -EFAULT &&
+	      airtime_run_rounds(NULL, 0, 0, 0) == -EFAULT && airtime_set_aql_enabled(NULL, true) == -EFAULT,
 	      "NULL radio accepted");
+	r = RADIO_CALL(hw, airtime_run_rounds(radio, 1U << AIRTIME_NUM_ACS, 0, 1000));
+	CHECK(r == -EINVAL, "run_rounds on a fifth AC: %d", r);
+	r = RADIO_CALL(hw, airtime_run_rounds(radio, 0xf, 0, 1000));
+	CHECK(r == 0, "rounds on every AC with nothing queued pushed %d", r);
+	CHECK(!RADIO_CALL(hw, airtime_set_aql_enabled(radio, false)) &&
+	      !RADIO_CALL(hw, airtime_set_aql_enabled(radio, true)), "set_aql_enabled");
 	/* Destroy hands back the four frames still in the hardware. */
 	r = airtime_radio_destroy(radio);
 	radio = NULL;
@@ -674,12 +681,15 @@ int airtime_capi_selftest(char *msg, size_t len)
 			ppdu.n_users = 2;
 			ppdu.users[0].peer_id = 1;
 			ppdu.users[1].peer_id = 2;
+			/* Every other record, a user naming no TID: charged too (to BE). */
+			ppdu.users[1].tid = i % 6 ? 0 : 16;
 			ppdu.users[0].rate.encoding = AIRTIME_RATE_HE;
 			ppdu.users[0].rate.mcs = 7;
 			ppdu.users[0].rate.nss = 1;
 			ppdu.users[0].rate.bw = 2;
 			r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
 			CHECK(r == 2, "ppdu_tx_stats: %d users charged", r);
+			ppdu.users[1].tid = 0;
 			r = RADIO_CALL(hw, airtime_rx_duration(radio, 1, 100, NULL, now));
 			CHECK(!r, "rx_duration: %d", r);
 		}
@@ -726,10 +736,6 @@ int airtime_capi_selftest(char *msg, size_t len)
 	ppdu.users[0].tid = 17;
 	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
 	CHECK(r == -EINVAL, "a user on TID 17: %d", r);
-	/* TID 16: the record names no TID; the user is taken but charged nothing. */
-	ppdu.users[0].tid = 16;
-	r = RADIO_CALL(hw, airtime_ppdu_tx_stats(radio, &ppdu, now));
-	CHECK(r == 0, "a user on TID 16: %d users charged", r);
 	ppdu.users[0].tid = tid;
 	st[0].ring = AIRTIME_TCL_RINGS;
 	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, now));
@@ -1096,6 +1102,11 @@ struct s_txq {
 	u16 q[S_TXQ_LEN];
 	u32 head;
 	u32 count;
+	/*
+	 * 0 once "mac80211 freed it": after its station's removal and its
+	 * txq_released(), as sta_state(NOTEXIST) returning lets mac80211 do.
+	 */
+	atomic_t live;
 };
 
 /* The two contexts, as the per-ring counters name them. */
@@ -1147,8 +1158,10 @@ struct s_hw {
 	 * ring), then the drain's over all.
 	 */
 	atomic_t fw_taken;
-	bool lost_one;
-	u32 wake_ring;				/* the ring the wake context completes */
+	/* The ring the wake context completes; AIRTIME_TCL_RINGS: none. */
+	u32 wake_ring;
+	atomic_t in_complete;			/* completion passes running now */
+	atomic_t overlapped;			/* two passes ran at once */
 	struct task_struct *task[S_CTXS];	/* the kthreads, set before they run */
 
 	/* The frame pool, under pool_lock. */
@@ -1170,6 +1183,9 @@ struct s_hw {
 	atomic64_t purged;			/* frames purged from removed stations' txqs */
 	atomic64_t returned[T_NUM_STATUS];	/* tx_status() per status */
 	atomic_t bad;				/* callbacks on frames in the wrong state */
+	atomic_t freed_use;			/* callbacks on a txq mac80211 freed */
+	atomic_t sta_txqs[S_STATIONS];		/* txqs added, not yet released */
+	u32 remove_waits;			/* removals that waited for a release */
 	atomic_t released;			/* txq_released() calls */
 	atomic_t drained;			/* sta_drained() calls */
 	u32 removed_txqs, departures;		/* wake thread (main's after stop) */
@@ -1401,6 +1417,8 @@ static void *s_txq_dequeue(void *ctx, void *txq, u32 *len)
 	struct s_txq *q = txq;
 	struct s_frame *f = NULL;
 
+	if (!atomic_read(&q->live))
+		atomic_inc(&s->freed_use);
 	spin_lock_bh(&q->lock);
 	if (q->count) {
 		f = &s->frames[q->q[q->head]];
@@ -1423,6 +1441,8 @@ static u32 s_txq_peek_len(void *ctx, void *txq)
 	struct s_txq *q = txq;
 	u32 n = 0;
 
+	if (!atomic_read(&q->live))
+		atomic_inc(&s->freed_use);
 	spin_lock_bh(&q->lock);
 	if (q->count)
 		n = s->frames[q->q[q->head]].len;
@@ -1437,6 +1457,10 @@ static void s_txq_released(void *ctx, void *txq)
 
 	if ((q < s->txq || q >= s->txq + S_TXQS) && (q < s->kick_txq || q >= s->kick_txq + S_TIDS))
 		atomic_inc(&s->bad);
+	else if (!atomic_read(&q->live))
+		atomic_inc(&s->freed_use);
+	else if (q >= s->txq && q < s->txq + S_MCAST)
+		atomic_dec(&s->sta_txqs[(q - s->txq) / S_TIDS]);
 	atomic_inc(&s->released);
 }
 
@@ -1545,13 +1569,30 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 	s->churns++;
 	if (s->present[sta]) {
 		r = RADIO_CALL(s, airtime_sta_remove(s->radio, peer));
-		if (r)
+		if (r < 0 || r > S_TIDS)
 			s_fail(s, "sta_remove(%u): %d", peer, r);
+		else if (!r && atomic_read(&s->sta_txqs[sta]))
+			s_fail(s, "sta_remove(%u) said every txq was released, %d were not", peer,
+			       atomic_read(&s->sta_txqs[sta]));
 		s->present[sta] = false;
 		s->removed_txqs += S_TIDS;
 		s->departures++;
-		for (t = 0; t < S_TIDS; t++)
+		/*
+		 * sta_state(NOTEXIST) waits for the txqs still served elsewhere,
+		 * reaping, before mac80211 purges and frees them.
+		 */
+		if (atomic_read(&s->sta_txqs[sta]))
+			s->remove_waits++;
+		for (t = 0; atomic_read(&s->sta_txqs[sta]) && !atomic_read(&s->failed); t++) {
+			RADIO_CALL(s, airtime_radio_reap(s->radio));
+			cond_resched();
+			if (t > 1000000)
+				s_fail(s, "sta_remove(%u): txqs never released", peer);
+		}
+		for (t = 0; t < S_TIDS; t++) {
 			s_purge(s, &s->txq[sta * S_TIDS + t]);
+			atomic_set(&s->txq[sta * S_TIDS + t].live, 0);
+		}
 		return;
 	}
 	r = RADIO_CALL(s, airtime_sta_add(s->radio, peer, weight));
@@ -1564,9 +1605,12 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 		return;
 	}
 	for (t = 0; t < S_TIDS; t++) {
+		atomic_set(&s->txq[sta * S_TIDS + t].live, 1);
 		r = RADIO_CALL(s, airtime_txq_add(s->radio, peer, s_tids[t], &s->txq[sta * S_TIDS + t]));
 		if (r)
 			s_fail(s, "txq_add(%u, %u): %d", peer, s_tids[t], r);
+		else
+			atomic_inc(&s->sta_txqs[sta]);
 	}
 	s->present[sta] = true;
 }
@@ -1643,10 +1687,8 @@ static u32 s_firmware(struct s_hw *s, struct airtime_tx_status *st, u32 max, u32
 				continue;
 			any = true;
 			k = atomic_inc_return(&s->fw_taken);
-			if (k == S_LOSE_AT && (s->flags & AIRTIME_STRESS_LOSE_COMPLETION)) {
-				WRITE_ONCE(s->lost_one, true);
+			if (k == S_LOSE_AT && (s->flags & AIRTIME_STRESS_LOSE_COMPLETION))
 				continue;
-			}
 			st[n].msdu_id = id;
 			st[n].ring = r;
 			st[n].status = k % 16 ? AIRTIME_TX_ACKED : (k / 16) % T_NUM_STATUS;
@@ -1663,15 +1705,18 @@ static void s_complete(struct s_hw *s, const struct airtime_tx_status *st, u32 n
 	u32 done;
 	int r;
 
+	if (atomic_inc_return(&s->in_complete) > 1)
+		atomic_set(&s->overlapped, 1);
 	for (done = 0; done < n;) {
 		r = RADIO_CALL(s, airtime_tx_complete(s->radio, st + done, n - done, S_BUDGET, raw_smp_processor_id(),
 						      s_now()));
 		if (r <= 0 || r > S_BUDGET) {
 			s_fail(s, "tx_complete(%u left, budget %d): %d", n - done, S_BUDGET, r);
-			return;
+			break;
 		}
 		done += r;
 	}
+	atomic_dec(&s->in_complete);
 }
 
 /* The invariants the API exposes, between two calls. */
@@ -1714,6 +1759,12 @@ static void s_complete_step(struct s_hw *s, u32 *rnd, struct airtime_tx_status *
 		ret = RADIO_CALL(s, airtime_sta_set_weight(s->radio, 1 + r % S_STATIONS, 16 + (r >> 8) % 1024));
 		if (ret && ret != -ENOENT)
 			s_fail(s, "sta_set_weight: %d", ret);
+	}
+	if (s->polls % 64 == 40) {
+		/* An admin turns AQL off or back on (mac80211's aql_enable) with frames in flight. */
+		ret = RADIO_CALL(s, airtime_set_aql_enabled(s->radio, s->polls % 128 != 40));
+		if (ret)
+			s_fail(s, "set_aql_enabled: %d", ret);
 	}
 	if (s->polls % 16 == 8) {
 		/* The driver's reap work: txqs the wake CPU removed while this one served them. */
@@ -1772,7 +1823,7 @@ static int s_wake_thread(void *arg)
 			 * Every fourth step, the NAPI poll of its own ring's
 			 * completions: two passes on one radio at once.
 			 */
-			if (++s->wake_steps % 4 == 0) {
+			if (s->wake_ring < AIRTIME_TCL_RINGS && ++s->wake_steps % 4 == 0) {
 				n = s_firmware(s, st, S_BATCH, BIT(s->wake_ring));
 				if (n) {
 					s_complete(s, st, n);
@@ -1844,6 +1895,12 @@ static u32 s_drain(struct s_hw *s)
 			else
 				pushed += r;
 		}
+		/* And the tx timer's rounds on every AC, which wake no txq either. */
+		r = RADIO_CALL(s, airtime_run_rounds(s->radio, 0xf, 0, s_now()));
+		if (r < 0)
+			s_fail(s, "drain: run_rounds: %d", r);
+		else
+			pushed += r;
 		s_run_waiting(s, 0);
 		idle = pushed ? 0 : idle + 1;
 		if (step % 64 == 0)
@@ -1950,6 +2007,9 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	for (i = 0; i < S_STATIONS; i++)
 		s_churn(s, i, 256);
 	s->churns = 0;
+	atomic_set(&s->txq[S_MCAST].live, 1);
+	for (t = 0; t < S_TIDS; t++)
+		atomic_set(&s->kick_txq[t].live, 1);
 	r = RADIO_CALL(s, airtime_mcast_txq_add(s->radio, 0, &s->txq[S_MCAST], &s->mcast_handle));
 	CHECK(!r, "mcast_txq_add: %d", r);
 	for (t = 0; t < S_TIDS; t++) {
@@ -1964,8 +2024,12 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		cpu1 = cpu0;
 	s->cpu[S_WAKE_CTX] = cpu0;
 	s->cpu[S_NAPI_CTX] = cpu1;
-	/* The ring of the wake CPU's own pushes (cpu % rings), completed there. */
-	s->wake_ring = cpu0 % AIRTIME_TCL_RINGS;
+	/*
+	 * The ring of the wake CPU's own pushes (cpu % rings), completed there;
+	 * none if the two CPUs share a ring (one CPU, or CPUs 0 and 3).
+	 */
+	s->wake_ring = cpu0 % AIRTIME_TCL_RINGS == cpu1 % AIRTIME_TCL_RINGS ? AIRTIME_TCL_RINGS :
+									     cpu0 % AIRTIME_TCL_RINGS;
 	tw = s_start(s, S_WAKE_CTX, s_wake_thread, "airtime-wake", cpu0);
 	if (IS_ERR(tw)) {
 		r = PTR_ERR(tw);
@@ -1991,6 +2055,9 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	      "rounds waiting on ACs %#x, announced %#x: a deferral nobody was told of", r,
 	      atomic_read(&s->deferred_acs));
 
+	/* AQL back on (the completion kthread toggles it) for the drain. */
+	r = RADIO_CALL(s, airtime_set_aql_enabled(s->radio, true));
+	CHECK(!r, "set_aql_enabled: %d", r);
 	drain_steps = s_drain(s);
 	CHECK(!atomic_read(&s->failed), "%s", s->why);
 	r = RADIO_CALL(s, airtime_rounds_waiting(s->radio));
@@ -2045,9 +2112,15 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	else
 		CHECK(!c.rounds_handed_off && !c.rounds_deferred && !atomic_read(&s->deferred_calls),
 		      "concurrent rounds handed %llu off and deferred %llu", c.rounds_handed_off, c.rounds_deferred);
-	CHECK(s->polls > 100 && s->wake_polls > 100 && s->wakes > 100 && s->churns > 2 && c.enqueued > 1000,
-	      "too little happened: %u polls (%u on the wake CPU), %u wakes, %u churns, %llu frames", s->polls,
-	      s->wake_polls, s->wakes, s->churns, c.enqueued);
+	CHECK(s->polls > 100 && s->wakes > 100 && s->churns > 2 && c.enqueued > 1000,
+	      "too little happened: %u polls, %u wakes, %u churns, %llu frames", s->polls, s->wakes, s->churns,
+	      c.enqueued);
+	/* Two completion passes ran at once (unless the CPUs share a ring). */
+	CHECK(s->wake_ring == AIRTIME_TCL_RINGS || (s->wake_polls > 100 && atomic_read(&s->overlapped)),
+	      "completion passes on the wake CPU: %u, overlapping: %d", s->wake_polls, atomic_read(&s->overlapped));
+	/* No callback on a txq after mac80211 would have freed it. */
+	CHECK(!atomic_read(&s->freed_use), "%d callbacks on txqs freed after their station's removal",
+	      atomic_read(&s->freed_use));
 	/* Both contexts' rounds pushed into one ring: its lock had two users. */
 	for (i = 0, shared = 0; i < AIRTIME_TCL_RINGS; i++) {
 		u32 w = atomic_read(&s->ring[i].pushed[S_WAKE_CTX]), n = atomic_read(&s->ring[i].pushed[S_NAPI_CTX]);

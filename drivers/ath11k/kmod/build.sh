@@ -44,7 +44,7 @@ EXPORTS=(
 	airtime_radio_check airtime_radio_check_idle airtime_radio_reap
 	airtime_set_multicast_rate airtime_set_multicast_limit_us airtime_multicast_pending_us
 	airtime_txq_aql_pending_us airtime_mcast_txq_aql_pending_us
-	airtime_rounds_waiting airtime_run_waiting_rounds
+	airtime_rounds_waiting airtime_run_waiting_rounds airtime_run_rounds airtime_set_aql_enabled
 )
 # Functions the shim provides to the Rust object (include/airtime_ath11k.h).
 SHIM_SYMBOLS=(

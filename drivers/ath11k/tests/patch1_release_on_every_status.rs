@@ -5,7 +5,7 @@ mod common;
 use airtime_ath11k::hal::{Msdu, MsduTable, RingId, TxCompletion, TxCompletionRing, TxStatus};
 use airtime_ath11k::sim_hal::SimConfig;
 use airtime_ath11k::{Config, TextBuf};
-use airtime_sched::Ac;
+use airtime_sched::{Ac, TxqReturn};
 use common::{Bench, Pkt};
 use proptest::prelude::*;
 
@@ -211,4 +211,31 @@ fn unreleasable_charge_tokens_are_counted_and_the_rest_released() {
     assert_eq!(b.radio.scheduler().total_pending_us(), 0, "the real charges were released");
     assert_eq!(b.done_len(), 6);
     b.radio.check_invariants().unwrap();
+}
+
+/// A txq served elsewhere at its station's removal is not handed back until that turn
+/// ends and a reap runs; `txq_handed_back` says false until `on_txq` has returned, so a
+/// driver whose stack frees the txq's memory at the removal knows when it may.
+#[test]
+fn a_txq_served_at_its_removal_is_handed_back_after_the_turn_and_a_reap() {
+    let mut b = Bench::default();
+    let sta = b.station(1, 256);
+    let q = b.txq(sta, 0);
+    assert!(!b.radio.txq_handed_back(q));
+    // Another context holds the txq's turn (the C API's other CPU).
+    let turn = b.radio.txq_table().claim(q).unwrap().expect("idle: the turn is ours");
+    let mut released = 0;
+    b.radio.remove_station(sta, |_| released += 1).unwrap();
+    assert_eq!(released, 0, "served: not handed back by the removal");
+    assert!(!b.radio.txq_handed_back(q));
+    assert_eq!(b.radio.reap_removed(|_| released += 1), 0, "still served");
+    turn.finish(TxqReturn::Empty, b.now);
+    let radio = &b.radio;
+    let reaped = radio.reap_removed(|_| {
+        assert!(!radio.txq_handed_back(q), "handed back only once on_txq has returned");
+        released += 1;
+    });
+    assert_eq!((reaped, released), (1, 1));
+    assert!(b.radio.txq_handed_back(q));
+    b.txqs.clear();
 }

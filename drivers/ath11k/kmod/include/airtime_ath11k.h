@@ -31,6 +31,17 @@
  * each txq's queue against its own enqueue), and must not call back into the
  * same radio.
  *
+ * Which calls run which callbacks: rounds (tcl_free, tcl_enqueue,
+ * msdu_outstanding, msdu_insert, msdu_take on a refusal, txq_dequeue,
+ * txq_peek_len, rounds_deferred) run in airtime_txq_wake(),
+ * airtime_mcast_txq_wake(), airtime_tx_complete() (after its msdu_take and
+ * tx_status per completion), airtime_run_rounds() and
+ * airtime_run_waiting_rounds(); tx_status, txq_released and sta_drained also
+ * in the removals, airtime_radio_reap() and airtime_radio_destroy(), which
+ * alone runs msdu_take_any. The adds, the setters, the PPDU and rx records,
+ * the statistics and the checks run none, so a driver may call them under
+ * its own spinlocks (ath11k's ar->data_lock around its HTT PPDU stats).
+ *
  * Return convention of the exports: a non-negative value on success and a
  * negative errno on error, as kernel functions do.
  */
@@ -145,7 +156,16 @@ int airtime_selftest_run(u32 index, char *msg, size_t len);
 #define AIRTIME_NUM_ACS			4
 
 /* Radio flags (struct airtime_radio_config.flags). */
+/*
+ * The firmware picks the next transmitter itself (mac80211's
+ * IEEE80211_HW_TX_NO_PUSHBACK, as ath11k sets): each station's AQL limits are
+ * scaled by its weight / 256, which is what makes weights reach the air there.
+ */
 #define AIRTIME_RADIO_TX_NO_PUSHBACK	(1U << 0)
+/*
+ * Start with the AQL checks off (airtime_set_aql_enabled() turns them on);
+ * charges are counted either way.
+ */
 #define AIRTIME_RADIO_AQL_DISABLED	(1U << 1)
 /*
  * Calibrate each station's AQL estimate against the PPDU stats (not in the
@@ -243,41 +263,57 @@ struct airtime_tcl_desc {
 /**
  * struct airtime_hal_ops - the HAL of one radio, as C callbacks
  * @tcl_free: free descriptors of TCL ring @ring now
- *	(ath11k_hal_srng_src_num_free()); read before every dequeue, keep it cheap
+ *	(ath11k_hal_srng_src_num_free()); read before every dequeue, with
+ *	@msdu_outstanding: keep both O(1) (an idr has no count: keep one)
  * @tcl_enqueue: write one descriptor into ring @ring: 0, -ENOSPC (no
  *	descriptor), -ENOMEM (memory or DMA mapping); on error the MSDU is taken
  *	back out of the table by the adapter, so the error path must leave the
  *	entry in the table (no idr_remove(), no free, as ath11k_dp_tx()'s
- *	fail_remove_idr would do): the frame and its charge come back through it
+ *	fail_remove_idr would do): the frame and its charge come back through it.
+ *	Any error keeps the frame in its txq's retry slot, sent first at the
+ *	txq's next turn, and ends the round: return one only for a shortage that
+ *	passes. A frame that can never be sent (ath11k_dp_tx()'s -EINVAL for an
+ *	encapsulation it cannot handle, -ESHUTDOWN during a firmware crash
+ *	flush) is not an error here: return 0 without writing a descriptor and
+ *	complete it yourself, by adding {@desc->msdu_id, @ring,
+ *	AIRTIME_TX_DESC_ERROR} to what your next NAPI poll hands to
+ *	airtime_tx_complete(), which releases its charge and hands it to
+ *	tx_status()
  * @msdu_outstanding: entries in ring @ring's MSDU table (tx_ring->txbuf_idr).
  *	The tables must be this radio's alone: its charges carry no radio, teardown
  *	takes every entry it finds, and a completion must go to the radio that owns
  *	its @msdu_id (an ath11k driver with more than one radio per SoC keeps an id
  *	space per radio, or filters these callbacks by radio)
  * @msdu_insert: store a copy of *@msdu in ring @ring's table (idr_alloc()):
- *	its id (0 or more), or -ENOSPC when the table is full
+ *	its id (0 or more), or -ENOSPC when the table is full (any negative
+ *	return is taken as full: the frame stays in its txq's retry slot)
  * @msdu_take: remove entry @id of ring @ring into *@msdu (idr_remove()): 0,
  *	or -ENOENT if there is none. The entry is the one inserted, its frame
  *	never NULL: one taken with a NULL frame (a driver bug) is counted as an
  *	unknown MSDU, and its charge stays pending for good
  * @msdu_take_any: remove any one entry of ring @ring into *@msdu (teardown):
  *	its id, or -ENOENT when the table is empty; an entry with a NULL frame
- *	is passed over as in @msdu_take
+ *	(a driver bug) is passed over, its charge pending for good
  * @tx_status: a finished frame goes back to the stack with its status
  *	(AIRTIME_TX_*): ieee80211_tx_status_ext() or ieee80211_free_txskb() (for
- *	AIRTIME_TX_REMOVED); its AQL charge is already released. It runs in any
- *	context but hard IRQ, on several CPUs at once (each NAPI poll, the wake
- *	and round paths for a frame the ring refused, the removals, reaps and
- *	destroy): serialise the calls into mac80211 for one hw and disable BHs
- *	around them, as mac80211 requires of ieee80211_tx_status_ext()
+ *	AIRTIME_TX_REMOVED). Its AQL charge is released before the adapter call
+ *	that made this callback returns: in airtime_tx_complete() with the
+ *	pass's other charges, just after this callback (so the radio's pending
+ *	airtime still counts the frame while it runs), elsewhere before it. It
+ *	runs in any context but hard IRQ, on several CPUs at once (each NAPI
+ *	poll, the removals, reaps and destroy): serialise the calls into
+ *	mac80211 for one hw and disable BHs around them, as mac80211 requires of
+ *	ieee80211_tx_status_ext()
  * @txq_dequeue: dequeue one frame from the driver's txq @txq
  *	(ieee80211_tx_dequeue()): the frame with *@len set, or NULL when empty
  * @txq_peek_len: length of the frame at the head of @txq, 0 when empty
  * @txq_released: optional: a removed txq is handed back; the adapter holds no
- *	frame of it (its retry-slot and not yet dequeued ones went to tx_status()
- *	AIRTIME_TX_REMOVED before) and never touches @txq again: free the frames
- *	the driver still queues there (ieee80211_free_txskb() each) and its own
- *	per-txq state; mac80211 owns the struct ieee80211_txq itself. Called once
+ *	frame of it (its retry-slot frame went to tx_status() AIRTIME_TX_REMOVED
+ *	before) and never touches @txq again: the frames still queued there are
+ *	the driver's to free (ieee80211_free_txskb() each, or mac80211's own
+ *	purge when it frees the station), with its own per-txq state; mac80211
+ *	owns the struct ieee80211_txq itself (see airtime_sta_remove() for
+ *	when it may free it). Called once
  *	per txq_add()/mcast_txq_add() that succeeded (see txq_add()'s -ENOENT
  *	for one raced by its station's removal),
  *	from the removal, a later airtime_radio_reap() (a txq another CPU was
@@ -329,7 +365,7 @@ struct airtime_hal_ops {
  * @flags: AIRTIME_RADIO_* flags
  * @tcl_descriptors: descriptors per TCL ring; 0 for ath11k's 512
  * @msdu_capacity: entries per ring's MSDU table; 0 for ath11k's 32767
- * @max_stations: most stations; 0 for 128
+ * @max_stations: most stations, at most 4096; 0 for 128
  * @max_txqs: most txqs; 0 for 1024
  * @turn_frames: with AIRTIME_RADIO_TURN_BUDGET, most frames a txq sends per
  *	turn, 0 for no frame bound; must be 0 without the flag
@@ -393,8 +429,9 @@ struct airtime_rate {
  * struct airtime_ppdu_user - one user of a transmitted PPDU
  * @peer_id: firmware peer id
  * @tid: TID of its MPDUs, 0-15 (its AC is charged); 16 if the record names
- *	none (ath11k's default without the user's ACK/BA TLV): its rate is kept,
- *	no airtime is charged
+ *	none (ath11k's value without the user's ACK/BA TLV): charged to BE, as
+ *	mac80211's ieee80211_sta_register_airtime() puts TID 16, and never a
+ *	calibration sample
  * @reserved: must be 0
  * @tx_duration_us: its tx duration; charged only when the PPDU has none
  * @rate: the rate it was sent at (prices its next frames)
@@ -517,9 +554,11 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  *
  * Every frame still in the MSDU tables or the retry slots is handed back
  * with tx_status(AIRTIME_TX_REMOVED) and its charge released; every txq still
- * registered goes to txq_released() and every removed station to
- * sta_drained(); then the memory is freed. The driver frees its txqs' own
- * frames (in txq_released(), or afterwards).
+ * registered goes to txq_released(), and every station, removed or still
+ * present (destroy removes it), to sta_drained(); then the memory is freed.
+ * The driver frees its txqs' own frames (in txq_released(), or afterwards).
+ * A driver that deletes firmware peers in sta_drained() skips that here if
+ * the firmware is gone (after a crash) or deletes them anyway at teardown.
  *
  * Context: Process context, after the data path is stopped: mac80211 no longer
  * calls wake_tx_queue (the hw unregistered), NAPI disabled, the hardware's DMA
@@ -544,7 +583,10 @@ int airtime_radio_destroy(struct airtime_radio *radio);
  * deletes the firmware peer in sta_drained() waits for it before adding the
  * id again.
  *
- * Context: Process context (mac80211 sta_state); no radio lock.
+ * Context: Process context (mac80211 sta_state); no radio lock, but two adds
+ * of one @peer_id must not race (mac80211's wiphy lock serialises
+ * sta_state): the later one waits, spinning, for the earlier one's claim
+ * on the id, so never from softirq.
  * Return: 0; -EINVAL for weight 0; -EEXIST if @peer_id is in use; -ENOSPC
  * if the radio has max_stations stations; -EBUSY if it has room only in slots
  * whose removed stations still have frames in the hardware (try again after
@@ -565,8 +607,19 @@ int airtime_sta_add(struct airtime_radio *radio, u16 peer_id, u16 weight);
  * if none of its frames is in the hardware, else from a reap once they have
  * all completed.
  *
+ * A CPU serving one of its txqs at this call may still call txq_dequeue() and
+ * txq_peek_len() on it until its turn ends, so the txq must outlive its
+ * txq_released(). mac80211 frees a station's txqs (and their drv_priv) as
+ * soon as sta_state() to NOTEXIST returns: a driver that calls this from
+ * sta_state() and gets a positive return waits there, calling
+ * airtime_radio_reap() and cond_resched() until its txq_released() has run
+ * for each of the station's txqs (count them in the driver: one per
+ * airtime_txq_add() that succeeded). The wait is one turn of the serving
+ * CPU: a turn sends at most what its ring takes.
+ *
  * Context: Process context; no radio lock.
- * Return: 0, or -ENOENT for an unknown peer.
+ * Return: the station's txqs not handed back yet (0: each one's txq_released()
+ * has returned), or -ENOENT for an unknown peer.
  */
 int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
 
@@ -579,7 +632,10 @@ int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
  *	and txq_peek_len(); must stay valid until txq_released() hands it
  *	back (or, without that callback, until airtime_radio_destroy()): a CPU
  *	serving it when airtime_sta_remove() runs may still call txq_dequeue()
- *	on it after that returns
+ *	on it after that returns (see there for mac80211's txq lifetime)
+ *
+ * A txq is registered empty of rounds: if it already holds frames (the
+ * driver added it late), airtime_txq_wake() it afterwards.
  *
  * Context: Process context; no radio lock.
  * Return: 0; -ENOENT for an unknown peer, or for one another CPU removed
@@ -637,10 +693,14 @@ int airtime_mcast_txq_wake(struct airtime_radio *radio, u64 handle, u32 cpu, u64
  *
  * A frame of it waiting in a retry slot is handed back AIRTIME_TX_REMOVED;
  * frames in the hardware complete normally. The txq goes to txq_released()
- * here or from a later airtime_radio_reap(), where the driver purges it.
+ * here or from a later airtime_radio_reap(), where the driver purges it; with
+ * a return of 1, wait for it as airtime_sta_remove() says before mac80211
+ * frees the vif (remove_interface()).
  *
  * Context: Process context; no radio lock.
- * Return: 0, or -ENOENT for a handle naming no station-less txq.
+ * Return: 1 if the txq is not handed back yet (another CPU serves it), 0 if
+ * its txq_released() has returned; -ENOENT for a handle naming no
+ * station-less txq.
  */
 int airtime_mcast_txq_remove(struct airtime_radio *radio, u64 handle);
 
@@ -649,8 +709,8 @@ int airtime_mcast_txq_remove(struct airtime_radio *radio, u64 handle);
  * @radio: the radio
  *
  * Hands each removed txq that no CPU serves any more to txq_released() (its
- * retry-slot frame and the frames it had not dequeued yet go to tx_status()
- * AIRTIME_TX_REMOVED first, charges released), and each removed station whose
+ * retry-slot frame goes to tx_status() AIRTIME_TX_REMOVED first, its charge
+ * released; the frames still in the txq stay there for the driver), and each removed station whose
  * frames have all completed to sta_drained(). Each is reported once, even
  * with two reaps at once. The removal calls reap too; call this from a work
  * item or after a NAPI poll so that a txq removed while another CPU served it,
@@ -684,8 +744,9 @@ int airtime_set_multicast_rate(struct airtime_radio *radio, const struct airtime
  * @radio: the radio
  * @ac: AIRTIME_AC_*
  * @limit_us: multicast airtime in flight on @ac at which its station-less txqs
- *	stop (the frame that reaches it is sent); default half a beacon interval
- *	(mainline's aql_txq_limit "mcast")
+ *	stop (the frame that reaches it is sent); default 50000 us, whatever
+ *	the vif's beacon interval (the multicast AQL patches' default, half of
+ *	100 TU; their aql_txq_limit "mcast" line)
  *
  * Context: Process context (debugfs write); no radio lock.
  * Return: 0; -EINVAL for a bad AC; -EFAULT.
@@ -761,8 +822,8 @@ int airtime_sta_set_aql_limits(struct airtime_radio *radio, u16 peer_id, u8 ac, 
  * airtime_set_aql_limits() - set the radio's default AQL limits on one AC
  * @radio: the radio
  * @ac: AIRTIME_AC_*
- * @low_us: low limit
- * @high_us: high limit
+ * @low_us: low limit (default 5000 us on every AC, mac80211's)
+ * @high_us: high limit (default 12000 us on every AC)
  *
  * Context: Process context; no radio lock.
  * Return: 0, or -EINVAL for a bad AC or @low_us > @high_us.
@@ -817,8 +878,11 @@ int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, 
  *
  * Context: Softirq (NAPI); no radio lock.
  * Return: the entries processed (the NAPI work done, at most @budget);
- * -EINVAL, with nothing processed, if an entry names no ring or status;
- * -EFAULT if @status is NULL and @n is not 0.
+ * -EINVAL, with nothing processed, if any of the @n entries (not only the
+ * first @budget) names no ring or status or has @reserved set: the entries
+ * are the driver's own translation of its WBM descriptors, so a bad one is
+ * a driver bug, refused before anything is done; -EFAULT if @status is NULL
+ * and @n is not 0.
  */
 int airtime_tx_complete(struct airtime_radio *radio, const struct airtime_tx_status *status, u32 n, u32 budget,
 			u32 cpu, u64 now_us);
@@ -853,6 +917,37 @@ int airtime_rounds_waiting(struct airtime_radio *radio);
  * Return: the frames pushed; -EFAULT if @radio is NULL.
  */
 int airtime_run_waiting_rounds(struct airtime_radio *radio, u32 cpu, u64 now_us);
+
+/**
+ * airtime_run_rounds() - run a round on some ACs, without a wake
+ * @radio: the radio
+ * @ac_mask: the ACs, bit AIRTIME_AC_* each
+ * @cpu: the calling CPU (picks the ring of the rounds)
+ * @now_us: monotonic time in us
+ *
+ * What a driver's tx timer, resume or queue-restart path calls (mt76's and
+ * ath10k's "schedule all ACs"): frames kept in retry slots, or left when a
+ * round met a full ring, go out though no new frame wakes their txq. Rounds
+ * go through the gate with AIRTIME_RADIO_GATED_ROUNDS.
+ *
+ * Context: Process context or softirq, BHs disabled; no radio lock.
+ * Return: the frames pushed; -EINVAL for a bit above AIRTIME_AC_BK; -EFAULT.
+ */
+int airtime_run_rounds(struct airtime_radio *radio, u8 ac_mask, u32 cpu, u64 now_us);
+
+/**
+ * airtime_set_aql_enabled() - turn the AQL checks on or off
+ * @radio: the radio
+ * @on: true to check the limits (the default unless AIRTIME_RADIO_AQL_DISABLED)
+ *
+ * mac80211's aql_enable debugfs switch, per radio. Charges are counted while
+ * the checks are off, so turning them on again with frames in flight keeps
+ * the pending airtime exact (mac80211's static key underflowed there).
+ *
+ * Context: Any but hard IRQ; no radio lock.
+ * Return: 0; -EFAULT if @radio is NULL.
+ */
+int airtime_set_aql_enabled(struct airtime_radio *radio, bool on);
 
 /**
  * airtime_ppdu_tx_stats() - one HTT PPDU stats record
@@ -941,9 +1036,9 @@ int airtime_radio_check(struct airtime_radio *radio);
  * table's: no txq held by an enqueue or its queue locked, and each intake's
  * count equal to the frames in it. Then the adapter's own: no station or
  * multicast airtime pending when no frame is in the hardware or a retry slot.
- * O(max_txqs + max_stations + frames waiting in the intakes), and one
- * GFP_ATOMIC allocation of max_txqs bytes, infallible on the Rust side (its
- * failure ends in BUG()): for debugfs and self-tests, not the data path.
+ * O(max_txqs + max_stations + frames waiting in the intakes), with no
+ * allocation (its scratch table is allocated at create): for debugfs and
+ * self-tests, not the data path.
  *
  * Context: Process context or softirq, the radio at rest.
  * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.

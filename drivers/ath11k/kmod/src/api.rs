@@ -10,8 +10,7 @@
 //! lock: every function but `airtime_radio_destroy()` and
 //! `airtime_radio_check_idle()` takes the radio shared (the adapter's entry points
 //! take `&self`) and may run at once with any other, from any context but hard
-//! IRQ. No function sleeps; after `airtime_radio_create()` only
-//! `airtime_radio_check_idle()` allocates (`GFP_ATOMIC`). Removed txqs and drained
+//! IRQ. No function sleeps or allocates after `airtime_radio_create()`. Removed txqs and drained
 //! stations go back to the driver through the optional `txq_released` and
 //! `sta_drained` callbacks, from the removals, `airtime_radio_reap()` and
 //! `airtime_radio_destroy()`.
@@ -445,7 +444,8 @@ pub unsafe extern "C" fn airtime_sta_add(radio: *mut CRadio, peer_id: u16, weigh
 /// handed back `AIRTIME_TX_REMOVED`; frames in the hardware complete normally.
 /// Each txq no context serves goes to `txq_released` now, the others at a later
 /// [`airtime_radio_reap`]; the station goes to `sta_drained` from a reap once its
-/// frames in the hardware have completed.
+/// frames in the hardware have completed. Returns how many of its txqs were not
+/// handed back yet (their `txq_released` had not returned when it looked).
 ///
 /// # Safety
 ///
@@ -457,10 +457,14 @@ pub unsafe extern "C" fn airtime_sta_remove(radio: *mut CRadio, peer_id: u16) ->
         let radio = unsafe { radio_ref(radio) }?;
         let sta = station(radio, peer_id)?;
         let hal = radio.hal();
+        // Its txqs, read before the removal forgets them.
+        let txqs = Tid::ALL.map(|tid| radio.txq_for(sta, tid));
         radio.remove_station_with(sta, |q| hal.txq_released(q), |peer| hal.sta_drained(peer)).map_err(adapter_err)?;
         // A station with nothing in flight is drained now.
         radio.reap_departed(|peer| hal.sta_drained(peer));
-        Ok(0)
+        let held = txqs.iter().flatten().filter(|&&q| !radio.txq_handed_back(q)).count();
+        // At most 17.
+        Ok(i32::try_from(held).unwrap_or(i32::MAX))
     })())
 }
 
@@ -553,7 +557,8 @@ fn tell_deferred(radio: &CRadio, round: RoundOutcome) {
 
 /// Removes a station-less txq; a frame of it in a retry slot is handed back
 /// `AIRTIME_TX_REMOVED`, frames in the hardware complete normally. The driver
-/// purges the txq's own frames afterwards.
+/// purges the txq's own frames afterwards. Returns 1 if the txq was not handed
+/// back yet (another context serves it), else 0.
 ///
 /// # Safety
 ///
@@ -566,7 +571,7 @@ pub unsafe extern "C" fn airtime_mcast_txq_remove(radio: *mut CRadio, handle: u6
         let txq = mcast_txq(radio, handle)?;
         let hal = radio.hal();
         radio.remove_txq(txq, |q| hal.txq_released(q)).map_err(adapter_err)?;
-        Ok(0)
+        Ok(i32::from(!radio.txq_handed_back(txq)))
     })())
 }
 
@@ -878,6 +883,46 @@ pub unsafe extern "C" fn airtime_run_waiting_rounds(radio: *mut CRadio, cpu: u32
     })())
 }
 
+/// Runs a round on each AC of `ac_mask` (bit `AIRTIME_AC_*`), with `cpu`'s ring, as a
+/// driver's tx timer or resume path would: frames kept in retry slots or left by a
+/// round that met a full ring go out without a new wake. Returns the frames pushed;
+/// `-EINVAL` for bits above the four ACs.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_run_rounds(radio: *mut CRadio, ac_mask: u8, cpu: u32, now_us: u64) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        if ac_mask >> Ac::ALL.len() != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let acs: AcSet = Ac::ALL.into_iter().filter(|ac| ac_mask & (1 << ac.index()) != 0).collect();
+        let run = radio.run_rounds(acs, cpu, Instant::from_micros(now_us));
+        radio.hal().rounds_deferred(run.deferred);
+        Ok(i32::try_from(run.frames).unwrap_or(i32::MAX))
+    })())
+}
+
+/// Turns the AQL checks on or off at run time (mac80211's `aql_enable` debugfs
+/// switch, per radio); charges are still counted while off, so turning them back on
+/// with frames in flight keeps the counters exact. Returns 0, or `-EFAULT` for null.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_set_aql_enabled(radio: *mut CRadio, on: bool) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        radio.scheduler().set_aql_enabled(on);
+        Ok(0)
+    })())
+}
+
 /// One HTT PPDU stats record. Returns the users charged; `-EINVAL` (nothing
 /// done) for a bad user count, TID or rate.
 ///
@@ -895,8 +940,8 @@ pub unsafe extern "C" fn airtime_ppdu_tx_stats(radio: *mut CRadio, ppdu: *const 
         let users = c.users.get(..n).ok_or(Errno::EINVAL)?;
         let mut stats = PpduStats::new(c.duration_us);
         for u in users {
-            // Data TIDs 0..15, or 16 for a user whose record names none (the adapter
-            // keeps its rate and registers no airtime, as ath11k does).
+            // Data TIDs 0..15, or 16 for a user whose record names none (charged to
+            // BE, never a calibration sample).
             if u.tid > 16 || u.reserved != 0 || u.reserved2 != 0 {
                 return Err(Errno::EINVAL);
             }

@@ -222,8 +222,8 @@ where
     pub fn reap_removed(&self, mut on_txq: impl FnMut(T)) -> u32 {
         let mut n = 0u32;
         while let Some(RemovedTxq { id, queue, retry, intake }) = self.txqs.take_removed() {
-            if let Some(mark) = self.txq_marks.get(id.index()) {
-                let _ = mark.id.compare_exchange(id.to_raw(), NO_TXQ, Ordering::AcqRel, Ordering::Acquire);
+            let mark = self.txq_marks.get(id.index());
+            if let Some(mark) = mark {
                 let h = mark.holding.swap(0, Ordering::AcqRel);
                 if let Some(ac) = h.checked_sub(1).and_then(|i| Ac::from_index(usize::from(i))) {
                     self.held.down(ac);
@@ -236,9 +236,23 @@ where
                 self.finish_unsent(frame, None, TxStatus::Removed);
             }
             on_txq(queue);
+            // Only now: `txq_handed_back` says true once `on_txq` has returned (a slot
+            // reused meanwhile holds another id, which the exchange leaves alone).
+            if let Some(mark) = mark {
+                let _ = mark.id.compare_exchange(id.to_raw(), NO_TXQ, Ordering::AcqRel, Ordering::Acquire);
+            }
             n = n.saturating_add(1);
         }
         n
+    }
+
+    /// Whether txq `id` is no longer the adapter's: never added, or removed and handed
+    /// back, [`reap_removed`](Self::reap_removed)'s `on_txq` for it returned. A driver
+    /// whose txqs' memory its stack frees at a station's removal (mac80211's
+    /// `struct ieee80211_txq`) waits for this before letting it go: a context serving
+    /// the txq at the removal may dequeue from it until its turn ends.
+    pub fn txq_handed_back(&self, id: TxqId) -> bool {
+        self.txq_marks.get(id.index()).is_none_or(|m| m.id.load(Ordering::Acquire) != id.to_raw())
     }
 
     /// The txq of station `id` on `tid` (the C API names txqs by peer id and TID).
