@@ -2,7 +2,9 @@
 //! scheduler handed back, for the table), never an abort. Its own test binary, for its
 //! failing global allocator.
 
-use airtime_sched::{Config, ConfigError, FqCodelConfig, FqCodelTxq, FqFrame, Frame, Scheduler, Tid, TxqTable};
+use airtime_sched::{
+    Config, ConfigError, FqCodelConfig, FqCodelTxq, FqFrame, Frame, Instant, Scheduler, Tid, TxqTable, Weight,
+};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -106,13 +108,23 @@ fn scheduler_new_reports_no_memory_at_each_of_its_allocations() {
     // them fallible.
     assert_eq!(refused, 13);
     assert_eq!(sched.config().max_txqs, 64);
-    // The exact check allocates nothing (in a kernel it runs from a debugfs file): with
-    // every allocation failing, it runs, and the countdown is untouched.
+    // The exact check allocates nothing (in a kernel it runs from a debugfs file), with
+    // entries on every AC's list and a dead one: the countdown, set high enough never
+    // to fail, counts the allocations, and stays where it was.
     let mut sched = sched;
-    FAIL_AFTER.with(|left| left.set(0));
+    let sta = sched.add_station(Weight::DEFAULT).unwrap();
+    for tid in [Tid::BK, Tid::BE, Tid::CL, Tid::VO] {
+        let q = sched.add_txq(Some(sta), tid).unwrap();
+        sched.wake_txq(q, Instant::ZERO).unwrap();
+    }
+    let gone = sched.add_txq(None, Tid::BE).unwrap();
+    sched.wake_txq(gone, Instant::ZERO).unwrap();
+    sched.remove_txq(gone).unwrap();
+    const COUNTDOWN: usize = 1 << 20;
+    FAIL_AFTER.with(|left| left.set(COUNTDOWN));
     let checked = sched.check_invariants_quiescent();
-    let untouched = FAIL_AFTER.with(|left| left.replace(usize::MAX)) == 0;
+    let left = FAIL_AFTER.with(|left| left.replace(usize::MAX));
     assert_eq!(checked, Ok(()));
-    assert!(untouched, "the quiescent check allocated");
+    assert_eq!(COUNTDOWN - left, 0, "the quiescent check allocated");
     assert_eq!(ConfigError::OutOfMemory.to_string(), "no memory for the scheduler's tables");
 }

@@ -79,10 +79,13 @@ pub trait Ring {
     /// multicast frames, and none otherwise. On refusal both come back.
     ///
     /// A push that unwinds (std builds) takes the charge down with it: its airtime stays
-    /// pending for good, and a removed station charged with it never drains. The table's
-    /// ready loops lose nothing else (the turn is returned, its txq stays listed with the
-    /// rest of its frames), but only the ring can keep that charge: one that may panic
-    /// releases the charge it holds on the way out, or aborts.
+    /// pending for good, and a removed station charged with it never drains. The ready
+    /// loops lose nothing else: the queue is unlocked and the turn returned, its txq
+    /// listed with the rest of its frames (at the tail, where a stalled txq goes) and
+    /// the round gate reopened; only [`end_turn`](Self::end_turn) and the turn-end hook
+    /// are skipped for that turn, and requests handed to a gated round wait for the next
+    /// runner. Only the ring can keep the charge: one that may panic releases the charge
+    /// it holds on the way out, or aborts.
     fn push(&mut self, frame: Self::Frame, charge: Option<Charge>) -> Result<(), PushError<Self::Frame, Self::Error>>;
 
     /// The turn of txq `txq`, of `station` (`None`: a station-less txq, or one whose
