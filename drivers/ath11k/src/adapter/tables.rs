@@ -34,7 +34,7 @@ use airtime_sched::driver_loop::StationTable;
 use airtime_sched::traits::price_from_rate;
 use airtime_sched::{Ac, Station, StationErrorKind, StationId, Tid, TxqId};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 /// What a peer id claim meets in the other records (`StationSlots::peer_seen`).
 enum PeerSeen {
@@ -256,10 +256,16 @@ fn is_later(a: StationId, b: StationId) -> bool {
     (generation(a).wrapping_sub(generation(b)) as i32) > 0
 }
 
-/// Stations by handle index; peer ids are found by a scan of the records (no index to
-/// keep consistent without a lock; `max_stations` records, 128 by default).
+/// Stations by handle index. A peer id is found through a hint (where it was last
+/// published) checked against the record, else by a scan of the records: an index
+/// that had to stay exact would need a lock; one that is only checked does not.
 pub(crate) struct StationSlots {
     slots: Vec<StationRecord>,
+    /// Slot index + 1 (0: none) of the record last published with a peer id, at
+    /// `peer_id & (len - 1)` (a power of two at least the slots' count, so peer ids
+    /// handed out in order, as ath11k's are, each get their own). Read only as a
+    /// hint: a stale or overwritten one costs the scan, never a wrong answer.
+    peer_hints: Vec<AtomicU16>,
     /// The rate station-less (multicast) frames are priced at, packed as the records'
     /// rates; [`NONE`]: they are sent uncharged.
     multicast_rate: AtomicU64,
@@ -272,7 +278,17 @@ impl StationSlots {
         let mut slots = Vec::new();
         slots.try_reserve_exact(n).map_err(|_| Ath11kError::OutOfMemory)?;
         slots.resize_with(n, || StationRecord::empty(calibration));
-        Ok(StationSlots { slots, multicast_rate: AtomicU64::new(NONE) })
+        let hints = n.max(1).checked_next_power_of_two().ok_or(Ath11kError::OutOfMemory)?;
+        let mut peer_hints = Vec::new();
+        peer_hints.try_reserve_exact(hints).map_err(|_| Ath11kError::OutOfMemory)?;
+        peer_hints.resize_with(hints, || AtomicU16::new(0));
+        Ok(StationSlots { slots, peer_hints, multicast_rate: AtomicU64::new(NONE) })
+    }
+
+    /// Where `peer_id`'s hint lives.
+    fn peer_hint(&self, peer_id: u16) -> Option<&AtomicU16> {
+        // A power of two: the mask keeps the index in bounds.
+        self.peer_hints.get(usize::from(peer_id) & self.peer_hints.len().wrapping_sub(1))
     }
 
     /// Prices station-less frames at `rate` from now on (`None`: uncharged).
@@ -339,15 +355,27 @@ impl StationSlots {
     }
 
     pub(crate) fn by_peer_record(&self, peer_id: u16) -> Option<(StationId, &StationRecord)> {
-        self.slots.iter().find_map(|r| {
-            let before = r.id.load(Ordering::Acquire);
-            if before == NONE || r.peer.load(Ordering::Acquire) != u32::from(peer_id) {
-                return None;
-            }
-            // The peer id read belongs to the occupant seen before it if the id has not
-            // changed since (peer ids are written before ids are published).
-            (r.id.load(Ordering::Acquire) == before).then(|| (StationId::from_raw(before), r))
-        })
+        // Relaxed: a hint; the record's own words are read with their orderings below.
+        let hinted = self.peer_hint(peer_id).map_or(0, |h| h.load(Ordering::Relaxed));
+        if let Some(found) =
+            hinted.checked_sub(1).and_then(|i| self.slots.get(usize::from(i))).and_then(|r| Self::live_peer(r, peer_id))
+        {
+            return Some(found);
+        }
+        self.slots.iter().find_map(|r| Self::live_peer(r, peer_id))
+    }
+
+    /// The record's live occupant, if its peer id is `peer_id`. At most one live record
+    /// has a given peer id (`publish`), so the hint's record, checked here, is the one
+    /// the scan would find.
+    fn live_peer(r: &StationRecord, peer_id: u16) -> Option<(StationId, &StationRecord)> {
+        let before = r.id.load(Ordering::Acquire);
+        if before == NONE || r.peer.load(Ordering::Acquire) != u32::from(peer_id) {
+            return None;
+        }
+        // The peer id read belongs to the occupant seen before it if the id has not
+        // changed since (peer ids are written before ids are published).
+        (r.id.load(Ordering::Acquire) == before).then(|| (StationId::from_raw(before), r))
     }
 
     /// What a claim of `peer_id` by slot `except` meets in the other records: a live
@@ -422,6 +450,10 @@ impl StationSlots {
         }
         r.id.store(id.to_raw(), Ordering::SeqCst);
         r.peer.store(u32::from(peer_id), Ordering::SeqCst);
+        // Slots number at most 4096 (the scheduler's bound): the index fits.
+        if let (Some(h), Ok(i)) = (self.peer_hint(peer_id), u16::try_from(id.index())) {
+            h.store(i.wrapping_add(1), Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -550,6 +582,36 @@ mod tests {
         let next = StationId::from_raw(1);
         assert_eq!(t.record_departure(first, 3), None);
         assert_eq!(t.record_departure(next, 4), Some(3));
+    }
+
+    /// Peer ids sharing a hint (equal modulo the hint table's size), a stale hint after a
+    /// removal, and a slot reused under another peer id: every look-up gives what the scan
+    /// alone would.
+    #[test]
+    fn a_hinted_look_up_agrees_with_the_scan() {
+        let t = StationSlots::new(5, CalibratorConfig::default()).unwrap();
+        assert_eq!(t.peer_hints.len(), 8);
+        let scan = |peer: u16| t.slots.iter().find_map(|r| StationSlots::live_peer(r, peer)).map(|(id, _)| id);
+        let sta = |slot: u64, generation: u64| StationId::from_raw(slot | generation << 32);
+        // Peers 3, 11 and 19 share hint 3; 4 has its own.
+        for (slot, peer) in [(0, 3), (1, 11), (2, 19), (3, 4)] {
+            t.publish(sta(slot, 1), peer).unwrap();
+        }
+        for peer in [3, 11, 19, 4, 5, 27] {
+            assert_eq!(t.by_peer(peer), scan(peer), "peer {peer}");
+        }
+        assert_eq!(t.by_peer(3), Some(sta(0, 1)), "found by the scan: the hint names peer 19's slot");
+        assert_eq!(t.by_peer(19), Some(sta(2, 1)));
+        // Peer 19 leaves; its slot takes peer 27 (hint 3 again), then peer 19 comes back
+        // in slot 4.
+        t.unpublish(sta(2, 1)).unwrap();
+        assert_eq!(t.by_peer(19), None, "a stale hint finds nothing");
+        t.publish(sta(2, 2), 27).unwrap();
+        t.publish(sta(4, 1), 19).unwrap();
+        for peer in [3, 11, 19, 4, 27] {
+            assert_eq!(t.by_peer(peer), scan(peer), "peer {peer}");
+        }
+        assert_eq!((t.by_peer(27), t.by_peer(19)), (Some(sta(2, 2)), Some(sta(4, 1))));
     }
 
     #[test]
