@@ -366,7 +366,10 @@ struct airtime_hal_ops {
  * @tcl_descriptors: descriptors per TCL ring; 0 for ath11k's 512
  * @msdu_capacity: entries per ring's MSDU table; 0 for ath11k's 32767
  * @max_stations: most stations, at most 4096; 0 for 128
- * @max_txqs: most txqs; 0 for 1024
+ * @max_txqs: most txqs; 0 for 1024. mac80211 gives each station 17 txqs (16
+ *	TIDs and the management one): a driver that registers them all sizes
+ *	this to max_stations * 17 plus its vifs' (1024 holds 60 such stations),
+ *	or registers a station's txqs as their TIDs come into use
  * @turn_frames: with AIRTIME_RADIO_TURN_BUDGET, most frames a txq sends per
  *	turn, 0 for no frame bound; must be 0 without the flag
  * @turn_airtime_us: with AIRTIME_RADIO_TURN_BUDGET, most airtime a txq is
