@@ -2104,7 +2104,15 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	CHECK(!c.unknown_msdu && !c.release_errors, "API: %llu unknown MSDUs, %llu release errors", c.unknown_msdu,
 	      c.release_errors);
 	CHECK(s->nfree == S_FRAMES, "%u of %u frames back in the pool", s->nfree, S_FRAMES);
-	if (flags & AIRTIME_STRESS_GATED_ROUNDS)
+	/*
+	 * On one CPU the kthreads take turns between steps and never meet in a
+	 * round: nothing is handed off, and only the bound on announcements holds.
+	 */
+	if ((flags & AIRTIME_STRESS_GATED_ROUNDS) && cpu0 == cpu1)
+		CHECK(atomic_read(&s->deferred_calls) <= c.rounds_deferred,
+		      "gated on one CPU: %llu deferrals, %d announced", c.rounds_deferred,
+		      atomic_read(&s->deferred_calls));
+	else if (flags & AIRTIME_STRESS_GATED_ROUNDS)
 		CHECK(c.rounds_handed_off && c.rounds_deferred && atomic_read(&s->deferred_calls) &&
 		      atomic_read(&s->deferred_calls) <= c.rounds_deferred,
 		      "gated: %llu requests handed off, %llu deferrals, %d announced", c.rounds_handed_off,
