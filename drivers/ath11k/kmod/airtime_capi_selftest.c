@@ -113,6 +113,10 @@ static int t_tcl_enqueue(void *ctx, u8 ring, const struct airtime_tcl_desc *desc
 	}
 	if (hw->ring_count[ring] == T_RING_SLOTS)
 		return -ENOSPC;
+	/* The frame named is the one its MSDU entry holds. */
+	if (desc->msdu_id >= T_MSDU_SLOTS || !hw->used[ring][desc->msdu_id] ||
+	    hw->msdu[ring][desc->msdu_id].frame != desc->frame)
+		hw->bad_callbacks++;
 	tail = (hw->ring_head[ring] + hw->ring_count[ring]) % T_RING_SLOTS;
 	hw->ring[ring][tail] = desc->msdu_id;
 	hw->ring_count[ring]++;
@@ -1271,6 +1275,9 @@ static int s_tcl_enqueue(void *ctx, u8 ring, const struct airtime_tcl_desc *desc
 
 	if (ring >= AIRTIME_TCL_RINGS || !desc)
 		return -EINVAL;
+	/* The frame named is the one its MSDU entry holds (inserted by this call's round). */
+	if (desc->msdu_id >= S_MSDU_SLOTS || READ_ONCE(s->idr[ring].msdu[desc->msdu_id].frame) != desc->frame)
+		atomic_inc(&s->bad);
 	if (atomic_inc_return(&s->enqueue_calls) % 61 == 0)
 		return -ENOMEM;		/* a DMA mapping failure now and then */
 	rg = &s->ring[ring];

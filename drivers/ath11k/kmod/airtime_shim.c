@@ -64,7 +64,8 @@ static_assert(offsetof(struct airtime_radio_counters, calib_no_rate) == 144);
 static_assert(offsetof(struct airtime_radio_counters, rounds_handed_off) == 152);
 static_assert(sizeof(struct airtime_tx_status) == 8);
 static_assert(sizeof(struct airtime_msdu) == 24);
-static_assert(sizeof(struct airtime_tcl_desc) == 12);
+static_assert(sizeof(struct airtime_tcl_desc) == 24);
+static_assert(offsetof(struct airtime_tcl_desc, msdu_id) == 8);
 static_assert(sizeof(struct airtime_hal_ops) == 12 * sizeof(void *));
 
 static char *scenario = "all";

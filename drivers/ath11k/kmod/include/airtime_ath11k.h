@@ -246,6 +246,8 @@ struct airtime_msdu {
 
 /**
  * struct airtime_tcl_desc - what the driver writes into a TCL descriptor
+ * @frame: the frame, as msdu_insert() just stored it in entry @msdu_id (the
+ *	skb to map: no idr_find() needed)
  * @msdu_id: the MSDU id the completion carries back (ath11k's buf_id)
  * @len_bytes: frame length in bytes
  * @peer_id: firmware peer id, valid if @has_peer
@@ -253,6 +255,7 @@ struct airtime_msdu {
  * @has_peer: 1 if @peer_id is valid
  */
 struct airtime_tcl_desc {
+	void *frame;
 	u32 msdu_id;
 	u32 len_bytes;
 	u16 peer_id;

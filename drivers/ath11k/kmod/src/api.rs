@@ -267,7 +267,8 @@ const _: () = assert!(core::mem::offset_of!(CPpduUser, msdu_bytes) == 20);
 const _: () = assert!(core::mem::size_of::<CTxStatus>() == 8);
 const _: () = assert!(core::mem::size_of::<HalOps>() == 12 * core::mem::size_of::<usize>());
 const _: () = assert!(core::mem::size_of::<crate::chal::CMsdu>() == 24);
-const _: () = assert!(core::mem::size_of::<crate::chal::CTclDesc>() == 12);
+const _: () = assert!(core::mem::size_of::<crate::chal::CTclDesc>() == 24);
+const _: () = assert!(core::mem::offset_of!(crate::chal::CTclDesc, msdu_id) == 8);
 
 fn adapter_err(e: airtime_ath11k::Ath11kError) -> Errno {
     Errno::from_negative(e.errno())

@@ -58,6 +58,8 @@ impl CMsdu {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CTclDesc {
+    /// The frame (as in its MSDU entry), to map without looking the entry up.
+    pub frame: *mut c_void,
     /// The MSDU id the completion will carry back.
     pub msdu_id: u32,
     /// Frame length in bytes.
@@ -288,6 +290,8 @@ impl TclRings for CHal {
 
     fn tcl_enqueue(&self, ring: RingId, desc: TclDesc) -> Result<(), RingErrorKind> {
         let c = CTclDesc {
+            // The address `frame_addr` took from the frame's pointer.
+            frame: desc.frame_addr as *mut c_void,
             msdu_id: desc.msdu_id,
             len_bytes: desc.len_bytes,
             peer_id: desc.peer_id.unwrap_or(0),
@@ -338,6 +342,10 @@ impl MsduTable for CHal {
             return None;
         }
         Self::msdu_from_c(c)
+    }
+
+    fn frame_addr(&self, frame: &CFrame) -> usize {
+        frame.ptr.as_ptr() as usize
     }
 
     fn msdu_take_any(&self, ring: RingId) -> Option<(u32, Msdu<CFrame>)> {

@@ -116,6 +116,7 @@ where
             return Err(PushError { frame, charge, error: RingErrorKind::Full });
         };
         let len_bytes = frame.len_bytes();
+        let frame_addr = self.hal.frame_addr(&frame);
         let peer_id =
             charge.as_ref().and_then(Charge::station).and_then(|sta| self.stations.get(sta)).map(|r| r.peer_id());
         let msdu_id = match self.hal.msdu_insert(ring, Msdu::new(frame, charge, self.ac)) {
@@ -126,7 +127,7 @@ where
                 return Err(PushError { frame, charge, error: RingErrorKind::Full });
             }
         };
-        let desc = TclDesc { msdu_id, len_bytes, ac: self.ac, peer_id };
+        let desc = TclDesc { frame_addr, msdu_id, len_bytes, ac: self.ac, peer_id };
         match self.hal.tcl_enqueue(ring, desc) {
             Ok(()) => {
                 self.counters.enqueued.bump(ring);

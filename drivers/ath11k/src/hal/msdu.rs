@@ -62,4 +62,12 @@ pub trait MsduTable {
     /// Removes and returns any one entry of `ring`, for teardown
     /// (`ath11k_dp_tx_pending_cleanup` over `idr_for_each`).
     fn msdu_take_any(&self, ring: RingId) -> Option<(u32, Msdu<Self::Frame>)>;
+
+    /// The frame's address as this HAL's descriptor writer knows it, carried in
+    /// [`TclDesc::frame_addr`](super::TclDesc::frame_addr) (ath11k's `skb`, which
+    /// `ath11k_dp_tx` maps right after `idr_alloc`). 0 by default: none.
+    fn frame_addr(&self, frame: &Self::Frame) -> usize {
+        let _ = frame;
+        0
+    }
 }

@@ -40,9 +40,14 @@ impl RingId {
 }
 
 /// What the driver writes into a TCL descriptor, beside the frame's DMA address
-/// (which the HAL knows from the [`MsduTable`](super::MsduTable) entry `msdu_id`).
+/// (which the HAL knows from the [`MsduTable`](super::MsduTable) entry `msdu_id`, or
+/// from `frame_addr`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TclDesc {
+    /// The frame, as [`MsduTable::frame_addr`](super::MsduTable::frame_addr) names it
+    /// (the C HAL's frame pointer; 0 for a HAL that names none): the descriptor's writer
+    /// maps it without looking entry `msdu_id` up in its table.
+    pub frame_addr: usize,
     /// The MSDU id the completion will carry back (ath11k's `buf_id`).
     pub msdu_id: u32,
     /// Frame length in bytes.

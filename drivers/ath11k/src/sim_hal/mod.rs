@@ -548,7 +548,7 @@ mod tests {
     use super::*;
 
     fn desc(msdu_id: u32, peer: u16) -> TclDesc {
-        TclDesc { msdu_id, len_bytes: 1500, ac: Ac::Be, peer_id: Some(peer) }
+        TclDesc { frame_addr: 0, msdu_id, len_bytes: 1500, ac: Ac::Be, peer_id: Some(peer) }
     }
 
     #[test]
