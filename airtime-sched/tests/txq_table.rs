@@ -221,6 +221,33 @@ fn removing_an_idle_txq_hands_back_its_queue_and_intake_then_frees_the_slot() {
     assert_ne!(again, q);
 }
 
+/// `take_removed_with` runs the hand-back while the slot is still the removed txq's:
+/// an add meanwhile is refused; the slot is free once the hand-back returns, or unwinds.
+#[test]
+fn a_hand_back_holds_the_slot_until_it_returns_or_unwinds() {
+    let mut config = Config::default();
+    config.max_txqs = 1;
+    let t: TxqTable<Fifo> = TxqTable::new(Scheduler::new(config).unwrap());
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    t.remove_txq(q).unwrap();
+    let inside = t.take_removed_with(|removed| {
+        assert_eq!(removed.id, q);
+        t.add_txq(Some(sta), Tid::BE, Fifo::default()).map_err(|e| e.error)
+    });
+    assert_eq!(inside.map(|r| r.err()), Some(Some(airtime_sched::SchedError::TxqsFull)));
+    let q2 = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    assert_eq!(q2.index(), q.index());
+    // A hand-back that unwinds still frees the slot.
+    t.remove_txq(q2).unwrap();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        t.take_removed_with(|_| std::panic::resume_unwind(Box::new("the driver's hand-back fails")))
+    }));
+    assert!(unwound.is_err());
+    assert!(t.take_removed().is_none(), "handed back once");
+    assert!(t.add_txq(Some(sta), Tid::BE, Fifo::default()).is_ok());
+}
+
 #[test]
 fn a_txq_removed_while_served_comes_back_when_its_turn_ends() {
     let t = table();

@@ -509,6 +509,16 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// once its server returns it, one whose queue an enqueue was writing once that
     /// enqueue is done). Its slot can take a new txq afterwards.
     pub fn take_removed(&self) -> Option<RemovedTxq<Q>> {
+        self.take_removed_with(|removed| removed)
+    }
+
+    /// [`take_removed`](Self::take_removed), running `hand_back` on the txq before its
+    /// slot can take a new one: what a driver keeps by slot
+    /// ([`TxqId::index`](crate::TxqId::index)) and resets there cannot meet the slot's
+    /// next txq, and a "handed back" mark the driver clears at the end of `hand_back`
+    /// means it returned. The slot is freed even if `hand_back` unwinds. Returns what
+    /// `hand_back` returned, `None` when no removed txq is ready.
+    pub fn take_removed_with<R>(&self, hand_back: impl FnOnce(RemovedTxq<Q>) -> R) -> Option<R> {
         loop {
             let (index, id) = self.sched.pop_retired()?;
             let Some(cell) = self.cells.get(index) else { continue };
@@ -529,8 +539,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             let intake = ReturnedFrames::new(cell.take_intake());
             // The slot may stay empty for good: its cached nodes go back to the allocator.
             cell.inbox.intake.free_cache();
-            self.sched.release_kept(index);
-            return Some(RemovedTxq { id, queue, retry: kept.retry, intake });
+            let _free_after = ReleaseKept { sched: &self.sched, index };
+            return Some(hand_back(RemovedTxq { id, queue, retry: kept.retry, intake }));
         }
     }
 
@@ -835,6 +845,19 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 impl<Q: Txq> fmt::Debug for TxqTable<Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TxqTable").field("sched", &self.sched).field("txqs", &self.cells.len()).finish()
+    }
+}
+
+/// Frees a handed-back txq's slot when dropped: after the driver's hand-back, or while
+/// it unwinds.
+struct ReleaseKept<'a> {
+    sched: &'a Scheduler,
+    index: usize,
+}
+
+impl Drop for ReleaseKept<'_> {
+    fn drop(&mut self) {
+        self.sched.release_kept(self.index);
     }
 }
 
