@@ -1190,6 +1190,13 @@ struct s_hw {
 	atomic_t freed_use;			/* callbacks on a txq mac80211 freed */
 	atomic_t sta_txqs[S_STATIONS];		/* txqs added, not yet released */
 	u32 remove_waits;			/* removals that waited for a release */
+	/*
+	 * To make removals meet a serving CPU: 1 while a station's
+	 * airtime_sta_remove() runs, during which a dequeue from its txqs
+	 * waits (bounded) for it to return; and the dequeues in progress.
+	 */
+	atomic_t removing[S_STATIONS];
+	atomic_t dequeuing[S_STATIONS];
 	atomic_t released;			/* txq_released() calls */
 	atomic_t drained;			/* sta_drained() calls */
 	u32 removed_txqs, departures;		/* wake thread (main's after stop) */
@@ -1423,9 +1430,17 @@ static void *s_txq_dequeue(void *ctx, void *txq, u32 *len)
 	struct s_hw *s = ctx;
 	struct s_txq *q = txq;
 	struct s_frame *f = NULL;
+	u32 sta = (q - s->txq) / S_TIDS, spins;
 
 	if (!atomic_read(&q->live))
 		atomic_inc(&s->freed_use);
+	if (q >= s->txq && q < s->txq + S_MCAST) {
+		/* Still serving the txq when its station's removal returns. */
+		atomic_inc(&s->dequeuing[sta]);
+		for (spins = 0; atomic_read(&s->removing[sta]) && spins < 200; spins++)
+			udelay(1);
+		atomic_dec(&s->dequeuing[sta]);
+	}
 	spin_lock_bh(&q->lock);
 	if (q->count) {
 		f = &s->frames[q->q[q->head]];
@@ -1467,7 +1482,8 @@ static void s_txq_released(void *ctx, void *txq)
 	else if (!atomic_read(&q->live))
 		atomic_inc(&s->freed_use);
 	else if (q >= s->txq && q < s->txq + S_MCAST)
-		atomic_dec(&s->sta_txqs[(q - s->txq) / S_TIDS]);
+		/* The last touch of the txq: the remover may free it once it reads 0. */
+		atomic_dec_return_release(&s->sta_txqs[(q - s->txq) / S_TIDS]);
 	atomic_inc(&s->released);
 }
 
@@ -1575,7 +1591,20 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 
 	s->churns++;
 	if (s->present[sta]) {
+		/*
+		 * Backlog its txqs past what the rings take, so that the completion
+		 * CPU serves them, and give it up to 500 us to be dequeuing from one.
+		 */
+		for (t = 0; t < S_TIDS * 16; t++)
+			if (!s_enqueue(s, &s->txq[sta * S_TIDS + t % S_TIDS], 1500))
+				break;
+		for (t = 0; t < S_TIDS; t++)
+			RADIO_CALL(s, airtime_txq_wake(s->radio, peer, s_tids[t], raw_smp_processor_id(), s_now()));
+		atomic_set(&s->removing[sta], 1);
+		for (t = 0; !atomic_read(&s->dequeuing[sta]) && t < 500; t++)
+			udelay(1);
 		r = RADIO_CALL(s, airtime_sta_remove(s->radio, peer));
+		atomic_set(&s->removing[sta], 0);
 		if (r < 0 || r > S_TIDS)
 			s_fail(s, "sta_remove(%u): %d", peer, r);
 		else if (!r && atomic_read(&s->sta_txqs[sta]))
@@ -1590,10 +1619,10 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 		 */
 		if (atomic_read(&s->sta_txqs[sta]))
 			s->remove_waits++;
-		for (t = 0; atomic_read(&s->sta_txqs[sta]) && !atomic_read(&s->failed); t++) {
+		for (t = 0; atomic_read_acquire(&s->sta_txqs[sta]) && !atomic_read(&s->failed); t++) {
 			RADIO_CALL(s, airtime_radio_reap(s->radio));
-			cond_resched();
-			if (t > 1000000)
+			usleep_range(10, 20);
+			if (t > 100000)
 				s_fail(s, "sta_remove(%u): txqs never released", peer);
 		}
 		for (t = 0; t < S_TIDS; t++) {
@@ -2136,6 +2165,9 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	/* No callback on a txq after mac80211 would have freed it. */
 	CHECK(!atomic_read(&s->freed_use), "%d callbacks on txqs freed after their station's removal",
 	      atomic_read(&s->freed_use));
+	/* And a removal met a serving CPU, so that check was not vacuous. */
+	CHECK(cpu0 == cpu1 || s->remove_waits, "no removal had to wait for a txq another CPU served (%u churns)",
+	      s->churns);
 	/* Both contexts' rounds pushed into one ring: its lock had two users. */
 	for (i = 0, shared = 0; i < AIRTIME_TCL_RINGS; i++) {
 		u32 w = atomic_read(&s->ring[i].pushed[S_WAKE_CTX]), n = atomic_read(&s->ring[i].pushed[S_NAPI_CTX]);
@@ -2169,8 +2201,9 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		goto out;
 	}
 	snprintf(msg, len,
-		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u+%u polls, %u checks, %u churns, %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
-		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->wake_polls, s->checks, s->churns, s->weights, c.held_for_retry,
+		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u+%u polls, %u checks, %u churns (%u waited), %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
+		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->wake_polls, s->checks, s->churns, s->remove_waits,
+		 s->weights, c.held_for_retry,
 		 purged, drain_steps, shared_ring, pushed[S_WAKE_CTX], pushed[S_NAPI_CTX], atomic_read(&s->ring_contended),
 		 atomic_read(&s->push_contended), atomic_read(&s->idr_contended));
 out:

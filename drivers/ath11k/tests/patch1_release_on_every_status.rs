@@ -239,3 +239,38 @@ fn a_txq_served_at_its_removal_is_handed_back_after_the_turn_and_a_reap() {
     assert!(b.radio.txq_handed_back(q));
     b.txqs.clear();
 }
+
+/// The slot of a txq being handed back takes no new txq until `on_txq` returns: a
+/// concurrent add cannot overwrite the "not handed back" mark (so `txq_handed_back`
+/// never says true while the driver's callback still uses the txq), nor meet its
+/// retry mark. Here the other contexts run from inside `on_txq`.
+#[test]
+fn a_txqs_slot_takes_no_new_txq_before_its_hand_back_returns() {
+    let mut config = Config::default();
+    config.sched = airtime_sched::Config::builder().max_txqs(1).unwrap().build();
+    let mut b = Bench::new(config, SimConfig::default());
+    let a = b.station(1, 256);
+    let qa = b.txq(a, 0);
+    let other = b.station(2, 256);
+    let be = airtime_sched::Tid::BE;
+    b.radio.remove_station(a, |_| ()).unwrap();
+    let radio = &b.radio;
+    assert!(radio.txq_handed_back(qa), "nobody served it: handed back by the removal");
+    // Again, with the add racing the hand-back.
+    let qb = radio.add_txq(Some(other), be, common::Q::default()).map_err(|e| e.0).unwrap();
+    assert_eq!(qb.index(), qa.index());
+    let turn = radio.txq_table().claim(qb).unwrap().expect("idle");
+    radio.remove_station(other, |_| ()).unwrap();
+    turn.finish(TxqReturn::Empty, b.now);
+    let third = radio.add_station(3, airtime_sched::Weight::DEFAULT).unwrap();
+    let mut inside = None;
+    let reaped = radio.reap_removed(|_| {
+        let refused = radio.add_txq(Some(third), be, common::Q::default()).is_err();
+        inside = Some((refused, radio.txq_handed_back(qb)));
+    });
+    assert_eq!((reaped, inside), (1, Some((true, false))), "the slot was still the old txq's");
+    let qc = radio.add_txq(Some(third), be, common::Q::default()).map_err(|e| e.0).unwrap();
+    assert_eq!(qc.index(), qb.index());
+    assert!(radio.txq_handed_back(qb) && !radio.txq_handed_back(qc));
+    b.txqs.clear();
+}

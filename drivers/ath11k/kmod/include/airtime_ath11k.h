@@ -616,12 +616,13 @@ int airtime_sta_add(struct airtime_radio *radio, u16 peer_id, u16 weight);
  * A CPU serving one of its txqs at this call may still call txq_dequeue() and
  * txq_peek_len() on it until its turn ends, so the txq must outlive its
  * txq_released(). mac80211 frees a station's txqs (and their drv_priv) as
- * soon as sta_state() to NOTEXIST returns: a driver that calls this from
- * sta_state() and gets a positive return waits there, calling
- * airtime_radio_reap() and cond_resched() until its txq_released() has run
- * for each of the station's txqs (count them in the driver: one per
- * airtime_txq_add() that succeeded). The wait is one turn of the serving
- * CPU: a turn sends at most what its ring takes.
+ * soon as sta_state() to NOTEXIST returns, so a driver counts the station's
+ * txqs itself (one per airtime_txq_add() that succeeded; txq_released() ends
+ * with atomic_dec_return_release(), its last touch of the txq and the
+ * station) and, if the count is not 0 after this call, waits in sta_state(),
+ * calling airtime_radio_reap() and usleep_range() until atomic_read_acquire()
+ * reads 0. The return value tells whether to wait at all. The wait is one
+ * turn of the serving CPU: a turn sends at most what its ring takes.
  *
  * Context: Process context; no radio lock.
  * Return: the station's txqs not handed back yet (0: each one's txq_released()

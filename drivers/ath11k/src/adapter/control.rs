@@ -221,7 +221,10 @@ where
     /// it again later (a work item).
     pub fn reap_removed(&self, mut on_txq: impl FnMut(T)) -> u32 {
         let mut n = 0u32;
-        while let Some(RemovedTxq { id, queue, retry, intake }) = self.txqs.take_removed() {
+        // The slot's marks are settled inside the hand-back, before the slot can take a
+        // new txq: its next occupant's turns never see this one's retry mark, and its add
+        // never overwrites the id mark before `on_txq` returned.
+        while let Some(()) = self.txqs.take_removed_with(|RemovedTxq { id, queue, retry, intake }| {
             let mark = self.txq_marks.get(id.index());
             if let Some(mark) = mark {
                 let h = mark.holding.swap(0, Ordering::AcqRel);
@@ -236,11 +239,12 @@ where
                 self.finish_unsent(frame, None, TxStatus::Removed);
             }
             on_txq(queue);
-            // Only now: `txq_handed_back` says true once `on_txq` has returned (a slot
-            // reused meanwhile holds another id, which the exchange leaves alone).
+            // Only now, and the slot still ours: `txq_handed_back` says true once
+            // `on_txq` has returned (Release: after everything it did).
             if let Some(mark) = mark {
                 let _ = mark.id.compare_exchange(id.to_raw(), NO_TXQ, Ordering::AcqRel, Ordering::Acquire);
             }
+        }) {
             n = n.saturating_add(1);
         }
         n
