@@ -193,13 +193,19 @@ fn an_enqueue_during_the_turn_after_the_last_dequeue_is_not_lost() {
     turn.finish(TxqReturn::Empty, NOW);
 }
 
-#[test]
-fn removing_an_idle_txq_hands_back_its_queue_and_intake_then_frees_the_slot() {
+/// A table with room for one txq, and that txq (BE) of a station.
+fn one_slot_table() -> (TxqTable<Fifo>, StationId, TxqId) {
     let mut config = Config::default();
     config.max_txqs = 1;
     let t: TxqTable<Fifo> = TxqTable::new(Scheduler::new(config).unwrap());
     let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
     let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    (t, sta, q)
+}
+
+#[test]
+fn removing_an_idle_txq_hands_back_its_queue_and_intake_then_frees_the_slot() {
+    let (t, sta, q) = one_slot_table();
     t.enqueue(q, Pkt(0), NOW).unwrap();
     let round = t.scheduler().start_round(Ac::Be);
     let turn = t.next_txq(round, NOW).unwrap(); // pulls Pkt(0) into the queue
@@ -225,11 +231,7 @@ fn removing_an_idle_txq_hands_back_its_queue_and_intake_then_frees_the_slot() {
 /// an add meanwhile is refused; the slot is free once the hand-back returns, or unwinds.
 #[test]
 fn a_hand_back_holds_the_slot_until_it_returns_or_unwinds() {
-    let mut config = Config::default();
-    config.max_txqs = 1;
-    let t: TxqTable<Fifo> = TxqTable::new(Scheduler::new(config).unwrap());
-    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
-    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    let (t, sta, q) = one_slot_table();
     t.remove_txq(q).unwrap();
     let inside = t.take_removed_with(|removed| {
         assert_eq!(removed.id, q);
