@@ -504,15 +504,18 @@ out:
  * op, gate_rounds without the flag, reserved set); a wake with no other context in a round runs the
  * round itself and sends; nothing waits for a runner, and running the waiting
  * rounds sends nothing; both new calls refuse NULL. (Two contexts meeting at
- * the gate are the SMP stress's gated run.)
+ * the gate are the SMP stress's gated run.) Then a radio with one TX ring
+ * (max_tx_ring 1): a wake from CPU 2 pushes into ring 0, a completion naming
+ * ring 1 is refused, and four rings are refused at create.
  */
 static int t_gated_rounds(char *msg, size_t len)
 {
+	struct airtime_tx_status st[1];
 	struct airtime_hal_ops ops;
 	struct airtime_radio_config cfg;
 	struct airtime_radio *radio = NULL;
 	struct t_hw *hw;
-	u32 i;
+	u32 i, n;
 	int ret = 0, err = 0, r;
 
 	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
@@ -538,8 +541,11 @@ static int t_gated_rounds(char *msg, size_t len)
 	cfg.gate_rounds = T_GATE_ROUNDS;
 	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "gated without rounds_deferred(): err %d", err);
 	t_config(hw, &cfg);
-	cfg.reserved = 1;
+	cfg.reserved[2] = 1;
 	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "reserved not 0: err %d", err);
+	t_config(hw, &cfg);
+	cfg.max_tx_ring = AIRTIME_TCL_RINGS + 1;
+	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "four TX rings: err %d", err);
 	t_config(hw, &cfg);
 	cfg.flags |= AIRTIME_RADIO_GATED_ROUNDS;
 	cfg.gate_rounds = T_GATE_ROUNDS;
@@ -566,6 +572,30 @@ static int t_gated_rounds(char *msg, size_t len)
 	CHECK(!RADIO_CALL(hw, airtime_set_aql_enabled(radio, false)) &&
 	      !RADIO_CALL(hw, airtime_set_aql_enabled(radio, true)), "set_aql_enabled");
 	/* Destroy hands back the four frames still in the hardware. */
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 4, "destroy handed back %d of 4 frames", r);
+
+	/* One TX ring (QCA6390, WCN6855): every CPU's frames go to ring 0. */
+	t_config(hw, &cfg);
+	cfg.max_tx_ring = 1;
+	radio = airtime_radio_create(&cfg, &err);
+	CHECK(radio, "create with one TX ring: err %d", err);
+	/* Peer 2: peer 1 was drained once already (by the destroy above). */
+	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 2, 256)), "sta_add(2)");
+	CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, 2, 0, &hw->txq[0])), "txq_add(2, 0)");
+	for (i = 4; i < 8; i++)
+		t_enqueue(&hw->txq[0], &hw->frames[i]);
+	n = hw->ring_count[0];
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 2, 0, 2, 1000));
+	CHECK(r == 4 && hw->ring_count[0] == n + 4, "CPU 2 with one ring: pushed %d, ring 0 took %u", r,
+	      hw->ring_count[0] - n);
+	st[0].msdu_id = 0;
+	st[0].ring = 1;
+	st[0].status = AIRTIME_TX_ACKED;
+	st[0].reserved = 0;
+	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, 1000));
+	CHECK(r == -EINVAL, "a completion on ring 1 of one: %d", r);
 	r = airtime_radio_destroy(radio);
 	radio = NULL;
 	CHECK(r == 4, "destroy handed back %d of 4 frames", r);

@@ -46,6 +46,7 @@ static_assert(sizeof(struct airtime_selftest_info) == 16);
 static_assert(sizeof(struct airtime_radio_config) == 48);
 static_assert(offsetof(struct airtime_radio_config, turn_frames) == 32);
 static_assert(offsetof(struct airtime_radio_config, gate_rounds) == 40);
+static_assert(offsetof(struct airtime_radio_config, max_tx_ring) == 44);
 static_assert(sizeof(struct airtime_rate) == 8);
 static_assert(sizeof(struct airtime_ppdu_user) == 24);
 static_assert(offsetof(struct airtime_ppdu_user, msdus) == 16);

@@ -125,6 +125,40 @@ fn with_tcl_ring_retry_a_full_ring_spills_into_the_next_ones() {
     }
 }
 
+/// Hardware with one TX ring (`max_tx_ring` 1, QCA6390 and WCN6855): every CPU's frames
+/// go to ring 0, a retry has no other ring to spill into, and only ring 0 is counted.
+#[test]
+fn with_one_tx_ring_every_cpu_sends_on_ring_0() {
+    let mut sim = SimConfig::default();
+    sim.tcl_ring_size = 2;
+    let mut config = Config::default();
+    config.aql = false;
+    config.tcl_ring_retry = true;
+    config.max_tx_ring = 1;
+    let mut b = Bench::new(config, sim);
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    let r = b.send(q, 3, 1500, 2);
+    assert_eq!((r.frames, r.end), (2, Some(RoundEnd::RingFull)), "no spill past the one ring");
+    let rings: Vec<u32> = RingId::ALL.iter().map(|&ring| b.radio.hal().ring_len(ring)).collect();
+    assert_eq!(rings, [2, 0, 0]);
+    assert_eq!(b.radio.tx_rings().count(), 1);
+    assert_eq!(b.radio.outstanding_msdus(), 2);
+}
+
+#[test]
+fn a_radio_of_no_or_four_tx_rings_is_refused() {
+    for rings in [0u8, 4] {
+        let mut config = Config::default();
+        config.max_tx_ring = rings;
+        let made = airtime_ath11k::Ath11k::<_, common::Q>::new(
+            airtime_ath11k::sim_hal::SimHal::new(SimConfig::default()),
+            config,
+        );
+        assert_eq!(made.err(), Some(airtime_ath11k::Ath11kError::TxRings(rings)));
+    }
+}
+
 /// A kept frame must not hold its own station back: with AQL limits below one frame's
 /// charge, a charge kept with the refused frame would count against the station's limit
 /// and its txq would never be served again (found by the fuzz target's corpus, with

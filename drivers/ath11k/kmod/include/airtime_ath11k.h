@@ -140,9 +140,9 @@ int airtime_selftest_run(u32 index, char *msg, size_t len);
 /* ---- The adapter API (Rust, src/api.rs) -------------------------------- */
 
 /*
- * TCL data rings per radio (ath11k's DP_TCL_NUM_RING_MAX). The adapter uses
- * ring (cpu % 3) for a round's pushes; hardware with fewer TX rings (one on
- * QCA6390 and WCN6855) aliases the others to ring 0 in every callback.
+ * Most TCL data rings per radio (ath11k's DP_TCL_NUM_RING_MAX). The adapter
+ * uses ring (cpu % max_tx_ring) for a round's pushes, and only rings below
+ * max_tx_ring (struct airtime_radio_config) in any callback.
  */
 #define AIRTIME_TCL_RINGS		3
 /* Users in one PPDU record (ath11k's HTT_PPDU_STATS_MAX_USERS). */
@@ -380,6 +380,9 @@ struct airtime_hal_ops {
  *	airtime bound; must be 0 without the flag
  * @gate_rounds: with AIRTIME_RADIO_GATED_ROUNDS, most rounds one call runs
  *	(at least 1); must be 0 without the flag
+ * @max_tx_ring: TCL data rings the hardware has, ath11k's
+ *	hw_params.max_tx_ring: 1 to 3 (3 on IPQ8074, IPQ6018 and QCN9074, 1 on
+ *	QCA6390 and WCN6855); 0 for 3
  * @reserved: must be 0
  */
 struct airtime_radio_config {
@@ -393,13 +396,14 @@ struct airtime_radio_config {
 	u32 turn_frames;
 	u32 turn_airtime_us;
 	u32 gate_rounds;
-	u32 reserved;
+	u8 max_tx_ring;
+	u8 reserved[3];
 };
 
 /**
  * struct airtime_tx_status - one tx completion the driver read
  * @msdu_id: the MSDU id of the descriptor
- * @ring: the TCL ring it was sent on, 0 to AIRTIME_TCL_RINGS - 1
+ * @ring: the TCL ring it was sent on, 0 to max_tx_ring - 1
  * @status: AIRTIME_TX_*
  * @reserved: must be 0
  */
@@ -550,7 +554,8 @@ struct airtime_radio_counters {
  * callback, bad sizes, AIRTIME_RADIO_TURN_BUDGET with neither turn bound set,
  * or a turn bound set without it, AIRTIME_RADIO_GATED_ROUNDS with gate_rounds
  * outside 1 to AIRTIME_GATE_ROUNDS_MAX or no rounds_deferred() op,
- * gate_rounds set without it, reserved not 0), -ENOMEM or -EFAULT (@cfg NULL).
+ * gate_rounds set without it, max_tx_ring above 3, reserved not 0), -ENOMEM
+ * or -EFAULT (@cfg NULL).
  */
 struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cfg, int *err);
 
@@ -683,7 +688,7 @@ int airtime_mcast_txq_add(struct airtime_radio *radio, u8 tid, void *txq, u64 *h
  * airtime_mcast_txq_wake() - a station-less txq has frames: run a round on its AC
  * @radio: the radio
  * @handle: from airtime_mcast_txq_add()
- * @cpu: the sending CPU; picks TCL ring @cpu % 3
+ * @cpu: the sending CPU; picks TCL ring @cpu % max_tx_ring
  * @now_us: monotonic time in us
  *
  * Context: Process context or softirq, BHs disabled; no radio lock.
@@ -853,7 +858,7 @@ int airtime_set_aql_threshold(struct airtime_radio *radio, u32 threshold_us);
  * @radio: the radio
  * @peer_id: the station
  * @tid: the txq's TID
- * @cpu: the sending CPU (smp_processor_id()); picks TCL ring @cpu % 3
+ * @cpu: the sending CPU (smp_processor_id()); picks TCL ring @cpu % max_tx_ring
  * @now_us: monotonic time in us (ktime_get_ns() / 1000)
  *
  * mac80211's wake_tx_queue: dequeues through txq_dequeue() and pushes into

@@ -90,8 +90,11 @@ pub struct RadioConfig {
     /// With `AIRTIME_RADIO_GATED_ROUNDS`: most rounds one call runs, its own included
     /// (at least 1). Must be 0 without the flag.
     pub gate_rounds: u32,
+    /// TCL data rings the hardware has (ath11k's `hw_params.max_tx_ring`), 1 to 3; 0
+    /// for 3.
+    pub max_tx_ring: u8,
     /// Must be 0.
-    pub reserved: u32,
+    pub reserved: [u8; 3],
 }
 
 /// A PHY rate. C: `struct airtime_rate`.
@@ -248,6 +251,7 @@ pub struct RadioCounters {
 const _: () = assert!(core::mem::size_of::<RadioConfig>() == 48);
 const _: () = assert!(core::mem::offset_of!(RadioConfig, turn_frames) == 32);
 const _: () = assert!(core::mem::offset_of!(RadioConfig, gate_rounds) == 40);
+const _: () = assert!(core::mem::offset_of!(RadioConfig, max_tx_ring) == 44);
 const _: () = assert!(core::mem::size_of::<CRate>() == 8);
 const _: () = assert!(core::mem::size_of::<CPpduUser>() == 24);
 const _: () = assert!(core::mem::size_of::<CPpduStats>() == 200);
@@ -374,7 +378,7 @@ fn rounds(cfg: &RadioConfig, ops: &Ops) -> Result<Rounds, Errno> {
 }
 
 fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
-    if cfg.flags & !RADIO_FLAGS != 0 || cfg.reserved != 0 {
+    if cfg.flags & !RADIO_FLAGS != 0 || cfg.reserved != [0; 3] {
         return Err(Errno::EINVAL);
     }
     let turn_budget = turn_budget(cfg)?;
@@ -397,6 +401,10 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     }
     if cfg.max_txqs != 0 {
         config.sched.max_txqs = cfg.max_txqs;
+    }
+    if cfg.max_tx_ring != 0 {
+        // Above 3: refused by the adapter (-EINVAL).
+        config.max_tx_ring = cfg.max_tx_ring;
     }
     try_box_with(move || new_out_of_line(hal, config)).map_err(|_| Errno::ENOMEM)?.map_err(adapter_err)
 }
@@ -839,7 +847,8 @@ pub unsafe extern "C" fn airtime_tx_complete(
             // only read during this call.
             unsafe { core::slice::from_raw_parts(status, n) }
         };
-        if entries.iter().any(|e| e.reserved != 0 || e.to_completion().is_none()) {
+        let rings = radio.config().max_tx_ring;
+        if entries.iter().any(|e| e.reserved != 0 || e.ring >= rings || e.to_completion().is_none()) {
             return Err(Errno::EINVAL);
         }
         // Read in place, nothing kept in the radio: calls for different completion rings

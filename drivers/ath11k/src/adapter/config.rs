@@ -27,8 +27,12 @@ pub struct Config {
     /// the series): the firmware picks the transmitter, so per-station AQL limits scale
     /// by weight/256.
     pub tx_no_pushback: bool,
+    /// ath11k's `hw_params.max_tx_ring`: the TCL data rings the hardware has, 1 to 3
+    /// (3 on IPQ8074, IPQ6018 and QCN9074; 1 on QCA6390 and WCN6855). A frame goes to
+    /// ring `cpu % max_tx_ring`, and only those rings are read and flushed.
+    pub max_tx_ring: u8,
     /// ath11k's `tcl_ring_retry`: when the CPU's ring has no room, try the next ones.
-    /// Off by default, so a frame goes to ring `cpu % 3` exactly.
+    /// Off by default, so a frame goes to ring `cpu % max_tx_ring` exactly.
     pub tcl_ring_retry: bool,
     /// Not in the series: a completion pass that reaped anything also starts rounds on
     /// ACs whose last round ended on a full ring, since the rings are shared by all
@@ -100,6 +104,7 @@ impl Default for Config {
             rounds_on_completion: true,
             rx_airtime: true,
             tx_no_pushback: true,
+            max_tx_ring: crate::hal::DP_TCL_NUM_RING_MAX as u8,
             tcl_ring_retry: false,
             resume_blocked_acs: true,
             turn_budget: TurnBudget::UNLIMITED,

@@ -38,6 +38,9 @@ where
     // must stay out of callers' frames (the kernel module checks for 2 KiB frames).
     #[inline(never)]
     pub fn new(hal: H, config: Config) -> Result<Self, Ath11kError> {
+        if config.max_tx_ring == 0 || usize::from(config.max_tx_ring) > crate::hal::DP_TCL_NUM_RING_MAX {
+            return Err(Ath11kError::TxRings(config.max_tx_ring));
+        }
         let mut sched_config = config.sched;
         sched_config.tx_no_pushback = config.tx_no_pushback;
         let stations =
@@ -313,6 +316,11 @@ where
         self.stations.multicast_rate()
     }
 
+    /// The TCL rings the hardware has ([`Config::max_tx_ring`]).
+    pub fn tx_rings(&self) -> impl Iterator<Item = RingId> + use<H, T> {
+        RingId::ALL.into_iter().take(usize::from(self.config.max_tx_ring))
+    }
+
     /// Turns the AQL checks on or off (`aql_enable`).
     pub fn set_aql_enabled(&self, on: bool) {
         self.scheduler().set_aql_enabled(on);
@@ -322,7 +330,7 @@ where
     /// snapshot of atomics: exact at rest, a moment's view while both contexts run.
     pub fn dp_stats(&self) -> DpStats {
         let mut s = self.counters.snapshot();
-        for ring in RingId::ALL {
+        for ring in self.tx_rings() {
             if let Some(p) = s.pending_msdus.get_mut(ring.index()) {
                 *p = self.hal.msdu_outstanding(ring);
             }
@@ -339,7 +347,7 @@ where
 
     /// Outstanding MSDUs over all rings: frames in the hardware.
     pub fn outstanding_msdus(&self) -> u32 {
-        RingId::ALL.iter().fold(0u32, |n, r| n.saturating_add(self.hal.msdu_outstanding(*r)))
+        self.tx_rings().fold(0u32, |n, r| n.saturating_add(self.hal.msdu_outstanding(r)))
     }
 
     /// Frames waiting in the txqs' retry slots (refused by the ring, kept uncharged
@@ -395,7 +403,7 @@ where
     /// hardware will complete nothing more (teardown, firmware restart).
     pub fn flush_outstanding(&self) -> u32 {
         let mut n = 0u32;
-        for ring in RingId::ALL {
+        for ring in self.tx_rings() {
             while let Some((_, msdu)) = self.hal.msdu_take_any(ring) {
                 let (frame, charge, _) = msdu.into_parts();
                 self.finish_unsent(frame, charge, TxStatus::Removed);

@@ -21,6 +21,8 @@ pub enum Ath11kError {
     TxqInUse,
     /// Memory for the tables could not be reserved at creation.
     OutOfMemory,
+    /// [`Config::max_tx_ring`](crate::Config::max_tx_ring) is not 1 to 3.
+    TxRings(u8),
 }
 
 impl Ath11kError {
@@ -42,6 +44,7 @@ impl Ath11kError {
             Ath11kError::UnknownStation | Ath11kError::UnknownTxq | Ath11kError::UnknownPeer(_) => ENOENT,
             Ath11kError::PeerInUse(_) | Ath11kError::TxqInUse => EEXIST,
             Ath11kError::OutOfMemory => ENOMEM,
+            Ath11kError::TxRings(_) => EINVAL,
         };
         // Small positive constants: the negation cannot wrap.
         errno.wrapping_neg()
@@ -58,6 +61,7 @@ impl fmt::Display for Ath11kError {
             Ath11kError::PeerInUse(p) => write!(f, "peer id {p} is in use"),
             Ath11kError::TxqInUse => f.write_str("the station has a txq on this TID"),
             Ath11kError::OutOfMemory => f.write_str("out of memory"),
+            Ath11kError::TxRings(n) => write!(f, "{n} TX rings: ath11k hardware has 1 to 3"),
         }
     }
 }

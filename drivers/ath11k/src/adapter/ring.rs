@@ -19,6 +19,8 @@ pub(crate) struct TclRingView<'a, H> {
     pub(crate) held: &'a HeldGauge,
     /// The sending CPU's ring.
     pub(crate) ring: RingId,
+    /// The rings the hardware has (`max_tx_ring`).
+    pub(crate) rings: u8,
     /// Try the other rings when it has no room (`tcl_ring_retry`).
     pub(crate) retry: bool,
     pub(crate) ac: Ac,
@@ -39,12 +41,12 @@ impl<'a, H: Hal> TclRingView<'a, H> {
     /// following rings with room.
     fn pick(&self) -> Option<RingId> {
         let mut ring = self.ring;
-        let tries = if self.retry { RingId::ALL.len() } else { 1 };
+        let tries = if self.retry { self.rings } else { 1 };
         for _ in 0..tries {
             if ring_has_room(self.hal, ring) {
                 return Some(ring);
             }
-            ring = ring.next();
+            ring = ring.next_of(self.rings);
         }
         None
     }

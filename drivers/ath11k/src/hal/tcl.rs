@@ -19,6 +19,27 @@ impl RingId {
         RingId((cpu % RINGS) as u8)
     }
 
+    /// The ring a frame sent from `cpu` uses on hardware with `rings` TCL data rings
+    /// (ath11k's `hw_params.max_tx_ring`, 1 to 3): `cpu % rings`, as `ath11k_dp_tx`'s
+    /// ring selector does. `rings` out of range counts as 3.
+    #[inline]
+    pub const fn for_cpu_of(cpu: u32, rings: u8) -> RingId {
+        let rings =
+            if rings == 0 || rings as usize > DP_TCL_NUM_RING_MAX { DP_TCL_NUM_RING_MAX as u32 } else { rings as u32 };
+        // `rings` is 1 to 3: the remainder exists and fits.
+        RingId(match cpu.checked_rem(rings) {
+            Some(r) => r as u8,
+            None => 0,
+        })
+    }
+
+    /// The next of `rings` rings, wrapping (`tcl_ring_retry` on hardware with fewer
+    /// than three).
+    #[inline]
+    pub const fn next_of(self, rings: u8) -> RingId {
+        RingId::for_cpu_of((self.0 as u32).wrapping_add(1), rings)
+    }
+
     /// Ring `n`, if `n` names one.
     #[inline]
     pub const fn new(n: u8) -> Option<RingId> {
