@@ -498,6 +498,19 @@ out:
 
 #define T_GATE_ROUNDS	2	/* t_gated_rounds()'s rounds per call */
 
+/* Station @peer with its TID-0 txq (hw->txq[0]) holding frames @first to @first + 3. */
+static int t_station_with_four(struct t_hw *hw, struct airtime_radio *radio, u16 peer, u32 first)
+{
+	u32 i;
+	int r = RADIO_CALL(hw, airtime_sta_add(radio, peer, 256));
+
+	if (!r)
+		r = RADIO_CALL(hw, airtime_txq_add(radio, peer, 0, &hw->txq[0]));
+	for (i = first; !r && i < first + 4; i++)
+		t_enqueue(&hw->txq[0], &hw->frames[i]);
+	return r;
+}
+
 /*
  * Gated rounds (AIRTIME_RADIO_GATED_ROUNDS), on a radio of its own: the
  * configurations refused (no round per call, too many, no rounds_deferred()
@@ -515,7 +528,7 @@ static int t_gated_rounds(char *msg, size_t len)
 	struct airtime_radio_config cfg;
 	struct airtime_radio *radio = NULL;
 	struct t_hw *hw;
-	u32 i, n;
+	u32 n;
 	int ret = 0, err = 0, r;
 
 	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
@@ -552,10 +565,8 @@ static int t_gated_rounds(char *msg, size_t len)
 	radio = airtime_radio_create(&cfg, &err);
 	CHECK(radio, "create with gated rounds: err %d", err);
 
-	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 1, 256)), "sta_add(1)");
-	CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, 1, 0, &hw->txq[0])), "txq_add(1, 0)");
-	for (i = 0; i < 4; i++)
-		t_enqueue(&hw->txq[0], &hw->frames[i]);
+	r = t_station_with_four(hw, radio, 1, 0);
+	CHECK(!r, "station 1 and its txq: %d", r);
 	r = RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 0, 1000));
 	CHECK(r == 4 && !hw->txq[0].count, "a lone wake ran its round: pushed %d, %u left", r, hw->txq[0].count);
 	r = RADIO_CALL(hw, airtime_rounds_waiting(radio));
@@ -582,10 +593,8 @@ static int t_gated_rounds(char *msg, size_t len)
 	radio = airtime_radio_create(&cfg, &err);
 	CHECK(radio, "create with one TX ring: err %d", err);
 	/* Peer 2: peer 1 was drained once already (by the destroy above). */
-	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 2, 256)), "sta_add(2)");
-	CHECK(!RADIO_CALL(hw, airtime_txq_add(radio, 2, 0, &hw->txq[0])), "txq_add(2, 0)");
-	for (i = 4; i < 8; i++)
-		t_enqueue(&hw->txq[0], &hw->frames[i]);
+	r = t_station_with_four(hw, radio, 2, 4);
+	CHECK(!r, "station 2 and its txq: %d", r);
 	n = hw->ring_count[0];
 	r = RADIO_CALL(hw, airtime_txq_wake(radio, 2, 0, 2, 1000));
 	CHECK(r == 4 && hw->ring_count[0] == n + 4, "CPU 2 with one ring: pushed %d, ring 0 took %u", r,

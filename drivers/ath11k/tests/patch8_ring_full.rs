@@ -108,16 +108,24 @@ fn a_held_frame_of_a_removed_station_is_released_and_reported_removed() {
     b.radio.check_invariants().unwrap();
 }
 
-#[test]
-fn with_tcl_ring_retry_a_full_ring_spills_into_the_next_ones() {
+/// A radio of `max_tx_ring` rings of two descriptors each, `tcl_ring_retry` on and AQL
+/// off, and a station's BE txq.
+fn small_rings_with_retry(max_tx_ring: u8) -> (Bench, airtime_sched::TxqId) {
     let mut sim = SimConfig::default();
     sim.tcl_ring_size = 2;
     let mut config = Config::default();
     config.aql = false;
     config.tcl_ring_retry = true;
+    config.max_tx_ring = max_tx_ring;
     let mut b = Bench::new(config, sim);
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
+    (b, q)
+}
+
+#[test]
+fn with_tcl_ring_retry_a_full_ring_spills_into_the_next_ones() {
+    let (mut b, q) = small_rings_with_retry(3);
     let r = b.send(q, 7, 1500, 1);
     assert_eq!((r.frames, r.end), (6, Some(RoundEnd::RingFull)));
     for ring in RingId::ALL {
@@ -129,15 +137,7 @@ fn with_tcl_ring_retry_a_full_ring_spills_into_the_next_ones() {
 /// go to ring 0, a retry has no other ring to spill into, and only ring 0 is counted.
 #[test]
 fn with_one_tx_ring_every_cpu_sends_on_ring_0() {
-    let mut sim = SimConfig::default();
-    sim.tcl_ring_size = 2;
-    let mut config = Config::default();
-    config.aql = false;
-    config.tcl_ring_retry = true;
-    config.max_tx_ring = 1;
-    let mut b = Bench::new(config, sim);
-    let s = b.station(1, 256);
-    let q = b.txq(s, 0);
+    let (mut b, q) = small_rings_with_retry(1);
     let r = b.send(q, 3, 1500, 2);
     assert_eq!((r.frames, r.end), (2, Some(RoundEnd::RingFull)), "no spill past the one ring");
     let rings: Vec<u32> = RingId::ALL.iter().map(|&ring| b.radio.hal().ring_len(ring)).collect();
