@@ -15,8 +15,7 @@ impl RingId {
     /// (`smp_processor_id()`) does on IPQ8074.
     #[inline]
     pub const fn for_cpu(cpu: u32) -> RingId {
-        const RINGS: u32 = DP_TCL_NUM_RING_MAX as u32;
-        RingId((cpu % RINGS) as u8)
+        RingId::for_cpu_of(cpu, DP_TCL_NUM_RING_MAX as u8)
     }
 
     /// The ring a frame sent from `cpu` uses on hardware with `rings` TCL data rings
