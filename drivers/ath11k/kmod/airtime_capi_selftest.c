@@ -1124,6 +1124,15 @@ out:
 #define S_RUN_MS	3000
 #define S_CHURN_MS	10			/* a station leaves or joins this often */
 #define S_FAULT_RUN_MS	1000
+/*
+ * A run is extended by S_EXTRA_MS at a time, up to S_EXTRA_MAX times, until
+ * the events it must see (a removal that waited, a deferral) have happened:
+ * a host starving the guest's vCPUs makes them rarer, never impossible.
+ */
+#define S_EXTRA_MS	500
+#define S_EXTRA_MAX	6
+/* How long a removal and a dequeue wait for each other (see s_churn()). */
+#define S_MEET_NS	(5 * NSEC_PER_MSEC)
 #define S_DRAIN_STEPS	20000
 #define S_LOSE_AT	100			/* the completion lost with LOSE_COMPLETION */
 /* The AIRTIME_STRESS_* flags that are faults (the run must fail). */
@@ -1228,7 +1237,8 @@ struct s_hw {
 	atomic_t bad;				/* callbacks on frames in the wrong state */
 	atomic_t freed_use;			/* callbacks on a txq mac80211 freed */
 	atomic_t sta_txqs[S_STATIONS];		/* txqs added, not yet released */
-	u32 remove_waits;			/* removals that waited for a release */
+	u32 remove_waits;			/* removals that waited for a release (wake thread) */
+	u32 remove_met;				/* removals that met a dequeue (wake thread) */
 	/*
 	 * To make removals meet a serving CPU: 1 while a station's
 	 * airtime_sta_remove() runs, during which a dequeue from its txqs
@@ -1469,15 +1479,20 @@ static void *s_txq_dequeue(void *ctx, void *txq, u32 *len)
 	struct s_hw *s = ctx;
 	struct s_txq *q = txq;
 	struct s_frame *f = NULL;
-	u32 sta = (q - s->txq) / S_TIDS, spins;
+	u32 sta = (q - s->txq) / S_TIDS;
+	u64 until;
 
 	if (!atomic_read(&q->live))
 		atomic_inc(&s->freed_use);
 	if (q >= s->txq && q < s->txq + S_MCAST) {
-		/* Still serving the txq when its station's removal returns. */
+		/*
+		 * Still serving the txq when its station's removal returns. Time-
+		 * bounded, not counted: under emulation udelay() drifts, and the
+		 * other vCPU may be descheduled by the host for milliseconds.
+		 */
 		atomic_inc(&s->dequeuing[sta]);
-		for (spins = 0; atomic_read(&s->removing[sta]) && spins < 200; spins++)
-			udelay(1);
+		for (until = ktime_get_ns() + 2 * S_MEET_NS; atomic_read(&s->removing[sta]) && ktime_get_ns() < until;)
+			cpu_relax();
 		atomic_dec(&s->dequeuing[sta]);
 	}
 	spin_lock_bh(&q->lock);
@@ -1626,29 +1641,42 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 {
 	u16 peer = sta + 1;
 	u32 t;
+	u64 until;
 	int r;
 
 	s->churns++;
 	if (s->present[sta]) {
 		/*
 		 * Backlog its txqs past what the rings take, so that the completion
-		 * CPU serves them, and give it up to 500 us to be dequeuing from one.
+		 * CPU serves them, and give it up to S_MEET_NS to be dequeuing from
+		 * one (never on one CPU: the other kthread cannot run meanwhile).
+		 * The wakes push into the completion CPU's ring: in the wake CPU's
+		 * own, nothing would complete while this thread waits, and the
+		 * station's AQL limit would keep the other CPU off its txqs.
 		 */
 		for (t = 0; t < S_TIDS * 16; t++)
 			if (!s_enqueue(s, &s->txq[sta * S_TIDS + t % S_TIDS], 1500))
 				break;
 		for (t = 0; t < S_TIDS; t++)
-			RADIO_CALL(s, airtime_txq_wake(s->radio, peer, s_tids[t], raw_smp_processor_id(), s_now()));
+			RADIO_CALL(s, airtime_txq_wake(s->radio, peer, s_tids[t], s->cpu[S_NAPI_CTX] + AIRTIME_TCL_RINGS,
+						       s_now()));
 		atomic_set(&s->removing[sta], 1);
-		for (t = 0; !atomic_read(&s->dequeuing[sta]) && t < 500; t++)
-			udelay(1);
+		until = ktime_get_ns() + S_MEET_NS;
+		while (s->cpu[S_WAKE_CTX] != s->cpu[S_NAPI_CTX] && !atomic_read(&s->dequeuing[sta]) &&
+		       ktime_get_ns() < until)
+			cpu_relax();
+		if (atomic_read(&s->dequeuing[sta]))
+			s->remove_met++;
 		r = RADIO_CALL(s, airtime_sta_remove(s->radio, peer));
-		atomic_set(&s->removing[sta], 0);
 		if (r < 0 || r > S_TIDS)
 			s_fail(s, "sta_remove(%u): %d", peer, r);
 		else if (!r && atomic_read(&s->sta_txqs[sta]))
 			s_fail(s, "sta_remove(%u) said every txq was released, %d were not", peer,
 			       atomic_read(&s->sta_txqs[sta]));
+		/* Counted before the dequeue it met may go on and end its turn. */
+		if (atomic_read(&s->sta_txqs[sta]))
+			WRITE_ONCE(s->remove_waits, s->remove_waits + 1);
+		atomic_set(&s->removing[sta], 0);
 		s->present[sta] = false;
 		s->removed_txqs += S_TIDS;
 		s->departures++;
@@ -1656,8 +1684,6 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 		 * sta_state(NOTEXIST) waits for the txqs still served elsewhere,
 		 * reaping, before mac80211 purges and frees them.
 		 */
-		if (atomic_read(&s->sta_txqs[sta]))
-			s->remove_waits++;
 		for (t = 0; atomic_read_acquire(&s->sta_txqs[sta]) && !atomic_read(&s->failed); t++) {
 			RADIO_CALL(s, airtime_radio_reap(s->radio));
 			usleep_range(10, 20);
@@ -2004,7 +2030,9 @@ static u64 s_sum(const u64 *v, u32 n)
  * a HAL locked as ath11k's is: a spinlock per TCL ring (tcl_ring->lock) and
  * per ring's MSDU table (tx_idr_lock), never two at once, and no lock over
  * the radio; the frame pool and each txq have their own. Two kthreads, bound
- * to the first two online CPUs, drive it for S_RUN_MS: the wake context
+ * to the first two online CPUs, drive it for S_RUN_MS (longer, up to
+ * S_EXTRA_MAX * S_EXTRA_MS more, until a removal has waited for the other
+ * CPU and, gated, a round was deferred): the wake context
  * enqueues frames and wakes their txqs, and makes stations leave (their txqs
  * purged) and join again; the completion context plays the firmware and the
  * NAPI poll (batches under a budget) for every ring but the wake CPU's, changes
@@ -2118,6 +2146,14 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		CHECK(0, "kthread_create(napi): %d", r);
 	}
 	msleep(run_ms);
+	/* On two CPUs, until a removal waited and (gated) a round was deferred. */
+	for (t = 0; cpu0 != cpu1 && !(flags & S_FAULTS) && t < S_EXTRA_MAX; t++) {
+		if (READ_ONCE(s->remove_waits) &&
+		    (!(flags & AIRTIME_STRESS_GATED_ROUNDS) || atomic_read(&s->deferred_calls)))
+			break;
+		msleep(S_EXTRA_MS);
+		run_ms += S_EXTRA_MS;
+	}
 	kthread_stop(tw);
 	tw = NULL;
 	kthread_stop(tc);
@@ -2240,9 +2276,9 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		goto out;
 	}
 	snprintf(msg, len,
-		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u+%u polls, %u checks, %u churns (%u waited), %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
-		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->wake_polls, s->checks, s->churns, s->remove_waits,
-		 s->weights, c.held_for_retry,
+		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u+%u polls, %u checks, %u churns (%u met a dequeue, %u waited), %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
+		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->wake_polls, s->checks, s->churns, s->remove_met,
+		 s->remove_waits, s->weights, c.held_for_retry,
 		 purged, drain_steps, shared_ring, pushed[S_WAKE_CTX], pushed[S_NAPI_CTX], atomic_read(&s->ring_contended),
 		 atomic_read(&s->push_contended), atomic_read(&s->idr_contended));
 out:

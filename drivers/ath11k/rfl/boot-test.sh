@@ -132,10 +132,15 @@ done
 
 status=0
 ((qemu_rc == 0)) || { kmod_log "FAIL: qemu exited with $qemu_rc"; status=1; }
-check_serial "$serial" || status=1
+verdict=$(check_serial "$serial") || status=1
+[[ -z $verdict ]] || printf '%s\n' "$verdict"
 ((parser_broken == 0)) || status=1
 if ((status != 0)); then
 	tail -n 40 "$serial" >&2
+	# Again, last: a CI log often keeps only its tail.
+	kmod_log "what failed:"
+	grep '^BOOT-CHECK FAIL' "$serial" >&2 || true
+	[[ -z $verdict ]] || printf '%s\n' "$verdict" | cut -c1-400 >&2
 	printf 'RFL BOOT TEST: FAIL (%s s)\n' "$(kmod_elapsed "$started")"
 	exit 1
 fi
