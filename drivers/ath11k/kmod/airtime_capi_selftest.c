@@ -638,6 +638,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 	char *text;
 	u64 now = 1000;
 	u32 i, n, done, next_status = 0, calls = 0, max_pass = 0, peak = 0, pushed = 0, charge = 0, turn_rounds;
+	long sleeping;
 	int ret = 0, err = 0, r;
 
 	if (!msg || !len)
@@ -659,9 +660,24 @@ int airtime_capi_selftest(char *msg, size_t len)
 	t_config(hw, &cfg);
 	cfg.flags = 1U << 7;
 	CHECK(!airtime_radio_create(&cfg, &err) && err == -EINVAL, "create with flag 0x80: err %d", err);
+	/*
+	 * A create that cannot sleep (BHs off: a caller breaking the contract)
+	 * still allocates atomically, never with GFP_KERNEL.
+	 */
 	t_config(hw, &cfg);
+	sleeping = airtime_alloc_sleeping_count();
+	local_bh_disable();
+	radio = airtime_radio_create(&cfg, &err);
+	local_bh_enable();
+	CHECK(radio, "create with BHs off: err %d", err);
+	CHECK(airtime_alloc_sleeping_count() == sleeping, "create with BHs off: %ld allocations with GFP_KERNEL",
+	      airtime_alloc_sleeping_count() - sleeping);
+	CHECK(airtime_radio_destroy(radio) == 0, "destroy of the atomic create");
+	/* The create a driver makes, in process context, takes its tables with GFP_KERNEL. */
 	radio = airtime_radio_create(&cfg, &err);
 	CHECK(radio, "create: err %d", err);
+	sleeping = airtime_alloc_sleeping_count() - sleeping;
+	CHECK(sleeping > 0, "create allocated nothing with GFP_KERNEL");
 
 	/* Stations, txqs, weights, limits. */
 	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 1, 256)), "sta_add(1)");

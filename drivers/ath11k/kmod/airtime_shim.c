@@ -26,14 +26,17 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "airtime_ath11k.h"
 
 /*
- * Every Rust allocation: atomic because the adapter's data path runs in
- * softirq (NAPI) context; no warning because the Rust side reports failures.
+ * Rust allocations: atomic because the adapter's data path runs in softirq
+ * (NAPI) context, except in airtime_radio_create() (airtime_gfp()); no
+ * warning because the Rust side reports failures.
  */
 #define AIRTIME_GFP (GFP_ATOMIC | __GFP_NOWARN)
 
@@ -74,19 +77,60 @@ module_param(scenario, charp, 0444);
 MODULE_PARM_DESC(scenario,
 		 "self-test to run at load: \"all\" (default; skips explicit-only scenarios), a scenario name, or its index");
 
+/*
+ * The task inside airtime_radio_create() (process context, may sleep), whose
+ * allocations may then sleep; NULL when none is. One task at a time: a second
+ * create running at once allocates atomically.
+ */
+static struct task_struct *airtime_alloc_sleeper;
+/* Allocations that were allowed to sleep, for the self-test. */
+static atomic_long_t airtime_sleeping_allocs = ATOMIC_LONG_INIT(0);
+
+bool airtime_alloc_may_sleep_begin(void)
+{
+	return !cmpxchg(&airtime_alloc_sleeper, NULL, current);
+}
+
+void airtime_alloc_may_sleep_end(void)
+{
+	WRITE_ONCE(airtime_alloc_sleeper, NULL);
+}
+
+long airtime_alloc_sleeping_count(void)
+{
+	return atomic_long_read(&airtime_sleeping_allocs);
+}
+
+/*
+ * GFP_KERNEL for the creating task itself, as long as nothing made it atomic
+ * (a softirq that interrupts it is not the task, though current says so);
+ * GFP_ATOMIC for everything else: the data path runs in softirq context.
+ */
+static gfp_t airtime_gfp(void)
+{
+	if (!in_task() || READ_ONCE(airtime_alloc_sleeper) != current)
+		return AIRTIME_GFP;
+#ifdef CONFIG_PREEMPT_COUNT
+	if (!preemptible())
+		return AIRTIME_GFP;
+#endif
+	atomic_long_inc(&airtime_sleeping_allocs);
+	return GFP_KERNEL | __GFP_NOWARN;
+}
+
 void *airtime_kmalloc(size_t size)
 {
-	return kmalloc(size, AIRTIME_GFP);
+	return kmalloc(size, airtime_gfp());
 }
 
 void *airtime_kzalloc(size_t size)
 {
-	return kzalloc(size, AIRTIME_GFP);
+	return kzalloc(size, airtime_gfp());
 }
 
 void *airtime_krealloc(void *ptr, size_t size)
 {
-	return krealloc(ptr, size, AIRTIME_GFP);
+	return krealloc(ptr, size, airtime_gfp());
 }
 
 void airtime_kfree(void *ptr)

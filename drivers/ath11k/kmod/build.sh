@@ -49,6 +49,7 @@ EXPORTS=(
 # Functions the shim provides to the Rust object (include/airtime_ath11k.h).
 SHIM_SYMBOLS=(
 	airtime_kmalloc airtime_kzalloc airtime_krealloc airtime_kfree airtime_rust_panic
+	airtime_alloc_may_sleep_begin airtime_alloc_may_sleep_end
 	airtime_capi_selftest airtime_capi_mcast airtime_capi_smp_stress
 )
 # The C sources of the module (Kbuild).

@@ -546,10 +546,12 @@ struct airtime_radio_counters {
  * @cfg: configuration and HAL callbacks
  * @err: set to the error when NULL is returned; may be NULL
  *
- * The only call that allocates its tables (GFP_ATOMIC); call it when the
+ * The only call that allocates its tables (GFP_KERNEL, so it may sleep in
+ * reclaim; GFP_ATOMIC if another create runs at once); call it when the
  * radio is registered (ath11k_mac_register()).
  *
- * Context: Process context, may hold the wiphy lock or ar->conf_mutex.
+ * Context: Process context, may sleep; may hold the wiphy lock or
+ * ar->conf_mutex, no spinlock.
  * Return: the radio, or NULL with *@err = -EINVAL (unknown flag, missing
  * callback, bad sizes, AIRTIME_RADIO_TURN_BUDGET with neither turn bound set,
  * or a turn bound set without it, AIRTIME_RADIO_GATED_ROUNDS with gate_rounds
@@ -1101,7 +1103,10 @@ int airtime_debugfs_dp_stats(struct airtime_radio *radio, char *buf, size_t len)
  *
  * Uses GFP_ATOMIC | __GFP_NOWARN: the adapter's data path runs in softirq
  * (NAPI) context and must not sleep, and allocation failures are reported by
- * the Rust side.
+ * the Rust side. Between airtime_alloc_may_sleep_begin() and _end(), the task
+ * that began (and only it, in task context, preemptible) allocates with
+ * GFP_KERNEL | __GFP_NOWARN: airtime_radio_create() does, so that its tables
+ * can be found by reclaim and compaction rather than the atomic reserves.
  *
  * Context: Any context except hard IRQ and NMI.
  * Return: the object, aligned to AIRTIME_KMALLOC_MIN_ALIGN and, for a
@@ -1132,6 +1137,37 @@ void *airtime_kzalloc(size_t size);
  * @ptr is left allocated and unchanged.
  */
 void *airtime_krealloc(void *ptr, size_t size);
+
+/**
+ * airtime_alloc_may_sleep_begin() - let this task's allocations sleep
+ *
+ * Until airtime_alloc_may_sleep_end(), airtime_kmalloc() and its siblings
+ * called by this task in task context, with preemption enabled, use
+ * GFP_KERNEL. One task at a time.
+ *
+ * Context: Process context, may sleep.
+ * Return: true if this task may now sleep in its allocations (call _end()),
+ * false if another task holds the mode (this one's stay atomic).
+ */
+bool airtime_alloc_may_sleep_begin(void);
+
+/**
+ * airtime_alloc_may_sleep_end() - end what airtime_alloc_may_sleep_begin()
+ *	returning true began
+ *
+ * Context: The task that began.
+ */
+void airtime_alloc_may_sleep_end(void);
+
+/**
+ * airtime_alloc_sleeping_count() - allocations made with GFP_KERNEL so far
+ *
+ * For the self-test, which checks that a create's allocations were.
+ *
+ * Context: Any context.
+ * Return: the count since the module was loaded.
+ */
+long airtime_alloc_sleeping_count(void);
 
 /**
  * airtime_kfree() - kfree() for the Rust global allocator

@@ -326,6 +326,9 @@ fn limits(low_us: u32, high_us: u32) -> Result<AqlLimits, Errno> {
 /// write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_radio_create(cfg: *const RadioConfig, err: *mut i32) -> *mut CRadio {
+    // Process context, may sleep (the header's contract): the tables come
+    // from GFP_KERNEL, not the atomic reserves.
+    let _may_sleep = crate::kalloc::MaySleep::begin();
     // SAFETY: the caller guarantees `cfg` is null or readable.
     let result = unsafe { cfg.as_ref() }.ok_or(Errno::EFAULT).and_then(|cfg| {
         // SAFETY: the caller guarantees `cfg->ops` is null or readable.

@@ -10,21 +10,31 @@
 use core::ffi::{c_char, c_void};
 
 unsafe extern "C" {
-    /// `kmalloc(size, GFP_ATOMIC | __GFP_NOWARN)`.
+    /// `kmalloc(size, GFP_ATOMIC | __GFP_NOWARN)`, or `GFP_KERNEL` for the
+    /// task between [`airtime_alloc_may_sleep_begin`] and its end.
     ///
     /// Returns null on failure. The result is aligned to
     /// [`KMALLOC_MIN_ALIGN`](crate::kalloc::KMALLOC_MIN_ALIGN), and to `size`
     /// when `size` is a power of two.
     pub fn airtime_kmalloc(size: usize) -> *mut c_void;
 
-    /// `kzalloc(size, GFP_ATOMIC | __GFP_NOWARN)`: like [`airtime_kmalloc`],
+    /// `kzalloc()` with [`airtime_kmalloc`]'s flags: like it,
     /// zero-filled.
     pub fn airtime_kzalloc(size: usize) -> *mut c_void;
 
-    /// `krealloc(ptr, size, GFP_ATOMIC | __GFP_NOWARN)`.
+    /// `krealloc(ptr, size, ...)` with [`airtime_kmalloc`]'s flags.
     ///
     /// On failure returns null and leaves `ptr` allocated and unchanged.
     pub fn airtime_krealloc(ptr: *mut c_void, size: usize) -> *mut c_void;
+
+    /// Until [`airtime_alloc_may_sleep_end`], this task's allocations (in task
+    /// context, preemptible) use `GFP_KERNEL`: true, or false when another
+    /// task holds the mode. Process context, may sleep.
+    pub fn airtime_alloc_may_sleep_begin() -> bool;
+
+    /// Ends what [`airtime_alloc_may_sleep_begin`] returning true began; by
+    /// the task that began.
+    pub fn airtime_alloc_may_sleep_end();
 
     /// `kfree(ptr)`; `ptr` may be null.
     pub fn airtime_kfree(ptr: *mut c_void);

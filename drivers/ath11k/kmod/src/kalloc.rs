@@ -4,14 +4,20 @@
 //!
 //! # GFP flags
 //!
-//! `GlobalAlloc` has no per-call flags, so one choice covers every Rust
-//! allocation: the shim uses `GFP_ATOMIC | __GFP_NOWARN`.
+//! `GlobalAlloc` has no per-call flags, so the shim picks them per task: the
+//! task inside a [`MaySleep`] scope (`airtime_radio_create()`, which allocates
+//! every table of a radio) gets `GFP_KERNEL | __GFP_NOWARN`, every other
+//! allocation `GFP_ATOMIC | __GFP_NOWARN`.
 //!
 //! - `GFP_ATOMIC` because the adapter's data path (tx completion, PPDU
 //!   statistics, rx status) runs in softirq (NAPI) context, where sleeping is
-//!   forbidden; `GFP_KERNEL` could sleep there. The cost is that control-path
-//!   allocations, which could sleep, draw on the atomic reserves too; the core
-//!   is expected to allocate on the control path (station add) only.
+//!   forbidden; `GFP_KERNEL` could sleep there. The shim also keeps it for a
+//!   softirq that interrupts the creating task, and for that task while it
+//!   cannot sleep (preemption off).
+//! - `GFP_KERNEL` at create, because a radio's tables take contiguous pages
+//!   (kilobytes to a few megabytes): reclaim and compaction find them where
+//!   the atomic reserves would fail. `kmalloc`, not `kvmalloc`: a `vmalloc`
+//!   block could not be freed with a spinlock held, as a table's drop may be.
 //! - `__GFP_NOWARN` because a failed allocation is reported on the Rust side:
 //!   fallible APIs (`Vec::try_reserve`) return an error the caller handles,
 //!   and an infallible one that fails panics, which becomes a `BUG()` with the
@@ -71,6 +77,39 @@ pub fn kmalloc_size(layout: Layout) -> Option<usize> {
         size.max(align).checked_next_power_of_two()
     } else {
         None
+    }
+}
+
+/// While it lives, the current task's allocations may sleep (`GFP_KERNEL`).
+///
+/// Begin it only where the task may sleep: process context, no spinlock, no
+/// RCU read-side section (`airtime_radio_create()`'s contract). Only one task
+/// holds the mode at a time; another scope begun meanwhile allocates
+/// atomically, as without it.
+#[must_use = "the mode ends when the scope is dropped"]
+pub struct MaySleep(bool);
+
+impl MaySleep {
+    /// Begins the mode for the current task (see the type's docs).
+    pub fn begin() -> Self {
+        // SAFETY: no preconditions on the C side; the caller's context is the
+        // contract the type documents.
+        MaySleep(unsafe { ffi::airtime_alloc_may_sleep_begin() })
+    }
+
+    /// Whether this scope holds the mode (false: another task does).
+    #[must_use]
+    pub fn holds(&self) -> bool {
+        self.0
+    }
+}
+
+impl Drop for MaySleep {
+    fn drop(&mut self) {
+        if self.0 {
+            // SAFETY: this task began the mode (begin returned true) and ends it once.
+            unsafe { ffi::airtime_alloc_may_sleep_end() }
+        }
     }
 }
 

@@ -21,7 +21,8 @@
 //! - [`selftest`]: the table of named self-test scenarios the module runs at
 //!   load. Each scenario returns pass or fail with a message.
 //! - [`kalloc`]: the `#[global_allocator]`, Rust's heap over the shim's
-//!   `kmalloc`/`krealloc`/`kfree` wrappers (`GFP_ATOMIC`, see there why).
+//!   `kmalloc`/`krealloc`/`kfree` wrappers (`GFP_ATOMIC`, `GFP_KERNEL` at
+//!   create: see there why).
 //! - `panic`: the `#[panic_handler]`, which formats the panic message and
 //!   hands it to the shim, which prints it and calls `BUG()`.
 //! - [`ffi`]: the functions the C shim provides to Rust.
