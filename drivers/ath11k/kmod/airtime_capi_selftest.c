@@ -672,12 +672,17 @@ int airtime_capi_selftest(char *msg, size_t len)
 	CHECK(radio, "create with BHs off: err %d", err);
 	CHECK(airtime_alloc_sleeping_count() == sleeping, "create with BHs off: %ld allocations with GFP_KERNEL",
 	      airtime_alloc_sleeping_count() - sleeping);
-	CHECK(airtime_radio_destroy(radio) == 0, "destroy of the atomic create");
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 0, "destroy of the atomic create: %d", r);
 	/* The create a driver makes, in process context, takes its tables with GFP_KERNEL. */
 	radio = airtime_radio_create(&cfg, &err);
 	CHECK(radio, "create: err %d", err);
 	sleeping = airtime_alloc_sleeping_count() - sleeping;
 	CHECK(sleeping > 0, "create allocated nothing with GFP_KERNEL");
+	/* And the mode ended with it: this task can begin it again. */
+	CHECK(airtime_alloc_may_sleep_begin(), "the create's sleeping allocations outlived it");
+	airtime_alloc_may_sleep_end();
 
 	/* Stations, txqs, weights, limits. */
 	CHECK(!RADIO_CALL(hw, airtime_sta_add(radio, 1, 256)), "sta_add(1)");
@@ -1266,7 +1271,7 @@ struct s_hw {
 	atomic_t drained;			/* sta_drained() calls */
 	u32 removed_txqs, departures;		/* wake thread (main's after stop) */
 	u32 wakes, churns, add_refused;		/* wake thread */
-	u32 polls, weights, checks;		/* completion thread */
+	u32 polls, weights;			/* completion thread */
 	u32 wake_polls, wake_steps;		/* wake thread: its NAPI passes */
 	atomic_t deferred_acs;			/* ACs rounds_deferred() announced, not yet run */
 	atomic_t deferred_calls;		/* rounds_deferred() calls */
@@ -1504,11 +1509,16 @@ static void *s_txq_dequeue(void *ctx, void *txq, u32 *len)
 		/*
 		 * Still serving the txq when its station's removal returns. Time-
 		 * bounded, not counted: under emulation udelay() drifts, and the
-		 * other vCPU may be descheduled by the host for milliseconds.
+		 * other vCPU may be descheduled by the host for milliseconds. The
+		 * full barrier pairs with s_churn()'s: of the two stores (dequeuing
+		 * here, removing there), each side's later load sees the other's.
 		 */
 		atomic_inc(&s->dequeuing[sta]);
-		for (until = ktime_get_ns() + 2 * S_MEET_NS; atomic_read(&s->removing[sta]) && ktime_get_ns() < until;)
-			cpu_relax();
+		smp_mb__after_atomic();
+		if (atomic_read(&s->removing[sta]) && s->cpu[S_WAKE_CTX] != s->cpu[S_NAPI_CTX])
+			for (until = ktime_get_ns() + 2 * S_MEET_NS;
+			     atomic_read(&s->removing[sta]) && ktime_get_ns() < until;)
+				cpu_relax();
 		atomic_dec(&s->dequeuing[sta]);
 	}
 	spin_lock_bh(&q->lock);
@@ -1677,6 +1687,7 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 			RADIO_CALL(s, airtime_txq_wake(s->radio, peer, s_tids[t], s->cpu[S_NAPI_CTX] + AIRTIME_TCL_RINGS,
 						       s_now()));
 		atomic_set(&s->removing[sta], 1);
+		smp_mb__after_atomic();		/* pairs with s_txq_dequeue()'s */
 		until = ktime_get_ns() + S_MEET_NS;
 		while (s->cpu[S_WAKE_CTX] != s->cpu[S_NAPI_CTX] && !atomic_read(&s->dequeuing[sta]) &&
 		       ktime_get_ns() < until)
@@ -1689,8 +1700,8 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 		else if (!r && atomic_read(&s->sta_txqs[sta]))
 			s_fail(s, "sta_remove(%u) said every txq was released, %d were not", peer,
 			       atomic_read(&s->sta_txqs[sta]));
-		/* Counted before the dequeue it met may go on and end its turn. */
-		if (atomic_read(&s->sta_txqs[sta]))
+		/* A txq not handed back: the wait below is the driver's. */
+		if (r > 0)
 			WRITE_ONCE(s->remove_waits, s->remove_waits + 1);
 		atomic_set(&s->removing[sta], 0);
 		s->present[sta] = false;
@@ -1843,7 +1854,6 @@ static void s_check(struct s_hw *s, const char *when)
 	u32 sum = 0, ac;
 	int r;
 
-	s->checks++;
 	r = RADIO_CALL(s, airtime_radio_check(s->radio));
 	if (r)
 		s_fail(s, "%s: invariants: %d", when, r);
@@ -2163,7 +2173,7 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	}
 	msleep(run_ms);
 	/* On two CPUs, until a removal waited and (gated) a round was deferred. */
-	for (t = 0; cpu0 != cpu1 && !(flags & S_FAULTS) && t < S_EXTRA_MAX; t++) {
+	for (t = 0; cpu0 != cpu1 && !(flags & S_FAULTS) && !atomic_read(&s->failed) && t < S_EXTRA_MAX; t++) {
 		if (READ_ONCE(s->remove_waits) &&
 		    (!(flags & AIRTIME_STRESS_GATED_ROUNDS) || atomic_read(&s->deferred_calls)))
 			break;
@@ -2292,8 +2302,8 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		goto out;
 	}
 	snprintf(msg, len,
-		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u+%u polls, %u checks, %u churns (%u met a dequeue, %u waited), %u weights, %llu held, %llu purged, drain %u steps; ring %u shared (%u/%u pushes), contended: ring %d (push/push %d), idr %d",
-		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->wake_polls, s->checks, s->churns, s->remove_met,
+		 "kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u+%u polls, %u churns (%u met, %u waited), %u weights, %llu held, %llu purged, drain %u; ring %u shared (%u/%u), contended: ring %d (push/push %d), idr %d",
+		 cpu0, cpu1, run_ms, c.enqueued, s->wakes, s->polls, s->wake_polls, s->churns, s->remove_met,
 		 s->remove_waits, s->weights, c.held_for_retry,
 		 purged, drain_steps, shared_ring, pushed[S_WAKE_CTX], pushed[S_NAPI_CTX], atomic_read(&s->ring_contended),
 		 atomic_read(&s->push_contended), atomic_read(&s->idr_contended));

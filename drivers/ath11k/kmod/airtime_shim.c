@@ -27,6 +27,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/preempt.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -78,22 +79,44 @@ MODULE_PARM_DESC(scenario,
 		 "self-test to run at load: \"all\" (default; skips explicit-only scenarios), a scenario name, or its index");
 
 /*
- * The task inside airtime_radio_create() (process context, may sleep), whose
- * allocations may then sleep; NULL when none is. One task at a time: a second
- * create running at once allocates atomically.
+ * The tasks inside airtime_radio_create() (process context, may sleep), whose
+ * allocations may then sleep; NULL slots are free. A few, for radios probed
+ * at once; a create that finds none free allocates atomically.
  */
-static struct task_struct *airtime_alloc_sleeper;
+#define AIRTIME_SLEEPERS 4
+static struct task_struct *airtime_alloc_sleepers[AIRTIME_SLEEPERS];
 /* Allocations that were allowed to sleep, for the self-test. */
 static atomic_long_t airtime_sleeping_allocs = ATOMIC_LONG_INIT(0);
 
+/* The slot this task holds, or -1. */
+static int airtime_alloc_slot(void)
+{
+	int i;
+
+	for (i = 0; i < AIRTIME_SLEEPERS; i++)
+		if (READ_ONCE(airtime_alloc_sleepers[i]) == current)
+			return i;
+	return -1;
+}
+
 bool airtime_alloc_may_sleep_begin(void)
 {
-	return !cmpxchg(&airtime_alloc_sleeper, NULL, current);
+	int i;
+
+	if (airtime_alloc_slot() >= 0)
+		return false;	/* nested: the outer scope ends the mode */
+	for (i = 0; i < AIRTIME_SLEEPERS; i++)
+		if (!cmpxchg(&airtime_alloc_sleepers[i], NULL, current))
+			return true;
+	return false;
 }
 
 void airtime_alloc_may_sleep_end(void)
 {
-	WRITE_ONCE(airtime_alloc_sleeper, NULL);
+	int i = airtime_alloc_slot();
+
+	if (i >= 0)
+		WRITE_ONCE(airtime_alloc_sleepers[i], NULL);
 }
 
 long airtime_alloc_sleeping_count(void)
@@ -102,20 +125,20 @@ long airtime_alloc_sleeping_count(void)
 }
 
 /*
- * GFP_KERNEL for the creating task itself, as long as nothing made it atomic
- * (a softirq that interrupts it is not the task, though current says so);
- * GFP_ATOMIC for everything else: the data path runs in softirq context.
+ * GFP_KERNEL for a creating task itself, as long as nothing made it atomic: a
+ * softirq that interrupts it is not the task (though current says so), nor
+ * is the task with BHs or IRQs off, a lock held or, under PREEMPT_RCU, in an
+ * RCU read-side section; without a preempt count a held spinlock cannot be
+ * seen, so never. __GFP_RETRY_MAYFAIL: a failure is -ENOMEM, not the OOM
+ * killer. GFP_ATOMIC for everything else: the data path runs in softirq.
  */
 static gfp_t airtime_gfp(void)
 {
-	if (!in_task() || READ_ONCE(airtime_alloc_sleeper) != current)
+	if (!IS_ENABLED(CONFIG_PREEMPT_COUNT) || !in_task() || in_atomic() || irqs_disabled() ||
+	    rcu_preempt_depth() || airtime_alloc_slot() < 0)
 		return AIRTIME_GFP;
-#ifdef CONFIG_PREEMPT_COUNT
-	if (!preemptible())
-		return AIRTIME_GFP;
-#endif
 	atomic_long_inc(&airtime_sleeping_allocs);
-	return GFP_KERNEL | __GFP_NOWARN;
+	return GFP_KERNEL | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
 }
 
 void *airtime_kmalloc(size_t size)
@@ -140,6 +163,8 @@ void airtime_kfree(void *ptr)
 
 void __noreturn airtime_rust_panic(const char *msg, size_t len)
 {
+	/* No Drop runs after a panic: a create's mode must not outlive its task. */
+	airtime_alloc_may_sleep_end();
 	pr_err("Rust panic: %.*s\n", (int)min_t(size_t, len, INT_MAX), msg);
 	BUG();
 }
@@ -207,7 +232,8 @@ static int airtime_find(const char *param, u32 count, u32 *index,
 /**
  * airtime_init() - module init: run the self-test, refuse to load on failure
  *
- * Context: Process context; may sleep (the Rust code does not).
+ * Context: Process context; may sleep (the Rust code only in a create's
+ * allocations).
  * Return: 0 if every selected scenario passed; -EINVAL if one failed or
  * scenario= names no scenario.
  */

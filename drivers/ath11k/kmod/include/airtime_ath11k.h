@@ -25,7 +25,8 @@
  * but hard IRQ: the wake path, the tx completion NAPI polls (one per WBM ring,
  * several at once on one radio), the PPDU stats and rx paths, station and
  * debugfs code, on different CPUs. The scheduler inside is lock-free and a txq is served by one context at
- * a time. No function sleeps. The HAL callbacks run in the caller's context,
+ * a time. No function sleeps but airtime_radio_create() (in reclaim, for its
+ * tables). The HAL callbacks run in the caller's context,
  * possibly on two CPUs at once: they lock what the hardware needs (each TCL
  * ring, as ath11k's tcl_ring->lock; each ring's MSDU table, as tx_idr_lock;
  * each txq's queue against its own enqueue), and must not call back into the
@@ -126,8 +127,8 @@ int airtime_selftest_info(u32 index, struct airtime_selftest_info *info);
  * success it is empty or holds the scenario's measured numbers.
  *
  * Context: Process context, no spinlock held (module init). The scenarios
- * run as the module's self-test does, by index: most do not sleep (allocations
- * are GFP_ATOMIC) and run for milliseconds; the c-api-smp-stress ones start
+ * run as the module's self-test does, by index: most do not sleep (their
+ * allocations are GFP_ATOMIC but a create's) and run for milliseconds; the c-api-smp-stress ones start
  * kthreads and sleep for seconds; selftest-must-panic calls BUG() on purpose
  * (its explicit-only flag keeps it out of a normal run). Not reentrant:
  * the heap scenarios count live Rust allocations, so nothing else may
@@ -547,8 +548,9 @@ struct airtime_radio_counters {
  * @err: set to the error when NULL is returned; may be NULL
  *
  * The only call that allocates its tables (GFP_KERNEL, so it may sleep in
- * reclaim; GFP_ATOMIC if another create runs at once); call it when the
- * radio is registered (ath11k_mac_register()).
+ * reclaim; GFP_ATOMIC if four other creates run at once, or if the caller
+ * cannot sleep after all); call it when the radio is registered
+ * (ath11k_mac_register()).
  *
  * Context: Process context, may sleep; may hold the wiphy lock or
  * ar->conf_mutex, no spinlock.
@@ -1104,9 +1106,11 @@ int airtime_debugfs_dp_stats(struct airtime_radio *radio, char *buf, size_t len)
  * Uses GFP_ATOMIC | __GFP_NOWARN: the adapter's data path runs in softirq
  * (NAPI) context and must not sleep, and allocation failures are reported by
  * the Rust side. Between airtime_alloc_may_sleep_begin() and _end(), the task
- * that began (and only it, in task context, preemptible) allocates with
- * GFP_KERNEL | __GFP_NOWARN: airtime_radio_create() does, so that its tables
- * can be found by reclaim and compaction rather than the atomic reserves.
+ * that began (and only it, in task context, with no lock, BH, IRQ or RCU
+ * read-side section making it atomic) allocates with GFP_KERNEL |
+ * __GFP_RETRY_MAYFAIL | __GFP_NOWARN: airtime_radio_create() does, so that
+ * its tables are found by reclaim and compaction rather than the atomic
+ * reserves, and a failure is still -ENOMEM.
  *
  * Context: Any context except hard IRQ and NMI.
  * Return: the object, aligned to AIRTIME_KMALLOC_MIN_ALIGN and, for a
@@ -1142,18 +1146,21 @@ void *airtime_krealloc(void *ptr, size_t size);
  * airtime_alloc_may_sleep_begin() - let this task's allocations sleep
  *
  * Until airtime_alloc_may_sleep_end(), airtime_kmalloc() and its siblings
- * called by this task in task context, with preemption enabled, use
- * GFP_KERNEL. One task at a time.
+ * called by this task where it could sleep use GFP_KERNEL (see
+ * airtime_kmalloc()). Up to four tasks at once, for radios probed at once.
  *
  * Context: Process context, may sleep.
- * Return: true if this task may now sleep in its allocations (call _end()),
- * false if another task holds the mode (this one's stay atomic).
+ * Return: true if this call began the mode (call _end()); false if this task
+ * already has it (a nested call: the outer one ends it) or four other tasks
+ * do (this one's allocations stay atomic).
  */
 bool airtime_alloc_may_sleep_begin(void);
 
 /**
  * airtime_alloc_may_sleep_end() - end what airtime_alloc_may_sleep_begin()
  *	returning true began
+ *
+ * Also called by airtime_rust_panic(): after a panic no Rust scope ends it.
  *
  * Context: The task that began.
  */

@@ -86,8 +86,7 @@ pub unsafe extern "C" fn airtime_selftest_info(index: u32, info: *mut SelftestIn
 /// message.
 ///
 /// Context: process context, no spinlock held (the scenarios allocate with
-/// `GFP_ATOMIC` and run for up to a few milliseconds, so softirq context is
-/// allowed but unwise). Must not run concurrently with itself: the heap
+/// `GFP_ATOMIC` but in a create's scope, and most run for milliseconds). Must not run concurrently with itself: the heap
 /// scenarios count live allocations.
 ///
 /// # Safety

@@ -6,14 +6,15 @@
 //!
 //! `GlobalAlloc` has no per-call flags, so the shim picks them per task: the
 //! task inside a [`MaySleep`] scope (`airtime_radio_create()`, which allocates
-//! every table of a radio) gets `GFP_KERNEL | __GFP_NOWARN`, every other
-//! allocation `GFP_ATOMIC | __GFP_NOWARN`.
+//! every table of a radio) gets `GFP_KERNEL | __GFP_RETRY_MAYFAIL |
+//! __GFP_NOWARN` where it could sleep, every other allocation `GFP_ATOMIC |
+//! __GFP_NOWARN`.
 //!
 //! - `GFP_ATOMIC` because the adapter's data path (tx completion, PPDU
 //!   statistics, rx status) runs in softirq (NAPI) context, where sleeping is
 //!   forbidden; `GFP_KERNEL` could sleep there. The shim also keeps it for a
 //!   softirq that interrupts the creating task, and for that task while it
-//!   cannot sleep (preemption off).
+//!   cannot sleep (a lock, BHs or IRQs off, an RCU read-side section).
 //! - `GFP_KERNEL` at create, because a radio's tables take contiguous pages
 //!   (kilobytes to a few megabytes): reclaim and compaction find them where
 //!   the atomic reserves would fail. `kmalloc`, not `kvmalloc`: a `vmalloc`
@@ -83,9 +84,9 @@ pub fn kmalloc_size(layout: Layout) -> Option<usize> {
 /// While it lives, the current task's allocations may sleep (`GFP_KERNEL`).
 ///
 /// Begin it only where the task may sleep: process context, no spinlock, no
-/// RCU read-side section (`airtime_radio_create()`'s contract). Only one task
-/// holds the mode at a time; another scope begun meanwhile allocates
-/// atomically, as without it.
+/// RCU read-side section (`airtime_radio_create()`'s contract). Up to four
+/// tasks hold the mode at once; a fifth allocates atomically, as without it. A
+/// nested scope on the same task leaves the mode to the outer one.
 #[must_use = "the mode ends when the scope is dropped"]
 pub struct MaySleep(bool);
 
@@ -97,7 +98,7 @@ impl MaySleep {
         MaySleep(unsafe { ffi::airtime_alloc_may_sleep_begin() })
     }
 
-    /// Whether this scope holds the mode (false: another task does).
+    /// Whether this scope began the mode (false: nested, or no slot free).
     #[must_use]
     pub fn holds(&self) -> bool {
         self.0
