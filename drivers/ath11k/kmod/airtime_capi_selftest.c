@@ -1505,6 +1505,16 @@ static void *s_txq_dequeue(void *ctx, void *txq, u32 *len)
 
 	if (!atomic_read(&q->live))
 		atomic_inc(&s->freed_use);
+	/*
+	 * Gated, until a round was deferred: a dequeue on the completion CPU (so
+	 * inside a gated run there) waits 1 ms, for the wake CPU's requests to
+	 * pile up behind the run's budget, even on a host that runs the two
+	 * vCPUs in turn rather than at once.
+	 */
+	if ((s->flags & AIRTIME_STRESS_GATED_ROUNDS) && !atomic_read(&s->deferred_calls) &&
+	    s->cpu[S_WAKE_CTX] != s->cpu[S_NAPI_CTX] && raw_smp_processor_id() == s->cpu[S_NAPI_CTX])
+		for (until = ktime_get_ns() + NSEC_PER_MSEC; ktime_get_ns() < until;)
+			cpu_relax();
 	if (q >= s->txq && q < s->txq + S_MCAST) {
 		/*
 		 * Still serving the txq when its station's removal returns. Time-
