@@ -128,9 +128,10 @@ int airtime_selftest_info(u32 index, struct airtime_selftest_info *info);
  *
  * Context: Process context, no spinlock held (module init). The scenarios
  * run as the module's self-test does, by index: most do not sleep (their
- * allocations are GFP_ATOMIC but a create's) and run for milliseconds; the c-api-smp-stress ones start
- * kthreads and sleep for seconds; selftest-must-panic calls BUG() on purpose
- * (its explicit-only flag keeps it out of a normal run). Not reentrant:
+ * allocations are GFP_ATOMIC but a create's) and run for milliseconds; the
+ * c-api-smp-stress ones start kthreads and sleep for seconds;
+ * selftest-must-panic calls BUG() on purpose (its explicit-only flag keeps
+ * it out of a normal run). Not reentrant:
  * the heap scenarios count live Rust allocations, so nothing else may
  * allocate on the Rust heap while one runs.
  * Return: AIRTIME_SELFTEST_PASS or AIRTIME_SELFTEST_FAIL; -ENOENT if @index
