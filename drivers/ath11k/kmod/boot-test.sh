@@ -149,14 +149,7 @@ mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 # 2. Boot. Software emulation: nested KVM hangs at boot on these machines.
 kmod_log "booting $kernel under qemu (tcg, timeout ${BOOT_TIMEOUT} s)"
 boot_started=$(kmod_now)
-set +e
-timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -smp "$BOOT_CPUS" -nic none -m 512 -no-reboot -nographic \
-	-kernel "$kernel" -initrd "$boot_dir/initramfs.gz" \
-	-append "console=ttyS0 panic=-1 quiet" </dev/null >"$boot_dir/serial.raw" 2>&1
-qemu_rc=$?
-set -e
-# Drop carriage returns and the terminal-control sequences of the firmware.
-tr -d '\r' <"$boot_dir/serial.raw" | sed -e $'s/\x1b\\[[0-9;?]*[A-Za-z]//g' -e $'s/\x1bc//g' >"$serial"
+kmod_boot "$kernel" "$boot_dir/initramfs.gz" "$boot_dir/serial.raw" "$serial"
 kmod_log "qemu exited with $qemu_rc after $(kmod_elapsed "$boot_started") s; serial log $serial"
 grep -E '^(\[[a-z-]+\] airtime: |BOOT-CHECK |AIRTIME-BOOT-TEST|=== )' "$serial" || true
 

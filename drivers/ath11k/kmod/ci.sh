@@ -19,7 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # same meta-packages, so their ABI versions match.
 PACKAGES=(
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio
-	make binutils kmod python3 gzip
+	make binutils kmod python3 gzip shellcheck
 )
 TARGET=x86_64-unknown-linux-gnu
 ci_started=$(kmod_now)
@@ -63,11 +63,9 @@ if command -v rustup >/dev/null; then
 fi
 kmod_log "$(rustc --version), $(cargo --version)"
 
-# 3. Style of the scripts, when shellcheck is available (not installed here).
-if command -v shellcheck >/dev/null; then
-	(cd "$KMOD_DIR" && shellcheck -x build.sh boot-test.sh ci.sh common.sh objcheck.sh boot-init.sh)
-	kmod_log "shellcheck clean"
-fi
+# 3. Style of the scripts.
+(cd "$KMOD_DIR" && shellcheck -x build.sh boot-test.sh ci.sh common.sh objcheck.sh boot-init.sh)
+kmod_log "shellcheck clean"
 
 # 4. Build and boot-test.
 step_started=$(kmod_now)

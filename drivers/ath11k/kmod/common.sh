@@ -39,3 +39,30 @@ kmod_kver() {
 	[[ -e ${images[0]} ]] || kmod_die "no /boot/vmlinuz-*-amd64: install linux-image-amd64 (ci.sh does)"
 	printf '%s\n' "${images[@]}" | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n 1
 }
+
+# kmod_boot KERNEL INITRD RAW SERIAL: boots KERNEL with INITRD under qemu
+# (software emulation: nested KVM hangs on these machines; $BOOT_CPUS CPUs,
+# $BOOT_TIMEOUT s), the serial console in RAW and, without carriage returns
+# and terminal controls, in SERIAL; sets qemu_rc. A guest kernel that oopses
+# or panics before /init starts its first phase, so before any module is
+# loaded, is booted once more, and the log says so: under TCG the kernel's
+# own code patching at boot has been seen to trap (an int3 oops in
+# sched_clock_cpu() on a secondary CPU). A second such crash stands.
+kmod_boot() {
+	local kernel=$1 initrd=$2 raw=$3 serial=$4 attempt
+	for attempt in 1 2; do
+		set +e
+		timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -smp "$BOOT_CPUS" -nic none -m 512 -no-reboot \
+			-nographic -kernel "$kernel" -initrd "$initrd" -append "console=ttyS0 panic=-1 quiet" \
+			</dev/null >"$raw" 2>&1
+		qemu_rc=$?
+		set -e
+		tr -d '\r' <"$raw" | sed -e $'s/\x1b\\[[0-9;?]*[A-Za-z]//g' -e $'s/\x1bc//g' >"$serial"
+		if ((attempt == 1)) && ! grep -q '^=== phase ' "$serial" && grep -qE 'Kernel panic|Oops' "$serial"; then
+			kmod_log "the guest kernel crashed before /init's first phase, with no module loaded; booting again:"
+			grep -E 'Oops|RIP:|Kernel panic' "$serial" | head -n 4 >&2 || true
+			continue
+		fi
+		return 0
+	done
+}

@@ -38,8 +38,9 @@ for i in "${!table[@]}"; do
 	[[ $name == selftest-must-panic ]] && must_panic=$i
 	[[ $name == two-context-stress-lost-completion ]] && lost_completion=$i
 done
-((${#EXPECTED_PASS[@]} >= 9)) && [[ -n $must_fail && -n $must_panic && -n $lost_completion ]] ||
+if ((${#EXPECTED_PASS[@]} < 9)) || [[ -z $must_fail || -z $must_panic || -z $lost_completion ]]; then
 	kmod_die "could not read the scenario table from selftest.rs"
+fi
 vermagic=$(modinfo -F vermagic "$module")
 [[ $vermagic == "${KVER:?} "* ]] || kmod_die "$module is built for '${vermagic%% *}', the kernel is $KVER"
 busybox=$(command -v busybox) || kmod_die "no busybox"
@@ -103,13 +104,7 @@ mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$boot_dir/initramfs.gz"
 
 kmod_log "booting $kernel under qemu (tcg, $BOOT_CPUS CPUs, timeout ${BOOT_TIMEOUT} s)"
-set +e
-timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -smp "$BOOT_CPUS" -nic none -m 512 -no-reboot -nographic \
-	-kernel "$kernel" -initrd "$boot_dir/initramfs.gz" \
-	-append "console=ttyS0 panic=-1 quiet" </dev/null >"$boot_dir/serial.raw" 2>&1
-qemu_rc=$?
-set -e
-tr -d '\r' <"$boot_dir/serial.raw" | sed -e $'s/\x1b\\[[0-9;?]*[A-Za-z]//g' -e $'s/\x1bc//g' >"$serial"
+kmod_boot "$kernel" "$boot_dir/initramfs.gz" "$boot_dir/serial.raw" "$serial"
 grep -E '^(\[[a-z-]+\] airtime_rfl: |BOOT-CHECK |AIRTIME-RFL-BOOT-TEST|=== )' "$serial" || true
 
 # Prove the judge on doctored logs.

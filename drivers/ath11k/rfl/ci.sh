@@ -22,7 +22,7 @@ RFL_BUILD=$RFL_DIR/build
 ROOT=$(cd "$RFL_DIR/../../.." && pwd)
 
 PACKAGES=(flex bison bc make gcc libelf-dev libssl-dev dwarves cpio busybox-static qemu-system-x86
-	kmod python3 python3-pip unzip xz-utils binutils gzip)
+	kmod python3 python3-pip unzip xz-utils binutils gzip shellcheck)
 ci_started=$(kmod_now)
 on_exit() {
 	local rc=$?
@@ -44,11 +44,9 @@ if ((${#missing[@]})); then
 		apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# Style of the scripts, when shellcheck is available.
-if command -v shellcheck >/dev/null; then
-	(cd "$RFL_DIR" && shellcheck -x ci.sh kernel.sh boot-test.sh)
-	kmod_log "shellcheck clean"
-fi
+# Style of the scripts.
+(cd "$RFL_DIR" && shellcheck -x ci.sh kernel.sh boot-test.sh)
+kmod_log "shellcheck clean"
 
 # 2. Kernel, toolchain, prepared tree (cached).
 step=$(kmod_now)
