@@ -97,12 +97,6 @@ impl MaySleep {
         // contract the type documents.
         MaySleep(unsafe { ffi::airtime_alloc_may_sleep_begin() })
     }
-
-    /// Whether this scope began the mode (false: nested, or no slot free).
-    #[must_use]
-    pub fn holds(&self) -> bool {
-        self.0
-    }
 }
 
 impl Drop for MaySleep {

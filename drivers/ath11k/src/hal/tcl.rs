@@ -32,8 +32,7 @@ impl RingId {
         })
     }
 
-    /// The next of `rings` rings, wrapping (`tcl_ring_retry` on hardware with fewer
-    /// than three).
+    /// The next of `rings` rings, wrapping (ath11k's `tcl_ring_retry` order).
     #[inline]
     pub const fn next_of(self, rings: u8) -> RingId {
         RingId::for_cpu_of((self.0 as u32).wrapping_add(1), rings)
@@ -49,13 +48,6 @@ impl RingId {
     #[inline]
     pub const fn index(self) -> usize {
         self.0 as usize
-    }
-
-    /// The next ring, wrapping (ath11k's `tcl_ring_retry` order).
-    #[inline]
-    pub const fn next(self) -> RingId {
-        // A ring index is below DP_TCL_NUM_RING_MAX: no wrap.
-        RingId::for_cpu((self.0 as u32).wrapping_add(1))
     }
 }
 
@@ -121,7 +113,7 @@ mod tests {
         assert_eq!(RingId::for_cpu(4), RingId(1));
         assert_eq!(RingId::for_cpu(u32::MAX), RingId((u32::MAX % 3) as u8));
         assert_eq!(RingId::new(3), None);
-        assert_eq!(RingId(2).next(), RingId(0));
+        assert_eq!(RingId(2).next_of(3), RingId(0));
     }
 
     #[test]
