@@ -1282,6 +1282,12 @@ struct s_hw {
 	char why[160];
 };
 
+/* The kthreads run on two CPUs (not one taking turns): they can meet. */
+static bool s_two_cpus(const struct s_hw *s)
+{
+	return s->cpu[S_WAKE_CTX] != s->cpu[S_NAPI_CTX];
+}
+
 static __printf(2, 3) void s_fail(struct s_hw *s, const char *fmt, ...)
 {
 	va_list args;
@@ -1512,7 +1518,7 @@ static void *s_txq_dequeue(void *ctx, void *txq, u32 *len)
 	 * vCPUs in turn rather than at once.
 	 */
 	if ((s->flags & AIRTIME_STRESS_GATED_ROUNDS) && !atomic_read(&s->deferred_calls) &&
-	    s->cpu[S_WAKE_CTX] != s->cpu[S_NAPI_CTX] && raw_smp_processor_id() == s->cpu[S_NAPI_CTX])
+	    s_two_cpus(s) && raw_smp_processor_id() == s->cpu[S_NAPI_CTX])
 		for (until = ktime_get_ns() + NSEC_PER_MSEC; ktime_get_ns() < until;)
 			cpu_relax();
 	if (q >= s->txq && q < s->txq + S_MCAST) {
@@ -1525,7 +1531,7 @@ static void *s_txq_dequeue(void *ctx, void *txq, u32 *len)
 		 */
 		atomic_inc(&s->dequeuing[sta]);
 		smp_mb__after_atomic();
-		if (atomic_read(&s->removing[sta]) && s->cpu[S_WAKE_CTX] != s->cpu[S_NAPI_CTX])
+		if (atomic_read(&s->removing[sta]) && s_two_cpus(s))
 			for (until = ktime_get_ns() + 2 * S_MEET_NS;
 			     atomic_read(&s->removing[sta]) && ktime_get_ns() < until;)
 				cpu_relax();
@@ -1699,7 +1705,7 @@ static void s_churn(struct s_hw *s, u32 sta, u16 weight)
 		atomic_set(&s->removing[sta], 1);
 		smp_mb__after_atomic();		/* pairs with s_txq_dequeue()'s */
 		until = ktime_get_ns() + S_MEET_NS;
-		while (s->cpu[S_WAKE_CTX] != s->cpu[S_NAPI_CTX] && !atomic_read(&s->dequeuing[sta]) &&
+		while (s_two_cpus(s) && !atomic_read(&s->dequeuing[sta]) &&
 		       ktime_get_ns() < until)
 			cpu_relax();
 		if (atomic_read(&s->dequeuing[sta]))

@@ -86,8 +86,8 @@ pub unsafe extern "C" fn airtime_selftest_info(index: u32, info: *mut SelftestIn
 /// message.
 ///
 /// Context: process context, no spinlock held (the scenarios allocate with
-/// `GFP_ATOMIC` but in a create's scope, and most run for milliseconds). Must not run concurrently with itself: the heap
-/// scenarios count live allocations.
+/// `GFP_ATOMIC` but in a create's scope, and most run for milliseconds). Must
+/// not run concurrently with itself: the heap scenarios count live allocations.
 ///
 /// # Safety
 ///

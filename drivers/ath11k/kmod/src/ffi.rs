@@ -27,9 +27,9 @@ unsafe extern "C" {
     /// On failure returns null and leaves `ptr` allocated and unchanged.
     pub fn airtime_krealloc(ptr: *mut c_void, size: usize) -> *mut c_void;
 
-    /// Until [`airtime_alloc_may_sleep_end`], this task's allocations (in task
-    /// context, preemptible) use `GFP_KERNEL`: true, or false when another
-    /// task holds the mode. Process context, may sleep.
+    /// Until [`airtime_alloc_may_sleep_end`], this task's allocations (where it
+    /// could sleep) use `GFP_KERNEL`: true if this call began the mode, false
+    /// if the task already has it (nested) or no slot is free. Process context.
     pub fn airtime_alloc_may_sleep_begin() -> bool;
 
     /// Ends what [`airtime_alloc_may_sleep_begin`] returning true began; by
