@@ -191,10 +191,7 @@ guest_failed=$(grep -c '^BOOT-CHECK FAIL' "$serial" || true)
 if ((status != 0)); then
 	kmod_log "last 40 lines of the serial log:"
 	tail -n 40 "$serial" >&2
-	# Again, last: a CI log often keeps only its tail.
-	kmod_log "what failed:"
-	grep '^BOOT-CHECK FAIL' "$serial" >&2 || true
-	[[ -z $verdict ]] || printf '%s\n' "$verdict" | cut -c1-400 >&2
+	kmod_what_failed "$serial" "$verdict"
 	printf 'boot-test: %d passed, %d failed\n' "$((guest_checks - guest_failed))" "$((guest_failed > 0 ? guest_failed : 1))"
 	printf 'KMOD BOOT TEST: FAIL (%s s)\n' "$(kmod_elapsed "$started")"
 	exit 1

@@ -66,3 +66,12 @@ kmod_boot() {
 		return 0
 	done
 }
+
+# kmod_what_failed SERIAL VERDICT: the guest's failed checks and the judge's
+# verdict, again, on stderr: printed last, since a CI log often keeps only its
+# tail.
+kmod_what_failed() {
+	kmod_log "what failed:"
+	grep '^BOOT-CHECK FAIL' "$1" >&2 || true
+	[[ -z $2 ]] || printf '%s\n' "$2" | cut -c1-400 >&2
+}

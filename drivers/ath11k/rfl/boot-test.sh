@@ -132,10 +132,7 @@ verdict=$(check_serial "$serial") || status=1
 ((parser_broken == 0)) || status=1
 if ((status != 0)); then
 	tail -n 40 "$serial" >&2
-	# Again, last: a CI log often keeps only its tail.
-	kmod_log "what failed:"
-	grep '^BOOT-CHECK FAIL' "$serial" >&2 || true
-	[[ -z $verdict ]] || printf '%s\n' "$verdict" | cut -c1-400 >&2
+	kmod_what_failed "$serial" "$verdict"
 	printf 'RFL BOOT TEST: FAIL (%s s)\n' "$(kmod_elapsed "$started")"
 	exit 1
 fi
