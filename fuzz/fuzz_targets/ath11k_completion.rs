@@ -21,7 +21,7 @@
 #[path = "../../drivers/ath11k/tests/common/mod.rs"]
 mod bench;
 
-use airtime_ath11k::hal::{PpduStats, PpduUser, RingId, RxPpdu, TxCompletion, TxStatus};
+use airtime_ath11k::hal::{PpduStats, PpduUser, RingId, RxPpdu, StatusSink, TxCompletion, TxStatus};
 use airtime_ath11k::sim_hal::SimConfig;
 use airtime_ath11k::{AcSet, Ath11kError, Config, MuCharging};
 use airtime_est::{Bandwidth, HeGi, Rate};
@@ -373,24 +373,32 @@ fuzz_target!(|input: Input| {
             Op::Faults { ring: r, ref kinds } => {
                 s.b.radio.hal().fail_enqueues(ring(r), kinds.iter().take(8).map(|&k| kind(k)))
             }
-            Op::Inject { ring: r, msdu_id, status: st } => s.b.radio.hal().inject_completion(TxCompletion {
-                ring: ring(r),
-                msdu_id: u32::from(msdu_id),
-                status: status(st),
-            }),
+            Op::Inject { ring: r, msdu_id, status: st } => {
+                s.b.radio.hal().inject_completion(TxCompletion::new(ring(r), u32::from(msdu_id), status(st)))
+            }
             Op::Batch { ref completions, budget, cpu } => {
+                // Tagged with their places, as the C API tags its array's entries.
                 let batch: Vec<TxCompletion> = completions
                     .iter()
                     .take(256)
-                    .map(|&(r, id, st)| TxCompletion { ring: ring(r), msdu_id: u32::from(id), status: status(st) })
+                    .zip(0u32..)
+                    .map(|(&(r, id, st), i)| TxCompletion::new(ring(r), u32::from(id), status(st)).with_tag(i))
                     .collect();
                 let budget = u32::from(budget % 600);
                 let now = s.b.now;
-                let pass = s.b.radio.complete_tx_batch(&batch, budget, u32::from(cpu), now);
+                let radio = &s.b.radio;
+                let mut next = 0u32;
+                let pass = radio.complete_tx_iter_with(batch.iter().copied(), budget, u32::from(cpu), now, |f, c| {
+                    // Each frame with its own entry, in the array's order, within the budget.
+                    assert!(c.tag >= next && c.tag < budget, "tag {} after {next} (budget {budget})", c.tag);
+                    assert_eq!(batch.get(c.tag as usize), Some(c), "a frame came back with another entry");
+                    next = c.tag + 1;
+                    radio.hal().tx_completed(f, c);
+                });
                 assert_eq!(pass.work_done as usize, batch.len().min(budget as usize));
             }
             Op::CompleteOne { ring: r, msdu_id, status: st } => {
-                let c = TxCompletion { ring: ring(r), msdu_id: u32::from(msdu_id), status: status(st) };
+                let c = TxCompletion::new(ring(r), u32::from(msdu_id), status(st));
                 let before = s.b.radio.outstanding_msdus();
                 match s.b.radio.complete_msdu(c) {
                     Some(_) => assert_eq!(s.b.radio.outstanding_msdus() + 1, before),

@@ -240,11 +240,11 @@ impl AdapterAp {
             }
             // The hardware frees the descriptor when it writes the completion.
             self.hw_mut().free_descriptor(st.ring);
-            self.adapter.hal_mut().completions.get_mut().push_back(TxCompletion {
+            self.adapter.hal_mut().completions.get_mut().push_back(TxCompletion::new(
                 ring,
                 msdu_id,
-                status: HalTxStatus::Acked,
-            });
+                HalTxStatus::Acked,
+            ));
         }
         while !self.adapter.hal().completions.borrow().is_empty() {
             let pass = self.adapter.poll_tx_completions(budget, cpu, instant(now));

@@ -36,12 +36,89 @@ fn a_completion_for_an_unknown_msdu_id_is_counted_and_releases_nothing() {
     let q = b.txq(sta, 0);
     b.send(q, 3, 1500, 0);
     let pending = b.radio.scheduler().total_pending_us();
-    b.radio.hal().inject_completion(TxCompletion { ring: RingId::for_cpu(0), msdu_id: 9999, status: TxStatus::Acked });
+    b.radio.hal().inject_completion(TxCompletion::new(RingId::for_cpu(0), 9999, TxStatus::Acked));
     let pass = b.radio.poll_tx_completions(64, 0, b.now);
     assert_eq!(pass.work_done, 1);
     assert!(pass.reaped.is_empty());
     assert_eq!(b.radio.dp_stats().unknown_msdu, 1);
     assert_eq!(b.radio.scheduler().total_pending_us(), pending);
+}
+
+/// `StatusSink::tx_completed`: each frame a completion finishes comes back with that
+/// completion (its tag and status), in the completions' order; frames handed back by
+/// anything else come through `tx_status`, untagged.
+#[test]
+fn each_completed_frame_comes_back_with_its_completion_and_no_other_frame_does() {
+    let mut b = Bench::default();
+    let sta = b.station(1, 256);
+    let q = b.txq(sta, 0);
+    // Every status, twice: a completion's status says which one it was.
+    let script: Vec<TxStatus> = TxStatus::ALL.iter().chain(TxStatus::ALL.iter()).copied().collect();
+    b.radio.hal().script_statuses(script.iter().copied());
+    b.send(q, script.len() as u32, 1500, 0);
+    b.drain(4, 0);
+    let done = b.radio.hal().take_done_tagged();
+    assert_eq!(done.len(), script.len());
+    let mut last_seq = None;
+    for (k, (pkt, status, tag)) in done.iter().enumerate() {
+        // The firmware numbers its completions from 0, and a pass takes them in order.
+        assert_eq!(*tag, Some(k as u32), "frame {k} came back with another completion's tag");
+        assert_eq!(*status, script[k], "frame {k}: the status of its own completion");
+        assert!(last_seq < Some(pkt.seq), "frames come back in the order they were sent");
+        last_seq = Some(pkt.seq);
+    }
+    // Teardown's frames are no completion's: those in the hardware, and one a refused
+    // descriptor left in the txq's retry slot, handed back at the txq's removal.
+    b.send(q, 3, 1500, 0);
+    b.radio.hal().fail_enqueues(RingId::for_cpu(0), [airtime_sched::RingErrorKind::OutOfMemory]);
+    b.send(q, 1, 1500, 0);
+    assert_eq!((b.radio.outstanding_msdus(), b.radio.held_frames()), (3, 1));
+    let freed = b.radio.shutdown(|_| ());
+    let done = b.radio.hal().take_done_tagged();
+    assert_eq!((freed, done.len()), (4, 4));
+    assert!(done.iter().all(|(_, s, t)| *s == TxStatus::Removed && t.is_none()), "{done:?}");
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+}
+
+/// `complete_tx_iter_with`: the frames of a pass over the caller's own descriptors go to
+/// the caller's closure, each with its descriptor (here tagged with its place in the
+/// caller's array), in order and only up to the budget; none reaches the HAL's sink,
+/// and their charges are released all the same.
+#[test]
+fn a_pass_hands_its_frames_to_the_callers_closure_with_their_descriptors() {
+    let mut b = Bench::default();
+    let sta = b.station(1, 256);
+    let q = b.txq(sta, 0);
+    b.radio.hal().script_statuses([TxStatus::Acked, TxStatus::NotAcked, TxStatus::TtlExpired, TxStatus::Acked]);
+    b.send(q, 4, 1500, 0);
+    b.now = b.now.add_micros(1);
+    b.radio.hal().advance(b.now);
+    b.now = b.now.add_micros(1_000_000);
+    b.radio.hal().advance(b.now);
+    let mut array = Vec::new();
+    while let Some(c) = b.radio.hal().reap_tx_completion() {
+        array.push(c.with_tag(array.len() as u32));
+    }
+    assert_eq!(array.len(), 4);
+    let mut seen = Vec::new();
+    let pending = b.radio.scheduler().total_pending_us();
+    let radio = &b.radio;
+    let pass = radio.complete_tx_iter_with(array.iter().copied(), 3, 0, b.now, |pkt, c| {
+        // Handed over before its charge is released (with the pass's others).
+        assert_eq!(radio.scheduler().total_pending_us(), pending, "a charge released before its frame came back");
+        seen.push((pkt.seq, *c));
+    });
+    assert_eq!(pass.work_done, 3);
+    assert_eq!(seen.iter().map(|(_, c)| *c).collect::<Vec<_>>(), array[..3], "each frame with its own descriptor");
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "in the order sent: {seen:?}");
+    assert_eq!(b.done_len(), 0, "nothing went to the HAL's sink");
+    // The last one, in the next pass; then nothing is pending.
+    let pass =
+        b.radio.complete_tx_iter_with(array[3..].iter().copied(), 3, 0, b.now, |pkt, c| seen.push((pkt.seq, *c)));
+    assert_eq!((pass.work_done, seen.len()), (1, 4));
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+    assert_eq!(b.radio.dp_stats().release_errors, 0);
+    b.radio.check_invariants().unwrap();
 }
 
 #[test]
@@ -193,7 +270,7 @@ fn unreleasable_charge_tokens_are_counted_and_the_rest_released() {
         .map(|(i, &charge_raw)| {
             let frame = Pkt { seq: 1000 + i as u64, txq: q, len: 1500 };
             let msdu_id = b.radio.hal().msdu_insert(ring, Msdu { frame, charge_raw, ac: Ac::Be }).ok().unwrap();
-            TxCompletion { ring, msdu_id, status: TxStatus::Acked }
+            TxCompletion::new(ring, msdu_id, TxStatus::Acked)
         })
         .collect();
     // The real frames too, in the same pass.

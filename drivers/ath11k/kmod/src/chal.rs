@@ -194,11 +194,7 @@ pub struct CTxStatus {
 impl CTxStatus {
     /// The adapter's completion, or `None` for an invalid ring or status.
     pub fn to_completion(self) -> Option<TxCompletion> {
-        Some(TxCompletion {
-            ring: RingId::new(self.ring)?,
-            msdu_id: self.msdu_id,
-            status: TxStatus::from_u8(self.status)?,
-        })
+        Some(TxCompletion::new(RingId::new(self.ring)?, self.msdu_id, TxStatus::from_u8(self.status)?))
     }
 }
 

@@ -129,11 +129,30 @@ where
         cpu: u32,
         now: Instant,
     ) -> CompletionPass {
+        self.complete_tx_iter_with(completions, budget, cpu, now, |frame, c| self.hal.tx_completed(frame, c))
+    }
+
+    /// [`complete_tx_iter`](Self::complete_tx_iter), handing each frame a completion
+    /// finished to `status` instead of the HAL's
+    /// [`tx_completed`](crate::hal::StatusSink::tx_completed), with its completion: for
+    /// a caller whose status path needs this pass's own data (the C API's
+    /// `tx_status_at` gets the pointer its caller passed with the array, and the
+    /// entry's index as the completion's tag). Called once per frame, in the
+    /// completions' order, before the frame's charge is released with the pass's
+    /// others; not for an id with no outstanding entry.
+    pub fn complete_tx_iter_with(
+        &self,
+        completions: impl IntoIterator<Item = TxCompletion>,
+        budget: u32,
+        cpu: u32,
+        now: Instant,
+        mut status: impl FnMut(FrameOf<H>, &TxCompletion),
+    ) -> CompletionPass {
         let mut pass = CompletionPass::empty();
         let mut charges = PassCharges::new();
         for c in completions.into_iter().take(budget as usize) {
             pass.work_done = pass.work_done.saturating_add(1);
-            if let Some(ac) = self.complete_msdu_in_pass(c, &mut charges) {
+            if let Some(ac) = self.complete_msdu_in_pass(c, &mut charges, &mut status) {
                 pass.reaped.insert(ac);
             }
         }
@@ -166,15 +185,21 @@ where
     /// caller that reads the completion ring itself.
     pub fn complete_msdu(&self, c: TxCompletion) -> Option<Ac> {
         let mut charges = PassCharges::new();
-        let ac = self.complete_msdu_in_pass(c, &mut charges);
+        let ac = self.complete_msdu_in_pass(c, &mut charges, &mut |frame, c| self.hal.tx_completed(frame, c));
         self.release_pass_charges(&mut charges);
         ac
     }
 
     /// [`complete_msdu`](Self::complete_msdu) within a pass: the charge joins the
     /// pass's, released when the buffer is full or the pass ends. The frame is handed
-    /// back at once: its charge token, not the frame, is what the release needs.
-    fn complete_msdu_in_pass(&self, c: TxCompletion, charges: &mut PassCharges) -> Option<Ac> {
+    /// back at once, to `status`: its charge token, not the frame, is what the release
+    /// needs.
+    fn complete_msdu_in_pass(
+        &self,
+        c: TxCompletion,
+        charges: &mut PassCharges,
+        status: &mut impl FnMut(FrameOf<H>, &TxCompletion),
+    ) -> Option<Ac> {
         let Some(msdu) = self.hal.msdu_take(c.ring, c.msdu_id) else {
             self.counters.unknown_msdu.bump();
             return None;
@@ -191,7 +216,7 @@ where
             }
         }
         self.counters.completed(c.status);
-        self.hal.tx_status(frame, c.status);
+        status(frame, &c);
         Some(ac)
     }
 

@@ -74,8 +74,9 @@ impl TxStatus {
     }
 }
 
-/// One tx completion descriptor.
+/// One tx completion descriptor. Built with [`new`](Self::new) (more fields may come).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TxCompletion {
     /// The TCL ring the frame was sent on (whose MSDU table holds it).
     pub ring: RingId,
@@ -83,6 +84,26 @@ pub struct TxCompletion {
     pub msdu_id: u32,
     /// How it ended.
     pub status: TxStatus,
+    /// The HAL's own value for this completion, handed back with its frame by
+    /// [`StatusSink::tx_completed`]; the adapter reads nothing else from it. A HAL
+    /// that reads its descriptors in batches sets it to the descriptor's place in the
+    /// batch, so that its status path finds what the descriptor says beyond the status
+    /// (ath11k's `struct hal_tx_status`: the ack RSSI, the tries, the PPDU id) without
+    /// storing it in the frame first. 0 when unused.
+    pub tag: u32,
+}
+
+impl TxCompletion {
+    /// A completion of MSDU `msdu_id` sent on `ring`, ended `status`, with tag 0.
+    pub const fn new(ring: RingId, msdu_id: u32, status: TxStatus) -> TxCompletion {
+        TxCompletion { ring, msdu_id, status, tag: 0 }
+    }
+
+    /// This completion with tag `tag` ([`tag`](Self::tag)).
+    #[must_use]
+    pub const fn with_tag(self, tag: u32) -> TxCompletion {
+        TxCompletion { tag, ..self }
+    }
 }
 
 /// The tx completion ring(s).
@@ -109,6 +130,16 @@ pub trait StatusSink {
 
     /// Gives a frame back with how it ended.
     fn tx_status(&self, frame: Self::Frame, status: TxStatus);
+
+    /// Gives back a frame that `completion` finished, its charge released:
+    /// [`tx_status`](Self::tx_status) with the completion's status, unless the HAL
+    /// overrides it to find its own data on the descriptor by
+    /// [`TxCompletion::tag`]. Every frame a completion finishes comes back here, and
+    /// only those: frames handed back by removals and teardown go to `tx_status`. A
+    /// sink that wraps another forwards both methods, or the inner one's tags are lost.
+    fn tx_completed(&self, frame: Self::Frame, completion: &TxCompletion) {
+        self.tx_status(frame, completion.status);
+    }
 }
 
 #[cfg(test)]

@@ -207,8 +207,23 @@ pub struct SimHal<F> {
     completions: RingLock<VecDeque<TxCompletion>>,
     ppdus: RingLock<VecDeque<PpduStats>>,
     rx: RingLock<VecDeque<RxPpdu>>,
-    done: RingLock<Vec<(F, TxStatus)>>,
+    done: RingLock<Returned<F>>,
     counters: AtomicCounters,
+}
+
+/// The frames handed back through [`StatusSink`], in order, each with its completion's
+/// tag (`None`: handed back by anything but a completion).
+#[derive(Debug)]
+struct Returned<F> {
+    frames: Vec<(F, TxStatus)>,
+    tags: Vec<Option<u32>>,
+}
+
+impl<F> Returned<F> {
+    fn push(&mut self, frame: F, status: TxStatus, tag: Option<u32>) {
+        self.frames.push((frame, status));
+        self.tags.push(tag);
+    }
 }
 
 impl<F> SimHal<F> {
@@ -229,7 +244,7 @@ impl<F> SimHal<F> {
             completions: RingLock::new(VecDeque::new()),
             ppdus: RingLock::new(VecDeque::new()),
             rx: RingLock::new(VecDeque::new()),
-            done: RingLock::new(Vec::new()),
+            done: RingLock::new(Returned { frames: Vec::new(), tags: Vec::new() }),
             counters: AtomicCounters::default(),
         }
     }
@@ -313,17 +328,29 @@ impl<F> SimHal<F> {
     /// Runs `f` over the frames handed back through [`StatusSink`] so far, with their
     /// statuses, in order (the sink's lock is held meanwhile: `f` must not call the HAL).
     pub fn with_done<R>(&self, f: impl FnOnce(&[(F, TxStatus)]) -> R) -> R {
-        f(&self.done.lock())
+        f(&self.done.lock().frames)
     }
 
     /// Frames handed back so far.
     pub fn done_len(&self) -> usize {
-        self.done.lock().len()
+        self.done.lock().frames.len()
     }
 
     /// Takes the frames handed back so far.
     pub fn take_done(&self) -> Vec<(F, TxStatus)> {
-        core::mem::take(&mut *self.done.lock())
+        let mut done = self.done.lock();
+        done.tags.clear();
+        core::mem::take(&mut done.frames)
+    }
+
+    /// Takes the frames handed back so far, each with the tag of the completion that
+    /// finished it ([`StatusSink::tx_completed`]), or `None` if something else handed
+    /// it back (a removal, teardown). The firmware tags its completions with their
+    /// number, counted from 0 (wrapping); injected ones keep their own tag.
+    pub fn take_done_tagged(&self) -> Vec<(F, TxStatus, Option<u32>)> {
+        let mut done = self.done.lock();
+        let tags = core::mem::take(&mut done.tags);
+        core::mem::take(&mut done.frames).into_iter().zip(tags).map(|((f, s), t)| (f, s, t)).collect()
     }
 
     /// Descriptors waiting in `ring` for the firmware.
@@ -372,8 +399,9 @@ impl<F> SimHal<F> {
         while fw.in_flight.front().is_some_and(|f| f.due <= now) {
             let Some(f) = fw.in_flight.pop_front() else { break };
             let status = fw.statuses.pop_front().unwrap_or(self.config.default_status);
-            self.completions.lock().push_back(TxCompletion { ring: f.ring, msdu_id: f.desc.msdu_id, status });
-            bump(&self.counters.completed);
+            // Tagged with its number (the firmware lock orders them; wrapping by design).
+            let tag = self.counters.completed.fetch_add(1, Ordering::Relaxed) as u32;
+            self.completions.lock().push_back(TxCompletion::new(f.ring, f.desc.msdu_id, status).with_tag(tag));
             if let (true, Some(peer)) = (status.transmitted(), f.desc.peer_id) {
                 let user = match sent.iter().position(|s| s.peer_id == peer && s.ac == f.desc.ac) {
                     Some(i) => sent.get_mut(i),
@@ -527,7 +555,11 @@ impl<F> StatusSink for SimHal<F> {
     type Frame = F;
 
     fn tx_status(&self, frame: F, status: TxStatus) {
-        self.done.lock().push((frame, status));
+        self.done.lock().push(frame, status, None);
+    }
+
+    fn tx_completed(&self, frame: F, completion: &TxCompletion) {
+        self.done.lock().push(frame, completion.status, Some(completion.tag));
     }
 }
 
@@ -562,7 +594,7 @@ mod tests {
         hal.advance(Instant::from_micros(599));
         assert_eq!(hal.reap_tx_completion(), None);
         hal.advance(Instant::from_micros(600));
-        assert_eq!(hal.reap_tx_completion(), Some(TxCompletion { ring: r, msdu_id: id, status: TxStatus::Acked }));
+        assert_eq!(hal.reap_tx_completion(), Some(TxCompletion::new(r, id, TxStatus::Acked)));
         let p = hal.next_ppdu_stats().unwrap();
         assert_eq!((p.duration_us, p.n_users()), (100, 1));
     }

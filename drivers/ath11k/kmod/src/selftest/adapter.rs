@@ -107,6 +107,9 @@ impl StatusSink for BoxedSim {
     fn tx_status(&self, frame: Pkt, status: TxStatus) {
         self.0.tx_status(frame, status);
     }
+    fn tx_completed(&self, frame: Pkt, completion: &TxCompletion) {
+        self.0.tx_completed(frame, completion);
+    }
 }
 
 impl PpduStatsSource for BoxedSim {
