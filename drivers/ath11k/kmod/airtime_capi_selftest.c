@@ -5,9 +5,11 @@
  * A small HAL written in C, the way a driver would write one over its
  * hardware: three TCL rings (FIFOs of MSDU ids), an MSDU table per ring (an
  * array standing in for ath11k's idr), txqs of frames, and a status sink that
- * records how each frame ended. The test calls every function of the adapter
- * API through airtime_ath11k.h, each through RADIO_CALL() (no radio lock), and
- * checks the results: errors for bad arguments, every frame handed back
+ * records how each frame ended (tx_status_at() for the frames a completion
+ * finished, checked against the entry that names them; tx_status() for the
+ * rest). The test calls every function of the adapter API through
+ * airtime_ath11k.h, each through RADIO_CALL() (no radio lock), and checks the
+ * results: errors for bad arguments, every frame handed back
  * exactly once whatever its completion status, NAPI passes bounded by their
  * budget, no pending airtime left, the debugfs texts, station removal with
  * each removed txq released and each station reported drained exactly once,
@@ -57,6 +59,8 @@
 
 struct t_frame {
 	u32 len;
+	u32 msdu_id;	/* where msdu_insert() last stored it */
+	u8 ring;
 	u8 status;
 	bool done;
 };
@@ -85,6 +89,23 @@ struct t_hw {
 	u32 released[2];	/* txq_released() per txq */
 	u32 drained;		/* sta_drained() calls */
 	u32 drained_peers;	/* bit per peer id reported drained */
+	bool in_complete;	/* inside t_tx_complete()'s airtime_tx_complete() */
+	u32 status_at;		/* tx_status_at() calls */
+};
+
+#define T_POLL_MAX	32	/* entries one t_tx_complete() call may pass */
+
+/*
+ * What a NAPI poll passes to airtime_tx_complete() as its cookie: its
+ * completions, which tx_status_at() indexes (a driver would keep its struct
+ * hal_tx_status array beside them), and which of them name a frame in the
+ * hardware (the others finish none, so get no call).
+ */
+struct t_poll {
+	const struct airtime_tx_status *st;
+	u32 n;
+	u32 next;			/* the least index tx_status_at() may name next */
+	bool finishes[T_POLL_MAX];	/* entry i names a frame in the hardware */
 };
 
 static u32 t_tcl_free(void *ctx, u8 ring)
@@ -143,7 +164,15 @@ static int t_msdu_insert(void *ctx, u8 ring, const struct airtime_msdu *msdu)
 	}
 	for (i = 0; i < T_MSDU_SLOTS; i++) {
 		if (!hw->used[ring][i]) {
+			struct t_frame *f = msdu->frame;
+
+			if (f < hw->frames || f >= hw->frames + T_FRAMES) {
+				hw->bad_callbacks++;
+				return -EINVAL;
+			}
 			hw->msdu[ring][i] = *msdu;
+			f->msdu_id = i;
+			f->ring = ring;
 			hw->used[ring][i] = true;
 			hw->outstanding[ring]++;
 			return i;
@@ -175,11 +204,9 @@ static int t_msdu_take_any(void *ctx, u8 ring, struct airtime_msdu *msdu)
 	return -ENOENT;
 }
 
-static void t_tx_status(void *ctx, void *frame, u8 status)
+/* A frame comes back (either status op): recorded once, with its status. */
+static void t_returned(struct t_hw *hw, struct t_frame *f, u8 status)
 {
-	struct t_hw *hw = ctx;
-	struct t_frame *f = frame;
-
 	if (f < hw->frames || f >= hw->frames + T_FRAMES || status >= T_NUM_STATUS) {
 		hw->bad_callbacks++;
 		return;
@@ -190,6 +217,46 @@ static void t_tx_status(void *ctx, void *frame, u8 status)
 	f->status = status;
 	hw->status_count[status]++;
 	hw->returned++;
+}
+
+/*
+ * tx_status(): with tx_status_at() set, only for frames no completion
+ * finished (removals, reaps, destroy), which these tests never hand back
+ * inside airtime_tx_complete().
+ */
+static void t_tx_status(void *ctx, void *frame, u8 status)
+{
+	struct t_hw *hw = ctx;
+
+	if (hw->in_complete)
+		hw->bad_callbacks++;
+	t_returned(hw, frame, status);
+}
+
+/*
+ * tx_status_at(): a frame entry @index of @cookie's completions finished: that
+ * entry names the frame's MSDU id, ring and this status, and the entries come
+ * in the array's order, each once.
+ */
+static void t_tx_status_at(void *ctx, void *cookie, void *frame, u8 status, u32 index)
+{
+	struct t_hw *hw = ctx;
+	struct t_poll *p = cookie;
+	struct t_frame *f = frame;
+	const struct airtime_tx_status *e;
+
+	hw->status_at++;
+	if (!hw->in_complete || !p || index >= p->n || index < p->next || !p->finishes[index]) {
+		hw->bad_callbacks++;
+	} else {
+		e = &p->st[index];
+		if (f < hw->frames || f >= hw->frames + T_FRAMES || e->msdu_id != f->msdu_id || e->ring != f->ring ||
+		    e->status != status)
+			hw->bad_callbacks++;
+		p->next = index + 1;
+	}
+	/* Recorded whatever the index, so that a bad one fails as a bad callback. */
+	t_returned(hw, f, status);
 }
 
 static void *t_txq_dequeue(void *ctx, void *txq, u32 *len)
@@ -261,9 +328,13 @@ static const struct airtime_hal_ops t_ops = {
 	.txq_released = t_txq_released,
 	.sta_drained = t_sta_drained,
 	.rounds_deferred = t_rounds_deferred,
+	.tx_status_at = t_tx_status_at,
 };
 
-/* One of every callback but tx_status: creation must refuse it. */
+/*
+ * Every required callback but tx_status: creation must refuse it, even with
+ * tx_status_at(), which does not stand in for it.
+ */
 static const struct airtime_hal_ops t_ops_incomplete = {
 	.tcl_free = t_tcl_free,
 	.tcl_enqueue = t_tcl_enqueue,
@@ -273,6 +344,7 @@ static const struct airtime_hal_ops t_ops_incomplete = {
 	.msdu_take_any = t_msdu_take_any,
 	.txq_dequeue = t_txq_dequeue,
 	.txq_peek_len = t_txq_peek_len,
+	.tx_status_at = t_tx_status_at,
 };
 
 static void t_enqueue(struct t_txq *q, struct t_frame *f)
@@ -327,6 +399,41 @@ static void t_config(struct t_hw *hw, struct airtime_radio_config *cfg)
 }
 
 /*
+ * airtime_tx_complete() with @st as the completions tx_status_at() indexes
+ * (through the cookie). Each entry processed that names a frame in the
+ * hardware, and no other, is one tx_status_at() call: one more or fewer is a
+ * bad callback. At most T_POLL_MAX entries.
+ */
+static int t_tx_complete(struct t_hw *hw, struct airtime_radio *radio, const struct airtime_tx_status *st, u32 n,
+			 u32 budget, u32 cpu, u64 now)
+{
+	struct t_poll poll = { .st = st, .n = n };
+	bool taken[AIRTIME_TCL_RINGS][T_MSDU_SLOTS] = {};
+	u32 before = hw->status_at, expected = 0, i, k;
+	int r;
+
+	if (n > T_POLL_MAX) {
+		hw->bad_callbacks++;
+		return -E2BIG;
+	}
+	/* What the call will process, and which of those finish a frame. */
+	for (i = 0; i < n && i < budget; i++) {
+		if (st[i].ring >= AIRTIME_TCL_RINGS || st[i].msdu_id >= T_MSDU_SLOTS)
+			continue;
+		k = st[i].msdu_id;
+		poll.finishes[i] = hw->used[st[i].ring][k] && !taken[st[i].ring][k];
+		taken[st[i].ring][k] = true;
+		expected += poll.finishes[i];
+	}
+	hw->in_complete = true;
+	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, n, budget, cpu, now, &poll));
+	hw->in_complete = false;
+	if (hw->status_at - before != (r > 0 ? expected : 0))
+		hw->bad_callbacks++;
+	return r;
+}
+
+/*
  * The NAPI poll over @n completions, T_BUDGET at a time: the number of polls,
  * or -1 (with @why set) if a poll did not take between 1 and T_BUDGET.
  */
@@ -337,7 +444,7 @@ static int t_complete(struct t_hw *hw, struct airtime_radio *radio, const struct
 	int r, calls = 0;
 
 	for (done = 0; done < n; done += r, calls++) {
-		r = RADIO_CALL(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
+		r = t_tx_complete(hw, radio, st + done, n - done, T_BUDGET, 0, now);
 		if (r <= 0 || r > T_BUDGET) {
 			*why = r;
 			return -1;
@@ -469,7 +576,7 @@ static int t_turn_budget(u32 *rounds, char *msg, size_t len)
 		for (done = 0; done < n; done += r) {
 			before[0] = hw->txq[0].count;
 			before[1] = hw->txq[1].count;
-			r = RADIO_CALL(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
+			r = t_tx_complete(hw, radio, st + done, n - done, T_BUDGET, 0, now);
 			CHECK(r > 0 && r <= T_BUDGET, "tx_complete: %d", r);
 			sent[0] = before[0] - hw->txq[0].count;
 			sent[1] = before[1] - hw->txq[1].count;
@@ -603,7 +710,7 @@ static int t_gated_rounds(char *msg, size_t len)
 	st[0].ring = 1;
 	st[0].status = AIRTIME_TX_ACKED;
 	st[0].reserved = 0;
-	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, 1000));
+	r = t_tx_complete(hw, radio, st, 1, T_BUDGET, 0, 1000);
 	CHECK(r == -EINVAL, "a completion on ring 1 of one: %d", r);
 	r = airtime_radio_destroy(radio);
 	radio = NULL;
@@ -734,7 +841,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 		now += 500;
 		n = t_firmware(hw, st, 8, &next_status);
 		for (done = 0; done < n;) {
-			r = RADIO_CALL(hw, airtime_tx_complete(radio, st + done, n - done, T_BUDGET, 0, now));
+			r = t_tx_complete(hw, radio, st + done, n - done, T_BUDGET, 0, now);
 			CHECK(r > 0 && r <= T_BUDGET, "tx_complete(%u left, budget %d): %d", n - done, T_BUDGET, r);
 			done += r;
 			calls++;
@@ -766,6 +873,9 @@ int airtime_capi_selftest(char *msg, size_t len)
 		}
 	}
 	CHECK(hw->returned == T_FRAMES, "%u of %u frames handed back after %u polls", hw->returned, T_FRAMES, i);
+	/* Each through tx_status_at(), with the index of the entry that finished it. */
+	CHECK(hw->status_at == T_FRAMES, "%u of %u completed frames came back through tx_status_at()", hw->status_at,
+	      T_FRAMES);
 	CHECK(!hw->double_returns && !hw->bad_callbacks, "%u frames handed back twice, %u bad callbacks",
 	      hw->double_returns, hw->bad_callbacks);
 	for (i = 0; i < T_NUM_STATUS; i++)
@@ -802,7 +912,7 @@ int airtime_capi_selftest(char *msg, size_t len)
 	CHECK(r == -EINVAL, "a user on TID 17: %d", r);
 	ppdu.users[0].tid = tid;
 	st[0].ring = AIRTIME_TCL_RINGS;
-	r = RADIO_CALL(hw, airtime_tx_complete(radio, st, 1, T_BUDGET, 0, now));
+	r = t_tx_complete(hw, radio, st, 1, T_BUDGET, 0, now);
 	CHECK(r == -EINVAL, "completion on ring 3: %d", r);
 	r = RADIO_CALL(hw, airtime_rx_duration(radio, 9, 100, NULL, now));
 	CHECK(r == -ENOENT, "rx_duration(unknown): %d", r);
@@ -847,9 +957,18 @@ int airtime_capi_selftest(char *msg, size_t len)
 	r = RADIO_CALL(hw, airtime_radio_reap(NULL));
 	CHECK(r == -EFAULT, "reap(NULL): %d", r);
 	n = t_firmware(hw, st, 8, &next_status);
+	CHECK(n == 8, "station 1's frames taken by the firmware: %u", n);
+	/*
+	 * A stale entry in the middle (entry 0's again, as a driver that reads a
+	 * descriptor twice would pass): it finishes nothing, and the entries after
+	 * it keep their own indices for tx_status_at().
+	 */
+	memmove(&st[3], &st[2], (n - 2) * sizeof(st[0]));
+	st[2] = st[0];
+	n++;
 	r = t_complete(hw, radio, st, n, now, &err);
-	CHECK(n == 8 && r > 0 && hw->returned == 8, "completing station 1's frames: %u, %d (%d), %u back", n, r,
-	      err, hw->returned);
+	CHECK(r > 0 && hw->returned == 8, "completing station 1's frames and a stale entry: %d (%d), %u back", r, err,
+	      hw->returned);
 	r = RADIO_CALL(hw, airtime_radio_reap(radio));
 	CHECK(r == 1 && hw->drained == 2 && hw->drained_peers == (BIT(1) | BIT(2)) && hw->released[0] == 1,
 	      "reap after the completions: %d, %u drained (peers 0x%x)", r, hw->drained, hw->drained_peers);
@@ -864,10 +983,12 @@ int airtime_capi_selftest(char *msg, size_t len)
 	r = RADIO_CALL(hw, airtime_txq_wake(radio, 3, 0, 1, now));
 	CHECK(r > 0 && r <= 8, "wake before teardown pushed %d", r);
 	pushed = r;
+	n = hw->status_at;
 	r = airtime_radio_destroy(radio);
 	radio = NULL;
 	CHECK(r == pushed && hw->returned == pushed && hw->status_count[AIRTIME_TX_REMOVED] >= pushed,
 	      "destroy handed back %d of %u frames in the hardware (%u seen)", r, pushed, hw->returned);
+	CHECK(hw->status_at == n, "destroy handed %u frames to tx_status_at(), not tx_status()", hw->status_at - n);
 	CHECK(hw->released[0] == 2 && hw->drained == 3 && (hw->drained_peers & BIT(3)),
 	      "destroy: txq released %u times, %u stations drained", hw->released[0], hw->drained);
 	CHECK(!hw->double_returns && !hw->bad_callbacks, "%u frames handed back twice, %u bad callbacks",
@@ -1852,8 +1973,9 @@ static void s_complete(struct s_hw *s, const struct airtime_tx_status *st, u32 n
 	if (atomic_inc_return(&s->in_complete) > 1)
 		atomic_set(&s->overlapped, 1);
 	for (done = 0; done < n;) {
+		/* No tx_status_at() in this HAL: nothing reads @pass. */
 		r = RADIO_CALL(s, airtime_tx_complete(s->radio, st + done, n - done, S_BUDGET, raw_smp_processor_id(),
-						      s_now()));
+						      s_now(), NULL));
 		if (r <= 0 || r > S_BUDGET) {
 			s_fail(s, "tx_complete(%u left, budget %d): %d", n - done, S_BUDGET, r);
 			break;

@@ -71,7 +71,9 @@ static_assert(sizeof(struct airtime_tx_status) == 8);
 static_assert(sizeof(struct airtime_msdu) == 24);
 static_assert(sizeof(struct airtime_tcl_desc) == 24);
 static_assert(offsetof(struct airtime_tcl_desc, msdu_id) == 8);
-static_assert(sizeof(struct airtime_hal_ops) == 12 * sizeof(void *));
+static_assert(sizeof(struct airtime_hal_ops) == 13 * sizeof(void *));
+/* The last op added: in place, so the Rust side's order is the header's. */
+static_assert(offsetof(struct airtime_hal_ops, tx_status_at) == 12 * sizeof(void *));
 
 static char *scenario = "all";
 module_param(scenario, charp, 0444);

@@ -90,7 +90,7 @@ fn a_completion_batch_read_by_the_caller_is_cut_at_the_budget() {
 fn completion_passes_of_two_rings_may_run_at_once_on_one_radio() {
     // ath11k has a WBM completion ring per NAPI, each on its own CPU and each carrying
     // every radio's frames: two passes over one radio at once, each with its own
-    // descriptors (the C API's `airtime_tx_complete()` calls `complete_tx_iter`).
+    // descriptors (the C API's `airtime_tx_complete()` calls `complete_tx_iter_with`).
     for _ in 0..20 {
         let (b, _) = burst(400);
         let mut batch = Vec::new();

@@ -36,7 +36,7 @@
  * msdu_outstanding, msdu_insert, msdu_take on a refusal, txq_dequeue,
  * txq_peek_len, rounds_deferred) run in airtime_txq_wake(),
  * airtime_mcast_txq_wake(), airtime_tx_complete() (after its msdu_take and
- * tx_status per completion), airtime_run_rounds() and
+ * tx_status or tx_status_at per completion), airtime_run_rounds() and
  * airtime_run_waiting_rounds(); tx_status, txq_released and sta_drained also
  * in the removals, airtime_radio_reap() and airtime_radio_destroy(), which
  * alone runs msdu_take_any. The adds, the setters, the PPDU and rx records,
@@ -283,7 +283,7 @@ struct airtime_tcl_desc {
  *	complete it yourself, by adding {@desc->msdu_id, @ring,
  *	AIRTIME_TX_DESC_ERROR} to what your next NAPI poll hands to
  *	airtime_tx_complete(), which releases its charge and hands it to
- *	tx_status()
+ *	tx_status_at() or tx_status()
  * @msdu_outstanding: entries in ring @ring's MSDU table (tx_ring->txbuf_idr).
  *	The tables must be this radio's alone: its charges carry no radio, teardown
  *	takes every entry it finds, and a completion must go to the radio that owns
@@ -303,8 +303,9 @@ struct airtime_tcl_desc {
  *	(AIRTIME_TX_*): ieee80211_tx_status_ext() or ieee80211_free_txskb() (for
  *	AIRTIME_TX_REMOVED). Its AQL charge is released before the adapter call
  *	that made this callback returns: in airtime_tx_complete() with the
- *	pass's other charges, just after this callback (so the radio's pending
- *	airtime still counts the frame while it runs), elsewhere before it. It
+ *	pass's other charges (in batches of up to 32, the last as the pass
+ *	ends), after this callback (so the radio's pending airtime still counts
+ *	the frame while it runs), elsewhere before it. It
  *	runs in any context but hard IRQ, on several CPUs at once (each NAPI
  *	poll, the removals, reaps and destroy): serialise the calls into
  *	mac80211 for one hw and disable BHs around them, as mac80211 requires of
@@ -337,11 +338,29 @@ struct airtime_tcl_desc {
  *	ACs of @ac_mask (bit AIRTIME_AC_*). Called from that call's context (wake
  *	or NAPI), so it must not sleep or call the adapter: schedule the work
  *	(napi_schedule(), queue_work()) that calls airtime_run_waiting_rounds()
+ * @tx_status_at: optional: tx_status() for a frame that an entry of the
+ *	status array given to airtime_tx_complete() finished, with that call's
+ *	@cookie and @index, the entry's place in the array as passed (0 to one
+ *	less than its entries), so that the driver finds what it read from the
+ *	same WBM descriptor beyond the status (ath11k's struct hal_tx_status:
+ *	ack_rssi for ack_signal, try_cnt, ppdu_id) in an array it keeps entry
+ *	for entry beside the status array, which @cookie points to, instead of
+ *	storing it in the skb first (the polls of several WBM rings may run at
+ *	once, each with its own arrays). Keep them aligned: a DESC_ERROR entry
+ *	the driver adds itself (see @tcl_enqueue) gets a slot too, and a poll
+ *	that resumes at status + done passes its side array at + done as well.
+ *	Called instead of tx_status() for exactly the frames those entries
+ *	finished, once each, in the array's order, within the
+ *	airtime_tx_complete() call that took the entry; an entry naming no
+ *	outstanding MSDU finishes no frame and gets no call. Frames handed back
+ *	otherwise (removals, reaps, destroy) still go to tx_status(). Same
+ *	context and rules as tx_status()
  *
  * Every callback up to @txq_peek_len is required; @txq_released and
  * @sta_drained may be NULL (then the driver is not told, and must not free a
  * removed txq before airtime_radio_destroy()); @rounds_deferred is required
- * with AIRTIME_RADIO_GATED_ROUNDS and never called without it. @hw is the
+ * with AIRTIME_RADIO_GATED_ROUNDS and never called without it; @tx_status_at
+ * may be NULL (then tx_status() gets every frame). @hw is the
  * pointer given in struct airtime_radio_config. Callbacks may run on several CPUs at once (see the
  * locking note above): each locks what it touches, must not sleep and must
  * not call the adapter. txq_released() and sta_drained() run inside the
@@ -361,7 +380,8 @@ struct airtime_hal_ops {
 	void (*txq_released)(void *hw, void *txq);
 	void (*sta_drained)(void *hw, u16 peer_id);
 	void (*rounds_deferred)(void *hw, u8 ac_mask);
-};
+	void (*tx_status_at)(void *hw, void *cookie, void *frame, u8 status, u32 index);
+} __no_randomize_layout;
 
 /**
  * struct airtime_radio_config - how to create a radio
@@ -884,11 +904,17 @@ int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, 
  * @budget: the NAPI budget: at most this many are processed
  * @cpu: the polling CPU (picks the ring of the rounds it starts)
  * @now_us: monotonic time in us
+ * @cookie: the driver's pointer for this call (its per-descriptor data beside
+ *	@status, say), handed to tx_status_at() with each frame and never read;
+ *	may be NULL
  *
  * Each processed entry releases its frame's charge whatever its status and
- * hands the frame to tx_status(); then one round runs on each AC reaped (with
- * AIRTIME_RADIO_GATED_ROUNDS, also on each AC whose round requests wait, and
- * a round may be handed to the context running the AC's rounds).
+ * hands the frame to tx_status_at() with @cookie and the entry's index in
+ * @status, or to tx_status() without that op (an entry naming no outstanding
+ * MSDU is counted and finishes nothing); then one round runs on each AC
+ * reaped (with AIRTIME_RADIO_GATED_ROUNDS, also on each AC whose round
+ * requests wait, and a round may be handed to the context running the AC's
+ * rounds).
  * The entries after the first @budget are left for the next poll. Nothing of
  * the pass is kept in the radio: the polls of several WBM rings may run at once
  * on one radio, each with its own array.
@@ -902,7 +928,7 @@ int airtime_txq_wake(struct airtime_radio *radio, u16 peer_id, u8 tid, u32 cpu, 
  * and @n is not 0.
  */
 int airtime_tx_complete(struct airtime_radio *radio, const struct airtime_tx_status *status, u32 n, u32 budget,
-			u32 cpu, u64 now_us);
+			u32 cpu, u64 now_us, void *cookie);
 
 /**
  * airtime_rounds_waiting() - ACs whose round requests wait for a runner

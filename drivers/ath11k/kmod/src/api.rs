@@ -269,7 +269,8 @@ const _: () = assert!(core::mem::offset_of!(CPpduUser, msdus) == 16);
 const _: () = assert!(core::mem::offset_of!(CPpduUser, reserved2) == 18);
 const _: () = assert!(core::mem::offset_of!(CPpduUser, msdu_bytes) == 20);
 const _: () = assert!(core::mem::size_of::<CTxStatus>() == 8);
-const _: () = assert!(core::mem::size_of::<HalOps>() == 12 * core::mem::size_of::<usize>());
+const _: () = assert!(core::mem::size_of::<HalOps>() == 13 * core::mem::size_of::<usize>());
+const _: () = assert!(core::mem::offset_of!(HalOps, tx_status_at) == core::mem::size_of::<[usize; 12]>());
 const _: () = assert!(core::mem::size_of::<crate::chal::CMsdu>() == 24);
 const _: () = assert!(core::mem::size_of::<crate::chal::CTclDesc>() == 24);
 const _: () = assert!(core::mem::offset_of!(crate::chal::CTclDesc, msdu_id) == 8);
@@ -819,15 +820,15 @@ pub unsafe extern "C" fn airtime_txq_wake(radio: *mut CRadio, peer_id: u16, tid:
 
 /// The tx completion NAPI poll over `n` completions the driver read: processes
 /// at most `budget` of them in order (each frame's charge released whatever its
-/// status, the frame handed to `tx_status`), then runs one round on each AC it
-/// reaped. Returns how many it processed (the NAPI work done); the driver keeps
+/// status, the frame handed to `tx_status_at` with `cookie` and the entry's index,
+/// or to `tx_status` without that op), then runs one round on each AC it reaped. Returns how many it processed (the NAPI work done); the driver keeps
 /// the rest for its next poll. `-EINVAL` (nothing processed) if an entry names
 /// no ring or status.
 ///
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()`; calls may run at once from any context (see the header); `status` must be valid for reading `n` entries (or null
-/// with `n == 0`).
+/// with `n == 0`). `cookie` is the driver's, only handed back to `tx_status_at`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_tx_complete(
     radio: *mut CRadio,
@@ -836,10 +837,12 @@ pub unsafe extern "C" fn airtime_tx_complete(
     budget: u32,
     cpu: u32,
     now_us: u64,
+    cookie: *mut c_void,
 ) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
+        let indices = 0..n;
         let n = usize::try_from(n).map_err(|_| Errno::EINVAL)?;
         let entries: &[CTxStatus] = if n == 0 {
             &[]
@@ -851,15 +854,19 @@ pub unsafe extern "C" fn airtime_tx_complete(
             unsafe { core::slice::from_raw_parts(status, n) }
         };
         let rings = radio.config().max_tx_ring;
-        if entries.iter().any(|e| e.reserved != 0 || e.ring >= rings || e.to_completion().is_none()) {
+        if entries.iter().any(|e| e.reserved != 0 || e.ring >= rings || e.to_completion(0).is_none()) {
             return Err(Errno::EINVAL);
         }
         // Read in place, nothing kept in the radio: calls for different completion rings
-        // may run at once. Every entry converts (checked above).
-        let completions = entries.iter().filter_map(|e| e.to_completion());
-        let pass = radio.complete_tx_iter(completions, budget, cpu, Instant::from_micros(now_us));
-        radio.hal().rounds_deferred(pass.deferred);
-        Ok(i32::try_from(pass.work_done).unwrap_or(i32::MAX))
+        // may run at once. Every entry converts (checked above), tagged with its index
+        // for `tx_status_at`.
+        let completions = entries.iter().zip(indices).filter_map(|(e, i)| e.to_completion(i));
+        let hal = radio.hal();
+        let done = radio.complete_tx_iter_with(completions, budget, cpu, Instant::from_micros(now_us), |frame, c| {
+            hal.tx_status_at(cookie, frame, c)
+        });
+        hal.rounds_deferred(done.deferred);
+        Ok(i32::try_from(done.work_done).unwrap_or(i32::MAX))
     })())
 }
 

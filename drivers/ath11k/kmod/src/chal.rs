@@ -12,9 +12,9 @@
 //! |---|---|---|
 //! | `TclRings` | `tcl_free`, `tcl_enqueue` (+ `tcl_descriptors` in the config) | `ath11k_hal_srng_src_num_free()`, the descriptor half of `ath11k_dp_tx()` |
 //! | `MsduTable` | `msdu_outstanding`, `msdu_insert`, `msdu_take`, `msdu_take_any` (+ `msdu_capacity` in the config) | `tx_ring->txbuf_idr`: `idr_alloc()`, `idr_remove()`, `idr_for_each()` |
-//! | `StatusSink` | `tx_status` | `ieee80211_tx_status_ext()` / `ieee80211_free_txskb()` |
+//! | `StatusSink` | `tx_status`, and `tx_status_at` (optional) for the frames an entry of `airtime_tx_complete()`'s array finished, with its cookie and the entry's index | `ieee80211_tx_status_ext()` / `ieee80211_free_txskb()` |
 //! | `Txq` | `txq_dequeue`, `txq_peek_len` | `ieee80211_tx_dequeue()` on the `struct ieee80211_txq` |
-//! | `TxCompletionRing` | none: `airtime_tx_complete()` passes its array straight to `Ath11k::complete_tx_iter`, and the HAL reaps nothing | the WBM ring walk of `ath11k_dp_tx_completion_handler()` |
+//! | `TxCompletionRing` | none: `airtime_tx_complete()` passes its array straight to `Ath11k::complete_tx_iter_with`, and the HAL reaps nothing | the WBM ring walk of `ath11k_dp_tx_completion_handler()` |
 //! | `PpduStatsSource`, `RxStatusSource` | none: pushed with `airtime_ppdu_tx_stats()` and `airtime_rx_duration()` | HTT PPDU stats, monitor status |
 //!
 //! Every callback runs in the context of the entry point that made it, on any CPU,
@@ -74,7 +74,10 @@ pub struct CTclDesc {
 
 /// The callbacks of a C HAL. C: `struct airtime_hal_ops`. Every field up to
 /// `txq_peek_len` is required (`airtime_radio_create()` refuses a table with a null
-/// one); `txq_released` and `sta_drained` are optional (null: the driver is not told).
+/// one); `txq_released` and `sta_drained` are optional (null: the driver is not told),
+/// and so is `tx_status_at` (null: `tx_status` gets those frames too). The C struct is
+/// `__no_randomize_layout`: a kernel built with `CONFIG_RANDSTRUCT` would otherwise
+/// shuffle a struct of function pointers, and this order would no longer be its.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct HalOps {
@@ -105,6 +108,12 @@ pub struct HalOps {
     /// requests pending on the ACs of `ac_mask` (bit `AIRTIME_AC_*`): schedule work
     /// that calls `airtime_run_waiting_rounds()`.
     pub rounds_deferred: Option<unsafe extern "C" fn(hw: *mut c_void, ac_mask: u8)>,
+    /// Optional: a frame an entry of `airtime_tx_complete()`'s array finished, with its
+    /// status, the `cookie` pointer that call was given and `index`, the entry's place
+    /// in the array, so that the driver reads what it kept beside the entry (the
+    /// descriptor's ack RSSI, tries, PPDU id).
+    pub tx_status_at:
+        Option<unsafe extern "C" fn(hw: *mut c_void, cookie: *mut c_void, frame: *mut c_void, status: u8, index: u32)>,
 }
 
 type TclFree = unsafe extern "C" fn(*mut c_void, u8) -> u32;
@@ -118,6 +127,7 @@ type TxqPeekLen = unsafe extern "C" fn(*mut c_void, *mut c_void) -> u32;
 type TxqReleased = unsafe extern "C" fn(*mut c_void, *mut c_void);
 type StaDrained = unsafe extern "C" fn(*mut c_void, u16);
 type RoundsDeferred = unsafe extern "C" fn(*mut c_void, u8);
+type TxStatusAt = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_void, u8, u32);
 
 /// The ops table with every required callback present (checked once, at creation).
 #[derive(Clone, Copy, Debug)]
@@ -125,6 +135,7 @@ pub struct Ops {
     txq_released: Option<TxqReleased>,
     sta_drained: Option<StaDrained>,
     rounds_deferred: Option<RoundsDeferred>,
+    tx_status_at: Option<TxStatusAt>,
     tcl_free: TclFree,
     tcl_enqueue: TclEnqueue,
     msdu_outstanding: TclFree,
@@ -149,6 +160,7 @@ impl Ops {
             txq_released: ops.txq_released,
             sta_drained: ops.sta_drained,
             rounds_deferred: ops.rounds_deferred,
+            tx_status_at: ops.tx_status_at,
             tcl_free: ops.tcl_free.ok_or(Errno::EINVAL)?,
             tcl_enqueue: ops.tcl_enqueue.ok_or(Errno::EINVAL)?,
             msdu_outstanding: ops.msdu_outstanding.ok_or(Errno::EINVAL)?,
@@ -192,9 +204,10 @@ pub struct CTxStatus {
 }
 
 impl CTxStatus {
-    /// The adapter's completion, or `None` for an invalid ring or status.
-    pub fn to_completion(self) -> Option<TxCompletion> {
-        Some(TxCompletion::new(RingId::new(self.ring)?, self.msdu_id, TxStatus::from_u8(self.status)?))
+    /// The adapter's completion, tagged with `index` (the entry's place in its
+    /// array, for `tx_status_at`), or `None` for an invalid ring or status.
+    pub fn to_completion(self, index: u32) -> Option<TxCompletion> {
+        Some(TxCompletion::new(RingId::new(self.ring)?, self.msdu_id, TxStatus::from_u8(self.status)?).with_tag(index))
     }
 }
 
@@ -216,6 +229,18 @@ unsafe impl Sync for CHal {}
 unsafe impl Send for CHal {}
 
 impl CHal {
+    /// Hands back a frame that `completion` finished in the `airtime_tx_complete()`
+    /// call given `cookie`: to `tx_status_at` with the entry's index (the completion's
+    /// tag), if the driver gave that op, else to `tx_status`.
+    pub(crate) fn tx_status_at(&self, cookie: *mut c_void, frame: CFrame, completion: &TxCompletion) {
+        match self.ops.tx_status_at {
+            // SAFETY: as in `tcl_free`; the frame goes back to its owner, and `cookie`
+            // is the driver's own pointer, handed back unread.
+            Some(at) => unsafe { at(self.hw, cookie, frame.ptr.as_ptr(), completion.status as u8, completion.tag) },
+            None => self.tx_status(frame, completion.status),
+        }
+    }
+
     /// A HAL calling `ops` with `hw`.
     pub fn new(ops: Ops, hw: *mut c_void, tcl_descriptors: u32, msdu_capacity: u32) -> CHal {
         CHal { ops, hw, tcl_descriptors, msdu_capacity }
@@ -363,7 +388,7 @@ impl MsduTable for CHal {
 
 impl TxCompletionRing for CHal {
     /// None: the C API hands its completions over as an array
-    /// (`Ath11k::complete_tx_iter`), so no pass reads them from the HAL, and passes on
+    /// (`Ath11k::complete_tx_iter_with`), so no pass reads them from the HAL, and passes on
     /// two completion rings share nothing.
     fn reap_tx_completion(&self) -> Option<TxCompletion> {
         None
