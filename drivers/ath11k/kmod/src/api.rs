@@ -821,8 +821,9 @@ pub unsafe extern "C" fn airtime_txq_wake(radio: *mut CRadio, peer_id: u16, tid:
 /// The tx completion NAPI poll over `n` completions the driver read: processes
 /// at most `budget` of them in order (each frame's charge released whatever its
 /// status, the frame handed to `tx_status_at` with `cookie` and the entry's index,
-/// or to `tx_status` without that op), then runs one round on each AC it reaped. Returns how many it processed (the NAPI work done); the driver keeps
-/// the rest for its next poll. `-EINVAL` (nothing processed) if an entry names
+/// or to `tx_status` without that op), then runs one round on each AC it reaped.
+/// Returns how many it processed (the NAPI work done); the driver keeps the rest
+/// for its next poll. `-EINVAL` (nothing processed) if an entry names
 /// no ring or status.
 ///
 /// # Safety

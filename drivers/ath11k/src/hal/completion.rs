@@ -131,12 +131,13 @@ pub trait StatusSink {
     /// Gives a frame back with how it ended.
     fn tx_status(&self, frame: Self::Frame, status: TxStatus);
 
-    /// Gives back a frame that `completion` finished, its charge released:
-    /// [`tx_status`](Self::tx_status) with the completion's status, unless the HAL
-    /// overrides it to find its own data on the descriptor by
-    /// [`TxCompletion::tag`]. Every frame a completion finishes comes back here, and
-    /// only those: frames handed back by removals and teardown go to `tx_status`. A
-    /// sink that wraps another forwards both methods, or the inner one's tags are lost.
+    /// Gives back a frame that `completion` finished (its charge is released with the
+    /// pass's others, after this call): [`tx_status`](Self::tx_status) with the
+    /// completion's status, unless the HAL overrides it to find its own data on the
+    /// descriptor by [`TxCompletion::tag`]. Every frame a completion finishes comes
+    /// back here, and only those: frames handed back by removals and teardown go to
+    /// `tx_status`. A sink that wraps another forwards both methods, or the inner
+    /// one's tags are lost.
     fn tx_completed(&self, frame: Self::Frame, completion: &TxCompletion) {
         self.tx_status(frame, completion.status);
     }
