@@ -139,7 +139,8 @@ UNKNOWN_MSG='airtime: unknown scenario "no-such-scenario"'
 PANIC_CHECKS='panic message with its Rust location|airtime: Rust panic: index out of bounds: the len is 0 but the index is 3 at drivers/ath11k/kmod/src/selftest.rs:
 kernel BUG in the panic report|kernel BUG at .*airtime_shim.c
 oops names airtime_rust_panic|RIP: .*airtime_rust_panic
-call trace names the Rust scenario|must_panic'
+call trace names the Rust scenario|must_panic
+the Rust frames unwind reliably (ORC data from objtool)|]  [^? ][^ ]*must_panic'
 CONF
 # The kernel opens /dev/console before /init runs; without the node (making
 # it needs root) /init reopens it after mounting devtmpfs.

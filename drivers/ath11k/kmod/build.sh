@@ -19,10 +19,12 @@
 #
 # The build fails when the Rust object has an x87/SSE/AVX instruction, a
 # relocation other than R_X86_64_{64,32S,PC32,PLT32,NONE}, an undefined
-# symbol other than the shim's and mem*, a missing entry point, a forbidden
-# section, a stack frame over 2 KiB, a kernel-doc warning, or when
-# Kbuild/modpost warns. The checks are first run on small deliberately bad
-# objects to prove that each one can fail.
+# symbol other than the shim's, mem* and the kernel's thunks, its own mem*, a
+# missing entry point, a forbidden section, a stack frame over 2 KiB, an
+# indirect branch or bare return the kernel's configuration forbids (or a
+# global function without endbr64 under IBT), when objtool warns on it, on a
+# kernel-doc warning, or when Kbuild/modpost warns. The checks are first run
+# on small deliberately bad objects to prove that each one can fail.
 set -euo pipefail
 
 # shellcheck source=common.sh
@@ -31,7 +33,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 source "$KMOD_DIR/objcheck.sh"
 
 CRATE=airtime-ath11k-kmod
-TARGET=x86_64-unknown-linux-gnu
+TARGET=x86_64-unknown-none
 RUST_OBJ=${KMOD_NAME}_rust.o
 # Entry points the Rust object exports (include/airtime_ath11k.h).
 EXPORTS=(
@@ -63,21 +65,104 @@ kver=$(kmod_kver)
 kdir=/usr/src/linux-headers-$kver
 [[ -f $kdir/Makefile ]] || kmod_die "no kernel headers at $kdir: install linux-headers-amd64 matching /boot/vmlinuz-$kver (ci.sh does)"
 
+# The kernel's configuration decides the branch mitigations, as it does for
+# its C code (arch/x86/Makefile): the same code-generation flags, the same
+# objtool run (scripts/Makefile.lib), and the thunks they call.
+kconfig=$kdir/include/config/auto.conf
+[[ -f $kconfig ]] || kmod_die "no $kconfig: the kernel headers are incomplete"
+# kconfig_on NAME: CONFIG_NAME=y. Kernels from 6.9 call the mitigations
+# CONFIG_MITIGATION_NAME (the objtool cross-check below catches any other
+# drift in the mapping).
+kconfig_on() { grep -qxE "CONFIG_(MITIGATION_)?$1=y" "$kconfig"; }
+mitigation_flags=()
+kernel_symbols=()
+OBJCHECK_RETPOLINE=n OBJCHECK_RETHUNK=n OBJCHECK_IBT=n
+if kconfig_on RETPOLINE; then
+	# The kernel's -mindirect-branch=thunk-extern -mindirect-branch-cs-prefix.
+	mitigation_flags+=(-Zretpoline-external-thunk -Zindirect-branch-cs-prefix)
+	kernel_symbols+=(__x86_indirect_thunk_r11)
+	OBJCHECK_RETPOLINE=y
+fi
+if kconfig_on RETHUNK; then
+	mitigation_flags+=(-Zfunction-return=thunk-extern)
+	kernel_symbols+=(__x86_return_thunk)
+	OBJCHECK_RETHUNK=y
+fi
+if kconfig_on X86_KERNEL_IBT; then
+	# The kernel runs with NOTRACK_EN=0 and builds with -fno-jump-tables:
+	# a `notrack jmp *` through a jump table would fault.
+	mitigation_flags+=(-Zcf-protection=branch -Cjump-tables=no)
+	OBJCHECK_IBT=y
+fi
+# CONFIG_SLS (-mharden-sls=all) has no rustc flag; with both thunks on there
+# is no `ret` or indirect `jmp` to pad, and objtool --sls checks that.
+objtool_args=()
+objtool=
+# With IBT or Clang LTO, Kbuild runs objtool on the linked module object
+# (the Rust object included) instead of on each object.
+if kconfig_on OBJTOOL && ! kconfig_on X86_KERNEL_IBT && ! kconfig_on LTO_CLANG; then
+	objtool=$kdir/tools/objtool/objtool
+	[[ -x $objtool ]] || kmod_die "CONFIG_OBJTOOL=y but no $objtool: the kernel headers are incomplete"
+	while read -r options arg; do
+		for option in ${options//|/ }; do
+			if kconfig_on "$option"; then
+				objtool_args+=("$arg")
+				break
+			fi
+		done
+	done <<'EOF_OBJTOOL'
+HAVE_JUMP_LABEL_HACK --hacks=jump_label
+HAVE_NOINSTR_HACK --hacks=noinstr
+FTRACE_MCOUNT_USE_OBJTOOL --mcount
+UNWINDER_ORC --orc
+RETPOLINE --retpoline
+RETHUNK --rethunk
+SLS --sls
+STACK_VALIDATION --stackval
+HAVE_STATIC_CALL_INLINE --static-call
+HAVE_UACCESS_VALIDATION --uaccess
+GCOV_KERNEL|KCOV --no-unreachable
+EOF_OBJTOOL
+	objtool_args+=(--module)
+fi
+kmod_log "kernel $kver: retpoline $OBJCHECK_RETPOLINE, return thunks $OBJCHECK_RETHUNK, IBT $OBJCHECK_IBT," \
+	"objtool ${objtool_args[*]:-(run by Kbuild or off)}"
+
 # 1. The checks themselves: each must reject an object that breaks its rule.
 objcheck_prove_checks "$KMOD_BUILD_DIR/objcheck" ||
 	kmod_die "the object checks do not work (see above)"
+if [[ -n $objtool ]]; then
+	objcheck_prove_objtool "$KMOD_BUILD_DIR/objcheck" "$objtool" "${objtool_args[@]}" ||
+		kmod_die "the objtool check does not work (see above)"
+fi
 kmod_log "object checks proven on deliberately bad objects"
 
-# 2. The staticlib. Kernel code-generation flags come from kmod.toml and only
-# from there: RUSTFLAGS would silently replace them, so it is dropped here.
-if [[ -n ${RUSTFLAGS:-}${CARGO_ENCODED_RUSTFLAGS:-} ]]; then
-	kmod_log "ignoring RUSTFLAGS/CARGO_ENCODED_RUSTFLAGS: kmod.toml holds the kernel flags"
+# 2. The staticlib. Kernel code-generation flags come from kmod.toml and the
+# kernel's configuration only: RUSTFLAGS would silently replace them, so it is
+# dropped here. RUSTC_BOOTSTRAP=1 allows build-std and the -Z flags on a
+# stable toolchain, as the kernel's own Makefile does for its Rust.
+target_env=CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$TARGET")_RUSTFLAGS
+if [[ -n ${RUSTFLAGS:-}${CARGO_ENCODED_RUSTFLAGS:-}${!target_env:-} ]]; then
+	kmod_log "ignoring RUSTFLAGS/CARGO_ENCODED_RUSTFLAGS/$target_env: kmod.toml and the kernel's configuration hold the flags"
 fi
-kmod_log "cargo build -p $CRATE (profile kmod, target $TARGET)"
-env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS \
-	"${CARGO:-cargo}" build \
-	--manifest-path "$KMOD_DIR/Cargo.toml" \
-	--config "$KMOD_DIR/kmod.toml" \
+config_flags=
+for flag in "${mitigation_flags[@]}"; do config_flags+="\"$flag\","; done
+cargo_env=(env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u "$target_env" RUSTC_BOOTSTRAP=1)
+cargo_config=(--config "$KMOD_DIR/kmod.toml" --config "target.$TARGET.rustflags=[${config_flags%,}]")
+# A user's or a directory's cargo configuration would add its own flags to
+# these, silently: the flags cargo will pass must be exactly the two above.
+rustflags_from() { # DIR [CARGO_HOME]: the target's rustflags as cargo sees them from DIR
+	(cd "$1" && "${cargo_env[@]}" ${2:+CARGO_HOME="$2"} "${CARGO:-cargo}" -Zunstable-options config get \
+		--format json-value "${cargo_config[@]}" "target.$TARGET.rustflags")
+}
+mkdir -p "$KMOD_BUILD_DIR/empty-cargo-home"
+want=$(rustflags_from / "$KMOD_BUILD_DIR/empty-cargo-home") || kmod_die "cargo config get failed"
+got=$(rustflags_from "$PWD") || kmod_die "cargo config get failed"
+[[ $got == "$want" ]] ||
+	kmod_die "a cargo configuration outside kmod.toml changes the module's rustflags: $got, not $want"
+kmod_log "cargo build -p $CRATE (profile kmod, target $TARGET, build-std, ${mitigation_flags[*]:-no mitigation flags})"
+"${cargo_env[@]}" "${CARGO:-cargo}" build \
+	--manifest-path "$KMOD_DIR/Cargo.toml" "${cargo_config[@]}" \
 	--target "$TARGET" --profile kmod -p "$CRATE" \
 	--message-format=json-render-diagnostics >"$KMOD_BUILD_DIR/cargo.json"
 staticlib=$(grep -o '"[^"]*/lib'"${CRATE//-/_}"'\.a"' "$KMOD_BUILD_DIR/cargo.json" | tail -n 1 | tr -d '"') ||
@@ -91,26 +176,42 @@ for sym in "${EXPORTS[@]}"; do
 	require+=("--require-defined=$sym")
 done
 rm -rf "$KBUILD_DIR"
-mkdir -p "$KBUILD_DIR"
-ld -r --gc-sections --strip-debug "${require[@]}" -o "$KBUILD_DIR/rust.tmp" "$staticlib"
-# GNU nm misreads objects that still carry LLVM bitcode; unwind tables are
-# useless with panic = "abort".
-objcopy -R .llvmbc -R .llvmcmd -R .comment -R .eh_frame -R .rela.eh_frame \
-	"$KBUILD_DIR/rust.tmp" "$KBUILD_DIR/${RUST_OBJ}_shipped"
-rm -f "$KBUILD_DIR/rust.tmp"
-# LLVM's own calls to mem* come out GOT-relative after LTO: make them direct.
-# On failure the checks below still run, to report everything at once.
-relaxed=$(objcheck_relax "$KBUILD_DIR/${RUST_OBJ}_shipped" "${SHIM_SYMBOLS[@]}") || relaxed=failed
+members=$KBUILD_DIR/members
+mkdir -p "$members"
+(cd "$members" && ar x "$staticlib")
+[[ $(ar t "$staticlib" | sort | uniq -d) == "" ]] || kmod_die "$staticlib has two members of one name"
+for member in "$members"/*; do
+	# GNU nm and ld's LTO plugin misread objects that still carry LLVM
+	# bitcode (LTO is done); unwind tables are useless with panic = "abort".
+	objcopy -R .llvmbc -R .llvmcmd -R .comment -R .eh_frame -R .rela.eh_frame "$member"
+	# compiler_builtins, built from source, brings weak mem* (and strlen) of
+	# its own: drop those symbols so that the kernel's are the ones called.
+	mapfile -t own < <(nm --defined-only "$member" |
+		awk '$3 ~ /^(memcpy|memmove|memset|memcmp|bcmp|strlen)$/ { print "--strip-symbol=" $3 }')
+	if ((${#own[@]})); then objcopy "${own[@]}" "$member"; fi
+done
+ld -r --gc-sections --strip-debug "${require[@]}" -o "$KBUILD_DIR/${RUST_OBJ}_shipped" "$members"/*
+rm -rf "$members"
+# objtool writes the ORC tables and the thunk sites; on failure the checks
+# below still run, to report everything at once.
+objtool_ok=yes
+if [[ -n $objtool ]]; then
+	objcheck_objtool "$objtool" "${objtool_args[@]}" "$KBUILD_DIR/${RUST_OBJ}_shipped" || objtool_ok=no
+fi
 
 # 4. Check the object.
 OBJCHECK_LARGEST_FRAME=
-objcheck_all "$KBUILD_DIR/${RUST_OBJ}_shipped" "${EXPORTS[*]}" "${SHIM_SYMBOLS[@]}" ||
+objcheck_all "$KBUILD_DIR/${RUST_OBJ}_shipped" "${EXPORTS[*]}" "${SHIM_SYMBOLS[@]}" "${kernel_symbols[@]}" ||
 	kmod_die "the Rust object fails the kernel checks (see above)"
-[[ $relaxed != failed ]] || kmod_die "cannot relax the GOT references of the Rust object (see above)"
+[[ $objtool_ok == yes ]] || kmod_die "objtool warns on the Rust object (see above)"
+if kconfig_on UNWINDER_ORC && [[ -n $objtool ]]; then
+	readelf -SW "$KBUILD_DIR/${RUST_OBJ}_shipped" | grep -q ' \.orc_unwind ' ||
+		kmod_die "objtool wrote no ORC unwind table into the Rust object"
+fi
 kmod_log "Rust object ok: $(stat -c %s "$KBUILD_DIR/${RUST_OBJ}_shipped") bytes," \
 	"relocations $(readelf -rW "$KBUILD_DIR/${RUST_OBJ}_shipped" | awk '$3 ~ /^R_/ { print $3 }' | sort -u | tr '\n' ' ')" \
 	"undefined: $(nm -u "$KBUILD_DIR/${RUST_OBJ}_shipped" | awk '{ print $NF }' | tr '\n' ' ')" \
-	"largest stack frame ${OBJCHECK_LARGEST_FRAME} bytes, $relaxed GOT references made direct"
+	"largest stack frame ${OBJCHECK_LARGEST_FRAME} bytes"
 
 # 5. The constants both sides of the boundary define must agree, and the
 # kernel-doc of the C interface must be well-formed.
@@ -148,6 +249,15 @@ if ! make -C "$kdir" M="$KBUILD_DIR" modules >"$KMOD_BUILD_DIR/kbuild.log" 2>&1;
 fi
 if grep -iE '(^|[^a-z])(warning|error):' "$KMOD_BUILD_DIR/kbuild.log" >&2; then
 	kmod_die "Kbuild or modpost warned (above; full log $KMOD_BUILD_DIR/kbuild.log)"
+fi
+# The objtool options above are derived from the configuration; Kbuild's own
+# run on the shim must have used the same ones.
+if [[ -n $objtool ]]; then
+	kbuild_objtool=$(grep -o 'objtool/objtool [^;]*' "$KBUILD_DIR/.airtime_shim.o.cmd" | head -n 1 |
+		sed -e 's|^objtool/objtool ||' -e 's| [^ ]*airtime_shim\.o *$||' | tr -s ' ') ||
+		kmod_die "Kbuild ran no objtool on the shim (.airtime_shim.o.cmd), although CONFIG_OBJTOOL=y"
+	[[ $kbuild_objtool == "${objtool_args[*]}" ]] ||
+		kmod_die "Kbuild ran objtool on the shim with '$kbuild_objtool', the Rust object got '${objtool_args[*]}'"
 fi
 
 # 7. Check the module's metadata, then publish it.

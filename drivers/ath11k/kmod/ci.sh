@@ -19,9 +19,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # same meta-packages, so their ABI versions match.
 PACKAGES=(
 	linux-headers-amd64 linux-image-amd64 qemu-system-x86 busybox-static cpio
-	make binutils kmod python3 gzip shellcheck
+	make binutils kmod gzip shellcheck
 )
-TARGET=x86_64-unknown-linux-gnu
 ci_started=$(kmod_now)
 on_exit() {
 	local rc=$?
@@ -52,13 +51,14 @@ else
 	kmod_log "packages present: ${PACKAGES[*]}"
 fi
 
-# 2. Rust: the host target is the module's target (kmod.toml adds the
-# kernel flags); add it if this toolchain lacks it.
+# 2. Rust: the module's core and alloc are built from source (build-std, for
+# x86_64-unknown-none with the kernel's flags), which needs the rust-src
+# component; add it if this toolchain lacks it.
 command -v cargo >/dev/null || kmod_die "no cargo on PATH"
 if command -v rustup >/dev/null; then
-	if ! rustup target list --installed | grep -qx "$TARGET"; then
-		kmod_log "rustup target add $TARGET"
-		rustup target add "$TARGET"
+	if ! rustup component list --installed | grep -qx 'rust-src'; then
+		kmod_log "rustup component add rust-src"
+		rustup component add rust-src
 	fi
 fi
 kmod_log "$(rustc --version), $(cargo --version)"

@@ -13,6 +13,13 @@ OBJCHECK_RELOCS=(R_X86_64_64 R_X86_64_32S R_X86_64_PC32 R_X86_64_PLT32 R_X86_64_
 OBJCHECK_MEM_SYMBOLS=(memcpy memmove memset memcmp bcmp)
 # Largest stack frame allowed, in bytes (CONFIG_FRAME_WARN on x86_64).
 OBJCHECK_MAX_FRAME=${OBJCHECK_MAX_FRAME:-2048}
+# The kernel's branch mitigations the object must carry (y or n each), set by
+# build.sh from the kernel's configuration: CONFIG_RETPOLINE (indirect calls
+# and jumps only through __x86_indirect_thunk_*), CONFIG_RETHUNK (returns only
+# through __x86_return_thunk) and CONFIG_X86_KERNEL_IBT (endbr64 landing pads).
+OBJCHECK_RETPOLINE=${OBJCHECK_RETPOLINE:-n}
+OBJCHECK_RETHUNK=${OBJCHECK_RETHUNK:-n}
+OBJCHECK_IBT=${OBJCHECK_IBT:-n}
 
 # No x87, MMX, SSE or AVX instruction: the kernel does not preserve FPU/SIMD
 # state around kernel code. With SSE disabled, a float silently becomes x87
@@ -53,9 +60,10 @@ objcheck_relocations() {
 	fi
 }
 
-# Undefined symbols: only the shim's functions (given as arguments) and the
-# mem* functions. Anything else (__udivti3 from u128 division, a float
-# helper, rust_eh_personality) would not resolve in the kernel.
+# Undefined symbols: only the shim's functions and the kernel's thunks (given
+# as arguments) and the mem* functions. Anything else would not resolve in
+# the kernel (compiler helpers such as __udivti3 come from compiler_builtins,
+# built into the object; the check proves itself on a call to one).
 objcheck_undefined() {
 	local obj=$1 bad
 	shift
@@ -69,6 +77,80 @@ objcheck_undefined() {
 	done)
 	if [[ -n $bad ]]; then
 		printf 'objcheck: %s: undefined symbols outside the allowed list:\n%s\n' "$obj" "$bad" >&2
+		return 1
+	fi
+}
+
+# The kernel's mem* are the ones called: the object defines none of its own
+# (compiler_builtins brings weak ones, which build.sh strips).
+objcheck_kernel_mem() {
+	local obj=$1 bad
+	local names
+	names=$(IFS='|' && printf '%s' "${OBJCHECK_MEM_SYMBOLS[*]}|strlen")
+	bad=$(nm --defined-only "$obj" | awk '{ print $NF }' | grep -xE "$names" || true)
+	if [[ -n $bad ]]; then
+		printf 'objcheck: %s: defines its own %s instead of calling the kernel'"'"'s\n' "$obj" "$(tr '\n' ' ' <<<"$bad")" >&2
+		return 1
+	fi
+}
+
+# The branch mitigations the kernel is built with (OBJCHECK_RETPOLINE,
+# OBJCHECK_RETHUNK, OBJCHECK_IBT, or y/n as $2 $3 $4): with retpolines no
+# indirect call or jump (`call *%reg` is a Spectre v2 gadget the kernel cannot
+# patch), with return thunks no `ret` (the kernel's untraining or safe-return
+# thunk must run on every return), with IBT an endbr64 at every global
+# function (an indirect call to one without it faults on an IBT kernel) and
+# no `notrack` branch (the kernel runs with NOTRACK_EN=0). Under IBT the
+# address-taken local functions are checked by objtool --ibt, which Kbuild
+# runs on the linked module.
+objcheck_mitigations() {
+	local obj=$1 retpoline=${2:-$OBJCHECK_RETPOLINE} rethunk=${3:-$OBJCHECK_RETHUNK} ibt=${4:-$OBJCHECK_IBT} bad globals
+	globals=$(nm --defined-only -g "$obj" | awk '$2 == "T" { printf "%s ", $3 }')
+	bad=$(objdump -d --no-show-raw-insn "$obj" | awk -F'\t' -v retpoline="$retpoline" -v rethunk="$rethunk" \
+		-v ibt="$ibt" -v globals=" $globals" '
+		/^[0-9a-f]+ <.*>:$/ {
+			name = $0
+			sub(/^[0-9a-f]+ </, "", name)
+			sub(/>:$/, "", name)
+			first = index(globals, " " name " ") > 0
+			next
+		}
+		$1 ~ /^ *[0-9a-f]+:$/ && NF >= 2 {
+			n = split($2, w, / +/)
+			i = 1
+			notrack = 0
+			while (i < n && w[i] ~ /^(cs|ds|es|ss|notrack|bnd|rex.*|data16|addr32|rep|repz|repe|repnz|repne|lock)$/) {
+				if (w[i] == "notrack")
+					notrack = 1
+				i++
+			}
+			m = w[i]
+			if (first && ibt == "y" && m != "endbr64")
+				print "  no endbr64 at global function " name ": " $0
+			first = 0
+			if (retpoline == "y" && m ~ /^l?(call|jmp)[wlq]?$/ && w[i + 1] ~ /^\*/)
+				print "  indirect branch in " name ": " $0
+			if (rethunk == "y" && m ~ /^(l?ret|iret)[wlq]?$/)
+				print "  bare return in " name ": " $0
+			if (ibt == "y" && notrack)
+				print "  notrack branch in " name ": " $0
+		}')
+	if [[ -n $bad ]]; then
+		printf 'objcheck: %s: branches the kernel'"'"'s mitigations (retpoline %s, rethunk %s, IBT %s) forbid, %s, first ones:\n%s\n' \
+			"$obj" "$retpoline" "$rethunk" "$ibt" "$(wc -l <<<"$bad")" "$(head -n 20 <<<"$bad")" >&2
+		return 1
+	fi
+}
+
+# Runs the kernel's objtool ($1, then its arguments, the object last), as
+# Kbuild runs it on every C object of a module: it validates the code's stack
+# and control flow and writes the ORC unwind tables and the lists of thunk
+# call and return sites that the module loader patches. Any warning fails,
+# since a function objtool could not follow gets wrong or no unwind data.
+objcheck_objtool() {
+	local out
+	if ! out=$("$@" 2>&1) || grep -qiE 'warning|error' <<<"$out"; then
+		printf 'objcheck: objtool %s:\n%s\n' "${*: -1}" "$(head -n 20 <<<"$out")" >&2
 		return 1
 	fi
 }
@@ -117,31 +199,6 @@ objcheck_stack() {
 	printf '%s\n' "$max"
 }
 
-# Relaxes GOT references to the allowed undefined symbols (the shim's, given
-# as arguments, and mem*) into direct ones; see gotrelax.py for why.
-# Prints how many were relaxed.
-objcheck_relax() {
-	local obj=$1 sym
-	shift
-	local -a allow=()
-	for sym in "$@" "${OBJCHECK_MEM_SYMBOLS[@]}"; do
-		allow+=(--allow "$sym")
-	done
-	python3 "$KMOD_DIR/gotrelax.py" "${allow[@]}" "$obj"
-}
-
-# Test helper: $1 has a direct call (or jump) to each symbol that follows.
-objcheck_direct_calls() {
-	local obj=$1 sym listing
-	shift
-	listing=$(objdump -dr --no-show-raw-insn "$obj")
-	for sym in "$@"; do
-		grep -qE "R_X86_64_PLT32[[:space:]]+$sym-0x4$" <<<"$listing" || return 1
-	done
-	grep -qE '(call|jmp) +\*' <<<"$listing" && return 1
-	return 0
-}
-
 # Runs every check on $1; $2 is a space-separated list of required exports,
 # the remaining arguments are the shim symbols the object may need.
 objcheck_all() {
@@ -154,6 +211,8 @@ objcheck_all() {
 	objcheck_undefined "$obj" "$@" || failed=1
 	objcheck_exports "$obj" "${export_list[@]}" || failed=1
 	objcheck_sections "$obj" || failed=1
+	objcheck_kernel_mem "$obj" || failed=1
+	objcheck_mitigations "$obj" || failed=1
 	if frame=$(objcheck_stack "$obj"); then
 		# shellcheck disable=SC2034 # read by build.sh
 		OBJCHECK_LARGEST_FRAME=$frame
@@ -191,13 +250,26 @@ objcheck_prove_checks() {
 			.quad good'
 		[stack]='sub $0x4000, %rsp
 			ret'
-		[gotrefs]='call *memcpy@GOTPCREL(%rip)
-			movq memmove@GOTPCREL(%rip), %r15
-			jmp *memset@GOTPCREL(%rip)'
-		[gotadd]='addq memcpy@GOTPCREL(%rip), %rax
+		[hardened]='endbr64
+			call __x86_indirect_thunk_r11
+			jmp __x86_return_thunk'
+		[indcall]='endbr64
+			call *%r11
+			jmp __x86_return_thunk'
+		[indjmp]='endbr64
+			notrack jmp *%rax'
+		[bareret]='endbr64
 			ret'
-		[gotother]='call *other@GOTPCREL(%rip)
-			ret'
+		[repret]='endbr64
+			repz ret'
+		[a32call]='endbr64
+			addr32 call *%rax
+			jmp __x86_return_thunk'
+		[noendbr]='call __x86_indirect_thunk_r11
+			jmp __x86_return_thunk'
+		[memdef]='jmp __x86_return_thunk
+			.weak memcpy
+			memcpy: jmp __x86_return_thunk'
 	)
 	for name in "${!source[@]}"; do
 		local fn=good
@@ -229,13 +301,53 @@ objcheck_prove_checks() {
 	expect fail 'sections(ctor)' objcheck_sections "$dir/ctor.o"
 	expect pass 'stack(clean)' objcheck_stack "$dir/clean.o"
 	expect fail 'stack(16 KiB frame)' objcheck_stack "$dir/stack.o"
-	expect fail 'relocations(gotrefs)' objcheck_relocations "$dir/gotrefs.o"
-	expect pass 'gotrelax(gotrefs)' objcheck_relax "$dir/gotrefs.o"
-	expect pass 'relocations(gotrefs relaxed)' objcheck_relocations "$dir/gotrefs.o"
-	expect pass 'instructions(gotrefs relaxed)' objcheck_instructions "$dir/gotrefs.o"
-	expect pass 'calls(gotrefs relaxed)' objcheck_direct_calls "$dir/gotrefs.o" memcpy memset
-	expect fail 'gotrelax(add)' objcheck_relax "$dir/gotadd.o"
-	expect fail 'gotrelax(other symbol)' objcheck_relax "$dir/gotother.o"
+	expect pass 'kernel mem(clean)' objcheck_kernel_mem "$dir/clean.o"
+	expect fail 'kernel mem(weak memcpy defined)' objcheck_kernel_mem "$dir/memdef.o"
+	expect pass 'mitigations(hardened)' objcheck_mitigations "$dir/hardened.o" y y y
+	expect fail 'mitigations(call *%r11)' objcheck_mitigations "$dir/indcall.o" y n n
+	expect fail 'mitigations(notrack jmp *%rax)' objcheck_mitigations "$dir/indjmp.o" y n n
+	expect fail 'mitigations(notrack under IBT)' objcheck_mitigations "$dir/indjmp.o" n n y
+	expect fail 'mitigations(addr32 call *%rax)' objcheck_mitigations "$dir/a32call.o" y n n
+	expect fail 'mitigations(repz ret)' objcheck_mitigations "$dir/repret.o" n y n
+	expect fail 'mitigations(ret)' objcheck_mitigations "$dir/bareret.o" n y n
+	expect pass 'mitigations(ret, no return thunks)' objcheck_mitigations "$dir/bareret.o" n n n
+	expect fail 'mitigations(no endbr64)' objcheck_mitigations "$dir/noendbr.o" n n y
 	unset -f expect
+	return "$wrong"
+}
+
+# Proves objcheck_objtool on two functions, run with the arguments given
+# (objtool and its options): a clean one must pass, and one that ends in a
+# call to a function outside the object (as the panic handler would without
+# its ud2) must fail.
+objcheck_prove_objtool() {
+	local dir=$1 name wrong=0
+	shift
+	mkdir -p "$dir"
+	# shellcheck disable=SC2016 # assembly, not shell: $ is literal
+	local -A source=(
+		[objtool-clean]='push %rbp
+			mov %rsp, %rbp
+			call memcpy
+			pop %rbp
+			jmp __x86_return_thunk'
+		[objtool-falls-off]='push %rbp
+			mov %rsp, %rbp
+			call airtime_rust_panic'
+	)
+	for name in "${!source[@]}"; do
+		printf '\t.section .text.good, "ax"\n\t.globl good\n\t.type good, @function\ngood:\n\t%s\n\t.size good, .-good\n' \
+			"${source[$name]}" >"$dir/$name.s"
+		as --64 -o "$dir/$name.o" "$dir/$name.s"
+	done
+	if ! objcheck_objtool "$@" "$dir/objtool-clean.o" 2>/dev/null; then
+		printf 'objcheck: self-check: objtool(clean) should pass but did not\n' >&2
+		objcheck_objtool "$@" "$dir/objtool-clean.o" || true
+		wrong=1
+	fi
+	if objcheck_objtool "$@" "$dir/objtool-falls-off.o" 2>/dev/null; then
+		printf 'objcheck: self-check: objtool(function running off its end) should fail but did not\n' >&2
+		wrong=1
+	fi
 	return "$wrong"
 }

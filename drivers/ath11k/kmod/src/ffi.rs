@@ -41,8 +41,12 @@ unsafe extern "C" {
 
     /// Prints `len` bytes at `msg` with `pr_err` and calls `BUG()`.
     ///
-    /// Never returns (`__noreturn` on the C side).
-    pub fn airtime_rust_panic(msg: *const c_char, len: usize) -> !;
+    /// Never returns (`__noreturn` on the C side), but is declared here as
+    /// returning: the panic handler then ends in its own `ud2` after the
+    /// call. With `-> !` the call would be the function's last instruction,
+    /// and objtool, which cannot know that a function outside the object
+    /// does not return, would see the code run off its end.
+    pub fn airtime_rust_panic(msg: *const c_char, len: usize);
 
     /// The C self-test of the adapter's C API (`airtime_capi_selftest.c`):
     /// 0 on success, `-errno` or 1 on failure; writes a NUL-terminated message

@@ -2,10 +2,13 @@
 
 //! The Rust half of the `airtime_ath11k` Linux kernel module.
 //!
-//! This crate is a `#![no_std]` static library. `build.sh` links it with
-//! `ld -r` into one relocatable object, checks that object (no x87/SSE/AVX
-//! instructions, only relocations the module loader handles, only known
-//! undefined symbols), and Kbuild links it with the C shim
+//! This crate is a `#![no_std]` static library, built for
+//! `x86_64-unknown-none` with `core` and `alloc` from source and the branch
+//! mitigations of the target kernel. `build.sh` links it with `ld -r` into
+//! one relocatable object, runs the kernel's objtool on it (ORC unwind data,
+//! thunk sites), checks that object (no x87/SSE/AVX instructions, only
+//! relocations the module loader handles, only known undefined symbols, no
+//! bare returns or indirect branches), and Kbuild links it with the C shim
 //! (`airtime_shim.c`) into `airtime_ath11k.ko`.
 //!
 //! Layers, from the kernel down:
@@ -28,11 +31,11 @@
 //! - [`ffi`]: the functions the C shim provides to Rust.
 //! - [`msg`] and [`errno`]: a bounded, always NUL-terminated message writer
 //!   for C buffers, and the errno values used at the boundary.
-//! - `unwind`: the two unwinding symbols that prebuilt library code still
-//!   names after LTO, defined as dead ends.
 //!
-//! Everything here is integer-only: a float would become x87 code with SSE
-//! disabled, which the kernel does not allow (and `build.sh` rejects).
+//! Everything here is integer-only (`clippy::float_arithmetic` is denied):
+//! the kernel does not save FPU state around kernel code, so the target has
+//! no float registers, and a float would be emulated by compiler_builtins'
+//! soft-float routines, slowly.
 
 #![no_std]
 #![deny(clippy::float_arithmetic)]
@@ -71,6 +74,3 @@ mod panic;
 // scenario, which its checks report as a wrong value (or a BUG(), with overflow checks).
 #[allow(clippy::indexing_slicing, clippy::arithmetic_side_effects)]
 pub mod selftest;
-// Dead code that reports as a panic if it ever runs.
-#[allow(clippy::panic)]
-mod unwind;

@@ -26,6 +26,19 @@ fn on_panic(info: &core::panic::PanicInfo<'_>) -> ! {
     // SAFETY: `bytes` is valid for reads of `bytes.len()` bytes for the whole
     // call (it lives in this frame, which the call never returns to);
     // `airtime_rust_panic` reads exactly that many bytes (`%.*s`) and does not
-    // return, as its `-> !` declaration and the C `__noreturn` say.
-    unsafe { crate::ffi::airtime_rust_panic(bytes.as_ptr().cast(), bytes.len()) }
+    // return, as the C `__noreturn` says.
+    unsafe { crate::ffi::airtime_rust_panic(bytes.as_ptr().cast(), bytes.len()) };
+    // Never reached. `ud2` is how C's `BUG()` ends too: objtool sees the
+    // function end here instead of running off its end (see the import).
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `ud2` only raises an invalid-opcode exception; it touches no
+    // memory and no stack, and nothing follows it.
+    unsafe {
+        core::arch::asm!("ud2", options(noreturn, nomem, nostack))
+    }
+    // The module is x86_64-only; a host build elsewhere only type-checks.
+    #[cfg(not(target_arch = "x86_64"))]
+    loop {
+        core::hint::spin_loop();
+    }
 }
