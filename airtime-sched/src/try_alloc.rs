@@ -5,6 +5,8 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
+use crate::{Ac, PerAc};
+
 /// `n` values, the `i`-th made by `f(i)`, in one allocation of exactly `n`; `None`
 /// when memory is short.
 pub(crate) fn boxed_slice<T>(n: usize, f: impl FnMut(usize) -> T) -> Option<Box<[T]>> {
@@ -21,24 +23,33 @@ pub(crate) fn boxed_slice<T>(n: usize, f: impl FnMut(usize) -> T) -> Option<Box<
     Some(v.into_boxed_slice())
 }
 
-/// `value` in a box; `None` when memory is short (`Box::new` aborts instead).
-pub(crate) fn boxed<T>(value: T) -> Option<Box<T>> {
-    let layout = core::alloc::Layout::new::<T>();
-    if layout.size() == 0 {
-        // Nothing to allocate.
-        return Some(Box::new(value));
-    }
-    // SAFETY: a layout of non-zero size, as `alloc` requires.
-    let ptr = unsafe { alloc::alloc::alloc(layout) }.cast::<T>();
-    if ptr.is_null() {
+/// `N` values, the `i`-th made by `f(i)`, each written into its place in one heap
+/// allocation as it is made, so that a large array is never built whole on the stack (a
+/// kernel's stack is 16 KiB); `None` when memory is short or when `f` gives `None`, the
+/// values already made dropped.
+pub(crate) fn boxed_array<T, const N: usize>(mut f: impl FnMut(usize) -> Option<T>) -> Option<Box<[T; N]>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(N).ok()?;
+    // As in `boxed_slice`: `into_boxed_slice` must not shrink (zero-sized values have
+    // no allocation, and any capacity).
+    if core::mem::size_of::<T>() != 0 && v.capacity() != N {
         return None;
     }
-    // SAFETY: `ptr` is a fresh allocation of `T`'s layout by the global allocator,
-    // written once here and then owned by the box, which frees it with that layout.
-    unsafe {
-        ptr.write(value);
-        Some(Box::from_raw(ptr))
+    for i in 0..N {
+        // Within the capacity just reserved: no allocation.
+        v.push(f(i)?);
     }
+    v.into_boxed_slice().try_into().ok()
+}
+
+/// Each AC's value, from `f` of the AC, made straight into its place on the heap (see
+/// [`boxed_array`]); `None` when memory is short or `f` gives `None`.
+pub(crate) fn boxed_per_ac<T>(mut f: impl FnMut(Ac) -> Option<T>) -> Option<Box<PerAc<T>>> {
+    let values: Box<[T; Ac::COUNT]> = boxed_array(|i| f(*Ac::ALL.get(i)?))?;
+    // SAFETY: `PerAc<T>` is `repr(transparent)` over `[T; Ac::COUNT]`, so the allocation
+    // has the layout of a `PerAc<T>` and holds a valid one; the new box owns it alone and
+    // frees it with that same layout.
+    Some(unsafe { Box::from_raw(Box::into_raw(values).cast::<PerAc<T>>()) })
 }
 
 #[cfg(all(test, not(loom)))]
@@ -49,9 +60,19 @@ mod tests {
     fn the_values_are_made_in_order_and_boxed() {
         assert_eq!(&*boxed_slice(4, |i| i * 10).unwrap(), &[0, 10, 20, 30]);
         assert_eq!(boxed_slice(0, |i| i).unwrap().len(), 0);
-        assert_eq!(*boxed([7u64; 8]).unwrap(), [7; 8]);
-        assert_eq!(*boxed(()).unwrap(), ());
+        assert_eq!(*boxed_array::<_, 3>(|i| Some(i + 1)).unwrap(), [1, 2, 3]);
+        assert_eq!(*boxed_array::<(), 2>(|_| Some(())).unwrap(), [(), ()]);
+        assert_eq!(*boxed_per_ac(|ac| Some(ac.index())).unwrap(), [0, 1, 2, 3]);
         // Too large for any allocator: refused, not aborted.
         assert!(boxed_slice::<u64>(usize::MAX / 4, |_| 0).is_none());
+    }
+
+    #[test]
+    fn a_refused_value_drops_those_already_made() {
+        let made = alloc::rc::Rc::new(());
+        let refused = boxed_array::<_, 4>(|i| (i < 2).then(|| made.clone()));
+        assert!(refused.is_none());
+        // The two clones made before the refusal were dropped, not leaked.
+        assert_eq!(alloc::rc::Rc::strong_count(&made), 1);
     }
 }

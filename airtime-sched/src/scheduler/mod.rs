@@ -166,26 +166,28 @@ impl Scheduler {
         let cap = usize::from(config.max_txqs);
         let retired = crate::list::HeadStack::try_new(cap).ok_or(oom)?;
         let quiescent_seen = crate::try_alloc::boxed_slice(cap, |_| 0u8).ok_or(oom)?;
-        let [vo, vi, be, bk] = [(); Ac::COUNT].map(|()| AcList::try_new(cap));
-        let (Some(vo), Some(vi), Some(be), Some(bk)) = (vo, vi, be, bk) else { return Err(oom) };
-        // Every AC starts alike: which list goes to which AC does not matter.
-        let acs = PerAc([vo, vi, be, bk].map(|list| AcState {
-            round: AtomicU64::new(0),
-            list,
-            lap_skips: AtomicU64::new(0),
-            pending_us: AtomicI64::new(0),
-            default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
-            counters: stats::AtomicAcCounters::new(),
-            multicast_pending_us: AtomicU64::new(0),
-            multicast_limit_us: AtomicU32::new(DEFAULT_MULTICAST_LIMIT_US),
-        }));
+        // Each AC's state made in its place on the heap: the four together are over a
+        // kilobyte, too much for a kernel stack frame.
+        let acs = crate::try_alloc::boxed_per_ac(|_| {
+            Some(AcState {
+                round: AtomicU64::new(0),
+                list: AcList::try_new(cap)?,
+                lap_skips: AtomicU64::new(0),
+                pending_us: AtomicI64::new(0),
+                default_limits: AtomicU64::new(AqlLimits::DEFAULT.pack()),
+                counters: stats::AtomicAcCounters::new(),
+                multicast_pending_us: AtomicU64::new(0),
+                multicast_limit_us: AtomicU32::new(DEFAULT_MULTICAST_LIMIT_US),
+            })
+        })
+        .ok_or(oom)?;
         Ok(Scheduler {
             radio: next_radio(),
             adjusted_limits: config.tx_no_pushback || config.adaptive_aql,
             config,
             stations,
             txqs,
-            acs: crate::try_alloc::boxed(acs).ok_or(oom)?,
+            acs,
             threshold_us: AtomicU32::new(DEFAULT_AQL_THRESHOLD_US),
             aql_enabled: AtomicU32::new(1),
             airtime_flags: AtomicU32::new(0b11),
