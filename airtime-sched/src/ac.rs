@@ -77,6 +77,7 @@ impl Ac {
 /// assert_eq!(format!("{pending_us:?}"), "{VO: 100, VI: 0, BE: 300, BK: 0}");
 /// ```
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+// `try_alloc::boxed_per_ac` relies on this layout: it views a boxed array as a `PerAc`.
 #[repr(transparent)]
 pub struct PerAc<T>(pub [T; Ac::COUNT]);
 

@@ -23,10 +23,10 @@ pub(crate) fn boxed_slice<T>(n: usize, f: impl FnMut(usize) -> T) -> Option<Box<
     Some(v.into_boxed_slice())
 }
 
-/// `N` values, the `i`-th made by `f(i)`, each written into its place in one heap
-/// allocation as it is made, so that a large array is never built whole on the stack (a
-/// kernel's stack is 16 KiB); `None` when memory is short or when `f` gives `None`, the
-/// values already made dropped.
+/// `N` values, the `i`-th made by `f(i)`, each moved into its place in one heap
+/// allocation as soon as it is made, so that the stack holds one value at a time, never
+/// the whole array (a kernel module's frames must stay well under 2 KiB); `None` when
+/// memory is short or when `f` gives `None`, the values already made dropped.
 pub(crate) fn boxed_array<T, const N: usize>(mut f: impl FnMut(usize) -> Option<T>) -> Option<Box<[T; N]>> {
     let mut v = Vec::new();
     v.try_reserve_exact(N).ok()?;
