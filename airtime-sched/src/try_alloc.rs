@@ -7,39 +7,36 @@ use alloc::vec::Vec;
 
 use crate::{Ac, PerAc};
 
-/// `n` values, the `i`-th made by `f(i)`, in one allocation of exactly `n`; `None`
-/// when memory is short.
-pub(crate) fn boxed_slice<T>(n: usize, f: impl FnMut(usize) -> T) -> Option<Box<[T]>> {
+/// `n` values, the `i`-th made by `f(i)`, each moved into its place in one allocation of
+/// exactly `n` as soon as it is made, so that the stack holds one value at a time, never
+/// them all (a kernel module's frames must stay well under 2 KiB); `None` when memory is
+/// short or when `f` gives `None`, the values already made dropped.
+fn try_boxed_slice<T>(n: usize, mut f: impl FnMut(usize) -> Option<T>) -> Option<Box<[T]>> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).ok()?;
     // An exact reservation gives exactly `n` today; were it ever more, the shrink in
-    // `into_boxed_slice` could abort, so that is reported as a shortage instead.
-    if v.capacity() != n {
+    // `into_boxed_slice` could abort, so that is reported as a shortage instead
+    // (zero-sized values have no allocation, and any capacity).
+    if core::mem::size_of::<T>() != 0 && v.capacity() != n {
         return None;
     }
-    // Within the capacity just reserved: no allocation.
-    v.extend((0..n).map(f));
+    for i in 0..n {
+        // Within the capacity just reserved: no allocation.
+        v.push(f(i)?);
+    }
     // Capacity equals length: no reallocation.
     Some(v.into_boxed_slice())
 }
 
-/// `N` values, the `i`-th made by `f(i)`, each moved into its place in one heap
-/// allocation as soon as it is made, so that the stack holds one value at a time, never
-/// the whole array (a kernel module's frames must stay well under 2 KiB); `None` when
-/// memory is short or when `f` gives `None`, the values already made dropped.
-pub(crate) fn boxed_array<T, const N: usize>(mut f: impl FnMut(usize) -> Option<T>) -> Option<Box<[T; N]>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(N).ok()?;
-    // As in `boxed_slice`: `into_boxed_slice` must not shrink (zero-sized values have
-    // no allocation, and any capacity).
-    if core::mem::size_of::<T>() != 0 && v.capacity() != N {
-        return None;
-    }
-    for i in 0..N {
-        // Within the capacity just reserved: no allocation.
-        v.push(f(i)?);
-    }
-    v.into_boxed_slice().try_into().ok()
+/// `n` values, the `i`-th made by `f(i)`, in one allocation of exactly `n`; `None`
+/// when memory is short.
+pub(crate) fn boxed_slice<T>(n: usize, mut f: impl FnMut(usize) -> T) -> Option<Box<[T]>> {
+    try_boxed_slice(n, |i| Some(f(i)))
+}
+
+/// `N` values as [`try_boxed_slice`] makes them, as an array.
+pub(crate) fn boxed_array<T, const N: usize>(f: impl FnMut(usize) -> Option<T>) -> Option<Box<[T; N]>> {
+    try_boxed_slice(N, f)?.try_into().ok()
 }
 
 /// Each AC's value, from `f` of the AC, made straight into its place on the heap (see

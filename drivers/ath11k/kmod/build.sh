@@ -187,7 +187,7 @@ for member in "$members"/*; do
 	# compiler_builtins, built from source, brings weak mem* (and strlen) of
 	# its own: drop those symbols so that the kernel's are the ones called.
 	mapfile -t own < <(nm --defined-only "$member" |
-		awk '$3 ~ /^(memcpy|memmove|memset|memcmp|bcmp|strlen)$/ { print "--strip-symbol=" $3 }')
+		awk -v own=" ${OBJCHECK_OWN_MEM_SYMBOLS[*]} " 'index(own, " " $3 " ") { print "--strip-symbol=" $3 }')
 	if ((${#own[@]})); then objcopy "${own[@]}" "$member"; fi
 done
 ld -r --gc-sections --strip-debug "${require[@]}" -o "$KBUILD_DIR/${RUST_OBJ}_shipped" "$members"/*

@@ -11,6 +11,9 @@
 OBJCHECK_RELOCS=(R_X86_64_64 R_X86_64_32S R_X86_64_PC32 R_X86_64_PLT32 R_X86_64_NONE)
 # Undefined symbols the kernel exports and compilers may call on their own.
 OBJCHECK_MEM_SYMBOLS=(memcpy memmove memset memcmp bcmp)
+# The string functions compiler_builtins defines (weakly) for itself: the kernel's
+# must be the ones called (objcheck_kernel_mem; build.sh strips them).
+OBJCHECK_OWN_MEM_SYMBOLS=("${OBJCHECK_MEM_SYMBOLS[@]}" strlen)
 # Largest stack frame allowed, in bytes (CONFIG_FRAME_WARN on x86_64).
 OBJCHECK_MAX_FRAME=${OBJCHECK_MAX_FRAME:-2048}
 # The kernel's branch mitigations the object must carry (y or n each), set by
@@ -86,7 +89,7 @@ objcheck_undefined() {
 objcheck_kernel_mem() {
 	local obj=$1 bad
 	local names
-	names=$(IFS='|' && printf '%s' "${OBJCHECK_MEM_SYMBOLS[*]}|strlen")
+	names=$(IFS='|' && printf '%s' "${OBJCHECK_OWN_MEM_SYMBOLS[*]}")
 	bad=$(nm --defined-only "$obj" | awk '{ print $NF }' | grep -xE "$names" || true)
 	if [[ -n $bad ]]; then
 		printf 'objcheck: %s: defines its own %s instead of calling the kernel'"'"'s\n' "$obj" "$(tr '\n' ' ' <<<"$bad")" >&2
