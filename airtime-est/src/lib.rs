@@ -59,7 +59,8 @@
 //!   Wherever mainline does not wrap the results are identical (a property test checks it);
 //!   [`mainline`] reproduces the wrapping arithmetic for comparison.
 //! * **VHT with 5 to 8 streams** is priced by the same table construction; mainline's tables
-//!   stop at 4 streams and price the rest as 0, which would exempt those frames from AQL.
+//!   stop at 4 streams, so it prices such a frame at 0 when it is not aggregated and at the
+//!   4 us floor in an A-MPDU, which all but exempts those frames from AQL.
 //! * **1 Mbit/s CCK** is always priced with the long preamble, since 802.11b has no
 //!   short-preamble form of it.
 //! * **The 4092 us clamp** of mainline's 10-bit charge field is offered as [`aql_charge_us`]

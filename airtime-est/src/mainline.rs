@@ -8,7 +8,9 @@
 //! exactly as mainline does; the crate's own functions ([`crate::expected_tx_airtime_us`]
 //! and friends) do not, and equal these wherever the product stays below 2^32.
 //!
-//! Mainline also prices VHT with more than 4 streams as 0 (its tables stop at 4); so do these.
+//! Mainline's tables stop at 4 VHT streams: its lookup (`ieee80211_get_rate_duration`) gives
+//! duration 0 for VHT with 5 to 8 streams and leaves the PPDU overhead unset. A frame of such a
+//! rate then costs 0 on every non-aggregated path, and 4 us (the floor) aggregated; so here.
 //!
 //! ```
 //! use airtime_est::{expected_tx_airtime_us, mainline, Bandwidth, Rate};
@@ -21,7 +23,8 @@
 use crate::estimate::{LENGTH_PADDING_BYTES, MAX_RETRY_STAGES, MIN_AGGREGATED_US, RetryStage, agg_shift};
 use crate::rate::{Encoding, Rate};
 
-/// `(t, overhead)` as mainline's lookup gives them, or `None` where mainline prices 0.
+/// `(t, overhead)` as mainline's lookup gives them, or `None` where its lookup returns
+/// duration 0 without setting the overhead (VHT above 4 streams).
 fn mcs_duration(rate: Rate) -> Option<(u32, u32)> {
     if matches!(rate.encoding(), Encoding::Vht) && rate.nss() > 4 {
         return None;
@@ -72,18 +75,19 @@ pub fn tx_airtime_u32(chain: &[RetryStage], len: u32) -> u32 {
 /// `L = frame_len + 38` (wrapping), then
 /// `max(4, (t x L mod 2^32) / 2^20 + (overhead >> agg_shift))` when aggregated, else
 /// [`rx_airtime_u32`] of `L`.
+///
+/// Aggregated, a rate mainline cannot price (VHT above 4 streams) is not 0 but the floor,
+/// 4 us: mainline returns early only on the non-aggregated path; on the aggregated one its
+/// lookup gives duration 0 and leaves the overhead at the 0 it was initialised to (6.18;
+/// older kernels left that overhead uninitialised), so it returns `max(0 + (0 >> 5), 4)`.
 pub fn expected_tx_airtime_u32(rate: Rate, frame_len: u32, aggregated: bool) -> u32 {
     let len = frame_len.wrapping_add(LENGTH_PADDING_BYTES);
     if rate.encoding().is_legacy() || !aggregated {
         return rx_airtime_u32(rate, len);
     }
-    match mcs_duration(rate) {
-        Some((t, overhead)) => {
-            let shared = overhead >> agg_shift(rate.encoding(), t);
-            (t.wrapping_mul(len) / 1024 / 1024).wrapping_add(shared).max(MIN_AGGREGATED_US)
-        }
-        None => 0,
-    }
+    let (t, overhead) = mcs_duration(rate).unwrap_or((0, 0));
+    let shared = overhead >> agg_shift(rate.encoding(), t);
+    (t.wrapping_mul(len) / 1024 / 1024).wrapping_add(shared).max(MIN_AGGREGATED_US)
 }
 
 #[cfg(test)]
@@ -119,11 +123,23 @@ mod tests {
     }
 
     #[test]
-    fn vht_above_four_streams_is_zero_in_mainline_only() {
-        let rate = Rate::vht(9, 5, Bandwidth::Mhz80, true).unwrap();
-        assert_eq!(expected_tx_airtime_u32(rate, 1500, true), 0);
-        assert!(expected_tx_airtime_us(rate, 1500, true) > 0);
-        let chain = [RetryStage { rate, tries: 1 }];
-        assert_eq!(tx_airtime_u32(&chain, 1500), 0);
+    fn vht_above_four_streams_is_unpriced_in_mainline_only() {
+        for nss in 5..=8 {
+            let rate = Rate::vht(9, nss, Bandwidth::Mhz80, true).unwrap();
+            // Non-aggregated paths: mainline returns 0 as soon as the lookup gives 0.
+            assert_eq!(rx_airtime_u32(rate, 1500), 0);
+            assert_eq!(expected_tx_airtime_u32(rate, 1500, false), 0);
+            let chain = [RetryStage { rate, tries: 1 }];
+            assert_eq!(tx_airtime_u32(&chain, 1500), 0);
+            // Aggregated: duration 0, overhead 0, so only the 4 us floor is left.
+            assert_eq!(expected_tx_airtime_u32(rate, 1500, true), MIN_AGGREGATED_US);
+            assert_eq!(expected_tx_airtime_u32(rate, 0, true), 4);
+            // Ours prices them from the extended table, far above the floor.
+            assert!(expected_tx_airtime_us(rate, 1500, true) > 4);
+            assert!(rx_airtime_us(rate, 1500) > 0);
+        }
+        // Four streams are in mainline's tables: both agree.
+        let four = Rate::vht(9, 4, Bandwidth::Mhz80, true).unwrap();
+        assert_eq!(expected_tx_airtime_u32(four, 1500, true), expected_tx_airtime_us(four, 1500, true));
     }
 }

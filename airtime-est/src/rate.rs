@@ -349,9 +349,10 @@ impl Rate {
 
     /// A VHT (802.11ac) rate: MCS 0..=9, 1..=8 streams, 20/40/80/160 MHz.
     ///
-    /// Mainline's tables stop at 4 streams (it prices 5–8 as 0 airtime, that is: no AQL charge).
-    /// We extend the same construction ([`crate::tables`]) to 8 streams, since the standard allows
-    /// them and a zero charge would bypass AQL. Combinations the standard leaves out (such as
+    /// Mainline's tables stop at 4 streams: it prices 5–8 as 0 airtime when not aggregated
+    /// (no AQL charge) and at the 4 us floor in an A-MPDU. We extend the same construction
+    /// ([`crate::tables`]) to 8 streams, since the standard allows them and a zero or floor
+    /// charge would all but bypass AQL. Combinations the standard leaves out (such as
     /// VHT20 MCS9 at one stream) are accepted and priced from the table, as mainline does,
     /// because drivers report them.
     pub const fn vht(mcs: u8, nss: u8, bw: Bandwidth, sgi: bool) -> Result<Rate, RateError> {
