@@ -219,6 +219,10 @@ mod tests {
 
     /// The table construction written out again, plainly, without the const machinery:
     /// returns `(shift, stored)` for every MCS of the row.
+    ///
+    /// This checks the `const fn` builder and the lookup, not the data: it starts from the
+    /// crate's own [`bits`] rows, so a wrong row passes it. The rows (and every shift and
+    /// entry) are checked against values from outside the crate by `tests/golden.rs`.
     #[allow(clippy::manual_div_ceil)] // spelled out on purpose: not the code under test
     fn recompute(row: &[u16], nss: u64, num: u64, den: u64) -> Vec<(u32, u64)> {
         let t: Vec<u64> = row
@@ -274,7 +278,7 @@ mod tests {
     const BWS: [Bandwidth; 5] = Bandwidth::ALL;
 
     #[test]
-    fn every_entry_matches_an_independent_recomputation() {
+    fn every_entry_matches_a_plain_recomputation_from_the_same_rows() {
         let ht: Vec<&[u16]> = bits::HT.iter().map(|r| &r[..]).collect();
         let n =
             check_family(Encoding::Ht, &ht, 2, 4, |mcs, nss, bw, gi| Rate::ht((nss - 1) * 8 + mcs, BWS[bw], gi == 1));
