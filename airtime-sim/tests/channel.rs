@@ -115,3 +115,36 @@ fn bad_channel_values_are_refused_with_their_key() {
     let e = scenario::parse(&format!("{ht}walk_away = [1.0, 2.0, 3]\n"), "ch.toml").unwrap_err().to_string();
     assert!(e.contains("within its streams (from MCS 8)"), "{e}");
 }
+
+/// A saturated TCP download marked `dscp` to one VHT80 MCS9 station on `design`, whose
+/// station lines are `station`.
+fn marked_download(design: &str, dscp: u8, station: &str) -> f64 {
+    let text = format!(
+        "name = \"ac\"\nduration_s = 3.0\nwarmup_s = 1.0\nruns = 1\nseed = 5\n[ap]\ndesign = \"{design}\"\n\
+         [[stations]]\nname = \"a\"\nrate = \"vht80-1ss-mcs9-sgi\"\n{station}\n\
+         [[flows]]\nstation = \"a\"\nhystart = false\ndscp = {dscp}\n"
+    );
+    let sc = scenario::parse(&text, "ac.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    run_one(&sc, 0).unwrap().flows[0].throughput_mbps
+}
+
+#[test]
+fn a_download_in_any_access_category_runs_over_a_lossy_or_rate_controlled_link() {
+    // The AP's VI/VO/BK EDCA functions pick the link's rate as its BE one does; before,
+    // they did not, the exchange went out with no rate chosen, and its frames never
+    // completed, so the download stopped for good.
+    for design in ["ath11k_series"] {
+        for station in [
+            "frame_error_rate = 0.2",
+            "rate_schedule = [[0.0, \"vht80-1ss-mcs9-sgi\"]]",
+            "rate_control = \"minstrel_ht\"",
+        ] {
+            let be = marked_download(design, 0, station);
+            for dscp in [46, 34, 8] {
+                let t = marked_download(design, dscp, station);
+                eprintln!("{design}, {station}: DSCP {dscp} {t:.0} Mbit/s, BE {be:.0}");
+                assert!(t > 0.6 * be, "{design}, {station}: DSCP {dscp} {t} Mbit/s against BE {be}");
+            }
+        }
+    }
+}

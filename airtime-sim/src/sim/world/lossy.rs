@@ -12,11 +12,11 @@ use crate::net::packet::FlowTag;
 use crate::wifi::link::{LinkResult, MAX_ATTEMPTS};
 
 impl World {
-    /// Picks the rate of the coming exchange of contender `w` (0: the AP, towards every
-    /// station with a link, since the firmware picks the station; `1 + q`: the station
-    /// of queue `q`).
+    /// Picks the rate of the coming exchange of contender `w` (any of the AP's EDCA
+    /// functions, BE or another access category: towards every station with a link,
+    /// since the firmware picks the station; `1 + q`: the station of queue `q`).
     pub(super) fn choose_rates(&mut self, w: usize, now: Nanos) {
-        if w == 0 {
+        if self.ap_ac_of(w).is_some() {
             for s in 0..self.links.len() {
                 if let Some(l) = self.links[s].as_mut() {
                     let c = l.down.choose(now, &mut self.chan_rng);
@@ -50,8 +50,18 @@ impl World {
         let mut released = Vec::new();
         let Some(l) = self.links[s].as_mut() else { return released };
         let Some(choice) = l.down_choice.take() else {
-            // Unreachable: every AP access picks the rates first. Deliver rather than lose.
-            return frames.into_iter().map(|f| f.pkt).collect();
+            // Unreachable: every access of the AP's EDCA functions picks the rates first.
+            // Should it happen, the frames count as acknowledged: each still completes
+            // (its descriptor and AQL charge are released) and passes the reorder buffer,
+            // so the sequence space stays whole.
+            debug_assert!(false, "an AP exchange to station {s} without a chosen rate");
+            for mut f in frames {
+                f.pkt.mpdu_seq = l.down_rx.assign(f.pkt.mpdu_seq);
+                let (status, pkt) = f.complete();
+                statuses.push(status);
+                l.down_rx.receive(pkt.mpdu_seq, Some(pkt), &mut released);
+            }
+            return released;
         };
         let price_rate = l.fixed_report.unwrap_or_else(|| l.down.reported_rate());
         let (mut acked, mut lost) = (0u32, Vec::new());
@@ -100,9 +110,20 @@ impl World {
         let s = usize::from(self.queue_station[q]);
         let ac = self.queue_ac[q].index();
         let Some(l) = self.links[s].as_mut() else { return frames };
-        let Some(choice) = l.up_choice.take() else { return frames };
+        let mut released = Vec::new();
+        let Some(choice) = l.up_choice.take() else {
+            // Unreachable: every station access picks its rate first. As for the
+            // downlink: acknowledged, through the reorder buffer.
+            debug_assert!(false, "an exchange from queue {q} without a chosen rate");
+            for mut p in frames {
+                p.mpdu_seq = l.up_rx[ac].assign(p.mpdu_seq);
+                let seq = p.mpdu_seq;
+                l.up_rx[ac].receive(seq, Some(p), &mut released);
+            }
+            return released;
+        };
         let sent = frames.len() as u32;
-        let (mut acked, mut lost, mut released) = (0u32, Vec::new(), Vec::new());
+        let (mut acked, mut lost) = (0u32, Vec::new());
         for mut p in frames {
             p.mpdu_seq = l.up_rx[ac].assign(p.mpdu_seq);
             let ok = l.up.subframe_ok(choice.rate, now, &mut self.chan_rng);
