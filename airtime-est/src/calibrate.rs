@@ -8,18 +8,10 @@
 //! for a station: the cover letter of the ath11k AQL series v4 ("wifi: ath11k: airtime queue
 //! limits, fairness and a driver TXQ scheduler", linux-wireless) reports a ratio near 1.85 on
 //! an IPQ8074 (47–51 us charged per MSDU against 91–93 us reported). The [`Calibrator`]
-//! keeps an integer exponentially weighted moving average of `measured / charged` and
-//! scales later estimates by it.
+//! learns the ratio of the airtime measured to the airtime charged and scales later
+//! estimates by it.
 //!
-//! * Fixed point: ratios are Q16 (`65536` = 1.0); the average is kept with 8 more fraction
-//!   bits so that small steps are not lost to rounding.
-//! * Warm-up: until [`CalibratorConfig::warmup_samples`] samples were accepted, the scale is 1
-//!   and estimates pass unchanged. Meanwhile the average is the plain mean of the samples so
-//!   far (each weighs `1/n`), so it starts from data rather than from 1.0.
-//! * Afterwards each sample weighs `1/2^ewma_shift`.
-//! * Outliers: a sample whose own ratio lies outside
-//!   `[outlier_low_q16, outlier_high_q16]` is rejected and counted, never averaged.
-//! * Bounds: the ratio applied is clamped to `[min_ratio_q16, max_ratio_q16]`.
+//! How, and what to feed it: see [`Calibrator`].
 //!
 //! One `Calibrator` per station: the caller owns it (next to the station's other state) and
 //! feeds it from its completion path.
@@ -29,10 +21,11 @@ use core::fmt;
 /// 1.0 in the Q16 fixed point of the calibrator's ratios.
 pub const RATIO_ONE_Q16: u32 = 1 << 16;
 
-/// Extra fraction bits of the running average beyond Q16.
-const ACC_EXTRA_BITS: u32 = 8;
+/// Significant bits of the larger of the two sums after every sample: room for the decayed
+/// sums plus one aligned sample (each below 2^62) without overflowing a `u64`.
+const MANTISSA_BITS: u32 = 62;
 
-/// Largest EWMA shift accepted (a sample then weighs 1/65536).
+/// Largest EWMA shift accepted (a sample then decays by 1/65536 per later sample).
 const MAX_EWMA_SHIFT: u8 = 16;
 
 /// Settings of a [`Calibrator`]. Build from [`Default`] and set fields:
@@ -49,8 +42,9 @@ pub struct CalibratorConfig {
     /// Samples to accept before the calibrator scales anything (until then the scale is 1).
     /// Default 16.
     pub warmup_samples: u32,
-    /// Once warm, a new sample weighs `1 / 2^ewma_shift` in the average. Default 4 (1/16).
-    /// Values above 16 are taken as 16.
+    /// At every accepted sample, the sums of the earlier ones decay by `1 / 2^ewma_shift`
+    /// (warm-up included): the ratio follows about the last `2^ewma_shift` samples,
+    /// weighted by their charge. Default 4 (1/16). Values above 16 are taken as 16.
     pub ewma_shift: u8,
     /// Lowest ratio applied, Q16. Default 1/4 (16 384). Values below 1 are taken as 1.
     pub min_ratio_q16: u32,
@@ -126,7 +120,50 @@ fn ratio_q16(charged: u64, measured: u64) -> u64 {
     measured.saturating_mul(1 << 16).checked_div(charged).unwrap_or(u64::MAX)
 }
 
-/// Per-station estimate calibrator: an integer EWMA of `measured / charged` airtime.
+/// Number of significant bits (0 for 0).
+fn bit_length(x: u64) -> u32 {
+    u64::BITS.saturating_sub(x.leading_zeros())
+}
+
+/// `x x 2^-exp`, for a result known to fit (the caller keeps `bit_length(x) - exp` at most
+/// [`MANTISSA_BITS`]); 0 if the shift is 64 or more.
+fn scaled(x: u64, exp: i32) -> u64 {
+    if exp >= 0 {
+        x.checked_shr(exp.unsigned_abs()).unwrap_or(0)
+    } else {
+        x.checked_shl(exp.unsigned_abs()).unwrap_or(0)
+    }
+}
+
+/// Per-station estimate calibrator: the ratio of exponentially decayed sums of measured and
+/// charged airtime.
+///
+/// * What is averaged: the ratio of two exponentially decayed sums, `Σ measured / Σ charged`,
+///   not an average of per-sample ratios. AQL limits airtime, so a sample counts in proportion
+///   to the airtime it charged: 10 us frames measured at 40 us and 2000 us A-MPDUs measured at
+///   2000 us, in equal numbers, give 2040 / 2010 = 1.015, not the mean of their ratios, 2.5,
+///   which would charge the station's big PPDUs 2.5 times their air.
+/// * Decay: at each accepted sample both sums are multiplied by `1 - 1/2^ewma_shift`, then the
+///   sample is added; a sample's weight is its charge times that factor once per later sample.
+///   The same from the first sample on, warm-up included: there is no initial value to wash
+///   out, so the ratio is the data's from the first sample (it is not a plain mean of the
+///   warm-up when there are more than about `2^ewma_shift` warm-up samples: older ones have
+///   decayed).
+/// * Warm-up: until [`CalibratorConfig::warmup_samples`] samples were accepted, the scale is 1
+///   and estimates pass unchanged.
+/// * Outliers: a sample whose own ratio lies outside
+///   `[outlier_low_q16, outlier_high_q16]` is rejected and counted, never summed.
+/// * Bounds: the ratio applied is clamped to `[min_ratio_q16, max_ratio_q16]`.
+/// * Fixed point: ratios are Q16 (`65536` = 1.0). The sums are kept as 62-bit mantissas with a
+///   shared binary exponent, so neither a tiny nor a huge (up to `u64::MAX`) sample overflows
+///   or vanishes, and a small change is never lost to rounding, whatever `ewma_shift`.
+///
+/// **Feed it unscaled estimates.** `charged_us` must be what the model estimated, before
+/// [`scale_us`](Self::scale_us): fed charges already scaled by its own ratio, each sample says
+/// `measured / (ratio x estimate)`, and the ratio settles where `ratio^2` is the true ratio
+/// (charging `scale_us(1000)` for air that takes 1.85 x 1000 us settles at 1.3603).
+///
+/// # Example
 ///
 /// ```
 /// use airtime_est::{Calibrator, CalibratorConfig};
@@ -139,13 +176,31 @@ fn ratio_q16(charged: u64, measured: u64) -> u64 {
 /// assert_eq!(cal.scale_us(50), 92);
 /// assert!(cal.record(0, 92).is_err());
 /// assert_eq!(cal.rejected(), 1);
+///
+/// // Samples count by the airtime they charged: a small frame measured at 4x its estimate
+/// // does not make a big A-MPDU measured at its estimate cost 2.5x.
+/// cal.reset();
+/// for _ in 0..200 {
+///     cal.record(10, 40).unwrap();
+///     cal.record(2000, 2000).unwrap();
+/// }
+/// // About 2040 us measured per 2010 us charged (1.015), the latest sample weighing most.
+/// assert!((2025..=2035).contains(&cal.scale_us(2000)));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Calibrator {
     config: CalibratorConfig,
-    /// Running average of the ratio, Q16 with `ACC_EXTRA_BITS` more fraction bits. Starts at
-    /// 1.0. Always within `[outlier_low, outlier_high]`-ish bounds, far below 2^41.
-    average: u64,
+    /// Decayed sum of the accepted samples' `charged_us`, in units of `2^exp` us.
+    charged: u64,
+    /// Decayed sum of the accepted samples' `measured_us`, in the same units.
+    measured: u64,
+    /// The binary exponent of both sums. After every sample the larger sum has exactly
+    /// [`MANTISSA_BITS`] bits, so `exp` stays within about -62 (1 us) and 20 (`u64::MAX`
+    /// x 2^16): far from `i32`'s bounds.
+    exp: i32,
+    /// `measured / charged` of the sums, Q16, within the outlier bounds; 1.0 before the first
+    /// sample.
+    average_q16: u32,
     samples: u64,
     rejected: u64,
 }
@@ -163,7 +218,10 @@ impl Calibrator {
     pub fn new(config: CalibratorConfig) -> Self {
         Calibrator {
             config: config.sanitised(),
-            average: u64::from(RATIO_ONE_Q16) << ACC_EXTRA_BITS,
+            charged: 0,
+            measured: 0,
+            exp: 0,
+            average_q16: RATIO_ONE_Q16,
             samples: 0,
             rejected: 0,
         }
@@ -179,11 +237,20 @@ impl Calibrator {
         *self = Calibrator::new(self.config);
     }
 
-    /// Feeds one sample: `charged_us`, the sum of the estimates charged for what the hardware
-    /// sent (for example the AQL charges of the MSDUs of one PPDU), and `measured_us`, the
-    /// airtime the hardware reported for it.
+    /// Feeds one sample: `charged_us`, the sum of the **unscaled** estimates charged for what
+    /// the hardware sent (for example the AQL estimates of the MSDUs of one PPDU, as the
+    /// model gave them), and `measured_us`, the airtime the hardware reported for it.
     ///
-    /// A rejected sample changes nothing but the rejection count.
+    /// `charged_us` must not have been through [`scale_us`](Self::scale_us) (or any other
+    /// scaling by this calibrator's ratio): the calibrator would then learn
+    /// `measured / (ratio x estimate)`, a feedback loop that settles at the square root of
+    /// the true ratio. A driver that charges AQL the scaled estimate keeps the unscaled one
+    /// (or recomputes it from the rate and length) for this call.
+    ///
+    /// The sample is rejected if nothing was charged or its own ratio is an outlier;
+    /// otherwise both sums decay by `1/2^ewma_shift` and the sample is added, so that it
+    /// weighs in proportion to `charged_us`. Any `u64` inputs are accepted: the sums are
+    /// rescaled, never overflowed. A rejected sample changes nothing but the rejection count.
     pub fn record(&mut self, charged_us: u64, measured_us: u64) -> Result<(), SampleRejected> {
         if charged_us == 0 {
             self.rejected = self.rejected.saturating_add(1);
@@ -194,18 +261,54 @@ impl Calibrator {
             self.rejected = self.rejected.saturating_add(1);
             return Err(SampleRejected::Outlier { ratio_q16: u32::try_from(ratio).unwrap_or(u32::MAX) });
         }
-        // Here ratio <= outlier_high <= u32::MAX, so the sample fits in 40 bits.
-        let sample = ratio << ACC_EXTRA_BITS;
         self.samples = self.samples.saturating_add(1);
-        // Weight 1/n while n < 2^shift (the plain mean), then 1/2^shift.
-        // The shift is clamped to MAX_EWMA_SHIFT at construction; `checked_shl` keeps
-        // a shift-overflow panic path out of overflow-checked (kernel) builds anyway.
-        let full = 1u64.checked_shl(u32::from(self.config.ewma_shift)).unwrap_or(u64::MAX);
-        let divisor = self.samples.min(full);
-        let step = sample.abs_diff(self.average).checked_div(divisor).unwrap_or(0);
-        self.average =
-            if sample >= self.average { self.average.saturating_add(step) } else { self.average.saturating_sub(step) };
+        self.accumulate(charged_us, measured_us);
+        // Every sample's ratio lies within the outlier bounds, so their weighted ratio does
+        // too; the clamp only absorbs rounding (and keeps the value in a u32).
+        let low = u64::from(self.config.outlier_low_q16);
+        let high = u64::from(self.config.outlier_high_q16);
+        let average = ratio_q16(self.charged, self.measured).max(low).min(high);
+        self.average_q16 = u32::try_from(average).unwrap_or(u32::MAX);
         Ok(())
+    }
+
+    /// Decays both sums and adds one sample (`charged > 0`), keeping the larger sum at
+    /// [`MANTISSA_BITS`] bits.
+    fn accumulate(&mut self, charged: u64, measured: u64) {
+        // Decay. The shift is at most MAX_EWMA_SHIFT; `checked_shr` keeps a shift-overflow
+        // panic path out of overflow-checked (kernel) builds anyway. Shift 0: only the new
+        // sample is left.
+        let shift = u32::from(self.config.ewma_shift);
+        self.charged = self.charged.saturating_sub(self.charged.checked_shr(shift).unwrap_or(0));
+        self.measured = self.measured.saturating_sub(self.measured.checked_shr(shift).unwrap_or(0));
+
+        // The smallest exponent at which the sample fits MANTISSA_BITS bits (-61..=2).
+        let bits = bit_length(charged.max(measured));
+        let need = i32::try_from(bits).unwrap_or(i32::MAX).saturating_sub(MANTISSA_BITS as i32);
+        if self.charged == 0 && self.measured == 0 {
+            // Nothing to align with (the first sample, or all decayed): take the sample's scale.
+            self.exp = need;
+        } else if need > self.exp {
+            // A sample larger than the sums' scale: coarsen the sums first.
+            let up = need.saturating_sub(self.exp);
+            self.charged = scaled(self.charged, up);
+            self.measured = scaled(self.measured, up);
+            self.exp = need;
+        }
+        // Both terms are below 2^MANTISSA_BITS here, so the sums stay below 2^63.
+        self.charged = self.charged.saturating_add(scaled(charged, self.exp));
+        self.measured = self.measured.saturating_add(scaled(measured, self.exp));
+
+        // Normalise: the larger sum gets exactly MANTISSA_BITS bits again, so that a small
+        // sample after a large one is still added at full precision and the decay of the
+        // next sample (at most a 1/2^16 step) is exact to 2^-45 or better.
+        let top = bit_length(self.charged.max(self.measured));
+        if top > 0 {
+            let d = i32::try_from(top).unwrap_or(i32::MAX).saturating_sub(MANTISSA_BITS as i32);
+            self.charged = scaled(self.charged, d);
+            self.measured = scaled(self.measured, d);
+            self.exp = self.exp.saturating_add(d);
+        }
     }
 
     /// Whether the warm-up is over, so that [`scale_us`](Self::scale_us) scales.
@@ -219,15 +322,15 @@ impl Calibrator {
         if !self.is_warm() {
             return RATIO_ONE_Q16;
         }
-        let average = self.average_ratio_q16();
         // Not `clamp`, which has a panic path (min > max); `new` keeps min <= max anyway.
-        average.max(self.config.min_ratio_q16).min(self.config.max_ratio_q16)
+        self.average_q16.max(self.config.min_ratio_q16).min(self.config.max_ratio_q16)
     }
 
-    /// The running average of the accepted samples' ratios, Q16, unclamped (1.0 before the
-    /// first sample). Also meaningful during the warm-up.
+    /// The learned ratio `Σ measured / Σ charged` of the decayed sums, Q16, not clamped to
+    /// `[min_ratio_q16, max_ratio_q16]` (it lies within the outlier bounds, as every accepted
+    /// sample does); 1.0 before the first sample. Also meaningful during the warm-up.
     pub fn average_ratio_q16(&self) -> u32 {
-        u32::try_from(self.average >> ACC_EXTRA_BITS).unwrap_or(u32::MAX)
+        self.average_q16
     }
 
     /// An estimate scaled by [`ratio_q16`](Self::ratio_q16), rounded to the nearest us and
@@ -300,7 +403,7 @@ mod tests {
             assert_eq!(cal.scale_us(100), 100);
             cal.record(100, 200).unwrap();
         }
-        // The average learned during the warm-up (the plain mean) is used at once.
+        // The ratio learned during the warm-up is used at once.
         assert!(cal.is_warm());
         assert_eq!(cal.average_ratio_q16(), 2 * RATIO_ONE_Q16);
         assert_eq!(cal.scale_us(100), 200);
@@ -382,6 +485,114 @@ mod tests {
         assert!(r.abs_diff(185 * 65536 / 100) <= 2, "{r}");
     }
 
+    /// Q16 of `num / den`, rounded down.
+    fn q16(num: u64, den: u64) -> u32 {
+        u32::try_from(num * u64::from(RATIO_ONE_Q16) / den).unwrap()
+    }
+
+    #[test]
+    fn samples_weigh_by_their_charge_not_equally() {
+        // Small frames whose model is 4x low, and big A-MPDUs whose model is exact, one after
+        // the other: the airtime ratio is 2040 / 2010 = 1.0149. The mean of the per-sample
+        // ratios (what the calibrator used to average) is 2.5; it reported 2.452.
+        let mut cal = Calibrator::default();
+        for _ in 0..200 {
+            cal.record(10, 40).unwrap();
+            cal.record(2000, 2000).unwrap();
+        }
+        let truth = q16(2040, 2010);
+        // The decay weighs the latest sample a little more (here the big one: 1.0140);
+        // 0.2 % of the truth at most.
+        assert!(cal.average_ratio_q16().abs_diff(truth) <= truth / 500, "{} vs {truth}", cal.average_ratio_q16());
+        assert_eq!(cal.scale_us(2000), 2028);
+        // Either order of the pair settles within the same bound.
+        cal.record(10, 40).unwrap();
+        assert!(cal.average_ratio_q16().abs_diff(truth) <= truth / 500, "{}", cal.average_ratio_q16());
+    }
+
+    #[test]
+    fn no_dead_zone_at_the_largest_shift() {
+        // At ewma_shift 16 each sample moves the ratio by under 1/65536 of the difference;
+        // the old Q16+8 average truncated such steps to 0 and never moved off 1.0.
+        let mut config = CalibratorConfig::default();
+        config.ewma_shift = 16;
+        config.warmup_samples = 1;
+        let mut cal = Calibrator::new(config);
+        // 2^20 samples: the sums reach their steady state (the first weighs e^-16).
+        for _ in 0..1 << 20 {
+            cal.record(1000, 1000).unwrap();
+        }
+        assert_eq!(cal.average_ratio_q16(), RATIO_ONE_Q16);
+        // A change of 0.3 %: after 2^16 samples it has moved 1 - 1/e of the way...
+        for _ in 0..65_536 {
+            cal.record(1000, 1003).unwrap();
+        }
+        let target = q16(1003, 1000); // 65 732
+        let moved = cal.average_ratio_q16() - RATIO_ONE_Q16;
+        let expect = (target - RATIO_ONE_Q16) * 632 / 1000; // 1 - 1/e = 0.632
+        assert!(moved.abs_diff(expect) <= 2, "moved {moved}, expected about {expect}");
+        // ... and after 2^20 it is there.
+        for _ in 0..(1 << 20) - 65_536 {
+            cal.record(1000, 1003).unwrap();
+        }
+        assert!(cal.average_ratio_q16().abs_diff(target) <= 1, "{} vs {target}", cal.average_ratio_q16());
+    }
+
+    #[test]
+    fn a_warm_up_longer_than_the_window_is_decayed_too() {
+        // 64 warm-up samples at ewma_shift 4 (a window of about 16): 32 at 3.0, then 32 at
+        // 1.0. The plain mean would be 2.0; the decayed sums weigh the first 32 by
+        // (15/16)^32 = 0.1267 relative to the last: (3 x 0.1267 + 1) / 1.1267 = 1.2249.
+        let mut config = CalibratorConfig::default();
+        config.warmup_samples = 64;
+        let mut cal = Calibrator::new(config);
+        for i in 0..64 {
+            assert!(!cal.is_warm());
+            cal.record(100, if i < 32 { 300 } else { 100 }).unwrap();
+        }
+        assert!(cal.is_warm());
+        let expect = q16(12_249, 10_000);
+        assert!(cal.average_ratio_q16().abs_diff(expect) <= 10, "{} vs {expect}", cal.average_ratio_q16());
+        assert_eq!(cal.ratio_q16(), cal.average_ratio_q16());
+    }
+
+    #[test]
+    fn feeding_back_scaled_charges_learns_the_square_root() {
+        // What `record`'s documentation warns of: a driver that charges scale_us(estimate) and
+        // feeds that charge back. The air takes 1.85 x the 1000 us estimate.
+        let mut wrong = Calibrator::default();
+        let mut right = Calibrator::default();
+        for _ in 0..2000 {
+            let _ = wrong.record(u64::from(wrong.scale_us(1000)), 1850);
+            right.record(1000, 1850).unwrap();
+        }
+        // sqrt(1.85) = 1.3601: 1.3603 with the rounding of the charges.
+        assert!(wrong.ratio_q16().abs_diff(q16(13_603, 10_000)) <= 8, "{}", wrong.ratio_q16());
+        assert_eq!(right.ratio_q16(), q16(1850, 1000));
+    }
+
+    #[test]
+    fn a_huge_sample_neither_overflows_nor_spoils_later_precision() {
+        let mut config = CalibratorConfig::default();
+        config.warmup_samples = 1;
+        config.outlier_high_q16 = u32::MAX;
+        let mut cal = Calibrator::new(config);
+        cal.record(u64::MAX, u64::MAX).unwrap();
+        assert_eq!(cal.average_ratio_q16(), RATIO_ONE_Q16);
+        cal.record(u64::MAX / 4, u64::MAX / 2).unwrap();
+        assert!(cal.average_ratio_q16() > RATIO_ONE_Q16);
+        // Small samples afterwards: the huge ones decay away and 1.5 is learned exactly.
+        for _ in 0..2000 {
+            cal.record(2, 3).unwrap();
+        }
+        assert_eq!(cal.average_ratio_q16(), q16(3, 2));
+        // One microsecond each way, then the largest charge at a ratio of 1.
+        cal.reset();
+        cal.record(1, 1).unwrap();
+        cal.record(u64::MAX, u64::MAX).unwrap();
+        assert_eq!(cal.average_ratio_q16(), RATIO_ONE_Q16);
+    }
+
     proptest! {
         #[test]
         fn never_overflows(
@@ -421,6 +632,33 @@ mod tests {
             }
             // Every call is either accepted or counted as rejected.
             prop_assert_eq!(cal.samples() + cal.rejected(), calls);
+        }
+
+        #[test]
+        fn the_ratio_lies_between_the_samples_ratios(
+            samples in proptest::collection::vec((1u64..1 << 40, 0u64..1 << 40), 1..64),
+            shift in 0u8..=16,
+        ) {
+            let config = CalibratorConfig {
+                ewma_shift: shift,
+                warmup_samples: 0,
+                outlier_low_q16: 0,
+                outlier_high_q16: u32::MAX,
+                min_ratio_q16: 1,
+                max_ratio_q16: u32::MAX,
+            };
+            let mut cal = Calibrator::new(config);
+            let (mut lo, mut hi) = (u64::MAX, 0);
+            for (c, m) in samples {
+                if cal.record(c, m).is_ok() {
+                    let r = ratio_q16(c, m);
+                    lo = lo.min(r);
+                    hi = hi.max(r);
+                    // Q16 rounding of each ratio, and of the sums' ratio: one unit either way.
+                    let avg = u64::from(cal.average_ratio_q16());
+                    prop_assert!(avg + 1 >= lo && avg <= hi + 1, "{} not in [{}, {}]", avg, lo, hi);
+                }
+            }
         }
 
         #[test]

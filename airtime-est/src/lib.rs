@@ -40,8 +40,8 @@
 //!    MPDUs per A-MPDU assumed, more the faster the rate), and at least 4 us.
 //! 5. **AQL charge** ([`aql_charge_us`]): mainline stores the estimate in a 10-bit field in 4 us
 //!    units, so it charges `4 x floor(min(est, 4095) / 4)`.
-//! 6. **Calibration** ([`Calibrator`], not in mainline): a per-station fixed-point average of
-//!    measured over charged airtime that scales later estimates.
+//! 6. **Calibration** ([`Calibrator`], not in mainline): a per-station fixed-point ratio of
+//!    decayed sums, measured over charged (unscaled) airtime, that scales later estimates.
 //!
 //! # Units
 //!
