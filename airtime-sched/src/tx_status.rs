@@ -80,6 +80,12 @@ impl Scheduler {
     /// charge, registers the airtime its status says it used for its station on its AC
     /// (see [`FrameStatus::airtime_us`]), and feeds `calibrator` with (charged, used)
     /// when the status carries a rate.
+    ///
+    /// The charge is fed to the calibrator as the estimate: pass a calibrator only if the
+    /// frame was charged the unscaled estimate, not one scaled by that calibrator
+    /// ([`Calibrator::scale_us`]). Fed its own scaled charges, a calibrator learns the
+    /// square root of the true ratio (see [`Calibrator::record`]); a driver that charges
+    /// scaled estimates passes `None` and records the unscaled estimate itself.
     pub fn complete_frame(
         &self,
         charge: Charge,
@@ -101,6 +107,9 @@ impl Scheduler {
     /// scheduler another way (per-station counters it polls, as mt7915's WTBL airtime
     /// counters; PPDU statistics): releases the charge and feeds `calibrator`, registers
     /// nothing (`registered` is `Ok`), so the airtime is not counted twice.
+    ///
+    /// As for [`complete_frame`](Self::complete_frame), the calibrator takes the charge as
+    /// the unscaled estimate: pass `None` if the charge was scaled by the calibrator.
     pub fn release_with_status(
         &self,
         charge: Charge,
@@ -125,6 +134,12 @@ impl Scheduler {
     /// release pass over its frames' `charges` ([`release_batch`](Self::release_batch)),
     /// `ppdu_us` registered as the station's airtime, and `calibrator` fed with the sum
     /// of the station's charges against `ppdu_us`.
+    ///
+    /// That sum stands for the unscaled estimate ([`Calibrator::record`]'s `charged_us`):
+    /// pass a calibrator only if the charges were not scaled by it. A driver that charges
+    /// calibrated estimates passes `None` and feeds the calibrator the PPDU's frames priced
+    /// without the scale (as the ath11k adapter does), else the calibrator would settle at
+    /// the square root of the true ratio.
     pub fn complete_ppdu<I: IntoIterator<Item = Charge>>(
         &self,
         station: StationId,
