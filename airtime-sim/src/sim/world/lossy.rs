@@ -97,7 +97,7 @@ impl World {
         }
         l.down.block_ack(choice, sent, acked, now);
         if !lost.is_empty() {
-            self.ap.hw_mut().requeue_front(s as u16, lost);
+            self.ap.requeue_ppdu(s as u16, lost);
         }
         self.report_rate(s, now);
         released
