@@ -147,8 +147,9 @@ pub(crate) const fn agg_shift(encoding: Encoding, t: u32) -> u32 {
 /// `s` from the rate's table duration (the faster, the more MPDUs):
 /// `max(4, floor(t x L / 2^20) + (overhead >> s))`.
 ///
-/// Mainline semantics, but 64-bit: where mainline's `u32` product `t x L` wraps (HT20/VHT20
-/// MCS0 long GI above 3328 bytes), this is right and mainline is not; see
+/// Mainline semantics, but 64-bit: where mainline's `u32` product `t x L` wraps (first at
+/// HT20/VHT20 MCS0 long GI above 3328 bytes; at 52 of its rates for an 11 454-byte frame),
+/// this is right and mainline is not; see
 /// [`crate::mainline::expected_tx_airtime_u32`].
 ///
 /// ```
@@ -175,8 +176,16 @@ pub fn expected_tx_airtime_us(rate: Rate, frame_len: u32, aggregated: bool) -> u
 /// `tx_time_est` field (set in `ieee80211_tx_dequeue`).
 ///
 /// The clamp under-charges very slow frames (a 1500-byte frame at 1 Mbit/s is
-/// 12 506 us but is charged 4092). This helper reproduces mainline; whether to clamp at all is
-/// the scheduler's decision (a Rust scheduler need not squeeze the charge into 10 bits).
+/// 12 506 us but is charged 4092). This helper reproduces mainline below 65 536 us; whether to
+/// clamp at all is the scheduler's decision (a Rust scheduler need not squeeze the charge into
+/// 10 bits).
+///
+/// From 65 536 us on it differs: mainline's `ieee80211_info_set_tx_time_est` takes the
+/// estimate as a `u16`, so the `u32` estimate is truncated modulo 65 536 before the 4095
+/// clamp (reached by 1 Mbit/s frames from 8162 bytes on). An estimate of 65 600 us is
+/// charged 64 us there and 4092
+/// here, which clamps the whole value: `4 x floor(min(est mod 65 536, 4095) / 4)` would be
+/// mainline's.
 ///
 /// ```
 /// use airtime_est::aql_charge_us;
@@ -238,5 +247,11 @@ mod tests {
         assert_eq!(aql_charge_us(430), 428);
         assert_eq!(aql_charge_us(4095), MAX_AQL_CHARGE_US);
         assert_eq!(aql_charge_us(u32::MAX), MAX_AQL_CHARGE_US);
+        // Mainline truncates to u16 first (documented difference): 65 600 -> 64 there.
+        assert_eq!(aql_charge_us(65_600), MAX_AQL_CHARGE_US);
+        assert_eq!(aql_charge_us(65_600 % 65_536), 64);
+        // 8162 bytes (+ 38) at 1 Mbit/s: the first estimate at or above 65 536 us.
+        let cck = Rate::legacy_cck(10, false).unwrap();
+        assert_eq!(expected_tx_airtime_us(cck, 8162, false), 65_802);
     }
 }

@@ -53,9 +53,12 @@
 //! # Where this differs from mainline, and why
 //!
 //! * **64-bit arithmetic** (mainline's 32-bit duration product). Mainline multiplies the
-//!   table entry by the length in 32 bits; at HT20/VHT20 MCS0 long GI this wraps above
-//!   3328 bytes and a large A-MSDU at the lowest rate is charged a small fraction of its
-//!   airtime. We compute in `u64` and saturate.
+//!   table entry by the length in 32 bits; this wraps first at HT20/VHT20 MCS0 long GI,
+//!   above 3328 bytes (frames above 3290 bytes in the expected estimate, which adds 38), and
+//!   a large A-MSDU at a slow rate is then charged a small fraction of its airtime. For
+//!   7935-byte frames (the largest HT A-MSDU) 28 of mainline's 3280 MCS rates wrap, for
+//!   11 454-byte frames (the largest VHT MPDU) 52, all at 20 or 40 MHz (the golden test
+//!   counts them). We compute in `u64` and saturate.
 //!   Wherever mainline does not wrap the results are identical (a property test checks it);
 //!   [`mainline`] reproduces the wrapping arithmetic for comparison.
 //! * **VHT with 5 to 8 streams** is priced by the same table construction; mainline's tables
@@ -66,7 +69,8 @@
 //! * **The 4092 us clamp** of mainline's 10-bit charge field is offered as [`aql_charge_us`]
 //!   but not applied by the estimates: it under-charges very slow frames (1500 bytes at 1
 //!   Mbit/s is 12 506 us), and a scheduler that does not keep the charge in a 10-bit field need
-//!   not clamp.
+//!   not clamp. It clamps the whole estimate, where mainline first truncates it to 16 bits, so
+//!   the two differ for estimates of 65 536 us or more (1 Mbit/s frames of 8162 bytes or more).
 //! * **No zero estimate** (mainline's unpriced frames). Mainline returns 0 before the first
 //!   rate report, and those frames bypass AQL. Here there is no "unknown rate" value: the
 //!   caller chooses a conservative [`Rate`] on purpose until a report arrives.

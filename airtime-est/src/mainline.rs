@@ -4,7 +4,9 @@
 //! Mainline multiplies the table entry by the length in 32 bits (`ieee80211_calc_rx_airtime`
 //! and `ieee80211_calc_expected_tx_airtime` both do). The entry of HT20/VHT20 MCS0 long GI
 //! is 1 290 528, so `t x L` passes 2^32 above 3328 bytes and the estimate wraps to a small,
-//! wrong value: a large A-MSDU at the lowest rate is under-charged. The functions here wrap
+//! wrong value: a large A-MSDU at the lowest rate is under-charged. Slower entries wrap at
+//! longer frames: in the expected estimate (`L` = frame + 38) 28 of mainline's 3280 MCS
+//! rates wrap for a 7935-byte frame and 52 for an 11 454-byte one, all at 20 or 40 MHz. The functions here wrap
 //! exactly as mainline does; the crate's own functions ([`crate::expected_tx_airtime_us`]
 //! and friends) do not, and equal these wherever the product stays below 2^32.
 //!

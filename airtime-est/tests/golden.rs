@@ -113,3 +113,31 @@ fn sampled_estimates_equal_mainlines() {
     assert!(checked >= 700, "{checked}");
     assert!(wrapped > 0, "the sample reaches mainline's wrapping lengths");
 }
+
+#[test]
+fn the_wrapping_rates_the_documentation_counts() {
+    // README and crate docs: mainline's 32-bit product wraps, in the expected estimate
+    // (L = frame + 38), first above 3290-byte frames, at 28 of its 3280 MCS rates for
+    // 7935-byte frames and at 52 for 11 454-byte ones, all at 20 or 40 MHz.
+    let rates: Vec<Rate> = lines("group")
+        .flat_map(|f| {
+            let (enc, bw, gi, nss) = (f[0], Bandwidth::ALL[f[1] as usize], f[2] as usize, f[3] as u8);
+            (0..f.len() as u8 - 5).map(move |mcs| match enc {
+                2 => Rate::ht((nss - 1) * 8 + mcs, bw, gi == 1).unwrap(),
+                3 => Rate::vht(mcs, nss, bw, gi == 1).unwrap(),
+                4 => Rate::he(mcs, nss, bw, HeGi::ALL[gi]).unwrap(),
+                _ => Rate::eht(mcs, nss, bw, HeGi::ALL[gi]).unwrap(),
+            })
+        })
+        .collect();
+    assert_eq!(rates.len(), 3280);
+    let wrapping = |frame: u32| -> Vec<Rate> {
+        let l = u64::from(frame + 38);
+        rates.iter().copied().filter(|r| u64::from(r.table_duration().unwrap()) * l > u64::from(u32::MAX)).collect()
+    };
+    assert!(wrapping(3290).is_empty());
+    assert_eq!(wrapping(3291).len(), 2); // HT20 and VHT20 MCS0 long GI
+    assert_eq!(wrapping(7935).len(), 28);
+    assert_eq!(wrapping(11_454).len(), 52);
+    assert!(wrapping(11_454).iter().all(|r| r.bandwidth() <= Bandwidth::Mhz40));
+}
