@@ -127,6 +127,13 @@ impl RuSize {
     /// A user's data rate on this RU, in kbit/s, from `rate` (an HE rate over a whole
     /// channel): the rate scaled by this RU's data subcarriers over the channel's.
     /// Rounded down; 0 for a rate that is not HE or an RU wider than its channel.
+    ///
+    /// HE-MCS 10 and 11 (1024-QAM) are priced on every size, the 26-, 52- and 106-tone RUs
+    /// included. 802.11ax does not forbid them there: it makes them optional, behind the
+    /// "Tx 1024-QAM < 242-tone RU" and "Rx 1024-QAM < 242-tone RU" subfields of the HE PHY
+    /// Capabilities (mainline's `IEEE80211_HE_PHY_CAP9_TX/RX_1024_QAM_LESS_THAN_242_TONE_RU`,
+    /// which mt7915 and ath11k set). Whether a given pair of devices may use them is a
+    /// capability check for the caller, which this function cannot make.
     pub fn rate_kbps(self, rate: &crate::Rate) -> u32 {
         if !matches!(rate.encoding(), crate::Encoding::He) {
             return 0;
@@ -180,5 +187,20 @@ mod tests {
         assert_eq!(ru, (u64::from(full) * 234 / 980) as u32);
         assert!((286_000..=287_000).contains(&ru), "{ru}");
         assert_eq!(RuSize::Tones2x996.rate_kbps(&rate), 0);
+    }
+
+    #[test]
+    fn mcs_10_and_11_are_priced_below_242_tones_too() {
+        // Optional in 802.11ax (the 1024-QAM < 242-tone RU capabilities), not forbidden:
+        // HE-MCS 11 on a 26-tone RU, 1 stream, GI 0.8: 24 subcarriers x 10 bits x 5/6 = 200
+        // bits per 13.6 us symbol, 14.7 Mbit/s.
+        let rate = Rate::he(11, 1, Bandwidth::Mhz20, HeGi::Gi0_8).unwrap();
+        assert_eq!(RuSize::Tones26.rate_kbps(&rate), 14_705);
+        let mcs10 = Rate::he(10, 1, Bandwidth::Mhz20, HeGi::Gi0_8).unwrap();
+        // 24 x 10 x 3/4 = 180 bits per symbol: 13.2 Mbit/s.
+        assert_eq!(RuSize::Tones26.rate_kbps(&mcs10), 13_235);
+        for size in [RuSize::Tones52, RuSize::Tones106] {
+            assert!(size.rate_kbps(&rate) > size.rate_kbps(&mcs10));
+        }
     }
 }
