@@ -866,8 +866,9 @@ impl World {
         self.after_ap(now);
     }
 
-    /// A downlink MU PPDU's exchange ended: as an SU one's, per user, with each user's
-    /// airtime its RU's share of the exchange, and one PPDU-stats report for all.
+    /// A downlink MU PPDU's exchange ended: as an SU one's, per user (over a lossy or
+    /// changing link, through its BlockAck and reorder buffer), with each user's airtime
+    /// its RU's share of the exchange, and one PPDU-stats report for all.
     fn mu_exchange_end(&mut self, ppdu: MuPpdu, airtime_ns: Nanos, collided: bool, measuring: bool, now: Nanos) {
         if collided {
             for u in ppdu.users {
@@ -897,17 +898,29 @@ impl World {
                 self.air.downlink(s, share_ns);
                 self.ampdu_sizes[s].push(u.frames.len() as f64);
             }
-            for f in u.frames {
-                let (status, pkt) = f.complete();
-                statuses.push(status);
-                self.packets += 1;
-                self.deliver_to_station(s, pkt, now);
+            if self.links[s].is_some() {
+                // Each user's subframes pass its link's losses, BlockAck and the
+                // station's reorder buffer, as an SU A-MPDU's do: a frame lost in an SU
+                // PPDU may be resent in an MU one and the other way round.
+                for p in self.block_ack_down(s, u.frames, share_ns, now, measuring, &mut statuses) {
+                    self.packets += 1;
+                    self.deliver_to_station(s, p, now);
+                }
+            } else {
+                for f in u.frames {
+                    let (status, pkt) = f.complete();
+                    statuses.push(status);
+                    self.packets += 1;
+                    self.deliver_to_station(s, pkt, now);
+                }
             }
             if !self.hosts[2 + s].is_empty() {
                 self.poll_host(2 + s, now);
             }
         }
-        self.schedule_completions(statuses, now);
+        if !statuses.is_empty() {
+            self.schedule_completions(statuses, now);
+        }
         let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
         self.q.schedule(stats_at, Event::MuPpduStats(report));
     }
