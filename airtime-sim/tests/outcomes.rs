@@ -168,3 +168,25 @@ fn an_all_upload_run_reports_the_air_the_stations_used_not_the_aps_acks_as_share
     let up: f64 = r.stations.iter().map(|s| s.uplink_airtime_pct).sum();
     assert!((up - air.uplink_pct).abs() < 1e-6, "per-station uplink {up} vs {air:?}");
 }
+
+#[test]
+fn a_downloader_beside_an_uploader_at_equal_air_is_fair_by_the_airtime_jain_index() {
+    // One station downloads, the other uploads, at the same rate: the air splits about
+    // evenly. Counting only the AP's downlink, the uploader (which gets TCP ACKs only)
+    // had under a tenth of it) the index said 0.59; both directions count now.
+    let text = "name = \"mixed\"\nduration_s = 3.0\nwarmup_s = 1.0\nruns = 1\nseed = 2\n[ap]\ndesign = \"ath11k_series\"\n\
+         [[stations]]\nname = \"down\"\nrate = \"vht80-1ss-mcs9-sgi\"\n\
+         [[stations]]\nname = \"up\"\nrate = \"vht80-1ss-mcs9-sgi\"\n\
+         [[flows]]\nstation = \"down\"\n[[flows]]\nstation = \"up\"\ndirection = \"upload\"\n";
+    let sc = airtime_sim::scenario::parse(text, "mixed.toml").unwrap();
+    let arm = airtime_sim::sim::run::ArmResult { runs: vec![run_one(&sc, 0).unwrap()], scenario: sc };
+    let s = airtime_sim::report::summary::summarise(&arm);
+    let jain = s.figures.iter().find(|f| f.key == "jain_airtime").expect("an airtime index").mean();
+    let both: Vec<f64> = s.stations.iter().map(|st| st.down_up_airtime_pct).collect();
+    eprintln!(
+        "index {jain}, air both ways {both:?}, AP downlink shares {:?}",
+        s.stations.iter().map(|st| st.airtime_share_pct).collect::<Vec<_>>()
+    );
+    assert!(jain > 0.9, "{jain}: {both:?}");
+    assert!(s.stations[1].airtime_share_pct < 20.0, "the uploader's AP-downlink share stays what it is");
+}

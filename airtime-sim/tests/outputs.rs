@@ -108,7 +108,8 @@ fn the_table_gives_confidence_intervals_jain_indices_and_per_station_figures() {
         .unwrap();
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("ours: mean ±95% CI (runs)"), "{table}");
-    assert!(table.contains("Jain index, airtime") && table.contains("Jain index, Mbit/s"), "{table}");
+    assert!(table.contains("Jain index, air d+u") && table.contains("Jain index, Mbit/s"), "{table}");
+    assert!(table.contains("AP down %") && table.contains("air d+u %"), "{table}");
     let sta = table.lines().find(|l| l.trim_start().starts_with("vht ")).expect("a line for station vht");
     assert!(sta.contains('±'), "{sta}");
     assert!(table.contains("ping p99 ms") && table.contains("A-MPDU p50") && table.contains("AQL p50 us"));

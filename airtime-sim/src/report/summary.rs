@@ -96,8 +96,11 @@ pub struct StationSummary {
     pub ping_p99_ms: f64,
     /// Median A-MPDU size, frames.
     pub ampdu_p50: f64,
-    /// Share of the AP's downlink airtime, per cent.
+    /// Share of the AP's downlink airtime, per cent (its uplink not counted).
     pub airtime_share_pct: f64,
+    /// Its successful exchanges both ways (the AP's to it and its own), per cent of the
+    /// measured time.
+    pub down_up_airtime_pct: f64,
     /// Median BE AQL pending, us.
     pub aql_pending_p50_us: f64,
 }
@@ -137,6 +140,7 @@ fn station_summaries(arm: &ArmResult) -> Vec<StationSummary> {
                 ping_p99_ms: mean(&of(|st| st.ping_p99_ms)),
                 ampdu_p50: mean(&of(|st| st.ampdu_p50)),
                 airtime_share_pct: mean(&of(|st| st.airtime_share_pct)),
+                down_up_airtime_pct: mean(&of(|st| st.downlink_airtime_pct + st.uplink_airtime_pct)),
                 aql_pending_p50_us: mean(&of(|st| st.aql_pending_p50_us)),
             }
         })
@@ -180,7 +184,7 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
         ("aql_pending_us", "aql pending p50 us", sf.aql_pending_us, Tolerance::Relative25, |r, _| {
             r.stations.first().map_or(0.0, |s| s.aql_pending_p50_us)
         }),
-        ("airtime_share_pct", "airtime share %", sf.airtime_share_pct, Tolerance::Points5, |r, s| {
+        ("airtime_share_pct", "AP downlink share %", sf.airtime_share_pct, Tolerance::Points5, |r, s| {
             r.stations.get(s).map_or(0.0, |s| s.airtime_share_pct)
         }),
         ("skipped_selections", "skipped selections", sf.skipped_selections, Tolerance::None, |r, _| {
@@ -269,7 +273,9 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
     if fair.len() > 1 {
         type Of = fn(&StationResult) -> f64;
         let indices: [(&'static str, &str, Of); 2] = [
-            ("jain_airtime", "Jain index, airtime", |s| s.airtime_share_pct),
+            // Each station's air both ways: the AP's downlink share alone would call a
+            // downloader beside an uploader unfair however the air is split.
+            ("jain_airtime", "Jain index, air d+u", |s| s.downlink_airtime_pct + s.uplink_airtime_pct),
             ("jain_throughput", "Jain index, Mbit/s", |s| s.throughput_mbps),
         ];
         for (key, label, get) in indices {

@@ -33,8 +33,8 @@ fn ours(f: &Figure) -> String {
 fn stations(out: &mut String, a: &ArmSummary) {
     let _ = writeln!(
         out,
-        "    {:<18} {:>16} {:>12} {:>12} {:>11} {:>10} {:>11}",
-        "station", "Mbit/s", "ping p50 ms", "ping p99 ms", "A-MPDU p50", "airtime %", "AQL p50 us"
+        "    {:<18} {:>16} {:>12} {:>12} {:>11} {:>10} {:>10} {:>11}",
+        "station", "Mbit/s", "ping p50 ms", "ping p99 ms", "A-MPDU p50", "AP down %", "air d+u %", "AQL p50 us"
     );
     for st in &a.stations {
         let tput = match st.throughput_ci95_mbps {
@@ -43,13 +43,14 @@ fn stations(out: &mut String, a: &ArmSummary) {
         };
         let _ = writeln!(
             out,
-            "    {:<18} {:>16} {:>12} {:>12} {:>11} {:>10} {:>11}",
+            "    {:<18} {:>16} {:>12} {:>12} {:>11} {:>10} {:>10} {:>11}",
             st.name,
             tput,
             fmt_v(st.ping_p50_ms),
             fmt_v(st.ping_p99_ms),
             fmt_v(st.ampdu_p50),
             fmt_v(st.airtime_share_pct),
+            fmt_v(st.down_up_airtime_pct),
             fmt_v(st.aql_pending_p50_us)
         );
     }
