@@ -768,7 +768,13 @@ pub const KEYS: &[KeyDef] = &[
     )
     .used_by(UsedBy::Flows(FlowKind::LinuxTcp, "smoltcp has no HyStart")),
     table("ping", Kind::Table, Default::Derived("all defaults"), "The ping from the wired host to every station."),
-    key("ping.rate_hz", "float", "Hz", Default::Value("20.0"), "Pings per second per station (0: none)."),
+    key(
+        "ping.rate_hz",
+        "float",
+        "Hz",
+        Default::Value("20.0"),
+        "Pings per second per station (0: none; at most 1000, one a millisecond).",
+    ),
     table(
         "seed_figures",
         Kind::Table,

@@ -13,6 +13,21 @@ pub const MIN_SAMPLE_INTERVAL_MS: f64 = 1.0;
 /// The longest time-series sample interval: 60 s.
 pub const MAX_SAMPLE_INTERVAL_MS: f64 = 60_000.0;
 
+/// The fastest ping: 1000 a second per station, one every millisecond. Faster is a
+/// typo (an interval written as a rate); at 1e9 Hz and above the interval rounds to 0 ns
+/// and the run would never leave its first instant.
+pub const MAX_PING_HZ: f64 = 1000.0;
+
+/// Checks a ping rate, in Hz: 0 (no ping) or `(0, MAX_PING_HZ]`; not negative, NaN or
+/// infinite.
+pub fn ping_rate_hz(v: f64) -> Result<f64, String> {
+    if v == 0.0 || (v > 0.0 && v <= MAX_PING_HZ) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a ping rate; give pings per second in (0, {MAX_PING_HZ}], or 0 for none"))
+    }
+}
+
 /// Checks a run's simulated length, in s: `(0, MAX_DURATION_S]`.
 pub fn duration_s(v: f64) -> Result<f64, String> {
     if v > 0.0 && v <= MAX_DURATION_S {
@@ -67,5 +82,9 @@ mod tests {
         assert!(runs(0).is_err() && runs(1001).is_err());
         assert_eq!(runs(1000), Ok(1000));
         assert!(sample_interval_ms(0.5).is_err() && sample_interval_ms(f64::NAN).is_err());
+        for hz in [-1.0, f64::NAN, f64::INFINITY, 1000.5, 1e10] {
+            assert!(ping_rate_hz(hz).is_err(), "{hz}");
+        }
+        assert_eq!((ping_rate_hz(0.0), ping_rate_hz(1000.0)), (Ok(0.0), Ok(1000.0)));
     }
 }

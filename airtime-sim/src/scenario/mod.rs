@@ -545,6 +545,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
     limits::warmup_s(spec.warmup_s, spec.duration_s).map_err(|e| bad("warmup_s", e))?;
     limits::runs(spec.runs).map_err(|e| bad("runs", e))?;
     limits::sample_interval_ms(spec.sample_interval_ms).map_err(|e| bad("sample_interval_ms", e))?;
+    let line_of_key = |k: &str| present.iter().find(|p| p.def.path == k).map(|p| p.line);
+    limits::ping_rate_hz(spec.ping.rate_hz)
+        .map_err(|e| ScenarioError::new(origin, BadValue, e).at("ping.rate_hz", line_of_key("ping.rate_hz")))?;
     if !(spec.wired.rate_mbps > 0.0 && spec.wired.rate_mbps.is_finite()) {
         return Err(bad("wired.rate_mbps", "must be > 0".into()));
     }
@@ -750,6 +753,23 @@ station = "a"
         let bad = MINIMAL.replace("design = \"stock\"", "design = \"stock\"\nqueue_depth = 3");
         let e = parse(&bad, "t.toml").unwrap_err().to_string();
         assert!(e.contains("queue_depth") && e.contains("line 5"), "{e}");
+    }
+
+    #[test]
+    fn a_ping_rate_that_cannot_run_is_refused_with_its_line() {
+        // 1e10 Hz rounded the interval to 0 ns and hung the run at its first instant;
+        // negative or NaN meant no ping, silently.
+        for hz in ["1e10", "-5.0", "nan", "inf", "1000.5"] {
+            let bad = format!("{MINIMAL}[ping]\nrate_hz = {hz}\n");
+            let e = parse(&bad, "t.toml").unwrap_err();
+            assert_eq!(
+                (e.kind, e.key.as_deref(), e.line),
+                (ScenarioErrorKind::BadValue, Some("ping.rate_hz"), Some(11)),
+                "{hz}: {e}"
+            );
+        }
+        let ok = format!("{MINIMAL}[ping]\nrate_hz = 1000.0\n");
+        assert_eq!(parse(&ok, "t.toml").unwrap().spec.ping.rate_hz, 1000.0);
     }
 
     #[test]

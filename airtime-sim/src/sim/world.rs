@@ -351,7 +351,8 @@ impl World {
             collided: false,
             flow_cpu,
             ping_cpu,
-            ping_interval_ns: (spec.ping.rate_hz > 0.0).then(|| (1e9 / spec.ping.rate_hz) as Nanos),
+            // The parser bounds the rate (`limits::MAX_PING_HZ`): the interval is >= 1 ms.
+            ping_interval_ns: (spec.ping.rate_hz > 0.0).then(|| ((1e9 / spec.ping.rate_hz) as Nanos).max(1)),
             ping_seq: 0,
             flow_bytes: vec![0; nflows],
             flow_rtts: vec![Vec::new(); nflows],
