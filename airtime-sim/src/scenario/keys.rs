@@ -586,7 +586,9 @@ pub const KEYS: &[KeyDef] = &[
         Default::Required,
         "The rate its frames take on the air: `vht80-1ss-mcs9-sgi`, `he80-2ss-mcs11`, `ht20-mcs15`, \
          `he80-1ss-mcs11-gi1.6` (family ht/vht/he and bandwidth 20/40/80/160, streams, MCS, guard interval), or a \
-         legacy rate in Mbit/s: `cck-1` (long preamble), `ofdm-6`.",
+         legacy rate in Mbit/s: `cck-1` (long preamble), `ofdm-6`. HT numbers its streams in the MCS (0-31), so \
+         an `Nss` part on HT is refused; HT/VHT take `sgi`/`lgi` and HE `gi0.8`/`gi1.6`/`gi3.2`, the other \
+         family's is refused.",
     ),
     key(
         "stations[].reported_rate",

@@ -21,6 +21,8 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         _ => return Err(format!("rate `{s}`: bandwidth `{bw}` is not 20, 40, 80 or 160")),
     };
     let (mut nss, mut mcs, mut sgi, mut gi) = (None, None, false, HeGi::Gi0_8);
+    // The guard-interval part written, if any: HT and VHT take `sgi`/`lgi`, HE `giN.N`.
+    let (mut legacy_gi, mut he_gi) = (None, None);
     for p in parts {
         if let Some(n) = p.strip_suffix("ss") {
             nss = Some(n.parse::<u8>().map_err(|_| format!("rate `{s}`: bad stream count `{p}`"))?);
@@ -28,9 +30,12 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
             mcs = Some(n.parse::<u8>().map_err(|_| format!("rate `{s}`: bad MCS `{p}`"))?);
         } else if p == "sgi" {
             sgi = true;
+            legacy_gi = Some(p);
         } else if p == "lgi" {
             sgi = false;
+            legacy_gi = Some(p);
         } else if let Some(g) = p.strip_prefix("gi") {
+            he_gi = Some(p);
             gi = match g {
                 "0.8" => HeGi::Gi0_8,
                 "1.6" => HeGi::Gi1_6,
@@ -42,9 +47,27 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
         }
     }
     let mcs = mcs.ok_or_else(|| format!("rate `{s}`: no `mcsN` part"))?;
+    // A part of another family would be ignored: refused instead.
+    match (family, legacy_gi, he_gi) {
+        ("ht" | "vht", _, Some(p)) => {
+            return Err(format!("rate `{s}`: `{p}` is an HE guard interval; {family} takes `sgi` or `lgi`"));
+        }
+        ("he", Some(p), _) => {
+            return Err(format!("rate `{s}`: `{p}` is an HT/VHT guard interval; HE takes gi0.8, gi1.6 or gi3.2"));
+        }
+        _ => {}
+    }
     let r = match family {
         "ht" => {
-            // HT numbers streams in the MCS (0-7 one stream, 8-15 two, ...).
+            // HT numbers streams in the MCS (0-7 one stream, 8-15 two, ...): a stream
+            // count beside it would be ignored, so it is refused.
+            if let Some(n) = nss {
+                return Err(format!(
+                    "rate `{s}`: HT numbers its streams in the MCS (0-7 one stream, 8-15 two, 16-23 three, \
+                     24-31 four); write `ht{bw}-mcs{}` rather than `{n}ss`",
+                    u16::from(mcs % 8) + 8 * u16::from(n.saturating_sub(1))
+                ));
+            }
             Rate::ht(mcs, bandwidth, sgi)
         }
         "vht" => Rate::vht(mcs, nss.unwrap_or(1), bandwidth, sgi),
@@ -83,6 +106,19 @@ mod tests {
         assert_eq!(parse_rate("cck-1").unwrap().legacy_rate_100kbps(), Some(10));
         assert_eq!(parse_rate("ofdm-6").unwrap().legacy_rate_100kbps(), Some(60));
         assert!(parse_rate("cck-3").is_err() && parse_rate("ofdm-x").is_err());
+    }
+
+    #[test]
+    fn a_part_another_family_would_ignore_is_refused_not_dropped() {
+        // `ht20-2ss-mcs7` ran one stream, `-gi3.2` on VHT and `-sgi` on HE were ignored.
+        let e = parse_rate("ht20-2ss-mcs7").unwrap_err();
+        assert!(e.contains("ht20-mcs15"), "{e}");
+        assert!(parse_rate("ht20-1ss-mcs7").unwrap_err().contains("ht20-mcs7"));
+        assert!(parse_rate("vht80-1ss-mcs9-gi3.2").unwrap_err().contains("sgi"));
+        assert!(parse_rate("ht20-mcs7-gi0.8").is_err());
+        assert!(parse_rate("he80-1ss-mcs11-sgi").unwrap_err().contains("gi0.8"));
+        assert!(parse_rate("he80-1ss-mcs11-lgi").is_err());
+        assert!(parse_rate("he80-1ss-mcs11-gi3.2").is_ok() && parse_rate("vht80-2ss-mcs9-lgi").is_ok());
     }
 
     #[test]
