@@ -448,7 +448,7 @@ pub const KEYS: &[KeyDef] = &[
         "integer",
         "rings",
         Default::Value("3"),
-        "TCL data rings; the sending CPU picks the ring (ath11k: 3).",
+        "TCL data rings; the sending CPU picks the ring (ath11k: 3). At least 1.",
     )
     .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(
@@ -467,7 +467,7 @@ pub const KEYS: &[KeyDef] = &[
         Default::Value("2500"),
         "Frames the radio holds at once, all rings together, from push to reaped completion: the hardware \
          queue a stock driver fills (ath11k's `TARGET_NUM_MSDU_DESC`, the `num_msdu_desc` of its WMI resource \
-         config).",
+         config). At least 1.",
     )
     .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(
@@ -507,7 +507,7 @@ pub const KEYS: &[KeyDef] = &[
         "float",
         "µs",
         Default::Value("5484.0"),
-        "Longest PPDU the firmware builds (the 802.11 PPDU time limit).",
+        "Longest PPDU the firmware builds (the 802.11 PPDU time limit): above 0, at most 5484 (aPPDUMaxTime).",
     )
     .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(
@@ -751,8 +751,9 @@ pub const KEYS: &[KeyDef] = &[
         "integer",
         "",
         Default::Derived("the flow's index modulo `ap.hardware.rings`"),
-        "The AP CPU that handles the flow's packets, which picks its TCL ring.",
-    ),
+        "The AP CPU that handles the flow's packets, which picks its TCL ring: below `ap.hardware.rings`.",
+    )
+    .used_by(UsedBy::Designs(ATH11K_DESIGNS, HOST_AGGREGATES)),
     key(
         "flows[].rwnd_bytes",
         "integer",

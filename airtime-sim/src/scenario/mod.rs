@@ -629,6 +629,29 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
         if !(f.start_s >= 0.0 && f.start_s.is_finite()) || stop <= f.start_s || stop.is_nan() {
             return Err(at(f.station.span(), &key("start_s"), "`start_s` must be >= 0 and below `stop_s`".into()));
         }
+        if f.start_s >= spec.duration_s {
+            return Err(at(
+                f.station.span(),
+                &key("start_s"),
+                format!(
+                    "{} s is not before the end of the {} s run: the flow would never start",
+                    f.start_s, spec.duration_s
+                ),
+            ));
+        }
+        if let Some(cpu) = f.cpu
+            && cpu >= spec.ap.hardware.rings
+            && keys::ATH11K_DESIGNS.contains(&spec.ap.design)
+        {
+            return Err(at(
+                f.station.span(),
+                &key("cpu"),
+                format!(
+                    "CPU {cpu} has no TCL ring: `ap.hardware.rings` is {}, so 0..{}",
+                    spec.ap.hardware.rings, spec.ap.hardware.rings
+                ),
+            ));
+        }
         if f.endpoint == Endpoint::Ap && f.direction == Direction::Upload {
             return Err(at(
                 f.station.span(),
@@ -637,6 +660,27 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
             ));
         }
         flow_station.push(idx as u16);
+    }
+    let hw = &spec.ap.hardware;
+    let hw_bad = |k: &str, msg: String| ScenarioError::new(origin, BadValue, msg).at(k, line_of_key(k));
+    if hw.rings == 0 {
+        return Err(hw_bad("ap.hardware.rings", "0 rings cannot carry a frame; give at least 1".into()));
+    }
+    if hw.msdu_budget == 0 {
+        return Err(hw_bad(
+            "ap.hardware.msdu_budget",
+            "a radio that holds 0 frames cannot send; give at least 1".into(),
+        ));
+    }
+    if !(hw.max_ppdu_us > 0.0 && hw.max_ppdu_us <= crate::wifi::phy::MAX_PPDU_US) {
+        return Err(hw_bad(
+            "ap.hardware.max_ppdu_us",
+            format!(
+                "{} is not a PPDU time; give µs above 0 and at most {} (802.11's aPPDUMaxTime)",
+                hw.max_ppdu_us,
+                crate::wifi::phy::MAX_PPDU_US
+            ),
+        ));
     }
     for (path, limits) in [
         ("ap.aql_bk_us", spec.ap.aql_bk_us),
@@ -648,6 +692,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Resolved, ScenarioError> {
             && low > high
         {
             return Err(bad(path, format!("low {low} is above high {high}")));
+        }
+        if let Some([_, 0]) = limits {
+            return Err(hw_bad(path, "a high limit of 0 µs lets no frame out; give a limit above 0".into()));
         }
     }
     if let Some(sf) = &spec.seed_figures {
@@ -753,6 +800,29 @@ station = "a"
         let bad = MINIMAL.replace("design = \"stock\"", "design = \"stock\"\nqueue_depth = 3");
         let e = parse(&bad, "t.toml").unwrap_err().to_string();
         assert!(e.contains("queue_depth") && e.contains("line 5"), "{e}");
+    }
+
+    #[test]
+    fn hardware_flow_and_aql_values_that_cannot_run_are_refused_at_parse_time() {
+        // Each was silently changed (rings 0 ran 1, a CPU past the rings ran modulo
+        // them) or ran into a stall or a run-time error.
+        let cases: [(&str, &str, &str, &str); 7] = [
+            ("", "rings = 0", "", "ap.hardware.rings"),
+            ("", "msdu_budget = 0", "", "ap.hardware.msdu_budget"),
+            ("", "max_ppdu_us = 0.0", "", "ap.hardware.max_ppdu_us"),
+            ("", "max_ppdu_us = 20000.0", "", "ap.hardware.max_ppdu_us"),
+            ("aql_be_us = [0, 0]", "", "", "ap.aql_be_us"),
+            ("", "rings = 3", "cpu = 3", "flows[0].cpu"),
+            ("", "", "start_s = 3.0", "flows[0].start_s"),
+        ];
+        for (ap, hw, flow, key) in cases {
+            let text = with("ath11k_series", ap, hw, "", flow, "").replace("[ap]", "duration_s = 3.0\n[ap]");
+            let e = parse(&text, "t.toml").unwrap_err();
+            assert_eq!((e.kind, e.key.as_deref()), (ScenarioErrorKind::BadValue, Some(key)), "{e}");
+            assert!(e.line.is_some(), "{e}");
+        }
+        let ok = with("ath11k_series", "", "rings = 3\nmax_ppdu_us = 5484.0", "", "cpu = 2", "");
+        assert!(parse(&ok, "t.toml").is_ok());
     }
 
     #[test]
@@ -912,6 +982,11 @@ station = "a"
                      driver (ath9k: two in the hardware queue, 4 ms, half the BlockAck window); only `stock`, \
                      `ath11k_series`, `ath11k_adapter` use it)",
                 ),
+            ),
+            (
+                "flows[].cpu",
+                with("mac80211_rr", "", "", "", "cpu = 0", ""),
+                Refused("`flows[0].cpu`: has no effect here (design `mac80211_rr` forms its aggregates in the driver"),
             ),
             (
                 "ap.hardware.ring_entries",
