@@ -132,7 +132,7 @@ struct World {
     accepted: u64,
     reported: Vec<bool>,
     next_id: u64,
-    /// Reports by outcome: acked + failed, timed out, purged, dropped.
+    /// Reports by outcome: acked + failed, flushed, purged, dropped.
     by_outcome: [u64; 4],
     now: Instant,
     tx_status: bool,
@@ -190,6 +190,10 @@ impl World {
                         self.stas.len(),
                         self.max_stations
                     ),
+                    // A removed station's frames still hold the index.
+                    Mt76Error::WcidDraining(w) => {
+                        assert!(w == wcid && self.radio.tokens_in_use() > 0 && self.radio.wcid_draining(w))
+                    }
                     e => assert!(self.stas.len() >= self.max_stations || duplicate, "{e:?}"),
                 }
             }
@@ -221,7 +225,7 @@ impl World {
                         FrameStatus { len_bytes: pkt.len, rate: report.rate, tries: report.tries, aggregated: pkt.ac.aggregated() };
                     assert_eq!(report.airtime_us, status.airtime_us(report.charged_us), "frame {}'s airtime", pkt.id);
                 }
-                TxOutcome::TimedOut => {
+                TxOutcome::Flushed => {
                     self.by_outcome[1] += 1;
                     assert_eq!((report.tries, report.airtime_us), (0, 0));
                 }
@@ -230,8 +234,10 @@ impl World {
                     assert_eq!(report.airtime_us, 0);
                 }
                 TxOutcome::Dropped => {
+                    // By its queue (never charged), or unmapped at its DMA write (charged,
+                    // the charge given back): never sent either way.
                     self.by_outcome[3] += 1;
-                    assert_eq!((report.charged_us, report.airtime_us), (0, 0));
+                    assert_eq!((report.tries, report.airtime_us), (0, 0));
                 }
             }
         }
@@ -242,12 +248,16 @@ impl World {
         let s = self.radio.stats();
         assert_eq!(s.enqueued, self.accepted);
         assert_eq!(
-            [s.completed, s.timed_out, s.purged, s.dropped],
+            [s.completed, s.flushed, s.purged, s.dropped],
             self.by_outcome,
             "the reports add up to the counters"
         );
         let sched = self.radio.scheduler();
         assert!(self.radio.tokens_in_use() <= self.radio.token_size());
+        // Every descriptor in a DMA queue holds its token: no frame goes back to the stack
+        // while the hardware may still fetch it.
+        let in_queues: usize = Ac::ALL.iter().map(|&ac| self.radio.hal().descs(ac).len()).sum();
+        assert!(in_queues <= self.radio.tokens_in_use() as usize, "{in_queues} descriptors queued");
         if self.radio.tokens_in_use() == 0 {
             // No frame between its DMA write and its tx-free: nothing is in flight (the
             // table's loop gives a kept frame's charge back).
@@ -370,9 +380,17 @@ fuzz_target!(|input: Input| {
                 let _ = w.radio.sta_poll(w.now);
             }
             Op::StatusCheck { flush } => {
-                let n = w.radio.tx_status_check(w.now, flush);
                 if flush {
+                    // A reset: DMA stops and empties, then every token is flushed.
+                    w.radio.hal().reset_dma();
+                    let n = w.radio.reset_tokens();
                     assert_eq!(w.radio.tokens_in_use(), 0, "a reset completes every token ({n})");
+                } else {
+                    // The hang check releases nothing.
+                    let (tokens, done) = (w.radio.tokens_in_use(), w.radio.hal().done_len());
+                    let overdue = w.radio.tokens_overdue(w.now);
+                    assert!(overdue <= tokens);
+                    assert_eq!((w.radio.tokens_in_use(), w.radio.hal().done_len()), (tokens, done));
                 }
             }
             Op::AddStation(spec) => w.add_station(spec, q),
@@ -464,12 +482,17 @@ fuzz_target!(|input: Input| {
         w.radio.hal().advance(w.now);
         let pass = w.radio.tx_free(4096, w.now);
         if pass.entries == 0 && w.radio.tokens_in_use() > 0 {
-            // Tx-free events delayed (by at most 65.5 ms here) come; tokens whose event was
-            // lost time out.
-            let wait = if w.radio.hal().events_in_flight() > 0 { 70_000 } else { w.radio.config().tx_status_timeout_us };
-            w.now = w.now.add_micros(wait);
+            if w.radio.hal().events_in_flight() > 0 {
+                // Tx-free events delayed (by at most 65.5 ms here) come.
+                w.now = w.now.add_micros(70_000);
+            } else {
+                // Only lost events are owed: the hang, answered by a reset.
+                w.now = w.now.add_micros(w.radio.config().tx_status_timeout_us);
+                assert!(w.radio.tokens_overdue(w.now) > 0);
+                w.radio.hal().reset_dma();
+                let _ = w.radio.reset_tokens();
+            }
         }
-        let _ = w.radio.tx_status_check(w.now, false);
         w.check();
         let done = w.by_outcome.iter().sum::<u64>();
         if done == w.accepted && w.radio.tokens_in_use() == 0 {

@@ -12,9 +12,10 @@ use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::traits::{Enqueue, Frame, PushError, Ring, Txq};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget, TurnStart};
 use airtime_sched::{
-    Ac, Charge, ConfigError, FqCodelTxq, FqFrame, FrameStatus, Instant, PerAc, SchedError, Scheduler, StationId, Tid,
-    TxqId, TxqTable, Weight,
+    Ac, Charge, ConfigError, DepartingStation, FqCodelTxq, FqFrame, FrameStatus, GateOutcome, Instant, PerAc,
+    RoundGate, SchedError, Scheduler, StationId, Tid, TxqId, TxqTable, Weight,
 };
+use alloc::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
@@ -70,14 +71,16 @@ pub struct Config {
     pub txq_free_thr: u32,
     /// Where airtime comes from.
     pub airtime: AirtimeSource,
-    /// A token with no tx-free after this long is completed as failed by
-    /// [`Mt76::tx_status_check`] ([`MT_TX_STATUS_SKB_TIMEOUT_US`]).
+    /// A token with no tx-free after this long counts as overdue
+    /// ([`Mt76::tokens_overdue`]: the hang a driver answers with a reset;
+    /// [`MT_TX_STATUS_SKB_TIMEOUT_US`]). Not zero.
     pub tx_status_timeout_us: u64,
     /// The rate multicast frames are priced at for the core's multicast AQL budget
     /// (6 Mbit/s OFDM, the usual lowest basic rate); `None` sends them uncharged.
     pub multicast_rate: Option<Rate>,
-    /// The most rounds one [`Mt76::schedule`] runs (mt76's `mt76_txq_schedule` repeats
-    /// while a round sent anything; this bounds it when other contexts keep enqueueing).
+    /// The most rounds one [`Mt76::schedule`] runs, those run for other contexts'
+    /// requests included (mt76's `mt76_txq_schedule` repeats while a round sent
+    /// anything; this bounds it when other contexts keep enqueueing). Not zero.
     pub max_rounds: u32,
 }
 
@@ -120,6 +123,14 @@ pub enum Mt76Error {
     /// The token table's size or threshold cannot work (zero tokens, or a threshold
     /// that blocks at once).
     BadTokenConfig,
+    /// [`Config::max_rounds`] is 0: no round would ever run.
+    NoRounds,
+    /// [`Config::tx_status_timeout_us`] is 0: every token would be overdue at once.
+    NoStatusTimeout,
+    /// A removed station on this WTBL index still has frames in flight (or a turn
+    /// writing one): the index is free once they complete (mt76 frees a wcid only
+    /// after its RCU grace period).
+    WcidDraining(u16),
 }
 
 impl fmt::Display for Mt76Error {
@@ -130,6 +141,9 @@ impl fmt::Display for Mt76Error {
             Mt76Error::UnknownTxq => f.write_str("unknown txq"),
             Mt76Error::OutOfMemory => f.write_str("out of memory"),
             Mt76Error::BadTokenConfig => f.write_str("token_size must exceed token_free_thr"),
+            Mt76Error::NoRounds => f.write_str("max_rounds must not be 0"),
+            Mt76Error::NoStatusTimeout => f.write_str("tx_status_timeout_us must not be 0"),
+            Mt76Error::WcidDraining(w) => write!(f, "wcid {w} still has a removed station's frames in flight"),
         }
     }
 }
@@ -159,19 +173,22 @@ pub struct Mt76Stats {
     pub enqueued: u64,
     /// Frames completed by a tx-free event (acked or failed).
     pub completed: u64,
-    /// Frames completed as failed because no tx-free came ([`Mt76::tx_status_check`]).
-    pub timed_out: u64,
+    /// Frames completed as failed because a reset flushed their tokens
+    /// ([`Mt76::reset_tokens`]).
+    pub flushed: u64,
     /// Frames handed back unsent: their txq or station was removed.
     pub purged: u64,
-    /// Frames their txq dropped (its AQM or limits), handed back.
+    /// Frames dropped, handed back: by their txq (its AQM or limits), or because their
+    /// DMA mapping failed.
     pub dropped: u64,
     /// Frames written to a DMA queue.
     pub queued_to_dma: u64,
     /// Bursts: turns that ended with a kick.
     pub bursts: u64,
-    /// Descriptors a DMA queue refused (the frame waits in its txq's retry slot).
+    /// Descriptors a DMA queue refused: full (the frame waits in its txq's retry slot)
+    /// or the mapping failed (the frame is dropped, as mt76 frees it).
     pub dma_refused: u64,
-    /// Tx-free entries for tokens that held nothing (late after a timeout, or duplicate).
+    /// Tx-free entries for tokens that held nothing (a duplicate, or after a reset).
     pub stale_tx_free: u64,
     /// WTBL polls that cleared a station's counters (`BIT(30)` reached).
     pub wtbl_clears: u64,
@@ -181,7 +198,7 @@ pub struct Mt76Stats {
 struct Counters {
     enqueued: AtomicU64,
     completed: AtomicU64,
-    timed_out: AtomicU64,
+    flushed: AtomicU64,
     purged: AtomicU64,
     dropped: AtomicU64,
     queued_to_dma: AtomicU64,
@@ -206,6 +223,13 @@ pub struct ScheduleReport {
     pub bursts: u32,
     /// Why the last round ended (`None` if no round ran).
     pub end: Option<RoundEnd>,
+    /// Another context was running rounds on the AC: it runs one more for this call
+    /// (mt76's tx worker, scheduled while it runs, runs again), so this call ran none.
+    pub handed_off: bool,
+    /// The rounds reached [`Config::max_rounds`] while other contexts still asked for
+    /// more: they wait ([`Mt76::rounds_waiting`]) until a call runs rounds on the AC
+    /// again; the caller should schedule the tx worker again.
+    pub deferred: bool,
 }
 
 /// What one [`Mt76::tx_free`] did.
@@ -231,15 +255,24 @@ pub struct TxFreePass {
 /// two CPUs. The only locks are the token table's (`token_lock`), each DMA queue's
 /// (inside the HAL, `q->lock`), each station's WTBL snapshot, and one admin lock that
 /// serialises station and txq management (mac80211 already does, under the wiphy
-/// mutex). The README lists each entry point's context.
+/// mutex). An AC's rounds run in one context at a time, as mt76 runs them all from its
+/// one tx worker, through a [`RoundGate`] that no context waits on. The README lists
+/// each entry point's context.
 pub struct Mt76<H, Q: Txq> {
     hal: H,
     txqs: TxqTable<Q>,
     stations: Stations,
     tokens: TokenTable<Q::Frame>,
     config: Config,
-    admin: SpinLock<()>,
+    gate: RoundGate,
+    admin: SpinLock<Admin>,
     counters: Counters,
+}
+
+/// What the admin lock guards: the removed stations whose WTBL index may still carry
+/// frames, with room for every station slot reserved at creation.
+struct Admin {
+    departing: Vec<(u16, DepartingStation)>,
 }
 
 impl<H, Q: Txq> fmt::Debug for Mt76<H, Q> {
@@ -255,6 +288,7 @@ struct DmaRing<'a, H, F> {
     tokens: &'a TokenTable<F>,
     stations: &'a Stations,
     counters: &'a Counters,
+    sched: &'a Scheduler,
     ac: Ac,
     free_thr: u32,
     now: Instant,
@@ -300,19 +334,33 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
             Ok(token) => token,
             Err(e) => return Err(PushError { frame: e.frame, charge: e.charge, error: DmaError::Full }),
         };
-        match self.hal.queue_desc(TxDesc { token, wcid, len_bytes, ac: self.ac }) {
+        let error = match self.hal.queue_desc(TxDesc { token, wcid, len_bytes, ac: self.ac }) {
             Ok(()) => {
                 bump(&self.counters.queued_to_dma, 1);
                 self.wrote = true;
-                Ok(())
+                return Ok(());
             }
-            Err(error) => {
-                bump(&self.counters.dma_refused, 1);
-                match self.tokens.release(token) {
-                    Some(e) => Err(PushError { frame: e.frame, charge: e.charge, error }),
-                    // Unreachable: only a tx-free for a token never written frees it.
-                    None => Ok(()),
+            Err(error) => error,
+        };
+        bump(&self.counters.dma_refused, 1);
+        // Unreachable `None`: only a tx-free for a token never written frees it.
+        let Some(e) = self.tokens.release(token) else { return Ok(()) };
+        match error {
+            // The queue filled since `has_room` (a HAL with other writers): the frame
+            // waits in its txq's retry slot. The queue's descriptors are in flight, so
+            // a tx-free comes and runs the tx worker.
+            DmaError::Full => Err(PushError { frame: e.frame, charge: e.charge, error }),
+            // `mt76_dma_tx_queue_skb` frees a frame it cannot map, with its status:
+            // kept instead, it could wait for good on a radio with nothing in flight.
+            DmaError::MapFailed => {
+                let charged_us = e.charge.as_ref().map_or(0, Charge::airtime_us);
+                if let Some(charge) = e.charge {
+                    let _ = self.sched.give_back(charge);
                 }
+                bump(&self.counters.dropped, 1);
+                let report = TxReport { outcome: TxOutcome::Dropped, tries: 0, rate: None, charged_us, airtime_us: 0 };
+                self.hal.tx_status(e.frame, report);
+                Ok(())
             }
         }
     }
@@ -340,12 +388,29 @@ where
             Some(n) if n > 0 => n,
             _ => return Err(Mt76Error::BadTokenConfig),
         };
+        if config.max_rounds == 0 {
+            return Err(Mt76Error::NoRounds);
+        }
+        if config.tx_status_timeout_us == 0 {
+            return Err(Mt76Error::NoStatusTimeout);
+        }
         let sched = Scheduler::new(config.sched)?;
-        let stations = Stations::new(usize::from(config.sched.max_stations), config.multicast_rate)
-            .ok_or(Mt76Error::OutOfMemory)?;
+        let max_stations = usize::from(config.sched.max_stations);
+        let stations = Stations::new(max_stations, config.multicast_rate).ok_or(Mt76Error::OutOfMemory)?;
         let tokens = TokenTable::new(config.token_size, block_at).ok_or(Mt76Error::OutOfMemory)?;
+        let mut departing = Vec::new();
+        departing.try_reserve_exact(max_stations).map_err(|_| Mt76Error::OutOfMemory)?;
         let txqs = TxqTable::try_new(sched).map_err(|_| Mt76Error::OutOfMemory)?;
-        Ok(Mt76 { hal, txqs, stations, tokens, config, admin: SpinLock::new(()), counters: Counters::default() })
+        Ok(Mt76 {
+            hal,
+            txqs,
+            stations,
+            tokens,
+            config,
+            gate: RoundGate::new(),
+            admin: SpinLock::new(Admin { departing }),
+            counters: Counters::default(),
+        })
     }
 
     /// The HAL.
@@ -390,7 +455,7 @@ where
         Mt76Stats {
             enqueued: l(&c.enqueued),
             completed: l(&c.completed),
-            timed_out: l(&c.timed_out),
+            flushed: l(&c.flushed),
             purged: l(&c.purged),
             dropped: l(&c.dropped),
             queued_to_dma: l(&c.queued_to_dma),
@@ -404,11 +469,19 @@ where
     // ---- station and txq management (mac80211's sta_state / sta_add; admin context) ----
 
     /// Adds a station at WTBL index `wcid` with `weight` (`mt76_sta_add`): its WTBL
-    /// airtime words are cleared and its rate read from the WTBL.
+    /// airtime words are cleared and its rate read from the WTBL. Refused while a live
+    /// station has the index ([`Mt76Error::WcidInUse`]), or a removed one still has
+    /// frames in flight on it ([`Mt76Error::WcidDraining`]: they would meet the new
+    /// station's WTBL entry, its keys and rate).
     pub fn add_station(&self, wcid: u16, weight: Weight) -> Result<StationId, Mt76Error> {
-        let _admin = self.admin.lock();
+        let mut admin = self.admin.lock();
         if self.stations.by_wcid(wcid).is_some() {
             return Err(Mt76Error::WcidInUse(wcid));
+        }
+        let sched = self.scheduler();
+        admin.departing.retain(|(_, d)| !d.is_drained(sched));
+        if admin.departing.iter().any(|&(w, _)| w == wcid) {
+            return Err(Mt76Error::WcidDraining(wcid));
         }
         let id = self.scheduler().add_station(weight)?;
         self.hal.clear_airtime(wcid);
@@ -427,15 +500,36 @@ where
     /// (`mt76_sta_pre_rcu_remove`, then `mt76_wcid_cleanup`): its txqs leave the
     /// scheduler, their frames are handed back to the stack as
     /// [`TxOutcome::Purged`], and its tokens stay: each completes at its tx-free and
-    /// releases its charge (the core keeps the station's slot until then).
+    /// releases its charge (the core keeps the station's slot until then). Its WTBL
+    /// index takes a new station once they have ([`wcid_draining`](Self::wcid_draining)).
     pub fn remove_station(&self, station: StationId, now: Instant) -> Result<(), Mt76Error> {
         {
-            let _admin = self.admin.lock();
-            self.txqs.remove_station(station)?;
+            let mut admin = self.admin.lock();
+            let wcid = self.stations.station(station).and_then(StationRecord::wcid);
+            let departing = self.txqs.remove_station(station)?;
             self.stations.clear(station);
+            if let Some(wcid) = wcid {
+                let sched = self.scheduler();
+                admin.departing.retain(|(_, d)| !d.is_drained(sched));
+                // Within the capacity reserved at creation: a departing station keeps
+                // its scheduler slot until drained, so live and departing stations
+                // together never outnumber the slots.
+                if admin.departing.len() < admin.departing.capacity() {
+                    admin.departing.push((wcid, departing));
+                }
+            }
         }
         self.reap(now);
         Ok(())
+    }
+
+    /// Whether a removed station still has frames in flight on WTBL index `wcid` (or a
+    /// turn that may write one): [`add_station`](Self::add_station) refuses the index
+    /// until they complete, so a driver picking a free index skips it.
+    pub fn wcid_draining(&self, wcid: u16) -> bool {
+        let admin = self.admin.lock();
+        let sched = self.scheduler();
+        admin.departing.iter().any(|&(w, d)| w == wcid && !d.is_drained(sched))
     }
 
     /// Removes one txq; its frames are handed back as for a station's removal.
@@ -457,9 +551,11 @@ where
     /// A station's power-save transition (`mt76_sta_ps_transition`, from the PM bit of
     /// its frames): while asleep its txqs are skipped — a turn ends before anything is
     /// charged or written, and the txq stays listed — and when it wakes the tx worker
-    /// runs ([`schedule_all`](Self::schedule_all)). Frames already written stay in the
-    /// DMA queue (the hardware's own power-save handling). Returns the frames the wake
-    /// sent.
+    /// runs ([`schedule_all`](Self::schedule_all)): a round that starts after the wake
+    /// serves its txqs, here or in the context running the AC's rounds (one that is
+    /// skipping the station's txq as it wakes runs one more). Frames already written
+    /// stay in the DMA queue (the hardware's own power-save handling). Returns the
+    /// frames the wake sent here.
     pub fn sta_ps(&self, station: StationId, asleep: bool, now: Instant) -> Result<u32, Mt76Error> {
         let record = self.stations.station(station).ok_or(Mt76Error::Sched(SchedError::UnknownStation))?;
         record.set_asleep(asleep);
@@ -553,62 +649,104 @@ where
     /// tx blocked by the token table), one burst (`mt76_txq_send_burst`): frames
     /// dequeued, charged, given a token and written, until the station's AQL budget, the
     /// burst bound ([`Config::burst`]) or the queue stops it; then the kick.
+    ///
+    /// One context at a time runs an AC's rounds, as mt76's one tx worker does: a call
+    /// that finds another context running them leaves it a note and returns at once
+    /// ([`ScheduleReport::handed_off`]), and that context runs one more round, which
+    /// starts after the note. Two rounds on one AC at once could each miss a txq the
+    /// other holds: a station's wake or a tx-free that empties the queue, meeting a
+    /// turn that is skipping that txq or has just read the queue full, would leave its
+    /// frames with nothing in flight to run the worker again.
     pub fn schedule(&self, ac: Ac, now: Instant) -> ScheduleReport {
         let mut report = ScheduleReport::default();
-        for _ in 0..self.config.max_rounds {
-            let mut ring = DmaRing {
-                hal: &self.hal,
-                tokens: &self.tokens,
-                stations: &self.stations,
-                counters: &self.counters,
-                ac,
-                free_thr: self.config.txq_free_thr,
-                now,
-                bursts: 0,
-                wrote: false,
-                turn_station: None,
-                turn_wcid: None,
-            };
-            let round = self.txqs.run_round_hooked(
-                ac,
-                now,
-                &self.stations,
-                &mut ring,
-                self.config.burst,
-                // `mt76_txq_schedule_list` skips a station in power save
-                // (`MT_WCID_FLAG_PS`): nothing is dequeued or charged, and the txq stays
-                // listed for the round after its wake.
-                |turn| match turn.station().and_then(|s| self.stations.station(s)) {
-                    Some(record) if record.asleep() => TurnStart::Skip,
-                    _ => TurnStart::Serve,
-                },
-                |turn| {
-                    // While this context alone holds the txq, served or skipped: the
-                    // frames its queue dropped (a sleeping station's too, as its
-                    // enqueues go on).
-                    if let Some(queue) = turn.queue() {
-                        queue.take_dropped(&mut |frame| self.drop_frame(frame));
-                    }
-                },
-            );
-            report.rounds = report.rounds.saturating_add(1);
-            report.frames = report.frames.saturating_add(round.frames);
-            report.bursts = report.bursts.saturating_add(ring.bursts);
-            report.end = Some(round.end);
-            if let Some(refused) = round.refused {
-                // Unreachable with the table's retry slots; never lose it anyway.
-                let charged_us = refused.charge.as_ref().map_or(0, Charge::airtime_us);
-                if let Some(charge) = refused.charge {
-                    let _ = self.scheduler().give_back(charge);
-                }
-                self.hand_back(refused.frame, charged_us);
+        loop {
+            let budget = self.config.max_rounds.saturating_sub(report.rounds);
+            if budget == 0 {
+                break;
             }
-            if round.frames == 0 {
+            let mut last_frames = 0u32;
+            let gated = self.gate.run(ac, budget, || last_frames = self.one_round(ac, now, &mut report));
+            match gated {
+                GateOutcome::Ran { .. } => {}
+                GateOutcome::HandedOff => {
+                    report.handed_off = true;
+                    break;
+                }
+                GateOutcome::Deferred { .. } => {
+                    report.deferred = true;
+                    break;
+                }
+            }
+            if last_frames == 0 {
                 break;
             }
         }
         self.reap(now);
         report
+    }
+
+    /// One `mt76_txq_schedule_list` on `ac`, added to `report`; returns the frames it
+    /// wrote.
+    fn one_round(&self, ac: Ac, now: Instant, report: &mut ScheduleReport) -> u32 {
+        let mut ring = DmaRing {
+            hal: &self.hal,
+            tokens: &self.tokens,
+            stations: &self.stations,
+            counters: &self.counters,
+            sched: self.scheduler(),
+            ac,
+            free_thr: self.config.txq_free_thr,
+            now,
+            bursts: 0,
+            wrote: false,
+            turn_station: None,
+            turn_wcid: None,
+        };
+        let round = self.txqs.run_round_hooked(
+            ac,
+            now,
+            &self.stations,
+            &mut ring,
+            self.config.burst,
+            // `mt76_txq_schedule_list` skips a station in power save
+            // (`MT_WCID_FLAG_PS`): nothing is dequeued or charged, and the txq stays
+            // listed for the round after its wake.
+            |turn| match turn.station().and_then(|s| self.stations.station(s)) {
+                Some(record) if record.asleep() => TurnStart::Skip,
+                _ => TurnStart::Serve,
+            },
+            |turn| {
+                // While this context alone holds the txq, served or skipped: the
+                // frames its queue dropped (a sleeping station's too, as its
+                // enqueues go on).
+                if let Some(queue) = turn.queue() {
+                    queue.take_dropped(&mut |frame| self.drop_frame(frame));
+                }
+            },
+        );
+        report.rounds = report.rounds.saturating_add(1);
+        report.frames = report.frames.saturating_add(round.frames);
+        report.bursts = report.bursts.saturating_add(ring.bursts);
+        report.end = Some(round.end);
+        if let Some(refused) = round.refused {
+            // Unreachable with the table's retry slots; never lose it anyway.
+            let charged_us = refused.charge.as_ref().map_or(0, Charge::airtime_us);
+            if let Some(charge) = refused.charge {
+                let _ = self.scheduler().give_back(charge);
+            }
+            self.hand_back(refused.frame, charged_us);
+        }
+        round.frames
+    }
+
+    /// Whether requests for rounds wait with no context running them: a call's rounds
+    /// reached [`Config::max_rounds`] while others asked for more
+    /// ([`ScheduleReport::deferred`]). A driver that cannot act on each report polls
+    /// it (at the end of a tx-free pass, from its MAC work) and schedules the tx
+    /// worker when it is true: the worker's [`schedule_all`](Self::schedule_all)
+    /// serves them.
+    pub fn rounds_waiting(&self) -> bool {
+        Ac::ALL.into_iter().any(|ac| self.gate.is_waiting(ac))
     }
 
     /// `mt76_txq_schedule_all`: [`schedule`](Self::schedule) on every AC, VO first.
@@ -679,32 +817,35 @@ where
     }
 
     /// `mt7915_mac_sta_poll`: for every station, reads its WTBL airtime words, registers
-    /// what each AC gained since the last reading (`ieee80211_sta_register_airtime`),
-    /// clears the words once the last reading had [`WTBL_AIRTIME_CLEAR_BIT`] set, and
-    /// reads its tx rate. Returns the registrations made.
+    /// what each AC gained since the last reading (`ieee80211_sta_register_airtime`)
+    /// when the airtime comes from the WTBL ([`AirtimeSource::WtblPoll`]), clears the
+    /// words once the last reading had [`WTBL_AIRTIME_CLEAR_BIT`] set, and reads its tx
+    /// rate. Returns the registrations made. A station another poll is reading is
+    /// skipped (that poll registers its delta): no poll spins on another's WTBL
+    /// accesses, which can busy-wait on the hardware (`MT_WTBL_UPDATE`).
     pub fn sta_poll(&self, now: Instant) -> u32 {
+        let register = self.config.airtime == AirtimeSource::WtblPoll;
         let mut registered = 0u32;
         for (id, record) in self.stations.live() {
             let Some(wcid) = record.wcid() else { continue };
-            let (tx, rx) = {
-                let mut last = record.last_words();
-                let cur = self.hal.airtime(wcid);
-                let tx = PerAc::from_fn(|ac| cur.tx_us[ac].saturating_sub(last.tx_us[ac]));
-                let rx = PerAc::from_fn(|ac| cur.rx_us[ac].saturating_sub(last.rx_us[ac]));
-                let clear =
-                    Ac::ALL.into_iter().any(|ac| (last.tx_us[ac] | last.rx_us[ac]) & WTBL_AIRTIME_CLEAR_BIT != 0);
-                *last = cur;
-                if clear {
-                    self.hal.clear_airtime(wcid);
-                    *last = Default::default();
-                    bump(&self.counters.wtbl_clears, 1);
-                }
-                (tx, rx)
-            };
-            for ac in Ac::ALL {
-                let (t, r) = (tx[ac], rx[ac]);
-                if (t | r) != 0 && self.scheduler().register_airtime(id, ac, t, r, now).is_ok() {
-                    registered = registered.saturating_add(1);
+            let Some(mut last) = record.try_last_words() else { continue };
+            let cur = self.hal.airtime(wcid);
+            let tx = PerAc::from_fn(|ac| cur.tx_us[ac].saturating_sub(last.tx_us[ac]));
+            let rx = PerAc::from_fn(|ac| cur.rx_us[ac].saturating_sub(last.rx_us[ac]));
+            let clear = Ac::ALL.into_iter().any(|ac| (last.tx_us[ac] | last.rx_us[ac]) & WTBL_AIRTIME_CLEAR_BIT != 0);
+            *last = cur;
+            if clear {
+                self.hal.clear_airtime(wcid);
+                *last = Default::default();
+                bump(&self.counters.wtbl_clears, 1);
+            }
+            drop(last);
+            if register {
+                for ac in Ac::ALL {
+                    let (t, r) = (tx[ac], rx[ac]);
+                    if (t | r) != 0 && self.scheduler().register_airtime(id, ac, t, r, now).is_ok() {
+                        registered = registered.saturating_add(1);
+                    }
                 }
             }
             record.set_rate(self.hal.tx_rate(wcid));
@@ -712,28 +853,33 @@ where
         registered
     }
 
-    /// `mt76_tx_status_check`: completes as [`TxOutcome::TimedOut`] every token whose
-    /// tx-free has not come within [`Config::tx_status_timeout_us`] — or every token,
-    /// with `flush` (a reset: `mt76_connac2_tx_token_put`, which mt7915 calls). Each frame's charge is
-    /// released; no airtime is registered for it. A tx-free arriving later finds its
-    /// token empty and is counted stale. Returns the frames completed.
-    pub fn tx_status_check(&self, now: Instant, flush: bool) -> u32 {
-        let cutoff = if flush {
-            None
-        } else {
-            match now.micros().checked_sub(self.config.tx_status_timeout_us) {
-                Some(c) => Some(Instant::from_micros(c)),
-                None => return 0,
-            }
-        };
+    /// Tokens whose tx-free has not come within [`Config::tx_status_timeout_us`]: a
+    /// hang, which a driver answers with a reset (stop the DMA queues, then
+    /// [`reset_tokens`](Self::reset_tokens)). Releases nothing: a token's frame may still
+    /// be in a DMA queue, or held by the hardware for a dozing station, and its buffer
+    /// must stay mapped until the hardware is done with it (mt76 releases a token only
+    /// at its tx-free or at a reset).
+    pub fn tokens_overdue(&self, now: Instant) -> u32 {
+        match now.micros().checked_sub(self.config.tx_status_timeout_us) {
+            Some(cutoff) => self.tokens.count_older(Instant::from_micros(cutoff)),
+            None => 0,
+        }
+    }
+
+    /// `mt76_connac2_tx_token_put`, the reset path: completes every token as
+    /// [`TxOutcome::Flushed`] and releases its frame's charge (no airtime is registered
+    /// for it). Call it only once the DMA queues are stopped and emptied, so the
+    /// hardware holds no descriptor for these frames; a tx-free that still comes for
+    /// one finds its token empty and is counted stale. Returns the frames completed.
+    pub fn reset_tokens(&self) -> u32 {
         let mut n = 0u32;
-        self.tokens.release_older(cutoff, |_token: Token, entry| {
+        self.tokens.release_all(|_token: Token, entry| {
             let charged_us = entry.charge.as_ref().map_or(0, Charge::airtime_us);
             if let Some(charge) = entry.charge {
                 let _ = self.scheduler().release(charge);
             }
-            bump(&self.counters.timed_out, 1);
-            let report = TxReport { outcome: TxOutcome::TimedOut, tries: 0, rate: None, charged_us, airtime_us: 0 };
+            bump(&self.counters.flushed, 1);
+            let report = TxReport { outcome: TxOutcome::Flushed, tries: 0, rate: None, charged_us, airtime_us: 0 };
             self.hal.tx_status(entry.frame, report);
             n = n.saturating_add(1);
         });

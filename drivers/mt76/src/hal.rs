@@ -42,7 +42,9 @@ pub const LEGACY_AMPDU_BURST: u32 = 16;
 /// The same limit for frames outside an A-MPDU session.
 pub const LEGACY_NON_AMPDU_BURST: u32 = 3;
 /// `MT_TX_STATUS_SKB_TIMEOUT` (mt76.h, `HZ / 4`) in microseconds: how long
-/// `mt76_tx_status_check` waits for a frame's status before completing it as failed.
+/// `mt76_tx_status_check` waits for a frame's status before completing it as failed;
+/// here, how long a token may wait for its tx-free before it counts as overdue
+/// ([`Mt76::tokens_overdue`](crate::Mt76::tokens_overdue)).
 pub const MT_TX_STATUS_SKB_TIMEOUT_US: u64 = 250_000;
 /// The bit of a WTBL airtime word whose presence in the last reading makes
 /// `mt7915_mac_sta_poll` clear the counters (`BIT(30)`), before they can wrap.
@@ -147,9 +149,9 @@ pub enum TxOutcome {
     Acked,
     /// Sent, never acknowledged.
     Failed,
-    /// No tx-free came within the timeout, or the tokens were flushed (reset): completed
-    /// as failed (`MT_TX_CB_TXS_FAILED`).
-    TimedOut,
+    /// Its token was flushed at a reset, after the DMA queues stopped
+    /// (`mt76_connac2_tx_token_put`): completed as failed, its fate unknown.
+    Flushed,
     /// Never sent: its station or txq was removed while it waited in the txq.
     Purged,
     /// Never sent: its txq's queue dropped it (AQM, limits).

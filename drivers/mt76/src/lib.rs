@@ -15,7 +15,7 @@
 //! | mt76 | here |
 //! |---|---|
 //! | `mt76_wake_tx_queue` → tx worker → `mt76_txq_schedule_all` | [`Mt76::wake_tx_queue`], [`Mt76::schedule_all`] |
-//! | `mt76_txq_schedule` (rounds while one sends) | [`Mt76::schedule`] |
+//! | `mt76_txq_schedule` (rounds while one sends), from the one tx worker | [`Mt76::schedule`], one context at a time per AC ([`airtime_sched::RoundGate`]) |
 //! | `mt76_txq_schedule_list` (`ieee80211_next_txq`, one burst per txq, `ieee80211_return_txq`) | [`TxqTable::run_round`](airtime_sched::TxqTable::run_round) inside [`Mt76::schedule`] |
 //! | `mt76_txq_stopped` (`queued + MT_TXQ_FREE_THR >= ndesc`, `q->blocked`) | the round's [`Ring::has_room`](airtime_sched::Ring::has_room), checked before each txq and each frame |
 //! | `mt76_txq_send_burst` (dequeue, `__mt76_tx_queue_skb`, kick) | one turn: charge, token, descriptor; [`Ring::end_turn`](airtime_sched::Ring::end_turn) kicks |
@@ -24,7 +24,8 @@
 //! | `mt76_tx_status_*` → `ieee80211_tx_status_ext` | per-frame [`hal::TxReport`] (tries, ack, rate) to [`hal::StatusSink`] |
 //! | `mt7915_mac_sta_poll` → `ieee80211_sta_register_airtime` | [`Mt76::sta_poll`] ([`AirtimeSource::WtblPoll`], the default) |
 //! | `mt76x02_send_tx_status` (`ieee80211_calc_tx_airtime` per frame) | [`AirtimeSource::TxStatus`]: [`Scheduler::complete_frame`](airtime_sched::Scheduler::complete_frame) |
-//! | `mt76_tx_status_check`, `MT_TX_STATUS_SKB_TIMEOUT`; `mt76_connac2_tx_token_put` on reset | [`Mt76::tx_status_check`] |
+//! | a tx hang (tokens with no tx-free after `MT_TX_STATUS_SKB_TIMEOUT`), the cue for a reset | [`Mt76::tokens_overdue`] (releases nothing) |
+//! | `mt76_connac2_tx_token_put`, at a reset once DMA has stopped | [`Mt76::reset_tokens`] |
 //! | `mt76_sta_pre_rcu_remove`, `mt76_wcid_cleanup` | [`Mt76::remove_station`] |
 //! | `mt76_sta_ps_transition` (`MT_WCID_FLAG_PS`) | [`Mt76::sta_ps`] |
 //!
@@ -45,15 +46,21 @@
 //! * **AQL per frame**: mac80211 checks a station's AQL budget once, when
 //!   `ieee80211_next_txq` hands out its txq; the core's round checks it before every
 //!   frame of the burst, so a burst stops at the limit.
-//! * **A refused descriptor**: mt76 frees a frame whose DMA write fails. Here it waits
-//!   in its txq's retry slot (its charge given back until it is sent) and goes first at the txq's next turn.
+//! * **A full DMA queue at the write**: mt76 checks the queue before each frame and
+//!   frees a frame whose write still fails. Here a queue found full at the write keeps
+//!   the frame in its txq's retry slot (its charge given back until it is sent; the
+//!   queue's frames in flight bring a tx-free that runs the tx worker), and it goes
+//!   first at the txq's next turn. A frame that cannot be mapped is dropped, as mt76
+//!   drops it.
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
-//!   id), so a tx-free that comes after its token timed out finds the token empty
-//!   instead of completing a newer frame — unless the whole id space was used since.
-//! * **Power save**: a sleeping station's txq ([`Mt76::sta_ps`]) is skipped as mt76
-//!   skips it, but its turn has already dequeued one frame, which waits uncharged in the
-//!   txq's retry slot until the station wakes (the core's round loop has no check before
-//!   the first dequeue where a driver could decline a turn). Buffered-frame release
+//!   id), and a tx-free whose WCID names another station than the token's frees
+//!   nothing, so a stray tx-free (a duplicate, one that outlived a reset) finds the
+//!   token empty instead of completing a newer frame — unless the whole id space was
+//!   used since.
+//! * **A WTBL index is reused** only once the removed station's frames have completed
+//!   ([`Mt76Error::WcidDraining`]), where mt76 waits for an RCU grace period.
+//! * **Power save**: a sleeping station's txq ([`Mt76::sta_ps`]) is skipped before
+//!   anything is dequeued, as mt76 skips it. Buffered-frame release
 //!   (`mt76_release_buffered_frames`, PS-Poll and U-APSD) is not modelled.
 //!
 //! ## Concurrency
@@ -62,7 +69,10 @@
 //! run at once on two CPUs. The scheduler and the txq table are lock-free; the locks are
 //! where mt76 has them: the token table (`token_lock`), each DMA queue (`q->lock`,
 //! inside the HAL), each station's last WTBL reading, and station management
-//! (serialised by mac80211's wiphy mutex in the kernel, by an admin lock here).
+//! (serialised by mac80211's wiphy mutex in the kernel, by an admin lock here). An AC's
+//! rounds run in one context at a time, as mt76 runs them all from one tx worker: a
+//! call that finds another context running them leaves a note for it and returns
+//! ([`airtime_sched::RoundGate`]), so no request for a round is lost and none waits.
 //!
 //! ## Time, memory, panics
 //! Time is passed in; nothing reads a clock. The tables are allocated in [`Mt76::new`]

@@ -2,9 +2,11 @@
 //! few structures mt76 itself locks (the token table's `token_lock`, a DMA queue's
 //! `q->lock` in the simulated HAL, a station's WTBL snapshot).
 //!
-//! Critical sections are a few loads and stores and never call out, so a waiter spins
-//! for a bounded time unless the holder is preempted (in the kernel the holder runs with
-//! bottom halves disabled; in tests a preempted holder only slows the waiter down).
+//! Critical sections are a few loads and stores, so a waiter spins for a bounded time
+//! unless the holder is preempted (in the kernel the holder runs with bottom halves
+//! disabled; in tests a preempted holder only slows the waiter down). The one section
+//! that calls out, the WTBL poll's reads and clear of a station's counters (which can
+//! busy-wait on the hardware), is only ever tried: a second poll skips the station.
 
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
@@ -39,6 +41,13 @@ impl<T> SpinLock<T> {
                 core::hint::spin_loop();
             }
         }
+    }
+
+    /// Takes the lock if no other context holds it.
+    pub fn try_lock(&self) -> Option<SpinGuard<'_, T>> {
+        // Acquire: the last holder's writes come before ours.
+        self.locked.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).ok()?;
+        Some(SpinGuard { lock: self })
     }
 }
 

@@ -215,6 +215,26 @@ impl<F> SimHal<F> {
         ev.pending.push_back((due, event));
     }
 
+    /// A reset's DMA part (`mt7915_dma_reset`): the queues stop and lose every
+    /// descriptor not yet fetched, and tx-free events not yet reported are gone, so the
+    /// hardware holds nothing of the frames whose tokens the adapter then flushes
+    /// ([`Mt76::reset_tokens`](crate::Mt76::reset_tokens)). Returns the descriptors and
+    /// events dropped.
+    pub fn reset_dma(&self) -> usize {
+        let mut n = 0usize;
+        for ac in Ac::ALL {
+            let mut q = self.queue(ac).lock();
+            n = n.saturating_add(q.descs.len());
+            q.descs.clear();
+            q.kicked = 0;
+        }
+        let mut ev = self.events.lock();
+        n = n.saturating_add(ev.pending.len()).saturating_add(ev.ready.len());
+        ev.pending.clear();
+        ev.ready.clear();
+        n
+    }
+
     /// The WTBL airtime words of `wcid` now.
     pub fn airtime_words(&self, wcid: u16) -> AirtimeWords {
         self.entry(wcid).words

@@ -25,7 +25,7 @@ pub struct StationRecord {
     ps: AtomicBool,
     rate: SpinLock<Option<Rate>>,
     /// The poll's last reading (`msta->airtime_ac`), under the slot's lock so that two
-    /// polls never register the same delta twice.
+    /// polls never register the same delta twice (the second skips the station).
     last: SpinLock<AirtimeWords>,
 }
 
@@ -63,8 +63,9 @@ impl StationRecord {
         *self.rate.lock() = rate;
     }
 
-    pub(crate) fn last_words(&self) -> crate::lock::SpinGuard<'_, AirtimeWords> {
-        self.last.lock()
+    /// The poll's last reading, unless another poll holds it.
+    pub(crate) fn try_last_words(&self) -> Option<crate::lock::SpinGuard<'_, AirtimeWords>> {
+        self.last.try_lock()
     }
 
     fn occupant(&self) -> Option<StationId> {

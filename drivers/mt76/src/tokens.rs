@@ -1,6 +1,6 @@
 //! The token table: mt76's `dev->token` idr under `token_lock` (`mt76_token_consume`,
 //! `mt76_token_release`). A token owns its frame and the frame's AQL charge from the
-//! DMA write until the tx-free event (or a timeout) gives them back.
+//! DMA write until the tx-free event (or a reset, once DMA has stopped) gives them back.
 
 use crate::hal::Token;
 use crate::lock::SpinLock;
@@ -21,9 +21,10 @@ pub(crate) struct Entry<F> {
 
 struct Slots<F> {
     slots: Vec<Option<Entry<F>>>,
-    /// Where the next search starts: ids are handed out cyclically, so a late tx-free
-    /// for a timed-out token finds its slot empty unless the whole id space was used
-    /// since (mt76's `idr_alloc` takes the lowest free id instead).
+    /// Where the next search starts: ids are handed out cyclically, so a stray tx-free
+    /// (a duplicate, or one that outlived a reset's flush) finds its slot empty unless
+    /// the whole id space was used since (mt76's `idr_alloc` takes the lowest free id
+    /// instead).
     next: usize,
     count: u32,
 }
@@ -71,7 +72,7 @@ impl<F> TokenTable<F> {
 
     /// As [`release`](Self::release), but only if the token's frame is for `wcid` when
     /// the event names one: a tx-free whose WCID pair names another station is for an
-    /// earlier occupant of the id (late, after a timeout) and frees nothing.
+    /// earlier occupant of the id (a stray event, after a reset) and frees nothing.
     pub(crate) fn release_for(&self, token: Token, wcid: Option<u16>) -> Option<Entry<F>> {
         let mut t = self.inner.lock();
         let slot = t.slots.get_mut(token.0 as usize)?;
@@ -85,29 +86,30 @@ impl<F> TokenTable<F> {
         Some(entry)
     }
 
-    /// Gives back every token consumed at or before `cutoff` (all of them with `None`),
-    /// in token order, one at a time: the lock is not held while `each` runs.
-    pub(crate) fn release_older(&self, cutoff: Option<Instant>, mut each: impl FnMut(Token, Entry<F>)) {
+    /// Tokens consumed at or before `cutoff`: frames whose tx-free is overdue.
+    pub(crate) fn count_older(&self, cutoff: Instant) -> u32 {
+        let t = self.inner.lock();
+        let old = t.slots.iter().flatten().filter(|e| e.consumed_at <= cutoff).count();
+        u32::try_from(old).unwrap_or(u32::MAX)
+    }
+
+    /// Gives back every token, in token order, one at a time: the lock is not held
+    /// while `each` runs.
+    pub(crate) fn release_all(&self, mut each: impl FnMut(Token, Entry<F>)) {
         let mut i = 0usize;
         loop {
             let taken = {
                 let mut t = self.inner.lock();
                 let len = t.slots.len();
                 let mut found = None;
-                while i < len {
+                while i < len && found.is_none() {
                     let at = i;
                     // `i < len`, a Vec's length, so `i + 1` cannot wrap.
                     i = i.wrapping_add(1);
-                    let old = t
-                        .slots
-                        .get(at)
-                        .and_then(Option::as_ref)
-                        .is_some_and(|e| cutoff.is_none_or(|c| e.consumed_at <= c));
-                    if old {
-                        found = t.slots.get_mut(at).and_then(Option::take).map(|e| (Token(at as u32), e));
-                        t.count = t.count.saturating_sub(1);
-                        break;
-                    }
+                    found = t.slots.get_mut(at).and_then(Option::take).map(|e| (Token(at as u32), e));
+                }
+                if found.is_some() {
+                    t.count = t.count.saturating_sub(1);
                 }
                 found
             };
@@ -181,15 +183,15 @@ mod tests {
     }
 
     #[test]
-    fn release_older_takes_only_tokens_at_or_before_the_cutoff() {
+    fn count_older_counts_only_tokens_at_or_before_the_cutoff_and_release_all_takes_every_one() {
         let t = TokenTable::new(8, 7).unwrap();
         for at in [10, 20, 30] {
             t.consume(entry(None, at)).unwrap();
         }
+        assert_eq!(t.count_older(Instant::from_micros(20)), 2);
+        assert_eq!(t.count(), 3, "counting releases nothing");
         let mut got = Vec::new();
-        t.release_older(Some(Instant::from_micros(20)), |_, e| got.push(e.frame));
-        assert_eq!(got, [10, 20]);
-        t.release_older(None, |_, e| got.push(e.frame));
+        t.release_all(|_, e| got.push(e.frame));
         assert_eq!(got, [10, 20, 30]);
         assert_eq!(t.count(), 0);
     }

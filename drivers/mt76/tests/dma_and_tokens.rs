@@ -1,40 +1,71 @@
-//! `__mt76_tx_queue_skb` and the token table: a refused DMA write keeps the frame (its
-//! charge given back until it is sent); `mt76_token_consume` blocks tx at `token_size - MT76_TOKEN_FREE_THR`
+//! `__mt76_tx_queue_skb` and the token table: a DMA queue found full at the write keeps
+//! the frame (its charge given back until it is sent), a frame that cannot be mapped is
+//! dropped as mt76 drops it; `mt76_token_consume` blocks tx at `token_size - MT76_TOKEN_FREE_THR`
 //! and `mt76_token_release` (from the tx-free event) unblocks it.
 
 mod common;
 
-use airtime_mt76::hal::{DmaError, MT76_TOKEN_FREE_THR};
+use airtime_mt76::hal::{DmaError, MT76_TOKEN_FREE_THR, TxOutcome};
 use airtime_mt76::sim_hal::{SimConfig, SimHal};
 use airtime_mt76::{Config, Mt76Error, RoundEnd};
 use airtime_sched::{Ac, RingErrorKind};
 use common::{Bench, Radio};
 
 #[test]
-fn a_refused_dma_write_keeps_the_frame_and_sends_it_first_next_turn() {
-    for error in [DmaError::MapFailed, DmaError::Full] {
-        let mut b = Bench::default();
-        let s = b.station(1, 256);
-        let q = b.txq(s, 0);
-        b.radio.hal().fail_dma(Ac::Be, [error]);
-        let r = b.send(q, 5, 1500);
-        assert_eq!(r.frames, 0);
-        let kind = if error == DmaError::Full { RingErrorKind::Full } else { RingErrorKind::OutOfMemory };
-        assert_eq!(r.end, Some(RoundEnd::Refused(kind)));
-        assert_eq!(b.radio.tokens_in_use(), 0, "its token was given back");
-        assert_eq!(b.radio.stats().dma_refused, 1);
-        let held = b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap();
-        assert_eq!(held, 0, "the kept frame holds no charge: it cannot hold its own txq over a limit");
-        // The next wake sends it first, charged once.
-        let r = b.radio.wake_tx_queue(q, b.now).unwrap();
-        assert_eq!(r.frames, 5);
-        let order: Vec<u64> = b.radio.hal().descs(Ac::Be).iter().map(|d| d.token.0 as u64).collect();
-        assert_eq!(order.len(), 5);
-        b.drain();
-        let seqs: Vec<u64> = b.done.iter().map(|(p, _)| p.seq).collect();
-        assert_eq!(seqs, (0..5).collect::<Vec<_>>(), "the refused frame went first");
-        b.check_invariants();
-    }
+fn a_full_dma_queue_at_the_write_keeps_the_frame_and_sends_it_first_next_turn() {
+    let mut b = Bench::default();
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    b.radio.hal().fail_dma(Ac::Be, [DmaError::Full]);
+    let r = b.send(q, 5, 1500);
+    assert_eq!(r.frames, 0);
+    assert_eq!(r.end, Some(RoundEnd::Refused(RingErrorKind::Full)));
+    assert_eq!(b.radio.tokens_in_use(), 0, "its token was given back");
+    assert_eq!(b.radio.stats().dma_refused, 1);
+    let held = b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap();
+    assert_eq!(held, 0, "the kept frame holds no charge: it cannot hold its own txq over a limit");
+    // The next wake sends it first, charged once.
+    let r = b.radio.wake_tx_queue(q, b.now).unwrap();
+    assert_eq!(r.frames, 5);
+    assert_eq!(b.radio.hal().descs(Ac::Be).len(), 5);
+    b.drain();
+    let seqs: Vec<u64> = b.done.iter().map(|(p, _)| p.seq).collect();
+    assert_eq!(seqs, (0..5).collect::<Vec<_>>(), "the refused frame went first");
+    b.check_invariants();
+}
+
+#[test]
+fn a_frame_that_cannot_be_mapped_is_dropped_and_the_burst_goes_on() {
+    let mut b = Bench::default();
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    b.radio.hal().fail_dma(Ac::Be, [DmaError::MapFailed]);
+    b.send(q, 5, 1500);
+    // `mt76_dma_tx_queue_skb` frees it with its status; the other four go out. Kept
+    // instead, it would wait for a round that nothing in flight brings.
+    assert_eq!(b.radio.tokens_in_use(), 4);
+    assert_eq!(b.radio.stats().dma_refused, 1);
+    b.collect();
+    assert_eq!(b.outcomes(TxOutcome::Dropped), 1);
+    let (dropped, report) = &b.done[0];
+    assert_eq!(dropped.seq, 0);
+    assert!(report.charged_us > 0, "it was charged, and its charge given back");
+    b.drain();
+    assert_eq!(b.queued_frames(), 0);
+    assert_eq!(b.outcomes(TxOutcome::Acked), 4);
+    b.check_invariants();
+}
+
+#[test]
+fn a_frame_that_cannot_be_mapped_on_an_idle_radio_leaves_nothing_behind() {
+    let mut b = Bench::default();
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    b.radio.hal().fail_dma(Ac::Be, [DmaError::MapFailed]);
+    b.send(q, 1, 1500);
+    assert_eq!((b.radio.tokens_in_use(), b.queued_frames()), (0, 0));
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
+    b.check_invariants();
 }
 
 #[test]
@@ -99,5 +130,22 @@ fn a_free_threshold_not_below_the_token_count_is_a_config_error() {
     assert!(b.radio.tx_blocked());
     b.drain();
     assert_eq!(b.done.len(), 4);
+    b.check_invariants();
+}
+
+/// A configuration under which nothing could ever be sent, or every token would be
+/// overdue at once, is refused by name, not accepted to fail in silence.
+#[test]
+fn no_rounds_or_no_status_timeout_is_a_config_error() {
+    let config = Config { max_rounds: 0, ..Config::default() };
+    assert!(matches!(Radio::new(SimHal::new(SimConfig::default()), config), Err(Mt76Error::NoRounds)));
+    let config = Config { tx_status_timeout_us: 0, ..Config::default() };
+    assert!(matches!(Radio::new(SimHal::new(SimConfig::default()), config), Err(Mt76Error::NoStatusTimeout)));
+    let config = Config { max_rounds: 1, tx_status_timeout_us: 1, ..Config::default() };
+    let mut b = Bench::new(config, SimConfig::default());
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    assert_eq!(b.send(q, 3, 1500).frames, 3, "one round sends the burst");
+    b.drain();
     b.check_invariants();
 }

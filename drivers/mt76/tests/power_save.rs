@@ -68,7 +68,7 @@ fn a_sleeping_stations_queue_drops_are_taken_while_it_sleeps() {
         let _ = radio.wake_tx_queue(q, now);
     }
     let s = radio.stats();
-    let held = s.enqueued - s.completed - s.timed_out - s.purged - s.dropped;
+    let held = s.enqueued - s.completed - s.flushed - s.purged - s.dropped;
     assert_eq!(s.queued_to_dma, 0, "nothing sent while asleep");
     assert!(held <= 100, "{held} frames held for a dozing station past its queue's limit of 48");
 }

@@ -125,7 +125,7 @@ impl Bench {
     /// Frames accepted and not yet handed back.
     pub fn queued_frames(&self) -> u64 {
         let s = self.radio.stats();
-        s.enqueued - s.completed - s.timed_out - s.purged - s.dropped - u64::from(self.radio.tokens_in_use())
+        s.enqueued - s.completed - s.flushed - s.purged - s.dropped - u64::from(self.radio.tokens_in_use())
     }
 
     pub fn outcomes(&self, outcome: TxOutcome) -> usize {
@@ -140,7 +140,7 @@ impl Bench {
         let s = self.radio.stats();
         assert_eq!(self.radio.scheduler().total_pending_us(), 0, "pending airtime after drain");
         assert_eq!(self.radio.tokens_in_use(), 0, "tokens after drain");
-        assert_eq!(s.enqueued, s.completed + s.timed_out + s.purged + s.dropped, "no frame lost: {s:?}");
+        assert_eq!(s.enqueued, s.completed + s.flushed + s.purged + s.dropped, "no frame lost: {s:?}");
         assert_eq!(self.done.len() as u64, s.enqueued, "every frame handed back to the stack once");
         let mut seqs: Vec<u64> = self.done.iter().map(|(p, _)| p.seq).collect();
         seqs.sort_unstable();

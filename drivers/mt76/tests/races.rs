@@ -1,0 +1,302 @@
+//! Interleavings of the tx worker and the other contexts, each forced by parking the
+//! worker at one point with a barrier (as a preemption there would): a station's wake
+//! or a tx-free meeting a turn that holds the txq it makes servable, and a station's
+//! removal meeting a turn that is writing its frame.
+
+mod common;
+
+use airtime_mt76::hal::{
+    AirtimeWords, DmaError, DmaQueues, StatusSink, TxDesc, TxFree, TxFreeSource, TxReport, WtblCounters,
+};
+use airtime_mt76::sim_hal::{SimConfig, SimHal};
+use airtime_mt76::{Config, DriverTxq, Mt76, Mt76Error};
+use airtime_sched::traits::{Enqueue, Txq};
+use airtime_sched::{Ac, Instant, Tid, Weight};
+use common::{Pkt, Q};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::thread::ThreadId;
+
+/// Frames accepted and neither handed back nor holding a token: in txqs.
+fn held<H: airtime_mt76::Hal<Pkt>, T: DriverTxq<Frame = Pkt>>(r: &Mt76<H, T>) -> u64 {
+    let s = r.stats();
+    s.enqueued - s.completed - s.flushed - s.purged - s.dropped - u64::from(r.tokens_in_use())
+}
+
+/// A FIFO txq whose `take_dropped`, which the round runs at the end of each turn while
+/// it holds the txq, parks the caller once when armed.
+struct ParkingQ {
+    q: Q,
+    armed: &'static AtomicBool,
+    reached: &'static Barrier,
+    resume: &'static Barrier,
+}
+
+impl Txq for ParkingQ {
+    type Frame = Pkt;
+    type Error = core::convert::Infallible;
+    fn dequeue(&mut self, now: Instant) -> Result<Option<Pkt>, Self::Error> {
+        self.q.dequeue(now)
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.q.peek_len()
+    }
+}
+
+impl Enqueue for ParkingQ {
+    fn enqueue(&mut self, frame: Pkt, now: Instant) {
+        self.q.enqueue(frame, now)
+    }
+}
+
+impl DriverTxq for ParkingQ {
+    fn take_dropped(&mut self, _each: &mut dyn FnMut(Pkt)) {
+        if self.armed.swap(false, Ordering::AcqRel) {
+            self.reached.wait();
+            self.resume.wait();
+        }
+    }
+}
+
+#[test]
+fn a_wake_meeting_the_turn_that_skips_the_dozing_station_is_served_by_one_more_round() {
+    static ARMED: AtomicBool = AtomicBool::new(false);
+    static REACHED: Barrier = Barrier::new(2);
+    static RESUME: Barrier = Barrier::new(2);
+    let radio: Mt76<SimHal<Pkt>, ParkingQ> = Mt76::new(SimHal::new(SimConfig::default()), Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let sta = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let queue = ParkingQ { q: Q::default(), armed: &ARMED, reached: &REACHED, resume: &RESUME };
+    let txq = radio.add_txq(Some(sta), Tid::BE, queue).map_err(|e| e.0).unwrap();
+    radio.sta_ps(sta, true, now).unwrap();
+    for seq in 0..5 {
+        radio.enqueue(txq, Pkt { seq, txq, len: 1500 }, now).unwrap();
+    }
+    ARMED.store(true, Ordering::Release);
+    let (worker, woke) = std::thread::scope(|s| {
+        // The tx worker: its turn on the dozing station's txq is skipped, and it is
+        // preempted at the turn's end, still holding the txq.
+        let a = s.spawn(|| radio.wake_tx_queue(txq, now).unwrap());
+        REACHED.wait();
+        // The PM bit clears on another CPU (`mt76_sta_ps_transition`): the wake's round
+        // cannot see the held txq, so it leaves its request to the worker.
+        let woke = radio.sta_ps(sta, false, now).unwrap();
+        RESUME.wait();
+        (a.join().unwrap(), woke)
+    });
+    assert_eq!(woke, 0, "the wake ran no round on BE: the worker was running them");
+    assert_eq!(worker.frames, 5, "the worker ran one more round for the wake, and sent the frames: {worker:?}");
+    assert!(worker.rounds >= 2);
+    assert_eq!(held(&radio), 0);
+    assert_eq!(radio.tokens_in_use(), 5);
+}
+
+/// The simulated HAL, with the worker thread parked in its second reads of `queued`
+/// and `ndesc`: preempted inside `mt76_txq_stopped` while it holds a txq.
+struct ParkHal {
+    inner: SimHal<Pkt>,
+    worker: Mutex<Option<ThreadId>>,
+    queued_calls: AtomicU32,
+    ndesc_calls: AtomicU32,
+    bar: Barrier,
+}
+
+impl ParkHal {
+    fn park_on_second(&self, calls: &AtomicU32) {
+        let mine = *self.worker.lock().unwrap() == Some(std::thread::current().id());
+        if mine && calls.fetch_add(1, Ordering::AcqRel) == 1 {
+            self.bar.wait();
+            self.bar.wait();
+        }
+    }
+}
+
+impl DmaQueues for ParkHal {
+    fn ndesc(&self, ac: Ac) -> u32 {
+        self.park_on_second(&self.ndesc_calls);
+        self.inner.ndesc(ac)
+    }
+    fn queued(&self, ac: Ac) -> u32 {
+        self.park_on_second(&self.queued_calls);
+        self.inner.queued(ac)
+    }
+    fn queue_desc(&self, d: TxDesc) -> Result<(), DmaError> {
+        self.inner.queue_desc(d)
+    }
+    fn kick(&self, ac: Ac) {
+        self.inner.kick(ac)
+    }
+}
+
+impl TxFreeSource for ParkHal {
+    fn next_tx_free(&self) -> Option<TxFree> {
+        self.inner.next_tx_free()
+    }
+}
+
+impl WtblCounters for ParkHal {
+    fn airtime(&self, w: u16) -> AirtimeWords {
+        self.inner.airtime(w)
+    }
+    fn clear_airtime(&self, w: u16) {
+        self.inner.clear_airtime(w)
+    }
+    fn tx_rate(&self, w: u16) -> Option<airtime_est::Rate> {
+        self.inner.tx_rate(w)
+    }
+}
+
+impl StatusSink<Pkt> for ParkHal {
+    fn tx_status(&self, f: Pkt, r: TxReport) {
+        self.inner.tx_status(f, r)
+    }
+}
+
+#[test]
+fn a_tx_free_meeting_a_turn_that_read_the_queue_full_is_served_by_one_more_round() {
+    // 40 descriptors and a free threshold of 32: 8 fit.
+    let hal = ParkHal {
+        inner: SimHal::new(SimConfig { ndesc: 40, ..SimConfig::default() }),
+        worker: Mutex::new(None),
+        queued_calls: AtomicU32::new(0),
+        ndesc_calls: AtomicU32::new(0),
+        bar: Barrier::new(2),
+    };
+    let radio: Mt76<ParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let s1 = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let s2 = radio.add_station(2, Weight::DEFAULT).unwrap();
+    let t1 = radio.add_txq(Some(s1), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    let t2 = radio.add_txq(Some(s2), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    for seq in 0..8 {
+        radio.enqueue(t1, Pkt { seq, txq: t1, len: 1500 }, now).unwrap();
+    }
+    for seq in 8..16 {
+        radio.enqueue(t2, Pkt { seq, txq: t2, len: 1500 }, now).unwrap();
+    }
+    let later = now.add_micros(2000);
+    let (worker, other_wake, tx_free) = std::thread::scope(|s| {
+        let a = s.spawn(|| {
+            *radio.hal().worker.lock().unwrap() = Some(std::thread::current().id());
+            radio.wake_tx_queue(t1, now).unwrap()
+        });
+        let bar = &radio.hal().bar;
+        // The worker holds t1, about to read the queue's fill level.
+        bar.wait();
+        // Another CPU's wake for t2: it must not serve BE beside the worker.
+        let other_wake = radio.wake_tx_queue(t2, now).unwrap();
+        bar.wait();
+        bar.wait();
+        // Still inside the check: the hardware sends what there is and the tx-free
+        // runs the tx worker, which is running.
+        radio.hal().inner.advance(now);
+        radio.hal().inner.advance(later);
+        let tx_free = radio.tx_free(64, later);
+        bar.wait();
+        (a.join().unwrap(), other_wake, tx_free)
+    });
+    assert!(other_wake.handed_off && other_wake.rounds == 0, "{other_wake:?}");
+    assert!(worker.frames >= 8, "the worker served the other context's request: {worker:?}; tx-free {tx_free:?}");
+    // Nothing is stranded: everything sent completes, and the rest follows.
+    let mut t = later;
+    for _ in 0..100 {
+        t = t.add_micros(1000);
+        radio.hal().inner.advance(t);
+        radio.tx_free(64, t);
+        if held(&radio) == 0 && radio.tokens_in_use() == 0 {
+            break;
+        }
+    }
+    assert_eq!(held(&radio), 0, "frames stranded: {:?}", radio.stats());
+    assert_eq!(radio.stats().completed, 16);
+    assert_eq!(radio.scheduler().total_pending_us(), 0);
+}
+
+/// The simulated HAL, with the worker parked in its first descriptor write (the frame
+/// charged and given a token, the descriptor about to be written).
+struct DescParkHal {
+    inner: SimHal<Pkt>,
+    armed: AtomicBool,
+    bar: Barrier,
+}
+
+impl DmaQueues for DescParkHal {
+    fn ndesc(&self, ac: Ac) -> u32 {
+        self.inner.ndesc(ac)
+    }
+    fn queued(&self, ac: Ac) -> u32 {
+        self.inner.queued(ac)
+    }
+    fn queue_desc(&self, d: TxDesc) -> Result<(), DmaError> {
+        if self.armed.swap(false, Ordering::AcqRel) {
+            self.bar.wait();
+            self.bar.wait();
+        }
+        self.inner.queue_desc(d)
+    }
+    fn kick(&self, ac: Ac) {
+        self.inner.kick(ac)
+    }
+}
+
+impl TxFreeSource for DescParkHal {
+    fn next_tx_free(&self) -> Option<TxFree> {
+        self.inner.next_tx_free()
+    }
+}
+
+impl WtblCounters for DescParkHal {
+    fn airtime(&self, w: u16) -> AirtimeWords {
+        self.inner.airtime(w)
+    }
+    fn clear_airtime(&self, w: u16) {
+        self.inner.clear_airtime(w)
+    }
+    fn tx_rate(&self, w: u16) -> Option<airtime_est::Rate> {
+        self.inner.tx_rate(w)
+    }
+}
+
+impl StatusSink<Pkt> for DescParkHal {
+    fn tx_status(&self, f: Pkt, r: TxReport) {
+        self.inner.tx_status(f, r)
+    }
+}
+
+#[test]
+fn a_wcid_whose_removed_station_is_writing_a_frame_is_not_given_to_a_new_station() {
+    let hal =
+        DescParkHal { inner: SimHal::new(SimConfig::default()), armed: AtomicBool::new(true), bar: Barrier::new(2) };
+    let radio: Mt76<DescParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let old = radio.add_station(7, Weight::DEFAULT).unwrap();
+    let t = radio.add_txq(Some(old), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    radio.enqueue(t, Pkt { seq: 0, txq: t, len: 1500 }, now).unwrap();
+    let (removed, draining, readded, worker) = std::thread::scope(|s| {
+        let a = s.spawn(|| radio.wake_tx_queue(t, now).unwrap());
+        radio.hal().bar.wait();
+        // `sta_state`: the station leaves while its frame is being written, and a new
+        // station asks for its WTBL index.
+        let removed = radio.remove_station(old, now);
+        let draining = radio.wcid_draining(7);
+        let readded = radio.add_station(7, Weight::DEFAULT);
+        radio.hal().bar.wait();
+        (removed, draining, readded, a.join().unwrap())
+    });
+    assert_eq!(removed, Ok(()));
+    assert!(draining);
+    assert_eq!(readded, Err(Mt76Error::WcidDraining(7)));
+    assert_eq!(worker.frames, 1);
+    // The old station's frame went out under its own WTBL entry; once it completes, the
+    // index is free.
+    assert_eq!(radio.hal().inner.descs(Ac::Be).iter().map(|d| d.wcid).collect::<Vec<_>>(), [Some(7)]);
+    assert_eq!(radio.add_station(7, Weight::DEFAULT), Err(Mt76Error::WcidDraining(7)));
+    let later = now.add_micros(2000);
+    radio.hal().inner.advance(now);
+    radio.hal().inner.advance(later);
+    assert_eq!(radio.tx_free(64, later).completed, 1);
+    assert!(!radio.wcid_draining(7));
+    let new = radio.add_station(7, Weight::DEFAULT).unwrap();
+    assert_eq!(radio.station(new).unwrap().wcid(), Some(7));
+    assert_eq!(radio.scheduler().total_pending_us(), 0);
+}
