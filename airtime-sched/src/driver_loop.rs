@@ -128,12 +128,29 @@ pub struct RoundReport<F> {
     pub end: RoundEnd,
     /// The frame the ring refused, if it refused one.
     pub refused: Option<Refused<F>>,
+    /// [`TxqTable::run_round`](crate::TxqTable::run_round) only: another context started
+    /// a round on the AC while this call's last round held a txq it then returned with
+    /// frames, and the call had run all the rounds it may run (its own and two more)
+    /// with the AC's round number still moving. That other round may not have seen the
+    /// txq: unless the caller knows another round will run (frames in flight whose
+    /// completions run one), it must ask for a round on the AC again, as after a
+    /// [`RoundGate`](crate::RoundGate)'s `Deferred`. False otherwise, and always false
+    /// for one context's rounds alone (and so under a `RoundGate`).
+    pub overlapped: bool,
 }
 
 impl<F> RoundReport<F> {
     /// A report of a round that has done nothing yet.
     pub(crate) fn empty() -> RoundReport<F> {
-        RoundReport { frames: 0, txqs_served: 0, held_back: 0, unpriced: 0, end: RoundEnd::Exhausted, refused: None }
+        RoundReport {
+            frames: 0,
+            txqs_served: 0,
+            held_back: 0,
+            unpriced: 0,
+            end: RoundEnd::Exhausted,
+            refused: None,
+            overlapped: false,
+        }
     }
 }
 

@@ -23,6 +23,7 @@
 //! | `handback_forgotten` | an enqueue that holds the queue when a removal's hand-back comes does not put the txq back, so its frames are never handed back | `txq4` |
 //! | `direct_overtakes_intake` | an enqueue writes straight into the queue while earlier frames wait in the intake | `txq9` |
 //! | `give_back_own_only` | a refused frame's charge is given back wholly from the handle's unflushed sum, as if no flush could have moved it to the AC's counter | `txq10` |
+//! | `no_overlap_recheck` | a round that returned a txq with frames does not check whether another context started a round meanwhile (which could not serve the txq it held), so no round follows | `txq17` (ring full), `txq18` (AQL limit) |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
 //! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
@@ -38,7 +39,9 @@
 //! txq12–txq14 came from a review of enqueues that write straight into the queue without
 //! a hold: a stale id after a removal, a stale id against the slot's next txq's server,
 //! and a txq added on another thread. Models txq15 and txq16 check
-//! `TxqTable::may_have_frames` against a round serving the txq.
+//! `TxqTable::may_have_frames` against a round serving the txq. Model txq17 came from a
+//! review of concurrent rounds' liveness: a round that could not serve a txq another
+//! round held must be followed by one that can.
 #![cfg(loom)]
 
 #[allow(dead_code)]
@@ -732,5 +735,160 @@ fn txq16_an_enqueued_frame_is_seen_until_a_turn_takes_it() {
         if !sent.load(Ordering::Acquire) {
             assert_eq!(table.may_have_frames(q), Ok(true), "the frame is still queued");
         }
+    });
+}
+
+/// A ring of one slot that two contexts' views share: what a frame in flight holds
+/// until its completion frees it. Checked at each push, as it happens: one frame in the
+/// slot at a time (one txq, one server at a time: S3), frames sent in their order, each
+/// once.
+struct OneSlot {
+    busy: Arc<loom::sync::atomic::AtomicBool>,
+    sent: Arc<loom::sync::atomic::AtomicU32>,
+}
+
+impl airtime_sched::Ring for OneSlot {
+    type Frame = Pkt;
+    type Error = airtime_sched::RingErrorKind;
+    fn has_room(&self, _: Ac) -> bool {
+        !self.busy.load(loom::sync::atomic::Ordering::Acquire)
+    }
+    fn push(
+        &mut self,
+        frame: Pkt,
+        charge: Option<airtime_sched::Charge>,
+    ) -> Result<(), airtime_sched::traits::PushError<Pkt, airtime_sched::RingErrorKind>> {
+        use loom::sync::atomic::Ordering;
+        assert!(charge.is_none(), "a station-less frame goes uncharged");
+        assert!(!self.busy.swap(true, Ordering::AcqRel), "a second frame pushed into a full slot");
+        let bit = 1u32 << frame.0;
+        let before = self.sent.fetch_or(bit, Ordering::AcqRel);
+        assert_eq!(before & bit, 0, "frame {} sent twice", frame.0);
+        assert_eq!(before, bit - 2, "frame {} sent out of order (sent before: {before:#b})", frame.0);
+        Ok(())
+    }
+}
+
+/// txq17: a round's turn on txq T (station-less, frames 1 and 2) ends with T held and
+/// backlogged: it pushed frame 1 into the ring's only slot and read the ring full. The
+/// completion of frame 1 (another context) frees the slot and runs its round, which
+/// cannot serve T while the first round holds it; then T is returned, listed. The
+/// concurrent rounds must stay live: once both contexts are done, frame 2 was sent, or
+/// is in flight behind frame 1 (whose completion runs a round), or a round reported
+/// that it must be followed by another (`RoundReport::overlapped`) — never T listed with
+/// a frame, the ring empty and nobody told.
+#[test]
+fn txq17_a_round_that_missed_a_held_txq_is_followed_by_another() {
+    use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        table.enqueue(q, Pkt(2), NOW).unwrap();
+        let busy = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(AtomicU32::new(0));
+        let ring = || OneSlot { busy: busy.clone(), sent: sent.clone() };
+        let wake = {
+            let (table, mut ring) = (table.clone(), ring());
+            thread::spawn(move || {
+                let report = table.run_round(Ac::Be, NOW, &Peers(Vec::new()), &mut ring, TurnBudget::UNLIMITED);
+                assert!(report.refused.is_none());
+                report.overlapped
+            })
+        };
+        // The completion context: it runs a round only if it reaped a frame (patch 6).
+        let mut completion_ring = ring();
+        let reaped = busy.swap(false, Ordering::AcqRel);
+        let told_b = reaped && {
+            let report = table.run_round(Ac::Be, NOW, &Peers(Vec::new()), &mut completion_ring, TurnBudget::UNLIMITED);
+            assert!(report.refused.is_none());
+            report.overlapped
+        };
+        let told_a = wake.join().unwrap();
+        let sent = sent.load(Ordering::Acquire);
+        let in_flight = busy.load(Ordering::Acquire);
+        assert!(
+            sent & 0b100 != 0 || in_flight || told_a || told_b,
+            "frame 2 stranded: T listed, the ring empty, no round pending or asked for (sent {sent:#b})"
+        );
+        let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
+        table.check_invariants().expect("invariants hold when quiescent");
+    });
+}
+
+/// A ring with room for everything, that holds the charge of the one frame in flight
+/// for the completion context to release. Checked at each push: one frame of the
+/// station in flight at a time (its AQL limit is one frame's price), frames in their
+/// order, each once.
+struct Charged {
+    charge: Arc<loom::sync::atomic::AtomicU32>,
+    sent: Arc<loom::sync::atomic::AtomicU32>,
+}
+
+impl airtime_sched::Ring for Charged {
+    type Frame = Pkt;
+    type Error = airtime_sched::RingErrorKind;
+    fn has_room(&self, _: Ac) -> bool {
+        true
+    }
+    fn push(
+        &mut self,
+        frame: Pkt,
+        charge: Option<airtime_sched::Charge>,
+    ) -> Result<(), airtime_sched::traits::PushError<Pkt, airtime_sched::RingErrorKind>> {
+        use loom::sync::atomic::Ordering;
+        let raw = charge.expect("a station's frame goes charged").into_raw();
+        let before = self.charge.swap(raw, Ordering::AcqRel);
+        assert_eq!(before, 0, "frame {} sent over the station's AQL limit", frame.0);
+        let bit = 1u32 << frame.0;
+        let before = self.sent.fetch_or(bit, Ordering::AcqRel);
+        assert_eq!(before, bit - 2, "frame {} sent out of order or twice (sent before: {before:#b})", frame.0);
+        Ok(())
+    }
+}
+
+/// txq18: txq17 with the station's AQL limit instead of the ring: a station whose
+/// limit is one frame's airtime has txq T with frames 1 and 2. A round sends frame 1,
+/// and T's turn ends held at the AQL check. The completion of frame 1 (another
+/// context) releases its charge and runs its round, which cannot serve T while the
+/// first round holds it; then T is returned, listed. Once both contexts are done,
+/// frame 2 was sent, or frame 1 is still in flight (its completion runs a round), or a
+/// round reported that another must follow.
+#[test]
+fn txq18_the_same_with_the_turn_ended_at_the_stations_aql_limit() {
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    loom::model(|| {
+        let (table, sta, _) = station_txq(&[1, 2]);
+        let one_frame = airtime_sched::AqlLimits::new(fixtures::PEER_PRICE_US, fixtures::PEER_PRICE_US).unwrap();
+        table.scheduler().set_station_limits(sta, Ac::Be, one_frame).unwrap();
+        let charge = Arc::new(AtomicU32::new(0));
+        let sent = Arc::new(AtomicU32::new(0));
+        let ring = || Charged { charge: charge.clone(), sent: sent.clone() };
+        let wake = {
+            let (table, mut ring) = (table.clone(), ring());
+            thread::spawn(move || {
+                let report = table.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut ring, TurnBudget::UNLIMITED);
+                assert!(report.refused.is_none());
+                report.overlapped
+            })
+        };
+        // The completion context: a round only if it reaped a frame (patch 6).
+        let mut completion_ring = ring();
+        let reaped = charge.swap(0, Ordering::AcqRel);
+        let told_b = reaped != 0 && {
+            let c = airtime_sched::Charge::from_raw(reaped).expect("a charge token");
+            table.scheduler().release(c).expect("released");
+            let report =
+                table.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut completion_ring, TurnBudget::UNLIMITED);
+            assert!(report.refused.is_none());
+            report.overlapped
+        };
+        let told_a = wake.join().unwrap();
+        let sent = sent.load(Ordering::Acquire);
+        let in_flight = charge.load(Ordering::Acquire) != 0;
+        assert!(
+            sent & 0b100 != 0 || in_flight || told_a || told_b,
+            "frame 2 stranded: T listed, its station under its limit, no round pending or asked for (sent {sent:#b})"
+        );
     });
 }

@@ -7,7 +7,12 @@
 use super::table::{Retry, TxqTable};
 use crate::driver_loop::{Refused, RoundEnd, RoundReport, StationTable};
 use crate::traits::{Enqueue, Frame, PushError, Ring, RingError, RingErrorKind, Txq};
-use crate::{Ac, Instant, TxqReturn};
+use crate::{Ac, Instant, Round, TxqReturn};
+
+/// Rounds one [`TxqTable::run_round_hooked`] call runs at most: its own, and up to two
+/// more when another context started a round on the AC while this one held a txq it
+/// returned with frames (see there).
+const MAX_ROUNDS_PER_CALL: u32 = 3;
 
 /// How much one txq may send in one turn before the loop moves on, so that a slow
 /// station cannot hold the ring for a long burst while others wait (mt76 bounds its
@@ -162,11 +167,95 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         S: StationTable + ?Sized,
         R: Ring<Frame = Q::Frame> + ?Sized,
     {
+        let mut total = RoundReport::empty();
+        // Rounds this call runs at most: its own, and the ones that follow a round
+        // another context's round may have missed a txq of (see below).
+        let mut rounds_left = MAX_ROUNDS_PER_CALL;
+        loop {
+            rounds_left = rounds_left.saturating_sub(1);
+            let (report, round, returned_backlogged) =
+                self.round_once(ac, now, stations, ring, round_budget, &mut before_turn, &mut at_turn_end);
+            total.frames = total.frames.saturating_add(report.frames);
+            total.txqs_served = total.txqs_served.saturating_add(report.txqs_served);
+            total.held_back = total.held_back.saturating_add(report.held_back);
+            total.unpriced = total.unpriced.saturating_add(report.unpriced);
+            total.end = report.end;
+            total.overlapped = false;
+            if report.refused.is_some() {
+                // Unreachable (a retry slot taken): the caller must see it now.
+                total.refused = report.refused;
+                return total;
+            }
+            // Liveness of concurrent rounds. A txq this round held and returned with
+            // frames (backlogged, stalled: a full ring, its station at its AQL limit, a
+            // skipped turn) was off its AC's list while held, so a round another context
+            // ran meanwhile could not serve it — and that round may have been the one
+            // meant to follow the event that makes it servable again (the completion
+            // that released the station's charges or freed the ring, the station's wake
+            // from power save): with nothing else in flight, nobody would run another,
+            // and its frames would wait for the next enqueue. S1 (it is listed) holds;
+            // what is lost is the round. So after the round, if it returned such a txq,
+            // the round word is read with a read-modify-write
+            // (`Scheduler::round_started_since`), after all of this round's returns:
+            //
+            // * Another context's start comes before that read in the word's order (all
+            //   its writes are read-modify-writes, totally ordered): the number moved,
+            //   and this context runs one more round, which sees the txq listed. A start
+            //   before this round's own is no start "since": its number is below ours.
+            // * It comes after: it reads this read's write or a later one of its release
+            //   sequence, so the returns happen before that start and its round's visit
+            //   of the list finds the txq listed (or its later state): it is that
+            //   round's to serve, nothing is missed.
+            //
+            // Numbers are never reused (S5; ResetOnClose excepted, see
+            // `round_started_since`), so "moved" cannot read as "not moved" (no ABA). A
+            // closed start leaves the number and visits no list. The next round is a
+            // new one with its own number, so the txq, stamped with this round's, may be
+            // served once in it (S4 is per round); a txq the other context's round
+            // served since ends ours as usual. Under a `RoundGate` one runner runs the
+            // AC's rounds, so the number moves only by its own starts: the read answers
+            // "no start", and the gated path pays one uncontended read-modify-write per
+            // round that returned a txq with frames, and never a round more.
+            //
+            // Bounded: if the number still moves after the last round allowed, say so
+            // (`RoundReport::overlapped`): the caller must ask for a round again, as
+            // after a `RoundGate`'s `Deferred`.
+            if !returned_backlogged || !self.scheduler().round_started_since(round) {
+                return total;
+            }
+            if rounds_left == 0 {
+                total.overlapped = true;
+                return total;
+            }
+        }
+    }
+
+    /// One round of [`run_round_hooked`](Self::run_round_hooked): its report, the round,
+    /// and whether it returned a txq with frames (which a concurrent round could not
+    /// have served while this one held it).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn round_once<S, R>(
+        &self,
+        ac: Ac,
+        now: Instant,
+        stations: &S,
+        ring: &mut R,
+        round_budget: TurnBudget,
+        before_turn: &mut impl FnMut(&mut super::TxqTurn<'_, Q>) -> TurnStart,
+        at_turn_end: &mut impl FnMut(&mut super::TxqTurn<'_, Q>),
+    ) -> (RoundReport<Q::Frame>, Round, bool)
+    where
+        S: StationTable + ?Sized,
+        R: Ring<Frame = Q::Frame> + ?Sized,
+    {
         let mut report = RoundReport::empty();
         let round = self.scheduler().start_round(ac);
+        // A txq was returned with frames.
+        let mut returned_backlogged = false;
         if !round.is_open() {
             report.end = RoundEnd::Closed;
-            return report;
+            return (report, round, returned_backlogged);
         }
         // The last turn ended on its budget with frames left.
         let mut budget_left_frames = false;
@@ -176,7 +265,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             // Room first, before a txq is taken (see `driver_loop::run_round`).
             if !ring.has_room(ac) {
                 report.end = RoundEnd::RingFull;
-                return report;
+                return (report, round, returned_backlogged);
             }
             let Some(mut turn) = self.next_txq_noting(round, now, &mut passed_over) else {
                 if budget_left_frames {
@@ -204,19 +293,20 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     // on with the next txq.
                     let outcome = TxqReturn::after_turn(turn.is_backlogged(), false);
                     turn.finish_as_seen(outcome, now);
+                    returned_backlogged |= outcome != TxqReturn::Empty;
                     continue;
                 }
             };
-            let (stop, left, outcome) =
-                turn.serve_within(ac, now, stations, ring, budget, &mut report, &mut at_turn_end);
+            let (stop, left, outcome) = turn.serve_within(ac, now, stations, ring, budget, &mut report, at_turn_end);
             turn.finish_as_seen(outcome, now);
+            returned_backlogged |= outcome != TxqReturn::Empty;
             budget_left_frames = left;
             if let Some(end) = stop {
                 report.end = end;
-                return report;
+                return (report, round, returned_backlogged);
             }
         }
-        report
+        (report, round, returned_backlogged)
     }
 }
 
