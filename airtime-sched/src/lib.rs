@@ -57,6 +57,17 @@
 //! list of waiting txqs is a lock-free stack (mainline's head insertions) followed by a
 //! lock-free ring (its tail insertions).
 //!
+//! A txq held by one round is off its AC's list, so a round another context runs
+//! meanwhile cannot serve it, and that round may be the one meant to follow the event
+//! that made the txq servable again (a completion that released its station's AQL
+//! charges or freed the ring). Keeping the txq listed (S1) is not enough for liveness:
+//! [`TxqTable::run_round`] therefore reads the AC's round number, after returning a txq
+//! with frames, with a read-modify-write ordered with every round start, and runs
+//! another round if one started since (bounded: [`driver_loop::RoundReport::overlapped`]
+//! says when the caller must ask again). Loom model `txq17` (`tests/loom_txqs.rs`)
+//! checks it. A driver that runs its own loop over [`Scheduler::next_txq`] concurrently
+//! must do the same (or gate its rounds).
+//!
 //! Concurrent rounds are allowed, not required, and not always the fastest: two rounds
 //! on one AC at once pass the same lines (the AC's list, the txqs, the ring) between
 //! the CPUs. A [`RoundGate`] lets one context at a time run an AC's rounds while the

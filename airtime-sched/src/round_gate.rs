@@ -26,8 +26,13 @@
 //! * while the runner is preempted in a round, the rounds the others asked for wait
 //!   with it (their enqueues and completions do not). A driver whose round contexts can
 //!   be preempted for long (user space, PREEMPT_RT threads of different priorities) and
-//!   cannot accept that should run rounds concurrently instead: the scheduler is correct
-//!   either way;
+//!   cannot accept that should run rounds concurrently instead. Both ways keep every
+//!   frame and txq (S1) and neither loses a round: gated, the runner runs one for each
+//!   note; concurrent, [`TxqTable::run_round`] runs one more round when another
+//!   context started one while it held a txq it returned with frames, and says when
+//!   its bound left that undone ([`RoundReport::overlapped`], which a caller must act
+//!   on as on [`GateOutcome::Deferred`]). A driver's own loop over `next_txq` run
+//!   concurrently gets neither;
 //! * a runner stays only while notes keep arriving, and never longer than the budget
 //!   of rounds its caller gives: a context that must get back to its own work (a tx
 //!   completion handler that alone drains the ring) is not held by others' wakes. With
@@ -36,6 +41,7 @@
 //!   poll that used its budget is polled again.
 //!
 //! [`TxqTable::run_round`]: crate::TxqTable::run_round
+//! [`RoundReport::overlapped`]: crate::driver_loop::RoundReport::overlapped
 
 use crate::cache_line::CacheLines;
 use crate::sync::{AtomicU32, Ordering};
