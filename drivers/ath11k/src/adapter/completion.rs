@@ -58,10 +58,13 @@ pub struct CompletionPass {
     pub rounds: AcSet,
     /// Frames the rounds this pass ran pushed.
     pub frames_pushed: u32,
-    /// Gated: the ACs whose rounds this pass left deferred (it spent its budget of
-    /// rounds while other contexts asked for more). A NAPI poll stays scheduled (returns
-    /// its budget) while this is not empty: its next call runs a round on every AC whose
+    /// The ACs whose rounds this pass left deferred ([`RoundOutcome::deferred`]: gated,
+    /// it spent its budget of rounds while other contexts asked for more; either way,
+    /// follow-up rounds out of their bound). A NAPI poll stays scheduled (returns its
+    /// budget) while this is not empty: its next call runs a round on every AC whose
     /// requests wait ([`Ath11k::rounds_waiting`]), reaped or not.
+    ///
+    /// [`RoundOutcome::deferred`]: crate::RoundOutcome::deferred
     pub deferred: AcSet,
 }
 
@@ -165,11 +168,23 @@ where
     /// configured, and, gated, those whose requests wait for a runner (so that a poll
     /// kept scheduled for them serves them even if it reaps nothing).
     fn finish_pass(&self, pass: &mut CompletionPass, cpu: u32, now: Instant) {
+        // The reaps above freed the rings; a round that read a ring full marks its AC
+        // blocked and then reads the ring again. SeqCst fences on both sides (here
+        // between the reaps and the read of `blocked`, there between the insert and
+        // the re-read, `one_round`): one of the two reads sees the other side's write,
+        // so either this pass resumes the AC or that round runs again. Without it, a
+        // pass that reaped only another AC's frames could read `blocked` before the
+        // insert while that round read the ring full before the reaps: nothing in
+        // flight, nobody runs the AC's round.
+        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
         let waiting = self.rounds_waiting();
         if self.config.rounds_on_completion && !(pass.reaped.is_empty() && waiting.is_empty()) {
             let mut acs = pass.reaped.union(waiting);
             if self.config.resume_blocked_acs && !pass.reaped.is_empty() {
-                acs = acs.union(self.blocked.load());
+                // Taken, not read: the pass resumes them, and a round here that finds
+                // the ring full again marks its AC again. Rounds never clear it, so
+                // none erases another's mark made just before.
+                acs = acs.union(self.blocked.take_all());
             }
             let run = self.run_rounds(acs, cpu, now);
             pass.rounds = acs;

@@ -35,9 +35,12 @@ pub struct Config {
     /// Off by default, so a frame goes to ring `cpu % max_tx_ring` exactly.
     pub tcl_ring_retry: bool,
     /// Not in the series: a completion pass that reaped anything also starts rounds on
-    /// ACs whose last round ended on a full ring, since the rings are shared by all
-    /// ACs and room freed by a BE completion is room for VO too (otherwise such an AC
-    /// waits for its next enqueue).
+    /// ACs a round found the ring full for since the last such pass, since the rings are
+    /// shared by all ACs and room freed by a BE completion is room for VO too (otherwise
+    /// such an AC waits for its next enqueue). A round that marks its AC reads the ring
+    /// again after the mark (and a pass reads the marks after its reaps, both across a
+    /// SeqCst fence), and runs once more if room appeared: a pass that read the marks
+    /// too early is made up for there.
     pub resume_blocked_acs: bool,
     /// Not in the series: how much one txq may send per turn before the round moves on
     /// (frames or charged airtime; the core's [`TurnBudget`]). Unlimited by default, as
@@ -66,7 +69,14 @@ pub struct Config {
 #[non_exhaustive]
 pub enum Rounds {
     /// Each context runs its round at once, beside another context's round on the same
-    /// AC: the core allows it, and no context waits for another.
+    /// AC: the core allows it, and no context waits for another. A round that held a
+    /// txq while another context's round ran (which could not serve it) runs one more
+    /// when it returns the txq with frames (the core's `run_round`, bounded); when that
+    /// bound runs out the AC is named by [`Ath11k::rounds_waiting`] and
+    /// [`RoundOutcome::deferred`] is set, as gated, and the caller must ask again.
+    ///
+    /// [`Ath11k::rounds_waiting`]: crate::Ath11k::rounds_waiting
+    /// [`RoundOutcome::deferred`]: crate::RoundOutcome::deferred
     Concurrent,
     /// One context at a time runs an AC's rounds, as mac80211 requires of its drivers
     /// (`ieee80211_txq_schedule_start`), without a lock anyone waits on

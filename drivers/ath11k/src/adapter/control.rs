@@ -57,6 +57,7 @@ where
             txq_marks,
             held: HeldGauge::default(),
             blocked: AtomicAcSet::default(),
+            rerun: AtomicAcSet::default(),
             gate: RoundGate::new(),
             counters: DpCounters::default(),
         })
@@ -356,7 +357,9 @@ where
         self.held.total()
     }
 
-    /// ACs whose last round ended on a full or refusing ring.
+    /// ACs a round found the ring full for (or refusing) since the last completion
+    /// pass that resumed them ([`Config::resume_blocked_acs`](crate::Config::resume_blocked_acs)):
+    /// rounds only add to it, so that no round erases another context's mark.
     pub fn blocked_acs(&self) -> AcSet {
         self.blocked.load()
     }

@@ -127,8 +127,9 @@ impl DpCounters {
     }
 }
 
-/// An [`AcSet`] in one atomic byte: the ACs whose last round ended on a full or
-/// refusing ring, set by whichever context ran that round.
+/// An [`AcSet`] in one atomic byte, set and cleared by any context: the ACs a round
+/// found the ring full for (cleared by the completion pass that resumes them), the ACs
+/// whose follow-up rounds are asked for.
 #[derive(Debug, Default)]
 pub(crate) struct AtomicAcSet(AtomicU8);
 
@@ -137,12 +138,26 @@ impl AtomicAcSet {
         self.0.fetch_or(1 << ac.index(), Ordering::AcqRel);
     }
 
-    pub(crate) fn remove(&self, ac: Ac) {
-        self.0.fetch_and(!(1 << ac.index()), Ordering::AcqRel);
+    /// Removes `ac`; whether it was in the set.
+    pub(crate) fn take(&self, ac: Ac) -> bool {
+        let bit = 1 << ac.index();
+        // A load first: most calls find it clear, and need no write to the shared line.
+        self.0.load(Ordering::Acquire) & bit != 0 && self.0.fetch_and(!bit, Ordering::AcqRel) & bit != 0
+    }
+
+    /// Empties the set; what it held.
+    pub(crate) fn take_all(&self) -> AcSet {
+        let bits = self.0.swap(0, Ordering::AcqRel);
+        Ac::ALL.into_iter().filter(|ac| bits & (1 << ac.index()) != 0).collect()
+    }
+
+    pub(crate) fn contains(&self, ac: Ac) -> bool {
+        self.0.load(Ordering::Acquire) & (1 << ac.index()) != 0
     }
 
     pub(crate) fn load(&self) -> AcSet {
-        Ac::ALL.into_iter().filter(|ac| self.0.load(Ordering::Acquire) & (1 << ac.index()) != 0).collect()
+        let bits = self.0.load(Ordering::Acquire);
+        Ac::ALL.into_iter().filter(|ac| bits & (1 << ac.index()) != 0).collect()
     }
 }
 

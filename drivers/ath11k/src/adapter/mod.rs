@@ -69,8 +69,12 @@ pub struct Ath11k<H, T: Txq> {
     txq_marks: Vec<TxqMark>,
     /// Frames in retry slots, per AC.
     held: HeldGauge,
-    /// ACs whose last round ended on a full or refusing ring.
+    /// ACs a round found the ring full for (or refusing) since the last completion
+    /// pass that resumed them: only that pass clears them (`finish_pass`).
     blocked: AtomicAcSet,
+    /// ACs on which a round must follow with nobody running it yet: a round ran out of
+    /// its bounded follow-up rounds ([`Ath11k::rounds_waiting`]).
+    rerun: AtomicAcSet,
     /// Which context runs each AC's rounds, with [`Rounds::Gated`].
     gate: airtime_sched::RoundGate,
     counters: DpCounters,

@@ -18,8 +18,8 @@ use airtime_sched::{Ac, Enqueue, GateOutcome, Instant, Txq, TxqId};
 pub struct RoundsRun {
     /// Frames pushed into the rings.
     pub frames: u32,
-    /// Gated: the ACs whose rounds spent their budget with requests pending
-    /// ([`RoundOutcome::deferred`]).
+    /// The ACs whose rounds were deferred ([`RoundOutcome::deferred`]): gated, their
+    /// budget spent with requests pending; either way, follow-up rounds out of bound.
     pub deferred: AcSet,
 }
 
@@ -31,7 +31,9 @@ pub struct RoundsRun {
 pub struct RoundOutcome {
     /// The AC served.
     pub ac: Ac,
-    /// Rounds run by this call: 1 with [`Rounds::Concurrent`](super::Rounds::Concurrent);
+    /// Rounds run by this call: 1 with [`Rounds::Concurrent`](super::Rounds::Concurrent),
+    /// more when a round read the ring full and it had room again once the AC was
+    /// marked blocked (a completion freed it meanwhile; at most 2 more);
     /// gated, 0 when another context was running the AC's rounds (it serves this
     /// request), else 1 and one more each time a round ended with requests made during
     /// it (a burst of requests costs one round), at most the budget. Rounds run for
@@ -48,9 +50,16 @@ pub struct RoundOutcome {
     pub holding: bool,
     /// Gated: this call spent its budget of rounds while other contexts still asked for
     /// more. Their requests wait until a context asks for a round on this AC again:
-    /// ask again later (see [`Rounds::Gated`](super::Rounds::Gated)).
+    /// ask again later (see [`Rounds::Gated`](super::Rounds::Gated)). Either way: a
+    /// round must follow that nobody runs yet (the follow-up rounds for another
+    /// context's overlapping round, or for a ring freed after it was read full, ran
+    /// out of their bound; [`Ath11k::rounds_waiting`] names the AC until a round runs).
     pub deferred: bool,
 }
+
+/// Rounds [`Ath11k::run_round`] runs at most after its own because the ring had room
+/// again once the AC was marked blocked (a completion freed it meanwhile).
+const RING_RECHECKS: u32 = 2;
 
 impl<H, T> Ath11k<H, T>
 where
@@ -93,6 +102,10 @@ where
     pub fn run_round(&self, ac: Ac, cpu: u32, now: Instant) -> RoundOutcome {
         let mut out =
             RoundOutcome { ac, rounds: 0, frames: 0, txqs_served: 0, end: None, holding: false, deferred: false };
+        // A round asked for by an earlier call that could not run it (`one_round`'s
+        // bounds): this one is it. Cleared before the round starts, so the round
+        // happens after whatever the context that set it did before (its returns).
+        self.rerun.take(ac);
         match self.config.rounds {
             Rounds::Concurrent => self.one_round(ac, cpu, now, &mut out),
             Rounds::Gated { max_rounds } => {
@@ -109,6 +122,9 @@ where
             }
         }
         out.holding = self.held.of(ac) > 0;
+        if self.rerun.contains(ac) {
+            out.deferred = true;
+        }
         out
     }
 
@@ -117,12 +133,19 @@ where
     /// round there since. Poll it (from a timer, or at the end of a completion pass)
     /// when the callers of [`run_round`](Self::run_round) cannot act on
     /// [`RoundOutcome::deferred`] themselves, and run [`run_waiting_rounds`](Self::run_waiting_rounds).
-    /// Always empty with [`Rounds::Concurrent`].
+    /// With either [`Rounds`], also the ACs on which a round ran out of its bounded
+    /// follow-up rounds (another context's rounds kept starting while it held txqs it
+    /// returned with frames, [`RoundReport::overlapped`], or the ring kept being freed
+    /// after it read it full): a round there may have missed a txq, and none may
+    /// follow unless asked for.
+    ///
+    /// [`RoundReport::overlapped`]: airtime_sched::driver_loop::RoundReport::overlapped
     pub fn rounds_waiting(&self) -> AcSet {
+        let rerun = self.rerun.load();
         if self.config.rounds == Rounds::Concurrent {
-            return AcSet::EMPTY;
+            return rerun;
         }
-        Ac::ALL.into_iter().filter(|&ac| self.gate.is_waiting(ac)).collect()
+        Ac::ALL.into_iter().filter(|&ac| self.gate.is_waiting(ac)).collect::<AcSet>().union(rerun)
     }
 
     /// Runs a round (through the gate) on each AC of [`rounds_waiting`](Self::rounds_waiting),
@@ -132,8 +155,64 @@ where
         self.run_rounds(self.rounds_waiting(), cpu, now)
     }
 
-    /// One round on `ac`, added to `out`.
+    /// One round on `ac`, added to `out`, and the rounds that must follow it: one more
+    /// (at most [`RING_RECHECKS`] more) each time the round ends on a ring it read full
+    /// that has room again once the AC is marked blocked (see below). The core's
+    /// own follow-up rounds (another context's round overlapped a txq it held) run
+    /// inside its `run_round`.
     fn one_round(&self, ac: Ac, cpu: u32, now: Instant, out: &mut RoundOutcome) {
+        let mut rechecks = RING_RECHECKS;
+        loop {
+            let (end, room) = self.round_once(ac, cpu, now, out);
+            match end {
+                RoundEnd::RingFull => {}
+                // A ring that refused a push its counts had room for (no memory, a
+                // fault, or a push from another context that took the last descriptor
+                // in between) would read as having room again: re-reading it would
+                // only retry into the fault. The next completion pass retries the AC.
+                RoundEnd::Refused(_) => {
+                    self.blocked.insert(ac);
+                    return;
+                }
+                _ => return,
+            }
+            // The round read the ring full (or was refused). A completion pass that
+            // freed the ring after that read, and reaped no frame of this AC, resumes
+            // the AC only if it sees it in `blocked`; it may read `blocked` before the
+            // insert below. So, Dekker's pattern with the pass (`finish_pass`):
+            //   here:  insert into `blocked`; fence(SeqCst); read the ring's room
+            //   pass:  reap (free the ring);  fence(SeqCst); read `blocked`
+            // The two fences are ordered in SeqCst's single total order: whichever
+            // comes second, its read sees the other side's write. If this read misses
+            // the reap (the ring still reads full), the pass's read sees the insert
+            // and it runs a round on the AC; if the pass's read misses the insert,
+            // this read sees the room it freed, and one more round runs here. Both
+            // may: a round more, nothing lost.
+            self.blocked.insert(ac);
+            core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+            if !room() {
+                return;
+            }
+            if rechecks == 0 {
+                // Bounded: the ring keeps being freed and filled. Ask for a round.
+                self.ask_rerun(ac, out);
+                return;
+            }
+            rechecks = rechecks.saturating_sub(1);
+        }
+    }
+
+    /// Records that a round on `ac` must follow, with nobody running it yet
+    /// ([`rounds_waiting`](Self::rounds_waiting), [`RoundOutcome::deferred`]).
+    fn ask_rerun(&self, ac: Ac, out: &mut RoundOutcome) {
+        self.rerun.insert(ac);
+        self.counters.rounds_deferred.bump();
+        out.deferred = true;
+    }
+
+    /// The core's round on `ac` from `cpu`'s ring, added to `out`: how it ended, and a
+    /// reader of the ring's room for `ac` now.
+    fn round_once(&self, ac: Ac, cpu: u32, now: Instant, out: &mut RoundOutcome) -> (RoundEnd, impl Fn() -> bool + '_) {
         let mut view = TclRingView {
             hal: &self.hal,
             stations: &self.stations,
@@ -160,14 +239,20 @@ where
             }
             self.finish_unsent(r.frame, r.charge, TxStatus::Removed);
         }
-        match report.end {
-            RoundEnd::RingFull | RoundEnd::Refused(_) => self.blocked.insert(ac),
-            _ => self.blocked.remove(ac),
+        // No round removes `ac` from `blocked`: a round that did not end on the ring
+        // would erase another context's round's insert made just before, whose AC the
+        // next completion pass must resume. Only that pass clears it (`finish_pass`).
+        if report.overlapped {
+            // Another context's rounds kept starting while the core's rounds held txqs
+            // they returned with frames, past its bound: one of those rounds may have
+            // missed a txq. Ask for another.
+            self.ask_rerun(ac, out);
         }
         out.rounds = out.rounds.saturating_add(1);
         out.frames = out.frames.saturating_add(report.frames);
         out.txqs_served = out.txqs_served.saturating_add(report.txqs_served);
         out.end = Some(report.end);
+        (report.end, move || airtime_sched::Ring::has_room(&view, ac))
     }
 
     /// Runs a round on each AC of `acs` from `cpu` (mt76's and ath10k's "schedule all
