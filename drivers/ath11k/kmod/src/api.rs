@@ -369,7 +369,9 @@ pub const GATE_ROUNDS_MAX: u32 = 64;
 /// How rounds meet, as `cfg` asks. `EINVAL` for `AIRTIME_RADIO_GATED_ROUNDS` with
 /// `gate_rounds` outside `1..=AIRTIME_GATE_ROUNDS_MAX` or without a `rounds_deferred`
 /// callback (a deferral nobody hears of strands its requests), and for `gate_rounds`
-/// without the flag (it would be ignored).
+/// without the flag (it would be ignored). Concurrent rounds defer too, rarely (a
+/// round's follow-up rounds out of their bound): the callback is optional there, and a
+/// deferral it does not hear of waits for the next completion pass (`rounds_waiting`).
 fn rounds(cfg: &RadioConfig, ops: &Ops) -> Result<Rounds, Errno> {
     let gated = cfg.flags & RADIO_GATED_ROUNDS != 0;
     match (gated, NonZeroU32::new(cfg.gate_rounds)) {
