@@ -176,7 +176,7 @@ where
                 }
                 _ => return,
             }
-            // The round read the ring full (or was refused). A completion pass that
+            // The round read the ring full. A completion pass that
             // freed the ring after that read, and reaped no frame of this AC, resumes
             // the AC only if it sees it in `blocked`; it may read `blocked` before the
             // insert below. So, Dekker's pattern with the pass (`finish_pass`):
