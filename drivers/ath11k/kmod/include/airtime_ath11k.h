@@ -335,9 +335,13 @@ struct airtime_tcl_desc {
  *	airtime_radio_destroy()
  * @rounds_deferred: with AIRTIME_RADIO_GATED_ROUNDS (required then): a call
  *	spent its gate_rounds with other contexts' round requests pending on the
- *	ACs of @ac_mask (bit AIRTIME_AC_*). Called from that call's context (wake
- *	or NAPI), so it must not sleep or call the adapter: schedule the work
- *	(napi_schedule(), queue_work()) that calls airtime_run_waiting_rounds()
+ *	ACs of @ac_mask (bit AIRTIME_AC_*). With concurrent rounds (optional
+ *	then), rarely: a round that overlapped rounds of other contexts ran out
+ *	of its bounded follow-up rounds; without the op such an AC waits in
+ *	airtime_rounds_waiting() for the next completion pass. Called from that
+ *	call's context (wake or NAPI), so it must not sleep or call the adapter:
+ *	schedule the work (napi_schedule(), queue_work()) that calls
+ *	airtime_run_waiting_rounds()
  * @tx_status_at: optional: tx_status() for a frame that an entry of the
  *	status array given to airtime_tx_complete() finished, with that call's
  *	@cookie and @index, the entry's place in the array as passed (0 to one
@@ -536,8 +540,10 @@ struct airtime_radio_stats {
  * @calib_no_rate: of @calib_rejected, SU users with AIRTIME_RATE_NONE
  * @rounds_handed_off: with AIRTIME_RADIO_GATED_ROUNDS, round requests handed
  *	to the context running the AC's rounds
- * @rounds_deferred: with AIRTIME_RADIO_GATED_ROUNDS, calls that spent
- *	gate_rounds with requests pending (each reported to rounds_deferred())
+ * @rounds_deferred: calls that left round requests waiting: with
+ *	AIRTIME_RADIO_GATED_ROUNDS, that spent gate_rounds with requests pending;
+ *	with concurrent rounds, whose follow-up rounds ran out (each reported to
+ *	rounds_deferred(), if set)
  *
  * Conservation: every frame the adapter dequeued is in the rings (@enqueued
  * less the completions), in a retry slot (held_frames of struct
