@@ -381,10 +381,12 @@ fuzz_target!(|input: Input| {
             }
             Op::StatusCheck { flush } => {
                 if flush {
-                    // A reset: DMA stops and empties, then every token is flushed.
+                    // A reset: tx stops, DMA empties, every token is flushed, tx restarts.
+                    w.radio.stop_tx();
                     w.radio.hal().reset_dma();
                     let n = w.radio.reset_tokens();
                     assert_eq!(w.radio.tokens_in_use(), 0, "a reset completes every token ({n})");
+                    let _ = w.radio.start_tx(w.now);
                 } else {
                     // The hang check releases nothing.
                     let (tokens, done) = (w.radio.tokens_in_use(), w.radio.hal().done_len());
@@ -489,8 +491,10 @@ fuzz_target!(|input: Input| {
                 // Only lost events are owed: the hang, answered by a reset.
                 w.now = w.now.add_micros(w.radio.config().tx_status_timeout_us);
                 assert!(w.radio.tokens_overdue(w.now) > 0);
+                w.radio.stop_tx();
                 w.radio.hal().reset_dma();
                 let _ = w.radio.reset_tokens();
+                let _ = w.radio.start_tx(w.now);
             }
         }
         w.check();

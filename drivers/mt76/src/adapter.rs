@@ -17,7 +17,7 @@ use airtime_sched::{
 };
 use alloc::vec::Vec;
 use core::fmt;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 
 /// A txq the adapter can serve: the core's [`Txq`] and [`Enqueue`], plus the frames the
 /// queue dropped itself (an AQM's drops, its limits), which the adapter hands back to
@@ -217,14 +217,16 @@ fn bump(c: &AtomicU64, n: u64) {
 pub struct ScheduleReport {
     /// Rounds run.
     pub rounds: u32,
-    /// Frames written to the DMA queue.
+    /// Frames written to the DMA queues (a frame dropped at its write, unmapped, is
+    /// not counted).
     pub frames: u32,
     /// Turns (bursts) served.
     pub bursts: u32,
     /// Why the last round ended (`None` if no round ran).
     pub end: Option<RoundEnd>,
-    /// Another context was running rounds on the AC: it runs one more for this call
-    /// (mt76's tx worker, scheduled while it runs, runs again), so this call ran none.
+    /// Another context was running rounds on the AC when this call asked for one (its
+    /// first, or one more after a round that wrote frames): that context runs one more
+    /// round for it (mt76's tx worker, scheduled while it runs, runs again).
     pub handed_off: bool,
     /// The rounds reached [`Config::max_rounds`] while other contexts still asked for
     /// more: they wait ([`Mt76::rounds_waiting`]) until a call runs rounds on the AC
@@ -243,8 +245,11 @@ pub struct TxFreePass {
     pub stale: u32,
     /// Whether the pass unblocked tx (the token table fell below its threshold).
     pub unblocked: bool,
-    /// Frames the rounds run after it sent.
+    /// Frames the rounds run after it wrote to the DMA queues.
     pub frames_sent: u32,
+    /// Requests for rounds wait with no context running them ([`Mt76::rounds_waiting`]
+    /// after the pass): the driver schedules its tx worker again.
+    pub rounds_waiting: bool,
 }
 
 /// The mt76 adapter for one radio: mt76's transmit path (`mt76_txq_schedule`,
@@ -265,6 +270,8 @@ pub struct Mt76<H, Q: Txq> {
     tokens: TokenTable<Q::Frame>,
     config: Config,
     gate: RoundGate,
+    /// `MT76_RESET`: while set, rounds write nothing ([`Mt76::stop_tx`]).
+    tx_stopped: AtomicBool,
     admin: SpinLock<Admin>,
     counters: Counters,
 }
@@ -295,6 +302,8 @@ struct DmaRing<'a, H, F> {
     bursts: u32,
     /// Whether the current turn wrote a descriptor.
     wrote: bool,
+    /// Frames of this round dropped at their DMA write (the core counts them sent).
+    unmapped: u32,
     /// The current turn's station (`None` for a station-less txq) and its WTBL index,
     /// looked up once per turn, as `mt76_txq_schedule_list` does before each burst.
     turn_station: Option<StationId>,
@@ -358,6 +367,7 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
                     let _ = self.sched.give_back(charge);
                 }
                 bump(&self.counters.dropped, 1);
+                self.unmapped = self.unmapped.saturating_add(1);
                 let report = TxReport { outcome: TxOutcome::Dropped, tries: 0, rate: None, charged_us, airtime_us: 0 };
                 self.hal.tx_status(e.frame, report);
                 Ok(())
@@ -408,6 +418,7 @@ where
             tokens,
             config,
             gate: RoundGate::new(),
+            tx_stopped: AtomicBool::new(false),
             admin: SpinLock::new(Admin { departing }),
             counters: Counters::default(),
         })
@@ -553,7 +564,9 @@ where
     /// charged or written, and the txq stays listed — and when it wakes the tx worker
     /// runs ([`schedule_all`](Self::schedule_all)): a round that starts after the wake
     /// serves its txqs, here or in the context running the AC's rounds (one that is
-    /// skipping the station's txq as it wakes runs one more). Frames already written
+    /// skipping the station's txq as it wakes runs one more), or, if that context's
+    /// rounds reach [`Config::max_rounds`] first, the next call's
+    /// ([`rounds_waiting`](Self::rounds_waiting) then says so). Frames already written
     /// stay in the DMA queue (the hardware's own power-save handling). Returns the
     /// frames the wake sent here.
     pub fn sta_ps(&self, station: StationId, asleep: bool, now: Instant) -> Result<u32, Mt76Error> {
@@ -688,6 +701,14 @@ where
     /// One `mt76_txq_schedule_list` on `ac`, added to `report`; returns the frames it
     /// wrote.
     fn one_round(&self, ac: Ac, now: Instant, report: &mut ScheduleReport) -> u32 {
+        // Dekker with `stop_tx`: the gate's RUNNING bit (set before this closure runs),
+        // then this fence, then the flag; `stop_tx` sets the flag, fences, then reads
+        // RUNNING. Either this round sees the flag and writes nothing, or `stop_tx` sees
+        // it running and waits for it to end.
+        fence(Ordering::SeqCst);
+        if self.tx_stopped.load(Ordering::Relaxed) {
+            return 0;
+        }
         let mut ring = DmaRing {
             hal: &self.hal,
             tokens: &self.tokens,
@@ -699,6 +720,7 @@ where
             now,
             bursts: 0,
             wrote: false,
+            unmapped: 0,
             turn_station: None,
             turn_wcid: None,
         };
@@ -724,8 +746,10 @@ where
                 }
             },
         );
+        // The core counts a frame dropped at its DMA write as sent; it was not written.
+        let written = round.frames.saturating_sub(ring.unmapped);
         report.rounds = report.rounds.saturating_add(1);
-        report.frames = report.frames.saturating_add(round.frames);
+        report.frames = report.frames.saturating_add(written);
         report.bursts = report.bursts.saturating_add(ring.bursts);
         report.end = Some(round.end);
         if let Some(refused) = round.refused {
@@ -736,7 +760,7 @@ where
             }
             self.hand_back(refused.frame, charged_us);
         }
-        round.frames
+        written
     }
 
     /// Whether requests for rounds wait with no context running them: a call's rounds
@@ -788,6 +812,7 @@ where
         }
         pass.unblocked = was_blocked && !self.tokens.blocked();
         pass.frames_sent = self.schedule_all(now);
+        pass.rounds_waiting = self.rounds_waiting();
         pass
     }
 
@@ -829,6 +854,12 @@ where
         for (id, record) in self.stations.live() {
             let Some(wcid) = record.wcid() else { continue };
             let Some(mut last) = record.try_last_words() else { continue };
+            // Still this station's record (a removal and an `add_station` may have
+            // reused the slot since the walk read it: `install` fills the slot under
+            // this lock).
+            if self.stations.station(id).is_none() {
+                continue;
+            }
             let cur = self.hal.airtime(wcid);
             let tx = PerAc::from_fn(|ac| cur.tx_us[ac].saturating_sub(last.tx_us[ac]));
             let rx = PerAc::from_fn(|ac| cur.rx_us[ac].saturating_sub(last.rx_us[ac]));
@@ -839,6 +870,7 @@ where
                 *last = Default::default();
                 bump(&self.counters.wtbl_clears, 1);
             }
+            record.set_rate(self.hal.tx_rate(wcid));
             drop(last);
             if register {
                 for ac in Ac::ALL {
@@ -848,9 +880,32 @@ where
                     }
                 }
             }
-            record.set_rate(self.hal.tx_rate(wcid));
         }
         registered
+    }
+
+    /// Stops tx for a reset (`MT76_RESET`, then `mt76_worker_disable` of the tx
+    /// worker): from its return until [`start_tx`](Self::start_tx) no round writes a
+    /// descriptor, from any context. Waits (spinning) for a round already running to
+    /// end, so call it from the reset work (process context), never from a HAL
+    /// callback. Rounds asked for meanwhile write nothing and their txqs stay listed;
+    /// tx-free passes still complete tokens. A reset is: `stop_tx`, stop and empty the
+    /// DMA queues (and the tx-free events with them), [`reset_tokens`](Self::reset_tokens),
+    /// restart DMA, [`start_tx`](Self::start_tx).
+    pub fn stop_tx(&self) {
+        self.tx_stopped.store(true, Ordering::Relaxed);
+        // Dekker with `one_round` (see there).
+        fence(Ordering::SeqCst);
+        while Ac::ALL.into_iter().any(|ac| self.gate.is_running(ac)) {
+            core::hint::spin_loop();
+        }
+    }
+
+    /// Restarts tx after a reset and runs the tx worker ([`schedule_all`](Self::schedule_all)),
+    /// which serves every txq left listed. Returns the frames it wrote.
+    pub fn start_tx(&self, now: Instant) -> u32 {
+        self.tx_stopped.store(false, Ordering::Release);
+        self.schedule_all(now)
     }
 
     /// Tokens whose tx-free has not come within [`Config::tx_status_timeout_us`]: a
@@ -868,9 +923,10 @@ where
 
     /// `mt76_connac2_tx_token_put`, the reset path: completes every token as
     /// [`TxOutcome::Flushed`] and releases its frame's charge (no airtime is registered
-    /// for it). Call it only once the DMA queues are stopped and emptied, so the
-    /// hardware holds no descriptor for these frames; a tx-free that still comes for
-    /// one finds its token empty and is counted stale. Returns the frames completed.
+    /// for it). Call it only after [`stop_tx`](Self::stop_tx) and once the DMA queues
+    /// are stopped and emptied, so the hardware holds no descriptor for these frames
+    /// and no round writes a new one; a tx-free that still comes for one finds its
+    /// token empty and is counted stale. Returns the frames completed.
     pub fn reset_tokens(&self) -> u32 {
         let mut n = 0u32;
         self.tokens.release_all(|_token: Token, entry| {

@@ -25,7 +25,7 @@
 //! | `mt7915_mac_sta_poll` → `ieee80211_sta_register_airtime` | [`Mt76::sta_poll`] ([`AirtimeSource::WtblPoll`], the default) |
 //! | `mt76x02_send_tx_status` (`ieee80211_calc_tx_airtime` per frame) | [`AirtimeSource::TxStatus`]: [`Scheduler::complete_frame`](airtime_sched::Scheduler::complete_frame) |
 //! | a tx hang (tokens with no tx-free after `MT_TX_STATUS_SKB_TIMEOUT`), the cue for a reset | [`Mt76::tokens_overdue`] (releases nothing) |
-//! | `mt76_connac2_tx_token_put`, at a reset once DMA has stopped | [`Mt76::reset_tokens`] |
+//! | `MT76_RESET` and `mt76_worker_disable`, then `mt76_connac2_tx_token_put`, at a reset | [`Mt76::stop_tx`], [`Mt76::reset_tokens`] once DMA has stopped, [`Mt76::start_tx`] |
 //! | `mt76_sta_pre_rcu_remove`, `mt76_wcid_cleanup` | [`Mt76::remove_station`] |
 //! | `mt76_sta_ps_transition` (`MT_WCID_FLAG_PS`) | [`Mt76::sta_ps`] |
 //!
@@ -51,7 +51,7 @@
 //!   the frame in its txq's retry slot (its charge given back until it is sent; the
 //!   queue's frames in flight bring a tx-free that runs the tx worker), and it goes
 //!   first at the txq's next turn. A frame that cannot be mapped is dropped, as mt76
-//!   drops it.
+//!   drops it (mt76 then ends the burst; here it goes on).
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
 //!   id), and a tx-free whose WCID names another station than the token's frees
 //!   nothing, so a stray tx-free (a duplicate, one that outlived a reset) finds the
@@ -72,7 +72,11 @@
 //! (serialised by mac80211's wiphy mutex in the kernel, by an admin lock here). An AC's
 //! rounds run in one context at a time, as mt76 runs them all from one tx worker: a
 //! call that finds another context running them leaves a note for it and returns
-//! ([`airtime_sched::RoundGate`]), so no request for a round is lost and none waits.
+//! ([`airtime_sched::RoundGate`]): no request for a round is lost, and one that the
+//! running context's [`Config::max_rounds`] leaves over waits, shown by
+//! [`Mt76::rounds_waiting`] (and [`TxFreePass::rounds_waiting`]), for the driver to
+//! schedule its tx worker again. A reset stops tx first ([`Mt76::stop_tx`]), so no
+//! round writes a descriptor between the DMA reset and [`Mt76::reset_tokens`].
 //!
 //! ## Time, memory, panics
 //! Time is passed in; nothing reads a clock. The tables are allocated in [`Mt76::new`]

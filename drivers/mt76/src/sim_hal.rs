@@ -215,11 +215,12 @@ impl<F> SimHal<F> {
         ev.pending.push_back((due, event));
     }
 
-    /// A reset's DMA part (`mt7915_dma_reset`): the queues stop and lose every
-    /// descriptor not yet fetched, and tx-free events not yet reported are gone, so the
-    /// hardware holds nothing of the frames whose tokens the adapter then flushes
-    /// ([`Mt76::reset_tokens`](crate::Mt76::reset_tokens)). Returns the descriptors and
-    /// events dropped.
+    /// A reset's DMA part (`mt7915_dma_reset`): the queues lose every descriptor not
+    /// yet fetched, and tx-free events not yet reported are gone, so the hardware holds
+    /// nothing of the frames whose tokens the adapter then flushes
+    /// ([`Mt76::reset_tokens`](crate::Mt76::reset_tokens)). It does not stop later
+    /// writes: the adapter's [`Mt76::stop_tx`](crate::Mt76::stop_tx), called before,
+    /// does. Returns the descriptors and events dropped.
     pub fn reset_dma(&self) -> usize {
         let mut n = 0usize;
         for ac in Ac::ALL {

@@ -123,11 +123,15 @@ impl Stations {
     /// Fills the slot of `id` (admin context only).
     pub(crate) fn install(&self, id: StationId, wcid: u16, rate: Option<Rate>) -> bool {
         let Some(r) = self.slots.get(id.index()) else { return false };
+        // Under the poll's lock: a poll that read the slot's previous occupant either
+        // finishes first (and this overwrites what it wrote) or finds the slot taken.
+        let mut last = r.last.lock();
+        *last = AirtimeWords::default();
         r.set_rate(rate);
         r.set_asleep(false);
-        *r.last.lock() = AirtimeWords::default();
         r.wcid.store(u32::from(wcid), Ordering::Release);
         r.id.store(id.to_raw(), Ordering::Release);
+        drop(last);
         true
     }
 

@@ -40,9 +40,10 @@ fn a_frame_that_cannot_be_mapped_is_dropped_and_the_burst_goes_on() {
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
     b.radio.hal().fail_dma(Ac::Be, [DmaError::MapFailed]);
-    b.send(q, 5, 1500);
+    let r = b.send(q, 5, 1500);
     // `mt76_dma_tx_queue_skb` frees it with its status; the other four go out. Kept
     // instead, it would wait for a round that nothing in flight brings.
+    assert_eq!(r.frames, 4, "the dropped frame is not counted as written");
     assert_eq!(b.radio.tokens_in_use(), 4);
     assert_eq!(b.radio.stats().dma_refused, 1);
     b.collect();

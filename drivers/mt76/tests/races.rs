@@ -300,3 +300,101 @@ fn a_wcid_whose_removed_station_is_writing_a_frame_is_not_given_to_a_new_station
     assert_eq!(radio.station(new).unwrap().wcid(), Some(7));
     assert_eq!(radio.scheduler().total_pending_us(), 0);
 }
+
+/// The simulated HAL, with a tx-free pass parked in its first frame's status.
+struct StatusParkHal {
+    inner: SimHal<Pkt>,
+    armed: AtomicBool,
+    bar: Barrier,
+}
+
+impl DmaQueues for StatusParkHal {
+    fn ndesc(&self, ac: Ac) -> u32 {
+        self.inner.ndesc(ac)
+    }
+    fn queued(&self, ac: Ac) -> u32 {
+        self.inner.queued(ac)
+    }
+    fn queue_desc(&self, d: TxDesc) -> Result<(), DmaError> {
+        self.inner.queue_desc(d)
+    }
+    fn kick(&self, ac: Ac) {
+        self.inner.kick(ac)
+    }
+}
+
+impl TxFreeSource for StatusParkHal {
+    fn next_tx_free(&self) -> Option<TxFree> {
+        self.inner.next_tx_free()
+    }
+}
+
+impl WtblCounters for StatusParkHal {
+    fn airtime(&self, w: u16) -> AirtimeWords {
+        self.inner.airtime(w)
+    }
+    fn clear_airtime(&self, w: u16) {
+        self.inner.clear_airtime(w)
+    }
+    fn tx_rate(&self, w: u16) -> Option<airtime_est::Rate> {
+        self.inner.tx_rate(w)
+    }
+}
+
+impl StatusSink<Pkt> for StatusParkHal {
+    fn tx_status(&self, f: Pkt, r: TxReport) {
+        if self.armed.swap(false, Ordering::AcqRel) {
+            self.bar.wait();
+            self.bar.wait();
+        }
+        self.inner.tx_status(f, r)
+    }
+}
+
+#[test]
+fn a_tx_free_pass_meeting_a_reset_writes_no_descriptor_until_tx_restarts() {
+    // 6 tokens, all usable; 8 descriptors fit.
+    let config = Config { token_size: 6, token_free_thr: 0, ..Config::default() };
+    let sim = SimConfig { ndesc: 40, tx_free_delay_us: 0, ..SimConfig::default() };
+    let hal = StatusParkHal { inner: SimHal::new(sim), armed: AtomicBool::new(false), bar: Barrier::new(2) };
+    let radio: Mt76<StatusParkHal, Q> = Mt76::new(hal, config).unwrap();
+    let now = Instant::from_millis(1);
+    let s = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let q = radio.add_txq(Some(s), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    radio.scheduler().set_aql_enabled(false);
+    for seq in 0..20 {
+        radio.enqueue(q, Pkt { seq, txq: q, len: 1500 }, now).unwrap();
+    }
+    assert_eq!(radio.wake_tx_queue(q, now).unwrap().frames, 6);
+    radio.hal().inner.advance(now);
+    radio.hal().armed.store(true, Ordering::Release);
+    let (pass, written_during_reset, flushed) = std::thread::scope(|sc| {
+        // The tx-free NAPI, preempted in its first frame's status; its pass then runs
+        // the tx worker.
+        let napi = sc.spawn(|| radio.tx_free(1, now));
+        radio.hal().bar.wait();
+        // The reset work: tx stopped, DMA reset, tokens flushed; the pass resumes.
+        radio.stop_tx();
+        radio.hal().inner.reset_dma();
+        radio.hal().bar.wait();
+        let pass = napi.join().unwrap();
+        let written = radio.hal().inner.descs(Ac::Be);
+        (pass, written, radio.reset_tokens())
+    });
+    assert_eq!(pass.frames_sent, 0, "the pass's rounds wrote nothing while tx was stopped: {pass:?}");
+    assert!(written_during_reset.is_empty(), "{written_during_reset:?}");
+    assert_eq!(flushed, 5);
+    assert_eq!(radio.tokens_in_use(), 0);
+    // Tx restarts: the txq, still listed, is served; everything completes once.
+    assert_eq!(radio.start_tx(now), 6);
+    let mut t = now;
+    for _ in 0..20 {
+        t = t.add_micros(1000);
+        radio.hal().inner.advance(t);
+        radio.tx_free(64, t);
+    }
+    let st = radio.stats();
+    assert_eq!((st.completed, st.flushed, st.enqueued), (15, 5, 20), "{st:?}");
+    assert_eq!(radio.tokens_in_use(), 0);
+    assert_eq!(radio.scheduler().total_pending_us(), 0);
+}

@@ -176,10 +176,11 @@ fn wake_and_tx_free_on_two_threads_with_churn_and_faults_lose_no_frame() {
             // (which restarts tx, as mt76's reset work does).
             let t = now.add_micros(airtime_mt76::hal::MT_TX_STATUS_SKB_TIMEOUT_US);
             assert!(shared.radio.tokens_overdue(t) > 0);
+            shared.radio.stop_tx();
             shared.radio.hal().reset_dma();
             shared.radio.reset_tokens();
             resets += 1;
-            shared.radio.schedule_all(now);
+            shared.radio.start_tx(now);
         }
         let s = shared.radio.stats();
         if shared.radio.hal().events_in_flight() == 0 && shared.radio.tokens_in_use() == 0 && in_txqs(&s) == 0 {
