@@ -191,3 +191,55 @@ fn plot_writes_the_named_svg_files_with_one_line_per_series() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_station_whose_every_ping_is_lost_has_no_ping_percentiles_and_shows_its_loss() {
+    // MCS0 with frames joining the firmware queue as written: a ping waits behind about
+    // a second of download, so none sent in the last half second is answered.
+    let d = tmp("ping-loss");
+    std::fs::create_dir_all(&d).unwrap();
+    let file = d.join("all-pings-lost.toml");
+    let text = std::fs::read_to_string(scenario("mcs0-stock"))
+        .unwrap()
+        .replace("[[stations]]", "[ap.hardware]\ntcl_admission = \"direct\"\n\n[[stations]]");
+    std::fs::write(&file, text).unwrap();
+    let run = |format: &str| {
+        let out = sim()
+            .args([file.to_str().unwrap(), "--duration", "6", "--warmup", "5.5", "--runs", "2", "-q"])
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let arm = &json["arms"][0];
+    for r in arm["runs"].as_array().unwrap() {
+        let st = &r["stations"][0];
+        assert!(st["ping_p50_ms"].is_null() && st["ping_p99_ms"].is_null(), "{st:?}");
+        assert_eq!(st["ping_loss_pct"].as_f64(), Some(100.0));
+    }
+    let st = &arm["summary"]["stations"][0];
+    assert!(st["ping_p50_ms"].is_null() && st["ping_p99_ms"].is_null(), "{st:?}");
+    assert_eq!(st["ping_loss_pct"].as_f64(), Some(100.0));
+    let figures = arm["summary"]["figures"].as_array().unwrap();
+    let fig = |k: &str| figures.iter().find(|f| f["key"] == k).unwrap_or_else(|| panic!("{k}"));
+    assert!(fig("ping_ms")["ours"].as_array().unwrap().is_empty());
+    assert_eq!(fig("ping_ms")["within_target"].as_bool(), Some(false), "no ping answered misses the seed's");
+    assert_eq!(fig("ping_loss_pct")["ours"][0].as_f64(), Some(100.0));
+
+    let table = run("table");
+    let median = table.lines().find(|l| l.contains("ping median ms")).unwrap();
+    assert!(median.contains('—') && !median.contains("0.00"), "{median}");
+    assert!(table.lines().any(|l| l.contains("ping loss %") && l.contains("100")), "{table}");
+    let sta = table.lines().find(|l| l.trim_start().starts_with("sta ")).unwrap();
+    assert_eq!(sta.matches('—').count(), 2, "p50 and p99 absent: {sta}");
+    assert!(!sta.contains("0.00         0.00"), "{sta}");
+    let csv = run("csv");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let p50 = header.iter().position(|c| *c == "ping_p50_ms").unwrap();
+    for row in csv.lines().skip(1) {
+        assert_eq!(row.split(',').nth(p50), Some(""), "{row}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

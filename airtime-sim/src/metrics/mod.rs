@@ -70,11 +70,11 @@ pub struct StationResult {
     pub name: String,
     /// Throughput of its flows (both directions), Mbit/s.
     pub throughput_mbps: f64,
-    /// Ping RTT median, ms.
-    pub ping_p50_ms: f64,
-    /// Ping RTT 99th percentile, ms.
-    pub ping_p99_ms: f64,
-    /// Pings answered / sent.
+    /// Ping RTT median, ms; `None` (JSON `null`) when no ping was answered.
+    pub ping_p50_ms: Option<f64>,
+    /// Ping RTT 99th percentile, ms; `None` (JSON `null`) when no ping was answered.
+    pub ping_p99_ms: Option<f64>,
+    /// Pings sent and not answered, per cent of those sent.
     pub ping_loss_pct: f64,
     /// Median BE AQL pending, us (the `aql` file, sampled every ms).
     pub aql_pending_p50_us: f64,

@@ -35,10 +35,11 @@ pub fn render(arms: &[ArmResult]) -> String {
         for r in &a.runs {
             for (s, st) in r.stations.iter().enumerate() {
                 let station = format!(
-                    "{:.3},{:.3},{:.3},{:.0},{:.2},{:.1},{},{},{},{},{}",
+                    "{:.3},{},{},{:.0},{:.2},{:.1},{},{},{},{},{}",
                     st.throughput_mbps,
-                    st.ping_p50_ms,
-                    st.ping_p99_ms,
+                    // Empty where no ping was answered.
+                    st.ping_p50_ms.map_or(String::new(), |v| format!("{v:.3}")),
+                    st.ping_p99_ms.map_or(String::new(), |v| format!("{v:.3}")),
                     st.aql_pending_p50_us,
                     st.airtime_share_pct,
                     st.ampdu_p50,

@@ -24,6 +24,14 @@ fn roundfix_ratio(arms: &[ArmResult]) -> Option<(f64, f64, bool)> {
     Some((ours, seed, ours >= seed * 0.75 && ours <= seed * 1.25))
 }
 
+/// Whether the round fix's throughput ratio is calibrated: it is when either of its two
+/// arms' throughput is (a choice fitted to the seed moves it).
+fn roundfix_ratio_calibrated(arms: &[ArmResult]) -> bool {
+    arms.iter().filter(|a| matches!(a.scenario.spec.name.as_str(), "roundfix-ap-bug" | "roundfix-ap-fixed")).any(|a| {
+        a.scenario.spec.seed_figures.as_ref().is_some_and(|sf| sf.calibrated.iter().any(|c| c == "throughput_mbps"))
+    })
+}
+
 /// How many of the seed's figures with a target the run landed, calibrated and predicted
 /// apart, and which it missed; `None` when no figure has a target.
 pub fn targets_line(summaries: &[ArmSummary], arms: &[ArmResult]) -> Option<String> {
@@ -39,7 +47,7 @@ pub fn targets_line(summaries: &[ArmSummary], arms: &[ArmResult]) -> Option<Stri
         }
     }
     if let Some((_, _, ok)) = roundfix_ratio(arms) {
-        counts[0][usize::from(ok)] += 1;
+        counts[usize::from(roundfix_ratio_calibrated(arms))][usize::from(ok)] += 1;
         if !ok {
             missed.push("round fix throughput ratio".to_string());
         }
@@ -63,13 +71,16 @@ pub fn targets_line(summaries: &[ArmSummary], arms: &[ArmResult]) -> Option<Stri
 /// Notes for the arms that ran.
 pub fn suite_notes(arms: &[ArmResult]) -> Vec<String> {
     let mut notes = vec![
-        "C: a model constant was calibrated on this figure; P: a prediction. Targets: throughput and RTT within \
-         25 % of the seed's range, airtime shares within 5 points."
+        "C (calibrated): the figure depends on a choice fitted to the seed (a choice's alternative moves it by \
+         more than 10 %, 5 points for a share, or across its target; airtime-sim/README.md, \"Fitted choices\"); \
+         P (predicted): no fitted choice moves it that far. Targets: throughput and RTT within 25 % of the seed's \
+         range, airtime shares within 5 points."
             .to_string(),
     ];
     if let Some((ours, seed, ok)) = roundfix_ratio(arms) {
         notes.push(format!(
-            "round fix, download generated on the AP: throughput with/without = {ours:.2} (seed {seed:.2}) P {}",
+            "round fix, download generated on the AP: throughput with/without = {ours:.2} (seed {seed:.2}) {} {}",
+            if roundfix_ratio_calibrated(arms) { "C" } else { "P" },
             if ok { "ok" } else { "MISS" }
         ));
     }

@@ -27,11 +27,13 @@ pub struct Figure {
     pub key: &'static str,
     /// Label with unit.
     pub label: String,
-    /// Our value per run.
+    /// Our value per run, over the runs that have one (a ping median needs an answered
+    /// ping): empty when none has.
     pub ours: Vec<f64>,
     /// The seed's range.
     pub seed: Option<Range>,
-    /// Whether a model constant was calibrated on this figure.
+    /// Calibrated (C): the figure depends on a choice fitted to the seed (listed in
+    /// `[seed_figures] calibrated`; README: "Fitted choices"); otherwise predicted (P).
     pub calibrated: bool,
     /// How it is judged.
     pub tolerance: Tolerance,
@@ -90,10 +92,13 @@ pub struct StationSummary {
     pub throughput_mbps: f64,
     /// 95 % CI half-width of that throughput over runs.
     pub throughput_ci95_mbps: Option<f64>,
-    /// Ping RTT median, ms.
-    pub ping_p50_ms: f64,
-    /// Ping RTT 99th percentile, ms.
-    pub ping_p99_ms: f64,
+    /// Ping RTT median, ms: the mean over the runs with an answered ping; `None` (JSON
+    /// `null`) when no run had one.
+    pub ping_p50_ms: Option<f64>,
+    /// Ping RTT 99th percentile, ms, as `ping_p50_ms`.
+    pub ping_p99_ms: Option<f64>,
+    /// Pings sent and not answered, per cent of those sent (mean over runs).
+    pub ping_loss_pct: f64,
     /// Median A-MPDU size, frames.
     pub ampdu_p50: f64,
     /// Share of the AP's downlink airtime, per cent (its uplink not counted).
@@ -136,8 +141,9 @@ fn station_summaries(arm: &ArmResult) -> Vec<StationSummary> {
                 name,
                 throughput_mbps: mean(&tput),
                 throughput_ci95_mbps: ci95_half_width(&tput),
-                ping_p50_ms: mean(&of(|st| st.ping_p50_ms)),
-                ping_p99_ms: mean(&of(|st| st.ping_p99_ms)),
+                ping_p50_ms: mean_of_present(runs.iter().filter_map(|r| r.stations.get(s)?.ping_p50_ms)),
+                ping_p99_ms: mean_of_present(runs.iter().filter_map(|r| r.stations.get(s)?.ping_p99_ms)),
+                ping_loss_pct: mean(&of(|st| st.ping_loss_pct)),
                 ampdu_p50: mean(&of(|st| st.ampdu_p50)),
                 airtime_share_pct: mean(&of(|st| st.airtime_share_pct)),
                 down_up_airtime_pct: mean(&of(|st| st.downlink_airtime_pct + st.uplink_airtime_pct)),
@@ -145,6 +151,12 @@ fn station_summaries(arm: &ArmResult) -> Vec<StationSummary> {
             }
         })
         .collect()
+}
+
+/// The mean of the values present; `None` when there is none.
+fn mean_of_present(v: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = v.collect();
+    (!v.is_empty()).then(|| mean(&v))
 }
 
 fn share_station(sc: &Resolved) -> usize {
@@ -179,7 +191,8 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
             r.flows.first().map_or(0.0, |f| f.tcp_rtt_max_ms)
         }),
         ("ping_ms", "ping median ms", sf.ping_ms, Tolerance::Relative25, |r, _| {
-            r.stations.first().map_or(0.0, |s| s.ping_p50_ms)
+            // A run without an answered ping has no median: NaN here, left out below.
+            r.stations.first().and_then(|s| s.ping_p50_ms).unwrap_or(f64::NAN)
         }),
         ("aql_pending_us", "aql pending p50 us", sf.aql_pending_us, Tolerance::Relative25, |r, _| {
             r.stations.first().map_or(0.0, |s| s.aql_pending_p50_us)
@@ -193,7 +206,8 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
     ];
     let mut figures = Vec::new();
     for (key, label, seed, tolerance, get) in rows {
-        let ours: Vec<f64> = arm.runs.iter().map(|r| get(r, share)).collect();
+        // Runs without the figure (a ping median where no ping was answered) are left out.
+        let ours: Vec<f64> = arm.runs.iter().map(|r| get(r, share)).filter(|v| !v.is_nan()).collect();
         // Figures without a seed value are shown only where they say something.
         let always = matches!(
             key,
@@ -214,7 +228,10 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
         if !shows || no_tcp {
             continue;
         }
-        let within_target = seed.and_then(|s| within(mean(&ours), s, tolerance));
+        // No value in any run (every ping lost) misses a seed figure.
+        let within_target =
+            seed.and_then(|s| if ours.is_empty() { Some(false) } else { within(mean(&ours), s, tolerance) });
+        let ping = key == "ping_ms";
         figures.push(Figure {
             key,
             label: label.to_string(),
@@ -225,6 +242,20 @@ pub fn summarise(arm: &ArmResult) -> ArmSummary {
             within_target,
             ci95_half_width: None,
         });
+        // Beside the ping median: the share of pings lost, where any was.
+        let loss: Vec<f64> = arm.runs.iter().map(|r| r.stations.first().map_or(0.0, |s| s.ping_loss_pct)).collect();
+        if ping && loss.iter().any(|l| *l > 0.0) {
+            figures.push(Figure {
+                key: "ping_loss_pct",
+                label: "ping loss %".to_string(),
+                ours: loss,
+                seed: None,
+                calibrated: false,
+                tolerance: Tolerance::None,
+                within_target: None,
+                ci95_half_width: None,
+            });
+        }
     }
     // Further flows: their rate; every UDP flow: its loss and one-way delay (no seed
     // figures).

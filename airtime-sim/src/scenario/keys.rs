@@ -819,8 +819,10 @@ pub const KEYS: &[KeyDef] = &[
         "[string]",
         "",
         Default::Value("[]"),
-        "The figures (by key) a model constant was calibrated on; each must be a figure set in this table. The \
-         others are printed as predictions.",
+        "The figures (by key) that depend on a choice fitted to the seed (a model constant or a scenario value \
+         chosen to meet a seed figure, whose alternative moves the figure by more than 10 %, 5 points for a \
+         share, or across its target); printed C. Each must be a figure set in this table. The others are \
+         printed as predictions (P).",
     ),
     key("seed_figures.note", "string", "", Default::None, "What the model lacks where a prediction misses."),
 ];

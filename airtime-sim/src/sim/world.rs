@@ -1139,8 +1139,9 @@ impl World {
                 let answered = pings.len() as f64;
                 StationResult {
                     name: names.get(s).cloned().unwrap_or_default(),
-                    ping_p50_ms: quantile(&mut pings, 0.5),
-                    ping_p99_ms: quantile(&mut pings, 0.99),
+                    // An empty sample has no percentiles: absent, not 0 ms.
+                    ping_p50_ms: (!pings.is_empty()).then(|| quantile(&mut pings, 0.5)),
+                    ping_p99_ms: (!pings.is_empty()).then(|| quantile(&mut pings, 0.99)),
                     ping_loss_pct: if self.pings_sent[s] > 0 {
                         (100.0 * (1.0 - answered / self.pings_sent[s] as f64)).max(0.0)
                     } else {
