@@ -176,14 +176,15 @@ fn station_rows(arm: &ArmResult, out: &mut Vec<String>) {
         };
         for (label, m) in rows {
             let mut line = String::new();
+            // NaN where no ping was answered (never 0 ms), printed as "—".
+            let ms = |v: f64| if v.is_nan() { "—".to_string() } else { format!("{v:.1}") };
             let _ = write!(
                 line,
-                "    {:<28} {:>8.2} {:>9.1} {:>9.1} {:>7.1} {:>8.1}",
+                "    {:<28} {:>8.2} {:>9} {:>9} {:>7.1} {:>8.1}",
                 label,
                 avg(&m, &station_mbps),
-                // NaN (printed as such) where no ping was answered, never 0 ms.
-                avg(&m, &|r, s| st(r, s).and_then(|x| x.ping_p50_ms).unwrap_or(f64::NAN)),
-                avg(&m, &|r, s| st(r, s).and_then(|x| x.ping_p99_ms).unwrap_or(f64::NAN)),
+                ms(avg(&m, &|r, s| st(r, s).and_then(|x| x.ping_p50_ms).unwrap_or(f64::NAN))),
+                ms(avg(&m, &|r, s| st(r, s).and_then(|x| x.ping_p99_ms).unwrap_or(f64::NAN))),
                 avg(&m, &|r, s| st(r, s).map_or(0.0, |x| x.ampdu_p50)),
                 avg(&m, &|r, s| st(r, s).map_or(0.0, |x| x.airtime_share_pct)),
             );
