@@ -892,3 +892,77 @@ fn txq18_the_same_with_the_turn_ended_at_the_stations_aql_limit() {
         );
     });
 }
+/// txq19: a round's turn on T (listed for its station's debt alone, no frame) returns
+/// Empty while an enqueue's wake lands during the turn (WOKEN: the return lists T); the
+/// enqueuer's round, run while T was held, could not serve it, and nothing is in
+/// flight. Once both are done, frame 2 was sent or a round reported that another must
+/// follow.
+#[test]
+fn txq19_a_round_that_returned_an_empty_txq_woken_meanwhile_is_followed_by_another() {
+    loom::model(|| {
+        let (table, sta, q) = station_txq(&[1]);
+        let peers = || Peers(vec![Peer(sta)]);
+        // Setup: T sends frame 1, its station ends in debt, frame 1 completes: T stays
+        // listed for its debt alone (no frame).
+        let mut ring0 = OpenRing::<Pkt>::default();
+        let _ = table.run_round_with(Ac::Be, NOW, &peers(), &mut ring0, TurnBudget::UNLIMITED, |_| {
+            table.scheduler().register_airtime(sta, Ac::Be, 1000, 0, NOW).unwrap();
+        });
+        assert_eq!(ring0.0.len(), 1);
+        for (_, c) in ring0.0.drain(..) {
+            table.scheduler().release(c.unwrap()).unwrap();
+        }
+        let a = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let mut ring = OpenRing::<Pkt>::default();
+                let r = table.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut ring, TurnBudget::UNLIMITED);
+                (ring.0.into_iter().map(|(p, _)| p).collect::<Vec<_>>(), r.overlapped)
+            })
+        };
+        table.enqueue(q, Pkt(2), NOW).unwrap();
+        let mut ring = OpenRing::<Pkt>::default();
+        let r = table.run_round(Ac::Be, NOW, &peers(), &mut ring, TurnBudget::UNLIMITED);
+        let mut sent: Vec<Pkt> = ring.0.into_iter().map(|(p, _)| p).collect();
+        let (sa, told_a) = a.join().unwrap();
+        sent.extend(sa);
+        if !(sent.contains(&Pkt(2)) || told_a || r.overlapped) {
+            // S1 holds: a later round finds it.
+            let mut ring = OpenRing::<Pkt>::default();
+            let _ = table.run_round(Ac::Be, NOW, &peers(), &mut ring, TurnBudget::UNLIMITED);
+            assert!(ring.0.iter().any(|(p, _)| *p == Pkt(2)), "frame 2 not even listed");
+        }
+        assert!(
+            sent.contains(&Pkt(2)) || told_a || r.overlapped,
+            "frame 2 stranded: enqueued and woken, no frame in flight, no round pending or asked for"
+        );
+    });
+}
+
+/// txq20: a round may pass over T (an enqueue holds its queue past the bounded wait) and
+/// return it Stalled, or serve it: held meanwhile either way, so the enqueuer's round
+/// could miss it. Once both are done, frame 2 was sent or a round reported that another
+/// must follow.
+#[test]
+fn txq20_a_round_that_passed_over_a_txq_is_followed_by_another() {
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let a = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let mut ring = OpenRing::<Pkt>::default();
+                let r = table.run_round(Ac::Be, NOW, &Peers(Vec::new()), &mut ring, TurnBudget::UNLIMITED);
+                (ring.0.into_iter().map(|(p, _)| p).collect::<Vec<_>>(), r.overlapped)
+            })
+        };
+        table.enqueue(q, Pkt(2), NOW).unwrap();
+        let mut ring = OpenRing::<Pkt>::default();
+        let r = table.run_round(Ac::Be, NOW, &Peers(Vec::new()), &mut ring, TurnBudget::UNLIMITED);
+        let mut sent: Vec<Pkt> = ring.0.into_iter().map(|(p, _)| p).collect();
+        let (sa, told_a) = a.join().unwrap();
+        sent.extend(sa);
+        assert!(sent.contains(&Pkt(2)) || told_a || r.overlapped, "frame 2 stranded (sent {sent:?})");
+    });
+}
