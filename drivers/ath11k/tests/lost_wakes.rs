@@ -112,10 +112,13 @@ impl Enqueue for PQ {
     }
 }
 
-/// The simulated HAL, with a park point in `msdu_outstanding` when it reads a full table.
+/// The simulated HAL, with a park point in `msdu_outstanding` when it reads a full
+/// table, and two in `msdu_insert`: before the insert, and after one that failed.
 struct ParkHal {
     inner: SimHal<Pkt>,
     park: Mutex<Option<Arc<Park>>>,
+    before_insert: Mutex<Option<Arc<Park>>>,
+    after_failed_insert: Mutex<Option<Arc<Park>>>,
 }
 impl TclRings for ParkHal {
     type Error = RingErrorKind;
@@ -145,7 +148,18 @@ impl MsduTable for ParkHal {
         v
     }
     fn msdu_insert(&self, ring: RingId, msdu: Msdu<Pkt>) -> Result<u32, Msdu<Pkt>> {
-        self.inner.msdu_insert(ring, msdu)
+        let before = self.before_insert.lock().unwrap().clone();
+        if let Some(p) = before {
+            p.maybe_park();
+        }
+        let r = self.inner.msdu_insert(ring, msdu);
+        if r.is_err() {
+            let after = self.after_failed_insert.lock().unwrap().clone();
+            if let Some(p) = after {
+                p.maybe_park();
+            }
+        }
+        r
     }
     fn msdu_take(&self, ring: RingId, id: u32) -> Option<Msdu<Pkt>> {
         self.inner.msdu_take(ring, id)
@@ -191,7 +205,12 @@ impl World {
     fn new(rounds: Rounds, sim: SimConfig) -> World {
         let mut config = Config::default();
         config.rounds = rounds;
-        let hal = ParkHal { inner: SimHal::new(sim), park: Mutex::new(None) };
+        let hal = ParkHal {
+            inner: SimHal::new(sim),
+            park: Mutex::new(None),
+            before_insert: Mutex::new(None),
+            after_failed_insert: Mutex::new(None),
+        };
         World { radio: Arc::new(Ath11k::new(hal, config).expect("radio")), seq: 0, now: Instant::from_micros(1) }
     }
     fn txq(&self, peer: u16, tid: u8) -> (TxqId, Arc<Shared>) {
@@ -369,6 +388,43 @@ fn variant_blocked(rounds: Rounds) -> u64 {
     left
 }
 
+/// (d) a push refused as full: ring 0's MSDU table has one id free. A's wake of T (BE)
+/// is parked before its insert; B's VO push takes the last id; A's insert fails
+/// (`Refused(Full)`) and A is parked before it marks BE blocked. B's completion pass
+/// reaps only VO frames and reads `blocked` without BE. A then marks BE blocked.
+fn variant_refused(rounds: Rounds) -> u64 {
+    let mut sim = SimConfig::default();
+    sim.msdu_capacity = 4;
+    let mut w = World::new(rounds, sim);
+    let (t, shared) = w.txq(1, 0);
+    let (v, _vo) = w.txq(2, 6);
+    w.enqueue(v, 3);
+    assert_eq!(w.radio.wake_tx_queue(v, 0, w.now).unwrap().frames, 3);
+    let (before, after) = (Arc::new(Park::new()), Arc::new(Park::new()));
+    *w.radio.hal().before_insert.lock().unwrap() = Some(before.clone());
+    *w.radio.hal().after_failed_insert.lock().unwrap() = Some(after.clone());
+    w.enqueue(t, 5);
+    before.armed.store(true, Ordering::Release);
+    after.armed.store(true, Ordering::Release);
+    let (radio, now) = (w.radio.clone(), w.now);
+    let a =
+        std::thread::Builder::new().name("A".into()).spawn(move || radio.wake_tx_queue(t, 0, now).unwrap()).unwrap();
+    before.wait_parked();
+    w.enqueue(v, 1);
+    let r = w.radio.wake_tx_queue(v, 0, w.now).unwrap();
+    println!("  B: VO round pushed {} (ring 0 full: {})", r.frames, w.state());
+    before.release();
+    after.wait_parked();
+    let pass = w.completion_pass();
+    println!("  B: pass reaped {:?}, rounds on {:?}, pushed {}", pass.reaped, pass.rounds, pass.frames_pushed);
+    after.release();
+    let a = a.join().unwrap();
+    println!("  A: rounds {}, frames {}, end {:?}, deferred {}", a.rounds, a.frames, a.end, a.deferred);
+    let left = w.settle(&shared, 5);
+    println!("  after the completion passes, no wake: T holds {left} frames; {}", w.state());
+    left
+}
+
 #[test]
 fn a_aql_concurrent() {
     println!("(a) AQL, Rounds::Concurrent");
@@ -411,4 +467,16 @@ fn a_aql_gated_budget_one() {
     // B's note meets a runner with no round left: deferred, and the next completion
     // pass (polled while the AC's rounds wait) serves it.
     assert_eq!(variant_aql(Rounds::Gated { max_rounds: NonZeroU32::new(1).unwrap() }), 0, "frames stranded");
+}
+
+#[test]
+fn d_refused_concurrent() {
+    println!("(d) a push refused as full, Rounds::Concurrent");
+    assert_eq!(variant_refused(Rounds::Concurrent), 0, "frames stranded");
+}
+
+#[test]
+fn d_refused_gated() {
+    println!("(d) a push refused as full, Rounds::Gated");
+    assert_eq!(variant_refused(gated()), 0, "frames stranded");
 }

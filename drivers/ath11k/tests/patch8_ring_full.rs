@@ -47,7 +47,7 @@ fn a_full_ring_ends_the_round_loses_no_frame_and_the_txq_resumes_after_the_next_
 
 #[test]
 fn a_refused_push_keeps_the_frame_for_the_next_round_and_charges_it_once_when_sent() {
-    for kind in [RingErrorKind::OutOfMemory, RingErrorKind::Full, RingErrorKind::Other] {
+    for kind in [RingErrorKind::OutOfMemory, RingErrorKind::Other] {
         let mut b = small_ring(64);
         let s = b.station(1, 256);
         let q = b.txq(s, 0);
@@ -184,4 +184,25 @@ fn a_kept_frame_does_not_block_its_own_txq_under_tight_aql_limits() {
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     assert_eq!(b.radio.dp_stats().release_errors, 0);
     b.radio.check_invariants().unwrap();
+}
+
+/// A push refused as full (another context's push took the last descriptor between the
+/// round's check and its own) is a full ring: once the AC is marked blocked, the round
+/// reads the ring again, and here it has room, so one more round sends the kept frame
+/// first, in the same call (a completion pass that freed it may have missed the mark).
+#[test]
+fn a_push_refused_as_full_is_retried_at_once_when_the_ring_has_room_again() {
+    let mut b = small_ring(64);
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    b.radio.hal().fail_enqueues(RingId::for_cpu(0), [RingErrorKind::Full]);
+    let r = b.send(q, 5, 1500, 0);
+    assert_eq!((r.frames, r.holding), (5, false), "{r:?}");
+    assert_eq!(b.radio.held_frames(), 0);
+    assert_eq!(b.radio.dp_stats().held_for_retry, 1);
+    let one = b.radio.config().sched.unknown_rate_charge_us & !3;
+    assert_eq!(b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap(), 5 * one, "charged once each");
+    b.drain(64, 0);
+    assert_eq!(done_seqs(&b), (0..5).collect::<Vec<_>>(), "the held frame went first");
+    assert_eq!(b.radio.scheduler().total_pending_us(), 0);
 }

@@ -940,14 +940,17 @@ int airtime_tx_complete(struct airtime_radio *radio, const struct airtime_tx_sta
  * airtime_rounds_waiting() - ACs whose round requests wait for a runner
  * @radio: the radio
  *
- * With AIRTIME_RADIO_GATED_ROUNDS: the ACs on which a runner spent its
- * gate_rounds with requests pending and no call has asked for a round since.
- * The rounds_deferred() op announces each deferral; this is the state itself,
- * for a driver that checks before it completes its work.
+ * The ACs on which round requests wait with no context running them: with
+ * AIRTIME_RADIO_GATED_ROUNDS, a runner spent its gate_rounds with requests
+ * pending; with concurrent rounds, rarely, a round that overlapped other
+ * contexts' rounds ran out of its follow-up rounds (or of its re-reads of a
+ * ring being freed); and no call has run a round there since. The
+ * rounds_deferred() op, if set, announces each; this is the state itself, for
+ * a driver that checks before it completes its work (a NAPI poll that reaped
+ * nothing, a tx timer) and then calls airtime_run_waiting_rounds().
  *
  * Context: Any; no radio lock.
- * Return: bit AIRTIME_AC_* per waiting AC, 0 without the flag; -EFAULT if
- * @radio is NULL.
+ * Return: bit AIRTIME_AC_* per waiting AC; -EFAULT if @radio is NULL.
  */
 int airtime_rounds_waiting(struct airtime_radio *radio);
 

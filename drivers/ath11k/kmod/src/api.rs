@@ -874,8 +874,9 @@ pub unsafe extern "C" fn airtime_tx_complete(
 }
 
 /// The ACs on which requests for rounds wait with no context running them (bit
-/// `AIRTIME_AC_*`): with `AIRTIME_RADIO_GATED_ROUNDS`, a runner spent its budget and no
-/// call has asked for a round there since. 0 without the flag. `-EFAULT` for null.
+/// `AIRTIME_AC_*`): with `AIRTIME_RADIO_GATED_ROUNDS`, a runner spent its budget; with
+/// concurrent rounds, rarely, a round's follow-up rounds ran out; and no call has run a
+/// round there since. `-EFAULT` for null.
 ///
 /// # Safety
 ///

@@ -156,8 +156,9 @@ where
     }
 
     /// One round on `ac`, added to `out`, and the rounds that must follow it: one more
-    /// (at most [`RING_RECHECKS`] more) each time the round ends on a ring it read full
-    /// that has room again once the AC is marked blocked (see below). The core's
+    /// (at most [`RING_RECHECKS`] more) each time the round ends on a ring it found full
+    /// (read full, or refusing a push as full) that has room again once the AC is marked
+    /// blocked (see below). The core's
     /// own follow-up rounds (another context's round overlapped a txq it held) run
     /// inside its `run_round`.
     fn one_round(&self, ac: Ac, cpu: u32, now: Instant, out: &mut RoundOutcome) {
@@ -165,18 +166,21 @@ where
         loop {
             let (end, room) = self.round_once(ac, cpu, now, out);
             match end {
-                RoundEnd::RingFull => {}
-                // A ring that refused a push its counts had room for (no memory, a
-                // fault, or a push from another context that took the last descriptor
-                // in between) would read as having room again: re-reading it would
-                // only retry into the fault. The next completion pass retries the AC.
+                // Read full, or full at the push: another context's push took the last
+                // descriptor or MSDU id between this round's check and its push. Either
+                // way the ring is full, and a pass that frees it may miss the mark.
+                RoundEnd::RingFull | RoundEnd::Refused(airtime_sched::RingErrorKind::Full) => {}
+                // A ring that refused a push for another reason (no memory, a fault)
+                // would read as having room again: re-reading it would only retry into
+                // the fault. The next completion pass retries the AC; with nothing in
+                // flight, the driver's timer does (`run_rounds`).
                 RoundEnd::Refused(_) => {
                     self.blocked.insert(ac);
                     return;
                 }
                 _ => return,
             }
-            // The round read the ring full. A completion pass that
+            // The round found the ring full. A completion pass that
             // freed the ring after that read, and reaped no frame of this AC, resumes
             // the AC only if it sees it in `blocked`; it may read `blocked` before the
             // insert below. So, Dekker's pattern with the pass (`finish_pass`):
