@@ -91,22 +91,44 @@ fn a_wake_meeting_the_turn_that_skips_the_dozing_station_is_served_by_one_more_r
     assert_eq!(radio.tokens_in_use(), 5);
 }
 
-/// The simulated HAL, with the worker thread parked in its second reads of `queued`
-/// and `ndesc`: preempted inside `mt76_txq_stopped` while it holds a txq.
+/// The simulated HAL with park points, each parking its caller once on `bar` (twice:
+/// parked, then released) when armed: the worker thread's second reads of `queued` and
+/// `ndesc` (preempted inside `mt76_txq_stopped` while it holds a txq), the first
+/// descriptor write (the frame charged and given a token), the first frame's status
+/// (a tx-free pass).
 struct ParkHal {
     inner: SimHal<Pkt>,
+    /// The thread whose `queued` and `ndesc` reads park.
     worker: Mutex<Option<ThreadId>>,
     queued_calls: AtomicU32,
     ndesc_calls: AtomicU32,
+    park_desc: AtomicBool,
+    park_status: AtomicBool,
     bar: Barrier,
 }
 
 impl ParkHal {
+    fn new(sim: SimConfig) -> ParkHal {
+        ParkHal {
+            inner: SimHal::new(sim),
+            worker: Mutex::new(None),
+            queued_calls: AtomicU32::new(0),
+            ndesc_calls: AtomicU32::new(0),
+            park_desc: AtomicBool::new(false),
+            park_status: AtomicBool::new(false),
+            bar: Barrier::new(2),
+        }
+    }
+
+    fn park(&self) {
+        self.bar.wait();
+        self.bar.wait();
+    }
+
     fn park_on_second(&self, calls: &AtomicU32) {
         let mine = *self.worker.lock().unwrap() == Some(std::thread::current().id());
         if mine && calls.fetch_add(1, Ordering::AcqRel) == 1 {
-            self.bar.wait();
-            self.bar.wait();
+            self.park();
         }
     }
 }
@@ -121,6 +143,9 @@ impl DmaQueues for ParkHal {
         self.inner.queued(ac)
     }
     fn queue_desc(&self, d: TxDesc) -> Result<(), DmaError> {
+        if self.park_desc.swap(false, Ordering::AcqRel) {
+            self.park();
+        }
         self.inner.queue_desc(d)
     }
     fn kick(&self, ac: Ac) {
@@ -148,6 +173,9 @@ impl WtblCounters for ParkHal {
 
 impl StatusSink<Pkt> for ParkHal {
     fn tx_status(&self, f: Pkt, r: TxReport) {
+        if self.park_status.swap(false, Ordering::AcqRel) {
+            self.park();
+        }
         self.inner.tx_status(f, r)
     }
 }
@@ -155,13 +183,7 @@ impl StatusSink<Pkt> for ParkHal {
 #[test]
 fn a_tx_free_meeting_a_turn_that_read_the_queue_full_is_served_by_one_more_round() {
     // 40 descriptors and a free threshold of 32: 8 fit.
-    let hal = ParkHal {
-        inner: SimHal::new(SimConfig { ndesc: 40, ..SimConfig::default() }),
-        worker: Mutex::new(None),
-        queued_calls: AtomicU32::new(0),
-        ndesc_calls: AtomicU32::new(0),
-        bar: Barrier::new(2),
-    };
+    let hal = ParkHal::new(SimConfig { ndesc: 40, ..SimConfig::default() });
     let radio: Mt76<ParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
     let now = Instant::from_millis(1);
     let s1 = radio.add_station(1, Weight::DEFAULT).unwrap();
@@ -212,62 +234,11 @@ fn a_tx_free_meeting_a_turn_that_read_the_queue_full_is_served_by_one_more_round
     assert_eq!(radio.scheduler().total_pending_us(), 0);
 }
 
-/// The simulated HAL, with the worker parked in its first descriptor write (the frame
-/// charged and given a token, the descriptor about to be written).
-struct DescParkHal {
-    inner: SimHal<Pkt>,
-    armed: AtomicBool,
-    bar: Barrier,
-}
-
-impl DmaQueues for DescParkHal {
-    fn ndesc(&self, ac: Ac) -> u32 {
-        self.inner.ndesc(ac)
-    }
-    fn queued(&self, ac: Ac) -> u32 {
-        self.inner.queued(ac)
-    }
-    fn queue_desc(&self, d: TxDesc) -> Result<(), DmaError> {
-        if self.armed.swap(false, Ordering::AcqRel) {
-            self.bar.wait();
-            self.bar.wait();
-        }
-        self.inner.queue_desc(d)
-    }
-    fn kick(&self, ac: Ac) {
-        self.inner.kick(ac)
-    }
-}
-
-impl TxFreeSource for DescParkHal {
-    fn next_tx_free(&self) -> Option<TxFree> {
-        self.inner.next_tx_free()
-    }
-}
-
-impl WtblCounters for DescParkHal {
-    fn airtime(&self, w: u16) -> AirtimeWords {
-        self.inner.airtime(w)
-    }
-    fn clear_airtime(&self, w: u16) {
-        self.inner.clear_airtime(w)
-    }
-    fn tx_rate(&self, w: u16) -> Option<airtime_est::Rate> {
-        self.inner.tx_rate(w)
-    }
-}
-
-impl StatusSink<Pkt> for DescParkHal {
-    fn tx_status(&self, f: Pkt, r: TxReport) {
-        self.inner.tx_status(f, r)
-    }
-}
-
 #[test]
 fn a_wcid_whose_removed_station_is_writing_a_frame_is_not_given_to_a_new_station() {
-    let hal =
-        DescParkHal { inner: SimHal::new(SimConfig::default()), armed: AtomicBool::new(true), bar: Barrier::new(2) };
-    let radio: Mt76<DescParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
+    let hal = ParkHal::new(SimConfig::default());
+    hal.park_desc.store(true, Ordering::Release);
+    let radio: Mt76<ParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
     let now = Instant::from_millis(1);
     let old = radio.add_station(7, Weight::DEFAULT).unwrap();
     let t = radio.add_txq(Some(old), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
@@ -301,63 +272,12 @@ fn a_wcid_whose_removed_station_is_writing_a_frame_is_not_given_to_a_new_station
     assert_eq!(radio.scheduler().total_pending_us(), 0);
 }
 
-/// The simulated HAL, with a tx-free pass parked in its first frame's status.
-struct StatusParkHal {
-    inner: SimHal<Pkt>,
-    armed: AtomicBool,
-    bar: Barrier,
-}
-
-impl DmaQueues for StatusParkHal {
-    fn ndesc(&self, ac: Ac) -> u32 {
-        self.inner.ndesc(ac)
-    }
-    fn queued(&self, ac: Ac) -> u32 {
-        self.inner.queued(ac)
-    }
-    fn queue_desc(&self, d: TxDesc) -> Result<(), DmaError> {
-        self.inner.queue_desc(d)
-    }
-    fn kick(&self, ac: Ac) {
-        self.inner.kick(ac)
-    }
-}
-
-impl TxFreeSource for StatusParkHal {
-    fn next_tx_free(&self) -> Option<TxFree> {
-        self.inner.next_tx_free()
-    }
-}
-
-impl WtblCounters for StatusParkHal {
-    fn airtime(&self, w: u16) -> AirtimeWords {
-        self.inner.airtime(w)
-    }
-    fn clear_airtime(&self, w: u16) {
-        self.inner.clear_airtime(w)
-    }
-    fn tx_rate(&self, w: u16) -> Option<airtime_est::Rate> {
-        self.inner.tx_rate(w)
-    }
-}
-
-impl StatusSink<Pkt> for StatusParkHal {
-    fn tx_status(&self, f: Pkt, r: TxReport) {
-        if self.armed.swap(false, Ordering::AcqRel) {
-            self.bar.wait();
-            self.bar.wait();
-        }
-        self.inner.tx_status(f, r)
-    }
-}
-
 #[test]
 fn a_tx_free_pass_meeting_a_reset_writes_no_descriptor_until_tx_restarts() {
     // 6 tokens, all usable; 8 descriptors fit.
     let config = Config { token_size: 6, token_free_thr: 0, ..Config::default() };
     let sim = SimConfig { ndesc: 40, tx_free_delay_us: 0, ..SimConfig::default() };
-    let hal = StatusParkHal { inner: SimHal::new(sim), armed: AtomicBool::new(false), bar: Barrier::new(2) };
-    let radio: Mt76<StatusParkHal, Q> = Mt76::new(hal, config).unwrap();
+    let radio: Mt76<ParkHal, Q> = Mt76::new(ParkHal::new(sim), config).unwrap();
     let now = Instant::from_millis(1);
     let s = radio.add_station(1, Weight::DEFAULT).unwrap();
     let q = radio.add_txq(Some(s), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
@@ -367,7 +287,7 @@ fn a_tx_free_pass_meeting_a_reset_writes_no_descriptor_until_tx_restarts() {
     }
     assert_eq!(radio.wake_tx_queue(q, now).unwrap().frames, 6);
     radio.hal().inner.advance(now);
-    radio.hal().armed.store(true, Ordering::Release);
+    radio.hal().park_status.store(true, Ordering::Release);
     let (pass, written_during_reset, flushed) = std::thread::scope(|sc| {
         // The tx-free NAPI, preempted in its first frame's status; its pass then runs
         // the tx worker.
