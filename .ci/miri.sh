@@ -50,7 +50,12 @@ est_skips=(
     table_duration_never_rises_with_streams_mcs_or_bandwidth
     # tables.rs: every table entry looked up and recomputed.
     lookup_answers_exactly_inside_the_tables
-    every_entry_matches_an_independent_recomputation
+    every_entry_matches_a_plain_recomputation_from_the_same_rows
+    # golden.rs: every rate at two lengths against mainline's 32-bit product.
+    the_wrapping_rates_the_documentation_counts
+    # calibrate.rs: two million samples (the dead zone at the largest shift), which in
+    # the interpreter passed the shard's 40-minute bound on its own.
+    no_dead_zone_at_the_largest_shift
 )
 sched_skips=(
     # table_two_threads.rs: threads until a wall-clock churn schedule ends.
