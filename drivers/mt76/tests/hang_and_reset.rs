@@ -32,10 +32,7 @@ fn a_lost_tx_free_makes_its_tokens_overdue_and_the_reset_releases_them() {
     b.collect();
     assert_eq!(b.done.len(), 3);
     // The driver's answer: stop and reset DMA, then flush the tokens.
-    b.radio.stop_tx();
-    b.radio.hal().reset_dma();
-    assert_eq!(b.radio.reset_tokens(), 2);
-    b.radio.start_tx(b.now);
+    assert_eq!(b.reset().1, 2);
     b.collect();
     assert_eq!(b.outcomes(TxOutcome::Flushed), 2);
     assert_eq!(b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap(), 0);
@@ -105,10 +102,7 @@ fn a_reset_flushes_every_token_and_a_stray_event_after_it_completes_nothing() {
     b.send(q, 8, 1500);
     let token = b.radio.hal().oldest_token(Ac::Be).unwrap();
     assert_eq!(b.radio.tokens_in_use(), 8);
-    b.radio.stop_tx();
-    assert_eq!(b.radio.hal().reset_dma(), 8);
-    assert_eq!(b.radio.reset_tokens(), 8);
-    b.radio.start_tx(b.now);
+    assert_eq!(b.reset(), (8, 8));
     assert_eq!(b.radio.tokens_in_use(), 0);
     assert_eq!(b.radio.scheduler().total_pending_us(), 0);
     b.radio.hal().inject_tx_free(TxFree { token, wcid: Some(1), tries: 1, acked: true, rate: None });

@@ -55,10 +55,7 @@ fn airtime_is_registered_from_the_wtbl_counters_not_per_frame() {
     // released, nothing registered twice.
     b.now = b.now.add_micros(300_000);
     assert_eq!(b.radio.tokens_overdue(b.now), 4);
-    b.radio.stop_tx();
-    b.radio.hal().reset_dma();
-    assert_eq!(b.radio.reset_tokens(), 4);
-    b.radio.start_tx(b.now);
+    assert_eq!(b.reset().1, 4);
     b.collect();
     assert_eq!(be_tx_us(&b, s), polled);
     b.drain();
@@ -85,10 +82,7 @@ fn the_tx_status_airtime_source_registers_each_frames_airtime_as_mt76x02_does() 
     assert!(b.radio.hal().airtime_words(1).tx_us[Ac::Be] > 0);
     assert_eq!(b.radio.sta_poll(b.now), 0);
     assert_eq!(be_tx_us(&b, s), from_status);
-    b.radio.stop_tx();
-    b.radio.hal().reset_dma();
-    b.radio.reset_tokens();
-    b.radio.start_tx(b.now);
+    b.reset();
     b.drain();
     b.check_invariants();
 }

@@ -106,6 +106,17 @@ impl Bench {
         pass
     }
 
+    /// A reset, as a driver's reset work runs it: tx stopped, DMA emptied, every token
+    /// flushed, tx restarted. Returns the descriptors and events the DMA reset dropped,
+    /// and the frames flushed.
+    pub fn reset(&mut self) -> (usize, u32) {
+        self.radio.stop_tx();
+        let dropped = self.radio.hal().reset_dma();
+        let flushed = self.radio.reset_tokens();
+        self.radio.start_tx(self.now);
+        (dropped, flushed)
+    }
+
     pub fn collect(&mut self) {
         self.done.extend(self.radio.hal().take_done());
     }
