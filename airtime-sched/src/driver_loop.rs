@@ -101,7 +101,9 @@ pub struct Refused<F> {
     pub kind: RingErrorKind,
 }
 
-/// What one round did.
+/// What one call of a ready loop did: its round, and the rounds it ran after it when
+/// another context's round may have missed a txq it held (counts summed, `end` the
+/// last round's; see [`overlapped`](Self::overlapped)).
 #[derive(Debug)]
 #[must_use = "a refused frame in the report still holds its charge"]
 pub struct RoundReport<F> {
@@ -128,9 +130,8 @@ pub struct RoundReport<F> {
     pub end: RoundEnd,
     /// The frame the ring refused, if it refused one.
     pub refused: Option<Refused<F>>,
-    /// [`TxqTable::run_round`](crate::TxqTable::run_round) only: another context started
-    /// a round on the AC while this call's last round held a txq it then returned with
-    /// frames, and the call had run all the rounds it may run (its own and two more)
+    /// Another context started a round on the AC while this call's last round held a
+    /// txq it then returned, and the call had run all the rounds it may run (its own and two more)
     /// with the AC's round number still moving. That other round may not have seen the
     /// txq: unless the caller knows another round will run (frames in flight whose
     /// completions run one), it must ask for a round on the AC again, as after a
@@ -154,7 +155,22 @@ impl<F> RoundReport<F> {
     }
 }
 
+/// Rounds one ready-loop call ([`run_round`], [`TxqTable::run_round`](crate::TxqTable::run_round))
+/// runs at most: its own, and up to two more when another context started a round on
+/// the AC while this one held a txq it returned ([`Scheduler::round_started_since`]).
+pub(crate) const MAX_ROUNDS_PER_CALL: u32 = 3;
+
 /// Runs one round on `ac`: see the [module documentation](self).
+///
+/// Two contexts may run it on one AC at once (each with its own view of the driver's
+/// txqs, e.g. a per-txq lock taken in [`TxqTable::txq_mut`]: the scheduler hands a txq
+/// to one round at a time). A txq one round holds is off the AC's list, so the other
+/// context's round cannot serve it, and that round may have been the one meant to
+/// follow the completion that made it servable again; so, after a round that returned
+/// any txq, this call runs another if a round was started on the AC since
+/// ([`Scheduler::round_started_since`]), at most two more, and then reports
+/// [`RoundReport::overlapped`] if the number still moved. One context's rounds alone
+/// never run more than one.
 pub fn run_round<T, S, R>(
     sched: &Scheduler,
     ac: Ac,
@@ -168,12 +184,58 @@ where
     S: StationTable + ?Sized,
     R: Ring<Frame = <T::Txq as Txq>::Frame> + ?Sized,
 {
+    let mut total = RoundReport::empty();
+    let mut rounds_left = MAX_ROUNDS_PER_CALL;
+    loop {
+        rounds_left = rounds_left.saturating_sub(1);
+        let (report, round, returned_any) = round_once(sched, ac, now, txqs, stations, ring);
+        total.frames = total.frames.saturating_add(report.frames);
+        total.txqs_served = total.txqs_served.saturating_add(report.txqs_served);
+        total.held_back = total.held_back.saturating_add(report.held_back);
+        total.unpriced = total.unpriced.saturating_add(report.unpriced);
+        total.end = report.end;
+        total.overlapped = false;
+        if report.refused.is_some() {
+            // The caller must take the refused frame and its charge now: it asks for
+            // the next round itself (its ring refused, so it knows when room comes).
+            total.refused = report.refused;
+            return total;
+        }
+        // Why reading the round word after the returns is enough, and why it is a
+        // read-modify-write: `Scheduler::round_started_since` and
+        // `TxqTable::run_round_hooked`.
+        if !returned_any || !sched.round_started_since(round) {
+            return total;
+        }
+        if rounds_left == 0 {
+            total.overlapped = true;
+            return total;
+        }
+    }
+}
+
+/// One round of [`run_round`]: its report, the round, and whether it returned any txq
+/// (which a concurrent round could not have served while this one held it).
+fn round_once<T, S, R>(
+    sched: &Scheduler,
+    ac: Ac,
+    now: Instant,
+    txqs: &mut T,
+    stations: &S,
+    ring: &mut R,
+) -> (RoundReport<<T::Txq as Txq>::Frame>, crate::Round, bool)
+where
+    T: TxqTable + ?Sized,
+    S: StationTable + ?Sized,
+    R: Ring<Frame = <T::Txq as Txq>::Frame> + ?Sized,
+{
     let mut report = RoundReport::empty();
     let round = sched.start_round(ac);
     if !round.is_open() {
         report.end = RoundEnd::Closed;
-        return report;
+        return (report, round, false);
     }
+    let mut returned_any = false;
     loop {
         // Room first, before a txq is taken: a txq taken only to find the ring full
         // would lose its turn (it returns stalled, to the back) and the next completion
@@ -181,7 +243,7 @@ where
         // fairness whenever the ring is the bottleneck.
         if !ring.has_room(ac) {
             report.end = RoundEnd::RingFull;
-            return report;
+            return (report, round, returned_any);
         }
         let Some(mut serving) = sched.next_txq(round, now) else { break };
         report.txqs_served = report.txqs_served.saturating_add(1);
@@ -189,6 +251,7 @@ where
         let Some(txq) = txqs.txq_mut(id) else {
             // The driver dropped this txq: nothing to serve; let it leave the lists.
             sched.return_txq(serving, TxqReturn::Empty, now);
+            returned_any = true;
             continue;
         };
         // A station txq whose station the driver's table does not have cannot be priced:
@@ -200,6 +263,7 @@ where
             Some(None) => {
                 report.unpriced = report.unpriced.saturating_add(1);
                 sched.return_txq(serving, TxqReturn::after_turn(!txq.is_empty(), false), now);
+                returned_any = true;
                 continue;
             }
             Some(Some(station)) => Some(station),
@@ -287,12 +351,13 @@ where
         let backlogged = !txq.is_empty() || report.refused.is_some();
         let outcome = TxqReturn::after_turn(backlogged, progressed);
         sched.return_txq(serving, outcome, now);
+        returned_any = true;
         if let Some(end) = stop {
             report.end = end;
-            return report;
+            return (report, round, returned_any);
         }
     }
-    report
+    (report, round, returned_any)
 }
 
 /// The charge of a `frame_len`-byte frame of the txq `serving` holds: to its station

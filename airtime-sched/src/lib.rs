@@ -61,12 +61,13 @@
 //! meanwhile cannot serve it, and that round may be the one meant to follow the event
 //! that made the txq servable again (a completion that released its station's AQL
 //! charges or freed the ring). Keeping the txq listed (S1) is not enough for liveness:
-//! [`TxqTable::run_round`] therefore reads the AC's round number, after returning a txq
-//! with frames, with a read-modify-write ordered with every round start, and runs
-//! another round if one started since (bounded: [`driver_loop::RoundReport::overlapped`]
-//! says when the caller must ask again). Loom model `txq17` (`tests/loom_txqs.rs`)
-//! checks it. A driver that runs its own loop over [`Scheduler::next_txq`] concurrently
-//! must do the same (or gate its rounds).
+//! The ready loops ([`TxqTable::run_round`], [`driver_loop::run_round`]) therefore
+//! ask, after a round that returned any txq, whether a round started on the AC since
+//! ([`Scheduler::round_started_since`], a read-modify-write ordered with every round
+//! start), and run another if one did (bounded: [`driver_loop::RoundReport::overlapped`]
+//! says when the caller must ask again). Loom models `txq17` to `txq20`
+//! (`tests/loom_txqs.rs`) check it. A driver that runs its own loop over
+//! [`Scheduler::next_txq`] concurrently must do the same (or gate its rounds).
 //!
 //! Concurrent rounds are allowed, not required, and not always the fastest: two rounds
 //! on one AC at once pass the same lines (the AC's list, the txqs, the ring) between

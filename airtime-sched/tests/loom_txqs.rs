@@ -23,7 +23,8 @@
 //! | `handback_forgotten` | an enqueue that holds the queue when a removal's hand-back comes does not put the txq back, so its frames are never handed back | `txq4` |
 //! | `direct_overtakes_intake` | an enqueue writes straight into the queue while earlier frames wait in the intake | `txq9` |
 //! | `give_back_own_only` | a refused frame's charge is given back wholly from the handle's unflushed sum, as if no flush could have moved it to the AC's counter | `txq10` |
-//! | `no_overlap_recheck` | a round that returned a txq with frames does not check whether another context started a round meanwhile (which could not serve the txq it held), so no round follows | `txq17` (ring full), `txq18` (AQL limit) |
+//! | `no_overlap_recheck` | a round that returned a txq does not check whether another context started a round meanwhile (which could not serve the txq it held), so no round follows | `txq17` (ring full), `txq18` (AQL limit), `txq21` (`driver_loop::run_round`) |
+//! | `recheck_listed_with_frames` | the check follows only a round that returned a txq with frames, not one that returned a txq empty (which its return lists if a wake landed while it was held) | `txq19` |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
 //! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
@@ -41,7 +42,10 @@
 //! and a txq added on another thread. Models txq15 and txq16 check
 //! `TxqTable::may_have_frames` against a round serving the txq. Model txq17 came from a
 //! review of concurrent rounds' liveness: a round that could not serve a txq another
-//! round held must be followed by one that can.
+//! round held must be followed by one that can; txq18 to txq20 came from a review of
+//! its fix (a turn ended at the AQL limit, an empty turn woken meanwhile, a txq passed
+//! over). Model txq21 is txq17 through `driver_loop::run_round`, the loop over txqs the
+//! driver owns.
 #![cfg(loom)]
 
 #[allow(dead_code)]
@@ -964,5 +968,76 @@ fn txq20_a_round_that_passed_over_a_txq_is_followed_by_another() {
         let (sa, told_a) = a.join().unwrap();
         sent.extend(sa);
         assert!(sent.contains(&Pkt(2)) || told_a || r.overlapped, "frame 2 stranded (sent {sent:?})");
+    });
+}
+
+/// A txq the driver owns (not the crate's table), as [`driver_loop::run_round`] serves
+/// them: each context keeps its own handle to it, and the queue behind the handles
+/// takes a lock of its own for each call (the scheduler hands the txq to one round at
+/// a time, so the lock is never contended by two servers).
+///
+/// [`driver_loop::run_round`]: airtime_sched::driver_loop::run_round
+#[derive(Clone)]
+struct DriverTxq(Arc<loom::sync::Mutex<Vec<Pkt>>>);
+impl Txq for DriverTxq {
+    type Frame = Pkt;
+    type Error = core::convert::Infallible;
+    fn dequeue(&mut self, _: Instant) -> Result<Option<Pkt>, Self::Error> {
+        let mut q = self.0.lock().unwrap();
+        Ok((!q.is_empty()).then(|| q.remove(0)))
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.0.lock().unwrap().first().map(|_| 100)
+    }
+}
+
+/// txq21: txq17 through [`driver_loop::run_round`] (txqs the driver owns, each context
+/// with its own view of them): a round's turn on T (station-less, frames 1 and 2) ends
+/// held, the ring's only slot filled by frame 1; the completion of frame 1 frees the
+/// slot and runs its round, which cannot serve T while the first round holds it. Once
+/// both are done, frame 2 was sent, or is in flight, or a round reported that another
+/// must follow.
+///
+/// [`driver_loop::run_round`]: airtime_sched::driver_loop::run_round
+#[test]
+fn txq21_the_same_through_the_loop_over_txqs_the_driver_owns() {
+    use airtime_sched::driver_loop::run_round;
+    use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let q = sched.add_txq(None, Tid::BE).unwrap();
+        let txq = DriverTxq(Arc::new(loom::sync::Mutex::new(vec![Pkt(1), Pkt(2)])));
+        sched.wake_txq(q, NOW).unwrap();
+        let view = || {
+            let mut v: Vec<Option<DriverTxq>> = vec![None; q.index() + 1];
+            v[q.index()] = Some(txq.clone());
+            v
+        };
+        let busy = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(AtomicU32::new(0));
+        let ring = || OneSlot { busy: busy.clone(), sent: sent.clone() };
+        let wake = {
+            let (sched, mut txqs, mut ring) = (sched.clone(), view(), ring());
+            thread::spawn(move || {
+                let report = run_round(&*sched, Ac::Be, NOW, &mut txqs[..], &Peers(Vec::new()), &mut ring);
+                assert!(report.refused.is_none());
+                report.overlapped
+            })
+        };
+        // The completion context: it runs a round only if it reaped a frame.
+        let (mut txqs, mut completion_ring) = (view(), ring());
+        let reaped = busy.swap(false, Ordering::AcqRel);
+        let told_b = reaped && {
+            let report = run_round(&*sched, Ac::Be, NOW, &mut txqs[..], &Peers(Vec::new()), &mut completion_ring);
+            assert!(report.refused.is_none());
+            report.overlapped
+        };
+        let told_a = wake.join().unwrap();
+        let sent = sent.load(Ordering::Acquire);
+        let in_flight = busy.load(Ordering::Acquire);
+        assert!(
+            sent & 0b100 != 0 || in_flight || told_a || told_b,
+            "frame 2 stranded: T listed, the ring empty, no round pending or asked for (sent {sent:#b})"
+        );
     });
 }

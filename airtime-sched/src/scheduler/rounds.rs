@@ -115,27 +115,41 @@ impl Scheduler {
         crate::aql::phy_limit_us(self.acs[ac].listed(), defaults).is_none_or(|limit| pending < limit)
     }
 
-    /// Whether a round was started on `ac` since `round` was (its number moved), read
-    /// with a read-modify-write of the round word: every write to that word is one
+    /// Whether a round was started on `round`'s AC since `round` was (its number moved):
+    /// what a context that runs rounds concurrently with others asks after its round
+    /// returned its txqs, to learn whether it must run another. A txq a round holds is
+    /// off its AC's list, so a round another context started meanwhile could not serve
+    /// it, and that round may have been the one meant to follow the completion that made
+    /// it servable again (it released the station's AQL charges, or freed the ring):
+    /// with nothing else in flight, nobody would run another. So: `true`, run one more
+    /// round (it sees the txq listed); `false`, any later start's round sees it. Bound
+    /// the extra rounds (the ready loops run two at most, then report
+    /// [`RoundReport::overlapped`](crate::driver_loop::RoundReport::overlapped)) so that
+    /// a context cannot be kept there by others' starts. Rounds run under a
+    /// [`RoundGate`](crate::RoundGate), or by one context alone, never need it: it
+    /// answers `false` then.
+    ///
+    /// It reads the round word with a read-modify-write: every write to that word is one
     /// (`start_round`'s), and the read-modify-writes of one word are totally ordered, so
     /// either a start comes before this read in that order (its number is seen), or
     /// after it: then that start reads what this one wrote (or a later write of the same
     /// release sequence) and everything this context did before it — the txqs its
     /// round returned, listed — happens before that start's round visits the list. A
     /// plain load would give neither: it may read an older number while the start that
-    /// wrote a newer one has not yet seen the returns (store buffering). See
-    /// `TxqTable::run_round_hooked` for the use. A closed start leaves the number as it
-    /// is: its round visits no list, so there is nothing it could have missed.
+    /// wrote a newer one has not yet seen the returns (store buffering). Call it after
+    /// the last return of the round. A closed start leaves the number as it is: its round
+    /// visits no list, so there is nothing it could have missed.
     ///
+    /// `false` for a closed round (it held no txq) and for another scheduler's round.
     /// With [`RoundPolicy::ResetOnClose`] a close and enough later starts can bring the
     /// number back to `round`'s (ABA): this answers "no start" then. That policy exists
     /// only to reproduce mainline's measurement.
     #[inline]
-    pub(crate) fn round_started_since(&self, round: Round) -> bool {
+    pub fn round_started_since(&self, round: Round) -> bool {
         // Weakened variant `no_overlap_recheck`, only to prove loom model txq17 catches
         // it: no start is ever seen, so a round that missed a txq held here is not
         // followed by another.
-        if cfg!(airtime_weakened = "no_overlap_recheck") {
+        if cfg!(airtime_weakened = "no_overlap_recheck") || !round.is_open() || round.radio() != self.radio {
             return false;
         }
         // AcqRel: Release publishes this context's returns to a start that reads it,

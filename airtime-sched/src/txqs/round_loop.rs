@@ -5,14 +5,9 @@
 //! ath11k has one lock per TCL ring).
 
 use super::table::{Retry, TxqTable};
-use crate::driver_loop::{Refused, RoundEnd, RoundReport, StationTable};
+use crate::driver_loop::{MAX_ROUNDS_PER_CALL, Refused, RoundEnd, RoundReport, StationTable};
 use crate::traits::{Enqueue, Frame, PushError, Ring, RingError, RingErrorKind, Txq};
 use crate::{Ac, Instant, Round, TxqReturn};
-
-/// Rounds one [`TxqTable::run_round_hooked`] call runs at most: its own, and up to two
-/// more when another context started a round on the AC while this one held a txq it
-/// returned with frames (see there).
-const MAX_ROUNDS_PER_CALL: u32 = 3;
 
 /// How much one txq may send in one turn before the loop moves on, so that a slow
 /// station cannot hold the ring for a long burst while others wait (mt76 bounds its
