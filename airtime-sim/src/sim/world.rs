@@ -29,7 +29,7 @@ use crate::scenario::{Direction, Endpoint, Protocol, Resolved, Stack};
 use crate::wifi::ampdu::{self, AmpduLimits};
 use crate::wifi::edca::EdcaParams;
 use crate::wifi::link::{Choice, Link};
-use crate::wifi::medium::Medium;
+use crate::wifi::medium::{Medium, Outcome};
 use crate::wifi::reorder::Reorder;
 use crate::wifi::station_txq::StationTxq;
 use crate::wifi::{PhyTiming, ofdma, phy};
@@ -740,8 +740,8 @@ impl World {
             match tx {
                 Tx::Ap { station, ac, frames, airtime_ns } => {
                     let contender = self.ap_contenders.iter().find(|c| c.0 == ac).map_or(0, |c| c.1);
-                    transmitted.push((contender, airtime_ns));
                     if collided {
+                        transmitted.push((contender, airtime_ns, Outcome::Failed));
                         self.ap.requeue_ppdu(station, frames);
                         continue;
                     }
@@ -753,8 +753,14 @@ impl World {
                     }
                     let mut statuses = Vec::with_capacity(frames.len());
                     let mut acked = AckedMsdus::default();
+                    let mut outcome = Outcome::Acknowledged;
                     if self.links[s].is_some() {
-                        for p in self.block_ack_down(s, frames, airtime_ns, now, measuring, &mut statuses) {
+                        let (released, block_ack) =
+                            self.block_ack_down(s, frames, airtime_ns, now, measuring, &mut statuses);
+                        if !block_ack {
+                            outcome = Outcome::Failed;
+                        }
+                        for p in released {
                             acked.add(&p);
                             self.packets += 1;
                             self.deliver_to_station(s, p, now);
@@ -771,6 +777,7 @@ impl World {
                     if !self.hosts[2 + s].is_empty() {
                         self.poll_host(2 + s, now);
                     }
+                    transmitted.push((contender, airtime_ns, outcome));
                     if !statuses.is_empty() {
                         self.schedule_completions(statuses, now);
                     }
@@ -778,14 +785,14 @@ impl World {
                     self.q.schedule(stats_at, Event::PpduStats(station, ac, (airtime_ns / 1000) as u32, acked));
                 }
                 Tx::ApMu { ppdu, airtime_ns } => {
-                    transmitted.push((0, airtime_ns));
-                    self.mu_exchange_end(ppdu, airtime_ns, collided, measuring, now);
+                    let outcome = self.mu_exchange_end(ppdu, airtime_ns, collided, measuring, now);
+                    transmitted.push((0, airtime_ns, outcome));
                 }
                 Tx::Sta { station, queue, frames, airtime_ns } => {
-                    transmitted.push((1 + queue, airtime_ns));
                     let s = usize::from(station);
                     self.uplink_touched.push(queue);
                     if collided {
+                        transmitted.push((1 + queue, airtime_ns, Outcome::Failed));
                         for p in frames.into_iter().rev() {
                             self.uplink[queue].held.push_front(p);
                         }
@@ -796,7 +803,10 @@ impl World {
                     }
                     self.ap.rx_airtime(station, (airtime_ns / 1000) as u32, now);
                     ap_touched = true;
-                    let frames = if self.links[s].is_some() { self.block_ack_up(queue, frames, now) } else { frames };
+                    let (frames, block_ack) =
+                        if self.links[s].is_some() { self.block_ack_up(queue, frames, now) } else { (frames, true) };
+                    let outcome = if block_ack { Outcome::Acknowledged } else { Outcome::Failed };
+                    transmitted.push((1 + queue, airtime_ns, outcome));
                     for p in frames {
                         self.packets += 1;
                         self.deliver_from_station(p, now);
@@ -804,7 +814,7 @@ impl World {
                 }
             }
         }
-        self.medium.end_exchange(now, &transmitted, collided, &mut self.rng);
+        self.medium.end_exchange(now, &transmitted, &mut self.rng);
         if ap_touched {
             self.after_ap(now);
         }
@@ -869,14 +879,24 @@ impl World {
 
     /// A downlink MU PPDU's exchange ended: as an SU one's, per user (over a lossy or
     /// changing link, through its BlockAck and reorder buffer), with each user's airtime
-    /// its RU's share of the exchange, and one PPDU-stats report for all.
-    fn mu_exchange_end(&mut self, ppdu: MuPpdu, airtime_ns: Nanos, collided: bool, measuring: bool, now: Nanos) {
+    /// its RU's share of the exchange, and one PPDU-stats report for all. The exchange
+    /// failed, for the AP's contention window, if it collided or no user's BlockAck came
+    /// back (every subframe of every user lost); one BlockAck makes it a success.
+    fn mu_exchange_end(
+        &mut self,
+        ppdu: MuPpdu,
+        airtime_ns: Nanos,
+        collided: bool,
+        measuring: bool,
+        now: Nanos,
+    ) -> Outcome {
         if collided {
             for u in ppdu.users {
                 self.ap.hw_mut().requeue_front(u.station, u.frames);
             }
-            return;
+            return Outcome::Failed;
         }
+        let mut outcome = Outcome::Failed;
         let shares = ppdu.ru_shares(airtime_ns);
         let own_exchange_ns = |u: &MuUser| (ofdma::exchange_us(u.own_ppdu_us) * 1000.0) as Nanos;
         let report = MuReport {
@@ -903,11 +923,16 @@ impl World {
                 // Each user's subframes pass its link's losses, BlockAck and the
                 // station's reorder buffer, as an SU A-MPDU's do: a frame lost in an SU
                 // PPDU may be resent in an MU one and the other way round.
-                for p in self.block_ack_down(s, u.frames, share_ns, now, measuring, &mut statuses) {
+                let (released, block_ack) = self.block_ack_down(s, u.frames, share_ns, now, measuring, &mut statuses);
+                if block_ack {
+                    outcome = Outcome::Acknowledged;
+                }
+                for p in released {
                     self.packets += 1;
                     self.deliver_to_station(s, p, now);
                 }
             } else {
+                outcome = Outcome::Acknowledged;
                 for f in u.frames {
                     let (status, pkt) = f.complete();
                     statuses.push(status);
@@ -924,6 +949,7 @@ impl World {
         }
         let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
         self.q.schedule(stats_at, Event::MuPpduStats(report));
+        outcome
     }
 
     /// A packet reached the wired host or the AP's own stack.

@@ -6,6 +6,13 @@
 //! others freeze and resume in the next idle period. Contenders that reach zero in the
 //! same slot collide: all of them lose the exchange and double their window.
 //!
+//! After an exchange the transmitter updates its window as 802.11-2020 10.23.2.4 says:
+//! back to CWmin after a success, doubled (up to CWmax) after a failure, and a failure
+//! is an exchange that got no response ([`Outcome::Failed`]): a collision, or an
+//! A-MPDU all of whose subframes were lost, so that no BlockAck came back. An A-MPDU
+//! of which the BlockAck names any subframe is a success for the window, however many
+//! of its subframes it misses (those are the retry counters' business).
+//!
 //! A transmitter with several access categories has one contender per category (an
 //! EDCA function each). When two of its own reach zero in the same slot, the higher
 //! priority transmits and the others behave as if they had collided: their window
@@ -25,6 +32,17 @@ struct Contender {
     ready: bool,
     /// When its countdown (AIFS first) began in the current idle period.
     origin: Nanos,
+}
+
+/// How one transmitter's exchange ended, for its contention window (802.11-2020
+/// 10.23.2.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A response (BlockAck) came back: the window returns to CWmin.
+    Acknowledged,
+    /// No response: the exchange collided, or every subframe of its A-MPDU was lost.
+    /// The window doubles, up to CWmax.
+    Failed,
 }
 
 /// The channel.
@@ -87,6 +105,11 @@ impl Medium {
             c.origin = if self.busy { Nanos::MAX } else { now.max(self.idle_since) };
         }
         true
+    }
+
+    /// Contender `i`'s contention window.
+    pub fn cw(&self, i: usize) -> Option<u32> {
+        self.contenders.get(i).map(|c| c.cw)
     }
 
     /// Whether contender `i` is waiting to transmit.
@@ -164,17 +187,21 @@ impl Medium {
         winners
     }
 
-    /// The exchange that began at an access ended at `now`. `collided` lists the
-    /// transmitters whose exchange failed; `ready` says who still has frames.
-    pub fn end_exchange(&mut self, now: Nanos, transmitted: &[(usize, Nanos)], collided: bool, rng: &mut Rng) {
+    /// The exchange that began at an access ended at `now`: `transmitted` lists each
+    /// transmitter, its airtime and how its exchange ended (a collision fails all of
+    /// them).
+    pub fn end_exchange(&mut self, now: Nanos, transmitted: &[(usize, Nanos, Outcome)], rng: &mut Rng) {
         self.busy = false;
         self.idle_since = now;
-        for &(i, airtime) in transmitted {
+        for &(i, airtime, outcome) in transmitted {
             if let Some(a) = self.airtime_ns.get_mut(i) {
                 *a += airtime;
             }
             if let Some(c) = self.contenders.get_mut(i) {
-                c.cw = if collided { (c.cw * 2 + 1).min(c.edca.cw_max) } else { c.edca.cw_min };
+                c.cw = match outcome {
+                    Outcome::Failed => (c.cw * 2 + 1).min(c.edca.cw_max),
+                    Outcome::Acknowledged => c.edca.cw_min,
+                };
                 c.backoff = Some(rng.below_or_eq(u64::from(c.cw)));
             }
         }
@@ -219,8 +246,9 @@ mod tests {
                 wins[i] += 1;
             }
             now = t + 1_000_000;
-            let tx: Vec<(usize, Nanos)> = w.iter().map(|&i| (i, 1_000_000)).collect();
-            m.end_exchange(now, &tx, w.len() > 1, &mut rng);
+            let outcome = if w.len() > 1 { Outcome::Failed } else { Outcome::Acknowledged };
+            let tx: Vec<(usize, Nanos, Outcome)> = w.iter().map(|&i| (i, 1_000_000, outcome)).collect();
+            m.end_exchange(now, &tx, &mut rng);
         }
         assert!(wins[0] > 800 && wins[1] > 800, "{wins:?}");
         assert!(m.collisions > 20 && m.collisions < 300, "{}", m.collisions);
@@ -249,9 +277,34 @@ mod tests {
                 wins[i] += 1;
             }
             now = t + 1_000_000;
-            let tx: Vec<(usize, Nanos)> = w.iter().map(|&i| (i, 1_000_000)).collect();
-            m.end_exchange(now, &tx, w.len() > 1, &mut rng);
+            let outcome = if w.len() > 1 { Outcome::Failed } else { Outcome::Acknowledged };
+            let tx: Vec<(usize, Nanos, Outcome)> = w.iter().map(|&i| (i, 1_000_000, outcome)).collect();
+            m.end_exchange(now, &tx, &mut rng);
         }
         assert!(wins[2] > 2 * wins[0] && wins[2] > 4 * wins[1], "{wins:?}");
+    }
+
+    /// One exchange of a lone contender at the access point's BE, ending as `outcome`.
+    fn one_exchange(m: &mut Medium, now: Nanos, outcome: Outcome, rng: &mut Rng) -> Nanos {
+        m.set_ready(0, true, now, rng);
+        let (t, g) = m.next_access().unwrap();
+        assert_eq!(m.access(t, g, rng), vec![0]);
+        let end = t + 1_000_000;
+        m.end_exchange(end, &[(0, 1_000_000, outcome)], rng);
+        end
+    }
+
+    #[test]
+    fn an_ampdu_lost_whole_doubles_the_contention_window() {
+        let mut rng = Rng::new(3);
+        let mut m = Medium::new(&[EdcaParams::AP_BE]);
+        let mut now = one_exchange(&mut m, 0, Outcome::Failed, &mut rng);
+        assert_eq!(m.cw(0), Some(31), "no BlockAck: the window doubles as after a collision");
+        now = one_exchange(&mut m, now, Outcome::Failed, &mut rng);
+        assert_eq!(m.cw(0), Some(63));
+        now = one_exchange(&mut m, now, Outcome::Failed, &mut rng);
+        assert_eq!(m.cw(0), Some(63), "up to CWmax");
+        one_exchange(&mut m, now, Outcome::Acknowledged, &mut rng);
+        assert_eq!(m.cw(0), Some(15), "a BlockAck, even one naming losses, resets it");
     }
 }

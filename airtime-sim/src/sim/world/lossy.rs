@@ -37,7 +37,8 @@ impl World {
     /// The BlockAck of the AP's A-MPDU to station `s`: completions for the acknowledged
     /// frames and for those dropped at the retry limit go to `statuses`; the lost ones
     /// go back to the head of the station's firmware queue. Returns the packets the
-    /// station's reorder buffer releases.
+    /// station's reorder buffer releases, and whether a BlockAck came back (any subframe
+    /// arrived; if none did, the exchange failed, 802.11-2020 10.23.2.4).
     pub(super) fn block_ack_down(
         &mut self,
         s: usize,
@@ -46,9 +47,9 @@ impl World {
         now: Nanos,
         measuring: bool,
         statuses: &mut Vec<TxStatus>,
-    ) -> Vec<Packet> {
+    ) -> (Vec<Packet>, bool) {
         let mut released = Vec::new();
-        let Some(l) = self.links[s].as_mut() else { return released };
+        let Some(l) = self.links[s].as_mut() else { return (released, true) };
         let Some(choice) = l.down_choice.take() else {
             // Unreachable: every access of the AP's EDCA functions picks the rates first.
             // Should it happen, the frames count as acknowledged: each still completes
@@ -61,7 +62,7 @@ impl World {
                 statuses.push(status);
                 l.down_rx.receive(pkt.mpdu_seq, Some(pkt), &mut released);
             }
-            return released;
+            return (released, true);
         };
         let price_rate = l.fixed_report.unwrap_or_else(|| l.down.reported_rate());
         let (mut acked, mut lost) = (0u32, Vec::new());
@@ -100,16 +101,17 @@ impl World {
             self.ap.requeue_ppdu(s as u16, lost);
         }
         self.report_rate(s, now);
-        released
+        (released, acked > 0)
     }
 
     /// The BlockAck of an A-MPDU from queue `q` of a station: the lost frames go back to
     /// the head of the queue, those at the retry limit are dropped. Returns the packets
-    /// the AP's reorder buffer (one per access category) releases.
-    pub(super) fn block_ack_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) -> Vec<Packet> {
+    /// the AP's reorder buffer (one per access category) releases, and whether a
+    /// BlockAck came back (any subframe arrived).
+    pub(super) fn block_ack_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) -> (Vec<Packet>, bool) {
         let s = usize::from(self.queue_station[q]);
         let ac = self.queue_ac[q].index();
-        let Some(l) = self.links[s].as_mut() else { return frames };
+        let Some(l) = self.links[s].as_mut() else { return (frames, true) };
         let mut released = Vec::new();
         let Some(choice) = l.up_choice.take() else {
             // Unreachable: every station access picks its rate first. As for the
@@ -120,7 +122,7 @@ impl World {
                 let seq = p.mpdu_seq;
                 l.up_rx[ac].receive(seq, Some(p), &mut released);
             }
-            return released;
+            return (released, true);
         };
         let sent = frames.len() as u32;
         let (mut acked, mut lost) = (0u32, Vec::new());
@@ -144,7 +146,7 @@ impl World {
         for p in lost.into_iter().rev() {
             self.uplink[q].held.push_front(p);
         }
-        released
+        (released, acked > 0)
     }
 
     /// Tells the AP the rate station `s`'s driver now reports, if it changed.
