@@ -17,7 +17,7 @@ use airtime_sched::{
 };
 use alloc::vec::Vec;
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
 
 /// A txq the adapter can serve: the core's [`Txq`] and [`Enqueue`], plus the frames the
 /// queue dropped itself (an AQM's drops, its limits), which the adapter hands back to
@@ -131,6 +131,15 @@ pub enum Mt76Error {
     /// writing one): the index is free once they complete (mt76 frees a wcid only
     /// after its RCU grace period).
     WcidDraining(u16),
+    /// [`Mt76::reset_tokens`] before [`Mt76::stop_tx`] (or after [`Mt76::start_tx`]):
+    /// a round could be writing a descriptor for a token the flush completes.
+    TxNotStopped,
+    /// [`Mt76::reset_tokens`] while a tx-free pass holds an event it read and has not
+    /// yet freed its token: read before the DMA reset, that event is for a token the
+    /// flush would complete, and the pass would then free whatever frame takes the id
+    /// after the reset. Retry once the pass moves on (it holds the event for one token
+    /// release, no callback).
+    TxFreeBusy,
 }
 
 impl fmt::Display for Mt76Error {
@@ -144,6 +153,8 @@ impl fmt::Display for Mt76Error {
             Mt76Error::NoRounds => f.write_str("max_rounds must not be 0"),
             Mt76Error::NoStatusTimeout => f.write_str("tx_status_timeout_us must not be 0"),
             Mt76Error::WcidDraining(w) => write!(f, "wcid {w} still has a removed station's frames in flight"),
+            Mt76Error::TxNotStopped => f.write_str("tx is not stopped: call stop_tx before reset_tokens"),
+            Mt76Error::TxFreeBusy => f.write_str("a tx-free pass holds an event it read: retry reset_tokens"),
         }
     }
 }
@@ -272,6 +283,12 @@ pub struct Mt76<H, Q: Txq> {
     gate: RoundGate,
     /// `MT76_RESET`: while set, rounds write nothing ([`Mt76::stop_tx`]).
     tx_stopped: AtomicBool,
+    /// Tx-free passes between reading an event ([`TxFreeSource::next_tx_free`]) and
+    /// freeing its token: [`Mt76::reset_tokens`] refuses to flush while one is
+    /// (`napi_disable` of the tx-free NAPI, in mt76's reset work).
+    ///
+    /// [`TxFreeSource::next_tx_free`]: crate::hal::TxFreeSource::next_tx_free
+    events_held: AtomicU32,
     admin: SpinLock<Admin>,
     counters: Counters,
 }
@@ -419,6 +436,7 @@ where
             config,
             gate: RoundGate::new(),
             tx_stopped: AtomicBool::new(false),
+            events_held: AtomicU32::new(0),
             admin: SpinLock::new(Admin { departing }),
             counters: Counters::default(),
         })
@@ -791,9 +809,21 @@ where
         let mut pass = TxFreePass::default();
         let was_blocked = self.tokens.blocked();
         while pass.entries < budget {
-            let Some(event) = self.hal.next_tx_free() else { break };
+            // Dekker with `reset_tokens`: this count (SeqCst), then the read of the
+            // event; `reset_tokens` follows the DMA reset with a SeqCst fence, then
+            // reads the count. Either it sees this event held and refuses to flush, or
+            // this read comes after the DMA reset and finds only events of descriptors
+            // written since, none before `start_tx`. The count covers the token's
+            // release only, not the frame's status (a callback that may reset).
+            self.events_held.fetch_add(1, Ordering::SeqCst);
+            let Some(event) = self.hal.next_tx_free() else {
+                self.events_held.fetch_sub(1, Ordering::Release);
+                break;
+            };
+            let released = self.tokens.release_for(event.token, event.wcid);
+            self.events_held.fetch_sub(1, Ordering::Release);
             pass.entries = pass.entries.saturating_add(1);
-            match self.tokens.release_for(event.token, event.wcid) {
+            match released {
                 Some(entry) => {
                     self.complete(entry, &event, now);
                     pass.completed = pass.completed.saturating_add(1);
@@ -890,8 +920,9 @@ where
     /// end, so call it from the reset work (process context), never from a HAL
     /// callback. Rounds asked for meanwhile write nothing and their txqs stay listed;
     /// tx-free passes still complete tokens. A reset is: `stop_tx`, stop and empty the
-    /// DMA queues (and the tx-free events with them), [`reset_tokens`](Self::reset_tokens),
-    /// restart DMA, [`start_tx`](Self::start_tx).
+    /// DMA queues (and the tx-free events with them), [`reset_tokens`](Self::reset_tokens)
+    /// (again while it answers [`Mt76Error::TxFreeBusy`]), restart DMA,
+    /// [`start_tx`](Self::start_tx).
     pub fn stop_tx(&self) {
         self.tx_stopped.store(true, Ordering::Relaxed);
         // Dekker with `one_round` (see there).
@@ -923,11 +954,33 @@ where
 
     /// `mt76_connac2_tx_token_put`, the reset path: completes every token as
     /// [`TxOutcome::Flushed`] and releases its frame's charge (no airtime is registered
-    /// for it). Call it only after [`stop_tx`](Self::stop_tx) and once the DMA queues
-    /// are stopped and emptied, so the hardware holds no descriptor for these frames
-    /// and no round writes a new one; a tx-free that still comes for one finds its
-    /// token empty and is counted stale. Returns the frames completed.
-    pub fn reset_tokens(&self) -> u32 {
+    /// for it). Call it after [`stop_tx`](Self::stop_tx) and once the DMA queues are
+    /// stopped and emptied with their tx-free events, so the hardware holds no
+    /// descriptor for these frames and no round writes a new one. Returns the frames
+    /// completed.
+    ///
+    /// Refused, with nothing flushed, while tx runs ([`Mt76Error::TxNotStopped`]), and
+    /// while a tx-free pass holds an event it read but has not yet freed its token
+    /// ([`Mt76Error::TxFreeBusy`]: retry; the pass holds it for one token release). That
+    /// event may predate the DMA reset: flushed under it, its token id would be handed
+    /// out again after [`start_tx`](Self::start_tx), and the pass would free the new
+    /// frame while the hardware still holds its descriptor. mt76 disables its tx-free
+    /// NAPI (`napi_disable`, which waits for a running poll) for the same reason. The
+    /// event source's reset and [`TxFreeSource::next_tx_free`] must be ordered (the
+    /// simulated HAL takes one lock for both), so that a pass that reads after the DMA
+    /// reset finds only events for descriptors written since.
+    ///
+    /// [`TxFreeSource::next_tx_free`]: crate::hal::TxFreeSource::next_tx_free
+    pub fn reset_tokens(&self) -> Result<u32, Mt76Error> {
+        if !self.tx_stopped.load(Ordering::Relaxed) {
+            return Err(Mt76Error::TxNotStopped);
+        }
+        // Dekker with `tx_free` (see there); Acquire: a pass seen done freed its token
+        // before this flush looks at it.
+        fence(Ordering::SeqCst);
+        if self.events_held.load(Ordering::Acquire) != 0 {
+            return Err(Mt76Error::TxFreeBusy);
+        }
         let mut n = 0u32;
         self.tokens.release_all(|_token: Token, entry| {
             let charged_us = entry.charge.as_ref().map_or(0, Charge::airtime_us);
@@ -939,6 +992,6 @@ where
             self.hal.tx_status(entry.frame, report);
             n = n.saturating_add(1);
         });
-        n
+        Ok(n)
     }
 }

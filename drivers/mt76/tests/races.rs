@@ -6,7 +6,7 @@
 mod common;
 
 use airtime_mt76::hal::{
-    AirtimeWords, DmaError, DmaQueues, StatusSink, TxDesc, TxFree, TxFreeSource, TxReport, WtblCounters,
+    AirtimeWords, DmaError, DmaQueues, StatusSink, TxDesc, TxFree, TxFreeSource, TxOutcome, TxReport, WtblCounters,
 };
 use airtime_mt76::sim_hal::{SimConfig, SimHal};
 use airtime_mt76::{Config, DriverTxq, Mt76, Mt76Error};
@@ -104,6 +104,8 @@ struct ParkHal {
     ndesc_calls: AtomicU32,
     park_desc: AtomicBool,
     park_status: AtomicBool,
+    /// Parks the first tx-free event read, once read (the event taken from the ring).
+    park_event: AtomicBool,
     bar: Barrier,
 }
 
@@ -116,6 +118,7 @@ impl ParkHal {
             ndesc_calls: AtomicU32::new(0),
             park_desc: AtomicBool::new(false),
             park_status: AtomicBool::new(false),
+            park_event: AtomicBool::new(false),
             bar: Barrier::new(2),
         }
     }
@@ -155,7 +158,11 @@ impl DmaQueues for ParkHal {
 
 impl TxFreeSource for ParkHal {
     fn next_tx_free(&self) -> Option<TxFree> {
-        self.inner.next_tx_free()
+        let event = self.inner.next_tx_free();
+        if event.is_some() && self.park_event.swap(false, Ordering::AcqRel) {
+            self.park();
+        }
+        event
     }
 }
 
@@ -303,7 +310,7 @@ fn a_tx_free_pass_meeting_a_reset_writes_no_descriptor_until_tx_restarts() {
     });
     assert_eq!(pass.frames_sent, 0, "the pass's rounds wrote nothing while tx was stopped: {pass:?}");
     assert!(written_during_reset.is_empty(), "{written_during_reset:?}");
-    assert_eq!(flushed, 5);
+    assert_eq!(flushed, Ok(5));
     assert_eq!(radio.tokens_in_use(), 0);
     // Tx restarts: the txq, still listed, is served; everything completes once.
     assert_eq!(radio.start_tx(now), 6);
@@ -317,4 +324,74 @@ fn a_tx_free_pass_meeting_a_reset_writes_no_descriptor_until_tx_restarts() {
     assert_eq!((st.completed, st.flushed, st.enqueued), (15, 5, 20), "{st:?}");
     assert_eq!(radio.tokens_in_use(), 0);
     assert_eq!(radio.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn a_tx_free_event_read_before_a_reset_never_completes_a_frame_written_after_it() {
+    // 2 tokens, both usable: after the reset the ids come round again at once.
+    let config = Config { token_size: 2, token_free_thr: 0, ..Config::default() };
+    let sim = SimConfig { tx_free_delay_us: 0, ..SimConfig::default() };
+    let radio: Mt76<ParkHal, Q> = Mt76::new(ParkHal::new(sim), config).unwrap();
+    let now = Instant::from_millis(1);
+    let s = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let q = radio.add_txq(Some(s), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    radio.scheduler().set_aql_enabled(false);
+    for seq in 0..4 {
+        radio.enqueue(q, Pkt { seq, txq: q, len: 1500 }, now).unwrap();
+    }
+    assert_eq!(radio.wake_tx_queue(q, now).unwrap().frames, 2, "frames 0 and 1, on tokens 0 and 1");
+    // Both are sent; both tx-free events are ready.
+    radio.hal().inner.advance(now);
+    radio.hal().park_event.store(true, Ordering::Release);
+    let (busy, pass) = std::thread::scope(|sc| {
+        // The tx-free NAPI reads frame 0's event and is preempted before it frees the
+        // token.
+        let napi = sc.spawn(|| radio.tx_free(1, now));
+        radio.hal().bar.wait();
+        // The reset work: tx stopped, DMA reset (frame 1's event is gone with it). The
+        // flush waits for the pass: under it, frames 2 and 3 would take tokens 0 and 1
+        // after the restart, and the pass would free frame 2 with frame 0's status
+        // while its descriptor is in the DMA queue.
+        radio.stop_tx();
+        radio.hal().inner.reset_dma();
+        let busy = radio.reset_tokens();
+        radio.hal().bar.wait();
+        (busy, napi.join().unwrap())
+    });
+    assert_eq!(busy, Err(Mt76Error::TxFreeBusy));
+    assert_eq!((pass.completed, pass.frames_sent), (1, 0), "frame 0 completed by its own event: {pass:?}");
+    assert_eq!(radio.reset_tokens(), Ok(1), "frame 1, whose event the DMA reset dropped");
+    assert_eq!(radio.start_tx(now), 2, "frames 2 and 3");
+    let done: Vec<(u64, TxOutcome)> = radio.hal().inner.take_done().iter().map(|(p, r)| (p.seq, r.outcome)).collect();
+    assert_eq!(done, [(0, TxOutcome::Acked), (1, TxOutcome::Flushed)]);
+    // Frames 2 and 3 complete by their own events, once each.
+    let later = now.add_micros(1000);
+    radio.hal().inner.advance(now);
+    radio.hal().inner.advance(later);
+    assert_eq!(radio.tx_free(64, later).completed, 2);
+    let st = radio.stats();
+    assert_eq!((st.enqueued, st.completed, st.flushed, st.stale_tx_free), (4, 3, 1, 0), "{st:?}");
+    assert_eq!(radio.tokens_in_use(), 0);
+    assert_eq!(radio.scheduler().total_pending_us(), 0);
+}
+
+#[test]
+fn the_token_flush_is_refused_while_tx_runs() {
+    let radio: Mt76<ParkHal, Q> = Mt76::new(ParkHal::new(SimConfig::default()), Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let s = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let q = radio.add_txq(Some(s), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    radio.enqueue(q, Pkt { seq: 0, txq: q, len: 1500 }, now).unwrap();
+    assert_eq!(radio.wake_tx_queue(q, now).unwrap().frames, 1);
+    // Without `stop_tx` a round may be writing a descriptor for a token the flush
+    // would complete: refused, nothing flushed.
+    assert_eq!(radio.reset_tokens(), Err(Mt76Error::TxNotStopped));
+    assert_eq!(radio.tokens_in_use(), 1);
+    radio.stop_tx();
+    radio.stop_tx(); // twice: still stopped, no wait
+    radio.hal().inner.reset_dma();
+    assert_eq!(radio.reset_tokens(), Ok(1));
+    assert_eq!(radio.start_tx(now), 0);
+    assert_eq!(radio.reset_tokens(), Err(Mt76Error::TxNotStopped), "tx runs again");
+    assert_eq!(radio.start_tx(now), 0, "start_tx without stop_tx runs the worker, nothing more");
 }
