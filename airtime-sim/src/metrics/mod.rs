@@ -139,6 +139,9 @@ pub struct RunResult {
     pub txq_drops: u64,
     /// Collisions on the medium.
     pub collisions: u64,
+    /// Frames dropped at the retry limit (30 attempts, ath9k's `ATH_MAX_SW_RETRIES`),
+    /// both directions: lost subframes and collided exchanges alike.
+    pub retry_drops: u64,
     /// Transmit airtime the AP registered with its scheduler over the whole run, per
     /// access category and summed over stations, in us (the scheduler's
     /// `StationAirtime::tx_us_per_ac`; zero on designs that register none).

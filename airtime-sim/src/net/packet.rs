@@ -99,7 +99,9 @@ pub struct Packet {
     pub cpu: u8,
     /// When it entered the AP's current queue (CoDel sojourn, queueing delay).
     pub enqueue_ns: Nanos,
-    /// Times it was sent on the air and lost (a lossy link only, `wifi::link`).
+    /// Failed attempts: times it was sent on the air and lost (a lossy link,
+    /// `wifi::link`) or in an exchange that collided; at
+    /// [`crate::wifi::link::MAX_ATTEMPTS`] it is dropped.
     pub tries: u8,
     /// Its sequence number on a lossy link (0 until first sent there), by which the
     /// receiver's BlockAck reorder buffer releases frames in order.

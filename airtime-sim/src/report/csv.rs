@@ -11,7 +11,7 @@ use std::fmt::Write;
 /// The header row.
 pub const HEADER: &str = "sim_version,arm,design,duration_s,warmup_s,run,seed,station,flow,direction,protocol,ac,\
 flow_throughput_mbps,tcp_rtt_mean_ms,tcp_rtt_max_ms,station_throughput_mbps,ping_p50_ms,ping_p99_ms,\
-aql_pending_p50_us,airtime_share_pct,ampdu_p50,skipped_selections,closed_rounds,ring_drops,txq_drops,collisions";
+aql_pending_p50_us,airtime_share_pct,ampdu_p50,skipped_selections,closed_rounds,ring_drops,txq_drops,collisions,retry_drops";
 
 /// Quotes a field that holds a comma, a quote or a line break (RFC 4180).
 fn field(s: &str) -> String {
@@ -35,7 +35,7 @@ pub fn render(arms: &[ArmResult]) -> String {
         for r in &a.runs {
             for (s, st) in r.stations.iter().enumerate() {
                 let station = format!(
-                    "{:.3},{},{},{:.0},{:.2},{:.1},{},{},{},{},{}",
+                    "{:.3},{},{},{:.0},{:.2},{:.1},{},{},{},{},{},{}",
                     st.throughput_mbps,
                     // Empty where no ping was answered.
                     st.ping_p50_ms.map_or(String::new(), |v| format!("{v:.3}")),
@@ -47,7 +47,8 @@ pub fn render(arms: &[ArmResult]) -> String {
                     r.closed_rounds,
                     r.ring_drops,
                     r.txq_drops,
-                    r.collisions
+                    r.collisions,
+                    r.retry_drops
                 );
                 let flows: Vec<_> = r.flows.iter().enumerate().filter(|(_, f)| usize::from(f.station) == s).collect();
                 let lead = format!("{head},{},{},{}", r.run, r.seed, field(&st.name));

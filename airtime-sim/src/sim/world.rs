@@ -123,6 +123,9 @@ pub struct World {
     flow_rtts: Vec<Vec<(f32, f32)>>,
     flow_srtt: Vec<(f64, f64, u64)>,
     flow_drops: Vec<u64>,
+    /// Frames dropped at the retry limit ([`crate::wifi::link::MAX_ATTEMPTS`]), lost
+    /// subframes and collided ones alike, both directions.
+    retry_drops: u64,
     ping_rtts: Vec<Vec<(f32, f32)>>,
     pings_sent: Vec<u64>,
     aql_samples: Vec<Vec<f64>>,
@@ -358,6 +361,7 @@ impl World {
             flow_rtts: vec![Vec::new(); nflows],
             flow_srtt: vec![(0.0, 0.0, 0); nflows],
             flow_drops: vec![0; nflows],
+            retry_drops: 0,
             ping_rtts: vec![Vec::new(); n],
             pings_sent: vec![0; n],
             aql_samples: vec![Vec::new(); n],
@@ -742,7 +746,7 @@ impl World {
                     let contender = self.ap_contenders.iter().find(|c| c.0 == ac).map_or(0, |c| c.1);
                     if collided {
                         transmitted.push((contender, airtime_ns, Outcome::Failed));
-                        self.ap.requeue_ppdu(station, frames);
+                        self.collided_down(station, frames, now);
                         continue;
                     }
                     let s = usize::from(station);
@@ -793,9 +797,7 @@ impl World {
                     self.uplink_touched.push(queue);
                     if collided {
                         transmitted.push((1 + queue, airtime_ns, Outcome::Failed));
-                        for p in frames.into_iter().rev() {
-                            self.uplink[queue].held.push_front(p);
-                        }
+                        self.collided_up(queue, frames, now);
                         continue;
                     }
                     if measuring {
@@ -892,7 +894,7 @@ impl World {
     ) -> Outcome {
         if collided {
             for u in ppdu.users {
-                self.ap.hw_mut().requeue_front(u.station, u.frames);
+                self.collided_down(u.station, u.frames, now);
             }
             return Outcome::Failed;
         }
@@ -1203,6 +1205,7 @@ impl World {
             ring_drops: self.ap.counters.ring_drops,
             txq_drops: self.ap.counters.txq_drops,
             collisions: self.medium.collisions,
+            retry_drops: self.retry_drops,
             registered_tx_us,
             airtime: self.air.breakdown(window),
             packets: self.packets,
@@ -1221,5 +1224,59 @@ fn count_drops(flow_drops: &mut [u64], dropped: Vec<Packet>) {
         {
             *d += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wifi::link::MAX_ATTEMPTS;
+
+    /// Two stations, each with a UDP upload (one uplink queue each), no ping.
+    fn two_uploaders() -> World {
+        let mut text = String::from(
+            "name = \"t\"\nduration_s = 1.0\nwarmup_s = 0.0\nruns = 1\nseed = 1\n[ap]\ndesign = \"ath11k_series\"\n[ping]\nrate_hz = 0.0\n",
+        );
+        for s in ["a", "b"] {
+            text += &format!("[[stations]]\nname = \"{s}\"\nrate = \"vht80-1ss-mcs9-sgi\"\n");
+        }
+        for s in ["a", "b"] {
+            text +=
+                &format!("[[flows]]\nstation = \"{s}\"\nprotocol = \"udp\"\ndirection = \"upload\"\nrate_mbps = 1.0\n");
+        }
+        let sc = crate::scenario::parse(&text, "t.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        World::new(&sc, 1).unwrap()
+    }
+
+    fn upload_packet(station: u16, tries: u8) -> Packet {
+        Packet {
+            payload: Payload::Ip(Vec::new()),
+            len_bytes: 1500,
+            src: Node::Station(station),
+            dst: Node::Wired,
+            flow: FlowTag::Udp(station),
+            dscp: 0,
+            cpu: 0,
+            enqueue_ns: 0,
+            tries,
+            mpdu_seq: 0,
+        }
+    }
+
+    #[test]
+    fn a_collided_frame_counts_an_attempt_and_is_dropped_at_the_retry_limit() {
+        let mut w = two_uploaders();
+        let airtime_ns = 100_000;
+        // Queue 0's frame has failed all but its last attempt; queue 1's is new.
+        w.exchange = vec![
+            Tx::Sta { station: 0, queue: 0, frames: vec![upload_packet(0, MAX_ATTEMPTS - 1)], airtime_ns },
+            Tx::Sta { station: 1, queue: 1, frames: vec![upload_packet(1, 0)], airtime_ns },
+        ];
+        w.collided = true;
+        w.exchange_end(airtime_ns);
+        assert!(w.uplink[0].held.is_empty(), "its 30th failed attempt drops the frame");
+        assert_eq!(w.retry_drops, 1, "and the drop is counted");
+        let kept: Vec<u8> = w.uplink[1].held.iter().map(|p| p.tries).collect();
+        assert_eq!(kept, vec![1], "the other frame goes back with one attempt counted");
     }
 }

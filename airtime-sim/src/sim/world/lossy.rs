@@ -68,7 +68,9 @@ impl World {
         let (mut acked, mut lost) = (0u32, Vec::new());
         let sent = frames.len() as u32;
         for mut f in frames {
-            if f.pkt.tries == 0 && measuring {
+            // Priced once, on its first pass through the BlockAck (a collision before it
+            // may have counted a try already); its sequence number is assigned there.
+            if f.pkt.mpdu_seq == 0 && measuring {
                 l.priced_us +=
                     u64::from(airtime_est::expected_tx_airtime_us(price_rate, f.pkt.mac_frame_bytes(), true));
             }
@@ -81,6 +83,7 @@ impl World {
                     continue;
                 }
                 l.down.dropped += 1;
+                self.retry_drops += 1;
                 if let FlowTag::Tcp(n) | FlowTag::Udp(n) = f.pkt.flow
                     && let Some(d) = self.flow_drops.get_mut(usize::from(n))
                 {
@@ -136,6 +139,7 @@ impl World {
                     continue;
                 }
                 l.up.dropped += 1;
+                self.retry_drops += 1;
             } else {
                 acked += 1;
             }
@@ -147,6 +151,83 @@ impl World {
             self.uplink[q].held.push_front(p);
         }
         (released, acked > 0)
+    }
+
+    /// The AP's A-MPDU (or MU user's subframes) to `station` collided: no BlockAck, so
+    /// each frame counts a failed attempt, as a lost subframe does (ath9k counts a
+    /// software retry for every subframe of an aggregate without a BlockAck,
+    /// `ath_tx_complete_aggr`). A frame at [`MAX_ATTEMPTS`] is dropped: it completes
+    /// (its descriptor and AQL charge are released), counts on its flow and in the
+    /// retry drops, and the station's reorder buffer gives it up; the others go back to
+    /// the head of their queue in order.
+    pub(super) fn collided_down(&mut self, station: u16, frames: Vec<HwFrame>, now: Nanos) {
+        let s = usize::from(station);
+        let (mut kept, mut statuses, mut released) = (Vec::with_capacity(frames.len()), Vec::new(), Vec::new());
+        for mut f in frames {
+            f.pkt.tries = f.pkt.tries.saturating_add(1);
+            if f.pkt.tries < MAX_ATTEMPTS {
+                kept.push(f);
+                continue;
+            }
+            self.retry_drops += 1;
+            if let FlowTag::Tcp(n) | FlowTag::Udp(n) = f.pkt.flow
+                && let Some(d) = self.flow_drops.get_mut(usize::from(n))
+            {
+                *d += 1;
+            }
+            let (status, pkt) = f.complete();
+            statuses.push(status);
+            if let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) {
+                l.down.dropped += 1;
+                if pkt.mpdu_seq != 0 {
+                    l.down_rx.receive(pkt.mpdu_seq, None, &mut released);
+                }
+            }
+        }
+        if !kept.is_empty() {
+            self.ap.requeue_ppdu(station, kept);
+        }
+        if !released.is_empty() {
+            for p in released {
+                self.packets += 1;
+                self.deliver_to_station(s, p, now);
+            }
+            if !self.hosts[2 + s].is_empty() {
+                self.poll_host(2 + s, now);
+            }
+        }
+        if !statuses.is_empty() {
+            self.schedule_completions(statuses, now);
+        }
+    }
+
+    /// An A-MPDU from queue `q` of a station collided: each frame counts a failed
+    /// attempt; one at [`MAX_ATTEMPTS`] is dropped (counted in the retry drops, and given
+    /// up by the AP's reorder buffer), the others go back to the head of the queue.
+    pub(super) fn collided_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) {
+        let s = self.queue_station.get(q).map_or(usize::MAX, |&s| usize::from(s));
+        let ac = self.queue_ac.get(q).map_or(0, |a| a.index());
+        let mut released = Vec::new();
+        for mut p in frames.into_iter().rev() {
+            p.tries = p.tries.saturating_add(1);
+            if p.tries < MAX_ATTEMPTS {
+                if let Some(u) = self.uplink.get_mut(q) {
+                    u.held.push_front(p);
+                }
+                continue;
+            }
+            self.retry_drops += 1;
+            if let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) {
+                l.up.dropped += 1;
+                if p.mpdu_seq != 0 {
+                    l.up_rx[ac].receive(p.mpdu_seq, None, &mut released);
+                }
+            }
+        }
+        for p in released {
+            self.packets += 1;
+            self.deliver_from_station(p, now);
+        }
     }
 
     /// Tells the AP the rate station `s`'s driver now reports, if it changed.
