@@ -9,7 +9,7 @@ use crate::station::{StationRecord, Stations};
 use crate::tokens::{Entry, TokenTable};
 use airtime_est::Rate;
 use airtime_sched::driver_loop::{RoundEnd, StationTable};
-use airtime_sched::traits::{Enqueue, Frame, PushError, Ring, Txq};
+use airtime_sched::traits::{Enqueue, Frame, PushError, Ring, RingError, RingErrorKind, Txq};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget, TurnStart};
 use airtime_sched::{
     Ac, Charge, ConfigError, DepartingStation, FqCodelTxq, FqFrame, FrameStatus, GateOutcome, Instant, PerAc,
@@ -305,6 +305,28 @@ impl<H, Q: Txq> fmt::Debug for Mt76<H, Q> {
     }
 }
 
+/// Why a round's [`DmaRing`] refused a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// The DMA queue (or the token table) had no room.
+    Dma(DmaError),
+    /// An earlier frame of the turn could not be mapped and was dropped: as
+    /// `mt76_txq_send_burst` ends its loop at a failed `__mt76_tx_queue_skb`, the turn
+    /// ends here. Of the txq alone ([`RingErrorKind::TxqFull`]): the frame goes to the
+    /// txq's retry slot, its charge given back, the txq stays listed (at the tail) and
+    /// the round goes on with the next txq.
+    BurstEnded,
+}
+
+impl RingError for Refusal {
+    fn kind(&self) -> RingErrorKind {
+        match self {
+            Refusal::Dma(e) => e.kind(),
+            Refusal::BurstEnded => RingErrorKind::TxqFull,
+        }
+    }
+}
+
 /// One round's view of the hardware: the DMA queue of `ac` and the token table, as the
 /// core's [`Ring`].
 struct DmaRing<'a, H, F> {
@@ -321,6 +343,9 @@ struct DmaRing<'a, H, F> {
     wrote: bool,
     /// Frames of this round dropped at their DMA write (the core counts them sent).
     unmapped: u32,
+    /// A frame of the current turn could not be mapped: the burst is over, and the
+    /// turn's next frame is refused ([`Refusal::BurstEnded`]).
+    burst_ended: bool,
     /// The current turn's station (`None` for a station-less txq) and its WTBL index,
     /// looked up once per turn, as `mt76_txq_schedule_list` does before each burst.
     turn_station: Option<StationId>,
@@ -336,7 +361,7 @@ impl<H: Hal<F>, F: Frame> DmaRing<'_, H, F> {
 
 impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
     type Frame = F;
-    type Error = DmaError;
+    type Error = Refusal;
 
     fn has_room(&self, ac: Ac) -> bool {
         self.open(ac)
@@ -346,19 +371,23 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
     /// station the turn holds (a look-up by txq would fail once the txq is removed,
     /// while its turn may still send).
     fn start_turn(&mut self, _txq: TxqId, station: Option<StationId>, _ac: Ac) {
+        self.burst_ended = false;
         self.turn_station = station;
         self.turn_wcid = station.and_then(|s| self.stations.station(s)).and_then(StationRecord::wcid);
     }
 
     /// `__mt76_tx_queue_skb`: a token for the frame and its charge, then the descriptor.
-    fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, DmaError>> {
+    fn push(&mut self, frame: F, charge: Option<Charge>) -> Result<(), PushError<F, Refusal>> {
+        if self.burst_ended {
+            return Err(PushError { frame, charge, error: Refusal::BurstEnded });
+        }
         let (station, wcid) = (self.turn_station, self.turn_wcid);
         debug_assert!(charge.as_ref().and_then(Charge::station).is_none_or(|s| Some(s) == station));
         let len_bytes = frame.len_bytes();
         let entry = Entry { frame, charge, station, wcid, ac: self.ac, len_bytes, consumed_at: self.now };
         let token = match self.tokens.consume(entry) {
             Ok(token) => token,
-            Err(e) => return Err(PushError { frame: e.frame, charge: e.charge, error: DmaError::Full }),
+            Err(e) => return Err(PushError { frame: e.frame, charge: e.charge, error: Refusal::Dma(DmaError::Full) }),
         };
         let error = match self.hal.queue_desc(TxDesc { token, wcid, len_bytes, ac: self.ac }) {
             Ok(()) => {
@@ -375,10 +404,13 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
             // The queue filled since `has_room` (a HAL with other writers): the frame
             // waits in its txq's retry slot. The queue's descriptors are in flight, so
             // a tx-free comes and runs the tx worker.
-            DmaError::Full => Err(PushError { frame: e.frame, charge: e.charge, error }),
+            DmaError::Full => Err(PushError { frame: e.frame, charge: e.charge, error: Refusal::Dma(error) }),
             // `mt76_dma_tx_queue_skb` frees a frame it cannot map, with its status:
             // kept instead, it could wait for good on a radio with nothing in flight.
+            // `mt76_txq_send_burst` then ends the burst: the turn's next frame, if it
+            // gets one, is held back.
             DmaError::MapFailed => {
+                self.burst_ended = true;
                 let charged_us = e.charge.as_ref().map_or(0, Charge::airtime_us);
                 if let Some(charge) = e.charge {
                     let _ = self.sched.give_back(charge);
@@ -393,8 +425,10 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
     }
 
     /// The end of `mt76_txq_send_burst`: the doorbell, if the burst wrote anything
-    /// (mt76 returns before the kick when its first dequeue finds nothing).
+    /// (mt76 returns before the kick when its first dequeue finds nothing, or its
+    /// first frame fails).
     fn end_turn(&mut self, _txq: TxqId, ac: Ac) {
+        self.burst_ended = false;
         if core::mem::take(&mut self.wrote) {
             self.hal.kick(ac);
             self.bursts = self.bursts.saturating_add(1);
@@ -674,12 +708,13 @@ where
         Ok(self.schedule(tid.ac(), now))
     }
 
-    /// `mt76_txq_schedule`: rounds on `ac` while the last one sent anything. Each round
-    /// is `mt76_txq_schedule_list`: for each txq the scheduler hands out, while the DMA
-    /// queue is not stopped (`mt76_txq_stopped`: `queued + MT_TXQ_FREE_THR >= ndesc`, or
-    /// tx blocked by the token table), one burst (`mt76_txq_send_burst`): frames
-    /// dequeued, charged, given a token and written, until the station's AQL budget, the
-    /// burst bound ([`Config::burst`]) or the queue stops it; then the kick.
+    /// `mt76_txq_schedule`: rounds on `ac` while the last one sent anything (or dropped
+    /// a frame it could not map). Each round is `mt76_txq_schedule_list`: for each txq
+    /// the scheduler hands out, while the DMA queue is not stopped (`mt76_txq_stopped`:
+    /// `queued + MT_TXQ_FREE_THR >= ndesc`, or tx blocked by the token table), one burst
+    /// (`mt76_txq_send_burst`): frames dequeued, charged, given a token and written,
+    /// until the station's AQL budget, the burst bound ([`Config::burst`]), the queue or
+    /// a frame that cannot be mapped stops it; then the kick.
     ///
     /// One context at a time runs an AC's rounds, as mt76's one tx worker does: a call
     /// that finds another context running them leaves it a note and returns at once
@@ -695,8 +730,8 @@ where
             if budget == 0 {
                 break;
             }
-            let mut last_frames = 0u32;
-            let gated = self.gate.run(ac, budget, || last_frames = self.one_round(ac, now, &mut report));
+            let mut last_taken = 0u32;
+            let gated = self.gate.run(ac, budget, || last_taken = self.one_round(ac, now, &mut report));
             match gated {
                 GateOutcome::Ran { .. } => {}
                 GateOutcome::HandedOff => {
@@ -708,7 +743,7 @@ where
                     break;
                 }
             }
-            if last_frames == 0 {
+            if last_taken == 0 {
                 break;
             }
         }
@@ -717,7 +752,10 @@ where
     }
 
     /// One `mt76_txq_schedule_list` on `ac`, added to `report`; returns the frames it
-    /// wrote.
+    /// took from the txqs: written, or dropped unmapped. A round that only dropped
+    /// counts, so that [`schedule`](Self::schedule) runs the next one: the burst such a
+    /// drop ended left frames listed, with maybe nothing in flight to bring a tx-free
+    /// (mt76 returns from `mt76_txq_schedule` there, and waits for the next wake).
     fn one_round(&self, ac: Ac, now: Instant, report: &mut ScheduleReport) -> u32 {
         // Dekker with `stop_tx`: the gate's RUNNING bit (set before this closure runs),
         // then this fence, then the flag; `stop_tx` sets the flag, fences, then reads
@@ -739,6 +777,7 @@ where
             bursts: 0,
             wrote: false,
             unmapped: 0,
+            burst_ended: false,
             turn_station: None,
             turn_wcid: None,
         };
@@ -778,7 +817,7 @@ where
             }
             self.hand_back(refused.frame, charged_us);
         }
-        written
+        round.frames
     }
 
     /// Whether requests for rounds wait with no context running them: a call's rounds

@@ -51,7 +51,10 @@
 //!   the frame in its txq's retry slot (its charge given back until it is sent; the
 //!   queue's frames in flight bring a tx-free that runs the tx worker), and it goes
 //!   first at the txq's next turn. A frame that cannot be mapped is dropped, as mt76
-//!   drops it (mt76 then ends the burst; here it goes on).
+//!   drops it, and, as mt76 does, the burst ends there: the txq keeps its other frames
+//!   (the next one held in its retry slot) and stays listed, and the round goes on with
+//!   the next txq. A round that only dropped still counts as one that moved frames, so
+//!   [`Mt76::schedule`] runs the next, which serves them (mt76 waits for the next wake).
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
 //!   id), and a tx-free whose WCID names another station than the token's frees
 //!   nothing, so a stray tx-free (a duplicate, one that outlived a reset) finds the

@@ -35,25 +35,52 @@ fn a_full_dma_queue_at_the_write_keeps_the_frame_and_sends_it_first_next_turn() 
 }
 
 #[test]
-fn a_frame_that_cannot_be_mapped_is_dropped_and_the_burst_goes_on() {
+fn a_frame_that_cannot_be_mapped_is_dropped_and_ends_its_burst() {
+    let mut b = Bench::default();
+    let s1 = b.station(1, 256);
+    let s2 = b.station(2, 256);
+    let t1 = b.txq(s1, 0);
+    let t2 = b.txq(s2, 0);
+    b.enqueue(t1, 5, 1500);
+    b.enqueue(t2, 5, 1500);
+    // The first write fails: the first frame of the first txq served.
+    b.radio.hal().fail_dma(Ac::Be, [DmaError::MapFailed]);
+    let r = b.radio.wake_tx_queue(t1, b.now).unwrap();
+    b.collect();
+    assert_eq!(b.outcomes(TxOutcome::Dropped), 1);
+    let (dropped, report) = b.done[0].clone();
+    assert!(report.charged_us > 0, "it was charged, and its charge given back");
+    let (first, other) = if dropped.txq == t1 { ((t1, 1), (t2, 2)) } else { ((t2, 2), (t1, 1)) };
+    // `mt76_dma_tx_queue_skb` frees it with its status, and `mt76_txq_send_burst` ends
+    // the burst there: the round goes on with the next txq, and the first txq's four
+    // other frames wait, the txq still listed, for the round after.
+    assert_eq!(r.frames, 9, "the dropped frame is not counted as written: {r:?}");
+    let order: Vec<u16> = b.radio.hal().descs(Ac::Be).iter().map(|d| d.wcid.unwrap()).collect();
+    let mut want = vec![other.1; 5];
+    want.extend([first.1; 4]);
+    assert_eq!(order, want, "the burst ended at the unmapped frame");
+    assert_eq!(b.radio.tokens_in_use(), 9);
+    assert_eq!(b.radio.stats().dma_refused, 1, "one refusal: the frame held back at the burst's end is not one");
+    b.drain();
+    assert_eq!(b.queued_frames(), 0);
+    assert_eq!(b.outcomes(TxOutcome::Acked), 9);
+    let seqs: Vec<u64> =
+        b.done.iter().filter(|(p, r)| p.txq == first.0 && r.outcome == TxOutcome::Acked).map(|(p, _)| p.seq).collect();
+    assert_eq!(seqs, (dropped.seq + 1..dropped.seq + 5).collect::<Vec<_>>(), "its frames kept their order");
+    b.check_invariants();
+}
+
+#[test]
+fn a_txq_whose_burst_ended_at_an_unmapped_frame_is_served_with_nothing_in_flight() {
     let mut b = Bench::default();
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
     b.radio.hal().fail_dma(Ac::Be, [DmaError::MapFailed]);
+    // Nothing in flight to bring a tx-free: the wake itself serves the rest.
     let r = b.send(q, 5, 1500);
-    // `mt76_dma_tx_queue_skb` frees it with its status; the other four go out. Kept
-    // instead, it would wait for a round that nothing in flight brings.
-    assert_eq!(r.frames, 4, "the dropped frame is not counted as written");
-    assert_eq!(b.radio.tokens_in_use(), 4);
-    assert_eq!(b.radio.stats().dma_refused, 1);
-    b.collect();
-    assert_eq!(b.outcomes(TxOutcome::Dropped), 1);
-    let (dropped, report) = &b.done[0];
-    assert_eq!(dropped.seq, 0);
-    assert!(report.charged_us > 0, "it was charged, and its charge given back");
-    b.drain();
+    assert_eq!(r.frames, 4, "{r:?}");
     assert_eq!(b.queued_frames(), 0);
-    assert_eq!(b.outcomes(TxOutcome::Acked), 4);
+    b.drain();
     b.check_invariants();
 }
 
