@@ -8,9 +8,10 @@
 fn main() {
     println!("cargo:rerun-if-env-changed=AIRTIME_WEAKENED");
     // Variants declared here rather than in the workspace's `check-cfg` list (rustc
-    // merges the two): the concurrent rounds' re-check (loom_txqs' txq17 to txq19).
+    // merges the two): the concurrent rounds' re-check (loom_txqs' txq17 to txq23).
     println!("cargo:rustc-check-cfg=cfg(airtime_weakened, values(\"no_overlap_recheck\"))");
     println!("cargo:rustc-check-cfg=cfg(airtime_weakened, values(\"recheck_listed_with_frames\"))");
+    println!("cargo:rustc-check-cfg=cfg(airtime_weakened, values(\"recheck_after_returns_only\"))");
     match std::env::var("AIRTIME_WEAKENED") {
         Ok(variant) if !variant.is_empty() => {
             println!("cargo:rustc-cfg=airtime_weakened=\"{variant}\"");

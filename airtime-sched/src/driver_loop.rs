@@ -160,17 +160,64 @@ impl<F> RoundReport<F> {
 /// the AC while this one held a txq it returned ([`Scheduler::round_started_since`]).
 pub(crate) const MAX_ROUNDS_PER_CALL: u32 = 3;
 
+/// What a round did to its AC's list, for the re-check after it
+/// ([`Scheduler::round_started_since`]): whether it visited the list at all. Each
+/// `next_txq` takes the entry it looks at off the list, to hand it out, pass it over
+/// (an enqueue holds its queue), or rotate it to the tail (its station over its AQL
+/// limit or in deficit, or a dead entry dropped from the front), and a round another
+/// context runs meanwhile finds the list without it. What it returned is kept only for
+/// the weakened variants that prove the loom models catch a narrower re-check.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct ListVisits {
+    visited: bool,
+    returned: bool,
+    returned_with_frames: bool,
+}
+
+impl ListVisits {
+    /// The round is about to ask `next_txq`.
+    #[inline(always)]
+    pub(crate) fn visit(&mut self) {
+        self.visited = true;
+    }
+
+    /// The round returned a txq (`with_frames`: listed by its return whatever came
+    /// meanwhile), or passed one over.
+    #[inline(always)]
+    pub(crate) fn returned(&mut self, with_frames: bool) {
+        self.returned = true;
+        self.returned_with_frames |= with_frames;
+    }
+
+    /// Whether a round started since this one may have missed an entry it held.
+    #[inline(always)]
+    pub(crate) fn recheck(self) -> bool {
+        // Weakened variants, only to prove the loom models catch them:
+        // `recheck_after_returns_only` (txq22, txq23: a round that only rotated an entry
+        // is not followed) and `recheck_listed_with_frames` (txq19: nor one that
+        // returned an empty txq a wake listed meanwhile).
+        if cfg!(airtime_weakened = "recheck_after_returns_only") {
+            self.returned
+        } else if cfg!(airtime_weakened = "recheck_listed_with_frames") {
+            self.returned_with_frames
+        } else {
+            self.visited
+        }
+    }
+}
+
 /// Runs one round on `ac`: see the [module documentation](self).
 ///
 /// Two contexts may run it on one AC at once (each with its own view of the driver's
 /// txqs, e.g. a per-txq lock taken in [`TxqTable::txq_mut`]: the scheduler hands a txq
-/// to one round at a time). A txq one round holds is off the AC's list, so the other
-/// context's round cannot serve it, and that round may have been the one meant to
-/// follow the completion that made it servable again; so, after a round that returned
-/// any txq, this call runs another if a round was started on the AC since
+/// to one round at a time). A txq one round holds, or looks at, is off the AC's list,
+/// so the other context's round cannot serve it, and that round may have been the one
+/// meant to follow the completion that made it servable again; so, after a round that
+/// visited the list, this call runs another if a round was started on the AC since
 /// ([`Scheduler::round_started_since`]), at most two more, and then reports
-/// [`RoundReport::overlapped`] if the number still moved. One context's rounds alone
-/// never run more than one.
+/// [`RoundReport::overlapped`] if the number still moved. A round that ends on a
+/// refused frame returns it at once, with `overlapped` set if a round started since.
+/// One context's rounds alone never run more than one.
 pub fn run_round<T, S, R>(
     sched: &Scheduler,
     ac: Ac,
@@ -188,23 +235,27 @@ where
     let mut rounds_left = MAX_ROUNDS_PER_CALL;
     loop {
         rounds_left = rounds_left.saturating_sub(1);
-        let (report, round, returned_any) = round_once(sched, ac, now, txqs, stations, ring);
+        let (report, round, visits) = round_once(sched, ac, now, txqs, stations, ring);
         total.frames = total.frames.saturating_add(report.frames);
         total.txqs_served = total.txqs_served.saturating_add(report.txqs_served);
         total.held_back = total.held_back.saturating_add(report.held_back);
         total.unpriced = total.unpriced.saturating_add(report.unpriced);
         total.end = report.end;
         total.overlapped = false;
-        if report.refused.is_some() {
-            // The caller must take the refused frame and its charge now: it asks for
-            // the next round itself (its ring refused, so it knows when room comes).
-            total.refused = report.refused;
-            return total;
-        }
         // Why reading the round word after the returns is enough, and why it is a
         // read-modify-write: `Scheduler::round_started_since` and
         // `TxqTable::run_round_hooked`.
-        if !returned_any || !sched.round_started_since(round) {
+        let started_since = visits.recheck() && sched.round_started_since(round);
+        if report.refused.is_some() {
+            // The caller must take the refused frame and its charge first, and knows
+            // when the ring has room again; but the room may have come while the txq
+            // was held, and the round that completion ran may have missed it: then the
+            // caller must ask for another round.
+            total.refused = report.refused;
+            total.overlapped = started_since;
+            return total;
+        }
+        if !started_since {
             return total;
         }
         if rounds_left == 0 {
@@ -214,8 +265,7 @@ where
     }
 }
 
-/// One round of [`run_round`]: its report, the round, and whether it returned any txq
-/// (which a concurrent round could not have served while this one held it).
+/// One round of [`run_round`]: its report, the round, and what it did to the list.
 fn round_once<T, S, R>(
     sched: &Scheduler,
     ac: Ac,
@@ -223,7 +273,7 @@ fn round_once<T, S, R>(
     txqs: &mut T,
     stations: &S,
     ring: &mut R,
-) -> (RoundReport<<T::Txq as Txq>::Frame>, crate::Round, bool)
+) -> (RoundReport<<T::Txq as Txq>::Frame>, crate::Round, ListVisits)
 where
     T: TxqTable + ?Sized,
     S: StationTable + ?Sized,
@@ -233,9 +283,9 @@ where
     let round = sched.start_round(ac);
     if !round.is_open() {
         report.end = RoundEnd::Closed;
-        return (report, round, false);
+        return (report, round, ListVisits::default());
     }
-    let mut returned_any = false;
+    let mut visits = ListVisits::default();
     loop {
         // Room first, before a txq is taken: a txq taken only to find the ring full
         // would lose its turn (it returns stalled, to the back) and the next completion
@@ -243,15 +293,16 @@ where
         // fairness whenever the ring is the bottleneck.
         if !ring.has_room(ac) {
             report.end = RoundEnd::RingFull;
-            return (report, round, returned_any);
+            return (report, round, visits);
         }
+        visits.visit();
         let Some(mut serving) = sched.next_txq(round, now) else { break };
         report.txqs_served = report.txqs_served.saturating_add(1);
         let id = serving.txq();
         let Some(txq) = txqs.txq_mut(id) else {
             // The driver dropped this txq: nothing to serve; let it leave the lists.
             sched.return_txq(serving, TxqReturn::Empty, now);
-            returned_any = true;
+            visits.returned(false);
             continue;
         };
         // A station txq whose station the driver's table does not have cannot be priced:
@@ -262,8 +313,9 @@ where
         let entry = match station.map(|sta| stations.station(sta)) {
             Some(None) => {
                 report.unpriced = report.unpriced.saturating_add(1);
-                sched.return_txq(serving, TxqReturn::after_turn(!txq.is_empty(), false), now);
-                returned_any = true;
+                let outcome = TxqReturn::after_turn(!txq.is_empty(), false);
+                sched.return_txq(serving, outcome, now);
+                visits.returned(outcome != TxqReturn::Empty);
                 continue;
             }
             Some(Some(station)) => Some(station),
@@ -351,13 +403,13 @@ where
         let backlogged = !txq.is_empty() || report.refused.is_some();
         let outcome = TxqReturn::after_turn(backlogged, progressed);
         sched.return_txq(serving, outcome, now);
-        returned_any = true;
+        visits.returned(outcome != TxqReturn::Empty);
         if let Some(end) = stop {
             report.end = end;
-            return (report, round, returned_any);
+            return (report, round, visits);
         }
     }
-    (report, round, returned_any)
+    (report, round, visits)
 }
 
 /// The charge of a `frame_len`-byte frame of the txq `serving` holds: to its station

@@ -57,17 +57,26 @@
 //! list of waiting txqs is a lock-free stack (mainline's head insertions) followed by a
 //! lock-free ring (its tail insertions).
 //!
-//! A txq held by one round is off its AC's list, so a round another context runs
-//! meanwhile cannot serve it, and that round may be the one meant to follow the event
-//! that made the txq servable again (a completion that released its station's AQL
-//! charges or freed the ring). Keeping the txq listed (S1) is not enough for liveness:
-//! The ready loops ([`TxqTable::run_round`], [`driver_loop::run_round`]) therefore
-//! ask, after a round that returned any txq, whether a round started on the AC since
+//! A txq held by one round is off its AC's list, and so is an entry a round's
+//! [`Scheduler::next_txq`] only looks at and rotates to the tail (its station over its
+//! AQL limit or in deficit), so a round another context runs meanwhile cannot serve it,
+//! and that round may be the one meant to follow the event that made the txq servable
+//! again (a completion that released its station's AQL charges or freed the ring).
+//! Keeping the txq listed (S1) is not enough for liveness: the ready loops
+//! ([`TxqTable::run_round`], [`driver_loop::run_round`]) therefore ask, after a round
+//! that visited the list, whether a round started on the AC since
 //! ([`Scheduler::round_started_since`], a read-modify-write ordered with every round
 //! start), and run another if one did (bounded: [`driver_loop::RoundReport::overlapped`]
-//! says when the caller must ask again). Loom models `txq17` to `txq20`
-//! (`tests/loom_txqs.rs`) check it. A driver that runs its own loop over
-//! [`Scheduler::next_txq`] concurrently must do the same (or gate its rounds).
+//! says when the caller must ask again). Loom models `txq17` to `txq23`
+//! (`tests/loom_txqs.rs`) check it. A driver that runs its own loop over `next_txq`
+//! concurrently does the same: after a round in which it called `next_txq`, once it
+//! returned the round's last txq, it calls `round_started_since(round)`; if that says
+//! yes, it runs another round (two more at most, so that others' starts cannot keep
+//! it), and if it still says yes after the last, it makes sure another round runs (as
+//! after a [`RoundGate`]'s `Deferred`). Or it gates its rounds. A turn taken outside a
+//! round ([`Scheduler::may_transmit`], [`TxqTable::claim`]) has no round to ask about: a
+//! driver that takes those beside concurrent rounds runs a round on the AC after
+//! returning such a turn with frames left.
 //!
 //! Concurrent rounds are allowed, not required, and not always the fastest: two rounds
 //! on one AC at once pass the same lines (the AC's list, the txqs, the ring) between

@@ -25,6 +25,7 @@
 //! | `give_back_own_only` | a refused frame's charge is given back wholly from the handle's unflushed sum, as if no flush could have moved it to the AC's counter | `txq10` |
 //! | `no_overlap_recheck` | a round that returned a txq does not check whether another context started a round meanwhile (which could not serve the txq it held), so no round follows | `txq17` (ring full), `txq18` (AQL limit), `txq21` (`driver_loop::run_round`) |
 //! | `recheck_listed_with_frames` | the check follows only a round that returned a txq with frames, not one that returned a txq empty (which its return lists if a wake landed while it was held) | `txq19` |
+//! | `recheck_after_returns_only` | the check follows only a round that returned or passed over a txq, not one whose `next_txq` only rotated an entry (off the list while it looked) | `txq22` (`driver_loop::run_round`), `txq23` (`TxqTable::run_round`) |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
 //! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
@@ -45,7 +46,8 @@
 //! round held must be followed by one that can; txq18 to txq20 came from a review of
 //! its fix (a turn ended at the AQL limit, an empty turn woken meanwhile, a txq passed
 //! over). Model txq21 is txq17 through `driver_loop::run_round`, the loop over txqs the
-//! driver owns.
+//! driver owns; txq22 and txq23 came from a review of it: a round whose `next_txq` only
+//! rotated an entry (its station at its AQL limit) must be followed too.
 #![cfg(loom)]
 
 #[allow(dead_code)]
@@ -1038,6 +1040,119 @@ fn txq21_the_same_through_the_loop_over_txqs_the_driver_owns() {
         assert!(
             sent & 0b100 != 0 || in_flight || told_a || told_b,
             "frame 2 stranded: T listed, the ring empty, no round pending or asked for (sent {sent:#b})"
+        );
+    });
+}
+
+/// txq22: a round's `next_txq` takes a txq's entry off the list even when it only looks
+/// at it and rotates it to the tail (its station over its AQL limit), so a round that
+/// returned no txq must be followed too. Setup: a station whose
+/// limit is one frame's airtime has frame 1 in flight (at its limit) and its txq T
+/// (frame 2) listed. Context A (a wake, through `driver_loop::run_round`) starts a
+/// round: `next_txq` pops T's entry and finds the station limited. Context B (the
+/// completion of frame 1) releases the charge and runs its round, which finds the list
+/// empty (A has T's entry in hand). A rotates T back to the tail and, its lap over with
+/// nobody eligible, its round ends having returned no txq. Once both are done, frame 2
+/// was sent or a round reported that another must follow — never T listed with frame 2,
+/// its station under its limit, nothing in flight, nobody told.
+#[test]
+fn txq22_a_round_that_only_rotated_a_txq_is_followed_by_another() {
+    use airtime_sched::driver_loop::run_round;
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    loom::model(|| {
+        let sched = Arc::new(small(1, 1));
+        let sta = sched.add_station(Weight::DEFAULT).unwrap();
+        let q = sched.add_txq(Some(sta), Tid::BE).unwrap();
+        let one_frame = airtime_sched::AqlLimits::new(fixtures::PEER_PRICE_US, fixtures::PEER_PRICE_US).unwrap();
+        sched.set_station_limits(sta, Ac::Be, one_frame).unwrap();
+        let txq = DriverTxq(Arc::new(loom::sync::Mutex::new(vec![Pkt(1), Pkt(2)])));
+        sched.wake_txq(q, NOW).unwrap();
+        let view = || {
+            let mut v: Vec<Option<DriverTxq>> = vec![None; q.index() + 1];
+            v[q.index()] = Some(txq.clone());
+            v
+        };
+        // Setup, one context: frame 1 sent and charged (the station at its limit), T
+        // returned listed with frame 2.
+        let mut ring0 = OpenRing::<Pkt>::default();
+        let r0 = run_round(&*sched, Ac::Be, NOW, &mut view()[..], &Peers(vec![Peer(sta)]), &mut ring0);
+        assert!(r0.refused.is_none());
+        assert_eq!(ring0.0.len(), 1, "frame 1 alone sent");
+        let c1 = ring0.0.pop().unwrap().1.expect("charged");
+        let charge = Arc::new(AtomicU32::new(0));
+        let sent = Arc::new(AtomicU32::new(0b10));
+        let ring = || Charged { charge: charge.clone(), sent: sent.clone() };
+        let wake = {
+            let (sched, mut txqs, mut ring) = (sched.clone(), view(), ring());
+            thread::spawn(move || {
+                let report = run_round(&*sched, Ac::Be, NOW, &mut txqs[..], &Peers(vec![Peer(sta)]), &mut ring);
+                assert!(report.refused.is_none());
+                (report.overlapped, report.txqs_served, report.end)
+            })
+        };
+        // The completion of frame 1, and its round.
+        sched.release(c1).unwrap();
+        let (mut txqs, mut completion_ring) = (view(), ring());
+        let report = run_round(&*sched, Ac::Be, NOW, &mut txqs[..], &Peers(vec![Peer(sta)]), &mut completion_ring);
+        assert!(report.refused.is_none());
+        let told_b = report.overlapped;
+        let (told_a, served_a, end_a) = wake.join().unwrap();
+        let sent = sent.load(Ordering::Acquire);
+        if !(sent & 0b100 != 0 || told_a || told_b) {
+            // Diagnosis: neither round was handed a txq (A's next_txq rotated T, its
+            // station limited when it looked; B's found the list empty), and T is listed
+            // with frame 2: a round started now serves it.
+            assert_eq!((served_a, report.txqs_served), (0, 0), "neither round held T");
+            assert_eq!(
+                (end_a, report.end),
+                (airtime_sched::driver_loop::RoundEnd::Exhausted, airtime_sched::driver_loop::RoundEnd::Exhausted)
+            );
+            let mut later = OpenRing::<Pkt>::default();
+            let r = run_round(&*sched, Ac::Be, NOW, &mut view()[..], &Peers(vec![Peer(sta)]), &mut later);
+            assert!(r.refused.is_none());
+            assert_eq!(later.0.iter().map(|(p, _)| *p).collect::<Vec<_>>(), vec![Pkt(2)], "T listed, servable");
+        }
+        assert!(
+            sent & 0b100 != 0 || told_a || told_b,
+            "frame 2 stranded: T listed, its station under its limit, nothing in flight, nobody told (sent {sent:#b})"
+        );
+    });
+}
+
+/// txq23: txq22 through `TxqTable::run_round`.
+#[test]
+fn txq23_the_same_through_the_table() {
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    loom::model(|| {
+        let (table, sta, _) = station_txq(&[1, 2]);
+        let one_frame = airtime_sched::AqlLimits::new(fixtures::PEER_PRICE_US, fixtures::PEER_PRICE_US).unwrap();
+        table.scheduler().set_station_limits(sta, Ac::Be, one_frame).unwrap();
+        let mut ring0 = OpenRing::<Pkt>::default();
+        let r0 = table.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut ring0, TurnBudget::UNLIMITED);
+        assert!(r0.refused.is_none());
+        assert_eq!(ring0.0.len(), 1, "frame 1 alone sent");
+        let c1 = ring0.0.pop().unwrap().1.expect("charged");
+        let charge = Arc::new(AtomicU32::new(0));
+        let sent = Arc::new(AtomicU32::new(0b10));
+        let ring = || Charged { charge: charge.clone(), sent: sent.clone() };
+        let wake = {
+            let (table, mut ring) = (table.clone(), ring());
+            thread::spawn(move || {
+                let report = table.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut ring, TurnBudget::UNLIMITED);
+                assert!(report.refused.is_none());
+                report.overlapped
+            })
+        };
+        table.scheduler().release(c1).unwrap();
+        let mut completion_ring = ring();
+        let report = table.run_round(Ac::Be, NOW, &Peers(vec![Peer(sta)]), &mut completion_ring, TurnBudget::UNLIMITED);
+        assert!(report.refused.is_none());
+        let told_b = report.overlapped;
+        let told_a = wake.join().unwrap();
+        let sent = sent.load(Ordering::Acquire);
+        assert!(
+            sent & 0b100 != 0 || told_a || told_b,
+            "frame 2 stranded: T listed, its station under its limit, nothing in flight, nobody told (sent {sent:#b})"
         );
     });
 }

@@ -117,9 +117,9 @@ impl Scheduler {
 
     /// Whether a round was started on `round`'s AC since `round` was (its number moved):
     /// what a context that runs rounds concurrently with others asks after its round
-    /// returned its txqs, to learn whether it must run another. A txq a round holds is
-    /// off its AC's list, so a round another context started meanwhile could not serve
-    /// it, and that round may have been the one meant to follow the completion that made
+    /// returned its last txq, to learn whether it must run another. A txq a round holds,
+    /// or an entry its `next_txq` only looks at and rotates, is off its AC's list, so a
+    /// round another context started meanwhile could not serve it, and that round may have been the one meant to follow the completion that made
     /// it servable again (it released the station's AQL charges, or freed the ring):
     /// with nothing else in flight, nobody would run another. So: `true`, run one more
     /// round (it sees the txq listed); `false`, any later start's round sees it. Bound
@@ -137,13 +137,16 @@ impl Scheduler {
     /// round returned, listed — happens before that start's round visits the list. A
     /// plain load would give neither: it may read an older number while the start that
     /// wrote a newer one has not yet seen the returns (store buffering). Call it after
-    /// the last return of the round. A closed start leaves the number as it is: its round
-    /// visits no list, so there is nothing it could have missed.
+    /// the last return of the round. A closed start leaves the number as it is (but see
+    /// `ResetOnClose` below): its round visits no list, so there is nothing it could
+    /// have missed.
     ///
-    /// `false` for a closed round (it held no txq) and for another scheduler's round.
-    /// With [`RoundPolicy::ResetOnClose`] a close and enough later starts can bring the
-    /// number back to `round`'s (ABA): this answers "no start" then. That policy exists
-    /// only to reproduce mainline's measurement.
+    /// `false` for a closed round (it held no txq) and for another scheduler's round
+    /// (told apart by the scheduler's 16-bit number, which repeats only after 65 535
+    /// more schedulers were created, as for charges). With [`RoundPolicy::ResetOnClose`] a closed start
+    /// writes 0, which this reads as a start (one harmless extra round), and a close and
+    /// enough later starts can bring the number back to `round`'s (ABA): this answers
+    /// "no start" then. That policy exists only to reproduce mainline's measurement.
     #[inline]
     pub fn round_started_since(&self, round: Round) -> bool {
         // Weakened variant `no_overlap_recheck`, only to prove loom model txq17 catches

@@ -5,7 +5,7 @@
 //! ath11k has one lock per TCL ring).
 
 use super::table::{Retry, TxqTable};
-use crate::driver_loop::{MAX_ROUNDS_PER_CALL, Refused, RoundEnd, RoundReport, StationTable};
+use crate::driver_loop::{ListVisits, MAX_ROUNDS_PER_CALL, Refused, RoundEnd, RoundReport, StationTable};
 use crate::traits::{Enqueue, Frame, PushError, Ring, RingError, RingErrorKind, Txq};
 use crate::{Ac, Instant, Round, TxqReturn};
 
@@ -168,7 +168,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         let mut rounds_left = MAX_ROUNDS_PER_CALL;
         loop {
             rounds_left = rounds_left.saturating_sub(1);
-            let (report, round, returned_any) =
+            let (report, round, visits) =
                 self.round_once(ac, now, stations, ring, round_budget, &mut before_turn, &mut at_turn_end);
             total.frames = total.frames.saturating_add(report.frames);
             total.txqs_served = total.txqs_served.saturating_add(report.txqs_served);
@@ -181,18 +181,21 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 total.refused = report.refused;
                 return total;
             }
-            // Liveness of concurrent rounds. A txq this round held and returned listed
-            // (with frames: backlogged, stalled by a full ring or its station's AQL
-            // limit, skipped, passed over; or empty but woken while held, which its
-            // return lists too) was off its AC's list while held, so a round another
-            // context ran meanwhile could not serve it — and that round may have been the one
-            // meant to follow the event that makes it servable again (the completion
-            // that released the station's charges or freed the ring, the station's wake
-            // from power save): with nothing else in flight, nobody would run another,
-            // and its frames would wait for the next enqueue. S1 (it is listed) holds;
-            // what is lost is the round. So after the round, if it returned any txq (the
-            // return alone knows whether it listed it: a wake may come until its final
-            // compare-and-swap), the round word is read with a read-modify-write
+            // Liveness of concurrent rounds. An entry this round took off its AC's list
+            // was missing from it meanwhile, so a round another context ran then could
+            // not serve it: a txq held and returned listed (with frames: backlogged,
+            // stalled by a full ring or its station's AQL limit, skipped, passed over; or
+            // empty but woken while held, which its return lists too), and an entry
+            // `next_txq` only looked at and rotated to the tail (its station over its AQL
+            // limit or in deficit) or dropped from the front and put back. That other
+            // round may have been the one meant to follow the event that makes the txq
+            // servable again (the completion that released the station's charges or
+            // freed the ring, the station's wake from power save): with nothing else in
+            // flight, nobody would run another, and its frames would wait for the next
+            // enqueue. S1 (it is listed) holds; what is lost is the round. So after a
+            // round that visited the list (`ListVisits`: only the return knows whether
+            // it listed the txq, as a wake may come until its final compare-and-swap),
+            // the round word is read with a read-modify-write
             // (`Scheduler::round_started_since`), after all of this round's returns:
             //
             // * Another context's start comes before that read in the word's order (all
@@ -212,12 +215,12 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             // served since ends ours as usual. Under a `RoundGate` one runner runs the
             // AC's rounds, so the number moves only by its own starts: the read answers
             // "no start", and the gated path pays one uncontended read-modify-write per
-            // round that served any txq, and never a round more.
+            // round that visited the list, and never a round more.
             //
             // Bounded: if the number still moves after the last round allowed, say so
             // (`RoundReport::overlapped`): the caller must ask for a round again, as
             // after a `RoundGate`'s `Deferred`.
-            if !returned_any || !self.scheduler().round_started_since(round) {
+            if !visits.recheck() || !self.scheduler().round_started_since(round) {
                 return total;
             }
             if rounds_left == 0 {
@@ -228,8 +231,8 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     }
 
     /// One round of [`run_round_hooked`](Self::run_round_hooked): its report, the round,
-    /// and whether it returned any txq (which a concurrent round could not have served
-    /// while this one held it, and which its return may have listed).
+    /// and what it did to the AC's list (whether a concurrent round could have missed an
+    /// entry this one held).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn round_once<S, R>(
@@ -241,18 +244,17 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         round_budget: TurnBudget,
         before_turn: &mut impl FnMut(&mut super::TxqTurn<'_, Q>) -> TurnStart,
         at_turn_end: &mut impl FnMut(&mut super::TxqTurn<'_, Q>),
-    ) -> (RoundReport<Q::Frame>, Round, bool)
+    ) -> (RoundReport<Q::Frame>, Round, ListVisits)
     where
         S: StationTable + ?Sized,
         R: Ring<Frame = Q::Frame> + ?Sized,
     {
         let mut report = RoundReport::empty();
         let round = self.scheduler().start_round(ac);
-        // A txq was held and returned (served, skipped or passed over).
-        let mut returned_any = false;
+        let mut visits = ListVisits::default();
         if !round.is_open() {
             report.end = RoundEnd::Closed;
-            return (report, round, returned_any);
+            return (report, round, visits);
         }
         // The last turn ended on its budget with frames left.
         let mut budget_left_frames = false;
@@ -262,9 +264,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             // Room first, before a txq is taken (see `driver_loop::run_round`).
             if !ring.has_room(ac) {
                 report.end = RoundEnd::RingFull;
-                return (report, round, returned_any || passed_over);
+                return (report, round, visits);
             }
+            visits.visit();
             let Some(mut turn) = self.next_txq_noting(round, now, &mut passed_over) else {
+                if passed_over {
+                    visits.returned(true);
+                }
                 if budget_left_frames {
                     report.end = RoundEnd::TurnBudget;
                 } else if passed_over {
@@ -290,23 +296,20 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                     // on with the next txq.
                     let outcome = TxqReturn::after_turn(turn.is_backlogged(), false);
                     turn.finish_as_seen(outcome, now);
-                    returned_any = true;
+                    visits.returned(true);
                     continue;
                 }
             };
             let (stop, left, outcome) = turn.serve_within(ac, now, stations, ring, budget, &mut report, at_turn_end);
             turn.finish_as_seen(outcome, now);
-            // Weakened variant `recheck_listed_with_frames`, only to prove loom model
-            // txq19 catches it: an empty return is not counted, though a wake during the
-            // turn makes the return list it.
-            returned_any |= !cfg!(airtime_weakened = "recheck_listed_with_frames") || outcome != TxqReturn::Empty;
+            visits.returned(outcome != TxqReturn::Empty);
             budget_left_frames = left;
             if let Some(end) = stop {
                 report.end = end;
-                return (report, round, returned_any || passed_over);
+                return (report, round, visits);
             }
         }
-        (report, round, returned_any || passed_over)
+        (report, round, visits)
     }
 }
 
