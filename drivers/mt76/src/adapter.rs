@@ -956,19 +956,33 @@ where
     /// Stops tx for a reset (`MT76_RESET`, then `mt76_worker_disable` of the tx
     /// worker): from its return until [`start_tx`](Self::start_tx) no round writes a
     /// descriptor, from any context. Waits (spinning) for a round already running to
-    /// end, so call it from the reset work (process context), never from a HAL
-    /// callback. Rounds asked for meanwhile write nothing and their txqs stay listed;
-    /// tx-free passes still complete tokens. A reset is: `stop_tx`, stop and empty the
-    /// DMA queues (and the tx-free events with them), [`reset_tokens`](Self::reset_tokens)
-    /// (again while it answers [`Mt76Error::TxFreeBusy`]), restart DMA,
-    /// [`start_tx`](Self::start_tx).
+    /// end, so call it from the reset work (process context). Never call it from a HAL
+    /// callback or a [`DriverTxq`] method (a round calls every
+    /// [`DmaQueues`](crate::hal::DmaQueues) method, and
+    /// [`StatusSink::tx_status`](crate::hal::StatusSink::tx_status) for the frames it
+    /// drops: there it would wait for its own round), nor from a context that can
+    /// preempt a round on its CPU without being preempted by it (a softirq, against a
+    /// round in process context). Calling it again while stopped is harmless. Rounds
+    /// asked for meanwhile write nothing and their txqs stay listed; tx-free passes
+    /// still complete tokens. A reset is: `stop_tx`, stop and empty the DMA queues (and
+    /// the tx-free events with them), [`reset_tokens`](Self::reset_tokens) (again while
+    /// it answers [`Mt76Error::TxFreeBusy`]), restart DMA, [`start_tx`](Self::start_tx).
     pub fn stop_tx(&self) {
         self.tx_stopped.store(true, Ordering::Relaxed);
         // Dekker with `one_round` (see there).
         fence(Ordering::SeqCst);
-        while Ac::ALL.into_iter().any(|ac| self.gate.is_running(ac)) {
-            core::hint::spin_loop();
+        // Each AC once: a round that starts on it after it was seen idle sees the flag.
+        // (Waiting for one look at all four idle at once could spin for as long as
+        // other contexts keep starting rounds, which then write nothing.)
+        for ac in Ac::ALL {
+            while self.gate.is_running(ac) {
+                core::hint::spin_loop();
+            }
         }
+        // The gate's word, read Relaxed, was last written by the exit of the runner
+        // seen running (a Release read-modify-write): this orders what its rounds
+        // wrote before the caller's DMA reset.
+        fence(Ordering::Acquire);
     }
 
     /// Restarts tx after a reset and runs the tx worker ([`schedule_all`](Self::schedule_all)),
