@@ -57,9 +57,12 @@
 //!   [`Mt76::schedule`] runs the next, which serves them (mt76 waits for the next wake).
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
 //!   id), and a tx-free whose WCID names another station than the token's frees
-//!   nothing, so a stray tx-free (a duplicate, one that outlived a reset) finds the
-//!   token empty instead of completing a newer frame — unless the whole id space was
-//!   used since.
+//!   nothing, so a stray tx-free (a duplicate, a late one) finds the token empty
+//!   instead of completing a newer frame — unless the cyclic search has reached the id
+//!   again since it was freed: about one pass of the table for a frame's usual tx-free,
+//!   but possibly the next frame for an id held while the search went round (a hung
+//!   token). A reset relies on the DMA reset emptying the tx-free events, as mt76
+//!   does, and [`Mt76::reset_tokens`] waits for a pass holding one it read before.
 //! * **A WTBL index is reused** only once the removed station's frames have completed
 //!   ([`Mt76Error::WcidDraining`]), where mt76 waits for an RCU grace period.
 //! * **Power save**: a sleeping station's txq ([`Mt76::sta_ps`]) is skipped before

@@ -21,10 +21,14 @@ pub(crate) struct Entry<F> {
 
 struct Slots<F> {
     slots: Vec<Option<Entry<F>>>,
-    /// Where the next search starts: ids are handed out cyclically, so a stray tx-free
-    /// (a duplicate, or one that outlived a reset's flush) finds its slot empty unless
-    /// the whole id space was used since (mt76's `idr_alloc` takes the lowest free id
-    /// instead).
+    /// Where the next search starts: ids are handed out cyclically (mt76's `idr_alloc`
+    /// takes the lowest free id instead), so a stray tx-free (a duplicate, a late one)
+    /// finds its slot empty unless the search has reached the id again since it was
+    /// freed: about one pass of the table for an id freed soon after its use, but
+    /// possibly the next consume for an id held while the search went round past it
+    /// (a hung token). The WCID check ([`TokenTable::release_for`]) still catches a
+    /// stray event for another station; a reset's flush relies on the DMA reset having
+    /// emptied the event source ([`Mt76::reset_tokens`](crate::Mt76::reset_tokens)).
     next: usize,
     count: u32,
 }
@@ -160,6 +164,25 @@ mod tests {
         let b = t.consume(entry(None, 1)).unwrap();
         assert_ne!(a, b, "the next id, not the one just freed");
         assert!(t.release(a).is_none(), "a late release of the old id frees nothing");
+    }
+
+    /// The bound on a freed id's reuse is the cyclic search reaching it again: one pass
+    /// of the table for an id freed soon after its use, but possibly the very next
+    /// consume for an id held while the search went round (a hung token's).
+    #[test]
+    fn a_long_held_id_can_come_back_at_the_next_consume_after_its_release() {
+        let t = TokenTable::new(4, 4).unwrap();
+        let held = t.consume(entry(Some(1), 0)).unwrap();
+        // Others come and go while it is held: the search passes over it.
+        for at in 1..=3 {
+            let id = t.consume(entry(Some(1), at)).unwrap();
+            assert!(t.release(id).is_some());
+        }
+        assert!(t.release(held).is_some(), "its tx-free, at last");
+        let next = t.consume(entry(Some(1), 9)).unwrap();
+        assert_eq!(next, held, "the search was at its id");
+        // A duplicate of the old event (same station) would free the new frame.
+        assert_eq!(t.release_for(held, Some(1)).map(|e| e.frame), Some(9));
     }
 
     #[test]
