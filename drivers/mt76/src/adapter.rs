@@ -708,8 +708,8 @@ where
         Ok(self.schedule(tid.ac(), now))
     }
 
-    /// `mt76_txq_schedule`: rounds on `ac` while the last one sent anything (or dropped
-    /// a frame it could not map). Each round is `mt76_txq_schedule_list`: for each txq
+    /// `mt76_txq_schedule`: rounds on `ac` while the last one sent anything (or, with
+    /// no token in use, dropped a frame it could not map). Each round is `mt76_txq_schedule_list`: for each txq
     /// the scheduler hands out, while the DMA queue is not stopped (`mt76_txq_stopped`:
     /// `queued + MT_TXQ_FREE_THR >= ndesc`, or tx blocked by the token table), one burst
     /// (`mt76_txq_send_burst`): frames dequeued, charged, given a token and written,
@@ -730,8 +730,8 @@ where
             if budget == 0 {
                 break;
             }
-            let mut last_taken = 0u32;
-            let gated = self.gate.run(ac, budget, || last_taken = self.one_round(ac, now, &mut report));
+            let mut again = false;
+            let gated = self.gate.run(ac, budget, || again = self.one_round(ac, now, &mut report));
             match gated {
                 GateOutcome::Ran { .. } => {}
                 GateOutcome::HandedOff => {
@@ -743,7 +743,7 @@ where
                     break;
                 }
             }
-            if last_taken == 0 {
+            if !again {
                 break;
             }
         }
@@ -751,19 +751,21 @@ where
         report
     }
 
-    /// One `mt76_txq_schedule_list` on `ac`, added to `report`; returns the frames it
-    /// took from the txqs: written, or dropped unmapped. A round that only dropped
-    /// counts, so that [`schedule`](Self::schedule) runs the next one: the burst such a
-    /// drop ended left frames listed, with maybe nothing in flight to bring a tx-free
-    /// (mt76 returns from `mt76_txq_schedule` there, and waits for the next wake).
-    fn one_round(&self, ac: Ac, now: Instant, report: &mut ScheduleReport) -> u32 {
+    /// One `mt76_txq_schedule_list` on `ac`, added to `report`; returns whether
+    /// [`schedule`](Self::schedule) should run the next: the round wrote frames, or it
+    /// only dropped frames it could not map while no token is in use. Such a drop ends
+    /// its burst and leaves the txq's other frames listed; with a token in use, its
+    /// tx-free runs the tx worker, which serves them (mt76 leaves
+    /// `mt76_txq_schedule` at such a drop and waits for that), but with none nothing
+    /// would, so the next round serves them now.
+    fn one_round(&self, ac: Ac, now: Instant, report: &mut ScheduleReport) -> bool {
         // Dekker with `stop_tx`: the gate's RUNNING bit (set before this closure runs),
         // then this fence, then the flag; `stop_tx` sets the flag, fences, then reads
         // RUNNING. Either this round sees the flag and writes nothing, or `stop_tx` sees
         // it running and waits for it to end.
         fence(Ordering::SeqCst);
         if self.tx_stopped.load(Ordering::Relaxed) {
-            return 0;
+            return false;
         }
         let mut ring = DmaRing {
             hal: &self.hal,
@@ -817,7 +819,7 @@ where
             }
             self.hand_back(refused.frame, charged_us);
         }
-        round.frames
+        written > 0 || (ring.unmapped > 0 && self.tokens.count() == 0)
     }
 
     /// Whether requests for rounds wait with no context running them: a call's rounds

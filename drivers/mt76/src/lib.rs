@@ -53,8 +53,9 @@
 //!   first at the txq's next turn. A frame that cannot be mapped is dropped, as mt76
 //!   drops it, and, as mt76 does, the burst ends there: the txq keeps its other frames
 //!   (the next one held in its retry slot) and stays listed, and the round goes on with
-//!   the next txq. A round that only dropped still counts as one that moved frames, so
-//!   [`Mt76::schedule`] runs the next, which serves them (mt76 waits for the next wake).
+//!   the next txq. Those frames wait for the tx worker's next run, which the tx-free of
+//!   a token in use brings, as in mt76; with no token in use, [`Mt76::schedule`] runs
+//!   the next round at once instead (mt76 would wait for the next wake).
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
 //!   id), and a tx-free whose WCID names another station than the token's frees
 //!   nothing, so a stray tx-free (a duplicate, a late one) finds the token empty

@@ -85,6 +85,29 @@ fn a_txq_whose_burst_ended_at_an_unmapped_frame_is_served_with_nothing_in_flight
 }
 
 #[test]
+fn a_txq_whose_burst_ended_at_an_unmapped_frame_waits_for_the_tx_free_of_the_frames_in_flight() {
+    let mut b = Bench::default();
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    assert_eq!(b.send(q, 2, 1500).frames, 2);
+    // The mapping keeps failing (an exhausted IOMMU): with frames in flight, a run of
+    // the tx worker drops one frame and ends the burst, as mt76's does, not one per
+    // round of the run.
+    b.radio.hal().fail_dma(Ac::Be, [DmaError::MapFailed; 3]);
+    let r = b.send(q, 5, 1500);
+    assert_eq!((r.rounds, r.frames), (1, 0), "{r:?}");
+    assert_eq!(b.radio.stats().dropped, 1);
+    assert_eq!(b.queued_frames(), 4, "the other four wait in the txq, the first held back");
+    // The frames in flight bring a tx-free, which runs the tx worker; it frees every
+    // token, so that run goes on past the other two failures and sends the rest.
+    let pass = b.step(1000, 64);
+    assert_eq!((pass.completed, pass.frames_sent), (2, 2), "{pass:?}");
+    assert_eq!(b.radio.stats().dropped, 3);
+    b.drain();
+    b.check_invariants();
+}
+
+#[test]
 fn a_frame_that_cannot_be_mapped_on_an_idle_radio_leaves_nothing_behind() {
     let mut b = Bench::default();
     let s = b.station(1, 256);
