@@ -106,6 +106,9 @@ struct ParkHal {
     park_status: AtomicBool,
     /// Parks the first tx-free event read, once read (the event taken from the ring).
     park_event: AtomicBool,
+    /// `ndesc` reads from any thread: a round that runs reads it (`has_room`); one that
+    /// finds tx stopped makes no HAL call.
+    ndesc_reads: AtomicU32,
     bar: Barrier,
 }
 
@@ -119,6 +122,7 @@ impl ParkHal {
             park_desc: AtomicBool::new(false),
             park_status: AtomicBool::new(false),
             park_event: AtomicBool::new(false),
+            ndesc_reads: AtomicU32::new(0),
             bar: Barrier::new(2),
         }
     }
@@ -138,6 +142,7 @@ impl ParkHal {
 
 impl DmaQueues for ParkHal {
     fn ndesc(&self, ac: Ac) -> u32 {
+        self.ndesc_reads.fetch_add(1, Ordering::AcqRel);
         self.park_on_second(&self.ndesc_calls);
         self.inner.ndesc(ac)
     }
@@ -394,4 +399,62 @@ fn the_token_flush_is_refused_while_tx_runs() {
     assert_eq!(radio.start_tx(now), 0);
     assert_eq!(radio.reset_tokens(), Err(Mt76Error::TxNotStopped), "tx runs again");
     assert_eq!(radio.start_tx(now), 0, "start_tx without stop_tx runs the worker, nothing more");
+}
+
+#[test]
+fn stop_tx_waits_for_the_round_that_passed_its_check_and_what_came_meanwhile_goes_at_start_tx() {
+    let hal = ParkHal::new(SimConfig::default());
+    hal.park_desc.store(true, Ordering::Release);
+    let radio: Mt76<ParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let s1 = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let s2 = radio.add_station(2, Weight::DEFAULT).unwrap();
+    let be = radio.add_txq(Some(s1), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    let vi = radio.add_txq(Some(s2), Tid::new(5).unwrap(), Q::default()).map_err(|e| e.0).unwrap();
+    for seq in 0..3 {
+        radio.enqueue(be, Pkt { seq, txq: be, len: 1500 }, now).unwrap();
+    }
+    // A dozing station's VI txq: a VI round that runs reads the queue's fill level and
+    // writes nothing.
+    radio.sta_ps(s2, true, now).unwrap();
+    radio.enqueue(vi, Pkt { seq: 3, txq: vi, len: 1500 }, now).unwrap();
+    let (worker, at_stop) = std::thread::scope(|sc| {
+        // The tx worker passed its check and is writing BE's first frame.
+        let worker = sc.spawn(|| radio.wake_tx_queue(be, now).unwrap());
+        radio.hal().bar.wait();
+        sc.spawn(|| {
+            // Another CPU's rounds on VI until one makes no HAL call: the flag is set.
+            loop {
+                let reads = radio.hal().ndesc_reads.load(Ordering::Acquire);
+                let _ = radio.schedule(Ac::Vi, now);
+                if radio.hal().ndesc_reads.load(Ordering::Acquire) == reads {
+                    break;
+                }
+            }
+            // Only now does the worker go on, the flag set: its round keeps writing.
+            radio.hal().bar.wait();
+        });
+        // The reset work: returns once that round has ended.
+        radio.stop_tx();
+        let at_stop = radio.hal().inner.descs(Ac::Be).len();
+        (worker.join().unwrap(), at_stop)
+    });
+    assert_eq!((worker.frames, at_stop), (3, 3), "the round wrote its burst before stop_tx returned: {worker:?}");
+    // While stopped: an enqueue and its wake, the VI station's wake, a tx-free pass.
+    for seq in 4..6 {
+        radio.enqueue(be, Pkt { seq, txq: be, len: 1500 }, now).unwrap();
+    }
+    assert_eq!(radio.wake_tx_queue(be, now).unwrap().frames, 0);
+    assert_eq!(radio.sta_ps(s2, false, now).unwrap(), 0);
+    let later = now.add_micros(1000);
+    radio.hal().inner.advance(now);
+    radio.hal().inner.advance(later);
+    let pass = radio.tx_free(64, later);
+    assert_eq!((pass.completed, pass.frames_sent), (3, 0), "{pass:?}");
+    assert!(radio.hal().inner.descs(Ac::Be).is_empty() && radio.hal().inner.descs(Ac::Vi).is_empty());
+    // No further event: start_tx serves all of it.
+    assert_eq!(radio.start_tx(later), 3);
+    assert!(!radio.rounds_waiting());
+    assert_eq!(held(&radio), 0);
+    assert_eq!(radio.tokens_in_use(), 3);
 }
