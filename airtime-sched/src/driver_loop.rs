@@ -141,6 +141,18 @@ pub struct RoundReport<F> {
 }
 
 impl<F> RoundReport<F> {
+    /// Adds one round's counts to a call's (its `end` is the call's now); `refused` and
+    /// `overlapped` are the caller's to set.
+    #[inline(always)]
+    pub(crate) fn add_round(&mut self, round: &RoundReport<F>) {
+        self.frames = self.frames.saturating_add(round.frames);
+        self.txqs_served = self.txqs_served.saturating_add(round.txqs_served);
+        self.held_back = self.held_back.saturating_add(round.held_back);
+        self.unpriced = self.unpriced.saturating_add(round.unpriced);
+        self.end = round.end;
+        self.overlapped = false;
+    }
+
     /// A report of a round that has done nothing yet.
     pub(crate) fn empty() -> RoundReport<F> {
         RoundReport {
@@ -236,12 +248,7 @@ where
     loop {
         rounds_left = rounds_left.saturating_sub(1);
         let (report, round, visits) = round_once(sched, ac, now, txqs, stations, ring);
-        total.frames = total.frames.saturating_add(report.frames);
-        total.txqs_served = total.txqs_served.saturating_add(report.txqs_served);
-        total.held_back = total.held_back.saturating_add(report.held_back);
-        total.unpriced = total.unpriced.saturating_add(report.unpriced);
-        total.end = report.end;
-        total.overlapped = false;
+        total.add_round(&report);
         // Why reading the round word after the returns is enough, and why it is a
         // read-modify-write: `Scheduler::round_started_since` and
         // `TxqTable::run_round_hooked`.

@@ -170,12 +170,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             rounds_left = rounds_left.saturating_sub(1);
             let (report, round, visits) =
                 self.round_once(ac, now, stations, ring, round_budget, &mut before_turn, &mut at_turn_end);
-            total.frames = total.frames.saturating_add(report.frames);
-            total.txqs_served = total.txqs_served.saturating_add(report.txqs_served);
-            total.held_back = total.held_back.saturating_add(report.held_back);
-            total.unpriced = total.unpriced.saturating_add(report.unpriced);
-            total.end = report.end;
-            total.overlapped = false;
+            total.add_round(&report);
             if report.refused.is_some() {
                 // Unreachable (a retry slot taken): the caller must see it now.
                 total.refused = report.refused;
