@@ -116,6 +116,13 @@ pub struct TxFree {
 }
 
 /// The source of tx-free events.
+///
+/// A reset's DMA part drops every event not yet read, and is ordered with
+/// [`next_tx_free`](Self::next_tx_free) (one lock for both, as the simulated HAL has,
+/// or the reader stopped, as mt76 disables its NAPI): a read after it finds only events
+/// of descriptors written since. [`Mt76::reset_tokens`](crate::Mt76::reset_tokens)
+/// relies on it, and waits (answers [`TxFreeBusy`](crate::Mt76Error::TxFreeBusy)) for a
+/// read made before.
 pub trait TxFreeSource {
     /// The next freed token the hardware reported, if any.
     fn next_tx_free(&self) -> Option<TxFree>;

@@ -83,7 +83,9 @@
 //! running context's [`Config::max_rounds`] leaves over waits, shown by
 //! [`Mt76::rounds_waiting`] (and [`TxFreePass::rounds_waiting`]), for the driver to
 //! schedule its tx worker again. A reset stops tx first ([`Mt76::stop_tx`]), so no
-//! round writes a descriptor between the DMA reset and [`Mt76::reset_tokens`].
+//! round writes a descriptor between the DMA reset and [`Mt76::reset_tokens`], and the
+//! flush waits for a tx-free pass holding an event it read before the DMA reset
+//! ([`Mt76Error::TxFreeBusy`]).
 //!
 //! ## Time, memory, panics
 //! Time is passed in; nothing reads a clock. The tables are allocated in [`Mt76::new`]
