@@ -335,6 +335,8 @@ struct DmaRing<'a, H, F> {
     stations: &'a Stations,
     counters: &'a Counters,
     sched: &'a Scheduler,
+    /// `MT76_RESET` ([`Mt76::stop_tx`]).
+    stopped: &'a AtomicBool,
     ac: Ac,
     free_thr: u32,
     now: Instant,
@@ -363,8 +365,14 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
     type Frame = F;
     type Error = Refusal;
 
+    /// `mt76_txq_stopped`, and `MT76_RESET`, which `mt76_txq_schedule_list` checks
+    /// before each txq and `mt76_txq_send_burst` before each frame: a stop ends the
+    /// running burst and round at the next frame (it reads as a full ring), the txqs
+    /// keeping their frames for [`Mt76::start_tx`] rather than writing them for the
+    /// reset to flush. Relaxed: an early exit only; the guarantee is `one_round`'s
+    /// check and [`Mt76::stop_tx`]'s wait.
     fn has_room(&self, ac: Ac) -> bool {
-        self.open(ac)
+        !self.stopped.load(Ordering::Relaxed) && self.open(ac)
     }
 
     /// `mt76_txq_schedule_list`'s look-up of the txq's wcid, before its burst: of the
@@ -773,6 +781,7 @@ where
             stations: &self.stations,
             counters: &self.counters,
             sched: self.scheduler(),
+            stopped: &self.tx_stopped,
             ac,
             free_thr: self.config.txq_free_thr,
             now,
@@ -957,14 +966,15 @@ where
 
     /// Stops tx for a reset (`MT76_RESET`, then `mt76_worker_disable` of the tx
     /// worker): from its return until [`start_tx`](Self::start_tx) no round writes a
-    /// descriptor, from any context. Waits (spinning) for a round already running to
-    /// end, so call it from the reset work (process context). Never call it from a HAL
-    /// callback or a [`DriverTxq`] method (a round calls every
-    /// [`DmaQueues`](crate::hal::DmaQueues) method, and
-    /// [`StatusSink::tx_status`](crate::hal::StatusSink::tx_status) for the frames it
-    /// drops: there it would wait for its own round), nor from a context that can
-    /// preempt a round on its CPU without being preempted by it (a softirq, against a
-    /// round in process context). Calling it again while stopped is harmless. Rounds
+    /// descriptor, from any context. A round already running ends at its next frame, as
+    /// mt76's burst does at `MT76_RESET` (its txqs keep their frames; its end reads
+    /// [`RoundEnd::RingFull`]), and this waits for it, spinning, so call it from the
+    /// reset work (process context). Never call it from a HAL callback or a
+    /// [`DriverTxq`] method (a round calls every [`DmaQueues`](crate::hal::DmaQueues)
+    /// method, and [`StatusSink::tx_status`](crate::hal::StatusSink::tx_status) for the
+    /// frames it drops: there it would wait for its own round), nor from a context that
+    /// can preempt a round on its CPU without being preempted by it (a softirq, against
+    /// a round in process context). Calling it again while stopped is harmless. Rounds
     /// asked for meanwhile write nothing and their txqs stay listed; tx-free passes
     /// still complete tokens. A reset is: `stop_tx`, stop and empty the DMA queues (and
     /// the tx-free events with them), [`reset_tokens`](Self::reset_tokens) (again while

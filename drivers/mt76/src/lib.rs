@@ -17,7 +17,7 @@
 //! | `mt76_wake_tx_queue` → tx worker → `mt76_txq_schedule_all` | [`Mt76::wake_tx_queue`], [`Mt76::schedule_all`] |
 //! | `mt76_txq_schedule` (rounds while one sends), from the one tx worker | [`Mt76::schedule`], one context at a time per AC ([`airtime_sched::RoundGate`]) |
 //! | `mt76_txq_schedule_list` (`ieee80211_next_txq`, one burst per txq, `ieee80211_return_txq`) | [`TxqTable::run_round`](airtime_sched::TxqTable::run_round) inside [`Mt76::schedule`] |
-//! | `mt76_txq_stopped` (`queued + MT_TXQ_FREE_THR >= ndesc`, `q->blocked`) | the round's [`Ring::has_room`](airtime_sched::Ring::has_room), checked before each txq and each frame |
+//! | `mt76_txq_stopped` (`queued + MT_TXQ_FREE_THR >= ndesc`, `q->blocked`), and `MT76_RESET` | the round's [`Ring::has_room`](airtime_sched::Ring::has_room), checked before each txq and each frame |
 //! | `mt76_txq_send_burst` (dequeue, `__mt76_tx_queue_skb`, kick) | one turn: charge, token, descriptor; [`Ring::end_turn`](airtime_sched::Ring::end_turn) kicks |
 //! | `mt76_token_consume` / `mt76_token_release`, `MT76_TOKEN_FREE_THR` | the token table: a token owns the frame and its charge until tx-free |
 //! | `mt7915_mac_tx_free` (+ `_done`) | [`Mt76::tx_free`] |

@@ -402,7 +402,7 @@ fn the_token_flush_is_refused_while_tx_runs() {
 }
 
 #[test]
-fn stop_tx_waits_for_the_round_that_passed_its_check_and_what_came_meanwhile_goes_at_start_tx() {
+fn a_stop_ends_the_running_burst_at_its_next_frame_and_what_came_meanwhile_goes_at_start_tx() {
     let hal = ParkHal::new(SimConfig::default());
     hal.park_desc.store(true, Ordering::Release);
     let radio: Mt76<ParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
@@ -431,7 +431,9 @@ fn stop_tx_waits_for_the_round_that_passed_its_check_and_what_came_meanwhile_goe
                     break;
                 }
             }
-            // Only now does the worker go on, the flag set: its round keeps writing.
+            // Only now does the worker go on, the flag set: it writes the frame it holds
+            // and, as `mt76_txq_send_burst` checks `MT76_RESET` before each frame, no
+            // other.
             radio.hal().bar.wait();
         });
         // The reset work: returns once that round has ended.
@@ -439,7 +441,8 @@ fn stop_tx_waits_for_the_round_that_passed_its_check_and_what_came_meanwhile_goe
         let at_stop = radio.hal().inner.descs(Ac::Be).len();
         (worker.join().unwrap(), at_stop)
     });
-    assert_eq!((worker.frames, at_stop), (3, 3), "the round wrote its burst before stop_tx returned: {worker:?}");
+    assert_eq!((worker.frames, at_stop), (1, 1), "the burst ended at the stop, before stop_tx returned: {worker:?}");
+    assert_eq!(held(&radio), 3, "BE's two other frames and VI's stay queued, not written to be flushed");
     // While stopped: an enqueue and its wake, the VI station's wake, a tx-free pass.
     for seq in 4..6 {
         radio.enqueue(be, Pkt { seq, txq: be, len: 1500 }, now).unwrap();
@@ -450,11 +453,12 @@ fn stop_tx_waits_for_the_round_that_passed_its_check_and_what_came_meanwhile_goe
     radio.hal().inner.advance(now);
     radio.hal().inner.advance(later);
     let pass = radio.tx_free(64, later);
-    assert_eq!((pass.completed, pass.frames_sent), (3, 0), "{pass:?}");
+    assert_eq!((pass.completed, pass.frames_sent), (1, 0), "{pass:?}");
     assert!(radio.hal().inner.descs(Ac::Be).is_empty() && radio.hal().inner.descs(Ac::Vi).is_empty());
-    // No further event: start_tx serves all of it.
-    assert_eq!(radio.start_tx(later), 3);
+    // No further event: start_tx serves all of it, in order.
+    assert_eq!(radio.start_tx(later), 5);
     assert!(!radio.rounds_waiting());
     assert_eq!(held(&radio), 0);
-    assert_eq!(radio.tokens_in_use(), 3);
+    assert_eq!(radio.tokens_in_use(), 5);
+    assert_eq!((radio.hal().inner.descs(Ac::Be).len(), radio.hal().inner.descs(Ac::Vi).len()), (4, 1));
 }
