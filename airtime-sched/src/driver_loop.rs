@@ -130,13 +130,16 @@ pub struct RoundReport<F> {
     pub end: RoundEnd,
     /// The frame the ring refused, if it refused one.
     pub refused: Option<Refused<F>>,
-    /// Another context started a round on the AC while this call's last round held a
-    /// txq it then returned, and the call had run all the rounds it may run (its own and two more)
-    /// with the AC's round number still moving. That other round may not have seen the
-    /// txq: unless the caller knows another round will run (frames in flight whose
-    /// completions run one), it must ask for a round on the AC again, as after a
-    /// [`RoundGate`](crate::RoundGate)'s `Deferred`. False otherwise, and always false
-    /// for one context's rounds alone (and so under a `RoundGate`).
+    /// Another context started a round on the AC while this call's last round had an
+    /// entry off the AC's list (a txq it held and returned, or one its `next_txq` only
+    /// looked at and put back), and the call may run no more rounds: it had run all it
+    /// may (its own and two more) with the AC's round number still moving, or its
+    /// round ended on a refused frame (`refused`), which goes back to the caller
+    /// first. That other round may not have seen the txq: unless the caller knows
+    /// another round will run (frames in flight whose completions run one), it must ask
+    /// for a round on the AC again, as after a [`RoundGate`](crate::RoundGate)'s
+    /// `Deferred`. False otherwise: always for a call whose rounds found the list empty,
+    /// and for one context's rounds alone (and so under a `RoundGate`).
     pub overlapped: bool,
 }
 
@@ -173,12 +176,14 @@ impl<F> RoundReport<F> {
 pub(crate) const MAX_ROUNDS_PER_CALL: u32 = 3;
 
 /// What a round did to its AC's list, for the re-check after it
-/// ([`Scheduler::round_started_since`]): whether it visited the list at all. Each
+/// ([`Scheduler::round_started_since`]): whether it took any entry off the list. Each
 /// `next_txq` takes the entry it looks at off the list, to hand it out, pass it over
 /// (an enqueue holds its queue), or rotate it to the tail (its station over its AQL
 /// limit or in deficit, or a dead entry dropped from the front), and a round another
-/// context runs meanwhile finds the list without it. What it returned is kept only for
-/// the weakened variants that prove the loom models catch a narrower re-check.
+/// context runs meanwhile finds the list without it. A round that found the list empty
+/// hid nothing: it needs no re-check, and so never reports `overlapped`. What it
+/// returned is kept only for the weakened variants that prove the loom models catch a
+/// narrower re-check.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct ListVisits {
     visited: bool,
@@ -187,10 +192,10 @@ pub(crate) struct ListVisits {
 }
 
 impl ListVisits {
-    /// The round is about to ask `next_txq`.
+    /// The flag `next_txq` sets once it took an entry off the list.
     #[inline(always)]
-    pub(crate) fn visit(&mut self) {
-        self.visited = true;
+    pub(crate) fn visited(&mut self) -> &mut bool {
+        &mut self.visited
     }
 
     /// The round returned a txq (`with_frames`: listed by its return whatever came
@@ -302,8 +307,7 @@ where
             report.end = RoundEnd::RingFull;
             return (report, round, visits);
         }
-        visits.visit();
-        let Some(mut serving) = sched.next_txq(round, now) else { break };
+        let Some(mut serving) = sched.next_txq_visiting(round, now, visits.visited()) else { break };
         report.txqs_served = report.txqs_served.saturating_add(1);
         let id = serving.txq();
         let Some(txq) = txqs.txq_mut(id) else {

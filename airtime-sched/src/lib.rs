@@ -75,8 +75,11 @@
 //! it), and if it still says yes after the last, it makes sure another round runs (as
 //! after a [`RoundGate`]'s `Deferred`). Or it gates its rounds. A turn taken outside a
 //! round ([`Scheduler::may_transmit`], [`TxqTable::claim`]) has no round to ask about: a
-//! driver that takes those beside concurrent rounds runs a round on the AC after
-//! returning such a turn with frames left.
+//! driver that takes those beside concurrent rounds runs a round on the AC after each
+//! such call (whatever it returned: `Ok(None)` may have held the txq a moment) if the
+//! txq may still have frames, asked after the return ([`TxqTable::may_have_frames`]; a
+//! driver that owns its queues asks them) — not "if the turn saw frames left": a wake
+//! that landed during the turn lists the txq at its return (loom model `txq24`).
 //!
 //! Concurrent rounds are allowed, not required, and not always the fastest: two rounds
 //! on one AC at once pass the same lines (the AC's list, the txqs, the ring) between

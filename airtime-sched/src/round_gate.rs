@@ -28,11 +28,13 @@
 //!   be preempted for long (user space, PREEMPT_RT threads of different priorities) and
 //!   cannot accept that should run rounds concurrently instead. Both ways keep every
 //!   frame and txq (S1) and neither loses a round: gated, the runner runs one for each
-//!   note; concurrent, [`TxqTable::run_round`] runs one more round when another
-//!   context started one while it held a txq it returned with frames, and says when
-//!   its bound left that undone ([`RoundReport::overlapped`], which a caller must act
-//!   on as on [`GateOutcome::Deferred`]). A driver's own loop over `next_txq` run
-//!   concurrently gets neither;
+//!   note; concurrent, the ready loops ([`TxqTable::run_round`],
+//!   [`driver_loop::run_round`]) run one more round when another context started one
+//!   while theirs had an entry off the list, and say when their bound left that undone
+//!   ([`RoundReport::overlapped`], which a caller must act on as on
+//!   [`GateOutcome::Deferred`]). A driver's own loop over `next_txq` run concurrently
+//!   must ask [`Scheduler::round_started_since`](crate::Scheduler::round_started_since)
+//!   itself (the crate docs give the recipe);
 //! * a runner stays only while notes keep arriving, and never longer than the budget
 //!   of rounds its caller gives: a context that must get back to its own work (a tx
 //!   completion handler that alone drains the ring) is not held by others' wakes. With
@@ -41,6 +43,7 @@
 //!   poll that used its budget is polled again.
 //!
 //! [`TxqTable::run_round`]: crate::TxqTable::run_round
+//! [`driver_loop::run_round`]: crate::driver_loop::run_round
 //! [`RoundReport::overlapped`]: crate::driver_loop::RoundReport::overlapped
 
 use crate::cache_line::CacheLines;

@@ -47,7 +47,10 @@
 //! its fix (a turn ended at the AQL limit, an empty turn woken meanwhile, a txq passed
 //! over). Model txq21 is txq17 through `driver_loop::run_round`, the loop over txqs the
 //! driver owns; txq22 and txq23 came from a review of it: a round whose `next_txq` only
-//! rotated an entry (its station at its AQL limit) must be followed too.
+//! rotated an entry (its station at its AQL limit) must be followed too. Models txq24
+//! and txq25 came from a second review: a power-save flush (`TxqTable::claim`, a turn
+//! outside any round) followed as the crate docs say, and a round that holds an entry
+//! in its S4 check (the txq already handed out in this round).
 #![cfg(loom)]
 
 #[allow(dead_code)]
@@ -1153,6 +1156,133 @@ fn txq23_the_same_through_the_table() {
         assert!(
             sent & 0b100 != 0 || told_a || told_b,
             "frame 2 stranded: T listed, its station under its limit, nothing in flight, nobody told (sent {sent:#b})"
+        );
+    });
+}
+
+/// A station-less ring shared by two contexts' views: frames go in while the txq's
+/// BlockAck window is open, else the push is refused for that txq alone (`TxqFull`).
+/// Sent frames are recorded as bits.
+struct Window {
+    open: Arc<loom::sync::atomic::AtomicBool>,
+    sent: Arc<loom::sync::atomic::AtomicU32>,
+}
+
+impl airtime_sched::Ring for Window {
+    type Frame = Pkt;
+    type Error = airtime_sched::RingErrorKind;
+    fn has_room(&self, _: Ac) -> bool {
+        true
+    }
+    fn push(
+        &mut self,
+        frame: Pkt,
+        charge: Option<airtime_sched::Charge>,
+    ) -> Result<(), airtime_sched::traits::PushError<Pkt, airtime_sched::RingErrorKind>> {
+        use loom::sync::atomic::Ordering;
+        if !self.open.load(Ordering::Acquire) {
+            return Err(airtime_sched::traits::PushError {
+                frame,
+                charge,
+                error: airtime_sched::RingErrorKind::TxqFull,
+            });
+        }
+        self.sent.fetch_or(1 << frame.0, Ordering::AcqRel);
+        Ok(())
+    }
+}
+
+/// txq24: a power-save flush (`TxqTable::claim`, a turn outside any round) of
+/// station-less txq T (frame 1) races an enqueue of frame 2 whose context then runs its
+/// round. If the enqueue lands after the flush read the txq drained and that round runs
+/// while the claim holds T, the round cannot serve T, and the flush returns what it saw
+/// (`Empty`): a round "after a turn returned with frames left" would never run. The
+/// crate docs' recipe, which this follows: after returning such a turn, run a round on
+/// the AC if the txq may still have frames (`TxqTable::may_have_frames`, read after the
+/// return: it sees the wake the return listed, or that wake comes after and its own
+/// round serves T). Once both are done, frame 2 was sent or flushed, or a round said
+/// another must follow.
+#[test]
+fn txq24_a_claimed_turn_returned_while_woken_is_followed_by_a_round() {
+    use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        let open = Arc::new(AtomicBool::new(true));
+        let sent = Arc::new(AtomicU32::new(0));
+        let ring = || Window { open: open.clone(), sent: sent.clone() };
+        let producer = {
+            let (table, mut ring) = (table.clone(), ring());
+            thread::spawn(move || {
+                table.enqueue(q, Pkt(2), NOW).unwrap();
+                let r = table.run_round(Ac::Be, NOW, &Peers(vec![]), &mut ring, TurnBudget::UNLIMITED);
+                r.overlapped
+            })
+        };
+        // The flush (`claim` says: `Ok(None)` while another context serves T or an
+        // enqueue holds its queue, try again later), and the recipe.
+        let mut flushed = Vec::new();
+        let claimed = loop {
+            match table.claim(q) {
+                Ok(Some(turn)) => break Some(turn),
+                Ok(None) => thread::yield_now(),
+                Err(_) => break None,
+            }
+        };
+        if let Some(mut turn) = claimed {
+            while let Ok(Some(f)) = turn.dequeue(NOW) {
+                flushed.push(f);
+            }
+            let frames_left = turn.is_backlogged();
+            turn.finish(if frames_left { TxqReturn::Backlogged } else { TxqReturn::Empty }, NOW);
+            if table.may_have_frames(q).unwrap() {
+                let mut r = ring();
+                let _ = table.run_round(Ac::Be, NOW, &Peers(vec![]), &mut r, TurnBudget::UNLIMITED);
+            }
+        }
+        let told = producer.join().unwrap();
+        let sent = sent.load(Ordering::Acquire);
+        let frame2_out = sent & 0b100 != 0 || flushed.contains(&Pkt(2));
+        assert!(
+            frame2_out || told,
+            "frame 2 stranded: T listed with it, nothing in flight, nobody told (sent {sent:#b}, flushed {flushed:?})"
+        );
+    });
+}
+
+/// txq25: the S4 path. Station-less T (frames 1, 2) is the AC's only txq.
+/// A's round serves T: the ring refuses frame 1 for T alone (its BlockAck window is
+/// closed, `TxqFull`), so T's turn ends and T goes back to the tail; A's round goes on,
+/// its `next_txq` pops T again, finds it handed out in this round (S4) and puts it back
+/// at the head. Context B (the completion that opens T's window) opens it and runs its
+/// round, which may look at the list while A holds T or holds its entry in that S4
+/// check. Once both are done both frames are out, or a call said another round is needed.
+#[test]
+fn txq25_the_entry_a_round_holds_in_its_s4_check_is_followed_too() {
+    use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    loom::model(|| {
+        let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
+        let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
+        table.enqueue(q, Pkt(1), NOW).unwrap();
+        table.enqueue(q, Pkt(2), NOW).unwrap();
+        let open = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(AtomicU32::new(0));
+        let ring = || Window { open: open.clone(), sent: sent.clone() };
+        let completion = {
+            let (table, open, mut ring) = (table.clone(), open.clone(), ring());
+            thread::spawn(move || {
+                open.store(true, Ordering::Release);
+                table.run_round(Ac::Be, NOW, &Peers(vec![]), &mut ring, TurnBudget::UNLIMITED).overlapped
+            })
+        };
+        let mut a_ring = ring();
+        let told_a = table.run_round(Ac::Be, NOW, &Peers(vec![]), &mut a_ring, TurnBudget::UNLIMITED).overlapped;
+        let told_b = completion.join().unwrap();
+        let sent = sent.load(Ordering::Acquire);
+        assert!(
+            sent == 0b110 || told_a || told_b,
+            "frames stranded: T listed, its window open, nothing in flight, nobody told (sent {sent:#b})"
         );
     });
 }

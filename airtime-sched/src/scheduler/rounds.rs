@@ -180,7 +180,20 @@ impl Scheduler {
     ///
     /// `now` is not read: a station's activity is stamped when its txq is woken and
     /// when it is returned ([`return_txq`](Self::return_txq)), not when it is handed out.
-    pub fn next_txq(&self, round: Round, _now: Instant) -> Option<Serving<'_>> {
+    ///
+    /// It takes each entry it looks at off the list until it hands it out or puts it
+    /// back (rotated to the tail, or at the head), so a round another context runs
+    /// meanwhile can miss that txq: see [`round_started_since`](Self::round_started_since).
+    #[inline]
+    pub fn next_txq(&self, round: Round, now: Instant) -> Option<Serving<'_>> {
+        self.next_txq_visiting(round, now, &mut false)
+    }
+
+    /// [`next_txq`](Self::next_txq), setting `visited` once it took an entry off the
+    /// list (what a ready loop's re-check needs to know: a round that took none cannot
+    /// have hidden a txq from another context's round).
+    #[inline]
+    pub(crate) fn next_txq_visiting(&self, round: Round, _now: Instant, visited: &mut bool) -> Option<Serving<'_>> {
         let ac = round.ac();
         let state = &self.acs[ac];
         // Another context's start may have closed the AC since: L3 holds for every round.
@@ -197,6 +210,7 @@ impl Scheduler {
         let mut laps = 0;
         'entries: loop {
             let index = state.list.pop()?;
+            *visited = true;
             let Some((slot, mut seen)) = self.look(ac, index) else { continue };
             loop {
                 // Not a let chain: the kernel's rustc (1.85) is the crate's floor.

@@ -188,8 +188,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             // freed the ring, the station's wake from power save): with nothing else in
             // flight, nobody would run another, and its frames would wait for the next
             // enqueue. S1 (it is listed) holds; what is lost is the round. So after a
-            // round that visited the list (`ListVisits`: only the return knows whether
-            // it listed the txq, as a wake may come until its final compare-and-swap),
+            // round that took any entry off the list (`ListVisits`: only the return
+            // knows whether it listed the txq, as a wake may come until its final
+            // compare-and-swap; a round that found the list empty hid nothing),
             // the round word is read with a read-modify-write
             // (`Scheduler::round_started_since`), after all of this round's returns:
             //
@@ -210,7 +211,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
             // served since ends ours as usual. Under a `RoundGate` one runner runs the
             // AC's rounds, so the number moves only by its own starts: the read answers
             // "no start", and the gated path pays one uncontended read-modify-write per
-            // round that visited the list, and never a round more.
+            // round that took an entry off the list, and never a round more.
             //
             // Bounded: if the number still moves after the last round allowed, say so
             // (`RoundReport::overlapped`): the caller must ask for a round again, as
@@ -261,8 +262,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
                 report.end = RoundEnd::RingFull;
                 return (report, round, visits);
             }
-            visits.visit();
-            let Some(mut turn) = self.next_txq_noting(round, now, &mut passed_over) else {
+            let Some(mut turn) = self.next_txq_noting(round, now, &mut passed_over, visits.visited()) else {
                 if passed_over {
                     visits.returned(true);
                 }

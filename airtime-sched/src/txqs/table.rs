@@ -772,14 +772,21 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// an enqueue holds for longer than the server's bounded wait (the enqueuer was
     /// preempted) is returned `Stalled`, still listed, and the round goes on.
     pub fn next_txq(&self, round: Round, now: Instant) -> Option<TxqTurn<'_, Q>> {
-        self.next_txq_noting(round, now, &mut false)
+        self.next_txq_noting(round, now, &mut false, &mut false)
     }
 
     /// [`next_txq`](Self::next_txq), setting `passed_over` if it passed a txq over
-    /// because an enqueue held its queue.
-    pub(super) fn next_txq_noting(&self, round: Round, now: Instant, passed_over: &mut bool) -> Option<TxqTurn<'_, Q>> {
+    /// because an enqueue held its queue, and `visited` once it took an entry off the
+    /// AC's list ([`Scheduler::next_txq`]'s, which a concurrent round could then miss).
+    pub(super) fn next_txq_noting(
+        &self,
+        round: Round,
+        now: Instant,
+        passed_over: &mut bool,
+        visited: &mut bool,
+    ) -> Option<TxqTurn<'_, Q>> {
         loop {
-            let serving = self.sched.next_txq(round, now)?;
+            let serving = self.sched.next_txq_visiting(round, now, visited)?;
             match self.turn(serving) {
                 Ok(turn) => return Some(turn),
                 // Handed out in this round: the round ends when it meets it again.

@@ -16,7 +16,7 @@
 //!
 //! What fixes each:
 //! * (a) AQL and (b) ring, concurrent rounds: B's round could not see the txq A held;
-//!   the core's round, having returned a txq with frames, sees that a round started
+//!   the core's round, having had a txq off the list, sees that a round started
 //!   meanwhile and runs one more (`TxqTable::run_round_hooked`; undone by the
 //!   `no_overlap_recheck` variant, which these tests then fail). Gated, the gate's
 //!   runner runs one more round for B's note.

@@ -338,7 +338,9 @@ struct airtime_tcl_desc {
  *	ACs of @ac_mask (bit AIRTIME_AC_*). With concurrent rounds (optional
  *	then), rarely: a round that overlapped rounds of other contexts ran out
  *	of its bounded follow-up rounds; without the op such an AC waits in
- *	airtime_rounds_waiting() for the next completion pass. Called from that
+ *	airtime_rounds_waiting() for the next completion pass or, with nothing
+ *	in flight to bring one, for the driver's own poll of it (a driver with
+ *	no such poll must give the op). Called from that
  *	call's context (wake or NAPI), so it must not sleep or call the adapter:
  *	schedule the work (napi_schedule(), queue_work()) that calls
  *	airtime_run_waiting_rounds()

@@ -371,7 +371,9 @@ pub const GATE_ROUNDS_MAX: u32 = 64;
 /// callback (a deferral nobody hears of strands its requests), and for `gate_rounds`
 /// without the flag (it would be ignored). Concurrent rounds defer too, rarely (a
 /// round's follow-up rounds out of their bound): the callback is optional there, and a
-/// deferral it does not hear of waits for the next completion pass (`rounds_waiting`).
+/// deferral it does not hear of waits in `rounds_waiting` for the next completion pass,
+/// or, with nothing in flight to bring one, for the driver's own poll of it: a driver
+/// that has no such poll must give the callback.
 fn rounds(cfg: &RadioConfig, ops: &Ops) -> Result<Rounds, Errno> {
     let gated = cfg.flags & RADIO_GATED_ROUNDS != 0;
     match (gated, NonZeroU32::new(cfg.gate_rounds)) {

@@ -69,9 +69,9 @@ pub struct Config {
 #[non_exhaustive]
 pub enum Rounds {
     /// Each context runs its round at once, beside another context's round on the same
-    /// AC: the core allows it, and no context waits for another. A round that held a
-    /// txq while another context's round ran (which could not serve it) runs one more
-    /// when it returns the txq with frames (the core's `run_round`, bounded); when that
+    /// AC: the core allows it, and no context waits for another. A round that had a
+    /// txq off the AC's list while another context's round ran (which could not serve
+    /// it) runs one more after it returns it (the core's `run_round`, bounded); when that
     /// bound runs out the AC is named by [`Ath11k::rounds_waiting`] and
     /// [`RoundOutcome::deferred`] is set, as gated, and the caller must ask again.
     ///

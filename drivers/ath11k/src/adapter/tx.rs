@@ -134,8 +134,8 @@ where
     /// when the callers of [`run_round`](Self::run_round) cannot act on
     /// [`RoundOutcome::deferred`] themselves, and run [`run_waiting_rounds`](Self::run_waiting_rounds).
     /// With either [`Rounds`], also the ACs on which a round ran out of its bounded
-    /// follow-up rounds (another context's rounds kept starting while it held txqs it
-    /// returned with frames, [`RoundReport::overlapped`], or the ring kept being freed
+    /// follow-up rounds (another context's rounds kept starting while it had entries
+    /// off the AC's list, [`RoundReport::overlapped`], or the ring kept being freed
     /// after it read it full): a round there may have missed a txq, and none may
     /// follow unless asked for.
     ///
@@ -247,8 +247,8 @@ where
         // would erase another context's round's insert made just before, whose AC the
         // next completion pass must resume. Only that pass clears it (`finish_pass`).
         if report.overlapped {
-            // Another context's rounds kept starting while the core's rounds held txqs
-            // they returned with frames, past its bound: one of those rounds may have
+            // Another context's rounds kept starting while the core's rounds had
+            // entries off the AC's list, past its bound: one of those rounds may have
             // missed a txq. Ask for another.
             self.ask_rerun(ac, out);
         }
