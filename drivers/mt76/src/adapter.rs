@@ -17,7 +17,7 @@ use airtime_sched::{
 };
 use alloc::vec::Vec;
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering, fence};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering, fence};
 
 /// A txq the adapter can serve: the core's [`Txq`] and [`Enqueue`], plus the frames the
 /// queue dropped itself (an AQM's drops, its limits), which the adapter hands back to
@@ -233,15 +233,22 @@ pub struct ScheduleReport {
     pub frames: u32,
     /// Turns (bursts) served.
     pub bursts: u32,
-    /// Why the last round ended (`None` if no round ran).
+    /// Why the last round ended, as the core reports it (`None` if no round ran). A
+    /// burst that ended at a frame that could not be mapped ends its txq's turn only
+    /// (the txq keeps its frames, listed), and the round goes on with the next txq: such
+    /// a round usually reads [`RoundEnd::Exhausted`], not a refusal. The drop shows in
+    /// [`Mt76Stats::dropped`] and in `frames`, which counts only frames written.
     pub end: Option<RoundEnd>,
     /// Another context was running rounds on the AC when this call asked for one (its
     /// first, or one more after a round that wrote frames): that context runs one more
     /// round for it (mt76's tx worker, scheduled while it runs, runs again).
     pub handed_off: bool,
     /// The rounds reached [`Config::max_rounds`] while other contexts still asked for
-    /// more: they wait ([`Mt76::rounds_waiting`]) until a call runs rounds on the AC
-    /// again; the caller should schedule the tx worker again.
+    /// more, or just after a round that only dropped frames it could not map with no
+    /// written token outstanding (no tx-free will come to run the tx worker): those
+    /// rounds wait ([`Mt76::rounds_waiting`]) until a call runs rounds on the AC again
+    /// (a [`Mt76::schedule`], or a [`Mt76::tx_free`] pass, even one with no event); the
+    /// caller should schedule the tx worker again.
     pub deferred: bool,
 }
 
@@ -289,8 +296,54 @@ pub struct Mt76<H, Q: Txq> {
     ///
     /// [`TxFreeSource::next_tx_free`]: crate::hal::TxFreeSource::next_tx_free
     events_held: AtomicU32,
+    /// ACs on which a round must follow with no context running it: a call's rounds
+    /// reached [`Config::max_rounds`] just after a round that only dropped frames it
+    /// could not map with no written token (no tx-free to come). Shown by
+    /// [`Mt76::rounds_waiting`]; cleared by the next [`Mt76::schedule`] on the AC.
+    rerun: AcBits,
     admin: SpinLock<Admin>,
     counters: Counters,
+}
+
+/// A set of ACs in one atomic byte, set and cleared by any context.
+#[derive(Debug, Default)]
+struct AcBits(AtomicU8);
+
+impl AcBits {
+    fn bit(ac: Ac) -> u8 {
+        1 << ac.index()
+    }
+
+    /// AcqRel: the context that takes the bit (and runs the round) sees what the one
+    /// that set it did before.
+    fn insert(&self, ac: Ac) {
+        self.0.fetch_or(Self::bit(ac), Ordering::AcqRel);
+    }
+
+    fn take(&self, ac: Ac) {
+        // A load first: most calls find it clear and need no write to the shared line.
+        if self.contains(ac) {
+            self.0.fetch_and(!Self::bit(ac), Ordering::AcqRel);
+        }
+    }
+
+    fn contains(&self, ac: Ac) -> bool {
+        self.0.load(Ordering::Acquire) & Self::bit(ac) != 0
+    }
+}
+
+/// What [`Mt76::one_round`] asks of the next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// Nothing: the round wrote nothing, or tx is stopped.
+    Done,
+    /// The round wrote frames: run the next round (`mt76_txq_schedule`'s loop). Should
+    /// the budget end first, the written frames' tx-free runs the tx worker.
+    More,
+    /// The round only dropped frames it could not map, and no written token is
+    /// outstanding: no tx-free will run the tx worker, so a round must follow, here or
+    /// (budget spent) by a later call ([`Mt76::rounds_waiting`]).
+    Rerun,
 }
 
 /// What the admin lock guards: the removed stations whose WTBL index may still carry
@@ -392,13 +445,26 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
         let (station, wcid) = (self.turn_station, self.turn_wcid);
         debug_assert!(charge.as_ref().and_then(Charge::station).is_none_or(|s| Some(s) == station));
         let len_bytes = frame.len_bytes();
-        let entry = Entry { frame, charge, station, wcid, ac: self.ac, len_bytes, consumed_at: self.now };
-        let token = match self.tokens.consume(entry) {
-            Ok(token) => token,
+        let entry = Entry {
+            frame,
+            charge,
+            station,
+            wcid,
+            ac: self.ac,
+            len_bytes,
+            consumed_at: self.now,
+            written: false,
+            generation: 0,
+        };
+        let (token, generation) = match self.tokens.consume(entry) {
+            Ok(taken) => taken,
             Err(e) => return Err(PushError { frame: e.frame, charge: e.charge, error: Refusal::Dma(DmaError::Full) }),
         };
         let error = match self.hal.queue_desc(TxDesc { token, wcid, len_bytes, ac: self.ac }) {
             Ok(()) => {
+                // Counted only now: a token taken for a frame whose write then fails
+                // is released with no tx-free to come (see `one_round`).
+                self.tokens.mark_written(token, generation);
                 bump(&self.counters.queued_to_dma, 1);
                 self.wrote = true;
                 return Ok(());
@@ -479,6 +545,7 @@ where
             gate: RoundGate::new(),
             tx_stopped: AtomicBool::new(false),
             events_held: AtomicU32::new(0),
+            rerun: AcBits::default(),
             admin: SpinLock::new(Admin { departing }),
             counters: Counters::default(),
         })
@@ -733,13 +800,15 @@ where
     /// frames with nothing in flight to run the worker again.
     pub fn schedule(&self, ac: Ac, now: Instant) -> ScheduleReport {
         let mut report = ScheduleReport::default();
+        // A round asked for by an earlier call that could not run it: this call's is it
+        // (run here, or by the runner this call hands off to, whose next round starts
+        // after this call's note; if that runner's budget ends first, the gate shows
+        // the note waiting). Cleared before the round, so the round comes after.
+        self.rerun.take(ac);
         loop {
             let budget = self.config.max_rounds.saturating_sub(report.rounds);
-            if budget == 0 {
-                break;
-            }
-            let mut again = false;
-            let gated = self.gate.run(ac, budget, || again = self.one_round(ac, now, &mut report));
+            let mut next = Next::Done;
+            let gated = self.gate.run(ac, budget, || next = self.one_round(ac, now, &mut report));
             match gated {
                 GateOutcome::Ran { .. } => {}
                 GateOutcome::HandedOff => {
@@ -748,10 +817,23 @@ where
                 }
                 GateOutcome::Deferred { .. } => {
                     report.deferred = true;
+                    if next == Next::Rerun {
+                        self.rerun.insert(ac);
+                    }
                     break;
                 }
             }
-            if !again {
+            if next == Next::Done {
+                break;
+            }
+            if report.rounds >= self.config.max_rounds {
+                // The budget ends with a round asked for. After written frames their
+                // tx-free runs the tx worker; after a drop-only round with no written
+                // token nothing would: leave it waiting, and say so.
+                if next == Next::Rerun {
+                    self.rerun.insert(ac);
+                    report.deferred = true;
+                }
                 break;
             }
         }
@@ -761,19 +843,19 @@ where
 
     /// One `mt76_txq_schedule_list` on `ac`, added to `report`; returns whether
     /// [`schedule`](Self::schedule) should run the next: the round wrote frames, or it
-    /// only dropped frames it could not map while no token is in use. Such a drop ends
-    /// its burst and leaves the txq's other frames listed; with a token in use, its
-    /// tx-free runs the tx worker, which serves them (mt76 leaves
-    /// `mt76_txq_schedule` at such a drop and waits for that), but with none nothing
-    /// would, so the next round serves them now.
-    fn one_round(&self, ac: Ac, now: Instant, report: &mut ScheduleReport) -> bool {
+    /// only dropped frames it could not map while no written token is outstanding.
+    /// Such a drop ends its burst and leaves the txq's other frames listed; with a
+    /// written token outstanding, its tx-free runs the tx worker, which serves them
+    /// (mt76 leaves `mt76_txq_schedule` at such a drop and waits for that), but with
+    /// none nothing would, so the next round serves them now.
+    fn one_round(&self, ac: Ac, now: Instant, report: &mut ScheduleReport) -> Next {
         // Dekker with `stop_tx`: the gate's RUNNING bit (set before this closure runs),
         // then this fence, then the flag; `stop_tx` sets the flag, fences, then reads
         // RUNNING. Either this round sees the flag and writes nothing, or `stop_tx` sees
         // it running and waits for it to end.
         fence(Ordering::SeqCst);
         if self.tx_stopped.load(Ordering::Relaxed) {
-            return false;
+            return Next::Done;
         }
         let mut ring = DmaRing {
             hal: &self.hal,
@@ -828,17 +910,36 @@ where
             }
             self.hand_back(refused.frame, charged_us);
         }
-        written > 0 || (ring.unmapped > 0 && self.tokens.count() == 0)
+        if written > 0 {
+            return Next::More;
+        }
+        // "A tx-free will come" is read from the tokens whose descriptor was written
+        // (marked after `queue_desc` returned Ok, unmarked at their release), not from
+        // every token in use: a token another AC's round has taken for a frame whose
+        // mapping then fails is released with no tx-free, and counting it would hide
+        // the re-run. Correct under every interleaving: if this read (under the token
+        // lock) sees a written token, its release comes after the read, by a tx-free
+        // pass, which then runs `schedule_all`, or by a reset's flush, followed by
+        // `start_tx`; either asks the gate for a round on this AC after this round
+        // took it (all the gate word's writes are read-modify-writes, so an earlier
+        // request would have made this round's start happen after that release, and
+        // the read would not have seen the token), and the gate runs one that starts
+        // after. A write not yet marked reads as none: one round more, nothing lost.
+        // (The alternative, a map failure's release that empties the table marking
+        // every AC, would also have to cover releases of `DmaError::Full` writes and
+        // would leave the round to whoever polls `rounds_waiting`.)
+        if ring.unmapped > 0 && self.tokens.written() == 0 { Next::Rerun } else { Next::Done }
     }
 
     /// Whether requests for rounds wait with no context running them: a call's rounds
-    /// reached [`Config::max_rounds`] while others asked for more
+    /// reached [`Config::max_rounds`] while others asked for more, or after a round
+    /// that only dropped unmapped frames with no written token outstanding
     /// ([`ScheduleReport::deferred`]). A driver that cannot act on each report polls
     /// it (at the end of a tx-free pass, from its MAC work) and schedules the tx
     /// worker when it is true: the worker's [`schedule_all`](Self::schedule_all)
     /// serves them.
     pub fn rounds_waiting(&self) -> bool {
-        Ac::ALL.into_iter().any(|ac| self.gate.is_waiting(ac))
+        Ac::ALL.into_iter().any(|ac| self.gate.is_waiting(ac) || self.rerun.contains(ac))
     }
 
     /// `mt76_txq_schedule_all`: [`schedule`](Self::schedule) on every AC, VO first.
@@ -885,6 +986,14 @@ where
             }
         }
         if pass.entries == 0 {
+            // No event, but rounds may wait (a call's budget ended with a round asked
+            // for): the tx worker runs them.
+            for ac in Ac::ALL {
+                if self.gate.is_waiting(ac) || self.rerun.contains(ac) {
+                    pass.frames_sent = pass.frames_sent.saturating_add(self.schedule(ac, now).frames);
+                }
+            }
+            pass.rounds_waiting = self.rounds_waiting();
             return pass;
         }
         if self.config.airtime == AirtimeSource::WtblPoll {

@@ -54,8 +54,11 @@
 //!   drops it, and, as mt76 does, the burst ends there: the txq keeps its other frames
 //!   (the next one held in its retry slot) and stays listed, and the round goes on with
 //!   the next txq. Those frames wait for the tx worker's next run, which the tx-free of
-//!   a token in use brings, as in mt76; with no token in use, [`Mt76::schedule`] runs
-//!   the next round at once instead (mt76 would wait for the next wake).
+//!   a written token brings, as in mt76; with no written token outstanding (a token
+//!   taken for a frame whose write then fails brings no tx-free), [`Mt76::schedule`]
+//!   runs the next round at once instead (mt76 would wait for the next wake), and if
+//!   its [`Config::max_rounds`] ends first, says so ([`ScheduleReport::deferred`],
+//!   [`Mt76::rounds_waiting`]).
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
 //!   id), and a tx-free whose WCID names another station than the token's frees
 //!   nothing, so a stray tx-free (a duplicate, a late one) finds the token empty

@@ -107,6 +107,33 @@ fn a_txq_whose_burst_ended_at_an_unmapped_frame_waits_for_the_tx_free_of_the_fra
     b.check_invariants();
 }
 
+/// With nothing in flight, each round that only drops a frame it cannot map asks for
+/// another; when the call's rounds reach `max_rounds` on such a round, the txq's frames
+/// would stay listed with no tx-free to come. The call says so (`deferred`), the AC
+/// shows in `rounds_waiting`, and the next tx-free pass (even one with no event) runs
+/// the round.
+#[test]
+fn a_drop_only_round_cut_by_max_rounds_leaves_the_ac_waiting_and_says_so() {
+    let mut b = Bench::default();
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    let max = b.radio.config().max_rounds;
+    // The mapping fails for as many writes as one call has rounds (an exhausted IOMMU).
+    b.radio.hal().fail_dma(Ac::Be, vec![DmaError::MapFailed; max as usize]);
+    let r = b.send(q, max + 6, 1500);
+    assert_eq!((r.rounds, r.frames), (max, 0), "{r:?}");
+    assert_eq!(b.radio.stats().dropped, u64::from(max));
+    assert_eq!((b.radio.tokens_in_use(), b.radio.hal().events_in_flight()), (0, 0), "nothing in flight");
+    assert_eq!(b.queued_frames(), 6);
+    assert!(r.deferred, "the call says a round must follow: {r:?}");
+    assert!(b.radio.rounds_waiting());
+    let pass = b.step(1000, 64);
+    assert_eq!((pass.entries, pass.frames_sent), (0, 6), "{pass:?}");
+    assert!(!pass.rounds_waiting && !b.radio.rounds_waiting());
+    b.drain();
+    b.check_invariants();
+}
+
 #[test]
 fn a_frame_that_cannot_be_mapped_on_an_idle_radio_leaves_nothing_behind() {
     let mut b = Bench::default();

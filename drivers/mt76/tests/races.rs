@@ -284,6 +284,51 @@ fn a_wcid_whose_removed_station_is_writing_a_frame_is_not_given_to_a_new_station
     assert_eq!(radio.scheduler().total_pending_us(), 0);
 }
 
+/// A token another AC's round has taken for a frame whose mapping then fails is
+/// released with no tx-free: it must not count as "a tx-free will come" for a round that
+/// only dropped frames. Both ACs failing to map at once is the usual shape of an
+/// exhausted IOMMU.
+///
+/// 1. VI's round (thread B) takes token 0 for its frame and is preempted before the
+///    descriptor write.
+/// 2. BE's round (main): its first frame fails to map, the burst ends, the next frame
+///    goes to the retry slot; the round wrote nothing, and no written token is
+///    outstanding (VI's is only taken): BE runs the next round, which sends the rest.
+/// 3. VI's write fails to map: the token is released, no event will come.
+#[test]
+fn a_token_taken_by_another_ac_for_an_unmappable_frame_does_not_hide_the_rerun() {
+    let hal = ParkHal::new(SimConfig::default());
+    let radio: Mt76<ParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let s1 = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let s2 = radio.add_station(2, Weight::DEFAULT).unwrap();
+    let be = radio.add_txq(Some(s1), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    let vi = radio.add_txq(Some(s2), Tid::new(5).unwrap(), Q::default()).map_err(|e| e.0).unwrap();
+    for seq in 0..5 {
+        radio.enqueue(be, Pkt { seq, txq: be, len: 1500 }, now).unwrap();
+    }
+    radio.enqueue(vi, Pkt { seq: 5, txq: vi, len: 1500 }, now).unwrap();
+    radio.hal().inner.fail_dma(Ac::Vi, [DmaError::MapFailed]);
+    radio.hal().inner.fail_dma(Ac::Be, [DmaError::MapFailed]);
+    radio.hal().park_desc.store(true, Ordering::Release);
+    let (be_report, vi_report) = std::thread::scope(|sc| {
+        let vi_worker = sc.spawn(|| radio.wake_tx_queue(vi, now).unwrap());
+        // VI's round holds token 0, before its descriptor write.
+        radio.hal().bar.wait();
+        assert_eq!(radio.tokens_in_use(), 1);
+        let be_report = radio.wake_tx_queue(be, now).unwrap();
+        radio.hal().bar.wait();
+        (be_report, vi_worker.join().unwrap())
+    });
+    assert_eq!(be_report.frames, 4, "BE's next round sent the frames its drop left: {be_report:?}");
+    assert!(be_report.rounds >= 2 && !be_report.deferred, "{be_report:?}");
+    assert_eq!(vi_report.frames, 0, "{vi_report:?}");
+    assert_eq!(radio.stats().dropped, 2);
+    assert_eq!(held(&radio), 0, "{:?}", radio.stats());
+    assert_eq!(radio.tokens_in_use(), 4);
+    assert!(!radio.rounds_waiting());
+}
+
 #[test]
 fn a_tx_free_pass_meeting_a_reset_writes_no_descriptor_until_tx_restarts() {
     // 6 tokens, all usable; 8 descriptors fit.
