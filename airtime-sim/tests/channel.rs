@@ -25,19 +25,22 @@ fn link(r: &RunResult) -> &LinkResult {
 }
 
 #[test]
-fn a_subframe_error_rate_p_costs_one_over_one_minus_p_the_airtime_the_estimator_prices() {
+fn a_subframe_error_rate_p_costs_at_least_one_over_one_minus_p_the_airtime_the_estimator_prices() {
     // A schedule that keeps the rate gives the clean station a measured link too.
     let clean = run("rate_schedule = [[0.0, \"vht80-1ss-mcs9-sgi\"]]", 3.0);
     let (c, p) = (link(&clean), 0.2);
     let lossy = run(&format!("frame_error_rate = {p}"), 3.0);
     let l = link(&lossy);
     assert_eq!(c.subframes_sent, c.subframes_acked);
-    // Every attempt is a subframe of a full PPDU: attempts per delivered frame and
-    // airtime per priced airtime both grow by 1/(1-p).
+    // Every attempt is a subframe of a PPDU: attempts per delivered frame grow by
+    // 1/(1-p), and airtime per priced airtime by that and a little more: after a loss the
+    // BlockAck window lets an A-MPDU carry its resent frames and only the new ones that
+    // fit within WinStart + 63 (802.11-2020 10.25.6), so some aggregates are shorter and
+    // their preamble, SIFS and BlockAck weigh more (1.31 in this run).
     let attempts = l.subframes_sent as f64 / l.subframes_acked as f64;
     assert!((attempts - 1.0 / (1.0 - p)).abs() < 0.02, "attempts per frame {attempts}");
     let ratio = l.spent_over_priced() / c.spent_over_priced();
-    assert!((ratio - 1.25).abs() < 0.05, "airtime per priced airtime {ratio} (clean {})", c.spent_over_priced());
+    assert!(ratio > 1.22 && ratio < 1.4, "airtime per priced airtime {ratio} (clean {})", c.spent_over_priced());
     assert!((c.spent_over_priced() - 1.0).abs() < 0.05, "clean {}", c.spent_over_priced());
     assert_eq!(l.retry_drops, 0, "at p = 0.2 no frame reaches 30 attempts");
     // The receiver's reorder buffer keeps the stream whole: what is lost is airtime.
@@ -148,4 +151,16 @@ fn a_download_in_any_access_category_runs_over_a_lossy_or_rate_controlled_link()
             }
         }
     }
+}
+
+#[test]
+fn after_a_loss_no_ampdu_carries_a_sequence_number_past_the_block_ack_window() {
+    // At p = 0.2 nearly every 64-frame A-MPDU loses some; without the window across
+    // A-MPDUs the next ones carried new frames past the holes and the station's reorder
+    // buffer held well over a window. With it, the buffer holds at most 63 (the window
+    // less the hole), and the stream still flows.
+    let lossy = run("frame_error_rate = 0.2", 3.0);
+    let l = link(&lossy);
+    assert!(l.reorder_held_max > 0 && l.reorder_held_max < 64, "held at most {}", l.reorder_held_max);
+    assert!(lossy.flows[0].throughput_mbps > 150.0, "{} Mbit/s", lossy.flows[0].throughput_mbps);
 }

@@ -366,14 +366,22 @@ impl Hardware {
         }
         let a = ac.index();
         let n = self.fw[a].len();
-        let s = (0..n).map(|k| (self.next_station[a] + k) % n).find(|&s| !self.fw[a][s].is_empty())?;
+        let s = (0..n).map(|k| (self.next_station[a] + k) % n).find(|&s| self.can_send(a, s, timings))?;
         self.next_station[a] = (s + 1) % n;
         let timing = timings.get(s)?;
         let edca = crate::wifi::edca::EdcaParams::ap(ac);
         let limits = AmpduLimits { max_ppdu_us: edca.max_ppdu_us(self.config.max_ppdu_us, timing.block_ack_us) };
-        let (count, bytes) = ampdu::fill(timing, limits, self.fw[a][s].iter().map(|f| f.pkt.ampdu_subframe_bytes()));
+        let subframes = self.fw[a][s].iter().map(|f| (f.pkt.ampdu_subframe_bytes(), f.pkt.mpdu_seq != 0));
+        let (count, bytes) = ampdu::fill_in_window(timing, limits, subframes);
         let frames: Vec<HwFrame> = self.fw[a][s].drain(..count).collect();
         Some((s as u16, frames, bytes))
+    }
+
+    /// Whether station `s`'s firmware queue of access category index `a` has a frame
+    /// its BlockAck window lets go: a resent one at its head, or room for a new one.
+    fn can_send(&self, a: usize, s: usize, timings: &[PhyTiming]) -> bool {
+        let Some(head) = self.fw.get(a).and_then(|q| q.get(s)).and_then(|q| q.front()) else { return false };
+        head.pkt.mpdu_seq != 0 || timings.get(s).is_none_or(|t| t.seq_room > 0)
     }
 
     /// Puts back an A-MPDU that collided, in order, at the head of its station's queue

@@ -184,10 +184,12 @@ struct LinkPair {
     /// The rate the driver reports when the link's rate does not change (the station's
     /// `reported_rate`); `None` when it reports what its rate control picks.
     fixed_report: Option<airtime_est::Rate>,
-    /// The station's reorder buffer (downlink) and the AP's for it (uplink, one per
-    /// access category: a TID each).
-    down_rx: Reorder<Packet>,
+    /// The station's reorder buffers (downlink) and the AP's for it (uplink), one per
+    /// access category (a TID each), by `Ac::index`.
+    down_rx: [Reorder<Packet>; 4],
     up_rx: [Reorder<Packet>; 4],
+    /// Most MPDUs one of those buffers held at once.
+    held_max: usize,
 }
 
 fn node_of_host(i: usize) -> Node {
@@ -398,7 +400,8 @@ impl World {
                         priced_us: 0,
                         reported: Vec::new(),
                         fixed_report: (!l.dynamic).then_some(reported),
-                        down_rx: Reorder::default(),
+                        down_rx: Default::default(),
+                        held_max: 0,
                         up_rx: Default::default(),
                     })
                 })
@@ -707,7 +710,8 @@ impl World {
                 let (count, psdu) = loop {
                     dropped.extend(self.uplink[q].pull(want, now));
                     let held = &self.uplink[q].held;
-                    let (count, psdu) = ampdu::fill(t, limits, held.iter().map(Packet::ampdu_subframe_bytes));
+                    let subframes = held.iter().map(|p| (p.ampdu_subframe_bytes(), p.mpdu_seq != 0));
+                    let (count, psdu) = ampdu::fill_in_window(t, limits, subframes);
                     if count < held.len() || held.len() < want || count >= t.ba_window as usize {
                         break (count, psdu);
                     }

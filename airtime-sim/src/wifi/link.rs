@@ -169,6 +169,9 @@ pub struct LinkResult {
     pub subframes_acked: u64,
     /// Subframes dropped at the retry limit, both directions.
     pub retry_drops: u64,
+    /// Most MPDUs a reorder buffer of the link (either end, any TID) held at once:
+    /// below the BlockAck window, as the originator respects it (802.11-2020 10.25.6).
+    pub reorder_held_max: u64,
     /// Times the AP's rate control folded its statistics.
     pub rate_control_updates: u64,
     /// The reported rate at each change, (s, Mbit/s).

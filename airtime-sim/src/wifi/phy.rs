@@ -28,6 +28,11 @@ pub struct PhyTiming {
     pub max_ampdu_bytes: u32,
     /// The BlockAck response in us (64- or 256-bit bitmap at 24 Mbit/s).
     pub block_ack_us: f64,
+    /// New sequence numbers the originator's BlockAck window still has room for
+    /// (802.11-2020 10.25.6: none beyond WinStart + WinSize - 1, WinStart being its
+    /// oldest unacknowledged frame); `u32::MAX` where the model numbers no frames (an
+    /// ideal link). See [`super::ampdu::fill_in_window`].
+    pub seq_room: u32,
 }
 
 impl PhyTiming {
@@ -49,7 +54,16 @@ impl PhyTiming {
         };
         let bits_per_symbol = f64::from(rate.phy_rate_kbps()) * symbol_us / 1000.0;
         let block_ack_us = if ba_window > 64 { 40.0 } else { 32.0 };
-        PhyTiming { rate, symbol_us, bits_per_symbol, preamble_us, ba_window, max_ampdu_bytes, block_ack_us }
+        PhyTiming {
+            rate,
+            symbol_us,
+            bits_per_symbol,
+            preamble_us,
+            ba_window,
+            max_ampdu_bytes,
+            block_ack_us,
+            seq_room: u32::MAX,
+        }
     }
 
     /// Duration of a PPDU carrying `psdu_bytes`, in us.

@@ -3,8 +3,13 @@
 //! transmitter gives it up (a BlockAck request moves the window past it), and then
 //! released in sequence order. Without it a lost subframe would reach TCP as a
 //! reordering and cut its window; with it a loss costs delay and airtime only.
+//!
+//! It also keeps the originator's side of the window (802.11-2020 10.25.6): the frames
+//! numbered and not yet acknowledged or given up, the oldest of which is WinStart, so
+//! the transmitter numbers no new frame beyond WinStart + WinSize - 1
+//! ([`Reorder::room`]) and the receiver never holds a window's worth.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The sequence space of one transmitter towards one receiver (one TID).
 #[derive(Clone, Debug)]
@@ -15,11 +20,13 @@ pub struct Reorder<T> {
     next_rx: u32,
     /// Held MPDUs by sequence number; `None` marks one the transmitter gave up on.
     held: BTreeMap<u32, Option<T>>,
+    /// Sequence numbers assigned and neither received nor given up.
+    unacked: BTreeSet<u32>,
 }
 
 impl<T> Default for Reorder<T> {
     fn default() -> Self {
-        Reorder { next_tx: 1, next_rx: 1, held: BTreeMap::new() }
+        Reorder { next_tx: 1, next_rx: 1, held: BTreeMap::new(), unacked: BTreeSet::new() }
     }
 }
 
@@ -31,12 +38,26 @@ impl<T> Reorder<T> {
         }
         let s = self.next_tx;
         self.next_tx += 1;
+        self.unacked.insert(s);
         s
+    }
+
+    /// The originator's WinStart: its oldest frame not yet acknowledged or given up,
+    /// or the next sequence number when there is none.
+    pub fn win_start(&self) -> u32 {
+        self.unacked.first().copied().unwrap_or(self.next_tx)
+    }
+
+    /// How many new sequence numbers a window of `win_size` has room for: up to
+    /// WinStart + WinSize - 1 (802.11-2020 10.25.6).
+    pub fn room(&self, win_size: u32) -> u32 {
+        self.win_start().saturating_add(win_size).saturating_sub(self.next_tx)
     }
 
     /// MPDU `seq` arrived (`Some`) or was given up (`None`); releases into `out`
     /// whatever is now in order.
     pub fn receive(&mut self, seq: u32, mpdu: Option<T>, out: &mut Vec<T>) {
+        self.unacked.remove(&seq);
         if seq < self.next_rx {
             return;
         }
@@ -72,5 +93,22 @@ mod tests {
         r.receive(s5, Some('e'), &mut out);
         assert_eq!(out, vec!['a', 'b', 'c', 'e']);
         assert_eq!(r.held(), 0);
+    }
+
+    #[test]
+    fn the_window_starts_at_the_oldest_unacknowledged_frame_and_bounds_new_numbers() {
+        let mut r = Reorder::default();
+        let seqs: Vec<u32> = (0..64).map(|_| r.assign(0)).collect();
+        assert_eq!(r.room(64), 0, "64 in flight fill a window of 64");
+        let mut out = Vec::new();
+        // The first is lost; the other 63 arrive and wait behind it.
+        for &s in &seqs[1..] {
+            r.receive(s, Some(s), &mut out);
+        }
+        assert!(out.is_empty() && r.held() == 63);
+        assert_eq!((r.win_start(), r.room(64)), (seqs[0], 0), "no new number until the first is through");
+        r.assign(seqs[0]);
+        r.receive(seqs[0], Some(seqs[0]), &mut out);
+        assert_eq!((out.len(), r.room(64)), (64, 64));
     }
 }

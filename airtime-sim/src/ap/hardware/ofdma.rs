@@ -80,7 +80,7 @@ impl Hardware {
 
     fn pick_mu(&mut self, timings: &[PhyTiming]) -> Option<MuPpdu> {
         let n = self.fw[BE].len();
-        let first = (0..n).map(|k| (self.next_station[BE] + k) % n).find(|&s| !self.fw[BE][s].is_empty())?;
+        let first = (0..n).map(|k| (self.next_station[BE] + k) % n).find(|&s| self.can_send(BE, s, timings))?;
         let lead = timings.get(first)?;
         if lead.rate.encoding() != Encoding::He {
             return None;
@@ -90,7 +90,7 @@ impl Hardware {
         let picked: Vec<usize> = (0..n)
             .map(|k| (first + k) % n)
             .filter(|&s| {
-                !self.fw[BE][s].is_empty()
+                self.can_send(BE, s, timings)
                     && timings.get(s).is_some_and(|t| t.rate.encoding() == Encoding::He && t.rate.bandwidth() == bw)
             })
             .take(max_users)
@@ -108,7 +108,8 @@ impl Hardware {
         for (&s, t) in picked.iter().zip(&ru_timings) {
             // The PPDU limit holds for the shared preamble and HE-SIG-B too.
             let limits = AmpduLimits { max_ppdu_us: self.config.max_ppdu_us - sigb_us - (preamble_us - t.preamble_us) };
-            let (count, bytes) = ampdu::fill(t, limits, self.fw[BE][s].iter().map(|f| f.pkt.ampdu_subframe_bytes()));
+            let subframes = self.fw[BE][s].iter().map(|f| (f.pkt.ampdu_subframe_bytes(), f.pkt.mpdu_seq != 0));
+            let (count, bytes) = ampdu::fill_in_window(t, limits, subframes);
             let frames: Vec<HwFrame> = self.fw[BE][s].drain(..count).collect();
             let data_us = t.ppdu_us(bytes) - t.preamble_us;
             users.push(MuUser { station: s as u16, frames, ru, own_ppdu_us: preamble_us + sigb_us + data_us });

@@ -9,26 +9,36 @@ use crate::ap::hardware::{HwFrame, TxStatus};
 use crate::engine::Nanos;
 use crate::net::Packet;
 use crate::net::packet::FlowTag;
+use crate::wifi::PhyTiming;
 use crate::wifi::link::{LinkResult, MAX_ATTEMPTS};
+use crate::wifi::reorder::Reorder;
 
 impl World {
     /// Picks the rate of the coming exchange of contender `w` (any of the AP's EDCA
     /// functions, BE or another access category: towards every station with a link,
     /// since the firmware picks the station; `1 + q`: the station of queue `q`).
     pub(super) fn choose_rates(&mut self, w: usize, now: Nanos) {
-        if self.ap_ac_of(w).is_some() {
+        if let Some(ac) = self.ap_ac_of(w) {
             for s in 0..self.links.len() {
                 if let Some(l) = self.links[s].as_mut() {
                     let c = l.down.choose(now, &mut self.chan_rng);
-                    self.timings[s] = c.timing();
+                    let mut t = c.timing();
+                    t.seq_room = l.down_rx[ac.index()].room(PhyTiming::new(c.rate).ba_window);
+                    self.timings[s] = t;
                     l.down_choice = Some(c);
                 }
             }
         } else {
-            let s = self.queue_station.get(w - 1).map_or(usize::MAX, |&s| usize::from(s));
+            let q = w.saturating_sub(1);
+            let s = self.queue_station.get(q).map_or(usize::MAX, |&s| usize::from(s));
+            let ac = self.queue_ac.get(q).map_or(0, |a| a.index());
             if let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) {
                 let c = l.up.choose(now, &mut self.chan_rng);
-                self.timings[s] = c.timing();
+                let mut t = c.timing();
+                // The window is the BlockAck agreement's (64, or 256 for HE), not a
+                // rate-control sample's one-MPDU aggregate.
+                t.seq_room = l.up_rx[ac].room(PhyTiming::new(c.rate).ba_window);
+                self.timings[s] = t;
                 l.up_choice = Some(c);
             }
         }
@@ -57,10 +67,11 @@ impl World {
             // so the sequence space stays whole.
             debug_assert!(false, "an AP exchange to station {s} without a chosen rate");
             for mut f in frames {
-                f.pkt.mpdu_seq = l.down_rx.assign(f.pkt.mpdu_seq);
+                let rx = &mut l.down_rx[f.pkt.ac().index()];
+                f.pkt.mpdu_seq = rx.assign(f.pkt.mpdu_seq);
                 let (status, pkt) = f.complete();
                 statuses.push(status);
-                l.down_rx.receive(pkt.mpdu_seq, Some(pkt), &mut released);
+                rx.receive(pkt.mpdu_seq, Some(pkt), &mut released);
             }
             return (released, true);
         };
@@ -74,7 +85,8 @@ impl World {
                 l.priced_us +=
                     u64::from(airtime_est::expected_tx_airtime_us(price_rate, f.pkt.mac_frame_bytes(), true));
             }
-            f.pkt.mpdu_seq = l.down_rx.assign(f.pkt.mpdu_seq);
+            let tid = f.pkt.ac().index();
+            f.pkt.mpdu_seq = l.down_rx[tid].assign(f.pkt.mpdu_seq);
             let ok = l.down.subframe_ok(choice.rate, now, &mut self.chan_rng);
             if !ok {
                 f.pkt.tries = f.pkt.tries.saturating_add(1);
@@ -94,8 +106,9 @@ impl World {
             }
             let (status, pkt) = f.complete();
             statuses.push(status);
-            l.down_rx.receive(pkt.mpdu_seq, ok.then_some(pkt), &mut released);
+            l.down_rx[tid].receive(pkt.mpdu_seq, ok.then_some(pkt), &mut released);
         }
+        l.held_max = l.held_max.max(l.down_rx.iter().map(Reorder::held).max().unwrap_or(0));
         if measuring {
             l.spent_ns += airtime_ns;
         }
@@ -146,6 +159,7 @@ impl World {
             let seq = p.mpdu_seq;
             l.up_rx[ac].receive(seq, ok.then_some(p), &mut released);
         }
+        l.held_max = l.held_max.max(l.up_rx[ac].held());
         l.up.block_ack(choice, sent, acked, now);
         for p in lost.into_iter().rev() {
             self.uplink[q].held.push_front(p);
@@ -180,7 +194,7 @@ impl World {
             if let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) {
                 l.down.dropped += 1;
                 if pkt.mpdu_seq != 0 {
-                    l.down_rx.receive(pkt.mpdu_seq, None, &mut released);
+                    l.down_rx[pkt.ac().index()].receive(pkt.mpdu_seq, None, &mut released);
                 }
             }
         }
@@ -252,6 +266,7 @@ impl LinkPair {
             subframes_sent: d.attempts + u.attempts,
             subframes_acked: d.acked + u.acked,
             retry_drops: d.dropped + u.dropped,
+            reorder_held_max: self.held_max as u64,
             rate_control_updates: d.rate_control_updates(),
             reported_rate_series: self.reported.clone(),
         }
