@@ -386,7 +386,7 @@ fuzz_target!(|input: Input| {
                     w.radio.hal().reset_dma();
                     let n = w.radio.reset_tokens().expect("one thread: no tx-free pass holds an event");
                     assert_eq!(w.radio.tokens_in_use(), 0, "a reset completes every token ({n})");
-                    let _ = w.radio.start_tx(w.now);
+                    w.radio.start_tx(w.now).expect("one thread: no stop or flush runs");
                 } else {
                     // The hang check releases nothing.
                     let (tokens, done) = (w.radio.tokens_in_use(), w.radio.hal().done_len());
@@ -494,7 +494,7 @@ fuzz_target!(|input: Input| {
                 w.radio.stop_tx();
                 w.radio.hal().reset_dma();
                 w.radio.reset_tokens().expect("one thread: no tx-free pass holds an event");
-                let _ = w.radio.start_tx(w.now);
+                w.radio.start_tx(w.now).expect("one thread: no stop or flush runs");
             }
         }
         w.check();

@@ -17,7 +17,7 @@ use airtime_sched::{
 };
 use alloc::vec::Vec;
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering, fence};
+use core::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering, fence};
 
 /// A txq the adapter can serve: the core's [`Txq`] and [`Enqueue`], plus the frames the
 /// queue dropped itself (an AQM's drops, its limits), which the adapter hands back to
@@ -131,15 +131,27 @@ pub enum Mt76Error {
     /// writing one): the index is free once they complete (mt76 frees a wcid only
     /// after its RCU grace period).
     WcidDraining(u16),
-    /// [`Mt76::reset_tokens`] before [`Mt76::stop_tx`] (or after [`Mt76::start_tx`]):
-    /// a round could be writing a descriptor for a token the flush completes.
+    /// [`Mt76::reset_tokens`] before [`Mt76::stop_tx`] has returned (or after
+    /// [`Mt76::start_tx`]): a round could be writing a descriptor for a token the flush
+    /// completes. `stop_tx` running on another context, still waiting for a round,
+    /// counts as not stopped.
     TxNotStopped,
-    /// [`Mt76::reset_tokens`] while a tx-free pass holds an event it read and has not
-    /// yet freed its token: read before the DMA reset, that event is for a token the
-    /// flush would complete, and the pass would then free whatever frame takes the id
-    /// after the reset. Retry once the pass moves on (it holds the event for one token
-    /// release, no callback).
+    /// [`Mt76::reset_tokens`] while a tx-free pass is inside
+    /// [`TxFreeSource::next_tx_free`](crate::hal::TxFreeSource::next_tx_free) or holds
+    /// an event it read and has not yet freed its token: read before the DMA reset,
+    /// that event is for a token the flush would complete, and the pass would then free
+    /// whatever frame takes the id after the reset. Retry once the pass moves on: it
+    /// is counted for the whole `next_tx_free` call and one token release, no callback,
+    /// so it moves on as long as the HAL keeps `next_tx_free`'s contract (it never
+    /// waits there on anything held across `reset_tokens`).
     TxFreeBusy,
+    /// [`Mt76::start_tx`] or a second [`Mt76::reset_tokens`] while a `reset_tokens`
+    /// flushes the tokens: new frames could be written, or a frame flushed, while the
+    /// flush runs. Retry once it returns.
+    TxFlushing,
+    /// [`Mt76::start_tx`] while [`Mt76::stop_tx`] still waits for running rounds: the
+    /// stop would return with tx running. Retry once it returns.
+    TxStopping,
 }
 
 impl fmt::Display for Mt76Error {
@@ -154,7 +166,11 @@ impl fmt::Display for Mt76Error {
             Mt76Error::NoStatusTimeout => f.write_str("tx_status_timeout_us must not be 0"),
             Mt76Error::WcidDraining(w) => write!(f, "wcid {w} still has a removed station's frames in flight"),
             Mt76Error::TxNotStopped => f.write_str("tx is not stopped: call stop_tx before reset_tokens"),
-            Mt76Error::TxFreeBusy => f.write_str("a tx-free pass holds an event it read: retry reset_tokens"),
+            Mt76Error::TxFreeBusy => {
+                f.write_str("a tx-free pass is reading or holds an event it read: retry reset_tokens")
+            }
+            Mt76Error::TxFlushing => f.write_str("reset_tokens is flushing the tokens: retry once it returns"),
+            Mt76Error::TxStopping => f.write_str("stop_tx is waiting for running rounds: retry once it returns"),
         }
     }
 }
@@ -288,8 +304,11 @@ pub struct Mt76<H, Q: Txq> {
     tokens: TokenTable<Q::Frame>,
     config: Config,
     gate: RoundGate,
-    /// `MT76_RESET`: while set, rounds write nothing ([`Mt76::stop_tx`]).
-    tx_stopped: AtomicBool,
+    /// `MT76_RESET`, in the states of a reset: [`TX_RUNNING`], [`TX_STOPPING`] (set by
+    /// [`Mt76::stop_tx`] before it waits for running rounds), [`TX_STOPPED`] (published
+    /// after the wait), [`TX_FLUSHING`] ([`Mt76::reset_tokens`]). Rounds write nothing
+    /// unless it is `TX_RUNNING`.
+    tx_state: AtomicU8,
     /// Tx-free passes between reading an event ([`TxFreeSource::next_tx_free`]) and
     /// freeing its token: [`Mt76::reset_tokens`] refuses to flush while one is
     /// (`napi_disable` of the tx-free NAPI, in mt76's reset work).
@@ -303,6 +322,28 @@ pub struct Mt76<H, Q: Txq> {
     rerun: AcBits,
     admin: SpinLock<Admin>,
     counters: Counters,
+}
+
+/// Tx runs: rounds write descriptors.
+const TX_RUNNING: u8 = 0;
+/// [`Mt76::stop_tx`] is waiting for the rounds that may be writing: rounds that start
+/// write nothing, but one already running may still write.
+const TX_STOPPING: u8 = 1;
+/// No round writes a descriptor until [`Mt76::start_tx`]: the tokens may be flushed.
+const TX_STOPPED: u8 = 2;
+/// [`Mt76::reset_tokens`] is flushing the tokens: as stopped, and neither
+/// [`Mt76::start_tx`] nor another flush may start.
+const TX_FLUSHING: u8 = 3;
+
+/// Puts the tx state back to [`TX_STOPPED`] when a flush ends, however it ends (a
+/// status callback that unwinds in a std build included).
+struct EndFlush<'a>(&'a AtomicU8);
+
+impl Drop for EndFlush<'_> {
+    fn drop(&mut self) {
+        // Release: a `start_tx` that acquires it sees the tokens flushed.
+        self.0.store(TX_STOPPED, Ordering::Release);
+    }
 }
 
 /// A set of ACs in one atomic byte, set and cleared by any context.
@@ -388,8 +429,8 @@ struct DmaRing<'a, H, F> {
     stations: &'a Stations,
     counters: &'a Counters,
     sched: &'a Scheduler,
-    /// `MT76_RESET` ([`Mt76::stop_tx`]).
-    stopped: &'a AtomicBool,
+    /// `MT76_RESET`: the tx state ([`Mt76::stop_tx`]).
+    tx_state: &'a AtomicU8,
     ac: Ac,
     free_thr: u32,
     now: Instant,
@@ -425,7 +466,7 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
     /// reset to flush. Relaxed: an early exit only; the guarantee is `one_round`'s
     /// check and [`Mt76::stop_tx`]'s wait.
     fn has_room(&self, ac: Ac) -> bool {
-        !self.stopped.load(Ordering::Relaxed) && self.open(ac)
+        self.tx_state.load(Ordering::Relaxed) == TX_RUNNING && self.open(ac)
     }
 
     /// `mt76_txq_schedule_list`'s look-up of the txq's wcid, before its burst: of the
@@ -543,7 +584,7 @@ where
             tokens,
             config,
             gate: RoundGate::new(),
-            tx_stopped: AtomicBool::new(false),
+            tx_state: AtomicU8::new(TX_RUNNING),
             events_held: AtomicU32::new(0),
             rerun: AcBits::default(),
             admin: SpinLock::new(Admin { departing }),
@@ -854,7 +895,7 @@ where
         // RUNNING. Either this round sees the flag and writes nothing, or `stop_tx` sees
         // it running and waits for it to end.
         fence(Ordering::SeqCst);
-        if self.tx_stopped.load(Ordering::Relaxed) {
+        if self.tx_state.load(Ordering::Relaxed) != TX_RUNNING {
             return Next::Done;
         }
         let mut ring = DmaRing {
@@ -863,7 +904,7 @@ where
             stations: &self.stations,
             counters: &self.counters,
             sched: self.scheduler(),
-            stopped: &self.tx_stopped,
+            tx_state: &self.tx_state,
             ac,
             free_thr: self.config.txq_free_thr,
             now,
@@ -960,13 +1001,20 @@ where
         let mut pass = TxFreePass::default();
         let was_blocked = self.tokens.blocked();
         while pass.entries < budget {
-            // Dekker with `reset_tokens`: this count (SeqCst), then the read of the
-            // event; `reset_tokens` follows the DMA reset with a SeqCst fence, then
-            // reads the count. Either it sees this event held and refuses to flush, or
-            // this read comes after the DMA reset and finds only events of descriptors
-            // written since, none before `start_tx`. The count covers the token's
-            // release only, not the frame's status (a callback that may reset).
+            // Dekker with `reset_tokens`: this count, a SeqCst fence, then the read of
+            // the event; `reset_tokens` follows the DMA reset with a SeqCst fence, then
+            // reads the count. The two fences are ordered in SeqCst's single total
+            // order: either `reset_tokens` sees this count and refuses to flush, or this
+            // read comes after the DMA reset and finds only events of descriptors
+            // written since, none before `start_tx`. The fence, not the SeqCst of the
+            // increment alone: a SeqCst read-modify-write followed by a non-SeqCst read
+            // (the HAL's) does not pair with `reset_tokens`'s fence unless the HAL's
+            // own lock orders them; with the fence it holds for a lock-free HAL too.
+            // The count covers the whole `next_tx_free` call (so the HAL must not wait
+            // there on anything held across `reset_tokens`: `TxFreeSource`) and the
+            // token's release, not the frame's status (a callback that may reset).
             self.events_held.fetch_add(1, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
             let Some(event) = self.hal.next_tx_free() else {
                 self.events_held.fetch_sub(1, Ordering::Release);
                 break;
@@ -1083,13 +1131,37 @@ where
     /// method, and [`StatusSink::tx_status`](crate::hal::StatusSink::tx_status) for the
     /// frames it drops: there it would wait for its own round), nor from a context that
     /// can preempt a round on its CPU without being preempted by it (a softirq, against
-    /// a round in process context). Calling it again while stopped is harmless. Rounds
-    /// asked for meanwhile write nothing and their txqs stay listed; tx-free passes
-    /// still complete tokens. A reset is: `stop_tx`, stop and empty the DMA queues (and
-    /// the tx-free events with them), [`reset_tokens`](Self::reset_tokens) (again while
-    /// it answers [`Mt76Error::TxFreeBusy`]), restart DMA, [`start_tx`](Self::start_tx).
+    /// a round in process context). Calling it again while stopped is harmless (it
+    /// returns at once; while another `stop_tx` waits, it waits too). Rounds asked for
+    /// meanwhile write nothing and their txqs stay listed; tx-free passes still complete
+    /// tokens. Tx counts as stopped for [`reset_tokens`](Self::reset_tokens) only once
+    /// the wait is over ([`Mt76Error::TxNotStopped`] before). A reset is: `stop_tx`,
+    /// stop and empty the DMA queues (and the tx-free events with them),
+    /// [`reset_tokens`](Self::reset_tokens) (again while it answers
+    /// [`Mt76Error::TxFreeBusy`]), restart DMA, [`start_tx`](Self::start_tx).
     pub fn stop_tx(&self) {
-        self.tx_stopped.store(true, Ordering::Relaxed);
+        let mut seen = self.tx_state.load(Ordering::Relaxed);
+        loop {
+            match seen {
+                TX_RUNNING => {
+                    match self.tx_state.compare_exchange(TX_RUNNING, TX_STOPPING, Ordering::Relaxed, Ordering::Relaxed)
+                    {
+                        Ok(_) => break,
+                        Err(now) => seen = now,
+                    }
+                }
+                // Another `stop_tx` waits: wait as well, so this one too returns only
+                // once no round writes.
+                TX_STOPPING => break,
+                // Stopped (or flushing, which is stopped): no round writes. Acquire: as
+                // after the wait below, what the rounds wrote is ordered before the
+                // caller's next steps.
+                _ => {
+                    fence(Ordering::Acquire);
+                    return;
+                }
+            }
+        }
         // Dekker with `one_round` (see there).
         fence(Ordering::SeqCst);
         // Each AC once: a round that starts on it after it was seen idle sees the flag.
@@ -1104,18 +1176,36 @@ where
         // seen running (a Release read-modify-write): this orders what its rounds
         // wrote before the caller's DMA reset.
         fence(Ordering::Acquire);
+        // Stopped, published only now that no round writes: a `reset_tokens` that reads
+        // it (Acquire) sees what the waited-for rounds wrote. A read-modify-write from
+        // `TX_STOPPING` only: another `stop_tx` that waited may have published it first
+        // (and a flush begun), and `start_tx` cannot have run meanwhile (it refuses
+        // while stopping).
+        let _ = self.tx_state.compare_exchange(TX_STOPPING, TX_STOPPED, Ordering::Release, Ordering::Relaxed);
     }
 
     /// Restarts tx after a reset and runs the tx worker ([`schedule_all`](Self::schedule_all)),
-    /// which serves every txq left listed. Returns the frames it wrote.
-    pub fn start_tx(&self, now: Instant) -> u32 {
-        self.tx_stopped.store(false, Ordering::Release);
-        self.schedule_all(now)
+    /// which serves every txq left listed. Returns the frames it wrote. Without a
+    /// [`stop_tx`](Self::stop_tx) before, it only runs the tx worker. Refused, with
+    /// nothing changed, while [`reset_tokens`](Self::reset_tokens) flushes
+    /// ([`Mt76Error::TxFlushing`]: a frame written now could be flushed while the
+    /// hardware holds its descriptor) and while `stop_tx` waits for running rounds
+    /// ([`Mt76Error::TxStopping`]: it would return with tx running).
+    pub fn start_tx(&self, now: Instant) -> Result<u32, Mt76Error> {
+        // AcqRel: rounds after it see the flush (Release of `EndFlush`), and a round
+        // that reads the state Relaxed after its SeqCst fence is ordered after this.
+        match self.tx_state.compare_exchange(TX_STOPPED, TX_RUNNING, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) | Err(TX_RUNNING) => Ok(self.schedule_all(now)),
+            Err(TX_FLUSHING) => Err(Mt76Error::TxFlushing),
+            Err(_) => Err(Mt76Error::TxStopping),
+        }
     }
 
     /// Tokens whose tx-free has not come within [`Config::tx_status_timeout_us`]: a
-    /// hang, which a driver answers with a reset (stop the DMA queues, then
-    /// [`reset_tokens`](Self::reset_tokens)). Releases nothing: a token's frame may still
+    /// hang, which a driver answers with a reset: [`stop_tx`](Self::stop_tx), the DMA
+    /// reset (stop and empty the DMA queues and their tx-free events), then
+    /// [`reset_tokens`](Self::reset_tokens) (which refuses without `stop_tx`), then
+    /// [`start_tx`](Self::start_tx). Releases nothing: a token's frame may still
     /// be in a DMA queue, or held by the hardware for a dozing station, and its buffer
     /// must stay mapped until the hardware is done with it (mt76 releases a token only
     /// at its tx-free or at a reset).
@@ -1133,22 +1223,35 @@ where
     /// descriptor for these frames and no round writes a new one. Returns the frames
     /// completed.
     ///
-    /// Refused, with nothing flushed, while tx runs ([`Mt76Error::TxNotStopped`]), and
-    /// while a tx-free pass holds an event it read but has not yet freed its token
-    /// ([`Mt76Error::TxFreeBusy`]: retry; the pass holds it for one token release). That
-    /// event may predate the DMA reset: flushed under it, its token id would be handed
-    /// out again after [`start_tx`](Self::start_tx), and the pass would free the new
-    /// frame while the hardware still holds its descriptor. mt76 disables its tx-free
-    /// NAPI (`napi_disable`, which waits for a running poll) for the same reason. The
-    /// event source's reset and [`TxFreeSource::next_tx_free`] must be ordered (the
-    /// simulated HAL takes one lock for both), so that a pass that reads after the DMA
-    /// reset finds only events for descriptors written since.
+    /// Refused, with nothing flushed: while tx runs or [`stop_tx`](Self::stop_tx) still
+    /// waits for running rounds ([`Mt76Error::TxNotStopped`]); while another
+    /// `reset_tokens` flushes ([`Mt76Error::TxFlushing`]); and while a tx-free pass is
+    /// inside [`TxFreeSource::next_tx_free`] or holds an event it read but has not yet
+    /// freed its token ([`Mt76Error::TxFreeBusy`]: retry; the pass is counted for the
+    /// whole `next_tx_free` call and one token release). That event may predate the
+    /// DMA reset: flushed under it, its token id would be handed out again after
+    /// [`start_tx`](Self::start_tx), and the pass would free the new frame while the
+    /// hardware still holds its descriptor. mt76 disables its tx-free NAPI
+    /// (`napi_disable`, which waits for a running poll) for the same reason. The event
+    /// source's reset and `next_tx_free` must be ordered (the simulated HAL takes one
+    /// lock for both, held only while events are dropped or read), so that a pass that
+    /// reads after the DMA reset finds only events for descriptors written since; and
+    /// `next_tx_free` must never wait on anything the caller holds across
+    /// `reset_tokens`, or every retry answers `TxFreeBusy` (see [`TxFreeSource`]).
+    /// While it flushes, [`start_tx`](Self::start_tx) is refused
+    /// ([`Mt76Error::TxFlushing`]).
     ///
     /// [`TxFreeSource::next_tx_free`]: crate::hal::TxFreeSource::next_tx_free
+    /// [`TxFreeSource`]: crate::hal::TxFreeSource
     pub fn reset_tokens(&self) -> Result<u32, Mt76Error> {
-        if !self.tx_stopped.load(Ordering::Relaxed) {
-            return Err(Mt76Error::TxNotStopped);
+        // Acquire: pairs with `stop_tx`'s Release of `TX_STOPPED`, published after its
+        // wait, so no round is writing and what the rounds wrote is seen here.
+        match self.tx_state.compare_exchange(TX_STOPPED, TX_FLUSHING, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => {}
+            Err(TX_FLUSHING) => return Err(Mt76Error::TxFlushing),
+            Err(_) => return Err(Mt76Error::TxNotStopped),
         }
+        let _end = EndFlush(&self.tx_state);
         // Dekker with `tx_free` (see there); Acquire: a pass seen done freed its token
         // before this flush looks at it.
         fence(Ordering::SeqCst);

@@ -121,10 +121,18 @@ pub struct TxFree {
 /// [`next_tx_free`](Self::next_tx_free) (one lock for both, as the simulated HAL has,
 /// or the reader stopped, as mt76 disables its NAPI): a read after it finds only events
 /// of descriptors written since. [`Mt76::reset_tokens`](crate::Mt76::reset_tokens)
-/// relies on it, and waits (answers [`TxFreeBusy`](crate::Mt76Error::TxFreeBusy)) for a
-/// read made before.
+/// relies on it, and refuses ([`TxFreeBusy`](crate::Mt76Error::TxFreeBusy)) while a
+/// tx-free pass is inside `next_tx_free` or holds an event it read.
+///
+/// So `next_tx_free` must never wait on anything the reset work holds across
+/// `reset_tokens` (its retries included): a pass waiting there would be counted for as
+/// long, and every retry would answer `TxFreeBusy`. A lock shared with the DMA reset is
+/// held by the reset only while it drops the events (not from the DMA reset through
+/// the flush), and a reader the reset has stopped returns `None` at once rather than
+/// wait for the restart.
 pub trait TxFreeSource {
-    /// The next freed token the hardware reported, if any.
+    /// The next freed token the hardware reported, if any. Must not wait on anything
+    /// held across [`Mt76::reset_tokens`](crate::Mt76::reset_tokens) (see the trait).
     fn next_tx_free(&self) -> Option<TxFree>;
 }
 

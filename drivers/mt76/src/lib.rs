@@ -25,7 +25,7 @@
 //! | `mt7915_mac_sta_poll` → `ieee80211_sta_register_airtime` | [`Mt76::sta_poll`] ([`AirtimeSource::WtblPoll`], the default) |
 //! | `mt76x02_send_tx_status` (`ieee80211_calc_tx_airtime` per frame) | [`AirtimeSource::TxStatus`]: [`Scheduler::complete_frame`](airtime_sched::Scheduler::complete_frame) |
 //! | a tx hang (tokens with no tx-free after `MT_TX_STATUS_SKB_TIMEOUT`), the cue for a reset | [`Mt76::tokens_overdue`] (releases nothing) |
-//! | `MT76_RESET` and `mt76_worker_disable`, `napi_disable` of the tx-free NAPI, then `mt76_connac2_tx_token_put`, at a reset | [`Mt76::stop_tx`], [`Mt76::reset_tokens`] once DMA has stopped (refused while a tx-free pass holds an event it read: [`Mt76Error::TxFreeBusy`]), [`Mt76::start_tx`] |
+//! | `MT76_RESET` and `mt76_worker_disable`, `napi_disable` of the tx-free NAPI, then `mt76_connac2_tx_token_put`, at a reset | [`Mt76::stop_tx`], [`Mt76::reset_tokens`] once DMA has stopped (refused before `stop_tx` has returned, [`Mt76Error::TxNotStopped`], and while a tx-free pass is inside `next_tx_free` or holds an event it read: [`Mt76Error::TxFreeBusy`]), [`Mt76::start_tx`] (refused during the flush, [`Mt76Error::TxFlushing`]) |
 //! | `mt76_sta_pre_rcu_remove`, `mt76_wcid_cleanup` | [`Mt76::remove_station`] |
 //! | `mt76_sta_ps_transition` (`MT_WCID_FLAG_PS`) | [`Mt76::sta_ps`] |
 //!
@@ -87,8 +87,9 @@
 //! [`Mt76::rounds_waiting`] (and [`TxFreePass::rounds_waiting`]), for the driver to
 //! schedule its tx worker again. A reset stops tx first ([`Mt76::stop_tx`]), so no
 //! round writes a descriptor between the DMA reset and [`Mt76::reset_tokens`], and the
-//! flush waits for a tx-free pass holding an event it read before the DMA reset
-//! ([`Mt76Error::TxFreeBusy`]).
+//! flush waits for a tx-free pass inside [`hal::TxFreeSource::next_tx_free`] or holding
+//! an event it read before the DMA reset ([`Mt76Error::TxFreeBusy`]; so `next_tx_free`
+//! must never wait on anything held across the flush).
 //!
 //! ## Time, memory, panics
 //! Time is passed in; nothing reads a clock. The tables are allocated in [`Mt76::new`]

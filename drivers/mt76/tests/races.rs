@@ -106,6 +106,8 @@ struct ParkHal {
     park_status: AtomicBool,
     /// Parks the first tx-free event read, once read (the event taken from the ring).
     park_event: AtomicBool,
+    /// Parks the next `next_tx_free`, before it reads anything (the pass is counted).
+    park_poll: AtomicBool,
     /// `ndesc` reads from any thread: a round that runs reads it (`has_room`); one that
     /// finds tx stopped makes no HAL call.
     ndesc_reads: AtomicU32,
@@ -122,6 +124,7 @@ impl ParkHal {
             park_desc: AtomicBool::new(false),
             park_status: AtomicBool::new(false),
             park_event: AtomicBool::new(false),
+            park_poll: AtomicBool::new(false),
             ndesc_reads: AtomicU32::new(0),
             bar: Barrier::new(2),
         }
@@ -163,6 +166,9 @@ impl DmaQueues for ParkHal {
 
 impl TxFreeSource for ParkHal {
     fn next_tx_free(&self) -> Option<TxFree> {
+        if self.park_poll.swap(false, Ordering::AcqRel) {
+            self.park();
+        }
         let event = self.inner.next_tx_free();
         if event.is_some() && self.park_event.swap(false, Ordering::AcqRel) {
             self.park();
@@ -363,7 +369,7 @@ fn a_tx_free_pass_meeting_a_reset_writes_no_descriptor_until_tx_restarts() {
     assert_eq!(flushed, Ok(5));
     assert_eq!(radio.tokens_in_use(), 0);
     // Tx restarts: the txq, still listed, is served; everything completes once.
-    assert_eq!(radio.start_tx(now), 6);
+    assert_eq!(radio.start_tx(now), Ok(6));
     let mut t = now;
     for _ in 0..20 {
         t = t.add_micros(1000);
@@ -411,7 +417,7 @@ fn a_tx_free_event_read_before_a_reset_never_completes_a_frame_written_after_it(
     assert_eq!(busy, Err(Mt76Error::TxFreeBusy));
     assert_eq!((pass.completed, pass.frames_sent), (1, 0), "frame 0 completed by its own event: {pass:?}");
     assert_eq!(radio.reset_tokens(), Ok(1), "frame 1, whose event the DMA reset dropped");
-    assert_eq!(radio.start_tx(now), 2, "frames 2 and 3");
+    assert_eq!(radio.start_tx(now), Ok(2), "frames 2 and 3");
     let done: Vec<(u64, TxOutcome)> = radio.hal().inner.take_done().iter().map(|(p, r)| (p.seq, r.outcome)).collect();
     assert_eq!(done, [(0, TxOutcome::Acked), (1, TxOutcome::Flushed)]);
     // Frames 2 and 3 complete by their own events, once each.
@@ -441,9 +447,131 @@ fn the_token_flush_is_refused_while_tx_runs() {
     radio.stop_tx(); // twice: still stopped, no wait
     radio.hal().inner.reset_dma();
     assert_eq!(radio.reset_tokens(), Ok(1));
-    assert_eq!(radio.start_tx(now), 0);
+    assert_eq!(radio.start_tx(now), Ok(0));
     assert_eq!(radio.reset_tokens(), Err(Mt76Error::TxNotStopped), "tx runs again");
-    assert_eq!(radio.start_tx(now), 0, "start_tx without stop_tx runs the worker, nothing more");
+    assert_eq!(radio.start_tx(now), Ok(0), "start_tx without stop_tx runs the worker, nothing more");
+}
+
+/// `stop_tx` publishes "stopped" only after its wait: a flush from another context
+/// while `stop_tx` still waits for a round that is writing a descriptor is refused
+/// (`TxNotStopped`), as is a `start_tx` (`TxStopping`); once `stop_tx` returns, the
+/// DMA reset drops that descriptor and the flush completes its frame.
+///
+/// 1. The tx worker's round took token 0 for frame 0 and is preempted before the write.
+/// 2. `stop_tx` (thread S) marks tx stopping and waits for the round.
+/// 3. `reset_tokens` and `start_tx` (main): refused, nothing flushed.
+/// 4. The round resumes and writes frame 0's descriptor; `stop_tx` returns.
+#[test]
+fn the_token_flush_is_refused_while_stop_tx_still_waits_for_a_round_writing_a_descriptor() {
+    let hal = ParkHal::new(SimConfig::default());
+    hal.park_desc.store(true, Ordering::Release);
+    let radio: Mt76<ParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let s1 = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let s2 = radio.add_station(2, Weight::DEFAULT).unwrap();
+    let be = radio.add_txq(Some(s1), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    let vi = radio.add_txq(Some(s2), Tid::new(5).unwrap(), Q::default()).map_err(|e| e.0).unwrap();
+    radio.enqueue(be, Pkt { seq: 0, txq: be, len: 1500 }, now).unwrap();
+    radio.sta_ps(s2, true, now).unwrap();
+    radio.enqueue(vi, Pkt { seq: 1, txq: vi, len: 1500 }, now).unwrap();
+    let (refused, start) = std::thread::scope(|sc| {
+        let worker = sc.spawn(|| radio.wake_tx_queue(be, now).unwrap());
+        radio.hal().bar.wait();
+        let stopper = sc.spawn(|| radio.stop_tx());
+        // Rounds on VI until one makes no HAL call: `stop_tx` has marked tx stopping
+        // (it now waits for the BE round, which is parked).
+        loop {
+            let reads = radio.hal().ndesc_reads.load(Ordering::Acquire);
+            let _ = radio.schedule(Ac::Vi, now);
+            if radio.hal().ndesc_reads.load(Ordering::Acquire) == reads {
+                break;
+            }
+        }
+        let refused = radio.reset_tokens();
+        let start = radio.start_tx(now);
+        radio.hal().bar.wait();
+        assert_eq!(worker.join().unwrap().frames, 1, "the round wrote the frame it held");
+        stopper.join().unwrap();
+        (refused, start)
+    });
+    assert_eq!(refused, Err(Mt76Error::TxNotStopped), "nothing flushed under the round");
+    assert_eq!(start, Err(Mt76Error::TxStopping));
+    assert!(radio.hal().inner.take_done().is_empty(), "no frame handed back");
+    assert_eq!(radio.tokens_in_use(), 1);
+    // The reset, in order: the DMA reset drops the descriptor, then the flush.
+    assert_eq!(radio.hal().inner.reset_dma(), 1);
+    assert_eq!(radio.reset_tokens(), Ok(1));
+    let done: Vec<(u64, TxOutcome)> = radio.hal().inner.take_done().iter().map(|(p, r)| (p.seq, r.outcome)).collect();
+    assert_eq!(done, [(0, TxOutcome::Flushed)]);
+    assert!(radio.hal().inner.descs(Ac::Be).is_empty(), "no descriptor written after the DMA reset");
+    assert_eq!(radio.start_tx(now), Ok(0), "VI's station dozes");
+    assert_eq!(held(&radio), 1);
+}
+
+/// While `reset_tokens` flushes (here parked in the first frame's status), `start_tx`
+/// and a second flush are refused (`TxFlushing`): a frame written now could be flushed
+/// while the hardware holds its descriptor. After the flush both proceed.
+#[test]
+fn start_tx_and_a_second_flush_are_refused_while_the_tokens_flush() {
+    let radio: Mt76<ParkHal, Q> = Mt76::new(ParkHal::new(SimConfig::default()), Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let s = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let q = radio.add_txq(Some(s), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    for seq in 0..2 {
+        radio.enqueue(q, Pkt { seq, txq: q, len: 1500 }, now).unwrap();
+    }
+    assert_eq!(radio.wake_tx_queue(q, now).unwrap().frames, 2);
+    radio.stop_tx();
+    radio.hal().inner.reset_dma();
+    radio.enqueue(q, Pkt { seq: 2, txq: q, len: 1500 }, now).unwrap();
+    radio.hal().park_status.store(true, Ordering::Release);
+    let (flushed, start, second) = std::thread::scope(|sc| {
+        let flush = sc.spawn(|| radio.reset_tokens());
+        radio.hal().bar.wait();
+        let start = radio.start_tx(now);
+        let second = radio.reset_tokens();
+        radio.hal().bar.wait();
+        (flush.join().unwrap(), start, second)
+    });
+    assert_eq!((flushed, start, second), (Ok(2), Err(Mt76Error::TxFlushing), Err(Mt76Error::TxFlushing)));
+    assert_eq!(radio.hal().inner.descs(Ac::Be).len(), 0, "nothing written during the flush");
+    assert_eq!(radio.reset_tokens(), Ok(0), "stopped again once the flush ended");
+    assert_eq!(radio.start_tx(now), Ok(1), "frame 2");
+    assert_eq!(held(&radio), 0);
+}
+
+/// `reset_tokens` counts a tx-free pass for the whole `next_tx_free` call, so it
+/// answers `TxFreeBusy` while a pass is inside it, even one that reads no event. A HAL
+/// that keeps `next_tx_free`'s contract (its reader never waits on anything held across
+/// the flush: the simulated HAL takes its event lock only while it drops or reads
+/// events) lets the pass leave, and the next retry flushes.
+#[test]
+fn a_pass_inside_next_tx_free_holds_off_the_flush_only_until_it_returns() {
+    let config = Config { token_size: 4, token_free_thr: 0, ..Config::default() };
+    let radio: Mt76<ParkHal, Q> = Mt76::new(ParkHal::new(SimConfig::default()), config).unwrap();
+    let now = Instant::from_millis(1);
+    let s = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let q = radio.add_txq(Some(s), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    radio.enqueue(q, Pkt { seq: 0, txq: q, len: 1500 }, now).unwrap();
+    assert_eq!(radio.wake_tx_queue(q, now).unwrap().frames, 1);
+    radio.stop_tx();
+    radio.hal().park_poll.store(true, Ordering::Release);
+    let (busy, pass) = std::thread::scope(|sc| {
+        let napi = sc.spawn(|| radio.tx_free(64, now));
+        // The pass is inside `next_tx_free`, past its count, before its read.
+        radio.hal().bar.wait();
+        // The reset work: the DMA reset (the event lock held only while it drops the
+        // events), then the flush, refused while the pass is inside the call.
+        radio.hal().inner.reset_dma();
+        let busy = radio.reset_tokens();
+        radio.hal().bar.wait();
+        (busy, napi.join().unwrap())
+    });
+    assert_eq!(busy, Err(Mt76Error::TxFreeBusy));
+    assert_eq!(pass.entries, 0, "the DMA reset dropped every event: {pass:?}");
+    assert_eq!(radio.reset_tokens(), Ok(1), "the pass has returned: the retry flushes");
+    assert_eq!(radio.start_tx(now), Ok(0));
+    assert_eq!(held(&radio), 0);
 }
 
 #[test]
@@ -501,7 +629,7 @@ fn a_stop_ends_the_running_burst_at_its_next_frame_and_what_came_meanwhile_goes_
     assert_eq!((pass.completed, pass.frames_sent), (1, 0), "{pass:?}");
     assert!(radio.hal().inner.descs(Ac::Be).is_empty() && radio.hal().inner.descs(Ac::Vi).is_empty());
     // No further event: start_tx serves all of it, in order.
-    assert_eq!(radio.start_tx(later), 5);
+    assert_eq!(radio.start_tx(later), Ok(5));
     assert!(!radio.rounds_waiting());
     assert_eq!(held(&radio), 0);
     assert_eq!(radio.tokens_in_use(), 5);

@@ -180,7 +180,7 @@ fn wake_and_tx_free_on_two_threads_with_churn_and_faults_lose_no_frame() {
             shared.radio.hal().reset_dma();
             shared.radio.reset_tokens().expect("the other threads have ended: the flush proceeds");
             resets += 1;
-            shared.radio.start_tx(now);
+            shared.radio.start_tx(now).expect("the other threads have ended: tx restarts");
         }
         let s = shared.radio.stats();
         if shared.radio.hal().events_in_flight() == 0 && shared.radio.tokens_in_use() == 0 && in_txqs(&s) == 0 {

@@ -113,7 +113,7 @@ impl Bench {
         self.radio.stop_tx();
         let dropped = self.radio.hal().reset_dma();
         let flushed = self.radio.reset_tokens().expect("nothing else runs: the flush proceeds");
-        self.radio.start_tx(self.now);
+        self.radio.start_tx(self.now).expect("nothing else runs: tx restarts");
         (dropped, flushed)
     }
 
