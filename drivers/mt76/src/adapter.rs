@@ -306,43 +306,62 @@ pub struct Mt76<H, Q: Txq> {
     gate: RoundGate,
     /// `MT76_RESET`, in the states of a reset: [`TX_RUNNING`], [`TX_STOPPING`] (set by
     /// [`Mt76::stop_tx`] before it waits for running rounds), [`TX_STOPPED`] (published
-    /// after the wait), [`TX_FLUSHING`] ([`Mt76::reset_tokens`]). Rounds write nothing
-    /// unless it is `TX_RUNNING`.
-    tx_state: AtomicU8,
+    /// after the wait), [`TX_FLUSHING`] ([`Mt76::reset_tokens`]), in the low bits
+    /// ([`TX_MASK`]); above them, the epoch, which [`Mt76::start_tx`] advances, so that a
+    /// `stop_tx` that waited in one stop does not publish `TX_STOPPED` over the
+    /// `TX_STOPPING` of a later one (whose rounds it did not wait for). Rounds write
+    /// nothing unless the state is `TX_RUNNING`.
+    tx_state: AtomicU32,
     /// Tx-free passes between reading an event ([`TxFreeSource::next_tx_free`]) and
     /// freeing its token: [`Mt76::reset_tokens`] refuses to flush while one is
     /// (`napi_disable` of the tx-free NAPI, in mt76's reset work).
     ///
     /// [`TxFreeSource::next_tx_free`]: crate::hal::TxFreeSource::next_tx_free
     events_held: AtomicU32,
-    /// ACs on which a round must follow with no context running it: a call's rounds
-    /// reached [`Config::max_rounds`] just after a round that only dropped frames it
-    /// could not map with no written token (no tx-free to come). Shown by
-    /// [`Mt76::rounds_waiting`]; cleared by the next [`Mt76::schedule`] on the AC.
+    /// ACs on which a round must follow with no context running it and no tx-free to
+    /// come: set only when no written token is outstanding, after a round gave a token
+    /// back unwritten (a refused write): on that round's AC if its call's rounds reached
+    /// [`Config::max_rounds`], and on every other AC (whose rounds may have met the
+    /// table blocked by that token), which the same call then runs. It may be set when
+    /// no round is owed (one empty round follows). Shown by [`Mt76::rounds_waiting`];
+    /// cleared by the next [`Mt76::schedule`] on the AC.
     rerun: AcBits,
     admin: SpinLock<Admin>,
     counters: Counters,
 }
 
 /// Tx runs: rounds write descriptors.
-const TX_RUNNING: u8 = 0;
+const TX_RUNNING: u32 = 0;
 /// [`Mt76::stop_tx`] is waiting for the rounds that may be writing: rounds that start
 /// write nothing, but one already running may still write.
-const TX_STOPPING: u8 = 1;
+const TX_STOPPING: u32 = 1;
 /// No round writes a descriptor until [`Mt76::start_tx`]: the tokens may be flushed.
-const TX_STOPPED: u8 = 2;
+const TX_STOPPED: u32 = 2;
 /// [`Mt76::reset_tokens`] is flushing the tokens: as stopped, and neither
 /// [`Mt76::start_tx`] nor another flush may start.
-const TX_FLUSHING: u8 = 3;
+const TX_FLUSHING: u32 = 3;
+/// The state's bits in [`Mt76::tx_state`]; the epoch is above them.
+const TX_MASK: u32 = 3;
 
-/// Puts the tx state back to [`TX_STOPPED`] when a flush ends, however it ends (a
-/// status callback that unwinds in a std build included).
-struct EndFlush<'a>(&'a AtomicU8);
+/// The tx state of `word`, epoch left out.
+const fn tx_state(word: u32) -> u32 {
+    word & TX_MASK
+}
+
+/// `word` with its state replaced by `state`, its epoch kept.
+const fn with_tx_state(word: u32, state: u32) -> u32 {
+    (word & !TX_MASK) | state
+}
+
+/// Puts the tx state back to `.1` ([`TX_STOPPED`], the flush's epoch) when a flush
+/// ends, however it ends (a status callback that unwinds in a std build included).
+/// Nothing else changes the word while it is [`TX_FLUSHING`].
+struct EndFlush<'a>(&'a AtomicU32, u32);
 
 impl Drop for EndFlush<'_> {
     fn drop(&mut self) {
         // Release: a `start_tx` that acquires it sees the tokens flushed.
-        self.0.store(TX_STOPPED, Ordering::Release);
+        self.0.store(self.1, Ordering::Release);
     }
 }
 
@@ -370,6 +389,10 @@ impl AcBits {
 
     fn contains(&self, ac: Ac) -> bool {
         self.0.load(Ordering::Acquire) & Self::bit(ac) != 0
+    }
+
+    fn any(&self) -> bool {
+        self.0.load(Ordering::Acquire) != 0
     }
 }
 
@@ -430,7 +453,7 @@ struct DmaRing<'a, H, F> {
     counters: &'a Counters,
     sched: &'a Scheduler,
     /// `MT76_RESET`: the tx state ([`Mt76::stop_tx`]).
-    tx_state: &'a AtomicU8,
+    tx_state: &'a AtomicU32,
     ac: Ac,
     free_thr: u32,
     now: Instant,
@@ -439,6 +462,9 @@ struct DmaRing<'a, H, F> {
     wrote: bool,
     /// Frames of this round dropped at their DMA write (the core counts them sent).
     unmapped: u32,
+    /// A write of this round failed (`Full` or `MapFailed`) and its token was given back
+    /// unwritten: no tx-free will come for it (see `one_round`).
+    released_unwritten: bool,
     /// A frame of the current turn could not be mapped: the burst is over, and the
     /// turn's next frame is refused ([`Refusal::BurstEnded`]).
     burst_ended: bool,
@@ -466,7 +492,7 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
     /// reset to flush. Relaxed: an early exit only; the guarantee is `one_round`'s
     /// check and [`Mt76::stop_tx`]'s wait.
     fn has_room(&self, ac: Ac) -> bool {
-        self.tx_state.load(Ordering::Relaxed) == TX_RUNNING && self.open(ac)
+        tx_state(self.tx_state.load(Ordering::Relaxed)) == TX_RUNNING && self.open(ac)
     }
 
     /// `mt76_txq_schedule_list`'s look-up of the txq's wcid, before its burst: of the
@@ -515,10 +541,16 @@ impl<H: Hal<F>, F: Frame> Ring for DmaRing<'_, H, F> {
         bump(&self.counters.dma_refused, 1);
         // Unreachable `None`: only a tx-free for a token never written frees it.
         let Some(e) = self.tokens.release(token) else { return Ok(()) };
+        // No tx-free will come for this token: `one_round` reads the written tokens
+        // after the round and, with none, has the rounds run again (its own AC's, and
+        // every other AC's, whose rounds may have met the table blocked by this token).
+        self.released_unwritten = true;
         match error {
             // The queue filled since `has_room` (a HAL with other writers): the frame
-            // waits in its txq's retry slot. The queue's descriptors are in flight, so
-            // a tx-free comes and runs the tx worker.
+            // waits in its txq's retry slot. If a written token is outstanding its
+            // tx-free runs the tx worker; if none is, `one_round` answers `Rerun` (the
+            // queue is full of descriptors that are not this adapter's, and nothing
+            // here would run the round again).
             DmaError::Full => Err(PushError { frame: e.frame, charge: e.charge, error: Refusal::Dma(error) }),
             // `mt76_dma_tx_queue_skb` frees a frame it cannot map, with its status:
             // kept instead, it could wait for good on a radio with nothing in flight.
@@ -584,7 +616,7 @@ where
             tokens,
             config,
             gate: RoundGate::new(),
-            tx_state: AtomicU8::new(TX_RUNNING),
+            tx_state: AtomicU32::new(TX_RUNNING),
             events_held: AtomicU32::new(0),
             rerun: AcBits::default(),
             admin: SpinLock::new(Admin { departing }),
@@ -825,7 +857,8 @@ where
     }
 
     /// `mt76_txq_schedule`: rounds on `ac` while the last one sent anything (or, with
-    /// no token in use, dropped a frame it could not map). Each round is `mt76_txq_schedule_list`: for each txq
+    /// no written token outstanding, had a write refused: a frame it could not map, or
+    /// a DMA queue answering full). Each round is `mt76_txq_schedule_list`: for each txq
     /// the scheduler hands out, while the DMA queue is not stopped (`mt76_txq_stopped`:
     /// `queued + MT_TXQ_FREE_THR >= ndesc`, or tx blocked by the token table), one burst
     /// (`mt76_txq_send_burst`): frames dequeued, charged, given a token and written,
@@ -839,7 +872,28 @@ where
     /// other holds: a station's wake or a tx-free that empties the queue, meeting a
     /// turn that is skipping that txq or has just read the queue full, would leave its
     /// frames with nothing in flight to run the worker again.
+    ///
+    /// Then the other ACs whose rerun bit is set (a refused write of this call gave a
+    /// token back unwritten with no written token left, so a round of theirs may have
+    /// met the table blocked by it, and no tx-free will come): one call each, added to
+    /// the report's `frames` and `bursts` (`rounds` and `end` stay this AC's). Any bit still
+    /// set after that is reported as [`ScheduleReport::deferred`].
     pub fn schedule(&self, ac: Ac, now: Instant) -> ScheduleReport {
+        let mut report = self.schedule_ac(ac, now);
+        for other in Ac::ALL {
+            if other != ac && self.rerun.contains(other) {
+                let r = self.schedule_ac(other, now);
+                report.frames = report.frames.saturating_add(r.frames);
+                report.bursts = report.bursts.saturating_add(r.bursts);
+                report.deferred |= r.deferred;
+            }
+        }
+        report.deferred |= self.rerun.any();
+        report
+    }
+
+    /// [`schedule`](Self::schedule) on `ac` alone.
+    fn schedule_ac(&self, ac: Ac, now: Instant) -> ScheduleReport {
         let mut report = ScheduleReport::default();
         // A round asked for by an earlier call that could not run it: this call's is it
         // (run here, or by the runner this call hands off to, whose next round starts
@@ -895,7 +949,7 @@ where
         // RUNNING. Either this round sees the flag and writes nothing, or `stop_tx` sees
         // it running and waits for it to end.
         fence(Ordering::SeqCst);
-        if self.tx_state.load(Ordering::Relaxed) != TX_RUNNING {
+        if tx_state(self.tx_state.load(Ordering::Relaxed)) != TX_RUNNING {
             return Next::Done;
         }
         let mut ring = DmaRing {
@@ -911,6 +965,7 @@ where
             bursts: 0,
             wrote: false,
             unmapped: 0,
+            released_unwritten: false,
             burst_ended: false,
             turn_station: None,
             turn_wcid: None,
@@ -951,25 +1006,47 @@ where
             }
             self.hand_back(refused.frame, charged_us);
         }
+        // A round that gave a token back unwritten (a write refused, `Full` or
+        // `MapFailed`) with no written token outstanding afterwards: no tx-free will come
+        // to run the tx worker. Two kinds of round are owed one:
+        // * this AC's, for the frames the refusal left listed (a drop ends its burst; a
+        //   `Full` keeps the frame in the retry slot): `Rerun`;
+        // * every other AC's: a round of theirs may have been turned away while the
+        //   table was blocked by this token (`has_room`, or `consume` finding the table
+        //   full of tokens taken and not yet written) and ended with nothing written
+        //   and nothing dropped: their rerun bits, which `schedule` runs after this
+        //   AC's rounds (or reports `deferred`).
+        //
+        // Correct under every interleaving. "A tx-free will come" is read from the
+        // tokens whose descriptor was written (marked after `queue_desc` returned Ok,
+        // unmarked at their release), not from every token in use. Take a round R on
+        // any AC turned away by the token block (or, on this AC, by a refused write):
+        // at that moment the table held tokens, each either written or taken unwritten
+        // by a round in progress. A written token's release comes after R took its
+        // gate, by a tx-free pass (which then runs `schedule_all`) or a reset's flush
+        // (followed by `start_tx`); either asks R's gate for a round after R took it
+        // (the gate word's writes are all read-modify-writes), and the gate runs one
+        // that starts after. An unwritten token is either marked written later (the
+        // same, by its tx-free) or given back unwritten by its round, which then reads
+        // the written count here, under the token lock: if it sees one, that token's
+        // release is later still (the previous case); if it sees none, it sets R's
+        // AC's bit (or answers `Rerun` for its own) after the release, so the round it
+        // brings starts after R took the gate. A write not yet marked reads as none:
+        // one round more, nothing lost. So a bit is set only when no written token is
+        // outstanding, but it may be set when no round was turned away (one empty
+        // round).
+        let lone = ring.released_unwritten && self.tokens.written() == 0;
+        if lone {
+            for other in Ac::ALL {
+                if other != ac {
+                    self.rerun.insert(other);
+                }
+            }
+        }
         if written > 0 {
             return Next::More;
         }
-        // "A tx-free will come" is read from the tokens whose descriptor was written
-        // (marked after `queue_desc` returned Ok, unmarked at their release), not from
-        // every token in use: a token another AC's round has taken for a frame whose
-        // mapping then fails is released with no tx-free, and counting it would hide
-        // the re-run. Correct under every interleaving: if this read (under the token
-        // lock) sees a written token, its release comes after the read, by a tx-free
-        // pass, which then runs `schedule_all`, or by a reset's flush, followed by
-        // `start_tx`; either asks the gate for a round on this AC after this round
-        // took it (all the gate word's writes are read-modify-writes, so an earlier
-        // request would have made this round's start happen after that release, and
-        // the read would not have seen the token), and the gate runs one that starts
-        // after. A write not yet marked reads as none: one round more, nothing lost.
-        // (The alternative, a map failure's release that empties the table marking
-        // every AC, would also have to cover releases of `DmaError::Full` writes and
-        // would leave the round to whoever polls `rounds_waiting`.)
-        if ring.unmapped > 0 && self.tokens.written() == 0 { Next::Rerun } else { Next::Done }
+        if lone { Next::Rerun } else { Next::Done }
     }
 
     /// Whether requests for rounds wait with no context running them: a call's rounds
@@ -1140,29 +1217,46 @@ where
     /// [`reset_tokens`](Self::reset_tokens) (again while it answers
     /// [`Mt76Error::TxFreeBusy`]), restart DMA, [`start_tx`](Self::start_tx).
     pub fn stop_tx(&self) {
-        let mut seen = self.tx_state.load(Ordering::Relaxed);
-        loop {
-            match seen {
-                TX_RUNNING => {
-                    match self.tx_state.compare_exchange(TX_RUNNING, TX_STOPPING, Ordering::Relaxed, Ordering::Relaxed)
-                    {
-                        Ok(_) => break,
-                        Err(now) => seen = now,
-                    }
-                }
-                // Another `stop_tx` waits: wait as well, so this one too returns only
-                // once no round writes.
-                TX_STOPPING => break,
-                // Stopped (or flushing, which is stopped): no round writes. Acquire: as
-                // after the wait below, what the rounds wrote is ordered before the
-                // caller's next steps.
-                _ => {
-                    fence(Ordering::Acquire);
-                    return;
+        // Until this call's own last step finds tx not running: a `start_tx` between
+        // another `stop_tx`'s publication and that step would leave rounds writing.
+        while !self.stop_tx_once() {}
+    }
+
+    /// One attempt of [`stop_tx`](Self::stop_tx): `false` if `start_tx` ran while it
+    /// waited (tx runs again), and it must start over.
+    fn stop_tx_once(&self) -> bool {
+        // SeqCst, the load and the compare-exchange (its failure too): the Dekker with
+        // `one_round` below needs this context's fence to come, in SeqCst's single total
+        // order S, after the SeqCst write of `TX_STOPPING`, whoever made it. For the
+        // context that made it, the write is sequenced before its fence. For one that
+        // finds `TX_STOPPING` written by another `stop_tx`, a SeqCst read of that SeqCst
+        // write follows it in S, and the read is sequenced before the fence; with a
+        // Relaxed read nothing would order the fence after the write, and this context
+        // could read the gate idle while a round read `TX_RUNNING`. (A round's Relaxed
+        // read R of the state after its fence F_R that missed the write W is
+        // coherence-ordered before W, so F_R precedes W in S; then F_R < W < this read
+        // < this fence in S: the round's fence comes first, and this context's read of
+        // the gate, after its fence, sees the round's RUNNING bit.)
+        let seen = self.tx_state.load(Ordering::SeqCst);
+        // The word of the stop this call waits in.
+        let mine = match tx_state(seen) {
+            TX_RUNNING => {
+                let stopping = with_tx_state(seen, TX_STOPPING);
+                match self.tx_state.compare_exchange(seen, stopping, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(_) => stopping,
+                    // Changed meanwhile: look again.
+                    Err(_) => return false,
                 }
             }
-        }
-        // Dekker with `one_round` (see there).
+            // Another `stop_tx` waits: wait as well, so this one too returns only once
+            // no round writes.
+            TX_STOPPING => seen,
+            // Stopped (or flushing, which is stopped): no round writes. The SeqCst load
+            // acquires the Release that published it: what the rounds the publisher
+            // waited for wrote is ordered before the caller's next steps.
+            _ => return true,
+        };
+        // Dekker with `one_round` (see there, and the argument above).
         fence(Ordering::SeqCst);
         // Each AC once: a round that starts on it after it was seen idle sees the flag.
         // (Waiting for one look at all four idle at once could spin for as long as
@@ -1178,10 +1272,24 @@ where
         fence(Ordering::Acquire);
         // Stopped, published only now that no round writes: a `reset_tokens` that reads
         // it (Acquire) sees what the waited-for rounds wrote. A read-modify-write from
-        // `TX_STOPPING` only: another `stop_tx` that waited may have published it first
-        // (and a flush begun), and `start_tx` cannot have run meanwhile (it refuses
-        // while stopping).
-        let _ = self.tx_state.compare_exchange(TX_STOPPING, TX_STOPPED, Ordering::Release, Ordering::Relaxed);
+        // this stop's `TX_STOPPING` (its epoch included) only: another `stop_tx` that
+        // waited may have published it first, and then a flush and a `start_tx` may
+        // have run (`start_tx` refuses only while the state is `TX_STOPPING`), and even
+        // a new `stop_tx` set `TX_STOPPING` again, in the next epoch, whose rounds this
+        // call did not wait for. So the failure is read: stopped or flushing (every
+        // `TX_STOPPED` is published after a wait in its epoch), no round writes until a
+        // `start_tx` (Acquire: what the publisher's rounds wrote is seen); running, or
+        // stopping in a later epoch, this call starts over. (The epoch has 30 bits: a
+        // wrong publication needs 2^30 `start_tx` during one wait.)
+        match self.tx_state.compare_exchange(
+            mine,
+            with_tx_state(mine, TX_STOPPED),
+            Ordering::Release,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => true,
+            Err(now) => matches!(tx_state(now), TX_STOPPED | TX_FLUSHING),
+        }
     }
 
     /// Restarts tx after a reset and runs the tx worker ([`schedule_all`](Self::schedule_all)),
@@ -1194,10 +1302,24 @@ where
     pub fn start_tx(&self, now: Instant) -> Result<u32, Mt76Error> {
         // AcqRel: rounds after it see the flush (Release of `EndFlush`), and a round
         // that reads the state Relaxed after its SeqCst fence is ordered after this.
-        match self.tx_state.compare_exchange(TX_STOPPED, TX_RUNNING, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) | Err(TX_RUNNING) => Ok(self.schedule_all(now)),
-            Err(TX_FLUSHING) => Err(Mt76Error::TxFlushing),
-            Err(_) => Err(Mt76Error::TxStopping),
+        // The next epoch: a `stop_tx` still at its last step of an earlier stop does not
+        // publish over a later one (see there).
+        let mut seen = self.tx_state.load(Ordering::Acquire);
+        loop {
+            match tx_state(seen) {
+                TX_STOPPED => {
+                    // The epoch is the bits above the state: adding one past the mask
+                    // advances it, wrapping (the state's bits are replaced after).
+                    let next = with_tx_state(seen.wrapping_add(TX_MASK + 1), TX_RUNNING);
+                    match self.tx_state.compare_exchange(seen, next, Ordering::AcqRel, Ordering::Acquire) {
+                        Ok(_) => return Ok(self.schedule_all(now)),
+                        Err(now_seen) => seen = now_seen,
+                    }
+                }
+                TX_RUNNING => return Ok(self.schedule_all(now)),
+                TX_FLUSHING => return Err(Mt76Error::TxFlushing),
+                _ => return Err(Mt76Error::TxStopping),
+            }
         }
     }
 
@@ -1246,12 +1368,23 @@ where
     pub fn reset_tokens(&self) -> Result<u32, Mt76Error> {
         // Acquire: pairs with `stop_tx`'s Release of `TX_STOPPED`, published after its
         // wait, so no round is writing and what the rounds wrote is seen here.
-        match self.tx_state.compare_exchange(TX_STOPPED, TX_FLUSHING, Ordering::Acquire, Ordering::Relaxed) {
-            Ok(_) => {}
-            Err(TX_FLUSHING) => return Err(Mt76Error::TxFlushing),
-            Err(_) => return Err(Mt76Error::TxNotStopped),
+        let stopped = self.tx_state.load(Ordering::Relaxed);
+        match tx_state(stopped) {
+            TX_STOPPED => {}
+            TX_FLUSHING => return Err(Mt76Error::TxFlushing),
+            _ => return Err(Mt76Error::TxNotStopped),
         }
-        let _end = EndFlush(&self.tx_state);
+        // Changed since the load: refused as it now reads (a `start_tx` ran, or another
+        // flush began); the caller retries.
+        if let Err(now) = self.tx_state.compare_exchange(
+            stopped,
+            with_tx_state(stopped, TX_FLUSHING),
+            Ordering::Acquire,
+            Ordering::Relaxed,
+        ) {
+            return Err(if tx_state(now) == TX_FLUSHING { Mt76Error::TxFlushing } else { Mt76Error::TxNotStopped });
+        }
+        let _end = EndFlush(&self.tx_state, stopped);
         // Dekker with `tx_free` (see there); Acquire: a pass seen done freed its token
         // before this flush looks at it.
         fence(Ordering::SeqCst);

@@ -11,26 +11,51 @@ use airtime_mt76::{Config, Mt76Error, RoundEnd};
 use airtime_sched::{Ac, RingErrorKind};
 use common::{Bench, Radio};
 
+/// With a written token outstanding (its tx-free will run the tx worker), a queue
+/// found full at the write keeps the frame for the next turn.
 #[test]
 fn a_full_dma_queue_at_the_write_keeps_the_frame_and_sends_it_first_next_turn() {
     let mut b = Bench::default();
     let s = b.station(1, 256);
     let q = b.txq(s, 0);
+    assert_eq!(b.send(q, 1, 1500).frames, 1, "one frame in flight");
     b.radio.hal().fail_dma(Ac::Be, [DmaError::Full]);
     let r = b.send(q, 5, 1500);
     assert_eq!(r.frames, 0);
     assert_eq!(r.end, Some(RoundEnd::Refused(RingErrorKind::Full)));
-    assert_eq!(b.radio.tokens_in_use(), 0, "its token was given back");
+    assert!(!r.deferred && !b.radio.rounds_waiting(), "the frame in flight's tx-free runs the worker: {r:?}");
+    assert_eq!(b.radio.tokens_in_use(), 1, "its token was given back");
     assert_eq!(b.radio.stats().dma_refused, 1);
     let held = b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap();
-    assert_eq!(held, 0, "the kept frame holds no charge: it cannot hold its own txq over a limit");
+    let one = held;
     // The next wake sends it first, charged once.
     let r = b.radio.wake_tx_queue(q, b.now).unwrap();
     assert_eq!(r.frames, 5);
-    assert_eq!(b.radio.hal().descs(Ac::Be).len(), 5);
+    assert_eq!(b.radio.hal().descs(Ac::Be).len(), 6);
+    assert!(one > 0 && b.radio.scheduler().station_pending_us(s, Ac::Be).unwrap() > one);
     b.drain();
     let seqs: Vec<u64> = b.done.iter().map(|(p, _)| p.seq).collect();
-    assert_eq!(seqs, (0..5).collect::<Vec<_>>(), "the refused frame went first");
+    assert_eq!(seqs, (0..6).collect::<Vec<_>>(), "the refused frame went first");
+    b.check_invariants();
+}
+
+/// `queue_desc` answering `Full` with none of the adapter's descriptors in flight (a
+/// ring shared with another writer, or the simulated HAL's fault injection): no tx-free
+/// will come, so the round is run again at once, as after a drop with nothing in
+/// flight, and the kept frame goes first.
+#[test]
+fn a_full_answer_from_a_queue_with_nothing_in_flight_is_retried_by_the_next_round() {
+    let mut b = Bench::default();
+    let s = b.station(1, 256);
+    let q = b.txq(s, 0);
+    b.radio.hal().fail_dma(Ac::Be, [DmaError::Full]);
+    let r = b.send(q, 3, 1500);
+    assert!(r.frames == 3 && r.rounds >= 2, "the refused round, then one that sends: {r:?}");
+    assert!(!r.deferred && !b.radio.rounds_waiting(), "{r:?}");
+    assert_eq!((b.radio.stats().dma_refused, b.queued_frames()), (1, 0));
+    b.drain();
+    let seqs: Vec<u64> = b.done.iter().map(|(p, _)| p.seq).collect();
+    assert_eq!(seqs, (0..3).collect::<Vec<_>>(), "the refused frame went first");
     b.check_invariants();
 }
 

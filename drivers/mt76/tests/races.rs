@@ -335,6 +335,59 @@ fn a_token_taken_by_another_ac_for_an_unmappable_frame_does_not_hide_the_rerun()
     assert!(!radio.rounds_waiting());
 }
 
+/// Another AC's unwritten token does not only hide a rerun: it can *block the table*
+/// (a `token_size - token_free_thr` of 1, accepted by `Mt76::new`), and the round it
+/// blocks ends with nothing written and nothing dropped. Once that token is released
+/// unwritten (its frame failed to map, so no tx-free comes), the releasing call runs
+/// the blocked AC's round.
+///
+/// 1. VI's round (thread B) takes token 0 (the table is now blocked) and is preempted
+///    before its descriptor write.
+/// 2. BE's round (main): `has_room` reads the table blocked; the round ends with
+///    nothing written or dropped. BE's 3 frames stay listed.
+/// 3. VI's write fails to map: token 0 is released with no written token left, so VI's
+///    call sets every other AC's rerun bit and runs BE, which writes its first frame
+///    (the table blocks again at one token); its tx-free runs the rest.
+#[test]
+fn a_round_blocked_by_another_acs_unwritten_token_runs_once_that_token_is_released_unwritten() {
+    let hal = ParkHal::new(SimConfig::default());
+    let config = Config { token_size: 2, token_free_thr: 1, ..Config::default() };
+    let radio: Mt76<ParkHal, Q> = Mt76::new(hal, config).unwrap();
+    let mut now = Instant::from_millis(1);
+    let s1 = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let s2 = radio.add_station(2, Weight::DEFAULT).unwrap();
+    let be = radio.add_txq(Some(s1), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    let vi = radio.add_txq(Some(s2), Tid::new(5).unwrap(), Q::default()).map_err(|e| e.0).unwrap();
+    radio.enqueue(vi, Pkt { seq: 0, txq: vi, len: 1500 }, now).unwrap();
+    radio.hal().inner.fail_dma(Ac::Vi, [DmaError::MapFailed]);
+    radio.hal().park_desc.store(true, Ordering::Release);
+    let (be_report, vi_report) = std::thread::scope(|sc| {
+        let vi_worker = sc.spawn(|| radio.wake_tx_queue(vi, now).unwrap());
+        radio.hal().bar.wait();
+        assert_eq!(radio.tokens_in_use(), 1, "VI's round holds token 0, unwritten");
+        for seq in 1..4 {
+            radio.enqueue(be, Pkt { seq, txq: be, len: 1500 }, now).unwrap();
+        }
+        let be_report = radio.wake_tx_queue(be, now).unwrap();
+        radio.hal().bar.wait();
+        (be_report, vi_worker.join().unwrap())
+    });
+    assert_eq!(be_report.frames, 0, "BE's round met the blocked table: {be_report:?}");
+    assert_eq!(radio.stats().dropped, 1, "VI's frame, unmapped");
+    assert_eq!(vi_report.frames, 1, "VI's call ran BE's round, which wrote one frame: {vi_report:?}");
+    assert_eq!((radio.tokens_in_use(), held(&radio)), (1, 2), "{:?}", radio.stats());
+    // The written frame's tx-free runs the rest, one at a time (the table blocks at 1).
+    for _ in 0..8 {
+        radio.hal().inner.advance(now);
+        now = now.add_micros(1000);
+        radio.hal().inner.advance(now);
+        let _ = radio.tx_free(64, now);
+    }
+    assert_eq!((held(&radio), radio.tokens_in_use()), (0, 0), "{:?}", radio.stats());
+    assert_eq!(radio.stats().completed, 3);
+    assert!(!radio.rounds_waiting());
+}
+
 #[test]
 fn a_tx_free_pass_meeting_a_reset_writes_no_descriptor_until_tx_restarts() {
     // 6 tokens, all usable; 8 descriptors fit.
