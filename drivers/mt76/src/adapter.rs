@@ -259,12 +259,19 @@ pub struct ScheduleReport {
     /// first, or one more after a round that wrote frames): that context runs one more
     /// round for it (mt76's tx worker, scheduled while it runs, runs again).
     pub handed_off: bool,
-    /// The rounds reached [`Config::max_rounds`] while other contexts still asked for
-    /// more, or just after a round that only dropped frames it could not map with no
-    /// written token outstanding (no tx-free will come to run the tx worker): those
-    /// rounds wait ([`Mt76::rounds_waiting`]) until a call runs rounds on the AC again
-    /// (a [`Mt76::schedule`], or a [`Mt76::tx_free`] pass, even one with no event); the
-    /// caller should schedule the tx worker again.
+    /// Rounds wait with no context running them: the rounds reached
+    /// [`Config::max_rounds`] while other contexts still asked for more, or a rerun bit
+    /// is left set (a write refused, its token given back unwritten, with no written
+    /// token outstanding). A rerun bit is set only when no written token is
+    /// outstanding, so no interrupt will bring a tx-free pass to run it: the driver must
+    /// call [`Mt76::schedule`] again or poll [`Mt76::rounds_waiting`] (from its MAC work,
+    /// as mt76 drivers run periodic work) and schedule the tx worker when it is true.
+    /// [`Mt76::schedule_all`] (used by [`Mt76::start_tx`], [`Mt76::sta_ps`] and the
+    /// tx-free pass) discards this flag: `rounds_waiting` is how it shows there. A bit
+    /// may be set spuriously (one empty round follows). A written token that never gets
+    /// its tx-free (a hang) keeps such rounds from being run by a tx-free until the
+    /// reset path ([`Mt76::tokens_overdue`], [`Mt76::stop_tx`], the DMA reset,
+    /// [`Mt76::reset_tokens`], [`Mt76::start_tx`]), as in mt76.
     pub deferred: bool,
 }
 
@@ -1052,15 +1059,19 @@ where
     /// Whether requests for rounds wait with no context running them: a call's rounds
     /// reached [`Config::max_rounds`] while others asked for more, or after a round
     /// that only dropped unmapped frames with no written token outstanding
-    /// ([`ScheduleReport::deferred`]). A driver that cannot act on each report polls
-    /// it (at the end of a tx-free pass, from its MAC work) and schedules the tx
-    /// worker when it is true: the worker's [`schedule_all`](Self::schedule_all)
-    /// serves them.
+    /// ([`ScheduleReport::deferred`]). A rerun bit is set only when no written token is
+    /// outstanding, so no interrupt brings a tx-free pass for it: a driver that cannot
+    /// act on each report (and every [`schedule_all`](Self::schedule_all) discards
+    /// them) must poll this (at the end of a tx-free pass, from its MAC work) and
+    /// schedule the tx worker when it is true: the worker's `schedule_all` serves them.
+    /// It may be true spuriously (one empty round).
     pub fn rounds_waiting(&self) -> bool {
         Ac::ALL.into_iter().any(|ac| self.gate.is_waiting(ac) || self.rerun.contains(ac))
     }
 
     /// `mt76_txq_schedule_all`: [`schedule`](Self::schedule) on every AC, VO first.
+    /// Returns the frames written; each call's [`ScheduleReport::deferred`] is
+    /// discarded: [`rounds_waiting`](Self::rounds_waiting) shows it.
     pub fn schedule_all(&self, now: Instant) -> u32 {
         Ac::ALL.iter().map(|&ac| self.schedule(ac, now).frames).fold(0u32, u32::saturating_add)
     }

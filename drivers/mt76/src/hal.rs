@@ -130,6 +130,10 @@ pub struct TxFree {
 /// held by the reset only while it drops the events (not from the DMA reset through
 /// the flush), and a reader the reset has stopped returns `None` at once rather than
 /// wait for the restart.
+///
+/// A panic inside `next_tx_free` (in a std build that unwinds) leaves the pass counted:
+/// the count stays raised and every later `reset_tokens` answers `TxFreeBusy`. A HAL
+/// must not panic there.
 pub trait TxFreeSource {
     /// The next freed token the hardware reported, if any. Must not wait on anything
     /// held across [`Mt76::reset_tokens`](crate::Mt76::reset_tokens) (see the trait).
