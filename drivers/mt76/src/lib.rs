@@ -48,9 +48,14 @@
 //!   frame of the burst, so a burst stops at the limit.
 //! * **A full DMA queue at the write**: mt76 checks the queue before each frame and
 //!   frees a frame whose write still fails. Here a queue found full at the write keeps
-//!   the frame in its txq's retry slot (its charge given back until it is sent; the
-//!   queue's frames in flight bring a tx-free that runs the tx worker), and it goes
-//!   first at the txq's next turn. A frame that cannot be mapped is dropped, as mt76
+//!   the frame in its txq's retry slot (its charge given back until it is sent), and it
+//!   goes first at the txq's next turn: the tx-free of a written token runs the tx
+//!   worker, or, with no written token outstanding, the refused write makes the same
+//!   [`Mt76::schedule`] run the AC again, as after a map failure below. A queue that
+//!   reads full ([`queued`](hal::DmaQueues::queued) at its `ndesc`) with none of this
+//!   adapter's descriptors in it, filled by another user, ends the round with nothing
+//!   to run it again; a HAL whose queues carry only this adapter's frames, as mt76's
+//!   data queues do, never reads full so. A frame that cannot be mapped is dropped, as mt76
 //!   drops it, and, as mt76 does, the burst ends there: the txq keeps its other frames
 //!   (the next one held in its retry slot) and stays listed, and the round goes on with
 //!   the next txq. Those frames wait for the tx worker's next run, which the tx-free of
