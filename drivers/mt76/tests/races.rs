@@ -688,3 +688,142 @@ fn a_stop_ends_the_running_burst_at_its_next_frame_and_what_came_meanwhile_goes_
     assert_eq!(radio.tokens_in_use(), 5);
     assert_eq!((radio.hal().inner.descs(Ac::Be).len(), radio.hal().inner.descs(Ac::Vi).len()), (4, 1));
 }
+
+/// Suspends a chosen thread wherever it is, from another thread: `pthread_kill` with
+/// `SIGUSR1`, whose handler spins until resumed (atomics only, which a signal handler
+/// may use). It forces a preemption inside `stop_tx`'s wait, where the adapter makes no
+/// call a test could park (the wait only reads the gate).
+#[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod suspend {
+    use std::os::raw::{c_int, c_ulong};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    const SIGUSR1: c_int = 10;
+
+    unsafe extern "C" {
+        fn pthread_self() -> c_ulong;
+        fn pthread_kill(thread: c_ulong, sig: c_int) -> c_int;
+        fn signal(sig: c_int, handler: usize) -> usize;
+    }
+
+    static SUSPENDED: AtomicBool = AtomicBool::new(false);
+    static RESUME: AtomicBool = AtomicBool::new(false);
+    /// The thread to suspend (`pthread_t`), 0 until it registers.
+    static TARGET: AtomicU64 = AtomicU64::new(0); // `c_ulong` is `u64` on these targets
+
+    extern "C" fn park(_sig: c_int) {
+        SUSPENDED.store(true, Ordering::SeqCst);
+        while !RESUME.load(Ordering::SeqCst) {
+            core::hint::spin_loop();
+        }
+    }
+
+    /// Called by the thread to be suspended.
+    pub fn register() {
+        // SAFETY: `pthread_self` has no preconditions.
+        TARGET.store(unsafe { pthread_self() }, Ordering::SeqCst);
+    }
+
+    /// Waits for `register`, then suspends that thread and returns once it is suspended.
+    pub fn suspend() {
+        while TARGET.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        let handler: extern "C" fn(c_int) = park;
+        // SAFETY: the handler only touches atomics; the target thread is alive (it is
+        // joined after `resume`).
+        unsafe {
+            assert_ne!(signal(SIGUSR1, handler as usize), usize::MAX, "signal");
+            assert_eq!(pthread_kill(TARGET.load(Ordering::SeqCst), SIGUSR1), 0, "pthread_kill");
+        }
+        while !SUSPENDED.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+    }
+
+    pub fn resume() {
+        RESUME.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A `stop_tx` (B) whose wait outlasts a whole reset run by another context (A's
+/// `stop_tx`, which publishes stopped, the flush, `start_tx`) does not return with tx
+/// running: its last step finds tx restarted, and it stops tx again.
+///
+/// 1. The tx worker's BE round (W1) is writing frame 0's descriptor, parked in the HAL.
+/// 2. B's `stop_tx` (thread B) marks tx stopping (seen: a VI round makes no HAL call) and
+///    waits for W1's round; B is suspended there (a signal, as a preemption would),
+///    before its last step.
+/// 3. W1's round resumes and ends at its next frame. A's `stop_tx` (main) joins the stop,
+///    finds no round running and publishes stopped; the DMA reset; the flush; `start_tx`
+///    (thread W2), whose BE round is writing frame 1's descriptor, parked in the HAL.
+/// 4. B resumes (still in its wait, which now covers W2's round), then W2's round.
+///
+/// Once B returns, tx is stopped: a wake writes nothing and the flush is allowed.
+#[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[test]
+fn a_stop_tx_whose_wait_outlasts_another_stop_flush_and_start_tx_returns_only_with_tx_stopped_again() {
+    let hal = ParkHal::new(SimConfig::default());
+    hal.park_desc.store(true, Ordering::Release);
+    let radio: Mt76<ParkHal, Q> = Mt76::new(hal, Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let s1 = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let s2 = radio.add_station(2, Weight::DEFAULT).unwrap();
+    let be = radio.add_txq(Some(s1), Tid::BE, Q::default()).map_err(|e| e.0).unwrap();
+    let vi = radio.add_txq(Some(s2), Tid::new(5).unwrap(), Q::default()).map_err(|e| e.0).unwrap();
+    for seq in 0..3 {
+        radio.enqueue(be, Pkt { seq, txq: be, len: 1500 }, now).unwrap();
+    }
+    // A dozing station's VI txq: a VI round that runs reads the queue's fill level and
+    // writes nothing; one that finds tx stopping makes no HAL call.
+    radio.sta_ps(s2, true, now).unwrap();
+    radio.enqueue(vi, Pkt { seq: 100, txq: vi, len: 1500 }, now).unwrap();
+    let (flushed, restart) = std::thread::scope(|sc| {
+        let w1 = sc.spawn(|| radio.wake_tx_queue(be, now).unwrap());
+        radio.hal().bar.wait();
+        let b = sc.spawn(|| {
+            suspend::register();
+            radio.stop_tx();
+        });
+        loop {
+            let reads = radio.hal().ndesc_reads.load(Ordering::Acquire);
+            let _ = radio.schedule(Ac::Vi, now);
+            if radio.hal().ndesc_reads.load(Ordering::Acquire) == reads {
+                break;
+            }
+        }
+        // B has marked tx stopping and cannot leave its wait while W1's round is parked.
+        suspend::suspend();
+        radio.hal().bar.wait();
+        assert_eq!(w1.join().unwrap().frames, 1, "W1's round wrote the frame it held and stopped");
+        // The reset work in another context, all of it while B is inside its wait.
+        radio.stop_tx();
+        assert_eq!(radio.hal().inner.reset_dma(), 1);
+        let flushed = radio.reset_tokens();
+        radio.hal().park_desc.store(true, Ordering::Release);
+        let w2 = sc.spawn(|| radio.start_tx(now));
+        // W2's round on BE is writing frame 1's descriptor.
+        radio.hal().bar.wait();
+        suspend::resume();
+        radio.hal().bar.wait();
+        let restart = w2.join().unwrap();
+        b.join().unwrap();
+        (flushed, restart)
+    });
+    assert_eq!(flushed, Ok(1), "frame 0");
+    assert!(matches!(restart, Ok(n) if n >= 1), "{restart:?}");
+    // B has returned: no descriptor is written until the next `start_tx`.
+    let before = radio.hal().inner.descs(Ac::Be).len();
+    radio.enqueue(be, Pkt { seq: 3, txq: be, len: 1500 }, now).unwrap();
+    let wake = radio.wake_tx_queue(be, now).unwrap();
+    let after = radio.hal().inner.descs(Ac::Be).len();
+    assert_eq!(
+        (wake.frames, after),
+        (0, before),
+        "B's stop_tx returned with tx running: a wake wrote descriptors: {wake:?}"
+    );
+    radio.hal().inner.reset_dma();
+    assert!(radio.reset_tokens().is_ok(), "tx is stopped once B's stop_tx has returned");
+    let waiting = u32::try_from(held(&radio)).unwrap();
+    assert_eq!(radio.start_tx(now), Ok(waiting - 1), "all but VI's dozing frame");
+}
