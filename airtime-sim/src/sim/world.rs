@@ -174,7 +174,8 @@ struct LinkPair {
     up: Link,
     down_choice: Option<Choice>,
     up_choice: Option<Choice>,
-    /// The AP's exchanges to it after the warm-up, ns (every attempt).
+    /// The AP's exchanges to it after the warm-up, ns (every attempt that reached a
+    /// BlockAck; collided exchanges are not counted here).
     spent_ns: Nanos,
     /// The estimator's price of the frames those exchanges carried, each once, at the
     /// rate reported when it was first sent, us.
@@ -684,6 +685,7 @@ impl World {
             return;
         }
         let mut longest: Nanos = 0;
+        let mut withdrawn = Vec::new();
         for w in winners {
             self.choose_rates(w, now);
             // Downlink OFDMA is the ath11k firmware's (the host-aggregating designs
@@ -729,6 +731,23 @@ impl World {
                     Tx::Ap { airtime_ns, .. } | Tx::ApMu { airtime_ns, .. } | Tx::Sta { airtime_ns, .. } => *airtime_ns,
                 });
                 self.exchange.push(tx);
+            } else {
+                withdrawn.push(w);
+                if self.ap_ac_of(w).is_none() {
+                    // Its readiness is looked at again when an exchange ends (the AP's
+                    // is, each time the AP acts).
+                    self.uplink_touched.push(w - 1);
+                }
+            }
+        }
+        if !withdrawn.is_empty() {
+            // A winner with nothing to send draws a backoff instead of holding its
+            // counter at 0 and winning again at every AIFS; with nobody sending, the
+            // medium never became busy and the others count on.
+            self.medium.withdraw(now, &withdrawn, &mut self.rng);
+            if self.exchange.is_empty() {
+                self.reschedule_access();
+                return;
             }
         }
         self.collided = self.exchange.len() > 1;
@@ -749,8 +768,8 @@ impl World {
                 Tx::Ap { station, ac, frames, airtime_ns } => {
                     let contender = self.ap_contenders.iter().find(|c| c.0 == ac).map_or(0, |c| c.1);
                     if collided {
-                        transmitted.push((contender, airtime_ns, Outcome::Failed));
-                        self.collided_down(station, frames, now);
+                        let dropped = self.collided_down(station, frames, now);
+                        transmitted.push((contender, airtime_ns, Outcome::of(false, dropped)));
                         continue;
                     }
                     let s = usize::from(station);
@@ -763,11 +782,9 @@ impl World {
                     let mut acked = AckedMsdus::default();
                     let mut outcome = Outcome::Acknowledged;
                     if self.links[s].is_some() {
-                        let (released, block_ack) =
+                        let (released, ended) =
                             self.block_ack_down(s, frames, airtime_ns, now, measuring, &mut statuses);
-                        if !block_ack {
-                            outcome = Outcome::Failed;
-                        }
+                        outcome = ended;
                         for p in released {
                             acked.add(&p);
                             self.packets += 1;
@@ -800,8 +817,8 @@ impl World {
                     let s = usize::from(station);
                     self.uplink_touched.push(queue);
                     if collided {
-                        transmitted.push((1 + queue, airtime_ns, Outcome::Failed));
-                        self.collided_up(queue, frames, now);
+                        let dropped = self.collided_up(queue, frames, now);
+                        transmitted.push((1 + queue, airtime_ns, Outcome::of(false, dropped)));
                         continue;
                     }
                     if measuring {
@@ -809,9 +826,11 @@ impl World {
                     }
                     self.ap.rx_airtime(station, (airtime_ns / 1000) as u32, now);
                     ap_touched = true;
-                    let (frames, block_ack) =
-                        if self.links[s].is_some() { self.block_ack_up(queue, frames, now) } else { (frames, true) };
-                    let outcome = if block_ack { Outcome::Acknowledged } else { Outcome::Failed };
+                    let (frames, outcome) = if self.links[s].is_some() {
+                        self.block_ack_up(queue, frames, now)
+                    } else {
+                        (frames, Outcome::Acknowledged)
+                    };
                     transmitted.push((1 + queue, airtime_ns, outcome));
                     for p in frames {
                         self.packets += 1;
@@ -897,12 +916,13 @@ impl World {
         now: Nanos,
     ) -> Outcome {
         if collided {
+            let mut dropped = false;
             for u in ppdu.users {
-                self.collided_down(u.station, u.frames, now);
+                dropped |= self.collided_down(u.station, u.frames, now);
             }
-            return Outcome::Failed;
+            return Outcome::of(false, dropped);
         }
-        let mut outcome = Outcome::Failed;
+        let (mut acknowledged, mut dropped) = (false, false);
         let shares = ppdu.ru_shares(airtime_ns);
         let own_exchange_ns = |u: &MuUser| (ofdma::exchange_us(u.own_ppdu_us) * 1000.0) as Nanos;
         let report = MuReport {
@@ -929,16 +949,15 @@ impl World {
                 // Each user's subframes pass its link's losses, BlockAck and the
                 // station's reorder buffer, as an SU A-MPDU's do: a frame lost in an SU
                 // PPDU may be resent in an MU one and the other way round.
-                let (released, block_ack) = self.block_ack_down(s, u.frames, share_ns, now, measuring, &mut statuses);
-                if block_ack {
-                    outcome = Outcome::Acknowledged;
-                }
+                let (released, outcome) = self.block_ack_down(s, u.frames, share_ns, now, measuring, &mut statuses);
+                acknowledged |= outcome == Outcome::Acknowledged;
+                dropped |= outcome == Outcome::FailedAtRetryLimit;
                 for p in released {
                     self.packets += 1;
                     self.deliver_to_station(s, p, now);
                 }
             } else {
-                outcome = Outcome::Acknowledged;
+                acknowledged = true;
                 for f in u.frames {
                     let (status, pkt) = f.complete();
                     statuses.push(status);
@@ -955,7 +974,7 @@ impl World {
         }
         let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
         self.q.schedule(stats_at, Event::MuPpduStats(report));
-        outcome
+        Outcome::of(acknowledged, dropped)
     }
 
     /// A packet reached the wired host or the AP's own stack.
@@ -1282,5 +1301,21 @@ mod tests {
         assert_eq!(w.retry_drops, 1, "and the drop is counted");
         let kept: Vec<u8> = w.uplink[1].held.iter().map(|p| p.tries).collect();
         assert_eq!(kept, vec![1], "the other frame goes back with one attempt counted");
+        assert_eq!(w.flow_drops, vec![0, 0], "an uplink retry drop is the station driver's: not the flow's");
+    }
+
+    #[test]
+    fn a_collision_that_drops_a_frame_at_its_retry_limit_returns_that_window_to_cwmin() {
+        let mut w = two_uploaders();
+        let airtime_ns = 100_000;
+        w.exchange = vec![
+            Tx::Sta { station: 0, queue: 0, frames: vec![upload_packet(0, MAX_ATTEMPTS - 1)], airtime_ns },
+            Tx::Sta { station: 1, queue: 1, frames: vec![upload_packet(1, 0)], airtime_ns },
+        ];
+        w.collided = true;
+        w.exchange_end(airtime_ns);
+        let cw_min = EdcaParams::STATION_BE.cw_min;
+        assert_eq!(w.medium.cw(1), Some(cw_min), "queue 0 dropped a frame at its retry limit: CWmin");
+        assert_eq!(w.medium.cw(2), Some(2 * cw_min + 1), "queue 1's window doubles");
     }
 }

@@ -19,13 +19,28 @@
 //! is an exchange that got no response ([`Outcome::Failed`]): a collision, or an
 //! A-MPDU all of whose subframes were lost, so that no BlockAck came back. An A-MPDU
 //! of which the BlockAck names any subframe is a success for the window, however many
-//! of its subframes it misses (those are the retry counters' business). Either way it
-//! draws a new backoff, which it counts down even if it has nothing more to send.
+//! of its subframes it misses (those are the frames' retry counts' business). A failure
+//! doubles the window only while the contender's retry counter is below its limit: each
+//! contender counts its consecutive failed exchanges (the standard's QLRC\[AC\]), and
+//! when the count reaches [`LONG_RETRY_LIMIT`] the window returns to CWmin and the
+//! count to 0, as it does after a failed exchange in which a frame reached its own
+//! retry limit and was dropped ([`Outcome::FailedAtRetryLimit`]) and after any success.
+//! Either way it draws a new backoff, which it counts down even if it has nothing more
+//! to send.
 //!
 //! A transmitter with several access categories has one contender per category (an
 //! EDCA function each). When two of its own reach zero in the same slot, the higher
 //! priority transmits and the others behave as if they had collided: their window
 //! doubles and they draw a new backoff (an internal collision, 802.11-2020 10.23.2.4).
+//! An internal collision is not an exchange and is not counted toward the retry limit
+//! (nor do its frames count a try): the frames never reached the air, as under ath9k's
+//! hardware arbiter.
+//!
+//! A contender that wins an access but then has nothing to send (its queue held no
+//! frame it could send after all) withdraws ([`Medium::withdraw`]): it is no longer
+//! ready and draws a backoff, so it cannot win again and again at its AIFS while the
+//! others' counters stand still; if no winner sends, the medium never became busy and
+//! the idle period goes on.
 
 use super::edca::{EdcaParams, SLOT_NS};
 use crate::engine::{Nanos, Rng};
@@ -43,6 +58,48 @@ struct Contender {
     ready: bool,
     /// When it last became ready (its first frame arrived).
     ready_since: Nanos,
+    /// Consecutive failed exchanges since its last success or window reset (its retry
+    /// counter, QLRC\[AC\]).
+    failures: u32,
+    /// Its counter for the idle period to go on with, should the last access be
+    /// withdrawn with nobody sending ([`Medium::withdraw`]).
+    resume_backoff: u64,
+}
+
+/// dot11LongRetryLimit's default in the 802.11-2020 MIB (Annex C), 4: a contender that
+/// fails this many exchanges in a row returns its window to CWmin (10.23.2.4). The
+/// model's exchanges are A-MPDUs, counted on the long retry counter (QLRC\[AC\]); the
+/// short limit (dot11ShortRetryLimit, 7) would apply to frames no longer than
+/// dot11RTSThreshold. This is the EDCA function's counter, per exchange; the model's
+/// per-frame limit ([`super::link::MAX_ATTEMPTS`], ath9k's 30 software retries) is
+/// the driver's, and a failed exchange that drops a frame there resets the window too
+/// ([`Outcome::FailedAtRetryLimit`]). Taken from the standard, not fitted to any figure.
+pub const LONG_RETRY_LIMIT: u32 = 4;
+
+impl Contender {
+    /// The window after a failed exchange: doubled up to CWmax, or back to CWmin when
+    /// the retry counter reaches its limit.
+    fn fail(&mut self) {
+        self.failures += 1;
+        if self.failures >= LONG_RETRY_LIMIT {
+            self.reset();
+        } else {
+            self.cw = (self.cw * 2 + 1).min(self.edca.cw_max);
+        }
+    }
+
+    /// The window and retry counter back to their start.
+    fn reset(&mut self) {
+        self.failures = 0;
+        self.cw = self.edca.cw_min;
+    }
+
+    /// Slots its counter has gone down in the idle period that began at `idle_since`,
+    /// by `now`.
+    fn counted_slots(&self, idle_since: Nanos, now: Nanos) -> u64 {
+        let aifs_end = idle_since.saturating_add(self.edca.aifs_ns());
+        now.saturating_sub(aifs_end) / SLOT_NS
+    }
 }
 
 /// How one transmitter's exchange ended, for its contention window (802.11-2020
@@ -52,8 +109,25 @@ pub enum Outcome {
     /// A response (BlockAck) came back: the window returns to CWmin.
     Acknowledged,
     /// No response: the exchange collided, or every subframe of its A-MPDU was lost.
-    /// The window doubles, up to CWmax.
+    /// The window doubles, up to CWmax, unless the contender's retry counter reaches
+    /// [`LONG_RETRY_LIMIT`], when it returns to CWmin.
     Failed,
+    /// No response, and a frame of the exchange reached its retry limit
+    /// ([`super::link::MAX_ATTEMPTS`]) and was dropped: the window returns to CWmin and
+    /// the retry counter to 0, as when a retry counter reaches its limit (10.23.2.4).
+    FailedAtRetryLimit,
+}
+
+impl Outcome {
+    /// How an exchange ended: `acknowledged` if a response came back, else whether
+    /// it dropped a frame at its retry limit.
+    pub fn of(acknowledged: bool, dropped_at_limit: bool) -> Outcome {
+        match (acknowledged, dropped_at_limit) {
+            (true, _) => Outcome::Acknowledged,
+            (false, true) => Outcome::FailedAtRetryLimit,
+            (false, false) => Outcome::Failed,
+        }
+    }
 }
 
 /// The channel.
@@ -64,6 +138,8 @@ pub struct Medium {
     idle_since: Nanos,
     /// Generation of the pending access decision: a stale one is ignored.
     generation: u64,
+    /// How many contenders won the last access (withdrawals taken off).
+    winners: usize,
     /// Airtime by transmitter, in ns (successful and collided exchanges).
     pub airtime_ns: Vec<Nanos>,
     /// Collisions seen.
@@ -93,11 +169,14 @@ impl Medium {
                     backoff: 0,
                     ready: false,
                     ready_since: 0,
+                    failures: 0,
+                    resume_backoff: 0,
                 })
                 .collect(),
             busy: false,
             idle_since: 0,
             generation: 0,
+            winners: 0,
             airtime_ns: vec![0; params.len()],
             collisions: 0,
         }
@@ -194,8 +273,10 @@ impl Medium {
                 .collect();
             for &i in &internal_losers {
                 let c = &mut self.contenders[i];
+                // Doubled as after a collision; not an exchange, so no retry is counted.
                 c.cw = (c.cw * 2 + 1).min(c.edca.cw_max);
                 c.backoff = rng.below_or_eq(u64::from(c.cw));
+                c.resume_backoff = c.counted_slots(idle_since, now) + c.backoff;
             }
             winners.retain(|i| !internal_losers.contains(i));
         }
@@ -207,16 +288,52 @@ impl Medium {
             if internal_losers.contains(&i) {
                 continue;
             }
-            let aifs_end = idle_since.saturating_add(c.edca.aifs_ns());
-            if now > aifs_end {
-                c.backoff = c.backoff.saturating_sub((now - aifs_end) / SLOT_NS);
-            }
+            c.resume_backoff = c.backoff;
+            c.backoff = c.backoff.saturating_sub(c.counted_slots(idle_since, now));
         }
         self.busy = true;
+        self.winners = winners.len();
         if winners.len() > 1 {
             self.collisions += 1;
         }
         winners
+    }
+
+    /// Winners of the access carried out at `now` that had nothing to send after all
+    /// (`withdrawn`): each is no longer ready and draws a backoff from its window
+    /// (unchanged, as nothing failed), so it does not win again at its next slot
+    /// boundary. If no winner is left, nobody transmits: the medium was never busy, the
+    /// idle period goes on and every other counter resumes where it stood in it (a
+    /// contender that lost an internal collision to a withdrawn winner keeps its loss).
+    /// Call it before [`Medium::end_exchange`], and not at all for an access that
+    /// returned nothing.
+    pub fn withdraw(&mut self, now: Nanos, withdrawn: &[usize], rng: &mut Rng) {
+        if withdrawn.is_empty() || !self.busy {
+            return;
+        }
+        let left = self.winners.saturating_sub(withdrawn.len());
+        if self.winners > 1 && left <= 1 {
+            // What looked like a collision was one transmission, or none.
+            self.collisions = self.collisions.saturating_sub(1);
+        }
+        self.winners = left;
+        let idle_since = self.idle_since;
+        if left == 0 {
+            self.busy = false;
+            for (i, c) in self.contenders.iter_mut().enumerate() {
+                if !withdrawn.contains(&i) {
+                    c.backoff = c.resume_backoff;
+                }
+            }
+        }
+        for &i in withdrawn {
+            let Some(c) = self.contenders.get_mut(i) else { continue };
+            c.ready = false;
+            let draw = rng.below_or_eq(u64::from(c.cw));
+            // On a medium that stays idle the draw is counted from this slot boundary
+            // on, in the idle period that goes on; on a busy one it freezes as drawn.
+            c.backoff = if left == 0 { c.counted_slots(idle_since, now) + draw } else { draw };
+        }
     }
 
     /// The exchange that began at an access ended at `now`: `transmitted` lists each
@@ -230,10 +347,10 @@ impl Medium {
                 *a += airtime;
             }
             if let Some(c) = self.contenders.get_mut(i) {
-                c.cw = match outcome {
-                    Outcome::Failed => (c.cw * 2 + 1).min(c.edca.cw_max),
-                    Outcome::Acknowledged => c.edca.cw_min,
-                };
+                match outcome {
+                    Outcome::Failed => c.fail(),
+                    Outcome::Acknowledged | Outcome::FailedAtRetryLimit => c.reset(),
+                }
                 c.backoff = rng.below_or_eq(u64::from(c.cw));
             }
         }
@@ -380,6 +497,100 @@ mod tests {
         let end = t + 1_000_000;
         m.end_exchange(end, &[(0, 1_000_000, outcome)], rng);
         end
+    }
+
+    /// One exchange of a lone contender at a station's BE (CW 15..1023), ending as
+    /// `outcome`.
+    fn one_station_exchange(m: &mut Medium, now: Nanos, outcome: Outcome, rng: &mut Rng) -> Nanos {
+        m.set_ready(0, true, now, rng);
+        let (t, g) = m.next_access().unwrap();
+        assert_eq!(m.access(t, g, rng), vec![0]);
+        let end = t + 1_000_000;
+        m.end_exchange(end, &[(0, 1_000_000, outcome)], rng);
+        end
+    }
+
+    #[test]
+    fn the_contention_window_returns_to_cwmin_at_the_retry_limit() {
+        let mut rng = Rng::new(13);
+        let mut m = Medium::new(&[EdcaParams::STATION_BE]);
+        let mut now = 0;
+        let mut windows = Vec::new();
+        // A link that loses every subframe: no exchange ever gets a BlockAck.
+        for _ in 0..9 {
+            now = one_station_exchange(&mut m, now, Outcome::Failed, &mut rng);
+            windows.push(m.cw(0).unwrap());
+        }
+        // Doubled after the first three failures; the fourth reaches the limit
+        // (LONG_RETRY_LIMIT, dot11LongRetryLimit's MIB default of 4): CWmin, and the
+        // count starts again.
+        assert_eq!(windows, [31, 63, 127, 15, 31, 63, 127, 15, 31]);
+        // A success resets the count: three more failures after it double the window
+        // without reaching the limit.
+        now = one_station_exchange(&mut m, now, Outcome::Acknowledged, &mut rng);
+        for _ in 0..3 {
+            now = one_station_exchange(&mut m, now, Outcome::Failed, &mut rng);
+        }
+        assert_eq!(m.cw(0), Some(127));
+        // A failed exchange that dropped a frame at its own retry limit resets the
+        // window and the count at once.
+        now = one_station_exchange(&mut m, now, Outcome::FailedAtRetryLimit, &mut rng);
+        assert_eq!(m.cw(0), Some(15));
+        one_station_exchange(&mut m, now, Outcome::Failed, &mut rng);
+        assert_eq!(m.cw(0), Some(31), "the count started again at the reset");
+    }
+
+    #[test]
+    fn an_internal_collision_doubles_the_losers_window_without_counting_a_retry() {
+        use airtime_sched::Ac;
+        let mut rng = Rng::new(17);
+        let mut m = Medium::with_owners(&[(EdcaParams::station(Ac::Be), 0, 1), (EdcaParams::station(Ac::Vo), 0, 3)]);
+        let mut now = 0;
+        for _ in 0..3 {
+            m.set_ready(0, true, now, &mut rng);
+            m.set_ready(1, true, now, &mut rng);
+            // BE's AIFS (3 slots) with its counter at 0 ends where VO's (2 slots) and one
+            // slot of its counter do: an internal tie, voice sends.
+            m.contenders[0].backoff = 0;
+            m.contenders[1].backoff = 1;
+            let (t, g) = m.next_access().unwrap();
+            assert_eq!(m.access(t, g, &mut rng), vec![1]);
+            now = t + 1_000_000;
+            m.end_exchange(now, &[(1, 1_000_000, Outcome::Acknowledged)], &mut rng);
+        }
+        assert_eq!(m.cw(0), Some(127), "doubled at each internal loss");
+        assert_eq!(m.contenders[0].failures, 0, "no exchange of its own failed");
+    }
+
+    #[test]
+    fn a_winner_with_nothing_to_send_withdraws_and_the_others_keep_counting() {
+        for seed in 1..30 {
+            let mut rng = Rng::new(seed);
+            let mut m = Medium::new(&[EdcaParams::AP_BE, EdcaParams::STATION_BE]);
+            // Contender 1 has 5 slots left to count; contender 0's counter is 0, so it
+            // wins at its AIFS (43 us), then finds nothing to send.
+            m.contenders[1].backoff = 5;
+            m.set_ready(0, true, 0, &mut rng);
+            m.set_ready(1, true, 0, &mut rng);
+            let mut accesses = 0;
+            loop {
+                let (t, g) = m.next_access().expect("someone is ready on an idle medium");
+                let w = m.access(t, g, &mut rng);
+                if w.contains(&1) {
+                    // Its five slots counted on from the same idle period: AIFS + 5 slots.
+                    assert_eq!(t, 43_000 + 5 * SLOT_NS, "seed {seed}");
+                    break;
+                }
+                assert_eq!(w, vec![0]);
+                m.withdraw(t, &w, &mut rng);
+                assert!(!m.is_ready(0), "withdrawn: not ready");
+                // Whatever re-arms it at once (its queue still looks non-empty) does not
+                // let it hold the medium: it counts the backoff it drew from here.
+                m.set_ready(0, true, t, &mut rng);
+                accesses += 1;
+                assert!(accesses < 100, "seed {seed}: contender 1 never got the medium");
+            }
+        }
     }
 
     #[test]

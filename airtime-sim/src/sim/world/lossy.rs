@@ -11,6 +11,7 @@ use crate::net::Packet;
 use crate::net::packet::FlowTag;
 use crate::wifi::PhyTiming;
 use crate::wifi::link::{LinkResult, MAX_ATTEMPTS};
+use crate::wifi::medium::Outcome;
 use crate::wifi::reorder::Reorder;
 
 impl World {
@@ -47,8 +48,10 @@ impl World {
     /// The BlockAck of the AP's A-MPDU to station `s`: completions for the acknowledged
     /// frames and for those dropped at the retry limit go to `statuses`; the lost ones
     /// go back to the head of the station's firmware queue. Returns the packets the
-    /// station's reorder buffer releases, and whether a BlockAck came back (any subframe
-    /// arrived; if none did, the exchange failed, 802.11-2020 10.23.2.4).
+    /// station's reorder buffer releases, and how the exchange ended for the AP's
+    /// contention window: acknowledged if a BlockAck came back (any subframe arrived),
+    /// else failed, at the retry limit if it dropped a frame there (802.11-2020
+    /// 10.23.2.4).
     pub(super) fn block_ack_down(
         &mut self,
         s: usize,
@@ -57,9 +60,9 @@ impl World {
         now: Nanos,
         measuring: bool,
         statuses: &mut Vec<TxStatus>,
-    ) -> (Vec<Packet>, bool) {
+    ) -> (Vec<Packet>, Outcome) {
         let mut released = Vec::new();
-        let Some(l) = self.links[s].as_mut() else { return (released, true) };
+        let Some(l) = self.links[s].as_mut() else { return (released, Outcome::Acknowledged) };
         let Some(choice) = l.down_choice.take() else {
             // Unreachable: every access of the AP's EDCA functions picks the rates first.
             // Should it happen, the frames count as acknowledged: each still completes
@@ -73,10 +76,10 @@ impl World {
                 statuses.push(status);
                 rx.receive(pkt.mpdu_seq, Some(pkt), &mut released);
             }
-            return (released, true);
+            return (released, Outcome::Acknowledged);
         };
         let price_rate = l.fixed_report.unwrap_or_else(|| l.down.reported_rate());
-        let (mut acked, mut lost) = (0u32, Vec::new());
+        let (mut acked, mut lost, mut dropped) = (0u32, Vec::new(), false);
         let sent = frames.len() as u32;
         for mut f in frames {
             // Priced once, on its first pass through the BlockAck (a collision before it
@@ -96,6 +99,7 @@ impl World {
                 }
                 l.down.dropped += 1;
                 self.retry_drops += 1;
+                dropped = true;
                 if let FlowTag::Tcp(n) | FlowTag::Udp(n) = f.pkt.flow
                     && let Some(d) = self.flow_drops.get_mut(usize::from(n))
                 {
@@ -117,17 +121,19 @@ impl World {
             self.ap.requeue_ppdu(s as u16, lost);
         }
         self.report_rate(s, now);
-        (released, acked > 0)
+        (released, Outcome::of(acked > 0, dropped))
     }
 
     /// The BlockAck of an A-MPDU from queue `q` of a station: the lost frames go back to
-    /// the head of the queue, those at the retry limit are dropped. Returns the packets
-    /// the AP's reorder buffer (one per access category) releases, and whether a
-    /// BlockAck came back (any subframe arrived).
-    pub(super) fn block_ack_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) -> (Vec<Packet>, bool) {
+    /// the head of the queue, those at the retry limit are dropped (counted on the
+    /// link's drops and the run's `retry_drops`, not on the flow's: the station's
+    /// driver drops them, out of the flow's sight). Returns the packets the AP's
+    /// reorder buffer (one per access category) releases, and how the exchange ended
+    /// for the station's contention window (as `block_ack_down`).
+    pub(super) fn block_ack_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) -> (Vec<Packet>, Outcome) {
         let s = usize::from(self.queue_station[q]);
         let ac = self.queue_ac[q].index();
-        let Some(l) = self.links[s].as_mut() else { return (frames, true) };
+        let Some(l) = self.links[s].as_mut() else { return (frames, Outcome::Acknowledged) };
         let mut released = Vec::new();
         let Some(choice) = l.up_choice.take() else {
             // Unreachable: every station access picks its rate first. As for the
@@ -138,10 +144,10 @@ impl World {
                 let seq = p.mpdu_seq;
                 l.up_rx[ac].receive(seq, Some(p), &mut released);
             }
-            return (released, true);
+            return (released, Outcome::Acknowledged);
         };
         let sent = frames.len() as u32;
-        let (mut acked, mut lost) = (0u32, Vec::new());
+        let (mut acked, mut lost, mut dropped) = (0u32, Vec::new(), false);
         for mut p in frames {
             p.mpdu_seq = l.up_rx[ac].assign(p.mpdu_seq);
             let ok = l.up.subframe_ok(choice.rate, now, &mut self.chan_rng);
@@ -153,6 +159,7 @@ impl World {
                 }
                 l.up.dropped += 1;
                 self.retry_drops += 1;
+                dropped = true;
             } else {
                 acked += 1;
             }
@@ -164,7 +171,7 @@ impl World {
         for p in lost.into_iter().rev() {
             self.uplink[q].held.push_front(p);
         }
-        (released, acked > 0)
+        (released, Outcome::of(acked > 0, dropped))
     }
 
     /// The AP's A-MPDU (or MU user's subframes) to `station` collided: no BlockAck, so
@@ -173,8 +180,8 @@ impl World {
     /// `ath_tx_complete_aggr`). A frame at [`MAX_ATTEMPTS`] is dropped: it completes
     /// (its descriptor and AQL charge are released), counts on its flow and in the
     /// retry drops, and the station's reorder buffer gives it up; the others go back to
-    /// the head of their queue in order.
-    pub(super) fn collided_down(&mut self, station: u16, frames: Vec<HwFrame>, now: Nanos) {
+    /// the head of their queue in order. Returns whether it dropped a frame.
+    pub(super) fn collided_down(&mut self, station: u16, frames: Vec<HwFrame>, now: Nanos) -> bool {
         let s = usize::from(station);
         let (mut kept, mut statuses, mut released) = (Vec::with_capacity(frames.len()), Vec::new(), Vec::new());
         for mut f in frames {
@@ -210,18 +217,22 @@ impl World {
                 self.poll_host(2 + s, now);
             }
         }
-        if !statuses.is_empty() {
+        let dropped = !statuses.is_empty();
+        if dropped {
             self.schedule_completions(statuses, now);
         }
+        dropped
     }
 
     /// An A-MPDU from queue `q` of a station collided: each frame counts a failed
-    /// attempt; one at [`MAX_ATTEMPTS`] is dropped (counted in the retry drops, and given
-    /// up by the AP's reorder buffer), the others go back to the head of the queue.
-    pub(super) fn collided_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) {
+    /// attempt; one at [`MAX_ATTEMPTS`] is dropped (counted in the run's retry drops and
+    /// the link's, not the flow's, as `block_ack_up` does, and given up by the
+    /// AP's reorder buffer), the others go back to the head of the queue. Returns
+    /// whether it dropped a frame.
+    pub(super) fn collided_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) -> bool {
         let s = self.queue_station.get(q).map_or(usize::MAX, |&s| usize::from(s));
         let ac = self.queue_ac.get(q).map_or(0, |a| a.index());
-        let mut released = Vec::new();
+        let (mut released, mut dropped) = (Vec::new(), false);
         for mut p in frames.into_iter().rev() {
             p.tries = p.tries.saturating_add(1);
             if p.tries < MAX_ATTEMPTS {
@@ -231,6 +242,7 @@ impl World {
                 continue;
             }
             self.retry_drops += 1;
+            dropped = true;
             if let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) {
                 l.up.dropped += 1;
                 if p.mpdu_seq != 0 {
@@ -242,6 +254,7 @@ impl World {
             self.packets += 1;
             self.deliver_from_station(p, now);
         }
+        dropped
     }
 
     /// Tells the AP the rate station `s`'s driver now reports, if it changed.
