@@ -25,7 +25,7 @@ fn link(r: &RunResult) -> &LinkResult {
 }
 
 #[test]
-fn a_subframe_error_rate_p_costs_at_least_one_over_one_minus_p_the_airtime_the_estimator_prices() {
+fn a_subframe_error_rate_p_costs_at_least_one_over_one_minus_p_the_airtime_the_estimator_prices_up_to_sampling_noise() {
     // A schedule that keeps the rate gives the clean station a measured link too.
     let clean = run("rate_schedule = [[0.0, \"vht80-1ss-mcs9-sgi\"]]", 3.0);
     let (c, p) = (link(&clean), 0.2);
@@ -37,10 +37,18 @@ fn a_subframe_error_rate_p_costs_at_least_one_over_one_minus_p_the_airtime_the_e
     // BlockAck window lets an A-MPDU carry its resent frames and only the new ones that
     // fit within WinStart + 63 (802.11-2020 10.25.6), so some aggregates are shorter and
     // their preamble, SIFS and BlockAck weigh more (1.31 in this run).
+    // The losses are random draws: the attempts per frame of one 3 s run lie within
+    // `noise` of 1/(1-p), and the airtime ratio, which they set from below, is held to
+    // the same floor: 1/(1-p) less that sampling noise.
+    let noise = 0.02;
     let attempts = l.subframes_sent as f64 / l.subframes_acked as f64;
-    assert!((attempts - 1.0 / (1.0 - p)).abs() < 0.02, "attempts per frame {attempts}");
+    assert!((attempts - 1.0 / (1.0 - p)).abs() < noise, "attempts per frame {attempts}");
     let ratio = l.spent_over_priced() / c.spent_over_priced();
-    assert!(ratio > 1.22 && ratio < 1.4, "airtime per priced airtime {ratio} (clean {})", c.spent_over_priced());
+    assert!(
+        ratio > 1.0 / (1.0 - p) - noise && ratio < 1.4,
+        "airtime per priced airtime {ratio} (clean {})",
+        c.spent_over_priced()
+    );
     assert!((c.spent_over_priced() - 1.0).abs() < 0.05, "clean {}", c.spent_over_priced());
     assert_eq!(l.retry_drops, 0, "at p = 0.2 no frame reaches 30 attempts");
     // The receiver's reorder buffer keeps the stream whole: what is lost is airtime.

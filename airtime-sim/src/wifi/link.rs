@@ -44,11 +44,13 @@ pub struct Link {
     pub frame_error_rate: f64,
     minstrel: Option<Minstrel>,
     stage: usize,
-    /// Subframe attempts, acknowledged subframes, and subframes dropped at the limit.
+    /// Subframe attempts that reached a BlockAck (exchanges that did not collide); a
+    /// collided exchange's subframes count a try on their frames but not here.
     pub attempts: u64,
     /// Acknowledged subframes.
     pub acked: u64,
-    /// Subframes dropped after [`MAX_ATTEMPTS`].
+    /// Subframes dropped after [`MAX_ATTEMPTS`], their tries counted over lost
+    /// subframes and collided exchanges alike.
     pub dropped: u64,
 }
 
@@ -158,16 +160,22 @@ impl Link {
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct LinkResult {
     /// Airtime of the AP's exchanges to the station after the warm-up, every attempt
-    /// counted, ms.
+    /// that reached a BlockAck counted (resends of lost subframes included), ms. A
+    /// collided exchange's airtime is left out: it is the run's collided airtime, on
+    /// nobody's link.
     pub spent_airtime_ms: f64,
     /// The estimator's price of the frames those exchanges carried (each frame once, at
     /// the rate reported when it was first sent: what AQL charged), ms.
     pub priced_airtime_ms: f64,
-    /// Subframes sent, both directions, every attempt.
+    /// Subframes sent, both directions, every attempt in an exchange that did not
+    /// collide: a collided exchange's subframes are left out here, though each counts a
+    /// try on its frame (so a frame can reach the retry limit with fewer attempts here
+    /// than [`MAX_ATTEMPTS`]).
     pub subframes_sent: u64,
     /// Of those, acknowledged.
     pub subframes_acked: u64,
-    /// Subframes dropped at the retry limit, both directions.
+    /// Subframes dropped at the retry limit, both directions, whether their tries were
+    /// lost subframes or collided exchanges (the latter are not in `subframes_sent`).
     pub retry_drops: u64,
     /// Most MPDUs a reorder buffer of the link (either end, any TID) held at once:
     /// below the BlockAck window, as the originator respects it (802.11-2020 10.25.6).
