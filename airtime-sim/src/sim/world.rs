@@ -1286,17 +1286,23 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_collided_frame_counts_an_attempt_and_is_dropped_at_the_retry_limit() {
+    /// Two uploaders' exchanges collide: queue 0's frame has failed all but its last
+    /// attempt, queue 1's is new.
+    fn collided_with_a_frame_at_its_last_attempt() -> World {
         let mut w = two_uploaders();
         let airtime_ns = 100_000;
-        // Queue 0's frame has failed all but its last attempt; queue 1's is new.
         w.exchange = vec![
             Tx::Sta { station: 0, queue: 0, frames: vec![upload_packet(0, MAX_ATTEMPTS - 1)], airtime_ns },
             Tx::Sta { station: 1, queue: 1, frames: vec![upload_packet(1, 0)], airtime_ns },
         ];
         w.collided = true;
         w.exchange_end(airtime_ns);
+        w
+    }
+
+    #[test]
+    fn a_collided_frame_counts_an_attempt_and_is_dropped_at_the_retry_limit() {
+        let w = collided_with_a_frame_at_its_last_attempt();
         assert!(w.uplink[0].held.is_empty(), "its 30th failed attempt drops the frame");
         assert_eq!(w.retry_drops, 1, "and the drop is counted");
         let kept: Vec<u8> = w.uplink[1].held.iter().map(|p| p.tries).collect();
@@ -1306,14 +1312,7 @@ mod tests {
 
     #[test]
     fn a_collision_that_drops_a_frame_at_its_retry_limit_returns_that_window_to_cwmin() {
-        let mut w = two_uploaders();
-        let airtime_ns = 100_000;
-        w.exchange = vec![
-            Tx::Sta { station: 0, queue: 0, frames: vec![upload_packet(0, MAX_ATTEMPTS - 1)], airtime_ns },
-            Tx::Sta { station: 1, queue: 1, frames: vec![upload_packet(1, 0)], airtime_ns },
-        ];
-        w.collided = true;
-        w.exchange_end(airtime_ns);
+        let w = collided_with_a_frame_at_its_last_attempt();
         let cw_min = EdcaParams::STATION_BE.cw_min;
         assert_eq!(w.medium.cw(1), Some(cw_min), "queue 0 dropped a frame at its retry limit: CWmin");
         assert_eq!(w.medium.cw(2), Some(2 * cw_min + 1), "queue 1's window doubles");

@@ -489,19 +489,9 @@ mod tests {
         assert!(wins[2] > 2 * wins[0] && wins[2] > 4 * wins[1], "{wins:?}");
     }
 
-    /// One exchange of a lone contender at the access point's BE, ending as `outcome`.
+    /// One exchange of contender 0 alone (the access point's BE or a station's, as the
+    /// medium was built), ending as `outcome`.
     fn one_exchange(m: &mut Medium, now: Nanos, outcome: Outcome, rng: &mut Rng) -> Nanos {
-        m.set_ready(0, true, now, rng);
-        let (t, g) = m.next_access().unwrap();
-        assert_eq!(m.access(t, g, rng), vec![0]);
-        let end = t + 1_000_000;
-        m.end_exchange(end, &[(0, 1_000_000, outcome)], rng);
-        end
-    }
-
-    /// One exchange of a lone contender at a station's BE (CW 15..1023), ending as
-    /// `outcome`.
-    fn one_station_exchange(m: &mut Medium, now: Nanos, outcome: Outcome, rng: &mut Rng) -> Nanos {
         m.set_ready(0, true, now, rng);
         let (t, g) = m.next_access().unwrap();
         assert_eq!(m.access(t, g, rng), vec![0]);
@@ -518,7 +508,7 @@ mod tests {
         let mut windows = Vec::new();
         // A link that loses every subframe: no exchange ever gets a BlockAck.
         for _ in 0..9 {
-            now = one_station_exchange(&mut m, now, Outcome::Failed, &mut rng);
+            now = one_exchange(&mut m, now, Outcome::Failed, &mut rng);
             windows.push(m.cw(0).unwrap());
         }
         // Doubled after the first three failures; the fourth reaches the limit
@@ -527,16 +517,16 @@ mod tests {
         assert_eq!(windows, [31, 63, 127, 15, 31, 63, 127, 15, 31]);
         // A success resets the count: three more failures after it double the window
         // without reaching the limit.
-        now = one_station_exchange(&mut m, now, Outcome::Acknowledged, &mut rng);
+        now = one_exchange(&mut m, now, Outcome::Acknowledged, &mut rng);
         for _ in 0..3 {
-            now = one_station_exchange(&mut m, now, Outcome::Failed, &mut rng);
+            now = one_exchange(&mut m, now, Outcome::Failed, &mut rng);
         }
         assert_eq!(m.cw(0), Some(127));
         // A failed exchange that dropped a frame at its own retry limit resets the
         // window and the count at once.
-        now = one_station_exchange(&mut m, now, Outcome::FailedAtRetryLimit, &mut rng);
+        now = one_exchange(&mut m, now, Outcome::FailedAtRetryLimit, &mut rng);
         assert_eq!(m.cw(0), Some(15));
-        one_station_exchange(&mut m, now, Outcome::Failed, &mut rng);
+        one_exchange(&mut m, now, Outcome::Failed, &mut rng);
         assert_eq!(m.cw(0), Some(31), "the count started again at the reset");
     }
 
