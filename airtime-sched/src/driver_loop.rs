@@ -248,18 +248,68 @@ where
     S: StationTable + ?Sized,
     R: Ring<Frame = <T::Txq as Txq>::Frame> + ?Sized,
 {
+    rounds_with_recheck(sched, || round_once(sched, ac, now, txqs, stations, ring))
+}
+
+/// Runs `one_round` (a round of one of the ready loops: its report, the round, and
+/// what it did to the AC's list) once, then again while another context may have
+/// missed a txq it held, at most [`MAX_ROUNDS_PER_CALL`] rounds in all; the reports
+/// summed.
+#[inline(always)]
+pub(crate) fn rounds_with_recheck<F>(
+    sched: &Scheduler,
+    mut one_round: impl FnMut() -> (RoundReport<F>, crate::Round, ListVisits),
+) -> RoundReport<F> {
     let mut total = RoundReport::empty();
     let mut rounds_left = MAX_ROUNDS_PER_CALL;
     loop {
         rounds_left = rounds_left.saturating_sub(1);
-        let (report, round, visits) = round_once(sched, ac, now, txqs, stations, ring);
+        let (report, round, visits) = one_round();
         total.add_round(&report);
-        // Why reading the round word after the returns is enough, and why it is a
-        // read-modify-write: `Scheduler::round_started_since` and
-        // `TxqTable::run_round_hooked`.
+        // Liveness of concurrent rounds. An entry this round took off its AC's list
+        // was missing from it meanwhile, so a round another context ran then could
+        // not serve it: a txq held and returned listed (with frames: backlogged,
+        // stalled by a full ring or its station's AQL limit, skipped, passed over; or
+        // empty but woken while held, which its return lists too), and an entry
+        // `next_txq` only looked at and rotated to the tail (its station over its AQL
+        // limit or in deficit) or dropped from the front and put back. That other
+        // round may have been the one meant to follow the event that makes the txq
+        // servable again (the completion that released the station's charges or
+        // freed the ring, the station's wake from power save): with nothing else in
+        // flight, nobody would run another, and its frames would wait for the next
+        // enqueue. S1 (it is listed) holds; what is lost is the round. So after a
+        // round that took any entry off the list (`ListVisits`: only the return
+        // knows whether it listed the txq, as a wake may come until its final
+        // compare-and-swap; a round that found the list empty hid nothing),
+        // the round word is read with a read-modify-write
+        // (`Scheduler::round_started_since`), after all of this round's returns:
+        //
+        // * Another context's start comes before that read in the word's order (all
+        //   its writes are read-modify-writes, totally ordered): the number moved,
+        //   and this context runs one more round, which sees the txq listed. A start
+        //   before this round's own is no start "since": its number is below ours.
+        // * It comes after: it reads this read's write or a later one of its release
+        //   sequence, so the returns happen before that start and its round's visit
+        //   of the list finds the txq listed (or its later state): it is that
+        //   round's to serve, nothing is missed.
+        //
+        // Numbers are never reused (S5; ResetOnClose excepted, see
+        // `round_started_since`), so "moved" cannot read as "not moved" (no ABA). A
+        // closed start leaves the number and visits no list. The next round is a
+        // new one with its own number, so the txq, stamped with this round's, may be
+        // served once in it (S4 is per round); a txq the other context's round
+        // served since ends ours as usual. Under a `RoundGate` one runner runs the
+        // AC's rounds, so the number moves only by its own starts: the read answers
+        // "no start", and the gated path pays one uncontended read-modify-write per
+        // round that took an entry off the list, and never a round more.
+        //
+        // Bounded: if the number still moves after the last round allowed, say so
+        // (`RoundReport::overlapped`): the caller must ask for a round again, as
+        // after a `RoundGate`'s `Deferred`.
         let started_since = visits.recheck() && sched.round_started_since(round);
         if report.refused.is_some() {
-            // The caller must take the refused frame and its charge first, and knows
+            // The caller must take the refused frame and its charge first (the table's
+            // loop keeps it in the txq's retry slot and never gets here), and knows
             // when the ring has room again; but the room may have come while the txq
             // was held, and the round that completion ran may have missed it: then the
             // caller must ask for another round.

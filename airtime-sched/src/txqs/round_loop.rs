@@ -5,7 +5,7 @@
 //! ath11k has one lock per TCL ring).
 
 use super::table::{Retry, TxqTable};
-use crate::driver_loop::{ListVisits, MAX_ROUNDS_PER_CALL, Refused, RoundEnd, RoundReport, StationTable};
+use crate::driver_loop::{ListVisits, Refused, RoundEnd, RoundReport, StationTable};
 use crate::traits::{Enqueue, Frame, PushError, Ring, RingError, RingErrorKind, Txq};
 use crate::{Ac, Instant, Round, TxqReturn};
 
@@ -162,68 +162,10 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         S: StationTable + ?Sized,
         R: Ring<Frame = Q::Frame> + ?Sized,
     {
-        let mut total = RoundReport::empty();
-        // Rounds this call runs at most: its own, and the ones that follow a round
-        // another context's round may have missed a txq of (see below).
-        let mut rounds_left = MAX_ROUNDS_PER_CALL;
-        loop {
-            rounds_left = rounds_left.saturating_sub(1);
-            let (report, round, visits) =
-                self.round_once(ac, now, stations, ring, round_budget, &mut before_turn, &mut at_turn_end);
-            total.add_round(&report);
-            if report.refused.is_some() {
-                // Unreachable (a retry slot taken): the caller must see it now.
-                total.refused = report.refused;
-                return total;
-            }
-            // Liveness of concurrent rounds. An entry this round took off its AC's list
-            // was missing from it meanwhile, so a round another context ran then could
-            // not serve it: a txq held and returned listed (with frames: backlogged,
-            // stalled by a full ring or its station's AQL limit, skipped, passed over; or
-            // empty but woken while held, which its return lists too), and an entry
-            // `next_txq` only looked at and rotated to the tail (its station over its AQL
-            // limit or in deficit) or dropped from the front and put back. That other
-            // round may have been the one meant to follow the event that makes the txq
-            // servable again (the completion that released the station's charges or
-            // freed the ring, the station's wake from power save): with nothing else in
-            // flight, nobody would run another, and its frames would wait for the next
-            // enqueue. S1 (it is listed) holds; what is lost is the round. So after a
-            // round that took any entry off the list (`ListVisits`: only the return
-            // knows whether it listed the txq, as a wake may come until its final
-            // compare-and-swap; a round that found the list empty hid nothing),
-            // the round word is read with a read-modify-write
-            // (`Scheduler::round_started_since`), after all of this round's returns:
-            //
-            // * Another context's start comes before that read in the word's order (all
-            //   its writes are read-modify-writes, totally ordered): the number moved,
-            //   and this context runs one more round, which sees the txq listed. A start
-            //   before this round's own is no start "since": its number is below ours.
-            // * It comes after: it reads this read's write or a later one of its release
-            //   sequence, so the returns happen before that start and its round's visit
-            //   of the list finds the txq listed (or its later state): it is that
-            //   round's to serve, nothing is missed.
-            //
-            // Numbers are never reused (S5; ResetOnClose excepted, see
-            // `round_started_since`), so "moved" cannot read as "not moved" (no ABA). A
-            // closed start leaves the number and visits no list. The next round is a
-            // new one with its own number, so the txq, stamped with this round's, may be
-            // served once in it (S4 is per round); a txq the other context's round
-            // served since ends ours as usual. Under a `RoundGate` one runner runs the
-            // AC's rounds, so the number moves only by its own starts: the read answers
-            // "no start", and the gated path pays one uncontended read-modify-write per
-            // round that took an entry off the list, and never a round more.
-            //
-            // Bounded: if the number still moves after the last round allowed, say so
-            // (`RoundReport::overlapped`): the caller must ask for a round again, as
-            // after a `RoundGate`'s `Deferred`.
-            if !visits.recheck() || !self.scheduler().round_started_since(round) {
-                return total;
-            }
-            if rounds_left == 0 {
-                total.overlapped = true;
-                return total;
-            }
-        }
+        // The re-check after each round, and why: `driver_loop::rounds_with_recheck`.
+        crate::driver_loop::rounds_with_recheck(self.scheduler(), || {
+            self.round_once(ac, now, stations, ring, round_budget, &mut before_turn, &mut at_turn_end)
+        })
     }
 
     /// One round of [`run_round_hooked`](Self::run_round_hooked): its report, the round,
