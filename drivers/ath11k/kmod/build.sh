@@ -205,7 +205,9 @@ objcheck_all "$KBUILD_DIR/${RUST_OBJ}_shipped" "${EXPORTS[*]}" "${SHIM_SYMBOLS[@
 	kmod_die "the Rust object fails the kernel checks (see above)"
 [[ $objtool_ok == yes ]] || kmod_die "objtool warns on the Rust object (see above)"
 if kconfig_on UNWINDER_ORC && [[ -n $objtool ]]; then
-	readelf -SW "$KBUILD_DIR/${RUST_OBJ}_shipped" | grep -q ' \.orc_unwind ' ||
+	# grep reads all of readelf's output (not -q): under pipefail, a grep that quits
+	# at the match while readelf still writes fails the pipeline (SIGPIPE).
+	readelf -SW "$KBUILD_DIR/${RUST_OBJ}_shipped" | grep ' \.orc_unwind ' >/dev/null ||
 		kmod_die "objtool wrote no ORC unwind table into the Rust object"
 fi
 kmod_log "Rust object ok: $(stat -c %s "$KBUILD_DIR/${RUST_OBJ}_shipped") bytes," \
