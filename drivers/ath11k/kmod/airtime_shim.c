@@ -5,8 +5,9 @@
  * The module is this shim plus one object built from the Rust crate
  * airtime-ath11k-kmod (see build.sh). The shim provides what Rust cannot
  * reach without the kernel's C headers: the allocator wrappers behind the
- * Rust global allocator, the panic report, and module init/exit with the
- * load-time self-test.
+ * Rust global allocator, the panic report, the work item that runs a
+ * concurrent radio's deferred rounds when its driver gave no
+ * rounds_deferred() op, and module init/exit with the load-time self-test.
  *
  * At load the self-test runs the scenarios selected by scenario= and prints
  * one line per scenario:
@@ -19,9 +20,12 @@
  */
 #define pr_fmt(fmt) "airtime: " fmt
 
+#include <linux/bottom_half.h>
 #include <linux/build_bug.h>
 #include <linux/bug.h>
 #include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/limits.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
@@ -30,7 +34,9 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "airtime_ath11k.h"
 
@@ -172,6 +178,73 @@ void __noreturn airtime_rust_panic(const char *msg, size_t len)
 }
 
 /**
+ * struct airtime_rounds_work - the module's own runner of a radio's deferred
+ *	rounds
+ * @work: queued on system_wq by airtime_rounds_work_kick()
+ * @radio: the radio whose waiting rounds it runs; set once, by
+ *	airtime_rounds_work_bind(), before the radio is handed to the driver
+ * @stopped: set by airtime_rounds_work_stop(): no kick queues @work again
+ *
+ * Owned by the Rust radio (its HAL), which allocates one only for a radio
+ * whose driver gave no rounds_deferred() op (such a radio's rounds are
+ * concurrent: a gated one requires the op).
+ */
+struct airtime_rounds_work {
+	struct work_struct work;
+	struct airtime_radio *radio;
+	bool stopped;
+};
+
+/*
+ * The work: what a driver's own work item would do, in the context a NAPI
+ * poll runs the rounds in (BHs off, so the HAL ops see the context of the
+ * data path's other callers, and smp_processor_id() is stable), with the
+ * clock the header names for now_us. Rounds of its own that are deferred
+ * again queue it again (airtime_run_waiting_rounds() calls
+ * airtime_rounds_work_kick() for them).
+ */
+static void airtime_rounds_work_fn(struct work_struct *work)
+{
+	struct airtime_rounds_work *w = container_of(work, struct airtime_rounds_work, work);
+
+	local_bh_disable();
+	airtime_run_waiting_rounds(w->radio, smp_processor_id(), div_u64(ktime_get_ns(), NSEC_PER_USEC));
+	local_bh_enable();
+}
+
+struct airtime_rounds_work *airtime_rounds_work_alloc(void)
+{
+	struct airtime_rounds_work *w = kzalloc(sizeof(*w), airtime_gfp());
+
+	if (w)
+		INIT_WORK(&w->work, airtime_rounds_work_fn);
+	return w;
+}
+
+void airtime_rounds_work_bind(struct airtime_rounds_work *w, struct airtime_radio *radio)
+{
+	w->radio = radio;
+}
+
+void airtime_rounds_work_kick(struct airtime_rounds_work *w)
+{
+	if (w->radio && !READ_ONCE(w->stopped))
+		queue_work(system_wq, &w->work);
+}
+
+void airtime_rounds_work_stop(struct airtime_rounds_work *w)
+{
+	WRITE_ONCE(w->stopped, true);
+	/* Waits for a run in progress; a run that queues itself again is cancelled too. */
+	cancel_work_sync(&w->work);
+}
+
+void airtime_rounds_work_free(struct airtime_rounds_work *w)
+{
+	kfree(w);
+}
+
+/**
  * airtime_run_one() - run one scenario and print its PASS or FAIL line
  * @index: scenario index
  * @name: scenario name, for the line
@@ -282,6 +355,12 @@ static int __init airtime_init(void)
 
 /**
  * airtime_exit() - module exit
+ *
+ * Every radio was destroyed before (the self-tests destroy theirs before
+ * init returns; a driver using the API destroys its radios before it can be
+ * unloaded, and this module cannot be unloaded before it), and
+ * airtime_radio_destroy() cancels the radio's rounds work: no work item of
+ * this module is queued or running here.
  *
  * Context: Process context.
  */

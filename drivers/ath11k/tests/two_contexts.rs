@@ -26,11 +26,14 @@
 //! and the completion thread right after its pass, as a driver would reschedule its work.
 //! With the senders stopped and the threads joined, waiting rounds run until none wait.
 //!
-//! Checked at the end: with the senders stopped, rounds alone (no wake) deliver every
-//! frame still queued, so a txq left with frames but unlisted (a lost wake) fails the
-//! test; then, after the radio's shutdown, every frame enqueued was completed, freed
-//! with a status, or handed back; pending airtime is 0 for the radio and every station;
-//! no release error, no underflow.
+//! Checked after every phase, not only the last (a later phase's wakes would list a
+//! txq whose wake was lost and hide it): with the senders stopped, rounds alone (no
+//! wake) deliver every frame still queued, so a txq left with frames but unlisted (a
+//! lost wake) fails the test. The phases alternate a saturating sender (txqs stay
+//! listed) and a trickling one (txqs drain between wakes, so wakes list them). At the
+//! end, after the radio's shutdown, every frame enqueued was completed, freed with a
+//! status, or handed back; pending airtime is 0 for the radio and every station; no
+//! release error, no underflow.
 
 mod common;
 
@@ -76,6 +79,8 @@ type TxqRecord = (TxqId, Arc<Shared>, Arc<AtomicU64>);
 struct World {
     radio: Radio,
     start: std::time::Instant,
+    /// Simulated time the drains between phases skipped ahead, in us.
+    skipped_us: AtomicU64,
     /// The live stations (the test's list, not the adapter's: the adapter takes no lock).
     live: Mutex<Vec<Live>>,
     /// Per txq ever made: what it shares and how many frames were accepted into it.
@@ -113,8 +118,9 @@ impl World {
         self.deferred.fetch_add(u64::from(deferred), Ordering::Relaxed);
     }
 
+    /// Wall-clock time since the start, plus the simulated time the drains skipped.
     fn now(&self) -> Instant {
-        Instant::from_micros(self.start.elapsed().as_micros() as u64)
+        Instant::from_micros(self.start.elapsed().as_micros() as u64 + self.skipped_us.load(Ordering::Relaxed))
     }
 
     /// Every station's pending airtime within its high limit plus one frame.
@@ -249,7 +255,7 @@ impl World {
 }
 
 /// Runs the wake, completion and control contexts for `ms` milliseconds.
-fn phase(world: &Arc<World>, seed: u64, ms: u64) {
+fn phase(world: &Arc<World>, seed: u64, ms: u64, backlog_cap: u64) {
     let checks_before: Vec<u64> = world.live_checks.iter().map(|c| c.load(Ordering::Relaxed)).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let wake = {
@@ -266,13 +272,16 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
                             all.iter().find(|t| t.0 == *txq).map(|t| t.2.clone())
                         };
                         let Some(accepted) = accepted else { continue };
-                        // A paced sender: a backlog of at most about 100 frames per txq.
+                        // A paced sender: a backlog of at most about `backlog_cap` frames
+                        // per txq (100: txqs stay listed; 2: they drain between wakes, so
+                        // that wakes list them, and a phase's last wake of a txq is often
+                        // all that lists its frames).
                         let shared = l.txqs.iter().find(|t| t.0 == *txq).map(|t| t.1.clone());
                         let backlog = shared.map_or(0, |s| {
                             let fifo = s.fifo.lock().unwrap().len() as u64;
                             fifo + accepted.load(Ordering::Relaxed).saturating_sub(s.pulled.load(Ordering::Relaxed))
                         });
-                        let sent = if backlog < 100 { rng.below(4) } else { 0 };
+                        let sent = if backlog < backlog_cap { rng.below(4) } else { 0 };
                         for _ in 0..sent {
                             w.send(*txq, &accepted);
                         }
@@ -398,6 +407,60 @@ fn phase(world: &Arc<World>, seed: u64, ms: u64) {
     world.collect_done();
 }
 
+/// After a phase (threads joined): the firmware completes everything, and rounds deliver
+/// what is queued. No txq is woken here: one with frames that its last wake failed to
+/// list stays unserved, and the drain never ends. Run after every phase, not only the
+/// last: a later phase's wakes would list such a txq again and hide the lost wake.
+fn drain_without_wakes(w: &World, phase: usize, saturated: bool) {
+    let hal = w.radio.hal();
+    let mut drained = false;
+    // Simulated time from here on: each step completes what the firmware holds.
+    let mut t = w.now();
+    let left = w.queued() + u64::from(w.radio.held_frames());
+    // A trickling phase may end with every txq empty.
+    assert!(
+        left > 0 || !saturated,
+        "phase {phase}: frames were still queued when the senders stopped: the drain has work"
+    );
+    let every_ac: AcSet = Ac::ALL.into_iter().collect();
+    for _ in 0..20_000 {
+        if w.queued() == 0
+            && w.radio.held_frames() == 0
+            && w.radio.outstanding_msdus() == 0
+            && hal.completions_waiting() == 0
+        {
+            drained = true;
+            break;
+        }
+        t = t.add_micros(1000);
+        let now = t;
+        hal.advance(now);
+        t = t.add_micros(1000);
+        hal.advance(t);
+        w.radio.poll_tx_completions(64, 0, now);
+        w.collect_done();
+        // A round on every AC whatever the pass reaped (a timer's rounds): it serves
+        // only the txqs the scheduler has listed.
+        w.radio.run_rounds(every_ac, 1, now);
+    }
+    assert!(
+        drained,
+        "phase {phase}: rounds alone deliver the {left} frames still queued (no wake lost): queued {} in txqs {:?}, held {}, \
+         outstanding {}, completions {}, in flight {}, rings {:?}, stats {:?}, pending {}",
+        w.queued(),
+        w.txqs_with_frames(),
+        w.radio.held_frames(),
+        w.radio.outstanding_msdus(),
+        hal.completions_waiting(),
+        hal.in_flight(),
+        RingId::ALL.map(|r| hal.ring_len(r)),
+        w.radio.dp_stats(),
+        w.radio.scheduler().total_pending_us()
+    );
+    // The next phase's clock goes on from where the drain's simulated time got to.
+    w.skipped_us.fetch_add(t.micros().saturating_sub(w.now().micros()), Ordering::Relaxed);
+}
+
 #[test]
 fn wake_and_completion_paths_run_at_once_and_lose_nothing() {
     wake_and_completion_lose_nothing(Rounds::Concurrent);
@@ -425,6 +488,7 @@ fn wake_and_completion_lose_nothing(rounds: Rounds) {
     let mut world = Arc::new(World {
         radio,
         start: std::time::Instant::now(),
+        skipped_us: AtomicU64::new(0),
         live: Mutex::new(Vec::new()),
         all_txqs: Mutex::new(Vec::new()),
         next_seq: AtomicU64::new(0),
@@ -443,7 +507,9 @@ fn wake_and_completion_lose_nothing(rounds: Rounds) {
 
     for (i, seed) in [0x9e37_79b9_7f4a_7c15u64, 0x2545_f491_4f6c_dd1d, 0xdead_beef_cafe_f00d, 7].into_iter().enumerate()
     {
-        phase(&world, seed, 150);
+        // Saturating and trickling phases in turn.
+        let saturated = i % 2 == 0;
+        phase(&world, seed, 150, if saturated { 100 } else { 2 });
         // At rest: the core's checker, and every frame in one place.
         let (entered, places) = world.accounted();
         assert_eq!(entered, places, "phase {i}: frames entered vs. accounted for");
@@ -451,6 +517,7 @@ fn wake_and_completion_lose_nothing(rounds: Rounds) {
         w.radio.check_invariants().unwrap_or_else(|e| panic!("phase {i}: {e:?}"));
         let s = world.radio.dp_stats();
         assert_eq!((s.release_errors, s.msdu_table_errors), (0, 0), "phase {i}");
+        drain_without_wakes(&world, i, saturated);
     }
     let s = world.radio.dp_stats();
     assert!(s.out_of_memory.iter().sum::<u64>() > 0, "-ENOMEM was injected: {s:?}");
@@ -466,52 +533,9 @@ fn wake_and_completion_lose_nothing(rounds: Rounds) {
         assert_eq!(handed_off, 0, "concurrent rounds never hand off (deferred {deferred})");
     }
 
-    // Drain: the firmware completes everything, and rounds deliver what is queued. No
-    // txq is woken here: one with frames that its last wake failed to list stays
-    // unserved, and the drain never ends.
+    // The last phase's drain (in the loop above) left nothing: every station leaves
+    // and the radio shuts down.
     let w = &world;
-    let hal = w.radio.hal();
-    let mut drained = false;
-    // Simulated time from here on: each step completes what the firmware holds.
-    let mut t = w.now();
-    let left = w.queued() + u64::from(w.radio.held_frames());
-    assert!(left > 0, "frames were still queued when the senders stopped: the drain has work");
-    let every_ac: AcSet = Ac::ALL.into_iter().collect();
-    for _ in 0..20_000 {
-        if w.queued() == 0
-            && w.radio.held_frames() == 0
-            && w.radio.outstanding_msdus() == 0
-            && hal.completions_waiting() == 0
-        {
-            drained = true;
-            break;
-        }
-        t = t.add_micros(1000);
-        let now = t;
-        hal.advance(now);
-        t = t.add_micros(1000);
-        hal.advance(t);
-        w.radio.poll_tx_completions(64, 0, now);
-        w.collect_done();
-        // A round on every AC whatever the pass reaped (a timer's rounds): it serves
-        // only the txqs the scheduler has listed.
-        w.radio.run_rounds(every_ac, 1, now);
-    }
-    assert!(
-        drained,
-        "rounds alone deliver the {left} frames still queued (no wake lost): queued {} in txqs {:?}, held {}, \
-         outstanding {}, completions {}, in flight {}, rings {:?}, stats {:?}, pending {}",
-        w.queued(),
-        w.txqs_with_frames(),
-        w.radio.held_frames(),
-        w.radio.outstanding_msdus(),
-        hal.completions_waiting(),
-        hal.in_flight(),
-        RingId::ALL.map(|r| hal.ring_len(r)),
-        w.radio.dp_stats(),
-        w.radio.scheduler().total_pending_us()
-    );
-    // Then every station leaves and the radio shuts down.
     let n = w.radio.shutdown(|q| w.purge(q));
     w.collect_done();
     assert_eq!(n, 0, "nothing was left to free after the drain");

@@ -24,9 +24,11 @@
  * airtime_radio_check_idle() may run at once with any other, from any context
  * but hard IRQ: the wake path, the tx completion NAPI polls (one per WBM ring,
  * several at once on one radio), the PPDU stats and rx paths, station and
- * debugfs code, on different CPUs. The scheduler inside is lock-free and a txq is served by one context at
+ * debugfs code, on different CPUs, and the module's own rounds work (below).
+ * The scheduler inside is lock-free and a txq is served by one context at
  * a time. No function sleeps but airtime_radio_create() (in reclaim, for its
- * tables). The HAL callbacks run in the caller's context,
+ * tables) and airtime_radio_destroy() (which waits for a run of the
+ * module's rounds work to end). The HAL callbacks run in the caller's context,
  * possibly on two CPUs at once: they lock what the hardware needs (each TCL
  * ring, as ath11k's tcl_ring->lock; each ring's MSDU table, as tx_idr_lock;
  * each txq's queue against its own enqueue), and must not call back into the
@@ -37,7 +39,9 @@
  * txq_peek_len, rounds_deferred) run in airtime_txq_wake(),
  * airtime_mcast_txq_wake(), airtime_tx_complete() (after its msdu_take and
  * tx_status or tx_status_at per completion), airtime_run_rounds() and
- * airtime_run_waiting_rounds(); tx_status, txq_released and sta_drained also
+ * airtime_run_waiting_rounds(), and so in the module's rounds work, which
+ * calls the last for a radio created without the rounds_deferred() op (a
+ * kworker of system_wq, BHs disabled, as a NAPI poll runs them); tx_status, txq_released and sta_drained also
  * in the removals, airtime_radio_reap() and airtime_radio_destroy(), which
  * alone runs msdu_take_any. The adds, the setters, the PPDU and rx records,
  * the statistics and the checks run none, so a driver may call them under
@@ -337,13 +341,21 @@ struct airtime_tcl_desc {
  *	spent its gate_rounds with other contexts' round requests pending on the
  *	ACs of @ac_mask (bit AIRTIME_AC_*). With concurrent rounds (optional
  *	then), rarely: a round that overlapped rounds of other contexts ran out
- *	of its bounded follow-up rounds; without the op such an AC waits in
- *	airtime_rounds_waiting() for the next completion pass or, with nothing
- *	in flight to bring one, for the driver's own poll of it (a driver with
- *	no such poll must give the op). Called from that
+ *	of its bounded follow-up rounds, or a ring kept being freed right after
+ *	a round read it full. Called from that
  *	call's context (wake or NAPI), so it must not sleep or call the adapter:
  *	schedule the work (napi_schedule(), queue_work()) that calls
- *	airtime_run_waiting_rounds()
+ *	airtime_run_waiting_rounds(). A radio with concurrent rounds created
+ *	without the op runs those rounds itself: each such deferral queues a
+ *	work item of the module's own (queue_work() on system_wq, one per
+ *	radio), which calls airtime_run_waiting_rounds() with BHs disabled
+ *	(local_bh_disable(), so the callbacks run as in a NAPI poll, on the
+ *	kworker's CPU and its ring) and queues itself again if its own rounds
+ *	are deferred again; airtime_radio_destroy() cancels it. So no deferral
+ *	waits for a completion pass that nothing in flight will bring, nor for
+ *	a poll of airtime_rounds_waiting() the driver does not make. Give the
+ *	op to run them where the driver's data path runs instead (its NAPI
+ *	poll or tx work: the ring of that CPU, and no kworker wake-up)
  * @tx_status_at: optional: tx_status() for a frame that an entry of the
  *	status array given to airtime_tx_complete() finished, with that call's
  *	@cookie and @index, the entry's place in the array as passed (0 to one
@@ -365,7 +377,8 @@ struct airtime_tcl_desc {
  * Every callback up to @txq_peek_len is required; @txq_released and
  * @sta_drained may be NULL (then the driver is not told, and must not free a
  * removed txq before airtime_radio_destroy()); @rounds_deferred is required
- * with AIRTIME_RADIO_GATED_ROUNDS and never called without it; @tx_status_at
+ * with AIRTIME_RADIO_GATED_ROUNDS and optional without it (then the module's
+ * own work runs the deferred rounds); @tx_status_at
  * may be NULL (then tx_status() gets every frame). @hw is the
  * pointer given in struct airtime_radio_config. Callbacks may run on several CPUs at once (see the
  * locking note above): each locks what it touches, must not sleep and must
@@ -545,7 +558,7 @@ struct airtime_radio_stats {
  * @rounds_deferred: calls that left round requests waiting: with
  *	AIRTIME_RADIO_GATED_ROUNDS, that spent gate_rounds with requests pending;
  *	with concurrent rounds, whose follow-up rounds ran out (each reported to
- *	rounds_deferred(), if set)
+ *	the rounds_deferred() op, or without it to the module's rounds work)
  *
  * Conservation: every frame the adapter dequeued is in the rings (@enqueued
  * less the completions), in a retry slot (held_frames of struct
@@ -583,6 +596,9 @@ struct airtime_radio_counters {
  *
  * Context: Process context, may sleep; may hold the wiphy lock or
  * ar->conf_mutex, no spinlock.
+ * Without the rounds_deferred() op (concurrent rounds only), the radio also
+ * gets the module's rounds work (see struct airtime_hal_ops), allocated here.
+ *
  * Return: the radio, or NULL with *@err = -EINVAL (unknown flag, missing
  * callback, bad sizes, AIRTIME_RADIO_TURN_BUDGET with neither turn bound set,
  * or a turn bound set without it, AIRTIME_RADIO_GATED_ROUNDS with gate_rounds
@@ -596,7 +612,10 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  * airtime_radio_destroy() - destroy a radio
  * @radio: the radio; not usable afterwards
  *
- * Every frame still in the MSDU tables or the retry slots is handed back
+ * First, for a radio created without the rounds_deferred() op, the module's
+ * rounds work is stopped: a run in progress is waited for, a queued one
+ * cancelled (cancel_work_sync()), and nothing queues it again; only then is
+ * anything it touches taken apart. Every frame still in the MSDU tables or the retry slots is handed back
  * with tx_status(AIRTIME_TX_REMOVED) and its charge released; every txq still
  * registered goes to txq_released(), and every station, removed or still
  * present (destroy removes it), to sta_drained(); then the memory is freed.
@@ -604,11 +623,15 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  * A driver that deletes firmware peers in sta_drained() skips that here if
  * the firmware is gone (after a crash) or deletes them anyway at teardown.
  *
- * Context: Process context, after the data path is stopped: mac80211 no longer
+ * Context: Process context, may sleep (the module's rounds work), after the
+ * data path is stopped: mac80211 no longer
  * calls wake_tx_queue (the hw unregistered), NAPI disabled, the hardware's DMA
  * stopped (frames still in the tables are handed back for the driver to free),
- * the work rounds_deferred() or a reap scheduled cancelled (cancel_work_sync()),
- * and the debugfs files that read the radio removed. After a firmware crash
+ * the driver's own work that rounds_deferred() or a reap scheduled cancelled
+ * (cancel_work_sync()), and the debugfs files that read the radio removed: no
+ * other call on @radio may run during this one, or start after it began (the
+ * module's own rounds work is the one caller destroy stops itself). Every
+ * radio must be destroyed before this module is unloaded. After a firmware crash
  * (SSR), whose completions never come, destroy the radio and create it again:
  * its pending airtime would otherwise never return to 0.
  * Return: the frames handed back, or -EFAULT if @radio is NULL.
@@ -947,9 +970,12 @@ int airtime_tx_complete(struct airtime_radio *radio, const struct airtime_tx_sta
  * pending; with concurrent rounds, rarely, a round that overlapped other
  * contexts' rounds ran out of its follow-up rounds (or of its re-reads of a
  * ring being freed); and no call has run a round there since. The
- * rounds_deferred() op, if set, announces each; this is the state itself, for
- * a driver that checks before it completes its work (a NAPI poll that reaped
- * nothing, a tx timer) and then calls airtime_run_waiting_rounds().
+ * rounds_deferred() op, if set, announces each; without it (concurrent rounds
+ * only) the module's rounds work runs them, soon after the deferral, with
+ * nothing for the driver to do (see struct airtime_hal_ops). This is the
+ * state itself, for a driver that checks before it completes its work (a
+ * NAPI poll that reaped nothing, a tx timer) and then calls
+ * airtime_run_waiting_rounds(); a driver without the op need not poll it.
  *
  * Context: Any; no radio lock.
  * Return: bit AIRTIME_AC_* per waiting AC; -EFAULT if @radio is NULL.
@@ -965,9 +991,12 @@ int airtime_rounds_waiting(struct airtime_radio *radio);
  * Runs a round, through the gate, on each AC airtime_rounds_waiting() names:
  * the first round of each serves what waited. Call it from the work the
  * rounds_deferred() op scheduled; if its own rounds are left at the budget
- * again, the op is called again.
+ * again, the op is called again. For a radio without the op, the module's
+ * rounds work calls it (and is queued again in the op's place).
  *
- * Context: Process context or softirq, BHs disabled; no radio lock.
+ * Context: Process context or softirq, BHs disabled; no radio lock: it may
+ * run at once with any other call but airtime_radio_destroy() and
+ * airtime_radio_check_idle(), the module's rounds work included.
  * Return: the frames pushed; -EFAULT if @radio is NULL.
  */
 int airtime_run_waiting_rounds(struct airtime_radio *radio, u32 cpu, u64 now_us);
@@ -1094,7 +1123,9 @@ int airtime_radio_check(struct airtime_radio *radio);
  * allocation (its scratch table is allocated at create): for debugfs and
  * self-tests, not the data path.
  *
- * Context: Process context or softirq, the radio at rest.
+ * Context: Process context or softirq, the radio at rest (for a radio created
+ * without the rounds_deferred() op, its rounds work included: no deferral left
+ * for it to run).
  * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.
  */
 int airtime_radio_check_idle(struct airtime_radio *radio);
@@ -1213,6 +1244,69 @@ void airtime_alloc_may_sleep_end(void);
  * Return: the count since the module was loaded.
  */
 long airtime_alloc_sleeping_count(void);
+
+/*
+ * The work item that runs a concurrent radio's deferred rounds when its
+ * driver gave no rounds_deferred() op (struct airtime_hal_ops): opaque to
+ * the Rust object, which owns one per such radio.
+ */
+struct airtime_rounds_work;
+
+/**
+ * airtime_rounds_work_alloc() - allocate a radio's rounds work
+ *
+ * Allocates with airtime_kmalloc()'s flags (GFP_KERNEL inside a create that
+ * may sleep) and initialises the work item, which runs, on system_wq, with
+ * BHs disabled: airtime_run_waiting_rounds(radio, smp_processor_id(),
+ * ktime_get_ns() / 1000). Not queued before airtime_rounds_work_bind().
+ *
+ * Context: Process context (airtime_radio_create()).
+ * Return: the work, or NULL if out of memory.
+ */
+struct airtime_rounds_work *airtime_rounds_work_alloc(void);
+
+/**
+ * airtime_rounds_work_bind() - name the radio the work serves
+ * @w: from airtime_rounds_work_alloc()
+ * @radio: the radio that owns @w
+ *
+ * Called once, by airtime_radio_create() before it returns @radio.
+ *
+ * Context: Process context.
+ */
+void airtime_rounds_work_bind(struct airtime_rounds_work *w, struct airtime_radio *radio);
+
+/**
+ * airtime_rounds_work_kick() - queue the work (queue_work())
+ * @w: a bound work
+ *
+ * What the radio does in place of the rounds_deferred() op: the work runs
+ * the waiting rounds soon. A work already queued stays queued once; one
+ * running is queued again. Nothing after airtime_rounds_work_stop().
+ *
+ * Context: Any but NMI: the context of the call whose rounds were deferred.
+ */
+void airtime_rounds_work_kick(struct airtime_rounds_work *w);
+
+/**
+ * airtime_rounds_work_stop() - stop the work for good
+ * @w: the work
+ *
+ * Kicks are ignored from here on, and cancel_work_sync() waits for a run in
+ * progress and cancels a queued one (a run that queues itself again
+ * included). Called by airtime_radio_destroy() before it touches the radio.
+ *
+ * Context: Process context, may sleep.
+ */
+void airtime_rounds_work_stop(struct airtime_rounds_work *w);
+
+/**
+ * airtime_rounds_work_free() - free a stopped or never bound work
+ * @w: the work
+ *
+ * Context: Any context except NMI.
+ */
+void airtime_rounds_work_free(struct airtime_rounds_work *w);
 
 /**
  * airtime_kfree() - kfree() for the Rust global allocator

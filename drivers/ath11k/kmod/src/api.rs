@@ -10,7 +10,12 @@
 //! lock: every function but `airtime_radio_destroy()` and
 //! `airtime_radio_check_idle()` takes the radio shared (the adapter's entry points
 //! take `&self`) and may run at once with any other, from any context but hard
-//! IRQ. No function sleeps or allocates after `airtime_radio_create()`. Removed txqs and drained
+//! IRQ. No function allocates after `airtime_radio_create()`, and none sleeps but
+//! `airtime_radio_destroy()`, which waits for a run of the radio's rounds work (below) to
+//! end. A radio whose driver gave no `rounds_deferred` op (concurrent rounds only) owns a
+//! work item of the module's ([`RoundsWork`]) that each of its deferrals queues and that
+//! runs `airtime_run_waiting_rounds()`, so that no deferral waits for a poll the driver
+//! may not make. Removed txqs and drained
 //! stations go back to the driver through the optional `txq_released` and
 //! `sta_drained` callbacks, from the removals, `airtime_radio_reap()` and
 //! `airtime_radio_destroy()`.
@@ -34,7 +39,7 @@ use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{Ac, AqlLimits, Instant, StationId, Tid, TxqId, Weight};
 
 use crate::boxed::{new_out_of_line, try_box_with};
-use crate::chal::{CHal, CTxStatus, CTxq, HalOps, Ops};
+use crate::chal::{CHal, CTxStatus, CTxq, HalOps, Ops, RoundsWork};
 use crate::errno::{Errno, result_to_c};
 
 /// Radio flag: the hardware picks the next transmitter itself
@@ -242,8 +247,10 @@ pub struct RadioCounters {
     /// With `AIRTIME_RADIO_GATED_ROUNDS`: round requests handed to the context running
     /// the AC's rounds.
     pub rounds_handed_off: u64,
-    /// With `AIRTIME_RADIO_GATED_ROUNDS`: calls that spent `gate_rounds` with requests
-    /// pending (each reported to `rounds_deferred`).
+    /// Calls that left round requests waiting: with `AIRTIME_RADIO_GATED_ROUNDS`, that
+    /// spent `gate_rounds` with requests pending; with concurrent rounds, whose follow-up
+    /// rounds ran out (each reported to `rounds_deferred`, or without that op to the
+    /// radio's rounds work).
     pub rounds_deferred: u64,
 }
 
@@ -337,7 +344,14 @@ pub unsafe extern "C" fn airtime_radio_create(cfg: *const RadioConfig, err: *mut
         create(cfg, Ops::from_c(ops)?)
     });
     match result {
-        Ok(radio) => Box::into_raw(radio),
+        Ok(radio) => {
+            let ptr = Box::into_raw(radio);
+            // SAFETY: `ptr` came from `Box::into_raw` just above, and no other context
+            // has it yet. The work may run the radio's waiting rounds from now on,
+            // through this pointer, until `airtime_radio_destroy()` stops it.
+            unsafe { &*ptr }.hal().bind_rounds_work(ptr.cast());
+            ptr
+        }
         Err(e) => {
             // SAFETY: the caller guarantees `err` is null or valid for one write.
             if let Some(err) = unsafe { err.as_mut() } {
@@ -368,12 +382,14 @@ pub const GATE_ROUNDS_MAX: u32 = 64;
 
 /// How rounds meet, as `cfg` asks. `EINVAL` for `AIRTIME_RADIO_GATED_ROUNDS` with
 /// `gate_rounds` outside `1..=AIRTIME_GATE_ROUNDS_MAX` or without a `rounds_deferred`
-/// callback (a deferral nobody hears of strands its requests), and for `gate_rounds`
-/// without the flag (it would be ignored). Concurrent rounds defer too, rarely (a
-/// round's follow-up rounds out of their bound): the callback is optional there, and a
-/// deferral it does not hear of waits in `rounds_waiting` for the next completion pass,
-/// or, with nothing in flight to bring one, for the driver's own poll of it: a driver
-/// that has no such poll must give the callback.
+/// callback (a gated radio's deferrals are a runner's spent budget, frequent under
+/// load: the driver schedules their rounds where its data path runs), and for
+/// `gate_rounds` without the flag (it would be ignored). Concurrent rounds defer too,
+/// rarely (a round's follow-up rounds out of their bound): the callback is optional
+/// there. Without it the radio owns a work item ([`RoundsWork`], made by [`create`])
+/// that each such deferral queues and that runs `airtime_run_waiting_rounds()` with
+/// BHs disabled, so that no deferral waits for a completion pass that may never come
+/// (nothing in flight) or a poll the driver may not make.
 fn rounds(cfg: &RadioConfig, ops: &Ops) -> Result<Rounds, Errno> {
     let gated = cfg.flags & RADIO_GATED_ROUNDS != 0;
     match (gated, NonZeroU32::new(cfg.gate_rounds)) {
@@ -391,12 +407,16 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     }
     let turn_budget = turn_budget(cfg)?;
     let rounds = rounds(cfg, &ops)?;
+    // No op: the module runs the deferred rounds itself (only concurrent rounds get
+    // here without one). Freed with the HAL if the rest of the create fails.
+    let rounds_work = if ops.has_rounds_deferred() { None } else { Some(RoundsWork::new()?) };
     let nonzero = |v: u32, d: u32| if v == 0 { d } else { v };
     let hal = CHal::new(
         ops,
         cfg.hw,
         nonzero(cfg.tcl_descriptors, DP_TCL_DATA_RING_SIZE),
         nonzero(cfg.msdu_capacity, MSDU_TABLE_CAPACITY),
+        rounds_work,
     );
     let mut config = Config::default();
     config.tx_no_pushback = cfg.flags & RADIO_TX_NO_PUSHBACK != 0;
@@ -417,22 +437,30 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     try_box_with(move || new_out_of_line(hal, config)).map_err(|_| Errno::ENOMEM)?.map_err(adapter_err)
 }
 
-/// Destroys a radio: every frame still in the hardware tables or the retry
-/// slots is handed back with `tx_status(AIRTIME_TX_REMOVED)` and its charge
+/// Destroys a radio: first its rounds work, if it has one, is stopped
+/// (`cancel_work_sync()`: may sleep); then every frame still in the hardware tables or
+/// the retry slots is handed back with `tx_status(AIRTIME_TX_REMOVED)` and its charge
 /// released, then the memory is freed. Returns the frames handed back, or
 /// `-EFAULT` for null.
 ///
 /// # Safety
 ///
 /// `radio` must be null or from `airtime_radio_create()` and not destroyed;
-/// it must not be used afterwards.
+/// no other call on it may run during this one (the radio's rounds work, the one
+/// caller the driver does not control, is stopped here first), and it must not be
+/// used afterwards. Process context.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_radio_destroy(radio: *mut CRadio) -> i32 {
-    if radio.is_null() {
-        return Errno::EFAULT.to_c();
+    // First the module's rounds work, which reaches the radio through a shared
+    // reference: stopped (no run queued or running, none queued again) while the radio
+    // is still only shared, before anything it touches is taken apart.
+    // SAFETY: null or a live radio (the caller's promise), no other call running on it.
+    match unsafe { radio.as_ref() } {
+        Some(r) => r.hal().stop_rounds_work(),
+        None => return Errno::EFAULT.to_c(),
     }
     // SAFETY: non-null and from `Box::into_raw` in `airtime_radio_create`; the
-    // caller gives it up.
+    // caller gives it up, and the work that shared it is stopped.
     let radio = unsafe { Box::from_raw(radio) };
     // Every station and txq goes (their kept frames handed back, each txq released to
     // the driver), then the rings; then every departed station is drained.
@@ -878,7 +906,8 @@ pub unsafe extern "C" fn airtime_tx_complete(
 /// The ACs on which requests for rounds wait with no context running them (bit
 /// `AIRTIME_AC_*`): with `AIRTIME_RADIO_GATED_ROUNDS`, a runner spent its budget; with
 /// concurrent rounds, rarely, a round's follow-up rounds ran out; and no call has run a
-/// round there since. `-EFAULT` for null.
+/// round there since. Without the `rounds_deferred` op the radio's rounds work is
+/// already queued to run them. `-EFAULT` for null.
 ///
 /// # Safety
 ///
@@ -893,7 +922,9 @@ pub unsafe extern "C" fn airtime_rounds_waiting(radio: *mut CRadio) -> i32 {
 }
 
 /// Runs a round (through the gate) on each AC `airtime_rounds_waiting()` names, with
-/// `cpu`'s ring. Returns the frames pushed, or `-EFAULT` for null.
+/// `cpu`'s ring. Returns the frames pushed, or `-EFAULT` for null. The driver's work
+/// calls it, or, for a radio without the `rounds_deferred` op, the radio's rounds work
+/// (BHs disabled), which this call queues again if its rounds are deferred again.
 ///
 /// # Safety
 ///

@@ -106,7 +106,9 @@ pub struct HalOps {
     pub sta_drained: Option<unsafe extern "C" fn(hw: *mut c_void, peer_id: u16)>,
     /// Required with `AIRTIME_RADIO_GATED_ROUNDS`: a runner spent its rounds with
     /// requests pending on the ACs of `ac_mask` (bit `AIRTIME_AC_*`): schedule work
-    /// that calls `airtime_run_waiting_rounds()`.
+    /// that calls `airtime_run_waiting_rounds()`. Optional with concurrent rounds
+    /// (rarely, a round's bounded follow-up rounds ran out): without it the module's
+    /// own work ([`RoundsWork`]) runs them.
     pub rounds_deferred: Option<unsafe extern "C" fn(hw: *mut c_void, ac_mask: u8)>,
     /// Optional: a frame an entry of `airtime_tx_complete()`'s array finished, with its
     /// status, the `cookie` pointer that call was given and `index`, the entry's place
@@ -211,6 +213,32 @@ impl CTxStatus {
     }
 }
 
+/// The module's own work item that runs a radio's waiting rounds
+/// (`struct airtime_rounds_work` in the shim), for a radio whose driver gave no
+/// `rounds_deferred` op: its deferrals queue this work, whose run calls
+/// `airtime_run_waiting_rounds()` with BHs disabled, instead of waiting for a poll
+/// the driver may not have. Owned by the radio's HAL; freed when it is dropped.
+#[derive(Debug)]
+pub struct RoundsWork(NonNull<c_void>);
+
+impl RoundsWork {
+    /// A new work, not yet bound to a radio; `ENOMEM` if the shim has no memory.
+    pub fn new() -> Result<RoundsWork, Errno> {
+        // SAFETY: the shim's allocator function; process context (radio creation).
+        NonNull::new(unsafe { crate::ffi::airtime_rounds_work_alloc() }).map(RoundsWork).ok_or(Errno::ENOMEM)
+    }
+}
+
+impl Drop for RoundsWork {
+    /// Frees the work. It was stopped before (`airtime_radio_destroy()`), or never bound
+    /// (a create that failed after it was allocated), so it is neither queued nor running.
+    fn drop(&mut self) {
+        // SAFETY: allocated by `airtime_rounds_work_alloc`, freed once, here; not
+        // queued (see above).
+        unsafe { crate::ffi::airtime_rounds_work_free(self.0.as_ptr()) }
+    }
+}
+
 /// The HAL over C callbacks.
 #[derive(Debug)]
 pub struct CHal {
@@ -218,6 +246,8 @@ pub struct CHal {
     hw: *mut c_void,
     tcl_descriptors: u32,
     msdu_capacity: u32,
+    /// Set exactly when `ops` has no `rounds_deferred`.
+    rounds_work: Option<RoundsWork>,
 }
 
 // SAFETY: the wake and completion contexts share a radio's HAL. The callbacks and `hw`
@@ -241,9 +271,36 @@ impl CHal {
         }
     }
 
-    /// A HAL calling `ops` with `hw`.
-    pub fn new(ops: Ops, hw: *mut c_void, tcl_descriptors: u32, msdu_capacity: u32) -> CHal {
-        CHal { ops, hw, tcl_descriptors, msdu_capacity }
+    /// A HAL calling `ops` with `hw`; `rounds_work` runs the deferred rounds when
+    /// `ops` has no `rounds_deferred` (the caller gives one exactly then).
+    pub fn new(
+        ops: Ops,
+        hw: *mut c_void,
+        tcl_descriptors: u32,
+        msdu_capacity: u32,
+        rounds_work: Option<RoundsWork>,
+    ) -> CHal {
+        CHal { ops, hw, tcl_descriptors, msdu_capacity, rounds_work }
+    }
+
+    /// Names the radio the module's rounds work serves (if it has one). Once, by
+    /// `airtime_radio_create()`, before the radio is handed to the driver.
+    pub(crate) fn bind_rounds_work(&self, radio: *mut c_void) {
+        if let Some(w) = &self.rounds_work {
+            // SAFETY: a live work of this HAL; `radio` is the radio that owns this HAL,
+            // live until `airtime_radio_destroy()` stops the work.
+            unsafe { crate::ffi::airtime_rounds_work_bind(w.0.as_ptr(), radio) }
+        }
+    }
+
+    /// Stops the module's rounds work (if it has one) for good: on return no run of
+    /// it is queued or running, and no deferral queues it again. May sleep
+    /// (`cancel_work_sync()`): `airtime_radio_destroy()`, before it touches the radio.
+    pub(crate) fn stop_rounds_work(&self) {
+        if let Some(w) = &self.rounds_work {
+            // SAFETY: a live work of this HAL; process context (destroy's contract).
+            unsafe { crate::ffi::airtime_rounds_work_stop(w.0.as_ptr()) }
+        }
     }
 
     /// The txq of the driver's `txq` pointer (non-null, checked by the caller).
@@ -267,11 +324,21 @@ impl CHal {
         }
     }
 
-    /// Tells the driver rounds wait on the ACs of `acs` (`rounds_deferred`), if any.
+    /// Rounds wait on the ACs of `acs`, if any: tells the driver (`rounds_deferred`),
+    /// or, without that op, queues the module's own work, which runs them
+    /// (`airtime_run_waiting_rounds()`), so that no deferral waits for a poll the
+    /// driver may not make.
     pub fn rounds_deferred(&self, acs: AcSet) {
-        if let (Some(f), false) = (self.ops.rounds_deferred, acs.is_empty()) {
+        if acs.is_empty() {
+            return;
+        }
+        match (self.ops.rounds_deferred, &self.rounds_work) {
             // SAFETY: the driver's callback with its own context.
-            unsafe { f(self.hw, acs.bits()) }
+            (Some(f), _) => unsafe { f(self.hw, acs.bits()) },
+            // SAFETY: a live work of this HAL, bound at creation; queueing is allowed
+            // from any context the API is called in.
+            (None, Some(w)) => unsafe { crate::ffi::airtime_rounds_work_kick(w.0.as_ptr()) },
+            (None, None) => {}
         }
     }
 

@@ -39,6 +39,26 @@ unsafe extern "C" {
     /// `kfree(ptr)`; `ptr` may be null.
     pub fn airtime_kfree(ptr: *mut c_void);
 
+    /// A radio's rounds work (`struct airtime_rounds_work`), allocated and
+    /// initialised, not yet bound to a radio; null when out of memory. Process
+    /// context ([`airtime_radio_create`](crate::api::airtime_radio_create)).
+    pub fn airtime_rounds_work_alloc() -> *mut c_void;
+
+    /// Names the radio `work` serves: its runs call `airtime_run_waiting_rounds(radio,
+    /// ..)`. Once, before the radio is handed to the driver.
+    pub fn airtime_rounds_work_bind(work: *mut c_void, radio: *mut c_void);
+
+    /// `queue_work(system_wq, ..)` of a bound work, unless it was stopped. Any
+    /// context but NMI.
+    pub fn airtime_rounds_work_kick(work: *mut c_void);
+
+    /// Ignores kicks from now on and `cancel_work_sync()`: on return no run is queued or
+    /// running. Process context, may sleep.
+    pub fn airtime_rounds_work_stop(work: *mut c_void);
+
+    /// `kfree()` of a stopped or never bound work.
+    pub fn airtime_rounds_work_free(work: *mut c_void);
+
     /// Prints `len` bytes at `msg` with `pr_err` and calls `BUG()`.
     ///
     /// Never returns (`__noreturn` on the C side), but is declared here as
