@@ -16,13 +16,16 @@
  * the multicast budget, and destroy with frames in flight.
  *
  * Run by the Rust scenario c-api-roundtrip (src/selftest/capi.rs), with
- * c-api-mcast (a station-less txq beside a station's, over the same HAL) and
+ * c-api-mcast (a station-less txq beside a station's, over the same HAL),
+ * c-api-deferred-work (a concurrent radio's deferral with no rounds_deferred()
+ * op, run by the module's own work; see airtime_capi_deferred_work()) and
  * c-api-smp-stress (a HAL with a lock per TCL ring and per MSDU table, driven
  * by a wake kthread and a completion kthread on two CPUs at once, both pushing
  * into one ring part of the time and both running completion passes; see
  * airtime_capi_smp_stress()).
  */
 #include <linux/atomic.h>
+#include <linux/bottom_half.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/err.h>
@@ -31,6 +34,8 @@
 #include <linux/kernel.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -91,6 +96,17 @@ struct t_hw {
 	u32 drained_peers;	/* bit per peer id reported drained */
 	bool in_complete;	/* inside t_tx_complete()'s airtime_tx_complete() */
 	u32 status_at;		/* tx_status_at() calls */
+	/*
+	 * airtime_capi_deferred_work(): while not 0, each tcl_free() call
+	 * counts it down and the ring reads full on odd counts, with room on
+	 * even ones: a ring freed each time after a round read it full (see
+	 * there).
+	 */
+	u32 flicker;
+	atomic_t pushes;	/* descriptors written (released after each) */
+	atomic_t work_pushes;	/* of those, by a workqueue worker with BHs off */
+	atomic_t deferred_calls;	/* t_rounds_deferred_counted() calls */
+	atomic_t deferred_mask;		/* the ACs they named */
 };
 
 #define T_POLL_MAX	32	/* entries one t_tx_complete() call may pass */
@@ -116,6 +132,8 @@ static u32 t_tcl_free(void *ctx, u8 ring)
 		hw->bad_callbacks++;
 		return 0;
 	}
+	if (hw->flicker && --hw->flicker % 2)
+		return 0;
 	return T_RING_SLOTS - hw->ring_count[ring];
 }
 
@@ -143,6 +161,10 @@ static int t_tcl_enqueue(void *ctx, u8 ring, const struct airtime_tcl_desc *desc
 	hw->ring_count[ring]++;
 	if (!desc->has_peer)
 		hw->no_peer_descs++;
+	if (in_softirq() && !in_serving_softirq() && (current->flags & PF_WQ_WORKER))
+		atomic_inc(&hw->work_pushes);
+	/* Last: a reader that acquires the count sees the descriptor and the frame's state. */
+	(void)atomic_inc_return_release(&hw->pushes);
 	return 0;
 }
 
@@ -313,6 +335,15 @@ static void t_rounds_deferred(void *ctx, u8 ac_mask)
 	struct t_hw *hw = ctx;
 
 	hw->bad_callbacks++;
+}
+
+/* The op as a driver with its own work item has it: counted, with its ACs. */
+static void t_rounds_deferred_counted(void *ctx, u8 ac_mask)
+{
+	struct t_hw *hw = ctx;
+
+	atomic_or(ac_mask, &hw->deferred_mask);
+	atomic_inc(&hw->deferred_calls);
 }
 
 static const struct airtime_hal_ops t_ops = {
@@ -1243,6 +1274,152 @@ int airtime_capi_mcast(char *msg, size_t len)
 		 "%u station + %u multicast frames, %u multicast in the first round uncharged, at half time %u/%u done, pending 0; budget %u us: %u frames of %u us per round, peak %u us",
 		 T_FRAMES / 2, T_FRAMES / 2, mcast_first, at_half[0], at_half[1], T_MCAST_LIMIT_US, mb.first_round,
 		 mb.charge_us, mb.peak_us);
+out:
+	if (radio)
+		airtime_radio_destroy(radio);
+	kfree(hw);
+	return ret;
+}
+
+/* Frames in the hardware, read once the pushes counter says @n were written. */
+static bool t_pushed(struct t_hw *hw, int n)
+{
+	return atomic_read_acquire(&hw->pushes) >= n;
+}
+
+#define T_WORK_WAIT_US	(1000 * 1000)	/* how long the module's work may take */
+
+/**
+ * airtime_capi_deferred_work() - a concurrent radio without rounds_deferred()
+ *	never strands a deferral
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * A deferral is forced from one context, deterministically: while hw->flicker
+ * counts down, the ring reads full at each round's first check and has room
+ * at the re-read that follows (a ring a completion frees each time right
+ * after the round read it full). The wake's round and its two follow-up
+ * rounds (the adapter's bound for a ring freed after it was read full) all
+ * find it full, so the wake pushes nothing, leaves BE waiting
+ * (airtime_rounds_waiting()) and counts one deferral, exactly as a round
+ * whose follow-up rounds for other contexts' overlapping rounds ran out
+ * would (the same state, announced the same way). Nothing is in flight and
+ * the test makes no other call: only the module's own work may send the
+ * frames. With 12 counts, the work's first run is deferred the same way and
+ * must queue itself again; its next run sends the four frames, from a
+ * workqueue worker with BHs off, within T_WORK_WAIT_US; then nothing waits.
+ *
+ * Then the same on a radio whose driver gives the op: it is called with BE
+ * from the wake, and the module's work is not used (nothing is sent until
+ * the driver's own work, here the test, runs the waiting rounds).
+ *
+ * Context: Process context (module init); sleeps while it waits.
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_deferred_work(char *msg, size_t len)
+{
+	struct airtime_radio_counters c;
+	struct airtime_hal_ops ops;
+	struct airtime_radio_config cfg;
+	struct airtime_radio *radio = NULL;
+	struct t_hw *hw;
+	ktime_t t0;
+	s64 work_us, waited_us;
+	int ret = 0, err = 0, r, waiting;
+
+	if (!msg || !len)
+		return -EFAULT;
+	msg[0] = '\0';
+	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+	if (!hw) {
+		snprintf(msg, len, "no memory for the test");
+		return -ENOMEM;
+	}
+	t_config(hw, &cfg);
+	ops = t_ops;
+	ops.rounds_deferred = NULL;
+	cfg.ops = &ops;
+	radio = airtime_radio_create(&cfg, &err);
+	CHECK(radio, "create without rounds_deferred(): err %d", err);
+	r = t_station_with_four(hw, radio, 1, 0);
+	CHECK(!r, "station 1 and its txq: %d", r);
+
+	/* The wake, as mac80211 calls it: BHs off, so the work cannot run on this CPU yet. */
+	hw->flicker = 12;
+	t0 = ktime_get();
+	local_bh_disable();
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 1, 0, 0, div_u64(ktime_get_ns(), NSEC_PER_USEC)));
+	waiting = RADIO_CALL(hw, airtime_rounds_waiting(radio));
+	local_bh_enable();
+	CHECK(r == 0, "the wake's rounds read the ring full, yet it pushed %d", r);
+	CHECK(waiting == BIT(AIRTIME_AC_BE), "after the deferred wake, ACs waiting %#x, not BE", waiting);
+	CHECK(!RADIO_CALL(hw, airtime_radio_get_counters(radio, &c)) && c.rounds_deferred >= 1,
+	      "the wake's rounds were not deferred (%llu)", c.rounds_deferred);
+
+	/* No poll, no completion, no call: the module's work must send them. */
+	while (!t_pushed(hw, 4) && ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US)
+		usleep_range(200, 400);
+	work_us = ktime_us_delta(ktime_get(), t0);
+	CHECK(t_pushed(hw, 4), "stranded: %d of 4 frames sent %lld us after the deferral, ACs waiting %#x",
+	      atomic_read(&hw->pushes), work_us, RADIO_CALL(hw, airtime_rounds_waiting(radio)));
+	CHECK(atomic_read(&hw->work_pushes) == 4, "%d of the 4 frames pushed by a worker with BHs off",
+	      atomic_read(&hw->work_pushes));
+	CHECK(!hw->txq[0].count && !hw->flicker, "txq holds %u, %u flicker counts left", hw->txq[0].count,
+	      hw->flicker);
+	waiting = RADIO_CALL(hw, airtime_rounds_waiting(radio));
+	CHECK(waiting == 0, "ACs %#x still waiting after the work sent the frames", waiting);
+	CHECK(!RADIO_CALL(hw, airtime_radio_get_counters(radio, &c)) && c.rounds_deferred == 2 &&
+	      c.enqueued == 4, "deferrals %llu (the wake's and the work's first run's: 2), descriptors %llu",
+	      c.rounds_deferred, c.enqueued);
+	/* Destroy stops the work first, then hands back the four frames in the hardware. */
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 4, "destroy handed back %d of 4 frames", r);
+
+	/* With the op: the driver is told, and the module's work stays out of it. */
+	t_config(hw, &cfg);
+	ops = t_ops;
+	ops.rounds_deferred = t_rounds_deferred_counted;
+	cfg.ops = &ops;
+	radio = airtime_radio_create(&cfg, &err);
+	CHECK(radio, "create with rounds_deferred(): err %d", err);
+	/* Peer 2: peer 1 was drained once already (by the destroy above). */
+	r = t_station_with_four(hw, radio, 2, 4);
+	CHECK(!r, "station 2 and its txq: %d", r);
+	atomic_set(&hw->pushes, 0);
+	atomic_set(&hw->work_pushes, 0);
+	hw->flicker = 6;
+	t0 = ktime_get();
+	local_bh_disable();
+	r = RADIO_CALL(hw, airtime_txq_wake(radio, 2, 0, 0, div_u64(ktime_get_ns(), NSEC_PER_USEC)));
+	local_bh_enable();
+	CHECK(r == 0 && atomic_read(&hw->deferred_calls) == 1 && atomic_read(&hw->deferred_mask) == BIT(AIRTIME_AC_BE),
+	      "with the op: pushed %d, op called %d times with %#x", r, atomic_read(&hw->deferred_calls),
+	      atomic_read(&hw->deferred_mask));
+	/* Longer than the work took above: it would have sent them by now. */
+	waited_us = max_t(s64, 2 * work_us, 20000);
+	while (ktime_us_delta(ktime_get(), t0) < waited_us)
+		usleep_range(1000, 2000);
+	waiting = RADIO_CALL(hw, airtime_rounds_waiting(radio));
+	CHECK(!t_pushed(hw, 1) && waiting == BIT(AIRTIME_AC_BE),
+	      "with the op, %d frames went out without the driver's work (ACs waiting %#x)",
+	      atomic_read(&hw->pushes), waiting);
+	/* The driver's work item. */
+	local_bh_disable();
+	r = RADIO_CALL(hw, airtime_run_waiting_rounds(radio, 0, div_u64(ktime_get_ns(), NSEC_PER_USEC)));
+	local_bh_enable();
+	waiting = RADIO_CALL(hw, airtime_rounds_waiting(radio));
+	CHECK(r == 4 && waiting == 0 && atomic_read(&hw->work_pushes) == 0,
+	      "the driver's run of the waiting rounds: pushed %d, ACs waiting %#x, %d by a worker", r, waiting,
+	      atomic_read(&hw->work_pushes));
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 4, "destroy handed back %d of 4 frames", r);
+	CHECK(!hw->bad_callbacks && !hw->double_returns, "%u bad callbacks, %u frames handed back twice",
+	      hw->bad_callbacks, hw->double_returns);
+	snprintf(msg, len,
+		 "no op: the wake and the work's first run deferred, the work's next run sent 4 frames %lld us after the wake; with the op: 1 call, 0 frames sent in %lld us until the driver's run",
+		 work_us, waited_us);
 out:
 	if (radio)
 		airtime_radio_destroy(radio);

@@ -41,6 +41,7 @@ EXPECTED_PASS=(
 	departed-station-drains-once
 	c-api-roundtrip
 	c-api-mcast
+	c-api-deferred-work
 	c-api-smp-stress
 	c-api-smp-stress-gated
 )

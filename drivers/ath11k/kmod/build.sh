@@ -54,7 +54,7 @@ SHIM_SYMBOLS=(
 	airtime_alloc_may_sleep_begin airtime_alloc_may_sleep_end
 	airtime_rounds_work_alloc airtime_rounds_work_bind airtime_rounds_work_kick
 	airtime_rounds_work_stop airtime_rounds_work_free
-	airtime_capi_selftest airtime_capi_mcast airtime_capi_smp_stress
+	airtime_capi_selftest airtime_capi_mcast airtime_capi_deferred_work airtime_capi_smp_stress
 )
 # The C sources of the module (Kbuild).
 C_SOURCES=(airtime_shim.c airtime_capi_selftest.c)

@@ -1356,6 +1356,22 @@ int airtime_capi_selftest(char *msg, size_t len);
  */
 int airtime_capi_mcast(char *msg, size_t len);
 
+/**
+ * airtime_capi_deferred_work() - the C self-test of a concurrent radio's
+ *	deferral without the rounds_deferred() op
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * Implemented in airtime_capi_selftest.c; run by the Rust scenario
+ * c-api-deferred-work. Forces a deferral with nothing in flight and no
+ * driver poll, and requires the module's own work to send the frames; then
+ * checks that a radio with the op is told instead.
+ *
+ * Context: Process context (module init); sleeps while it waits for the work.
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_deferred_work(char *msg, size_t len);
+
 /*
  * airtime_capi_smp_stress() faults, each of which must make it FAIL: the
  * firmware loses one completion (a frame stays in the hardware, its airtime

@@ -77,6 +77,11 @@ unsafe extern "C" {
     /// (`airtime_capi_selftest.c`): as [`airtime_capi_selftest`].
     pub fn airtime_capi_mcast(msg: *mut c_char, len: usize) -> i32;
 
+    /// The C self-test of a concurrent radio's deferral without the `rounds_deferred`
+    /// op, run by the module's own work (`airtime_capi_selftest.c`): as
+    /// [`airtime_capi_selftest`]. Sleeps (up to a second) while it waits for the work.
+    pub fn airtime_capi_deferred_work(msg: *mut c_char, len: usize) -> i32;
+
     /// The SMP stress self-test (`airtime_capi_selftest.c`): two kthreads on
     /// one radio for a few seconds; `flags` are `AIRTIME_STRESS_*` faults that
     /// must make it fail. Sleeps. As [`airtime_capi_selftest`] otherwise.

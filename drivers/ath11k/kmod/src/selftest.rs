@@ -123,6 +123,7 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"departed-station-drains-once", adapter::departed_station_drains_once),
     Scenario::new(c"c-api-roundtrip", capi::roundtrip),
     Scenario::new(c"c-api-mcast", capi::mcast),
+    Scenario::new(c"c-api-deferred-work", capi::deferred_work),
     Scenario::new(c"c-api-smp-stress", capi::smp_stress),
     Scenario::new(c"c-api-smp-stress-gated", capi::smp_stress_gated),
     Scenario::explicit_only(c"selftest-must-fail", must_fail),

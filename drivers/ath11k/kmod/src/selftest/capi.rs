@@ -9,6 +9,9 @@
 //!   duration, statistics, the debugfs texts, removal and destroy, and the
 //!   error returns of bad arguments;
 //! - `c-api-mcast`: a station-less (multicast) txq beside a station's;
+//! - `c-api-deferred-work`: a concurrent radio whose driver gave no
+//!   `rounds_deferred` op, its deferral forced with nothing in flight and no poll:
+//!   the module's own work must send the frames;
 //! - `c-api-smp-stress`: a wake kthread and a completion kthread on different
 //!   CPUs hammering one radio for a few seconds, with station churn and weight
 //!   changes, then conservation, invariant and drain checks;
@@ -56,6 +59,13 @@ pub(super) fn roundtrip(msg: &mut MsgBuf<'_>) -> Outcome {
 pub(super) fn mcast(msg: &mut MsgBuf<'_>) -> Outcome {
     // SAFETY: as in `roundtrip`.
     run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_mcast(buf, len) })
+}
+
+/// `c-api-deferred-work`.
+pub(super) fn deferred_work(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `roundtrip`; the C side sleeps while it waits, which module init
+    // allows.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_deferred_work(buf, len) })
 }
 
 /// `c-api-smp-stress`.
