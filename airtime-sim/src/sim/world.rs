@@ -84,6 +84,17 @@ enum Tx {
     Sta { station: u16, queue: usize, frames: Vec<Packet>, airtime_ns: Nanos },
 }
 
+/// What an exchange delivered, handed to its receivers once the exchange is over
+/// (`World::exchange_end`).
+enum Delivery {
+    /// A packet the AP's exchange delivered to station `s`.
+    Down(usize, Packet),
+    /// A packet a station's exchange delivered to the AP.
+    Up(Packet),
+    /// Station `s`'s host stack runs on what it was given (a smoltcp station's).
+    Poll(usize),
+}
+
 /// The world of one run.
 pub struct World {
     q: EventQueue<Event>,
@@ -147,10 +158,12 @@ pub struct World {
     completion_ring: Option<ModeratedRing>,
     /// Whether the firmware sends downlink MU PPDUs (ath11k designs only).
     ofdma: bool,
-    /// Stations whose uplink queue changed without telling the medium (they sent, or a
-    /// ping reply was queued) during the current exchange: only they can change
+    /// Stations' queues that changed without telling the medium (they sent in the
+    /// current exchange, or won an access with nothing to send): only they can change
     /// readiness at its end, so the end visits them, not every station.
     uplink_touched: Vec<usize>,
+    /// What the exchange on the air delivered, held until it has ended.
+    delivered: Vec<Delivery>,
     /// The flows whose sender is on the AP under TCP small queues: a completion
     /// wakes them (and only them).
     tsq_flows: Vec<usize>,
@@ -384,6 +397,7 @@ impl World {
                 .then(ModeratedRing::default),
             ofdma: ATH11K_DESIGNS.contains(&spec.ap.design) && spec.ap.hardware.ofdma,
             uplink_touched: Vec::new(),
+            delivered: Vec::new(),
             tsq_flows: Vec::new(),
             aql_zero_samples: vec![0; n],
             series: SeriesRecorder::new((spec.sample_interval_ms * 1e6) as Nanos, n, nflows),
@@ -788,7 +802,7 @@ impl World {
                         for p in released {
                             acked.add(&p);
                             self.packets += 1;
-                            self.deliver_to_station(s, p, now);
+                            self.delivered.push(Delivery::Down(s, p));
                         }
                     } else {
                         for f in frames {
@@ -796,12 +810,10 @@ impl World {
                             statuses.push(status);
                             acked.add(&pkt);
                             self.packets += 1;
-                            self.deliver_to_station(s, pkt, now);
+                            self.delivered.push(Delivery::Down(s, pkt));
                         }
                     }
-                    if !self.hosts[2 + s].is_empty() {
-                        self.poll_host(2 + s, now);
-                    }
+                    self.delivered.push(Delivery::Poll(s));
                     transmitted.push((contender, airtime_ns, outcome));
                     if !statuses.is_empty() {
                         self.schedule_completions(statuses, now);
@@ -817,7 +829,7 @@ impl World {
                     let s = usize::from(station);
                     self.uplink_touched.push(queue);
                     if collided {
-                        let dropped = self.collided_up(queue, frames, now);
+                        let dropped = self.collided_up(queue, frames);
                         transmitted.push((1 + queue, airtime_ns, Outcome::of(false, dropped)));
                         continue;
                     }
@@ -834,12 +846,24 @@ impl World {
                     transmitted.push((1 + queue, airtime_ns, outcome));
                     for p in frames {
                         self.packets += 1;
-                        self.deliver_from_station(p, now);
+                        self.delivered.push(Delivery::Up(p));
                     }
                 }
             }
         }
+        // The exchange's outcomes are decided; its last frame, the BlockAck, ends now
+        // and the medium goes idle. Only then do the receivers act on what it
+        // delivered, as a host's reply comes after the BlockAck: every frame they
+        // produce (a station's TCP ACK or ping reply, the AP's own stack's reply, a
+        // frame the AP forwards, what the received-airtime report lets through)
+        // arrives on a medium idle for less than AIFS. By 802.11-2020 10.23.2.2 only
+        // the exchange's transmitters invoke a backoff here (after a success, the
+        // post-backoff of event b; after a failure, event c), which `end_exchange`
+        // draws; a contender whose queue was empty and whose counter is 0 draws none
+        // (event a is an arrival on a busy medium) and transmits at the slot boundary
+        // where its AIFS ends, one whose counter is not 0 counts it down from there.
         self.medium.end_exchange(now, &transmitted, &mut self.rng);
+        self.deliver_exchange(now);
         if ap_touched {
             self.after_ap(now);
         }
@@ -858,6 +882,24 @@ impl World {
         touched.clear();
         self.uplink_touched = touched;
         self.reschedule_access();
+    }
+
+    /// Hands what the ended exchange delivered to its receivers, in the order it was
+    /// delivered (`exchange_end`: the medium is idle by now).
+    fn deliver_exchange(&mut self, now: Nanos) {
+        let mut delivered = std::mem::take(&mut self.delivered);
+        for d in delivered.drain(..) {
+            match d {
+                Delivery::Down(s, pkt) => self.deliver_to_station(s, pkt, now),
+                Delivery::Up(pkt) => self.deliver_from_station(pkt, now),
+                Delivery::Poll(s) => {
+                    if !self.hosts[2 + s].is_empty() {
+                        self.poll_host(2 + s, now);
+                    }
+                }
+            }
+        }
+        self.delivered = delivered;
     }
 
     /// The hardware writes `statuses` to the tx completion ring at `now`: the host reaps
@@ -954,7 +996,7 @@ impl World {
                 dropped |= outcome == Outcome::FailedAtRetryLimit;
                 for p in released {
                     self.packets += 1;
-                    self.deliver_to_station(s, p, now);
+                    self.delivered.push(Delivery::Down(s, p));
                 }
             } else {
                 acknowledged = true;
@@ -962,12 +1004,10 @@ impl World {
                     let (status, pkt) = f.complete();
                     statuses.push(status);
                     self.packets += 1;
-                    self.deliver_to_station(s, pkt, now);
+                    self.delivered.push(Delivery::Down(s, pkt));
                 }
             }
-            if !self.hosts[2 + s].is_empty() {
-                self.poll_host(2 + s, now);
-            }
+            self.delivered.push(Delivery::Poll(s));
         }
         if !statuses.is_empty() {
             self.schedule_completions(statuses, now);
@@ -1102,9 +1142,7 @@ impl World {
             Payload::Tcp(seg) => self.tcp_arrive(Node::Station(s as u16), pkt.flow, seg, now),
             Payload::PingRequest { .. } => {
                 if let Some(r) = ping::reply(&pkt) {
-                    let dropped = self.uplink[s].enqueue(r, now);
-                    count_drops(&mut self.flow_drops, dropped);
-                    self.uplink_touched.push(s);
+                    self.station_send(s, r, now);
                 }
             }
             Payload::Udp { .. } => self.udp_arrive(&pkt, now),
@@ -1253,6 +1291,7 @@ fn count_drops(flow_drops: &mut [u64], dropped: Vec<Packet>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wifi::edca::SLOT_NS;
     use crate::wifi::link::MAX_ATTEMPTS;
 
     /// Two stations, each with a UDP upload (one uplink queue each), no ping.
@@ -1316,5 +1355,108 @@ mod tests {
         let cw_min = EdcaParams::STATION_BE.cw_min;
         assert_eq!(w.medium.cw(1), Some(cw_min), "queue 0 dropped a frame at its retry limit: CWmin");
         assert_eq!(w.medium.cw(2), Some(2 * cw_min + 1), "queue 1's window doubles");
+    }
+
+    /// One station with a bulk TCP download from `endpoint` (`"wired"` or `"ap"`) on
+    /// `design`, no ping, seeded `seed`; nothing has run yet, so every backoff counter
+    /// is 0 on a medium idle since time 0.
+    fn one_download(design: &str, endpoint: &str, seed: u64) -> World {
+        let text = format!(
+            "name = \"t\"\nduration_s = 1.0\nwarmup_s = 0.0\nruns = 1\nseed = 1\n[ap]\ndesign = \"{design}\"\n[ping]\nrate_hz = 0.0\n\
+             [[stations]]\nname = \"a\"\nrate = \"vht80-1ss-mcs9-sgi\"\n\
+             [[flows]]\nstation = \"a\"\ndirection = \"download\"\nendpoint = \"{endpoint}\"\n"
+        );
+        let sc = crate::scenario::parse(&text, "t.toml").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        World::new(&sc, seed).unwrap()
+    }
+
+    /// Contender `w` wins an access on the idle medium and its exchange `tx` ends a
+    /// millisecond later: returns when it ended.
+    fn exchange_of(w: &mut World, contender: usize, tx: Tx) -> Nanos {
+        w.medium.set_ready(contender, true, 0, &mut w.rng);
+        let (t, g) = w.medium.next_access().expect("a ready contender on an idle medium");
+        assert_eq!(w.medium.access(t, g, &mut w.rng), vec![contender]);
+        let end = t + 1_000_000;
+        w.exchange = vec![tx];
+        w.collided = false;
+        w.exchange_ns = 1_000_000;
+        w.exchange_end(end);
+        end
+    }
+
+    /// The AP's A-MPDU of `pkts` to station 0 (best effort), as its firmware sends it.
+    fn ap_ampdu(pkts: Vec<Packet>) -> Tx {
+        let frames = pkts
+            .into_iter()
+            .map(|pkt| HwFrame { pkt, charge: None, ring: 0, station: 0, fifo: 0, msdu_id: None })
+            .collect();
+        Tx::Ap { station: 0, ac: Ac::Be, frames, airtime_ns: 1_000_000 }
+    }
+
+    fn tcp_packet(src: Node, dst: Node, seg: Segment) -> Packet {
+        Packet {
+            payload: Payload::Tcp(seg),
+            len_bytes: seg.ip_bytes(),
+            src,
+            dst,
+            flow: FlowTag::Tcp(0),
+            dscp: 0,
+            cpu: 0,
+            enqueue_ns: 0,
+            tries: 0,
+            mpdu_seq: 0,
+        }
+    }
+
+    /// Station 0's BE contender (medium contender 1) is ready, and when it transmits
+    /// in the idle period that began at `end` if nobody else does: in slots after its
+    /// AIFS (0: no backoff drawn, it goes as soon as its AIFS is over).
+    fn slots_after_aifs(w: &mut World, contender: usize, aifs_ns: Nanos, end: Nanos) -> u64 {
+        assert!(w.medium.is_ready(contender), "the reply made contender {contender} ready");
+        let (t, _) = w.medium.next_access().expect("a ready contender");
+        (t - end - aifs_ns) / SLOT_NS
+    }
+
+    // 802.11-2020 10.23.2.2: a host's reply to a delivered frame is produced after the
+    // BlockAck ended, on an idle medium: a contender whose queue was empty and whose
+    // counter is 0 draws no backoff and goes when its AIFS is over, whatever path the
+    // reply took.
+
+    #[test]
+    fn a_stations_tcp_ack_and_its_ping_reply_both_arrive_on_the_idle_medium_and_draw_no_backoff() {
+        let aifs = EdcaParams::STATION_BE.aifs_ns();
+        for seed in 1..=12 {
+            // Two data segments: the receiver ACKs every second one at once.
+            let mut w = one_download("ath11k_series", "wired", seed);
+            let data: Vec<Packet> =
+                (0..2).map(|seq| tcp_packet(Node::Wired, Node::Station(0), Segment::Data { seq, tsval: 0 })).collect();
+            let end = exchange_of(&mut w, 0, ap_ampdu(data));
+            assert!(!w.uplink[0].is_empty(), "seed {seed}: the station queued its ACK");
+            let ack = slots_after_aifs(&mut w, 1, aifs, end);
+            // A ping request: the station answers at once.
+            let mut w = one_download("ath11k_series", "wired", seed);
+            let end = exchange_of(&mut w, 0, ap_ampdu(vec![ping::request(0, 1, 0, 0)]));
+            let reply = slots_after_aifs(&mut w, 1, aifs, end);
+            assert_eq!((ack, reply), (0, 0), "seed {seed}: neither drew a backoff");
+        }
+    }
+
+    #[test]
+    fn the_aps_reply_to_an_uplink_delivery_arrives_on_the_idle_medium_and_draws_no_backoff() {
+        let aifs = EdcaParams::AP_BE.aifs_ns();
+        for seed in 1..=12 {
+            // The AP's own TCP sender has data in flight; the station's ACK of two
+            // segments lets it send more at once.
+            let mut w = one_download("stock", "ap", seed);
+            if let Some(l) = w.linux[0].as_mut() {
+                l.sender.send(0, &mut w.segs);
+                l.sender.tsq_release(1 << 20);
+            }
+            w.segs.clear();
+            let ack = tcp_packet(Node::Station(0), Node::Ap, Segment::Ack { ack: 2, sacked: None, tsecr: 0 });
+            let tx = Tx::Sta { station: 0, queue: 0, frames: vec![ack], airtime_ns: 1_000_000 };
+            let end = exchange_of(&mut w, 1, tx);
+            assert_eq!(slots_after_aifs(&mut w, 0, aifs, end), 0, "seed {seed}: the AP drew no backoff");
+        }
     }
 }

@@ -423,6 +423,33 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_arriving_as_an_exchange_ends_waits_out_aifs_without_drawing_while_the_transmitter_draws() {
+        let mut drawn = 0;
+        for seed in 1..20 {
+            let mut rng = Rng::new(seed);
+            let mut m = Medium::new(&[EdcaParams::AP_BE, EdcaParams::STATION_BE]);
+            m.set_ready(0, true, 0, &mut rng);
+            let (t, g) = m.next_access().unwrap();
+            m.access(t, g, &mut rng);
+            m.set_ready(0, false, t + 1, &mut rng);
+            let end = t + 1_000_000;
+            m.end_exchange(end, &[(0, 1_000_000, Outcome::Acknowledged)], &mut rng);
+            // The transmitter invokes a backoff whatever its queue holds (10.23.2.2 b).
+            drawn += u32::from(m.contenders[0].backoff > 0);
+            // Contender 1, its queue empty and its counter 0, gets a frame at the end
+            // of the exchange or within the AIFS after it: an idle medium, so no draw,
+            // and it goes when its AIFS (43 us) is over.
+            for after in [0, 20_000] {
+                let mut n = m.clone();
+                n.set_ready(1, true, end + after, &mut rng);
+                assert_eq!(n.contenders[1].backoff, 0, "seed {seed}: no backoff drawn");
+                assert_eq!(n.next_access().unwrap().0, end + 43_000, "seed {seed}, {after} ns after the end");
+            }
+        }
+        assert!(drawn > 10, "the transmitter drew a backoff: {drawn} of 19 non-zero");
+    }
+
+    #[test]
     fn contenders_whose_counters_reach_zero_in_one_slot_collide_though_ready_at_different_instants() {
         let mut rng = Rng::new(9);
         let mut m = Medium::new(&[EdcaParams::AP_BE, EdcaParams::STATION_BE]);

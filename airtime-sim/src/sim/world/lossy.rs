@@ -4,7 +4,7 @@
 //! buffer, and the rate the driver reports to mac80211 afterwards. Stations with an
 //! ideal link never come here.
 
-use super::{LinkPair, World};
+use super::{Delivery, LinkPair, World};
 use crate::ap::hardware::{HwFrame, TxStatus};
 use crate::engine::Nanos;
 use crate::net::Packet;
@@ -179,8 +179,9 @@ impl World {
     /// software retry for every subframe of an aggregate without a BlockAck,
     /// `ath_tx_complete_aggr`). A frame at [`MAX_ATTEMPTS`] is dropped: it completes
     /// (its descriptor and AQL charge are released), counts on its flow and in the
-    /// retry drops, and the station's reorder buffer gives it up; the others go back to
-    /// the head of their queue in order. Returns whether it dropped a frame.
+    /// retry drops, and the station's reorder buffer gives it up (what that releases
+    /// is handed to the station when the exchange is over); the others go back to the
+    /// head of their queue in order. Returns whether it dropped a frame.
     pub(super) fn collided_down(&mut self, station: u16, frames: Vec<HwFrame>, now: Nanos) -> bool {
         let s = usize::from(station);
         let (mut kept, mut statuses, mut released) = (Vec::with_capacity(frames.len()), Vec::new(), Vec::new());
@@ -211,11 +212,9 @@ impl World {
         if !released.is_empty() {
             for p in released {
                 self.packets += 1;
-                self.deliver_to_station(s, p, now);
+                self.delivered.push(Delivery::Down(s, p));
             }
-            if !self.hosts[2 + s].is_empty() {
-                self.poll_host(2 + s, now);
-            }
+            self.delivered.push(Delivery::Poll(s));
         }
         let dropped = !statuses.is_empty();
         if dropped {
@@ -227,9 +226,9 @@ impl World {
     /// An A-MPDU from queue `q` of a station collided: each frame counts a failed
     /// attempt; one at [`MAX_ATTEMPTS`] is dropped (counted in the run's retry drops and
     /// the link's, not the flow's, as `block_ack_up` does, and given up by the
-    /// AP's reorder buffer), the others go back to the head of the queue. Returns
-    /// whether it dropped a frame.
-    pub(super) fn collided_up(&mut self, q: usize, frames: Vec<Packet>, now: Nanos) -> bool {
+    /// AP's reorder buffer, whose release is handed on when the exchange is over), the
+    /// others go back to the head of the queue. Returns whether it dropped a frame.
+    pub(super) fn collided_up(&mut self, q: usize, frames: Vec<Packet>) -> bool {
         let s = self.queue_station.get(q).map_or(usize::MAX, |&s| usize::from(s));
         let ac = self.queue_ac.get(q).map_or(0, |a| a.index());
         let (mut released, mut dropped) = (Vec::new(), false);
@@ -252,7 +251,7 @@ impl World {
         }
         for p in released {
             self.packets += 1;
-            self.deliver_from_station(p, now);
+            self.delivered.push(Delivery::Up(p));
         }
         dropped
     }
