@@ -12,6 +12,8 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(airtime_weakened, values(\"no_overlap_recheck\"))");
     println!("cargo:rustc-check-cfg=cfg(airtime_weakened, values(\"recheck_listed_with_frames\"))");
     println!("cargo:rustc-check-cfg=cfg(airtime_weakened, values(\"recheck_after_returns_only\"))");
+    // A recipe the loom model txq24 follows (a test-side variant: the crate is unchanged).
+    println!("cargo:rustc-check-cfg=cfg(airtime_weakened, values(\"claim_recipe_frames_left\"))");
     match std::env::var("AIRTIME_WEAKENED") {
         Ok(variant) if !variant.is_empty() => {
             println!("cargo:rustc-cfg=airtime_weakened=\"{variant}\"");

@@ -15,17 +15,18 @@
 //! | `direct_unfiltered` | an enqueue with an id already stale takes the queue lock before its check refuses it, deferring the removed txq's hand-back or costing the slot's next txq its turn | `txq12`, `txq13` |
 //! | `have_frames_listed_only` | `TxqTable::may_have_frames` reads only the txq's listing, so a txq being served (taken off its list) answers "none" | `txq15`, `txq16` |
 //! | `kept_live_relaxed` | the check under the queue lock loads the txq word Relaxed, so an enqueue may write a queue whose placement by `add_txq` it has not seen | `txq14` |
-//! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2` |
+//! | `kept_never_retired` | a removed txq's queue is never handed back | `txq1`, `txq2`, `txq7` (a claimed flush racing the removal) |
 //! | `retire_serving` | a txq removed while served is handed back at once, under its server | `txq2` |
 //! | `wake_serving` | a wake that arrives during service is dropped | `txq3`, `txq5`, `txq8` |
 //! | `may_transmit_serving` | a claim (`TxqTable::claim`, `may_transmit`) takes a txq another context serves | `txq6` (and, for the scheduler alone, `loom_models`' model 18; `txq7` caught it until the queue lock kept two claimers off the queue: the fault then shows only as the txq retired twice, a cycle in the retired stack that loom stops at its branch limit) |
 //! | `queue_lock_relaxed` | an enqueue takes the queue lock without Acquire, so it may write a queue the last server's writes have not reached | `txq3` |
 //! | `handback_forgotten` | an enqueue that holds the queue when a removal's hand-back comes does not put the txq back, so its frames are never handed back | `txq4` |
 //! | `direct_overtakes_intake` | an enqueue writes straight into the queue while earlier frames wait in the intake | `txq9` |
-//! | `give_back_own_only` | a refused frame's charge is given back wholly from the handle's unflushed sum, as if no flush could have moved it to the AC's counter | `txq10` |
-//! | `no_overlap_recheck` | a round that returned a txq does not check whether another context started a round meanwhile (which could not serve the txq it held), so no round follows | `txq17` (ring full), `txq18` (AQL limit), `txq21` (`driver_loop::run_round`) |
+//! | `give_back_own_only` | a refused frame's charge is given back wholly from the handle's unflushed sum, as if no flush could have moved it to the AC's counter | `txq10`, `txq11` (the station removed and its slot reused meanwhile) |
+//! | `no_overlap_recheck` | a round that returned a txq does not check whether another context started a round meanwhile (which could not serve the txq it held), so no round follows | `txq17` (ring full), `txq18` (AQL limit), `txq20` (a txq passed over), `txq21` (`driver_loop::run_round`), `txq25` (the entry held in the S4 check) |
 //! | `recheck_listed_with_frames` | the check follows only a round that returned a txq with frames, not one that returned a txq empty (which its return lists if a wake landed while it was held) | `txq19` |
 //! | `recheck_after_returns_only` | the check follows only a round that returned or passed over a txq, not one whose `next_txq` only rotated an entry (off the list while it looked) | `txq22` (`driver_loop::run_round`), `txq23` (`TxqTable::run_round`) |
+//! | `claim_recipe_frames_left` | the model's own recipe after a claimed turn (not the crate's code): a round only if the turn saw frames left, the crate docs' earlier advice, not if `may_have_frames` says so after the return | `txq24` |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
 //! two enqueues racing a removal, and a pull-mode turn racing a round and an enqueue.
@@ -381,7 +382,9 @@ fn txq5_a_pull_turn_racing_a_round_and_an_enqueue() {
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
         race_a_round_and_an_enqueue(table, q, |table, q| {
-            let Ok(Some(mut turn)) = table.may_transmit(q, NOW) else { return Vec::new() };
+            let Ok(airtime_sched::MayTransmit::Granted(mut turn)) = table.may_transmit(q, NOW) else {
+                return Vec::new();
+            };
             let sent: Vec<Pkt> = turn.dequeue(NOW).unwrap().into_iter().collect();
             finish_pulled(turn);
             sent
@@ -1236,7 +1239,15 @@ fn txq24_a_claimed_turn_returned_while_woken_is_followed_by_a_round() {
             }
             let frames_left = turn.is_backlogged();
             turn.finish(if frames_left { TxqReturn::Backlogged } else { TxqReturn::Empty }, NOW);
-            if table.may_have_frames(q).unwrap() {
+            // Weakened variant `claim_recipe_frames_left`, only to prove this model
+            // catches it: the recipe the crate docs gave before, a round only if the turn
+            // saw frames left, which misses the wake that landed during the turn.
+            let round_after = if cfg!(airtime_weakened = "claim_recipe_frames_left") {
+                frames_left
+            } else {
+                table.may_have_frames(q).unwrap()
+            };
+            if round_after {
                 let mut r = ring();
                 let _ = table.run_round(Ac::Be, NOW, &Peers(vec![]), &mut r, TurnBudget::UNLIMITED);
             }
