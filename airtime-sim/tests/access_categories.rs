@@ -137,9 +137,10 @@ fn under_saturation_the_downlinks_higher_access_category_takes_the_larger_share_
         vo.throughput_mbps, vo.tcp_rtt_mean_ms, be.throughput_mbps, be.tcp_rtt_mean_ms
     );
     assert!(vo.throughput_mbps > 2.0 * be.throughput_mbps, "VO {} BE {}", vo.throughput_mbps, be.throughput_mbps);
-    // BE may be starved outright: since windows return to CWmin at the retry limit this
-    // run gives BE nothing in its 4 s (0 Mbit/s, no RTT sample, reported as 0 ms). With
-    // a sample, BE's RTT must be above VO's.
+    // BE may be starved outright: with windows returning to CWmin at the retry limit
+    // this run gave BE nothing in its 4 s (0 Mbit/s, no RTT sample, reported as 0 ms)
+    // until replies arrived on the idle medium (3 Mbit/s at 745 ms since). With a
+    // sample, BE's RTT must be above VO's.
     let be_rtt = be.tcp_rtt_mean_ms;
     assert!(be.throughput_mbps == 0.0 || vo.tcp_rtt_mean_ms < be_rtt, "VO {} BE {be_rtt}", vo.tcp_rtt_mean_ms);
 }
