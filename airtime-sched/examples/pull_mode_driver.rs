@@ -41,8 +41,8 @@ use airtime_sched::fq_codel::{DropReason, FqCodelConfig, FqCodelTxq, FqFrame};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind, price_from_rate};
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, TurnBudget};
 use airtime_sched::{
-    Ac, Charge, Config, DepartingStation, Frame, FrameStatus, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId,
-    TxqTable, TxqTurn, Weight,
+    Ac, Charge, Config, DepartingStation, Frame, FrameStatus, Instant, MayTransmit, Refusal, Ring, Scheduler, Station,
+    StationId, Tid, TxqId, TxqTable, TxqTurn, Weight,
 };
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -463,16 +463,8 @@ impl Radio {
         let txq = TxqId::from_raw(raw);
         let now = self.now();
         let mut sent = 0;
-        // Whether the station's effective deficit was negative before the ask (a
-        // refusal tops it up), for the summary's guess at why a refusal came.
-        let sched = self.txqs.scheduler();
-        let sta = self.peers.0[peer].station_id();
-        let in_debt_before = matches!(
-            (sched.deficit_us(sta, ACS[tid_index]), sched.station_pending_us(sta, ACS[tid_index])),
-            (Ok(d), Ok(p)) if d < i64::from(p)
-        );
         match self.txqs.may_transmit(txq, now) {
-            Ok(Some(turn)) => {
+            Ok(MayTransmit::Granted(turn)) => {
                 let had_frames = turn.is_backlogged();
                 let mut port = self.port(now, Some(max_bytes));
                 let report =
@@ -493,20 +485,14 @@ impl Radio {
                 }
                 self.refused_back(report);
             }
-            Ok(None) => {
-                // `Ok(None)` does not say why; guess from the public counters (racy,
-                // for the summary only): the AC over its PHY limit, the station's
-                // effective deficit (deficit minus pending) negative, or another
-                // context holding the txq or its queue.
+            Ok(MayTransmit::Refused(why)) => {
+                // Nothing to send for this record: the txq keeps its frames and its
+                // place, and a round serves it (the recipe's below, the push rounds).
                 self.counts.fetch_refused.fetch_add(1, Ordering::Relaxed);
-                let ac = ACS[tid_index];
-                let over_phy = sched.phy_limit_us(ac).is_some_and(|limit| sched.ac_pending_us(ac) >= limit);
-                let reason = if over_phy {
-                    &self.counts.refused_phy
-                } else if in_debt_before {
-                    &self.counts.refused_deficit
-                } else {
-                    &self.counts.refused_other
+                let reason = match why {
+                    Refusal::OverPhyLimit => &self.counts.refused_phy,
+                    Refusal::Deficit => &self.counts.refused_deficit,
+                    _ => &self.counts.refused_other,
                 };
                 reason.fetch_add(1, Ordering::Relaxed);
             }
@@ -955,7 +941,7 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     println!(
         "fetch records {}: turns granted {} ({} of them sent nothing, {} on an \
          empty txq), refused by may_transmit {} (AC over its PHY limit {}, \
-         effective deficit negative {}, else {}), unknown peer/txq {}; recipe rounds {} (pushing {} frames \
+         effective deficit negative {}, txq or queue held elsewhere {}), unknown peer/txq {}; recipe rounds {} (pushing {} frames \
          of the txq just fetched), owed rounds {}, refused frames reported {}",
         n(&c.fetch_records),
         n(&c.fetch_answered),

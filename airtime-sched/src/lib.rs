@@ -330,8 +330,8 @@ pub use ids::{StationId, TxqId};
 pub use round_gate::{GateOutcome, RoundGate};
 pub use scheduler::{
     AcCounters, BatchRelease, ChargeError, DEFAULT_AQL_THRESHOLD_US, DEFAULT_MULTICAST_LIMIT_US, DepartingStation,
-    InvariantViolation, PhyAqlLimits, PhyAqlPending, ReleaseError, Round, SchedError, Scheduler, Serving,
-    StationAirtime, StationAql, TxqReturn,
+    InvariantViolation, MayTransmit, PhyAqlLimits, PhyAqlPending, PullRefusals, Refusal, ReleaseError, Round,
+    SchedError, Scheduler, Serving, StationAirtime, StationAql, TxqReturn,
 };
 pub use time::Instant;
 pub use traits::{

@@ -5,8 +5,8 @@
 mod common;
 
 use airtime_sched::{
-    Ac, AqlLimits, Charge, ChargeError, Config, ConfigError, Instant, InvalidTid, ReleaseError, SchedError, Scheduler,
-    Station, StationErrorKind, StationId, Tid, TxqId, TxqReturn, Weight,
+    Ac, AqlLimits, Charge, ChargeError, Config, ConfigError, Instant, InvalidTid, MayTransmit, Refusal, ReleaseError,
+    SchedError, Scheduler, Station, StationErrorKind, StationId, Tid, TxqId, TxqReturn, Weight,
 };
 use common::*;
 use proptest::prelude::*;
@@ -56,11 +56,11 @@ fn every_txq_method(s: &Scheduler, id: TxqId, now: Instant) -> usize {
         Err(e) => assert_eq!(e, SchedError::UnknownTxq),
     }
     match s.may_transmit(id, now) {
-        Ok(Some(serving)) => {
+        Ok(MayTransmit::Granted(serving)) => {
             ok += 1;
             s.return_txq(serving, TxqReturn::Empty, now);
         }
-        Ok(None) => ok += 1,
+        Ok(MayTransmit::Refused(_)) => ok += 1,
         Err(e) => assert_eq!(e, SchedError::UnknownTxq),
     }
     ok
@@ -307,13 +307,17 @@ fn l3_may_transmit_refuses_a_station_less_txq_while_the_ac_is_over_its_limit() {
     assert!(!round.is_open());
     assert!(s.next_txq(round, T0).is_none(), "a round serves nothing");
     let allowed = match s.may_transmit(mcast, T0).unwrap() {
-        Some(p) => {
+        MayTransmit::Granted(p) => {
             s.return_txq(p, TxqReturn::Empty, T0);
             true
         }
-        None => false,
+        MayTransmit::Refused(why) => {
+            assert_eq!(why, Refusal::OverPhyLimit);
+            false
+        }
     };
     assert!(!allowed, "pull mode serves nothing either");
+    assert_eq!(s.ac_counters(Ac::Be).pull_refusals.over_phy_limit, 1, "counted by reason");
     s.release(c).unwrap();
     s.check_invariants_quiescent().unwrap();
 }
@@ -406,7 +410,7 @@ proptest! {
                         1 => s.txq_info(id).map(drop),
                         2 => s.remove_txq(id),
                         3 => s.may_transmit(id, now).map(|p| {
-                            if let Some(p) = p {
+                            if let Some(p) = p.granted() {
                                 s.return_txq(p, TxqReturn::Stalled, now)
                             }
                         }),

@@ -8,6 +8,7 @@ use airtime_sched::{
     Ac, AirtimeFlags, AqlLimits, Charge, Instant, OverLimitPolicy, PushError, ReleaseError, Ring, RingErrorKind,
     Station, StationErrorKind, StationId, Tid, TxqReturn, Weight,
 };
+use airtime_sched::{MayTransmit, Refusal};
 use common::*;
 
 // ---------------------------------------------------------------- accounting (A1–A6)
@@ -367,11 +368,12 @@ fn s3_a_served_txq_has_one_server_at_a_time() {
     let round = s.start_round(Ac::Be);
     assert!(round.is_open());
     assert!(s.next_txq(round, T0).is_none(), "a wake while held does not list it again");
-    assert!(s.may_transmit(a, T0).unwrap().is_none(), "may_transmit refuses a second server");
+    assert_eq!(s.may_transmit(a, T0).unwrap().refusal(), Some(Refusal::Served), "may_transmit refuses a second server");
     s.return_txq(serving, TxqReturn::Backlogged, T0);
     s.check_invariants_quiescent().unwrap();
-    let pulled = s.may_transmit(a, T0).unwrap().expect("free again");
-    assert!(s.may_transmit(a, T0).unwrap().is_none());
+    let pulled = s.may_transmit(a, T0).unwrap().granted().expect("free again");
+    assert_eq!(s.may_transmit(a, T0).unwrap().refusal(), Some(Refusal::Served));
+    assert_eq!(s.ac_counters(Ac::Be).pull_refusals.served, 2, "both refusals counted");
     s.return_txq(pulled, TxqReturn::Empty, T0);
     s.check_invariants_quiescent().unwrap();
 }
@@ -780,8 +782,11 @@ fn l3_a_closed_ac_serves_nothing() {
         assert!(s.next_txq(round, T0).is_none(), "nothing served, station-less txqs included");
         assert_eq!(s.ac_counters(Ac::Be).closed_rounds, 1);
         match s.may_transmit(a, T0).unwrap() {
-            None => assert_eq!(policy, OverLimitPolicy::Refuse, "may_transmit honours L3 by default"),
-            Some(pulled) => {
+            MayTransmit::Refused(why) => {
+                assert_eq!(policy, OverLimitPolicy::Refuse, "may_transmit honours L3 by default");
+                assert_eq!(why, Refusal::OverPhyLimit);
+            }
+            MayTransmit::Granted(pulled) => {
                 assert_eq!(policy, OverLimitPolicy::AllowLikeMainline, "mainline's may_transmit allows over the limit");
                 s.return_txq(pulled, TxqReturn::Backlogged, T0);
             }

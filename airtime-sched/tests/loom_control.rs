@@ -108,7 +108,7 @@ fn ctl2_stale_top_up_never_lands_on_the_next_occupant() {
         // In debt: the pull-mode check refuses and tops the deficit up by the weight.
         sched.register_airtime(sta, Ac::Be, 1000, 0, NOW).unwrap();
         let write = move |s: &Scheduler| {
-            if let Ok(Some(serving)) = s.may_transmit(txq, NOW) {
+            if let Ok(airtime_sched::MayTransmit::Granted(serving)) = s.may_transmit(txq, NOW) {
                 s.return_txq(serving, TxqReturn::Empty, NOW);
             }
         };

@@ -1220,7 +1220,7 @@ fn model18_may_transmit_and_next_txq_never_both_serve() {
         let pull = {
             let (sched, book) = (sched.clone(), book.clone());
             thread::spawn(move || {
-                if let Some(serving) = sched.may_transmit(a, NOW).unwrap() {
+                if let Some(serving) = sched.may_transmit(a, NOW).unwrap().granted() {
                     book.serve_unnumbered(&sched, serving, 0, u32::MAX);
                 }
                 book.enqueue(0, 1);
@@ -1461,7 +1461,7 @@ fn model21_may_transmit_and_a_walk_top_up_a_debt_once() {
         let pull = {
             let sched = sched.clone();
             thread::spawn(move || {
-                if let Some(serving) = sched.may_transmit(a, NOW).unwrap() {
+                if let Some(serving) = sched.may_transmit(a, NOW).unwrap().granted() {
                     sched.return_txq(serving, TxqReturn::Empty, NOW);
                 }
             })
@@ -1534,7 +1534,7 @@ fn model23_may_transmit_never_tops_up_a_newcomers_station() {
                     debt,
                     "may_transmit topped up the station of a txq that took the slot"
                 );
-                if let Ok(Some(serving)) = answer {
+                if let Ok(airtime_sched::MayTransmit::Granted(serving)) = answer {
                     sched.return_txq(serving, TxqReturn::Empty, NOW);
                 }
             })

@@ -8,7 +8,8 @@ use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
 use airtime_sched::txqs::{EnqueueError, Retry, TurnBudget, TurnStart};
 use airtime_sched::{
-    Ac, Charge, Config, Frame, Instant, Ring, Scheduler, Station, StationId, Tid, TxqId, TxqReturn, TxqTable, Weight,
+    Ac, Charge, Config, Frame, Instant, Refusal, Ring, Scheduler, Station, StationId, Tid, TxqId, TxqReturn, TxqTable,
+    Weight,
 };
 use common::fixtures::{Peer, Peers};
 
@@ -488,7 +489,7 @@ fn a_retry_cannot_be_parked_on_a_txq_the_table_does_not_keep() {
     // removal, and the slot's next occupant would send it.
     let t = table();
     let foreign = t.scheduler().add_txq(None, Tid::BE).unwrap();
-    let mut turn = t.may_transmit(foreign, NOW).unwrap().expect("station-less txqs may send");
+    let mut turn = t.may_transmit(foreign, NOW).unwrap().granted().expect("station-less txqs may send");
     let back = turn.hold_back(Retry { frame: Pkt(7), charge: None }).unwrap_err();
     assert_eq!(back.frame, Pkt(7));
     assert!(turn.take_retry().is_none());
@@ -927,7 +928,7 @@ fn a_pull_mode_turn_is_served_as_a_round_serves_it() {
     let t = table();
     let (sta, peers, q) = one_station(&t, 5);
     let mut r = TestRing { refuse_at: Some(3), ..ring(64) };
-    let turn = t.may_transmit(q, NOW).unwrap().expect("no debt: allowed");
+    let turn = t.may_transmit(q, NOW).unwrap().granted().expect("no debt: allowed");
     let mut ends = 0;
     let report = turn.serve(NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| ends += 1);
     assert_eq!(report.end, RoundEnd::Refused(RingErrorKind::OutOfMemory));
@@ -938,17 +939,17 @@ fn a_pull_mode_turn_is_served_as_a_round_serves_it() {
     // Completed (pending airtime would otherwise turn the asks down: deficit minus
     // pending is negative), then its budget ends the next turn with frames left.
     let mut sent = complete(&t, &mut r);
-    let turn = t.may_transmit(q, NOW).unwrap().unwrap();
+    let turn = t.may_transmit(q, NOW).unwrap().granted().unwrap();
     let report = turn.serve(NOW, &peers, &mut r, TurnBudget::frames(2), |_| {});
     assert_eq!((report.frames, report.end), (2, RoundEnd::TurnBudget));
     sent.extend(complete(&t, &mut r));
     // A full ring stops it before a dequeue; the txq stays listed.
     let mut full = ring(0);
-    let turn = t.may_transmit(q, NOW).unwrap().unwrap();
+    let turn = t.may_transmit(q, NOW).unwrap().granted().unwrap();
     let report = turn.serve(NOW, &peers, &mut full, TurnBudget::UNLIMITED, |_| {});
     assert_eq!((report.frames, report.end), (0, RoundEnd::RingFull));
     // The rest, then nothing left: the txq leaves the list.
-    let turn = t.may_transmit(q, NOW).unwrap().unwrap();
+    let turn = t.may_transmit(q, NOW).unwrap().granted().unwrap();
     let report = turn.serve(NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| {});
     assert_eq!((report.frames, report.end), (1, RoundEnd::Exhausted));
     assert_eq!(t.may_have_frames(q), Ok(false));
@@ -957,6 +958,38 @@ fn a_pull_mode_turn_is_served_as_a_round_serves_it() {
     assert_eq!(t.scheduler().total_pending_us(), 0);
     let round = t.scheduler().start_round(Ac::Be);
     assert!(t.next_txq(round, NOW).is_none(), "returned empty: nothing listed");
+}
+
+#[test]
+fn a_pull_mode_refusal_says_why_and_is_counted() {
+    // A station with more airtime in flight than its deficit (deficit minus pending
+    // negative) is refused for its deficit, each refusal topping it up by the weight,
+    // until the deficit covers what is in flight.
+    let t = table();
+    let (sta, peers, q) = one_station(&t, 8);
+    let mut r = ring(64);
+    let weight = i64::from(Weight::DEFAULT.get());
+    let turn = t.may_transmit(q, NOW).unwrap().granted().expect("no debt: allowed");
+    let report = turn.serve(NOW, &peers, &mut r, TurnBudget::frames(5), |_| {});
+    assert_eq!(report.frames, 5);
+    let pending = i64::from(t.scheduler().station_pending_us(sta, Ac::Be).unwrap());
+    assert_eq!(t.scheduler().deficit_us(sta, Ac::Be).unwrap(), weight, "nothing registered yet");
+    assert!(weight < pending && pending < 2 * weight, "{pending} us in flight, between one and two weights");
+    assert_eq!(t.may_transmit(q, NOW).unwrap().refusal(), Some(Refusal::Deficit), "in flight above its deficit");
+    assert_eq!(t.scheduler().deficit_us(sta, Ac::Be).unwrap(), 2 * weight, "topped up by one weight");
+    let counters = t.scheduler().ac_counters(Ac::Be).pull_refusals;
+    assert_eq!((counters.deficit, counters.total()), (1, 1));
+    assert_eq!(counters.get(Refusal::Deficit), 1);
+    // Now the deficit covers the airtime in flight: granted, and no AQL check was made
+    // here (the turn's server checks each frame).
+    let turn = t.may_transmit(q, NOW).unwrap().granted().expect("topped up: allowed");
+    // Held: another ask is refused for that.
+    assert_eq!(t.may_transmit(q, NOW).unwrap().refusal(), Some(Refusal::Served));
+    let report = turn.serve(NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| {});
+    assert_eq!(report.frames, 3);
+    complete(&t, &mut r);
+    let counters = t.scheduler().ac_counters(Ac::Be).pull_refusals;
+    assert_eq!((counters.deficit, counters.served, counters.over_phy_limit, counters.queue_busy), (1, 1, 0, 0));
 }
 
 #[test]
@@ -977,7 +1010,7 @@ fn a_served_station_less_turn_is_charged_to_the_multicast_budget_when_priced() {
         t.enqueue(mc, Pkt(i), NOW).unwrap();
     }
     let mut r = ring(64);
-    let turn = t.may_transmit(mc, NOW).unwrap().unwrap();
+    let turn = t.may_transmit(mc, NOW).unwrap().granted().unwrap();
     let report = turn.serve(NOW, &Priced(Peers(Vec::new())), &mut r, TurnBudget::UNLIMITED, |_| {});
     assert_eq!(report.frames, 2);
     assert!(r.held.iter().all(|(_, c)| c.as_ref().is_some_and(Charge::is_multicast)));
@@ -991,7 +1024,8 @@ fn a_served_turn_the_ring_takes_no_more_of_says_so() {
     let t = table();
     let (sta, peers, q) = one_station(&t, 3);
     let mut r = TestRing { window: Some((q, 1)), ..ring(64) };
-    let report = t.may_transmit(q, NOW).unwrap().unwrap().serve(NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| {});
+    let report =
+        t.may_transmit(q, NOW).unwrap().granted().unwrap().serve(NOW, &peers, &mut r, TurnBudget::UNLIMITED, |_| {});
     assert_eq!((report.frames, report.held_back), (1, 1));
     assert_eq!(report.end, RoundEnd::Refused(RingErrorKind::TxqFull), "not `Exhausted`, as a drained turn is");
     assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 100, "the kept frame's charge given back");

@@ -171,8 +171,13 @@ fn a_preempted_enqueue_costs_its_txq_the_turn_not_the_round_or_a_frame() {
         turn.finish(TxqReturn::Empty, NOW);
         assert!(t.next_txq(round, NOW).is_none(), "the passed-over txq ends the round when met again");
         assert!(t.claim(q).unwrap().is_none(), "a claim waits for the enqueue too");
-        assert!(t.may_transmit(q, NOW).unwrap().is_none(), "and so does a pull-mode turn");
+        assert_eq!(
+            t.may_transmit(q, NOW).unwrap().refusal(),
+            Some(airtime_sched::Refusal::QueueBusy),
+            "and so does a pull-mode turn, saying why"
+        );
     });
+    assert_eq!(t.scheduler().ac_counters(Ac::Be).pull_refusals.queue_busy, 1, "counted by reason");
     assert_eq!(done.unwrap(), 2);
     assert_eq!(serve(&t), Some(vec![Pkt(0), Pkt(1), Pkt(2)]), "still listed: every frame, in order");
     let mut t = t;

@@ -22,7 +22,7 @@
 use airtime_sched::driver_loop::{RoundEnd, StationTable, TxqTable, run_round};
 use airtime_sched::{
     Ac, AirtimeFlags, AqlLimits, BatchRelease, Charge, ChargeError, Config, Frame, Instant, OverLimitPolicy, PushError,
-    Ring, RingErrorKind, RoundPolicy, Scheduler, Serving, Station, StationErrorKind, StationId, Tid, Txq,
+    Refusal, Ring, RingErrorKind, RoundPolicy, Scheduler, Serving, Station, StationErrorKind, StationId, Tid, Txq,
     TxqId, TxqReturn, Weight,
 };
 use arbitrary::Arbitrary;
@@ -794,7 +794,7 @@ fuzz_target!(|input: Input| {
                     if second {
                         // Another context's pull for the same txq: one server at a time (the
                         // single-server invariant).
-                        assert!(w.sched.may_transmit(serving.txq(), w.d.now).unwrap().is_none());
+                        assert_eq!(w.sched.may_transmit(serving.txq(), w.d.now).unwrap().refusal(), Some(Refusal::Served));
                     }
                     if w.d.serve(&w.sched, serving, frames, charging, end) {
                         break;
@@ -803,7 +803,7 @@ fuzz_target!(|input: Input| {
             }
             Op::Pull { txq, frames, charging, end } => {
                 let Some(id) = w.pick_txq(txq) else { continue };
-                if let Some(serving) = w.sched.may_transmit(id, w.d.now).expect("a live txq") {
+                if let Some(serving) = w.sched.may_transmit(id, w.d.now).expect("a live txq").granted() {
                     w.d.serve(&w.sched, serving, frames, charging, end);
                 }
             }

@@ -29,7 +29,7 @@ use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::txqs::{EnqueueError, INTAKE_LIMIT, RemovedTxq, Retry, TurnBudget, TurnStart};
 use airtime_sched::{
     Ac, AirtimeFlags, AqlLimits, Charge, ChargeError, Config, DEFAULT_AQL_THRESHOLD_US, DEFAULT_MULTICAST_LIMIT_US,
-    DepartingStation, Enqueue, Frame, FrameStatus, Instant, OverLimitPolicy, PushError, Ring, RingErrorKind,
+    DepartingStation, Enqueue, Frame, FrameStatus, Instant, MayTransmit, OverLimitPolicy, PushError, Refusal, Ring, RingErrorKind,
     RoundPolicy, SchedError, Scheduler, Station, StationErrorKind, StationId, Tid, Txq, TxqId,
     TxqReturn, TxqTable, TxqTurn, Weight,
 };
@@ -1427,8 +1427,8 @@ fn serve(
         }
         Meanwhile::Claim => {
             assert!(table.claim(id).unwrap().is_none(), "claimed while held");
-            assert!(table.may_transmit(id, now).unwrap().is_none(), "allowed while held");
-            assert!(sched.may_transmit(id, now).unwrap().is_none(), "allowed while held");
+            assert_eq!(table.may_transmit(id, now).unwrap().refusal(), Some(Refusal::Served), "allowed while held");
+            assert_eq!(sched.may_transmit(id, now).unwrap().refusal(), Some(Refusal::Served), "allowed while held");
         }
         Meanwhile::RemoveTxq => {
             table.remove_txq(id).unwrap();
@@ -1739,12 +1739,14 @@ fuzz_target!(|input: Input| {
                 let deficit = station.map(|s| (w.sched().deficit_us(s, ac).unwrap(), w.sched().weight(s).unwrap()));
                 let World { table, stas, ring, m, now } = &mut w;
                 match table.may_transmit(id, *now).expect("a live txq") {
-                    Some(turn) => {
+                    MayTransmit::Granted(turn) => {
                         assert!(allowed, "may_transmit allowed {id:?} against its contract");
                         serve(table, stas, ring, m, *now, turn, spec);
                     }
-                    None => {
+                    MayTransmit::Refused(why) => {
                         assert!(!allowed, "may_transmit refused {id:?} against its contract");
+                        let expected = if debt { Refusal::Deficit } else { Refusal::OverPhyLimit };
+                        assert_eq!(why, expected, "may_transmit refused {id:?} for another reason");
                         if let (true, Some((d, weight)), Some(sta)) = (debt, deficit, station) {
                             if d.abs() < 1 << 40 {
                                 let after = table.scheduler().deficit_us(sta, ac).unwrap();

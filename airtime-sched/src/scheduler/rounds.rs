@@ -297,31 +297,84 @@ impl Scheduler {
         sched.finish_service(id, ac, outcome, now, false);
     }
 
-    /// May this txq transmit now (`ieee80211_txq_may_transmit`), for
-    /// drivers whose firmware asks for frames of a given station and TID (pull mode)?
-    /// Refused, by default, while the AC is over its PHY limit, station-less txqs
-    /// included (`Config::over_limit`; mainline allows). Otherwise allowed: station-less
-    /// txqs, and txqs whose station's effective deficit (deficit minus pending, unlike
-    /// mainline's raw deficit for the target) is not negative; refused: a negative
-    /// deficit (topped up by the weight, as mainline does).
-    /// An allowed txq is held like one from `next_txq` and must be returned. `now` is
-    /// not read, as in `next_txq`.
-    pub fn may_transmit(&self, id: TxqId, _now: Instant) -> Result<Option<Serving<'_>>, SchedError> {
+    /// May this txq transmit now (`ieee80211_txq_may_transmit`), for drivers whose
+    /// firmware asks for frames of a given station and TID (pull mode)? Granted, the
+    /// txq is held like one from `next_txq` and must be returned; refused, the answer
+    /// says why ([`Refusal`](super::Refusal)), and the refusal is counted
+    /// ([`AcCounters::pull_refusals`](super::AcCounters::pull_refusals)). `now` is not
+    /// read, as in `next_txq`.
+    ///
+    /// What it checks, in this order (and nothing else):
+    /// * the AC's PHY limit: while the AC's pending airtime is over it, every txq of
+    ///   the AC is refused, station-less ones included
+    ///   ([`Refusal::OverPhyLimit`](super::Refusal::OverPhyLimit);
+    ///   [`Config::over_limit`](crate::Config::over_limit) chooses mainline's answer
+    ///   instead, which allows);
+    /// * the station's *effective* deficit, its deficit minus its airtime in flight on
+    ///   the AC: negative, the deficit is topped up by the station's weight and the txq
+    ///   refused ([`Refusal::Deficit`](super::Refusal::Deficit)); station-less txqs
+    ///   skip this check;
+    /// * whether another context holds the txq ([`Refusal::Served`](super::Refusal::Served),
+    ///   S3).
+    ///
+    /// It does **not** check the station's AQL limit: the turn's server does, before
+    /// each frame ([`Serving::airtime_check`](super::Serving::airtime_check); the table's
+    /// [`TxqTurn::serve`](crate::TxqTurn::serve) does it for the driver), as a round's
+    /// server does.
+    ///
+    /// **The effective deficit in pull mode.** Mainline's `ieee80211_txq_may_transmit`
+    /// refuses only when the asked station's stored deficit is negative, not counting
+    /// the airtime it has in flight (its rounds, `ieee80211_next_txq`, subtract it); this
+    /// crate subtracts it here too, so that pull-mode turns and rounds judge a station
+    /// alike. The consequence for a firmware that pulls: a station with more airtime
+    /// in flight than its deficit (any station the firmware keeps busy) is refused until
+    /// its completions bring the pending airtime down, or until repeated asks have
+    /// topped its deficit up, one weight per refusal (in the crate's `pull_mode_driver`
+    /// example, eight busy stations, about two records in five that name a live txq
+    /// are refused this way). A refused
+    /// record is not lost work: the txq stays listed, and the host's push rounds (which
+    /// the completions run) serve it when its station's turn comes; so a pull-mode
+    /// driver answers a refused record with nothing, and makes sure a round follows
+    /// (the crate docs' recipe for a turn taken outside a round runs one whenever the
+    /// txq may still have frames). A driver whose firmware must get frames for every
+    /// record it sends, fairness aside, serves the record through
+    /// [`TxqTable::claim`](crate::TxqTable::claim) instead (no deficit or PHY-limit
+    /// check; the turn's AQL check still applies), and accepts that those frames are
+    /// outside the weighted shares until their airtime is charged at completion.
+    ///
+    /// **Beside concurrent rounds**, a turn taken here has no round to re-check (see
+    /// the crate docs, [Concurrency](crate#concurrency)): after the call returns,
+    /// whatever it returned (a refusal may have held the txq a moment), the driver
+    /// runs a round on the AC if the txq may still have frames, asked then. A
+    /// firmware's fetch indication with several records on one AC needs one such
+    /// round, run after the last record's turn has returned: a wake that landed during
+    /// any of those turns has listed its txq by the time that turn returned, so a
+    /// round started after the last return sees every one of them (the same argument
+    /// as for one turn).
+    pub fn may_transmit(&self, id: TxqId, _now: Instant) -> Result<super::MayTransmit<Serving<'_>>, SchedError> {
+        use super::{MayTransmit, Refusal};
         // Read while the slot held `id`: a top-up must not land on the station of a txq
         // that took the slot meanwhile.
         let super::registry::TxqParts { ac, station, .. } = self.txq_parts(id)?;
+        let refuse = |why: Refusal| {
+            self.acs[ac].counters.count_refusal(why);
+            Ok(MayTransmit::Refused(why))
+        };
         let over = self.aql_enabled() && !self.ac_under_phy_limit(ac);
         if over && self.config.over_limit == crate::config::OverLimitPolicy::Refuse {
             // As a round would (L3), station-less txqs included.
-            return Ok(None);
+            return refuse(Refusal::OverPhyLimit);
         }
         if let (false, Some(sta)) = (over, station) {
             let sslot = self.station_slot(sta)?;
             if sslot.top_up_debt(ac, i64::from(sslot.weight().max(1))) != crate::slots::TopUp::NoDebt {
-                return Ok(None);
+                return refuse(Refusal::Deficit);
             }
         }
-        self.claim_txq(id)
+        match self.claim_txq(id)? {
+            Some(serving) => Ok(MayTransmit::Granted(serving)),
+            None => refuse(Refusal::Served),
+        }
     }
 
     /// Hands txq `id` to the caller whatever its station's deficit and AQL budget

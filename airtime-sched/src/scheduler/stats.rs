@@ -14,6 +14,8 @@ pub(crate) struct AtomicAcCounters {
     uncharged_frames: AtomicU64,
     departed_tx_us: AtomicU64,
     departed_rx_us: AtomicU64,
+    /// Pull-mode refusals, by `Refusal::index`.
+    pull_refusals: [AtomicU64; 4],
 }
 
 impl AtomicAcCounters {
@@ -25,6 +27,14 @@ impl AtomicAcCounters {
             uncharged_frames: AtomicU64::new(0),
             departed_tx_us: AtomicU64::new(0),
             departed_rx_us: AtomicU64::new(0),
+            pull_refusals: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
+        }
+    }
+
+    /// Counts a pull-mode refusal; off the granted path.
+    pub(crate) fn count_refusal(&self, why: super::Refusal) {
+        if let Some(c) = self.pull_refusals.get(why.index()) {
+            c.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -70,6 +80,9 @@ pub struct AcCounters {
     pub departed_tx_us: u64,
     /// Received airtime registered for stations after their removal, in us.
     pub departed_rx_us: u64,
+    /// Pull-mode asks ([`Scheduler::may_transmit`], [`TxqTable::may_transmit`](crate::TxqTable::may_transmit))
+    /// refused, by reason ([`Refusal`](super::Refusal)).
+    pub pull_refusals: super::PullRefusals,
 }
 
 /// A station's `aql` file: pending airtime and limits per AC.
@@ -238,6 +251,11 @@ impl Scheduler {
             uncharged_frames: c.uncharged_frames.load(Ordering::Relaxed),
             departed_tx_us: c.departed_tx_us.load(Ordering::Relaxed),
             departed_rx_us: c.departed_rx_us.load(Ordering::Relaxed),
+            pull_refusals: {
+                let [over_phy_limit, deficit, served, queue_busy] =
+                    c.pull_refusals.each_ref().map(|c| c.load(Ordering::Relaxed));
+                super::PullRefusals { over_phy_limit, deficit, served, queue_busy }
+            },
         }
     }
 }

@@ -270,6 +270,18 @@ impl<'a, Q: Txq + Enqueue> super::TxqTurn<'a, Q> {
     /// refused a frame for this txq alone), [`RoundEnd::TurnBudget`] when `budget` did
     /// with frames left, else [`RoundEnd::Exhausted`]: the txq drained, or its station
     /// over its AQL limit, unpriced or removed (the txq stays listed while it has frames).
+    /// For a pull-mode turn `TurnBudget` is the firmware's budget met, not a round
+    /// left unfinished: the txq kept its place, and a round or the firmware's next
+    /// fetch serves it. `overlapped` is always false (one turn, no round to re-check).
+    /// `refused` is always `None`: a frame the ring refuses waits in the txq's retry
+    /// slot (counted in `held_back`), its charge given back.
+    ///
+    /// A turn from [`TxqTable::may_transmit`] or [`TxqTable::claim`] beside concurrent
+    /// rounds is a turn taken outside a round: once this returned, run a round on the AC
+    /// if [`TxqTable::may_have_frames`] says the txq may still have frames (the crate
+    /// docs' [recipe](crate#concurrency)); `Err(UnknownTxq)` there means it was removed,
+    /// and no round is owed. Not "if the report says frames were left": a wake that
+    /// landed during the turn lists the txq at its return.
     pub fn serve<S, R>(
         self,
         now: Instant,

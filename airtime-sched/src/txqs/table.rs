@@ -810,6 +810,13 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// is taken as `Stalled`), `Stalled` to leave it listed. A removed txq's retry
     /// frame comes back with it instead ([`take_removed`](Self::take_removed)).
     ///
+    /// Beside concurrent rounds, a claimed turn is a turn taken outside a round: as
+    /// after [`may_transmit`](Self::may_transmit), once the call returned (and the turn,
+    /// if any, was returned), run a round on the AC if
+    /// [`may_have_frames`](Self::may_have_frames) says the txq may still have frames
+    /// (`Err(UnknownTxq)`: removed, no round owed); the crate docs'
+    /// [recipe](crate#concurrency) says why.
+    ///
     /// Neither this nor [`enqueue`](Self::enqueue) ever waits for another context (a
     /// bounded spin at most), so a driver may call them holding its own power-save lock
     /// while its pre-turn hook, which runs holding a turn, takes that lock. Frames
@@ -822,12 +829,40 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         Ok(self.sched.claim_txq(id)?.and_then(|serving| self.turn_or_stall(serving, Instant::ZERO)))
     }
 
-    /// Asks whether txq `id` may send now ([`Scheduler::may_transmit`], pull mode), with
-    /// its queue. `Ok(None)` also while an enqueue holds its queue for longer than the
-    /// bounded wait (the enqueuer was preempted): ask again later. [`TxqTurn::serve`]
-    /// sends from the turn as a round would (its ring, its budget) and returns it.
-    pub fn may_transmit(&self, id: TxqId, now: Instant) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
-        Ok(self.sched.may_transmit(id, now)?.and_then(|serving| self.turn_or_stall(serving, now)))
+    /// Asks whether txq `id` may send now ([`Scheduler::may_transmit`], pull mode: its
+    /// checks, the AC's PHY limit and the station's effective deficit, and what a
+    /// pull-mode driver does about a [`Refusal::Deficit`](crate::Refusal::Deficit)),
+    /// with its queue. Refused also with [`Refusal::QueueBusy`](crate::Refusal::QueueBusy)
+    /// while an enqueue holds its queue for longer than the bounded wait (the enqueuer
+    /// was preempted; the txq is left listed). Every refusal is counted
+    /// ([`AcCounters::pull_refusals`](crate::AcCounters::pull_refusals)).
+    /// [`TxqTurn::serve`] sends from a granted turn as a round would (its ring, its
+    /// budget, the station's AQL limit checked before each frame) and returns it.
+    ///
+    /// Beside concurrent rounds (the crate docs'
+    /// [recipe](crate#concurrency)): once this returned, and the turn if granted was
+    /// served and returned, run a round on the AC if
+    /// [`may_have_frames`](Self::may_have_frames) says the txq may still have frames,
+    /// whatever this returned (a refusal may have held the txq a moment). `Err(UnknownTxq)`
+    /// from either call means the txq was removed: its frames come back from
+    /// [`take_removed`](Self::take_removed), and no round is owed for it. Several
+    /// records of one fetch indication on one AC need one round, after the last
+    /// record's turn returned (a round started then sees every txq those turns listed).
+    pub fn may_transmit(&self, id: TxqId, now: Instant) -> Result<crate::MayTransmit<TxqTurn<'_, Q>>, SchedError> {
+        use crate::{MayTransmit, Refusal};
+        Ok(match self.sched.may_transmit(id, now)? {
+            MayTransmit::Granted(serving) => {
+                let ac = serving.ac();
+                match self.turn_or_stall(serving, now) {
+                    Some(turn) => MayTransmit::Granted(turn),
+                    None => {
+                        self.sched.acs[ac].counters.count_refusal(Refusal::QueueBusy);
+                        MayTransmit::Refused(Refusal::QueueBusy)
+                    }
+                }
+            }
+            MayTransmit::Refused(why) => MayTransmit::Refused(why),
+        })
     }
 
     /// [`turn`](Self::turn), or the txq returned `Stalled` (still listed).
@@ -947,7 +982,7 @@ mod tests {
         // and the turn finished `Empty`, as a driver testing only the queue would.
         let (t, q) = one_txq(1024);
         t.enqueue(q, Pkt, NOW).unwrap();
-        let mut turn = t.may_transmit(q, NOW).unwrap().unwrap();
+        let mut turn = t.may_transmit(q, NOW).unwrap().granted().unwrap();
         let frame = turn.dequeue(NOW).unwrap().unwrap();
         assert!(turn.hold_back(Retry { frame, charge: None }).is_ok());
         assert!(turn.queue().unwrap().is_empty() && turn.is_backlogged());

@@ -233,6 +233,12 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// meanwhile need no such care: that enqueue's own wake lists the txq.) The outcome
     /// that says what the turn saw is
     /// [`TxqReturn::after_turn`]`(turn.is_backlogged(), sent_any)`.
+    ///
+    /// A turn from [`TxqTable::may_transmit`](crate::TxqTable::may_transmit) or
+    /// [`TxqTable::claim`](crate::TxqTable::claim) beside concurrent rounds: after this,
+    /// run a round on the AC if
+    /// [`TxqTable::may_have_frames`](crate::TxqTable::may_have_frames) says the txq may
+    /// still have frames (the crate docs' [recipe](crate#concurrency)).
     pub fn finish(self, outcome: TxqReturn, now: Instant) {
         let outcome = if outcome == TxqReturn::Empty && self.holds_frames() { TxqReturn::Stalled } else { outcome };
         self.finish_as_seen(outcome, now);

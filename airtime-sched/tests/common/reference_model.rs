@@ -59,6 +59,7 @@
 //! `check_invariants`; [`Harness::drain`] completes and serves everything and checks that
 //! no airtime stays pending.
 
+use airtime_sched::MayTransmit;
 use airtime_sched::aql;
 use airtime_sched::{
     Ac, AirtimeFlags, AqlLimits, Charge, Config, DEFAULT_AQL_THRESHOLD_US, Instant, OverLimitPolicy, Round,
@@ -769,8 +770,8 @@ impl Harness {
                 let mut d = Driver { sched, model: &mut self.model, held: &mut self.held, round: None };
                 let real = sched.may_transmit(d.model.txqs[t].id, now);
                 let expected = d.model.may_transmit(t);
-                assert_eq!(real.as_ref().map(Option::is_some).map_err(|e| *e), expected, "may_transmit");
-                if let Ok(Some(mut serving)) = real {
+                assert_eq!(real.as_ref().map(MayTransmit::is_granted).map_err(|e| *e), expected, "may_transmit");
+                if let Ok(MayTransmit::Granted(mut serving)) = real {
                     let served = d.dequeue(&mut serving, t, max_frames, airtime_us, airtime_us % 2 == 0);
                     d.give_back(serving, served, backlogged, now);
                 }
