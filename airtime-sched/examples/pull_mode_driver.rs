@@ -239,11 +239,9 @@ struct FwPort<'a> {
     /// The rate of the turn's station, looked up once per turn.
     turn_rate: Option<Rate>,
     /// Frames the firmware may hold for this port to push: `PUSH_ALLOWED` for a
-    /// push round, `FW_SLOTS` for a fetch answer.
+    /// push round, `FW_SLOTS` for a fetch answer (whose frame and byte bounds are the
+    /// turn's budget).
     limit: usize,
-    /// A fetch record's byte budget (`None` for a push round).
-    byte_budget: Option<u64>,
-    bytes: u64,
     frames: u64,
     /// The txq of the turn in progress, and a txq whose pushes are counted apart
     /// (`watched`): the one a fetch record just served, in the recipe's round.
@@ -257,11 +255,6 @@ impl Ring for FwPort<'_> {
     type Error = RingErrorKind;
 
     fn has_room(&self, _ac: Ac) -> bool {
-        // A fetch record asks for at most `max_num_bytes`: as ath10k's loop, push
-        // while fewer bytes than that went out.
-        if self.byte_budget.is_some_and(|max| self.bytes >= max) {
-            return false;
-        }
         self.radio.fw.state.lock().map(|s| s.frames.len() < self.limit).unwrap_or(false)
     }
 
@@ -285,7 +278,6 @@ impl Ring for FwPort<'_> {
         }
         let tries = 1 + (fw.rng.below(4) == 0) as u8 + (fw.rng.below(16) == 0) as u8;
         let status = FrameStatus { len_bytes: frame.len, rate: self.turn_rate, tries, aggregated: true };
-        self.bytes += u64::from(frame.len);
         self.frames += 1;
         self.watched += u64::from(self.watch.is_some() && self.turn_txq == self.watch);
         fw.last_activity = self.now;
@@ -305,21 +297,10 @@ impl Radio {
         }
     }
 
-    /// A port for a push round (`None`) or a fetch record's answer (its byte budget).
-    fn port(&self, now: Instant, byte_budget: Option<u64>) -> FwPort<'_> {
-        let limit = if byte_budget.is_some() { FW_SLOTS } else { PUSH_ALLOWED };
-        FwPort {
-            radio: self,
-            now,
-            turn_rate: None,
-            limit,
-            byte_budget,
-            bytes: 0,
-            frames: 0,
-            turn_txq: None,
-            watch: None,
-            watched: 0,
-        }
+    /// A port for a push round or a fetch record's answer (`fetch`).
+    fn port(&self, now: Instant, fetch: bool) -> FwPort<'_> {
+        let limit = if fetch { FW_SLOTS } else { PUSH_ALLOWED };
+        FwPort { radio: self, now, turn_rate: None, limit, frames: 0, turn_txq: None, watch: None, watched: 0 }
     }
 
     /// Pending airtime of the charge's station on its AC within its AQL limit plus one frame.
@@ -430,7 +411,7 @@ impl Radio {
     fn push_round(&self, ac_index: usize, watch: Option<TxqId>) -> u64 {
         let Some(&ac) = ACS.get(ac_index) else { return 0 };
         let now = self.now();
-        let mut port = self.port(now, None);
+        let mut port = self.port(now, false);
         port.watch = watch;
         let report =
             self.txqs.run_round_with(ac, now, &self.peers, &mut port, TurnBudget::frames(16), |t| self.take_drops(t));
@@ -466,9 +447,12 @@ impl Radio {
         match self.txqs.may_transmit(txq, now) {
             Ok(MayTransmit::Granted(turn)) => {
                 let had_frames = turn.is_backlogged();
-                let mut port = self.port(now, Some(max_bytes));
-                let report =
-                    turn.serve(now, &self.peers, &mut port, TurnBudget::frames(max_frames), |t| self.take_drops(t));
+                // The record's `max_num_msdus` and `max_num_bytes`, as ath10k's loop
+                // bounds its answer (the frame that reaches the byte bound is sent).
+                let mut port = self.port(now, true);
+                let bytes = u32::try_from(max_bytes).unwrap_or(u32::MAX);
+                let budget = TurnBudget { frames: max_frames, bytes, ..TurnBudget::UNLIMITED };
+                let report = turn.serve(now, &self.peers, &mut port, budget, |t| self.take_drops(t));
                 sent = port.frames;
                 self.counts.fetch_answered.fetch_add(1, Ordering::Relaxed);
                 self.counts.fetch_frames.fetch_add(sent, Ordering::Relaxed);

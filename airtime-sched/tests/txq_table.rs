@@ -417,6 +417,34 @@ fn an_airtime_budget_ends_the_turn_at_the_frame_that_reaches_it() {
 }
 
 #[test]
+fn a_byte_budget_ends_the_turn_at_the_frame_that_reaches_it() {
+    // An ath10k fetch record's `max_num_bytes`: 1500-byte frames, 4000 bytes asked.
+    let t = table();
+    let (_, peers, q) = one_station(&t, 10);
+    let mut r = ring(1024);
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::bytes(4000));
+    assert_eq!((report.frames, report.end), (3, RoundEnd::TurnBudget), "the third reaches 4000 bytes");
+    // Exactly reached: the turn ends there, not one frame later.
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::bytes(3000));
+    assert_eq!(report.frames, 2);
+    // Combined with a frame bound, the first reached ends it, in a pull-mode turn too.
+    let turn = t.may_transmit(q, NOW).unwrap().granted().unwrap();
+    let budget = TurnBudget { frames: 1, bytes: 100_000, ..TurnBudget::UNLIMITED };
+    let report = turn.serve(NOW, &peers, &mut r, budget, |_| {});
+    assert_eq!((report.frames, report.end), (1, RoundEnd::TurnBudget));
+    complete(&t, &mut r);
+    let turn = t.may_transmit(q, NOW).unwrap().granted().unwrap();
+    let budget = TurnBudget { frames: 16, bytes: 1000, ..TurnBudget::UNLIMITED };
+    let report = turn.serve(NOW, &peers, &mut r, budget, |_| {});
+    assert_eq!(report.frames, 1, "a frame larger than the whole byte budget is still sent");
+    let sent = complete(&t, &mut r);
+    assert_eq!(sent.len(), 1);
+    let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
+    assert_eq!((report.frames, report.end), (3, RoundEnd::Exhausted), "ten in all");
+    complete(&t, &mut r);
+}
+
+#[test]
 fn a_frame_with_no_station_to_price_it_is_kept_uncharged_never_sent_uncharged() {
     let t = table();
     let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
@@ -615,7 +643,12 @@ fn a_round_that_ends_on_a_turn_budget_says_so() {
 /// anything, round after round).
 #[test]
 fn a_zero_turn_budget_still_sends_a_frame_per_turn() {
-    for budget in [TurnBudget::frames(0), TurnBudget::airtime_us(0), TurnBudget { frames: 0, airtime_us: 0 }] {
+    for budget in [
+        TurnBudget::frames(0),
+        TurnBudget::airtime_us(0),
+        TurnBudget::bytes(0),
+        TurnBudget { frames: 0, airtime_us: 0, bytes: 0 },
+    ] {
         let t = table();
         let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
         let peers = Peers(vec![Peer(sta)]);

@@ -196,7 +196,7 @@ struct RingState {
     faults: VecDeque<Fault>,
     lie: bool,
     recording: bool,
-    pushes: Vec<(u64, TxqId, Option<Meta>)>,
+    pushes: Vec<(u64, TxqId, Option<Meta>, u32)>,
     /// Whether the ring refused a frame since the last `end_turn`.
     refused_now: bool,
     /// The turn `start_turn` opened and `end_turn` has yet to close.
@@ -210,7 +210,7 @@ struct RingState {
 struct Turn {
     txq: TxqId,
     ac: Ac,
-    pushes: Vec<(u64, TxqId, Option<Meta>)>,
+    pushes: Vec<(u64, TxqId, Option<Meta>, u32)>,
     refused: bool,
 }
 
@@ -240,7 +240,7 @@ impl RingState {
             }
             None => {
                 if self.recording {
-                    self.pushes.push((frame.id, frame.txq, charge.as_ref().map(meta)));
+                    self.pushes.push((frame.id, frame.txq, charge.as_ref().map(meta), frame.len_bytes()));
                 }
                 self.held.push_back((frame, charge));
                 Ok(())
@@ -361,9 +361,9 @@ impl TxqM {
     }
 
     /// A ready-loop turn pushed these frames (the turn pulled the intake when it started).
-    fn pushed(&mut self, pushes: &[(u64, TxqId, Option<Meta>)]) {
+    fn pushed(&mut self, pushes: &[(u64, TxqId, Option<Meta>, u32)]) {
         self.intake = 0;
-        for &(id, txq, charge) in pushes {
+        for &(id, txq, charge, _) in pushes {
             assert_eq!(txq, self.id);
             assert_eq!(self.frames.pop_front(), Some(id), "txq {:?}: frames leave in order", self.id);
             if let Slot::Held(Some(kept)) = self.slot {
@@ -541,6 +541,7 @@ enum BudgetSpec {
     Frames(u8),
     Airtime(u16),
     Both(u8, u16),
+    Bytes(u16),
 }
 
 impl BudgetSpec {
@@ -550,7 +551,8 @@ impl BudgetSpec {
             BudgetSpec::Default => TurnBudget::default(),
             BudgetSpec::Frames(n) => TurnBudget::frames(u32::from(n % 32)),
             BudgetSpec::Airtime(us) => TurnBudget::airtime_us(u32::from(us)),
-            BudgetSpec::Both(n, us) => TurnBudget { frames: u32::from(n % 32), airtime_us: u32::from(us) },
+            BudgetSpec::Both(n, us) => TurnBudget { frames: u32::from(n % 32), airtime_us: u32::from(us), bytes: u32::MAX },
+            BudgetSpec::Bytes(b) => TurnBudget::bytes(u32::from(b)),
         }
     }
 }
@@ -1252,6 +1254,8 @@ impl World {
             let before_last: u64 =
                 pushes.iter().rev().skip(1).map(|p| p.2.map_or(0, |c| u64::from(c.us))).sum();
             assert!(pushes.len() <= 1 || before_last < u64::from(budget.airtime_us), "a turn past its airtime budget");
+            let bytes_before_last: u64 = pushes.iter().rev().skip(1).map(|p| u64::from(p.3)).sum();
+            assert!(pushes.len() <= 1 || bytes_before_last < u64::from(budget.bytes), "a turn past its byte budget");
         }
         match report.end {
             RoundEnd::Closed => {

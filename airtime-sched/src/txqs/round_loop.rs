@@ -17,28 +17,47 @@ use crate::{Ac, Instant, Round, TxqReturn};
 /// give a txq its own budget ([`TurnStart::ServeWithin`]).
 ///
 /// A turn sends at least one frame whatever the bounds (when the station's AQL budget
-/// and the ring allow one), so no bound, 0 included, can stall a txq.
+/// and the ring allow one), so no bound, 0 included, can stall a txq. The bounds
+/// combine (the first one reached ends the turn): e.g. a pull-mode driver answering an
+/// ath10k fetch record's `max_num_msdus` and `max_num_bytes` serves it within
+/// `TurnBudget { frames: msdus, bytes, ..TurnBudget::UNLIMITED }`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TurnBudget {
     /// Frames per turn (at least one is sent).
     pub frames: u32,
     /// Airtime charged per turn, in us: the turn ends once its charges reach it.
     pub airtime_us: u32,
+    /// Bytes per turn ([`Frame::len_bytes`] summed): the turn ends once the frames it
+    /// sent reach it (the frame that reaches it is sent, as for `airtime_us`).
+    pub bytes: u32,
 }
 
 impl TurnBudget {
     /// No bound: a turn lasts while the station's AQL budget and the ring allow.
-    pub const UNLIMITED: TurnBudget = TurnBudget { frames: u32::MAX, airtime_us: u32::MAX };
+    pub const UNLIMITED: TurnBudget = TurnBudget { frames: u32::MAX, airtime_us: u32::MAX, bytes: u32::MAX };
 
     /// At most `frames` frames per turn.
     pub const fn frames(frames: u32) -> TurnBudget {
-        TurnBudget { frames, airtime_us: u32::MAX }
+        TurnBudget { frames, ..TurnBudget::UNLIMITED }
     }
 
     /// At most `airtime_us` of charged airtime per turn (the frame that reaches it is
     /// sent).
     pub const fn airtime_us(airtime_us: u32) -> TurnBudget {
-        TurnBudget { frames: u32::MAX, airtime_us }
+        TurnBudget { airtime_us, ..TurnBudget::UNLIMITED }
+    }
+
+    /// At most `bytes` bytes per turn (the frame that reaches it is sent).
+    pub const fn bytes(bytes: u32) -> TurnBudget {
+        TurnBudget { bytes, ..TurnBudget::UNLIMITED }
+    }
+
+    /// Whether a turn that sent `frames` frames of `bytes` bytes, charged `airtime_us`,
+    /// is within every bound (a turn that sent nothing always is).
+    #[inline(always)]
+    fn allows(&self, frames: u32, airtime_us: u64, bytes: u64) -> bool {
+        frames == 0
+            || (frames < self.frames && airtime_us < u64::from(self.airtime_us) && bytes < u64::from(self.bytes))
     }
 }
 
@@ -337,14 +356,14 @@ impl<'a, Q: Txq + Enqueue> super::TxqTurn<'a, Q> {
         // (its frames come back with it from `take_removed`).
         let (station, gone) = turn.serving().station_and_removed();
         ring.start_turn(id, station, ac);
-        let (mut frames, mut airtime_us) = (0u32, 0u64);
+        let (mut frames, mut airtime_us, mut bytes) = (0u32, 0u64, 0u64);
         let mut progressed = false;
         let mut stop = None;
         // The ring took no more of this txq (`RingErrorKind::TxqFull`).
         let mut txq_full = false;
         // The first frame of a turn is always allowed: a zero bound would otherwise
         // stall the txq for good (every turn ends before it sends anything).
-        while !gone && (frames == 0 || (frames < budget.frames && airtime_us < u64::from(budget.airtime_us))) {
+        while !gone && budget.allows(frames, airtime_us, bytes) {
             if !ring.has_room(ac) {
                 stop = Some(RoundEnd::RingFull);
                 break;
@@ -406,6 +425,7 @@ impl<'a, Q: Txq + Enqueue> super::TxqTurn<'a, Q> {
             // charge) past it.
             airtime_us = airtime_us.wrapping_add(charge.as_ref().map_or(0, |c| u64::from(c.airtime_us())));
             let uncharged = charge.is_none();
+            let len = u64::from(frame.len_bytes());
             match ring.push(frame, charge) {
                 Ok(()) => {
                     if uncharged {
@@ -413,6 +433,8 @@ impl<'a, Q: Txq + Enqueue> super::TxqTurn<'a, Q> {
                         turn.send_uncharged();
                     }
                     frames = frames.wrapping_add(1);
+                    // Bounded as the airtime is: at most one frame past the budget.
+                    bytes = bytes.wrapping_add(len);
                     progressed = true;
                 }
                 Err(PushError { frame, charge, error }) => {
@@ -441,7 +463,8 @@ impl<'a, Q: Txq + Enqueue> super::TxqTurn<'a, Q> {
         }
         // Added once a turn (a round's count saturates; a turn's is bounded).
         report.frames = report.frames.saturating_add(frames);
-        let budget_spent = frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us);
+        let budget_spent =
+            frames >= budget.frames || airtime_us >= u64::from(budget.airtime_us) || bytes >= u64::from(budget.bytes);
         ring.end_turn(id, ac);
         // What enqueues pushed into the intake while the turn held the queue, into the
         // queue now: an intake left holding frames sends every later enqueue into it

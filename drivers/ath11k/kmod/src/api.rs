@@ -372,7 +372,9 @@ fn turn_budget(cfg: &RadioConfig) -> Result<TurnBudget, Errno> {
     match (cfg.flags & RADIO_TURN_BUDGET != 0, frames, airtime_us) {
         (false, 0, 0) => Ok(TurnBudget::UNLIMITED),
         (false, _, _) | (true, 0, 0) => Err(Errno::EINVAL),
-        (true, _, _) => Ok(TurnBudget { frames: none_if_zero(frames), airtime_us: none_if_zero(airtime_us) }),
+        (true, _, _) => {
+            Ok(TurnBudget { frames: none_if_zero(frames), airtime_us: none_if_zero(airtime_us), bytes: u32::MAX })
+        }
     }
 }
 
