@@ -107,7 +107,32 @@ struct t_hw {
 	atomic_t work_pushes;	/* of those, by a workqueue worker with BHs off */
 	atomic_t deferred_calls;	/* t_rounds_deferred_counted() calls */
 	atomic_t deferred_mask;		/* the ACs they named */
+	/* airtime_capi_work_control(): */
+	bool fail_inserts;	/* msdu_insert() fails (-ENOMEM): READ_ONCE/WRITE_ONCE */
+	u32 stall_ms;		/* the work's next tcl_free() busy-waits this long, once */
+	atomic_t stalled;	/* set when that stall began */
+	atomic_t hal_calls;	/* tcl_free(), tcl_enqueue(), msdu_insert() calls */
+	atomic_t work_calls;	/* of those, by a workqueue worker with BHs off */
+	atomic_t wrong_ring;	/* worker calls naming a ring not of its CPU */
 };
+
+/*
+ * A callback run by the module's rounds work (a workqueue worker with BHs
+ * off, not serving a softirq): counted, and its ring must be the one of the
+ * CPU it runs on (ring cpu % 3: the work passes smp_processor_id()).
+ */
+static bool t_count_call(struct t_hw *hw, u8 ring)
+{
+	bool work = in_softirq() && !in_serving_softirq() && (current->flags & PF_WQ_WORKER);
+
+	atomic_inc(&hw->hal_calls);
+	if (!work)
+		return false;
+	atomic_inc(&hw->work_calls);
+	if (ring != smp_processor_id() % AIRTIME_TCL_RINGS)
+		atomic_inc(&hw->wrong_ring);
+	return true;
+}
 
 #define T_POLL_MAX	32	/* entries one t_tx_complete() call may pass */
 
@@ -132,6 +157,11 @@ static u32 t_tcl_free(void *ctx, u8 ring)
 		hw->bad_callbacks++;
 		return 0;
 	}
+	if (t_count_call(hw, ring) && hw->stall_ms) {
+		atomic_set(&hw->stalled, 1);
+		mdelay(hw->stall_ms);	/* BHs are off: a busy wait, a run in progress */
+		hw->stall_ms = 0;
+	}
 	if (hw->flicker && --hw->flicker % 2)
 		return 0;
 	return T_RING_SLOTS - hw->ring_count[ring];
@@ -146,6 +176,7 @@ static int t_tcl_enqueue(void *ctx, u8 ring, const struct airtime_tcl_desc *desc
 		hw->bad_callbacks++;
 		return -EINVAL;
 	}
+	t_count_call(hw, ring);
 	if (hw->fail_next_enqueue) {
 		hw->fail_next_enqueue = 0;
 		return -ENOMEM;
@@ -184,6 +215,9 @@ static int t_msdu_insert(void *ctx, u8 ring, const struct airtime_msdu *msdu)
 		hw->bad_callbacks++;
 		return -EINVAL;
 	}
+	t_count_call(hw, ring);
+	if (READ_ONCE(hw->fail_inserts))
+		return -ENOMEM;
 	for (i = 0; i < T_MSDU_SLOTS; i++) {
 		if (!hw->used[ring][i]) {
 			struct t_frame *f = msdu->frame;
@@ -1287,7 +1321,7 @@ static bool t_pushed(struct t_hw *hw, int n)
 	return atomic_read_acquire(&hw->pushes) >= n;
 }
 
-#define T_WORK_WAIT_US	(1000 * 1000)	/* how long the module's work may take */
+#define T_WORK_WAIT_US	(5 * 1000 * 1000)	/* how long the module's work may take */
 
 /**
  * airtime_capi_deferred_work() - a concurrent radio without rounds_deferred()
@@ -1364,6 +1398,8 @@ int airtime_capi_deferred_work(char *msg, size_t len)
 	      atomic_read(&hw->pushes), work_us, RADIO_CALL(hw, airtime_rounds_waiting(radio)));
 	CHECK(atomic_read(&hw->work_pushes) == 4, "%d of the 4 frames pushed by a worker with BHs off",
 	      atomic_read(&hw->work_pushes));
+	CHECK(!atomic_read(&hw->wrong_ring), "%d callbacks of the work named a ring not of its CPU",
+	      atomic_read(&hw->wrong_ring));
 	CHECK(!hw->txq[0].count && !hw->flicker, "txq holds %u, %u flicker counts left", hw->txq[0].count,
 	      hw->flicker);
 	waiting = RADIO_CALL(hw, airtime_rounds_waiting(radio));
@@ -1420,6 +1456,246 @@ int airtime_capi_deferred_work(char *msg, size_t len)
 	snprintf(msg, len,
 		 "no op: the wake and the work's first run deferred, the work's next run sent 4 frames %lld us after the wake; with the op: 1 call, 0 frames sent in %lld us until the driver's run",
 		 work_us, waited_us);
+out:
+	if (radio)
+		airtime_radio_destroy(radio);
+	kfree(hw);
+	return ret;
+}
+
+/* A deferral from a wake with BHs off, as mac80211 calls it: the work cannot run on this CPU before it returns. */
+static int w_wake(struct airtime_radio *radio, u16 peer)
+{
+	int r;
+
+	local_bh_disable();
+	r = airtime_txq_wake(radio, peer, 0, 0, div_u64(ktime_get_ns(), NSEC_PER_USEC));
+	local_bh_enable();
+	return r;
+}
+
+/* A fresh @hw and a radio without rounds_deferred(), station @peer with four frames queued. */
+static struct airtime_radio *w_radio(struct t_hw *hw, struct airtime_hal_ops *ops, u16 peer, int *err)
+{
+	struct airtime_radio_config cfg;
+	struct airtime_radio *radio;
+
+	memset(hw, 0, sizeof(*hw));
+	t_config(hw, &cfg);
+	*ops = t_ops;
+	ops->rounds_deferred = NULL;
+	cfg.ops = ops;
+	radio = airtime_radio_create(&cfg, err);
+	if (radio && t_station_with_four(hw, radio, peer, 0)) {
+		airtime_radio_destroy(radio);
+		*err = -EINVAL;
+		radio = NULL;
+	}
+	return radio;
+}
+
+/*
+ * The most runs a work whose runs all push nothing and are deferred again
+ * may make in @ms milliseconds after its first: the first at once, then
+ * after 1, 2, 4, ... jiffies, capped at HZ/10 (the shim's backoff), plus 2
+ * for timer and sleep granularity. Without the backoff it re-queues at once
+ * and makes thousands.
+ */
+static long w_backoff_bound(s64 ms)
+{
+	unsigned long budget = msecs_to_jiffies(ms), t = 0, d = 1, cap = max_t(unsigned long, HZ / 10, 1);
+	long runs = 1;
+
+	while (t + d <= budget) {
+		t += d;
+		runs++;
+		d = min(d * 2, cap);
+	}
+	return runs + 2;
+}
+
+/* HAL calls over @ms milliseconds from now: none may come from a stopped work. */
+static int w_calls_during(struct t_hw *hw, unsigned int ms)
+{
+	int before = atomic_read(&hw->hal_calls);
+
+	msleep(ms);
+	return atomic_read(&hw->hal_calls) - before;
+}
+
+/**
+ * airtime_capi_work_control() - the module's rounds work stops, backs off
+ *	and restarts as documented
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * Each phase has a radio without rounds_deferred() and four frames queued.
+ *
+ * 1. No progress, forever: the ring reads full at each round's first check
+ *    and free at the re-read (hw->flicker), so every run is deferred again
+ *    and pushes nothing. Over about 200 ms the work runs at most
+ *    w_backoff_bound() times (without the backoff: thousands).
+ *    airtime_radio_check_idle() in the middle of that loop returns 0, and
+ *    the work runs again after it (it was re-kicked: rounds wait). Destroy
+ *    during the loop returns, and no HAL call comes after it.
+ * 2. msdu_insert() failing (-ENOMEM) while the ring reads free: deferred,
+ *    nothing pushed, the runs bounded the same way; once inserts succeed
+ *    again a backoff run (at most HZ/10 later) sends the four frames.
+ * 3. Destroy while a run is in progress (the work's tcl_free() busy-waits
+ *    30 ms): destroy returns only after that run ended, and no HAL call
+ *    comes after it.
+ * 4. Quiesce during the loop (twice: idempotent): no HAL call from the work
+ *    after it returns while three more wakes defer (they wait in
+ *    airtime_rounds_waiting()); resume, with the ring fine again, runs the
+ *    work, which sends the four frames.
+ * In all phases, every callback of the work names the ring of the CPU it
+ * runs on (the work passes smp_processor_id()).
+ *
+ * Context: Process context (module init); sleeps.
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_work_control(char *msg, size_t len)
+{
+	struct airtime_radio_counters c;
+	struct airtime_hal_ops ops;
+	struct airtime_radio *radio = NULL;
+	struct t_hw *hw;
+	ktime_t t0;
+	s64 ms, ms2, idle_ms;
+	long runs, runs2, runs_after_check, bound, bound2;
+	int ret = 0, err = 0, r, waiting, calls, wrong = 0;
+
+	if (!msg || !len)
+		return -EFAULT;
+	msg[0] = '\0';
+	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+	if (!hw) {
+		snprintf(msg, len, "no memory for the test");
+		return -ENOMEM;
+	}
+
+	/* 1. No progress, forever. */
+	radio = w_radio(hw, &ops, 1, &err);
+	CHECK(radio, "phase 1: create: err %d", err);
+	hw->flicker = 1U << 30;
+	r = w_wake(radio, 1);
+	waiting = airtime_rounds_waiting(radio);
+	CHECK(r == 0 && waiting == BIT(AIRTIME_AC_BE), "phase 1: the wake pushed %d, ACs waiting %#x", r, waiting);
+	runs = airtime_rounds_work_runs();
+	t0 = ktime_get();
+	msleep(200);
+	runs = airtime_rounds_work_runs() - runs;
+	ms = ktime_ms_delta(ktime_get(), t0);
+	bound = w_backoff_bound(ms);
+	CHECK(runs >= 2 && runs <= bound, "phase 1: %ld runs in %lld ms of no progress (at most %ld with the backoff)",
+	      runs, ms, bound);
+	CHECK(!atomic_read(&hw->pushes), "phase 1: %d frames pushed to a full ring", atomic_read(&hw->pushes));
+	/* The check holds the work, then re-kicks it: rounds still wait. */
+	t0 = ktime_get();
+	r = airtime_radio_check_idle(radio);
+	idle_ms = ktime_ms_delta(ktime_get(), t0);
+	CHECK(r == 0, "phase 1: check_idle with the work looping: %d", r);
+	runs_after_check = airtime_rounds_work_runs();
+	msleep(150);
+	runs_after_check = airtime_rounds_work_runs() - runs_after_check;
+	CHECK(runs_after_check >= 1, "phase 1: the work did not run after check_idle (rounds waiting %#x)",
+	      airtime_rounds_waiting(radio));
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	calls = w_calls_during(hw, 30);
+	CHECK(r == 0 && calls == 0, "phase 1: destroy during the loop handed back %d, then %d HAL calls", r, calls);
+	wrong += atomic_read(&hw->wrong_ring);
+	CHECK(atomic_read(&hw->work_calls) > 0, "phase 1: no callback from the work");
+
+	/* 2. msdu_insert() failing while the ring reads free. */
+	radio = w_radio(hw, &ops, 2, &err);
+	CHECK(radio, "phase 2: create: err %d", err);
+	WRITE_ONCE(hw->fail_inserts, true);
+	r = w_wake(radio, 2);
+	CHECK(r == 0 && !RADIO_CALL(hw, airtime_radio_get_counters(radio, &c)) && c.rounds_deferred >= 1,
+	      "phase 2: the wake pushed %d, deferrals %llu", r, c.rounds_deferred);
+	runs2 = airtime_rounds_work_runs();
+	t0 = ktime_get();
+	msleep(200);
+	runs2 = airtime_rounds_work_runs() - runs2;
+	ms2 = ktime_ms_delta(ktime_get(), t0);
+	bound2 = w_backoff_bound(ms2);
+	CHECK(runs2 >= 2 && runs2 <= bound2,
+	      "phase 2: %ld runs in %lld ms of refused inserts (at most %ld with the backoff)", runs2, ms2, bound2);
+	CHECK(!atomic_read(&hw->pushes), "phase 2: %d frames pushed with every insert refused",
+	      atomic_read(&hw->pushes));
+	WRITE_ONCE(hw->fail_inserts, false);
+	t0 = ktime_get();
+	while (!t_pushed(hw, 4) && ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US)
+		usleep_range(1000, 2000);
+	ms = ktime_ms_delta(ktime_get(), t0);
+	waiting = airtime_rounds_waiting(radio);
+	CHECK(t_pushed(hw, 4) && atomic_read(&hw->work_pushes) == 4 && !waiting,
+	      "phase 2: %d frames (%d by the work) %lld ms after inserts work again, ACs waiting %#x",
+	      atomic_read(&hw->pushes), atomic_read(&hw->work_pushes), ms, waiting);
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 4, "phase 2: destroy handed back %d of 4 frames", r);
+	wrong += atomic_read(&hw->wrong_ring);
+
+	/* 3. Destroy while a run is in progress. */
+	radio = w_radio(hw, &ops, 3, &err);
+	CHECK(radio, "phase 3: create: err %d", err);
+	hw->flicker = 1U << 30;
+	hw->stall_ms = 30;
+	r = w_wake(radio, 3);
+	CHECK(r == 0, "phase 3: the wake pushed %d", r);
+	t0 = ktime_get();
+	while (!atomic_read(&hw->stalled) && ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US)
+		usleep_range(200, 400);
+	CHECK(atomic_read(&hw->stalled), "phase 3: the work did not run");
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	/* The stall ended (stall_ms cleared after it) before destroy returned. */
+	CHECK(r == 0 && !READ_ONCE(hw->stall_ms), "phase 3: destroy returned %d with the work's run still in progress",
+	      r);
+	calls = w_calls_during(hw, 30);
+	CHECK(calls == 0, "phase 3: %d HAL calls after destroy", calls);
+	wrong += atomic_read(&hw->wrong_ring);
+
+	/* 4. Quiesce and resume. */
+	radio = w_radio(hw, &ops, 4, &err);
+	CHECK(radio, "phase 4: create: err %d", err);
+	hw->flicker = 1U << 30;
+	r = w_wake(radio, 4);
+	CHECK(r == 0, "phase 4: the wake pushed %d", r);
+	msleep(10);
+	CHECK(!airtime_radio_quiesce(radio) && !airtime_radio_quiesce(radio), "phase 4: quiesce failed");
+	CHECK(airtime_radio_quiesce(NULL) == -EFAULT && airtime_radio_resume_rounds(NULL) == -EFAULT,
+	      "phase 4: NULL not refused");
+	calls = atomic_read(&hw->work_calls);
+	for (r = 0; r < 3; r++)
+		w_wake(radio, 4);
+	msleep(50);
+	waiting = airtime_rounds_waiting(radio);
+	CHECK(atomic_read(&hw->work_calls) == calls && waiting == BIT(AIRTIME_AC_BE) && !atomic_read(&hw->pushes),
+	      "phase 4: %d HAL calls from the work after quiesce returned (ACs waiting %#x, %d pushed)",
+	      atomic_read(&hw->work_calls) - calls, waiting, atomic_read(&hw->pushes));
+	hw->flicker = 0;	/* the work is held: nothing else reads it */
+	CHECK(!airtime_radio_resume_rounds(radio) && !airtime_radio_resume_rounds(radio), "phase 4: resume failed");
+	t0 = ktime_get();
+	while (!t_pushed(hw, 4) && ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US)
+		usleep_range(200, 400);
+	ms2 = ktime_us_delta(ktime_get(), t0);
+	waiting = airtime_rounds_waiting(radio);
+	CHECK(atomic_read(&hw->work_pushes) == 4 && !waiting,
+	      "phase 4: after resume %d frames pushed (%d by the work) in %lld us, ACs waiting %#x",
+	      atomic_read(&hw->pushes), atomic_read(&hw->work_pushes), ms2, waiting);
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 4, "phase 4: destroy handed back %d of 4 frames", r);
+	wrong += atomic_read(&hw->wrong_ring);
+	CHECK(!wrong, "%d callbacks of the work named a ring not of its CPU", wrong);
+	CHECK(!hw->bad_callbacks && !hw->double_returns, "%u bad callbacks, %u frames handed back twice",
+	      hw->bad_callbacks, hw->double_returns);
+	snprintf(msg, len,
+		 "no progress: %ld and %ld runs in 200 ms (bounds %ld, %ld); check_idle %lld ms mid-loop; resumed run sent 4 in %lld us",
+		 runs, runs2, bound, bound2, idle_ms, ms2);
 out:
 	if (radio)
 		airtime_radio_destroy(radio);

@@ -20,6 +20,7 @@
  */
 #define pr_fmt(fmt) "airtime: " fmt
 
+#include <linux/atomic.h>
 #include <linux/bottom_half.h>
 #include <linux/build_bug.h>
 #include <linux/bug.h>
@@ -35,6 +36,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
 
@@ -177,47 +179,133 @@ void __noreturn airtime_rust_panic(const char *msg, size_t len)
 	BUG();
 }
 
+/*
+ * The module's workqueue for the radios' rounds works (airtime_init() to
+ * airtime_exit()). WQ_MEM_RECLAIM: the work sends frames, which frees their
+ * memory once they complete, so it must progress under memory pressure (a
+ * rescuer). WQ_FREEZABLE: no run during system suspend, a backstop for a
+ * driver that does not call airtime_radio_quiesce() in its suspend path
+ * (a pending run waits for the thaw).
+ */
+static struct workqueue_struct *airtime_wq;
+
+/* Radios created and not yet destroyed (airtime_exit() warns if any are left). */
+static atomic_t airtime_live_radios = ATOMIC_INIT(0);
+
+/* Runs of every rounds work since load (self-test instrumentation). */
+static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
+
+/*
+ * The longest wait between two runs of a work whose last runs pushed nothing
+ * and were deferred again (the ring reads free but every frame is refused,
+ * e.g. msdu_insert() failing under memory pressure). The wait doubles from 1
+ * jiffy up to this: HZ/10 (100 ms) keeps such a loop to 10 runs a second per
+ * radio, each a few rounds, while a condition that clears by itself (memory
+ * back) is retried within 100 ms; anything else that frees the ring (a
+ * completion pass) runs the rounds itself, and a new deferral runs the work
+ * at once (airtime_rounds_work_kick()), so the wait only bounds the case
+ * where nothing else happens.
+ */
+#define AIRTIME_WORK_BACKOFF_MAX	max_t(unsigned long, HZ / 10, 1)
+
 /**
  * struct airtime_rounds_work - the module's own runner of a radio's deferred
  *	rounds
- * @work: queued on system_wq by airtime_rounds_work_kick()
+ * @dwork: queued on airtime_wq by a kick (at once) or by its own run (at
+ *	once after progress, after @backoff without)
  * @radio: the radio whose waiting rounds it runs; set once, by
  *	airtime_rounds_work_bind(), before the radio is handed to the driver
- * @stopped: set by airtime_rounds_work_stop(): no kick queues @work again
+ * @lock: orders @holds against every queueing of @dwork (a kick's, a run's)
+ * @holds: AIRTIME_WORK_* bits; @dwork is queued only while it is 0. The
+ *	states: running (0), quiesced (QUIESCED and/or CHECKING: deferrals wait
+ *	in airtime_rounds_waiting()), destroyed (DESTROYED, for good)
+ * @backoff: the wait before the next run after runs that pushed nothing and
+ *	were deferred again, in jiffies (0 after progress). Only the run touches
+ *	it, and a work item never runs on two CPUs at once.
  *
  * Owned by the Rust radio (its HAL), which allocates one only for a radio
  * whose driver gave no rounds_deferred() op (such a radio's rounds are
  * concurrent: a gated one requires the op).
+ *
+ * What @holds guarantees, with @lock: once airtime_rounds_work_hold() has
+ * set a bit, no kick and no run queues @dwork, and its
+ * cancel_delayed_work_sync() then removes a queued run and waits for a
+ * running one; so when hold returns no run is queued or running, and none
+ * starts until the bit is cleared, however many deferrals come meanwhile
+ * (they wait in airtime_rounds_waiting()). What it cannot guarantee: that
+ * @w still exists when a call races with airtime_radio_destroy(). That is
+ * the API's contract (no call on a radio during or after its destroy); the
+ * kick warns (once) if it sees DESTROYED, which only a driver that breaks
+ * the contract can make it see.
  */
 struct airtime_rounds_work {
-	struct work_struct work;
+	struct delayed_work dwork;
 	struct airtime_radio *radio;
-	bool stopped;
+	spinlock_t lock;
+	unsigned int holds;
+	unsigned long backoff;
 };
 
 /*
- * The work: what a driver's own work item would do, in the context a NAPI
- * poll runs the rounds in (BHs off, so the HAL ops see the context of the
- * data path's other callers, and smp_processor_id() is stable), with the
- * clock the header names for now_us. Rounds of its own that are deferred
- * again queue it again (airtime_run_waiting_rounds() calls
- * airtime_rounds_work_kick() for them).
+ * The work: what a driver's own work item would do, with BHs disabled (the
+ * HAL ops see a context like the data path's other callers': no softirq of
+ * this CPU runs meanwhile, and smp_processor_id(), the ring it names, is
+ * stable), with the clock the header names for now_us. It is process context
+ * (a kworker; in_task(), not serving a softirq, preemptible on PREEMPT_RT),
+ * not a NAPI poll.
+ *
+ * Re-queueing: if its rounds were deferred again, it queues itself at once
+ * when it pushed frames (progress) and after a doubling backoff when it
+ * pushed none (no progress: do not spin).
+ *
+ * No lost wake: a deferral of another context (airtime_rounds_work_kick())
+ * records its ACs in airtime_rounds_waiting() and then calls
+ * mod_delayed_work(..., 0). If the work is idle, that queues it at once; if
+ * it is queued with a backoff, the timer is cut to 0; if it is running, the
+ * workqueue cleared its PENDING bit before calling this function, so the
+ * kick queues a new run, which the workqueue starts only after this one
+ * returns (a work item never runs concurrently with itself) and which reads
+ * the waiting ACs afresh. This run's own queue_delayed_work() below does not
+ * touch a run already queued (it returns false), so a backoff never delays a
+ * fresh deferral's run.
  */
 static void airtime_rounds_work_fn(struct work_struct *work)
 {
-	struct airtime_rounds_work *w = container_of(work, struct airtime_rounds_work, work);
+	struct airtime_rounds_work *w = container_of(to_delayed_work(work), struct airtime_rounds_work, dwork);
+	unsigned long flags, delay;
+	bool deferred = false;
+	int frames;
 
+	atomic_long_inc(&airtime_work_runs);
 	local_bh_disable();
-	airtime_run_waiting_rounds(w->radio, smp_processor_id(), div_u64(ktime_get_ns(), NSEC_PER_USEC));
+	frames = airtime_rounds_work_run(w->radio, smp_processor_id(), div_u64(ktime_get_ns(), NSEC_PER_USEC),
+					 &deferred);
 	local_bh_enable();
+	if (!deferred) {
+		w->backoff = 0;
+		return;
+	}
+	if (frames > 0) {
+		w->backoff = 0;
+		delay = 0;
+	} else {
+		w->backoff = clamp(w->backoff * 2, 1UL, AIRTIME_WORK_BACKOFF_MAX);
+		delay = w->backoff;
+	}
+	spin_lock_irqsave(&w->lock, flags);
+	if (!w->holds)
+		queue_delayed_work(airtime_wq, &w->dwork, delay);
+	spin_unlock_irqrestore(&w->lock, flags);
 }
 
 struct airtime_rounds_work *airtime_rounds_work_alloc(void)
 {
 	struct airtime_rounds_work *w = kzalloc(sizeof(*w), airtime_gfp());
 
-	if (w)
-		INIT_WORK(&w->work, airtime_rounds_work_fn);
+	if (w) {
+		INIT_DELAYED_WORK(&w->dwork, airtime_rounds_work_fn);
+		spin_lock_init(&w->lock);
+	}
 	return w;
 }
 
@@ -228,20 +316,59 @@ void airtime_rounds_work_bind(struct airtime_rounds_work *w, struct airtime_radi
 
 void airtime_rounds_work_kick(struct airtime_rounds_work *w)
 {
-	if (w->radio && !READ_ONCE(w->stopped))
-		queue_work(system_wq, &w->work);
+	unsigned long flags;
+
+	spin_lock_irqsave(&w->lock, flags);
+	/* Only a call during or after airtime_radio_destroy() sees this. */
+	WARN_ON_ONCE(w->holds & AIRTIME_WORK_DESTROYED);
+	if (w->radio && !w->holds)
+		mod_delayed_work(airtime_wq, &w->dwork, 0);
+	spin_unlock_irqrestore(&w->lock, flags);
 }
 
-void airtime_rounds_work_stop(struct airtime_rounds_work *w)
+void airtime_rounds_work_hold(struct airtime_rounds_work *w, unsigned int why)
 {
-	WRITE_ONCE(w->stopped, true);
-	/* Waits for a run in progress; a run that queues itself again is cancelled too. */
-	cancel_work_sync(&w->work);
+	unsigned long flags;
+
+	might_sleep();
+	spin_lock_irqsave(&w->lock, flags);
+	w->holds |= why;
+	spin_unlock_irqrestore(&w->lock, flags);
+	/* Nothing queues it any more: remove a queued run, wait for a running one. */
+	cancel_delayed_work_sync(&w->dwork);
+}
+
+bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why)
+{
+	unsigned long flags;
+	bool free;
+
+	spin_lock_irqsave(&w->lock, flags);
+	w->holds &= ~why;
+	free = !w->holds;
+	spin_unlock_irqrestore(&w->lock, flags);
+	return free;
 }
 
 void airtime_rounds_work_free(struct airtime_rounds_work *w)
 {
 	kfree(w);
+}
+
+long airtime_rounds_work_runs(void)
+{
+	return atomic_long_read(&airtime_work_runs);
+}
+
+void airtime_radio_created(void)
+{
+	atomic_inc(&airtime_live_radios);
+}
+
+void airtime_radio_destroying(void)
+{
+	might_sleep();
+	atomic_dec(&airtime_live_radios);
 }
 
 /**
@@ -321,6 +448,10 @@ static int __init airtime_init(void)
 	pr_info("%s: %u self-test scenarios, scenario=%s\n",
 		airtime_version(), count, scenario);
 
+	airtime_wq = alloc_workqueue("airtime_rounds", WQ_MEM_RECLAIM | WQ_FREEZABLE, 0);
+	if (!airtime_wq)
+		return -ENOMEM;
+
 	if (sysfs_streq(scenario, "all")) {
 		for (i = 0; i < count; i++) {
 			if (airtime_selftest_info(i, &info)) {
@@ -338,7 +469,7 @@ static int __init airtime_init(void)
 		if (airtime_find(scenario, count, &i, &info)) {
 			pr_err("unknown scenario \"%s\": use all, a name, or an index below %u\n",
 			       scenario, count);
-			return -EINVAL;
+			goto fail;
 		}
 		ran = 1;
 		if (!airtime_run_one(i, info.name))
@@ -347,25 +478,34 @@ static int __init airtime_init(void)
 
 	if (failed) {
 		pr_err("%u of %u scenarios failed: refusing to load\n", failed, ran);
-		return -EINVAL;
+		goto fail;
 	}
 	pr_info("all %u scenarios passed\n", ran);
 	return 0;
+
+fail:
+	/* The self-tests destroy their radios, pass or fail: this drains nothing. */
+	destroy_workqueue(airtime_wq);
+	return -EINVAL;
 }
 
 /**
  * airtime_exit() - module exit
  *
- * Every radio was destroyed before (the self-tests destroy theirs before
- * init returns; a driver using the API destroys its radios before it can be
- * unloaded, and this module cannot be unloaded before it), and
- * airtime_radio_destroy() cancels the radio's rounds work: no work item of
- * this module is queued or running here.
+ * Every radio should have been destroyed before (the self-tests destroy
+ * theirs before init returns; a driver using the API destroys its radios
+ * before it can be unloaded, and this module cannot be unloaded before it),
+ * and airtime_radio_destroy() cancels the radio's rounds work. A radio left
+ * is a driver's leak: warned about, and destroy_workqueue() still drains
+ * whatever of its work is queued (a radio leaked mid-run is not made safe by
+ * that: its memory is the driver's to keep valid).
  *
  * Context: Process context.
  */
 static void __exit airtime_exit(void)
 {
+	WARN_ON_ONCE(atomic_read(&airtime_live_radios));
+	destroy_workqueue(airtime_wq);
 	pr_info("unloaded\n");
 }
 

@@ -42,6 +42,7 @@ EXPECTED_PASS=(
 	c-api-roundtrip
 	c-api-mcast
 	c-api-deferred-work
+	c-api-work-control
 	c-api-smp-stress
 	c-api-smp-stress-gated
 )

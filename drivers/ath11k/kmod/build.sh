@@ -47,14 +47,17 @@ EXPORTS=(
 	airtime_set_multicast_rate airtime_set_multicast_limit_us airtime_multicast_pending_us
 	airtime_txq_aql_pending_us airtime_mcast_txq_aql_pending_us
 	airtime_rounds_waiting airtime_run_waiting_rounds airtime_run_rounds airtime_set_aql_enabled
+	airtime_radio_quiesce airtime_radio_resume_rounds airtime_rounds_work_run
 )
 # Functions the shim provides to the Rust object (include/airtime_ath11k.h).
 SHIM_SYMBOLS=(
 	airtime_kmalloc airtime_kzalloc airtime_krealloc airtime_kfree airtime_rust_panic
 	airtime_alloc_may_sleep_begin airtime_alloc_may_sleep_end
 	airtime_rounds_work_alloc airtime_rounds_work_bind airtime_rounds_work_kick
-	airtime_rounds_work_stop airtime_rounds_work_free
-	airtime_capi_selftest airtime_capi_mcast airtime_capi_deferred_work airtime_capi_smp_stress
+	airtime_rounds_work_hold airtime_rounds_work_release airtime_rounds_work_free
+	airtime_radio_created airtime_radio_destroying
+	airtime_capi_selftest airtime_capi_mcast airtime_capi_deferred_work airtime_capi_work_control
+	airtime_capi_smp_stress
 )
 # The C sources of the module (Kbuild).
 C_SOURCES=(airtime_shim.c airtime_capi_selftest.c)

@@ -20,15 +20,17 @@
  * completion NAPI poll, its HTT PPDU stats and rx monitor paths, and its
  * station and debugfs code.
  *
- * Locking: none on the radio. Every call but airtime_radio_destroy() and
- * airtime_radio_check_idle() may run at once with any other, from any context
- * but hard IRQ: the wake path, the tx completion NAPI polls (one per WBM ring,
- * several at once on one radio), the PPDU stats and rx paths, station and
- * debugfs code, on different CPUs, and the module's own rounds work (below).
- * The scheduler inside is lock-free and a txq is served by one context at
- * a time. No function sleeps but airtime_radio_create() (in reclaim, for its
- * tables) and airtime_radio_destroy() (which waits for a run of the
- * module's rounds work to end). The HAL callbacks run in the caller's context,
+ * Locking: none on the radio. Every call but airtime_radio_destroy(),
+ * airtime_radio_check_idle(), airtime_radio_quiesce() and
+ * airtime_radio_resume_rounds() may run at once with any other, from any
+ * context but hard IRQ: the wake path, the tx completion NAPI polls (one per
+ * WBM ring, several at once on one radio), the PPDU stats and rx paths,
+ * station and debugfs code, on different CPUs, and the module's own rounds
+ * work (below). The scheduler inside is lock-free and a txq is served by one
+ * context at a time. No function sleeps but airtime_radio_create() (in
+ * reclaim, for its tables), and airtime_radio_destroy(),
+ * airtime_radio_quiesce() and airtime_radio_check_idle() (which wait for a
+ * run of the module's rounds work to end). The HAL callbacks run in the caller's context,
  * possibly on two CPUs at once: they lock what the hardware needs (each TCL
  * ring, as ath11k's tcl_ring->lock; each ring's MSDU table, as tx_idr_lock;
  * each txq's queue against its own enqueue), and must not call back into the
@@ -40,8 +42,23 @@
  * airtime_mcast_txq_wake(), airtime_tx_complete() (after its msdu_take and
  * tx_status or tx_status_at per completion), airtime_run_rounds() and
  * airtime_run_waiting_rounds(), and so in the module's rounds work, which
- * calls the last for a radio created without the rounds_deferred() op (a
- * kworker of system_wq, BHs disabled, as a NAPI poll runs them); tx_status, txq_released and sta_drained also
+ * runs the waiting rounds for a radio created without the rounds_deferred()
+ * op: a kworker of the module's workqueue "airtime_rounds", in process
+ * context (in_task() is true, in_serving_softirq() false; preemptible on
+ * PREEMPT_RT, where local_bh_disable() does not disable preemption) with
+ * BHs disabled, on any CPU (the ring it names is that CPU's). It is not a
+ * NAPI poll: a callback must not use NAPI-only helpers (napi_consume_skb()
+ * with a non-zero budget, napi_gro_*), nor rely on state the driver's own
+ * poll loop sets up around its airtime calls (a per-poll budget or list),
+ * nor leave a doorbell (the TCL ring's head pointer update) to be rung by
+ * the driver after the airtime call returns: the work rings nothing itself,
+ * so tcl_enqueue must make each descriptor visible to the hardware (ath11k
+ * updates the head pointer per frame, in ath11k_hal_srng_access_end()).
+ * tx_status (a frame refused by msdu_insert or tcl_enqueue goes back with
+ * it) may run from the work too. Until airtime_radio_quiesce() or
+ * airtime_radio_destroy() returns, the work may call any of these
+ * callbacks: everything they touch (the rings, the MSDU tables, @hw) must
+ * stay valid and usable until then. tx_status, txq_released and sta_drained also
  * in the removals, airtime_radio_reap() and airtime_radio_destroy(), which
  * alone runs msdu_take_any. The adds, the setters, the PPDU and rx records,
  * the statistics and the checks run none, so a driver may call them under
@@ -347,15 +364,23 @@ struct airtime_tcl_desc {
  *	schedule the work (napi_schedule(), queue_work()) that calls
  *	airtime_run_waiting_rounds(). A radio with concurrent rounds created
  *	without the op runs those rounds itself: each such deferral queues a
- *	work item of the module's own (queue_work() on system_wq, one per
- *	radio), which calls airtime_run_waiting_rounds() with BHs disabled
- *	(local_bh_disable(), so the callbacks run as in a NAPI poll, on the
- *	kworker's CPU and its ring) and queues itself again if its own rounds
- *	are deferred again; airtime_radio_destroy() cancels it. So no deferral
- *	waits for a completion pass that nothing in flight will bring, nor for
- *	a poll of airtime_rounds_waiting() the driver does not make. Give the
- *	op to run them where the driver's data path runs instead (its NAPI
- *	poll or tx work: the ring of that CPU, and no kworker wake-up)
+ *	work item of the module's own (one per radio, a delayed work on the
+ *	module's workqueue, run at once: mod_delayed_work() with no delay),
+ *	which runs the waiting rounds with BHs disabled, in process context
+ *	(a kworker, not a NAPI poll: see the note at the top of this file on
+ *	what its callbacks must not assume), on the kworker's CPU and its ring.
+ *	If its own rounds are deferred again it queues itself again: at once
+ *	if it pushed frames, else after a wait that doubles from 1 jiffy up to
+ *	HZ/10 (nothing is making progress, e.g. msdu_insert() failing under
+ *	memory pressure while the ring reads free: it does not spin); a new
+ *	deferral from another context still runs it at once. The driver stops
+ *	it with airtime_radio_quiesce() where it stops its hardware and
+ *	restarts it with airtime_radio_resume_rounds(); airtime_radio_destroy()
+ *	stops it too. So no deferral waits for a completion pass that nothing
+ *	in flight will bring, nor for a poll of airtime_rounds_waiting() the
+ *	driver does not make. Give the op to run them where the driver's data
+ *	path runs instead (its NAPI poll or tx work: the ring of that CPU, and
+ *	no kworker wake-up)
  * @tx_status_at: optional: tx_status() for a frame that an entry of the
  *	status array given to airtime_tx_complete() finished, with that call's
  *	@cookie and @index, the entry's place in the array as passed (0 to one
@@ -613,9 +638,9 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  * @radio: the radio; not usable afterwards
  *
  * First, for a radio created without the rounds_deferred() op, the module's
- * rounds work is stopped: a run in progress is waited for, a queued one
- * cancelled (cancel_work_sync()), and nothing queues it again; only then is
- * anything it touches taken apart. Every frame still in the MSDU tables or the retry slots is handed back
+ * rounds work is stopped for good, as airtime_radio_quiesce() stops it
+ * (a backstop: the driver should have quiesced it where it stopped its
+ * hardware); only then is anything it touches taken apart. Every frame still in the MSDU tables or the retry slots is handed back
  * with tx_status(AIRTIME_TX_REMOVED) and its charge released; every txq still
  * registered goes to txq_released(), and every station, removed or still
  * present (destroy removes it), to sta_drained(); then the memory is freed.
@@ -623,8 +648,8 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  * A driver that deletes firmware peers in sta_drained() skips that here if
  * the firmware is gone (after a crash) or deletes them anyway at teardown.
  *
- * Context: Process context, may sleep (the module's rounds work), after the
- * data path is stopped: mac80211 no longer
+ * Context: Process context, may sleep (might_sleep(), for every radio),
+ * after the data path is stopped: mac80211 no longer
  * calls wake_tx_queue (the hw unregistered), NAPI disabled, the hardware's DMA
  * stopped (frames still in the tables are handed back for the driver to free),
  * the driver's own work that rounds_deferred() or a reap scheduled cancelled
@@ -637,6 +662,47 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  * Return: the frames handed back, or -EFAULT if @radio is NULL.
  */
 int airtime_radio_destroy(struct airtime_radio *radio);
+
+/**
+ * airtime_radio_quiesce() - stop the module's rounds work of a radio
+ * @radio: the radio
+ *
+ * For a radio created without the rounds_deferred() op: a queued run of the
+ * module's rounds work is cancelled and a running one waited for
+ * (cancel_delayed_work_sync()); when this returns no run is queued or
+ * running, and none starts until airtime_radio_resume_rounds(), however many
+ * deferrals come meanwhile (they wait in airtime_rounds_waiting()). So no HAL
+ * callback runs from the module's work after it returns. Call it where the
+ * driver cancels its own work before its hardware goes away: ath11k before
+ * ath11k_dp_free() and in its firmware-crash reset path (before the rings
+ * are reset; then destroy the radio and create it again), and in its
+ * suspend path (the module's workqueue is freezable, but a driver's suspend
+ * also stops the hardware outside the system freeze, e.g. in
+ * ath11k_core_suspend()). Idempotent; nothing for a radio with the op (the
+ * driver stops its own work).
+ *
+ * Context: Process context, may sleep; not at once with
+ * airtime_radio_resume_rounds(), airtime_radio_check_idle() or
+ * airtime_radio_destroy() on @radio (the driver's control paths are
+ * serialised, e.g. by ar->conf_mutex). Any other call may run meanwhile.
+ * Return: 0, or -EFAULT if @radio is NULL.
+ */
+int airtime_radio_quiesce(struct airtime_radio *radio);
+
+/**
+ * airtime_radio_resume_rounds() - undo airtime_radio_quiesce()
+ * @radio: the radio
+ *
+ * Deferrals queue the module's rounds work again; if rounds wait
+ * (airtime_rounds_waiting() non-zero) it is queued at once to run them.
+ * Nothing for a radio not quiesced or with the rounds_deferred() op. Call it
+ * once the hardware runs again (ath11k's resume path, after
+ * ath11k_core_resume()).
+ *
+ * Context: Process context (does not sleep); as airtime_radio_quiesce().
+ * Return: 0, or -EFAULT if @radio is NULL.
+ */
+int airtime_radio_resume_rounds(struct airtime_radio *radio);
 
 /**
  * airtime_sta_add() - add a station
@@ -995,8 +1061,9 @@ int airtime_rounds_waiting(struct airtime_radio *radio);
  * rounds work calls it (and is queued again in the op's place).
  *
  * Context: Process context or softirq, BHs disabled; no radio lock: it may
- * run at once with any other call but airtime_radio_destroy() and
- * airtime_radio_check_idle(), the module's rounds work included.
+ * run at once with any other call but airtime_radio_destroy(),
+ * airtime_radio_check_idle() and the quiesce and resume calls, the module's
+ * rounds work included.
  * Return: the frames pushed; -EFAULT if @radio is NULL.
  */
 int airtime_run_waiting_rounds(struct airtime_radio *radio, u32 cpu, u64 now_us);
@@ -1123,9 +1190,14 @@ int airtime_radio_check(struct airtime_radio *radio);
  * allocation (its scratch table is allocated at create): for debugfs and
  * self-tests, not the data path.
  *
- * Context: Process context or softirq, the radio at rest (for a radio created
- * without the rounds_deferred() op, its rounds work included: no deferral left
- * for it to run).
+ * The module's rounds work (a radio without the rounds_deferred() op), which
+ * the driver does not control, is held for the check: a running one is
+ * waited for and a queued one cancelled, as airtime_radio_quiesce() does;
+ * afterwards, unless the driver quiesced the radio, it is queued again if
+ * rounds wait. So the caller need not quiesce it first.
+ *
+ * Context: Process context, may sleep (the module's rounds work), the
+ * driver's own callers stopped: no other call on @radio may run meanwhile.
  * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.
  */
 int airtime_radio_check_idle(struct airtime_radio *radio);
@@ -1256,9 +1328,11 @@ struct airtime_rounds_work;
  * airtime_rounds_work_alloc() - allocate a radio's rounds work
  *
  * Allocates with airtime_kmalloc()'s flags (GFP_KERNEL inside a create that
- * may sleep) and initialises the work item, which runs, on system_wq, with
- * BHs disabled: airtime_run_waiting_rounds(radio, smp_processor_id(),
- * ktime_get_ns() / 1000). Not queued before airtime_rounds_work_bind().
+ * may sleep) and initialises the delayed work, which runs, on the module's
+ * workqueue, with BHs disabled: airtime_rounds_work_run(radio,
+ * smp_processor_id(), ktime_get_ns() / 1000, &deferred), then queues itself
+ * again if deferred (at once after progress, after a backoff without). Not
+ * queued before airtime_rounds_work_bind().
  *
  * Context: Process context (airtime_radio_create()).
  * Return: the work, or NULL if out of memory.
@@ -1276,32 +1350,95 @@ struct airtime_rounds_work *airtime_rounds_work_alloc(void);
  */
 void airtime_rounds_work_bind(struct airtime_rounds_work *w, struct airtime_radio *radio);
 
+/* Hold bits of airtime_rounds_work_hold() (ffi::WORK_* in Rust). */
+#define AIRTIME_WORK_QUIESCED	(1U << 0)	/* airtime_radio_quiesce() */
+#define AIRTIME_WORK_CHECKING	(1U << 1)	/* airtime_radio_check_idle() */
+#define AIRTIME_WORK_DESTROYED	(1U << 2)	/* airtime_radio_destroy(), for good */
+
 /**
- * airtime_rounds_work_kick() - queue the work (queue_work())
+ * airtime_rounds_work_kick() - a new deferral: run the work at once
  * @w: a bound work
  *
- * What the radio does in place of the rounds_deferred() op: the work runs
- * the waiting rounds soon. A work already queued stays queued once; one
- * running is queued again. Nothing after airtime_rounds_work_stop().
+ * What the radio does in place of the rounds_deferred() op:
+ * mod_delayed_work() with no delay, under the work's lock, unless a hold
+ * bit is set (then the deferral waits in airtime_rounds_waiting()). A work
+ * queued with a backoff runs at once; one running is queued again. Warns
+ * once if AIRTIME_WORK_DESTROYED is set (a call racing with destroy).
  *
- * Context: Any but NMI: the context of the call whose rounds were deferred.
+ * Context: Any but hard IRQ and NMI: the context of the call whose rounds
+ * were deferred. Takes the work's spinlock and the workqueue's pool lock.
  */
 void airtime_rounds_work_kick(struct airtime_rounds_work *w);
 
 /**
- * airtime_rounds_work_stop() - stop the work for good
+ * airtime_rounds_work_hold() - stop the work until released
  * @w: the work
+ * @why: AIRTIME_WORK_* bits to set
  *
- * Kicks are ignored from here on, and cancel_work_sync() waits for a run in
- * progress and cancels a queued one (a run that queues itself again
- * included). Called by airtime_radio_destroy() before it touches the radio.
+ * Sets @why under the work's lock (no kick and no run queues it from then
+ * on), then cancel_delayed_work_sync(): on return no run is queued or
+ * running.
  *
  * Context: Process context, may sleep.
  */
-void airtime_rounds_work_stop(struct airtime_rounds_work *w);
+void airtime_rounds_work_hold(struct airtime_rounds_work *w, unsigned int why);
 
 /**
- * airtime_rounds_work_free() - free a stopped or never bound work
+ * airtime_rounds_work_release() - clear hold bits
+ * @w: the work
+ * @why: AIRTIME_WORK_* bits to clear
+ *
+ * Context: Any but hard IRQ and NMI.
+ * Return: true if no hold bit is left (the caller kicks the work if rounds
+ * wait).
+ */
+bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why);
+
+/**
+ * airtime_rounds_work_run() - one run of a radio's rounds work (Rust)
+ * @radio: the radio the work is bound to
+ * @cpu: the CPU the work runs on (smp_processor_id(), BHs disabled)
+ * @now_us: ktime_get_ns() / 1000
+ * @deferred: set to whether these rounds were deferred again
+ *
+ * airtime_run_waiting_rounds() without its kick: the work itself decides
+ * when to run again.
+ *
+ * Context: The work's run only, BHs disabled.
+ * Return: the frames pushed, or -EFAULT.
+ */
+int airtime_rounds_work_run(struct airtime_radio *radio, u32 cpu, u64 now_us, bool *deferred);
+
+/**
+ * airtime_rounds_work_runs() - runs of every rounds work since load
+ *
+ * For the self-tests (the backoff's bound).
+ *
+ * Context: Any.
+ * Return: the count.
+ */
+long airtime_rounds_work_runs(void);
+
+/**
+ * airtime_radio_created() - count a created radio
+ *
+ * Context: Process context (airtime_radio_create()).
+ */
+void airtime_radio_created(void);
+
+/**
+ * airtime_radio_destroying() - a radio's destroy begins
+ *
+ * might_sleep() (destroy may sleep whether or not the radio has the
+ * module's work), and one live radio fewer: airtime_exit() warns if any is
+ * left.
+ *
+ * Context: Process context, may sleep (airtime_radio_destroy()).
+ */
+void airtime_radio_destroying(void);
+
+/**
+ * airtime_rounds_work_free() - free a destroyed or never bound work
  * @w: the work
  *
  * Context: Any context except NMI.
@@ -1371,6 +1508,21 @@ int airtime_capi_mcast(char *msg, size_t len);
  * Return: 0 on success, non-zero on failure.
  */
 int airtime_capi_deferred_work(char *msg, size_t len);
+
+/**
+ * airtime_capi_work_control() - the C self-test of stopping, backing off and
+ *	restarting the module's rounds work
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * Implemented in airtime_capi_selftest.c; run by the Rust scenario
+ * c-api-work-control: a no-progress loop backs off, check_idle and destroy
+ * during it, destroy during a run, quiesce and resume.
+ *
+ * Context: Process context (module init); sleeps (about a second).
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_work_control(char *msg, size_t len);
 
 /*
  * airtime_capi_smp_stress() faults, each of which must make it FAIL: the

@@ -11,11 +11,13 @@
 //! `airtime_radio_check_idle()` takes the radio shared (the adapter's entry points
 //! take `&self`) and may run at once with any other, from any context but hard
 //! IRQ. No function allocates after `airtime_radio_create()`, and none sleeps but
-//! `airtime_radio_destroy()`, which waits for a run of the radio's rounds work (below) to
-//! end. A radio whose driver gave no `rounds_deferred` op (concurrent rounds only) owns a
-//! work item of the module's ([`RoundsWork`]) that each of its deferrals queues and that
-//! runs `airtime_run_waiting_rounds()`, so that no deferral waits for a poll the driver
-//! may not make. Removed txqs and drained
+//! `airtime_radio_destroy()`, `airtime_radio_quiesce()` and `airtime_radio_check_idle()`,
+//! which wait for a run of the radio's rounds work (below) to end. A radio whose driver
+//! gave no `rounds_deferred` op (concurrent rounds only) owns a work item of the
+//! module's ([`RoundsWork`]) that each of its deferrals queues and that runs the waiting
+//! rounds, so that no deferral waits for a poll the driver may not make; the driver
+//! stops it with `airtime_radio_quiesce()` where it stops its hardware, and starts it
+//! again with `airtime_radio_resume_rounds()`. Removed txqs and drained
 //! stations go back to the driver through the optional `txq_released` and
 //! `sta_drained` callbacks, from the removals, `airtime_radio_reap()` and
 //! `airtime_radio_destroy()`.
@@ -346,6 +348,8 @@ pub unsafe extern "C" fn airtime_radio_create(cfg: *const RadioConfig, err: *mut
     match result {
         Ok(radio) => {
             let ptr = Box::into_raw(radio);
+            // SAFETY: the shim's counter; process context.
+            unsafe { crate::ffi::airtime_radio_created() };
             // SAFETY: `ptr` came from `Box::into_raw` just above, and no other context
             // has it yet. The work may run the radio's waiting rounds from now on,
             // through this pointer, until `airtime_radio_destroy()` stops it.
@@ -457,10 +461,10 @@ pub unsafe extern "C" fn airtime_radio_destroy(radio: *mut CRadio) -> i32 {
     // reference: stopped (no run queued or running, none queued again) while the radio
     // is still only shared, before anything it touches is taken apart.
     // SAFETY: null or a live radio (the caller's promise), no other call running on it.
-    match unsafe { radio.as_ref() } {
-        Some(r) => r.hal().stop_rounds_work(),
-        None => return Errno::EFAULT.to_c(),
-    }
+    let Some(r) = (unsafe { radio.as_ref() }) else { return Errno::EFAULT.to_c() };
+    // SAFETY: the shim's `might_sleep()` and counter; process context (the contract).
+    unsafe { crate::ffi::airtime_radio_destroying() };
+    r.hal().hold_rounds_work(crate::ffi::WORK_DESTROYED);
     // SAFETY: non-null and from `Box::into_raw` in `airtime_radio_create`; the
     // caller gives it up, and the work that shared it is stopped.
     let radio = unsafe { Box::from_raw(radio) };
@@ -923,10 +927,78 @@ pub unsafe extern "C" fn airtime_rounds_waiting(radio: *mut CRadio) -> i32 {
     })())
 }
 
+/// Stops the radio's rounds work (a radio without the `rounds_deferred` op; nothing to
+/// do for one with it): on return no run of it is queued or running, and none starts
+/// until `airtime_radio_resume_rounds()`, however many deferrals come meanwhile (they
+/// wait in `airtime_rounds_waiting()`). Idempotent. Returns 0, or `-EFAULT` for null.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()`. Process context,
+/// may sleep; not during `airtime_radio_resume_rounds()`, `airtime_radio_check_idle()`
+/// or `airtime_radio_destroy()` on the same radio (the driver serialises its control
+/// paths).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_quiesce(radio: *mut CRadio) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        radio.hal().hold_rounds_work(crate::ffi::WORK_QUIESCED);
+        Ok(0)
+    })())
+}
+
+/// Undoes `airtime_radio_quiesce()`: deferrals queue the rounds work again, and if rounds
+/// wait (`airtime_rounds_waiting()`) it is queued at once. Nothing for a radio with the
+/// `rounds_deferred` op, or one not quiesced. Returns 0, or `-EFAULT` for null.
+///
+/// # Safety
+///
+/// As [`airtime_radio_quiesce`]; does not sleep.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_radio_resume_rounds(radio: *mut CRadio) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        if radio.hal().release_rounds_work(crate::ffi::WORK_QUIESCED) && !radio.rounds_waiting().is_empty() {
+            radio.hal().kick_rounds_work();
+        }
+        Ok(0)
+    })())
+}
+
+/// The run of a radio's rounds work (the shim's work function, BHs disabled): as
+/// `airtime_run_waiting_rounds()`, but a deferral of these rounds is not reported as a
+/// new one (no kick): it sets `*deferred`, and the work decides when to run again (at
+/// once after progress, after a backoff without). Returns the frames pushed, or
+/// `-EFAULT` for a null pointer.
+///
+/// # Safety
+///
+/// `radio` must be null or a live radio from `airtime_radio_create()` whose rounds work
+/// is running this; `deferred` must be null or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn airtime_rounds_work_run(
+    radio: *mut CRadio,
+    cpu: u32,
+    now_us: u64,
+    deferred: *mut bool,
+) -> i32 {
+    result_to_c((|| {
+        // SAFETY: forwarded from the caller.
+        let radio = unsafe { radio_ref(radio) }?;
+        // SAFETY: null or valid for one write (the caller's promise).
+        let deferred = unsafe { deferred.as_mut() }.ok_or(Errno::EFAULT)?;
+        let run = radio.run_waiting_rounds(cpu, Instant::from_micros(now_us));
+        *deferred = !run.deferred.is_empty();
+        Ok(i32::try_from(run.frames).unwrap_or(i32::MAX))
+    })())
+}
+
 /// Runs a round (through the gate) on each AC `airtime_rounds_waiting()` names, with
 /// `cpu`'s ring. Returns the frames pushed, or `-EFAULT` for null. The driver's work
-/// calls it, or, for a radio without the `rounds_deferred` op, the radio's rounds work
-/// (BHs disabled), which this call queues again if its rounds are deferred again.
+/// calls it; for a radio without the `rounds_deferred` op, a deferral of these rounds
+/// queues the radio's rounds work (which runs them with `airtime_rounds_work_run`).
 ///
 /// # Safety
 ///
@@ -1135,12 +1207,37 @@ pub unsafe extern "C" fn airtime_radio_check(radio: *mut CRadio) -> i32 {
 /// table's (no txq left held or locked, every intake's count exact), and no
 /// pending airtime when no frame is in the hardware or a retry slot.
 ///
+/// The radio's rounds work, the one caller the driver does not control, is held for
+/// the check (waited for if running: may sleep), and queued again afterwards if rounds
+/// wait and the driver has not quiesced it.
+///
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()`, and no other
-/// call on it may run meanwhile (both contexts stopped).
+/// call on it may run meanwhile (the driver's contexts stopped). Process context.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_radio_check_idle(radio: *mut CRadio) -> i32 {
+    // The work goes first, while the radio is only shared; it shares it again after.
+    // SAFETY: forwarded from the caller.
+    let Ok(shared) = (unsafe { radio_ref(radio) }) else { return Errno::EFAULT.to_c() };
+    shared.hal().hold_rounds_work(crate::ffi::WORK_CHECKING);
+    // SAFETY: forwarded from the caller; the work is held (not running, not queued), and
+    // `shared` is not used while the exclusive reference lives.
+    let ret = unsafe { check_idle(radio) };
+    // SAFETY: forwarded from the caller; the exclusive reference is gone.
+    let shared = unsafe { &*radio };
+    if shared.hal().release_rounds_work(crate::ffi::WORK_CHECKING) && !shared.rounds_waiting().is_empty() {
+        shared.hal().kick_rounds_work();
+    }
+    ret
+}
+
+/// `airtime_radio_check_idle()`'s checks, with the rounds work held.
+///
+/// # Safety
+///
+/// `radio` is a live radio and no other call on it, the rounds work included, runs.
+unsafe fn check_idle(radio: *mut CRadio) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_mut(radio) }?;

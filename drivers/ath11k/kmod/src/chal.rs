@@ -215,9 +215,12 @@ impl CTxStatus {
 
 /// The module's own work item that runs a radio's waiting rounds
 /// (`struct airtime_rounds_work` in the shim), for a radio whose driver gave no
-/// `rounds_deferred` op: its deferrals queue this work, whose run calls
-/// `airtime_run_waiting_rounds()` with BHs disabled, instead of waiting for a poll
-/// the driver may not have. Owned by the radio's HAL; freed when it is dropped.
+/// `rounds_deferred` op: its deferrals queue this work (a delayed work on the module's
+/// workqueue), whose run calls [`airtime_rounds_work_run`](crate::api::airtime_rounds_work_run)
+/// with BHs disabled, instead of waiting for a poll the driver may not have. Held
+/// (not queued, not running) while the driver has the radio quiesced, while
+/// `airtime_radio_check_idle()` runs, and for good from the start of
+/// `airtime_radio_destroy()`. Owned by the radio's HAL; freed when it is dropped.
 #[derive(Debug)]
 pub struct RoundsWork(NonNull<c_void>);
 
@@ -230,7 +233,7 @@ impl RoundsWork {
 }
 
 impl Drop for RoundsWork {
-    /// Frees the work. It was stopped before (`airtime_radio_destroy()`), or never bound
+    /// Frees the work. It was held for good before (`airtime_radio_destroy()`), or never bound
     /// (a create that failed after it was allocated), so it is neither queued nor running.
     fn drop(&mut self) {
         // SAFETY: allocated by `airtime_rounds_work_alloc`, freed once, here; not
@@ -253,9 +256,15 @@ pub struct CHal {
 // SAFETY: the wake and completion contexts share a radio's HAL. The callbacks and `hw`
 // are the driver's, which promises in `airtime_radio_create()`'s contract that every
 // callback may run on any CPU at once (it locks each hardware ring and its MSDU table
-// itself, as ath11k has `tcl_ring->lock` and `tx_idr_lock`).
+// itself, as ath11k has `tcl_ring->lock` and `tx_idr_lock`). `rounds_work` is a pointer
+// to the shim's `struct airtime_rounds_work`, which every context may use through
+// `&self`: its kick, hold and release take the struct's spinlock (irqsave) around its
+// state and the workqueue calls, which are themselves safe from any CPU; `bind` runs
+// once, before the radio is shared; the free runs in `Drop`, with `&mut self`, after
+// destroy's hold has cancelled the work and waited for its run.
 unsafe impl Sync for CHal {}
-// SAFETY: as above: nothing in `CHal` belongs to the thread that created it.
+// SAFETY: as above: nothing in `CHal` belongs to the thread that created it (the work
+// runs on a kworker of any CPU, and is no thread's).
 unsafe impl Send for CHal {}
 
 impl CHal {
@@ -293,13 +302,33 @@ impl CHal {
         }
     }
 
-    /// Stops the module's rounds work (if it has one) for good: on return no run of
-    /// it is queued or running, and no deferral queues it again. May sleep
-    /// (`cancel_work_sync()`): `airtime_radio_destroy()`, before it touches the radio.
-    pub(crate) fn stop_rounds_work(&self) {
+    /// Holds the module's rounds work (if it has one) with the bits `why`
+    /// (`ffi::WORK_*`): on return no run of it is queued or running, and none is queued
+    /// until every bit is released; deferrals meanwhile wait in `rounds_waiting()`.
+    /// Process context, may sleep (`cancel_delayed_work_sync()`).
+    pub(crate) fn hold_rounds_work(&self, why: u32) {
         if let Some(w) = &self.rounds_work {
-            // SAFETY: a live work of this HAL; process context (destroy's contract).
-            unsafe { crate::ffi::airtime_rounds_work_stop(w.0.as_ptr()) }
+            // SAFETY: a live work of this HAL; process context (the callers' contract).
+            unsafe { crate::ffi::airtime_rounds_work_hold(w.0.as_ptr(), why) }
+        }
+    }
+
+    /// Releases the hold bits `why`; true if the work is free to run again (no bit
+    /// left). False for a radio without the work.
+    pub(crate) fn release_rounds_work(&self, why: u32) -> bool {
+        match &self.rounds_work {
+            // SAFETY: a live work of this HAL.
+            Some(w) => unsafe { crate::ffi::airtime_rounds_work_release(w.0.as_ptr(), why) },
+            None => false,
+        }
+    }
+
+    /// Queues the module's rounds work at once (unless it is held), as a new deferral
+    /// does: after a release, when rounds wait.
+    pub(crate) fn kick_rounds_work(&self) {
+        if let Some(w) = &self.rounds_work {
+            // SAFETY: a live work of this HAL, bound at creation.
+            unsafe { crate::ffi::airtime_rounds_work_kick(w.0.as_ptr()) }
         }
     }
 
@@ -332,13 +361,10 @@ impl CHal {
         if acs.is_empty() {
             return;
         }
-        match (self.ops.rounds_deferred, &self.rounds_work) {
+        match self.ops.rounds_deferred {
             // SAFETY: the driver's callback with its own context.
-            (Some(f), _) => unsafe { f(self.hw, acs.bits()) },
-            // SAFETY: a live work of this HAL, bound at creation; queueing is allowed
-            // from any context the API is called in.
-            (None, Some(w)) => unsafe { crate::ffi::airtime_rounds_work_kick(w.0.as_ptr()) },
-            (None, None) => {}
+            Some(f) => unsafe { f(self.hw, acs.bits()) },
+            None => self.kick_rounds_work(),
         }
     }
 

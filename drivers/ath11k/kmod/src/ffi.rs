@@ -9,6 +9,13 @@
 
 use core::ffi::{c_char, c_void};
 
+/// Hold bit of [`airtime_rounds_work_hold`]: `airtime_radio_quiesce()`.
+pub const WORK_QUIESCED: u32 = 1 << 0;
+/// Hold bit: `airtime_radio_check_idle()` while it runs.
+pub const WORK_CHECKING: u32 = 1 << 1;
+/// Hold bit: `airtime_radio_destroy()`, for good.
+pub const WORK_DESTROYED: u32 = 1 << 2;
+
 unsafe extern "C" {
     /// `kmalloc(size, GFP_ATOMIC | __GFP_NOWARN)`, or `GFP_KERNEL` for the
     /// task between [`airtime_alloc_may_sleep_begin`] and its end.
@@ -44,20 +51,34 @@ unsafe extern "C" {
     /// context ([`airtime_radio_create`](crate::api::airtime_radio_create)).
     pub fn airtime_rounds_work_alloc() -> *mut c_void;
 
-    /// Names the radio `work` serves: its runs call `airtime_run_waiting_rounds(radio,
-    /// ..)`. Once, before the radio is handed to the driver.
+    /// Names the radio `work` serves: its runs call
+    /// [`airtime_rounds_work_run`](crate::api::airtime_rounds_work_run)`(radio, ..)`. Once,
+    /// before the radio is handed to the driver.
     pub fn airtime_rounds_work_bind(work: *mut c_void, radio: *mut c_void);
 
-    /// `queue_work(system_wq, ..)` of a bound work, unless it was stopped. Any
-    /// context but NMI.
+    /// A new deferral: `mod_delayed_work(airtime_wq, .., 0)` of a bound work unless a
+    /// hold is set (quiesced: the deferral waits in `airtime_rounds_waiting()`); warns
+    /// once if the radio is being destroyed. Any context but hard IRQ and NMI.
     pub fn airtime_rounds_work_kick(work: *mut c_void);
 
-    /// Ignores kicks from now on and `cancel_work_sync()`: on return no run is queued or
-    /// running. Process context, may sleep.
-    pub fn airtime_rounds_work_stop(work: *mut c_void);
+    /// Sets the hold bits `why` ([`WORK_QUIESCED`], [`WORK_CHECKING`],
+    /// [`WORK_DESTROYED`]), then `cancel_delayed_work_sync()`: on return no run is
+    /// queued or running, and none is queued while a bit is set. Process context, may
+    /// sleep.
+    pub fn airtime_rounds_work_hold(work: *mut c_void, why: u32);
 
-    /// `kfree()` of a stopped or never bound work.
+    /// Clears the hold bits `why`; true if no bit is left (kicks queue the work again).
+    /// Any context but hard IRQ and NMI.
+    pub fn airtime_rounds_work_release(work: *mut c_void, why: u32) -> bool;
+
+    /// `kfree()` of a destroyed (held for good) or never bound work.
     pub fn airtime_rounds_work_free(work: *mut c_void);
+
+    /// A radio was created (the module's count of live radios, checked at unload).
+    pub fn airtime_radio_created();
+
+    /// A radio's destroy begins: `might_sleep()`, one live radio fewer.
+    pub fn airtime_radio_destroying();
 
     /// Prints `len` bytes at `msg` with `pr_err` and calls `BUG()`.
     ///
@@ -79,8 +100,12 @@ unsafe extern "C" {
 
     /// The C self-test of a concurrent radio's deferral without the `rounds_deferred`
     /// op, run by the module's own work (`airtime_capi_selftest.c`): as
-    /// [`airtime_capi_selftest`]. Sleeps (up to a second) while it waits for the work.
+    /// [`airtime_capi_selftest`]. Sleeps (up to 5 s) while it waits for the work.
     pub fn airtime_capi_deferred_work(msg: *mut c_char, len: usize) -> i32;
+
+    /// The C self-test of stopping, backing off and restarting the module's rounds work
+    /// (`airtime_capi_selftest.c`): as [`airtime_capi_selftest`]. Sleeps (about a second).
+    pub fn airtime_capi_work_control(msg: *mut c_char, len: usize) -> i32;
 
     /// The SMP stress self-test (`airtime_capi_selftest.c`): two kthreads on
     /// one radio for a few seconds; `flags` are `AIRTIME_STRESS_*` faults that

@@ -124,6 +124,7 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"c-api-roundtrip", capi::roundtrip),
     Scenario::new(c"c-api-mcast", capi::mcast),
     Scenario::new(c"c-api-deferred-work", capi::deferred_work),
+    Scenario::new(c"c-api-work-control", capi::work_control),
     Scenario::new(c"c-api-smp-stress", capi::smp_stress),
     Scenario::new(c"c-api-smp-stress-gated", capi::smp_stress_gated),
     Scenario::explicit_only(c"selftest-must-fail", must_fail),

@@ -12,6 +12,8 @@
 //! - `c-api-deferred-work`: a concurrent radio whose driver gave no
 //!   `rounds_deferred` op, its deferral forced with nothing in flight and no poll:
 //!   the module's own work must send the frames;
+//! - `c-api-work-control`: that work backs off when it makes no progress, and
+//!   `airtime_radio_check_idle()`, destroy, quiesce and resume stop and restart it;
 //! - `c-api-smp-stress`: a wake kthread and a completion kthread on different
 //!   CPUs hammering one radio for a few seconds, with station churn and weight
 //!   changes, then conservation, invariant and drain checks;
@@ -66,6 +68,12 @@ pub(super) fn deferred_work(msg: &mut MsgBuf<'_>) -> Outcome {
     // SAFETY: as in `roundtrip`; the C side sleeps while it waits, which module init
     // allows.
     run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_deferred_work(buf, len) })
+}
+
+/// `c-api-work-control`.
+pub(super) fn work_control(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `roundtrip`; the C side sleeps, which module init allows.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_work_control(buf, len) })
 }
 
 /// `c-api-smp-stress`.
