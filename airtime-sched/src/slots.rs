@@ -333,6 +333,14 @@ pub(crate) mod txq {
     pub(crate) const fn reusable(word: u64) -> bool {
         word & (LIVE | INIT | SERVING | WOKEN | KEPT | PRODUCERS) == 0
     }
+
+    /// Whether the slot holds a removed txq that some context has not let go of yet
+    /// (a server, a table's hand-back, an enqueue's hold): not reusable now, but it will
+    /// be without a control operation.
+    #[inline]
+    pub(crate) const fn draining(word: u64) -> bool {
+        word & (LIVE | INIT) == 0 && !reusable(word)
+    }
 }
 
 /// The generation of a txq word.

@@ -8,8 +8,8 @@ use airtime_sched::driver_loop::{RoundEnd, StationTable};
 use airtime_sched::traits::{PushError, RingErrorKind, StationErrorKind};
 use airtime_sched::txqs::{EnqueueError, Retry, TurnBudget, TurnStart};
 use airtime_sched::{
-    Ac, Charge, Config, Frame, Instant, Refusal, Ring, Scheduler, Station, StationId, Tid, TxqId, TxqReturn, TxqTable,
-    Weight,
+    Ac, Charge, Config, Frame, Instant, Refusal, Ring, SchedError, Scheduler, Station, StationId, Tid, TxqId,
+    TxqReturn, TxqTable, Weight,
 };
 use common::fixtures::{Peer, Peers};
 
@@ -204,6 +204,43 @@ fn one_slot_table() -> (TxqTable<Fifo>, StationId, TxqId) {
     (t, sta, q)
 }
 
+/// A removed txq's slot stays taken while a turn holds it, and until its frames are
+/// handed back: an add then says so (`TxqsDraining`), distinct from a table whose
+/// slots are all live (`TxqsFull`), as `StationsDraining` is for stations.
+#[test]
+fn an_add_while_a_removed_txq_is_still_held_says_draining_not_full() {
+    let config = Config::builder().max_stations(1).unwrap().max_txqs(1).unwrap().build();
+    let t = TxqTable::<Fifo>::new(Scheduler::new(config).unwrap());
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let q = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
+    assert_eq!(t.add_txq(Some(sta), Tid::VI, Fifo::default()).unwrap_err().error, SchedError::TxqsFull, "live");
+    t.enqueue(q, Pkt(0), NOW).unwrap();
+    let turn = t.may_transmit(q, NOW).unwrap().granted().unwrap();
+    t.remove_station(sta).unwrap();
+    let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let refused = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap_err();
+    assert_eq!(refused.error, SchedError::TxqsDraining, "a turn holds the removed txq");
+    assert!(t.take_removed().is_none(), "not handed back while held");
+    turn.finish(TxqReturn::Stalled, NOW);
+    assert_eq!(
+        t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap_err().error,
+        SchedError::TxqsDraining,
+        "returned, its frames not handed back yet"
+    );
+    let removed = t.take_removed().expect("returned: handed back");
+    assert_eq!(removed.queue.0.len(), 1);
+    t.add_txq(Some(sta), Tid::BE, Fifo::default()).expect("free now");
+    // The scheduler alone: a served removed txq holds its slot until returned.
+    let s = Scheduler::new(config).unwrap();
+    let sta = s.add_station(Weight::DEFAULT).unwrap();
+    let q = s.add_txq(Some(sta), Tid::BE).unwrap();
+    let serving = s.may_transmit(q, NOW).unwrap().granted().unwrap();
+    s.remove_txq(q).unwrap();
+    assert_eq!(s.add_txq(Some(sta), Tid::BE), Err(SchedError::TxqsDraining));
+    s.return_txq(serving, TxqReturn::Empty, NOW);
+    s.add_txq(Some(sta), Tid::BE).expect("returned: free");
+}
+
 #[test]
 fn removing_an_idle_txq_hands_back_its_queue_and_intake_then_frees_the_slot() {
     let (t, sta, q) = one_slot_table();
@@ -216,7 +253,7 @@ fn removing_an_idle_txq_hands_back_its_queue_and_intake_then_frees_the_slot() {
     assert!(matches!(t.enqueue(q, Pkt(9), NOW), Err(EnqueueError::UnknownTxq(Pkt(9)))));
     // The slot is not reusable until the queue is taken back.
     let refused = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap_err();
-    assert_eq!(refused.error, airtime_sched::SchedError::TxqsFull);
+    assert_eq!(refused.error, airtime_sched::SchedError::TxqsDraining, "not full: waiting for take_removed");
     assert!(refused.queue.is_some(), "the queue comes back with the error");
     let removed = t.take_removed().expect("nobody holds it");
     assert_eq!(removed.id, q);
@@ -238,7 +275,7 @@ fn a_hand_back_holds_the_slot_until_it_returns_or_unwinds() {
         assert_eq!(removed.id, q);
         t.add_txq(Some(sta), Tid::BE, Fifo::default()).map_err(|e| e.error)
     });
-    assert_eq!(inside.map(|r| r.err()), Some(Some(airtime_sched::SchedError::TxqsFull)));
+    assert_eq!(inside.map(|r| r.err()), Some(Some(airtime_sched::SchedError::TxqsDraining)));
     let q2 = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap();
     assert_eq!(q2.index(), q.index());
     // A hand-back that unwinds still frees the slot.

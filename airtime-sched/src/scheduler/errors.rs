@@ -17,8 +17,15 @@ pub enum SchedError {
     /// in flight: a slot frees once its [`DepartingStation`](crate::DepartingStation)
     /// is drained (every charge released).
     StationsDraining,
-    /// Every txq slot is taken.
+    /// Every txq slot is taken by a live txq (or one being added).
     TxqsFull,
+    /// No txq slot is free, but some hold removed txqs not yet let go of: a turn
+    /// still holds one (finish it: [`TxqTurn::finish`](crate::TxqTurn::finish),
+    /// [`Scheduler::return_txq`](crate::Scheduler::return_txq)), a
+    /// [`TxqTable`](crate::TxqTable)'s removed txq waits for its frames to be handed
+    /// back ([`TxqTable::take_removed`](crate::TxqTable::take_removed)), or an enqueue
+    /// into it is still in flight. Do that, or wait for it, then try again.
+    TxqsDraining,
     /// A value the configuration types refuse (weight 0, inverted limits).
     Config(crate::ConfigError),
 }
@@ -31,6 +38,7 @@ impl fmt::Display for SchedError {
             SchedError::StationsFull => f.write_str("no free station slot"),
             SchedError::StationsDraining => f.write_str("no free station slot until removed stations drain"),
             SchedError::TxqsFull => f.write_str("no free txq slot"),
+            SchedError::TxqsDraining => f.write_str("no free txq slot until removed txqs are let go of"),
             SchedError::Config(e) => write!(f, "invalid configuration: {e}"),
         }
     }

@@ -157,6 +157,12 @@ impl Scheduler {
     /// if the txq's entry is still on its AC's list: the entry is dropped when a round
     /// meets it. Slots with no such entry are taken first; each pass looks next-fit, from
     /// the slot after the one allocated last.
+    ///
+    /// Refused with [`SchedError::TxqsDraining`] when no slot is free but some hold
+    /// removed txqs not yet let go of (a turn still holds one: its server's return frees
+    /// it; a [`TxqTable`](crate::TxqTable)'s removed txq waits for
+    /// [`take_removed`](crate::TxqTable::take_removed)), [`SchedError::TxqsFull`]
+    /// otherwise.
     pub fn add_txq(&self, station: Option<StationId>, tid: Tid) -> Result<TxqId, SchedError> {
         self.add_txq_with(station, tid, 0, |_| ())
     }
@@ -177,10 +183,14 @@ impl Scheduler {
         }
         let ac = tid.ac();
         let mut claimed = None;
+        // A slot whose removed txq is still held (served, its queue not handed back, an
+        // enqueue in flight): it frees on its own once let go of.
+        let mut draining = false;
         'passes: for clean_only in [true, false] {
             for (index, slot) in next_fit(&self.txq_cursor, &self.txqs) {
                 let word = slot.word.load(Ordering::Acquire);
                 if !txq::reusable(word) || (clean_only && word & txq::QUEUED_ANY != 0) {
+                    draining |= txq::draining(word);
                     continue;
                 }
                 let generation = gen_of(word).wrapping_add(1);
@@ -192,7 +202,9 @@ impl Scheduler {
                 }
             }
         }
-        let Some((index, slot, generation)) = claimed else { return Err(SchedError::TxqsFull) };
+        let Some((index, slot, generation)) = claimed else {
+            return Err(if draining { SchedError::TxqsDraining } else { SchedError::TxqsFull });
+        };
         // Release: a reader still looking at the slot's last occupant that reads these
         // sees the claim above too, and so that the occupant changed (`TxqSlot::station`).
         slot.station.store(station.map_or(NO_STATION, StationId::to_raw), OCCUPANT_STORE);

@@ -466,7 +466,11 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
 
     /// Registers a txq for `station` (or a station-less one) on `tid` with its `queue`,
     /// as [`Scheduler::add_txq`] does. The queue is in place before any context can
-    /// enqueue to the txq or serve it.
+    /// enqueue to the txq or serve it. A removed txq's slot is free only once its
+    /// frames were handed back ([`take_removed`](Self::take_removed)), so a table whose
+    /// every free-able slot waits for that (or for a turn that still holds its removed
+    /// txq) refuses with [`SchedError::TxqsDraining`], not `TxqsFull`: finish the turn
+    /// or call `take_removed`, then try again.
     pub fn add_txq(&self, station: Option<StationId>, tid: Tid, queue: Q) -> Result<TxqId, AddTxqError<Q>> {
         let mut queue = Some(queue);
         let added = self.sched.add_txq_with(station, tid, txq::KEPT, |index| {

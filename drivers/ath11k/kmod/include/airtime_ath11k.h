@@ -777,6 +777,9 @@ int airtime_sta_remove(struct airtime_radio *radio, u16 peer_id);
  * depending on how far the add had got, so a driver must not race
  * airtime_sta_remove() against this call for the same station (mac80211's
  * sta_state calls for one station never race); -EEXIST if the TID has a txq; -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs;
+ * -EBUSY if its only free slots hold removed txqs not yet handed back
+ * (a CPU still serves one, or its txq_released() has not run yet: try again
+ * once it has);
  * -EFAULT if @txq is NULL.
  */
 int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq);
@@ -802,6 +805,8 @@ int airtime_txq_add(struct airtime_radio *radio, u16 peer_id, u8 tid, void *txq)
  *
  * Context: Process context; no radio lock.
  * Return: 0; -EINVAL for a bad TID; -ENOSPC if the radio has max_txqs txqs;
+ * -EBUSY if its only free slots hold removed txqs not yet handed back (as
+ * for airtime_txq_add());
  * -EFAULT if @txq or @handle is NULL.
  */
 int airtime_mcast_txq_add(struct airtime_radio *radio, u8 tid, void *txq, u64 *handle);

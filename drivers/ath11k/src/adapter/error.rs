@@ -36,8 +36,9 @@ impl Ath11kError {
         const ENOSPC: i32 = 28;
         let errno = match self {
             Ath11kError::Sched(SchedError::StationsFull | SchedError::TxqsFull) => ENOSPC,
-            // Slots of departed stations free once their frames complete: try again.
-            Ath11kError::Sched(SchedError::StationsDraining) => EBUSY,
+            // Slots of departed stations free once their frames complete, and slots of
+            // removed txqs once no CPU serves them and they are handed back: try again.
+            Ath11kError::Sched(SchedError::StationsDraining | SchedError::TxqsDraining) => EBUSY,
             Ath11kError::Sched(SchedError::Config(ConfigError::OutOfMemory)) => ENOMEM,
             Ath11kError::Sched(SchedError::Config(_)) => EINVAL,
             Ath11kError::Sched(_) => ENOENT,
@@ -92,6 +93,8 @@ mod tests {
     fn errors_map_to_kernel_errnos() {
         assert_eq!(Ath11kError::Sched(SchedError::StationsFull).errno(), -28);
         assert_eq!(Ath11kError::Sched(SchedError::StationsDraining).errno(), -16);
+        assert_eq!(Ath11kError::Sched(SchedError::TxqsFull).errno(), -28);
+        assert_eq!(Ath11kError::Sched(SchedError::TxqsDraining).errno(), -16, "not -ENOENT: try again");
         assert_eq!(Ath11kError::from(ConfigError::ZeroWeight).errno(), -22);
         assert_eq!(Ath11kError::UnknownPeer(3).errno(), -2);
         assert_eq!(Ath11kError::PeerInUse(3).errno(), -17);
