@@ -246,7 +246,8 @@ impl Radio {
         if let Some(refused) = report.refused {
             self.counts.handed_back.fetch_add(1, Ordering::Relaxed);
             if let Some(charge) = refused.charge {
-                self.check_status(self.txqs.scheduler().release(charge));
+                // Never sent: given back, not released as a completion.
+                self.check_status(self.txqs.scheduler().give_back(charge));
             }
         }
     }
@@ -285,7 +286,8 @@ impl Radio {
     }
 
     /// Counts a removed txq's frames (a real driver frees them, or reroutes them to
-    /// another interface) and releases the charge of the frame its retry slot held.
+    /// another interface) and gives back the charge of the frame its retry slot held
+    /// (never sent: no completion).
     /// Returns how many frames it handed back.
     fn reap(&self, removed: RemovedTxq<FqCodelTxq<Packet>>) -> u64 {
         let RemovedTxq { mut queue, retry, intake, .. } = removed;
@@ -293,7 +295,7 @@ impl Radio {
         if let Some(retry) = retry {
             back += 1;
             if let Some(charge) = retry.charge {
-                self.check_status(self.txqs.scheduler().release(charge));
+                self.check_status(self.txqs.scheduler().give_back(charge));
             }
         }
         // The purge joins the queued frames to FQ-CoDel's own drops (CoDel, limits),

@@ -128,7 +128,11 @@ pub struct RoundReport<F> {
     pub unpriced: u32,
     /// Why the round ended.
     pub end: RoundEnd,
-    /// The frame the ring refused, if it refused one.
+    /// The frame the ring refused, if it refused one: from [`run_round`] only. The
+    /// table's loops ([`TxqTable::run_round`](crate::TxqTable::run_round),
+    /// [`TxqTurn::serve`](crate::TxqTurn::serve)) keep a refused frame in its txq's retry
+    /// slot (counted in `held_back`, its charge given back) and report `None`; `Some`
+    /// from them would mean that slot was already full, which they rule out.
     pub refused: Option<Refused<F>>,
     /// Another context started a round on the AC while this call's last round had an
     /// entry off the AC's list (a txq it held and returned, or one its `next_txq` only
@@ -139,7 +143,10 @@ pub struct RoundReport<F> {
     /// another round will run (frames in flight whose completions run one), it must ask
     /// for a round on the AC again, as after a [`RoundGate`](crate::RoundGate)'s
     /// `Deferred`. False otherwise: always for a call whose rounds found the list empty,
-    /// and for one context's rounds alone (and so under a `RoundGate`).
+    /// for one context's rounds alone (and so under a `RoundGate`), and for
+    /// [`TxqTurn::serve`](crate::TxqTurn::serve)'s report (one turn, no round: its caller
+    /// follows the recipe for turns taken outside a round instead, in the crate docs'
+    /// [Concurrency](crate#concurrency) section).
     pub overlapped: bool,
 }
 

@@ -33,7 +33,10 @@
 //!    loop ([`TxqTurn::serve`]). Completions go through
 //!    [`Scheduler::complete_frame`] or [`Scheduler::complete_ppdu`] ([`tx_status`]).
 //!
-//! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] →
+//! A frame's path: enqueue into a txq and [`Scheduler::wake_txq`] (a [`TxqTable`] user
+//! calls only [`TxqTable::enqueue`], which wakes the txq itself; a `wake_txq` after it
+//! is not needed: harmless, since a listed txq is listed once (S2), but one more atomic
+//! read-modify-write per frame) →
 //! [`Scheduler::start_round`] (a [`Round`]) → [`Scheduler::next_txq`] → dequeue, price,
 //! [`Serving::charge_frame`] (through the held txq; [`Scheduler::charge_frame`] without
 //! one) → [`Ring::push`] → completion:
@@ -74,12 +77,22 @@
 //! yes, it runs another round (two more at most, so that others' starts cannot keep
 //! it), and if it still says yes after the last, it makes sure another round runs (as
 //! after a [`RoundGate`]'s `Deferred`). Or it gates its rounds. A turn taken outside a
-//! round ([`Scheduler::may_transmit`], [`TxqTable::claim`]) has no round to ask about: a
-//! driver that takes those beside concurrent rounds runs a round on the AC after each
-//! such call (whatever it returned: `Ok(None)` may have held the txq a moment) if the
-//! txq may still have frames, asked after the return ([`TxqTable::may_have_frames`]; a
-//! driver that owns its queues asks them) — not "if the turn saw frames left": a wake
-//! that landed during the turn lists the txq at its return (loom model `txq24`).
+//! round ([`Scheduler::may_transmit`], [`TxqTable::may_transmit`], [`TxqTable::claim`])
+//! has no round to ask about: a driver that takes those beside concurrent rounds runs a
+//! round on the AC after each such call (whatever it returned: a refusal may have held
+//! the txq a moment; after a granted turn, once the turn is returned) if the txq may
+//! still have frames, asked after the return ([`TxqTable::may_have_frames`]; a driver
+//! that owns its queues asks them) — not "if the turn saw frames left": a wake that
+//! landed during the turn lists the txq at its return (loom model `txq24`).
+//! `Err(UnknownTxq)` from that question means the txq was removed: its frames come
+//! back with it ([`TxqTable::take_removed`]), and no round is owed for it. Several
+//! turns in a row on one AC (the records of one firmware fetch indication) need one
+//! round, if any of their txqs may still have frames, started after the last of them
+//! returned: each turn's wake was listed by its return, so that round, like any round
+//! started after those returns, finds every one of them listed (the argument the ready
+//! loops' re-check rests on: [`Scheduler::round_started_since`]); its report is handled
+//! as any round's (another round after `TurnBudget`, say). A round run between the
+//! records covers only the turns returned before it started.
 //!
 //! Concurrent rounds are allowed, not required, and not always the fastest: two rounds
 //! on one AC at once pass the same lines (the AC's list, the txqs, the ring) between

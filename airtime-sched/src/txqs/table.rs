@@ -350,9 +350,11 @@ impl<F> fmt::Debug for ReturnedFrames<F> {
 
 /// A removed txq's frames, handed back by [`TxqTable::take_removed`]: nothing of it is
 /// anywhere else. The driver frees or reroutes the frames, and gives the retry frame's
-/// charge back ([`Scheduler::give_back`]: the frame was never sent) if it kept one (the
-/// table's own loops keep none; a hand-written turn's [`TxqTurn::hold_back`] may).
-#[must_use = "the frames of a removed txq must be freed or rerouted, and a retry charge released"]
+/// charge back with [`Scheduler::give_back`] if it kept one (the table's own loops keep
+/// none; a hand-written turn's [`TxqTurn::hold_back`] may): the frame was never sent, so
+/// it is no completion, and [`Scheduler::release`] (which does the same accounting)
+/// would tell adaptive AQL that a frame left the hardware.
+#[must_use = "the frames of a removed txq must be freed or rerouted, and a retry charge given back"]
 pub struct RemovedTxq<Q: Txq> {
     /// The txq's id, no longer valid.
     pub id: TxqId,
@@ -850,8 +852,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// whatever this returned (a refusal may have held the txq a moment). `Err(UnknownTxq)`
     /// from either call means the txq was removed: its frames come back from
     /// [`take_removed`](Self::take_removed), and no round is owed for it. Several
-    /// records of one fetch indication on one AC need one round, after the last
-    /// record's turn returned (a round started then sees every txq those turns listed).
+    /// records of one fetch indication on one AC need one round (if any of their txqs
+    /// may still have frames), after the last record's turn returned: a round started
+    /// then sees every txq those turns listed.
     pub fn may_transmit(&self, id: TxqId, now: Instant) -> Result<crate::MayTransmit<TxqTurn<'_, Q>>, SchedError> {
         use crate::{MayTransmit, Refusal};
         Ok(match self.sched.may_transmit(id, now)? {
