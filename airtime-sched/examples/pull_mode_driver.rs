@@ -613,7 +613,15 @@ impl Radio {
         config.flows = 16;
         for (slot, tid) in peer.txqs.iter().zip(TIDS) {
             let queue = FqCodelTxq::new(config).map_err(|e| format!("{e:?}"))?;
-            let txq = self.txqs.add_txq(Some(sta), tid, queue).map_err(|e| e.error.to_string())?;
+            let txq = match self.txqs.add_txq(Some(sta), tid, queue) {
+                Ok(txq) => txq,
+                Err(e) => {
+                    // `TxqsDraining` (a removed txq's slot not let go of yet) is retried
+                    // later, as `StationsDraining`: undo the station meanwhile.
+                    self.remove_station(sta)?;
+                    return Err(e.error.to_string());
+                }
+            };
             slot.store(txq.to_raw(), Ordering::Release);
         }
         self.live.lock().map_err(|_| "poisoned")?.push(sta);
@@ -910,6 +918,17 @@ fn run() -> Result<bool, Box<dyn std::error::Error>> {
     }
     if sched.underflows() != 0 {
         eprintln!("CHECK FAILED: {} release underflows", sched.underflows());
+        ok = false;
+    }
+    // Only the fetch answers ask `may_transmit`: the scheduler's per-reason counts are
+    // the refusals this driver saw.
+    let counted: [u64; 3] = ACS.iter().fold([0; 3], |[phy, debt, other], &ac| {
+        let r = sched.ac_counters(ac).pull_refusals;
+        [phy + r.over_phy_limit, debt + r.deficit, other + r.served + r.queue_busy]
+    });
+    let seen = [n(&c.refused_phy), n(&c.refused_deficit), n(&c.refused_other)];
+    if counted != seen {
+        eprintln!("CHECK FAILED: refusals by reason: the scheduler counted {counted:?}, the driver saw {seen:?}");
         ok = false;
     }
     let violations = n(&c.violations);

@@ -38,7 +38,9 @@ impl fmt::Display for SchedError {
             SchedError::StationsFull => f.write_str("no free station slot"),
             SchedError::StationsDraining => f.write_str("no free station slot until removed stations drain"),
             SchedError::TxqsFull => f.write_str("no free txq slot"),
-            SchedError::TxqsDraining => f.write_str("no free txq slot until removed txqs are let go of"),
+            SchedError::TxqsDraining => {
+                f.write_str("no free txq slot until removed txqs drain (turns returned, frames handed back)")
+            }
             SchedError::Config(e) => write!(f, "invalid configuration: {e}"),
         }
     }
