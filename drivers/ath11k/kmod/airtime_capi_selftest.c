@@ -1798,6 +1798,9 @@ struct s_hw {
 	atomic_t push_contended;		/* ... by an enqueue, while another enqueued */
 	atomic_t idr_contended;			/* an MSDU table lock found taken */
 	atomic_t enqueue_calls;
+	atomic_t tcl_reads;	/* AIRTIME_STRESS_NO_DEFERRED_OP: tcl_free() calls */
+	bool quiesced;		/* between airtime_radio_quiesce() and resume */
+	atomic_t work_in_quiesce;	/* tcl_free() calls by a worker meanwhile */
 	/*
 	 * The firmware's descriptor count, shared by the completion passes: the
 	 * completion context's over every ring but the wake CPU's, the wake
@@ -1906,6 +1909,18 @@ static u32 s_tcl_free(void *ctx, u8 ring)
 
 	if (ring >= AIRTIME_TCL_RINGS)
 		return 0;
+	/*
+	 * Without the op, while the kthreads run: in bursts (64 reads of every
+	 * 256), every other read says full, so rounds meet a ring freed right
+	 * after they read it full and defer now and then, into the module's work.
+	 */
+	if ((s->flags & AIRTIME_STRESS_NO_DEFERRED_OP) && READ_ONCE(s->task[S_WAKE_CTX])) {
+		if (READ_ONCE(s->quiesced) && (current->flags & PF_WQ_WORKER))
+			atomic_inc(&s->work_in_quiesce);
+		n = atomic_inc_return(&s->tcl_reads);
+		if (!((n >> 6) & 3) && (n & 1))
+			return 0;
+	}
 	rg = &s->ring[ring];
 	s_lock(&rg->lock, &s->ring_contended);
 	n = S_RING_SLOTS - rg->count;
@@ -2680,7 +2695,11 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	struct airtime_radio_config cfg = {};
 	struct airtime_radio_counters c;
 	struct airtime_radio_stats stats;
+	struct airtime_hal_ops no_op_ops;
 	struct task_struct *tw = NULL, *tc = NULL;
+	long work_runs = airtime_rounds_work_runs();
+	ktime_t t0;
+	u32 quiesces = 0;
 	struct s_hw *s;
 	u64 returned[T_NUM_STATUS], ret_sum, comp_sum, queued, dequeued, purged;
 	u32 i, t, cpu0, cpu1, drain_steps, run_ms, shared = 0, shared_ring = 0, pushed[S_CTXS] = { 0, 0 };
@@ -2709,9 +2728,15 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	}
 	s->nfree = S_FRAMES;
 	s->flags = flags;
-	run_ms = flags & S_FAULTS ? S_FAULT_RUN_MS : S_RUN_MS;
+	run_ms = flags & (S_FAULTS | AIRTIME_STRESS_NO_DEFERRED_OP) ? S_FAULT_RUN_MS : S_RUN_MS;
 
 	cfg.ops = &s_ops;
+	if (flags & AIRTIME_STRESS_NO_DEFERRED_OP) {
+		/* The module's rounds work runs the deferrals: a third context. */
+		no_op_ops = s_ops;
+		no_op_ops.rounds_deferred = NULL;
+		cfg.ops = &no_op_ops;
+	}
 	cfg.hw = s;
 	/* With the estimate's calibration: prices move under the wake CPU's charges. */
 	cfg.flags = AIRTIME_RADIO_TX_NO_PUSHBACK | AIRTIME_RADIO_CALIBRATE;
@@ -2764,7 +2789,20 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 		tc = NULL;
 		CHECK(0, "kthread_create(napi): %d", r);
 	}
-	msleep(run_ms);
+	if (flags & AIRTIME_STRESS_NO_DEFERRED_OP) {
+		/* Quiesce and resume while both kthreads defer into the work. */
+		for (t = 0; t < run_ms / 100; t++) {
+			msleep(80);
+			CHECK(!airtime_radio_quiesce(s->radio), "quiesce failed");
+			WRITE_ONCE(s->quiesced, true);
+			msleep(20);
+			WRITE_ONCE(s->quiesced, false);
+			CHECK(!airtime_radio_resume_rounds(s->radio), "resume failed");
+			quiesces++;
+		}
+	} else {
+		msleep(run_ms);
+	}
 	/* On two CPUs, until a removal waited and (gated) a round was deferred. */
 	for (t = 0; cpu0 != cpu1 && !(flags & S_FAULTS) && !atomic_read(&s->failed) && t < S_EXTRA_MAX; t++) {
 		if (READ_ONCE(s->remove_waits) &&
@@ -2779,8 +2817,16 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	tc = NULL;
 	s->task[S_WAKE_CTX] = s->task[S_NAPI_CTX] = NULL;
 	CHECK(!atomic_read(&s->failed), "stress: %s", s->why);
-	/* Every AC left waiting for a runner was announced to the driver. */
+	/*
+	 * Every AC left waiting for a runner was announced to the driver; without
+	 * the op, the module's work runs them (its run may still be pending or in
+	 * a backoff: wait for it, up to T_WORK_WAIT_US).
+	 */
 	r = RADIO_CALL(s, airtime_rounds_waiting(s->radio));
+	for (t0 = ktime_get(); (flags & AIRTIME_STRESS_NO_DEFERRED_OP) && r > 0 &&
+	     ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US;
+	     r = RADIO_CALL(s, airtime_rounds_waiting(s->radio)))
+		usleep_range(1000, 2000);
 	CHECK(r >= 0 && !(r & ~atomic_read(&s->deferred_acs)),
 	      "rounds waiting on ACs %#x, announced %#x: a deferral nobody was told of", r,
 	      atomic_read(&s->deferred_acs));
@@ -2893,6 +2939,18 @@ int airtime_capi_smp_stress(u32 flags, char *msg, size_t len)
 	      "destroy: %d txqs released in all (%u removed before, %u stations left), %d stations drained",
 	      atomic_read(&s->released), s->removed_txqs, t, atomic_read(&s->drained));
 
+	if (flags & AIRTIME_STRESS_NO_DEFERRED_OP) {
+		CHECK(!atomic_read(&s->work_in_quiesce), "no op: %d callbacks from the work while it was quiesced",
+		      atomic_read(&s->work_in_quiesce));
+		CHECK(c.rounds_deferred > 0 && airtime_rounds_work_runs() > work_runs,
+		      "no op: %llu deferrals, %ld runs of the module's work: the work was not exercised",
+		      c.rounds_deferred, airtime_rounds_work_runs() - work_runs);
+		snprintf(msg, len,
+			 "no op: %llu deferrals, %ld runs of the module's work, %u quiesce/resume cycles; kthreads on CPUs %u/%u, %u ms: %llu frames, %u wakes, %u polls, %u churns, drain %u steps",
+			 c.rounds_deferred, airtime_rounds_work_runs() - work_runs, quiesces, cpu0, cpu1, run_ms,
+			 c.enqueued, s->wakes, s->polls, s->churns, drain_steps);
+		goto out;
+	}
 	if (flags & AIRTIME_STRESS_GATED_ROUNDS) {
 		/* Shorter, so that it fits AIRTIME_SELFTEST_MSG_LEN with the gate's numbers. */
 		snprintf(msg, len,

@@ -45,6 +45,7 @@ EXPECTED_PASS=(
 	c-api-work-control
 	c-api-smp-stress
 	c-api-smp-stress-gated
+	c-api-smp-stress-no-op
 )
 
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-300}

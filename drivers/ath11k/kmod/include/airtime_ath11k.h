@@ -1543,6 +1543,13 @@ int airtime_capi_work_control(char *msg, size_t len);
  * requests handed off and deferred, and nothing waiting after the drain.
  */
 #define AIRTIME_STRESS_GATED_ROUNDS	(1U << 2)
+/*
+ * Not a fault: concurrent rounds and no rounds_deferred() op, so the
+ * module's rounds work runs the deferrals beside the two kthreads (a third
+ * context), and the test thread quiesces and resumes it every 100 ms of a
+ * 1 s run; the same checks must pass.
+ */
+#define AIRTIME_STRESS_NO_DEFERRED_OP	(1U << 3)
 
 /**
  * airtime_capi_smp_stress() - the SMP stress self-test of the adapter API
@@ -1553,7 +1560,8 @@ int airtime_capi_work_control(char *msg, size_t len);
  *
  * Implemented in airtime_capi_selftest.c; run by the Rust scenarios
  * c-api-smp-stress (@flags 0), c-api-smp-stress-gated
- * (AIRTIME_STRESS_GATED_ROUNDS), c-api-smp-stress-lost-completion and
+ * (AIRTIME_STRESS_GATED_ROUNDS), c-api-smp-stress-no-op
+ * (AIRTIME_STRESS_NO_DEFERRED_OP), c-api-smp-stress-lost-completion and
  * c-api-smp-stress-lost-wake (explicit only, must fail). A wake kthread
  * and a completion kthread, bound to different CPUs, drive one radio for a few
  * seconds with station churn and weight changes; then a drain, conservation

@@ -127,6 +127,7 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::new(c"c-api-work-control", capi::work_control),
     Scenario::new(c"c-api-smp-stress", capi::smp_stress),
     Scenario::new(c"c-api-smp-stress-gated", capi::smp_stress_gated),
+    Scenario::new(c"c-api-smp-stress-no-op", capi::smp_stress_no_op),
     Scenario::explicit_only(c"selftest-must-fail", must_fail),
     Scenario::explicit_only(c"selftest-must-panic", must_panic),
     Scenario::explicit_only(c"c-api-smp-stress-lost-completion", capi::smp_stress_lost_completion),

@@ -17,6 +17,8 @@
 //! - `c-api-smp-stress`: a wake kthread and a completion kthread on different
 //!   CPUs hammering one radio for a few seconds, with station churn and weight
 //!   changes, then conservation, invariant and drain checks;
+//! - `c-api-smp-stress-no-op`: the same for 1 s with no `rounds_deferred` op, the
+//!   module's rounds work a third context, quiesced and resumed every 100 ms;
 //! - `c-api-smp-stress-lost-completion` and `c-api-smp-stress-lost-wake`
 //!   (explicit only): the same with one completion, or every wake of the
 //!   multicast txq, lost on purpose; the checks must catch each (FAIL).
@@ -37,6 +39,9 @@ const STRESS_LOSE_COMPLETION: u32 = 1 << 0;
 const STRESS_LOSE_WAKE: u32 = 1 << 1;
 /// `AIRTIME_STRESS_GATED_ROUNDS` (not a fault): the radio's rounds are gated.
 const STRESS_GATED_ROUNDS: u32 = 1 << 2;
+/// `AIRTIME_STRESS_NO_DEFERRED_OP` (not a fault): no `rounds_deferred` op, so the
+/// module's rounds work runs the deferrals, quiesced and resumed during the run.
+const STRESS_NO_DEFERRED_OP: u32 = 1 << 3;
 
 /// Runs one C test through `call` (given the buffer and its size) and copies
 /// its message.
@@ -87,6 +92,14 @@ pub(super) fn smp_stress(msg: &mut MsgBuf<'_>) -> Outcome {
 pub(super) fn smp_stress_gated(msg: &mut MsgBuf<'_>) -> Outcome {
     // SAFETY: as in `smp_stress`.
     run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(STRESS_GATED_ROUNDS, buf, len) })
+}
+
+/// `c-api-smp-stress-no-op`: the same stress (1 s) with concurrent rounds and no
+/// `rounds_deferred` op: the module's rounds work is a third context, quiesced and
+/// resumed every 100 ms.
+pub(super) fn smp_stress_no_op(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `smp_stress`.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_smp_stress(STRESS_NO_DEFERRED_OP, buf, len) })
 }
 
 /// `c-api-smp-stress-lost-completion`: proves the stress checks catch a frame
