@@ -653,7 +653,8 @@ struct airtime_radio *airtime_radio_create(const struct airtime_radio_config *cf
  * calls wake_tx_queue (the hw unregistered), NAPI disabled, the hardware's DMA
  * stopped (frames still in the tables are handed back for the driver to free),
  * the driver's own work that rounds_deferred() or a reap scheduled cancelled
- * (cancel_work_sync()), and the debugfs files that read the radio removed: no
+ * (cancel_work_sync()), the module's rounds work quiesced
+ * (airtime_radio_quiesce(); destroy stops it too, as a backstop), and the debugfs files that read the radio removed: no
  * other call on @radio may run during this one, or start after it began (the
  * module's own rounds work is the one caller destroy stops itself). Every
  * radio must be destroyed before this module is unloaded. After a firmware crash
@@ -1062,8 +1063,9 @@ int airtime_rounds_waiting(struct airtime_radio *radio);
  * Runs a round, through the gate, on each AC airtime_rounds_waiting() names:
  * the first round of each serves what waited. Call it from the work the
  * rounds_deferred() op scheduled; if its own rounds are left at the budget
- * again, the op is called again. For a radio without the op, the module's
- * rounds work calls it (and is queued again in the op's place).
+ * again, the op is called again. For a radio without the op, a deferral of
+ * these rounds queues the module's rounds work in the op's place (whose own
+ * runs use airtime_rounds_work_run(), which is this call without the kick).
  *
  * Context: Process context or softirq, BHs disabled; no radio lock: it may
  * run at once with any other call but airtime_radio_destroy(),

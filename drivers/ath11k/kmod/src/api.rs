@@ -443,8 +443,8 @@ fn create(cfg: &RadioConfig, ops: Ops) -> Result<Box<CRadio>, Errno> {
     try_box_with(move || new_out_of_line(hal, config)).map_err(|_| Errno::ENOMEM)?.map_err(adapter_err)
 }
 
-/// Destroys a radio: first its rounds work, if it has one, is stopped
-/// (`cancel_work_sync()`: may sleep); then every frame still in the hardware tables or
+/// Destroys a radio (may sleep, with or without a rounds work): first its rounds work,
+/// if it has one, is stopped for good (held, then `cancel_delayed_work_sync()`); then every frame still in the hardware tables or
 /// the retry slots is handed back with `tx_status(AIRTIME_TX_REMOVED)` and its charge
 /// released, then the memory is freed. Returns the frames handed back, or
 /// `-EFAULT` for null.
