@@ -170,10 +170,14 @@
 //!   (`ieee80211_txq_schedule_airtime_check` computes `n - 1` unsigned), and its txq
 //!   count is read in O(1) instead of walking the list.
 //! * A closed round keeps its number by default (the seed's fix, [`RoundPolicy`]).
-//! * `may_transmit` refuses while the AC is over its PHY limit by default, and uses the
-//!   effective deficit for the asked txq ([`OverLimitPolicy`]); it does not rotate the
-//!   txqs listed ahead of the asked one (mainline's `ieee80211_txq_may_transmit` moves
-//!   each to the tail, an O(n) walk per ask): pull-mode fairness comes from the asked
+//! * `may_transmit` refuses while the AC is over its PHY limit by default
+//!   ([`OverLimitPolicy`]), and uses the effective deficit for the asked txq where
+//!   mainline reads its stored deficit, so a station with more airtime in flight than
+//!   its deficit is refused ([`Refusal::Deficit`]) until completions or repeated asks
+//!   cover it ([`Scheduler::may_transmit`] says what a pull-mode driver does); it does
+//!   not rotate the txqs listed ahead of the asked one (mainline's
+//!   `ieee80211_txq_may_transmit` moves each to the tail, an O(n) walk per ask):
+//!   pull-mode fairness comes from the asked
 //!   station's own top-ups, so weights shape the shares only as far as each ask's
 //!   airtime exceeds the weights (mainline's walk has the same limit: a firmware asking
 //!   for a frame or two at a time gets shares nearer to equal than its weights).
