@@ -31,6 +31,7 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -38,6 +39,7 @@
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/timer.h>
 #include <linux/workqueue.h>
 
 #include "airtime_ath11k.h"
@@ -192,6 +194,15 @@ static struct workqueue_struct *airtime_wq;
 /* Radios created and not yet destroyed (airtime_exit() warns if any are left). */
 static atomic_t airtime_live_radios = ATOMIC_INIT(0);
 
+/*
+ * Every allocated rounds work not yet freed (airtime_rounds_work_alloc() to
+ * airtime_rounds_work_free(), both in process context: a radio's create and
+ * destroy), so that airtime_stop_works() can stop a leaked radio's work
+ * before the workqueue and this module's text go away.
+ */
+static LIST_HEAD(airtime_works);
+static DEFINE_MUTEX(airtime_works_lock);
+
 /* Runs of every rounds work since load (self-test instrumentation). */
 static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
 
@@ -199,29 +210,35 @@ static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
  * The longest wait between two runs of a work whose last runs pushed nothing
  * and were deferred again (the ring reads free but every frame is refused,
  * e.g. msdu_insert() failing under memory pressure). The wait doubles from 1
- * jiffy up to this: HZ/10 (100 ms) keeps such a loop to 10 runs a second per
+ * jiffy up to this: AIRTIME_WORK_BACKOFF_MAX_MS (100 ms, HZ/10) keeps such a loop to 10 runs a second per
  * radio, each a few rounds, while a condition that clears by itself (memory
  * back) is retried within 100 ms; anything else that frees the ring (a
  * completion pass) runs the rounds itself, and a new deferral runs the work
  * at once (airtime_rounds_work_kick()), so the wait only bounds the case
  * where nothing else happens.
  */
-#define AIRTIME_WORK_BACKOFF_MAX	max_t(unsigned long, HZ / 10, 1)
+#define AIRTIME_WORK_BACKOFF_MAX	max_t(unsigned long, msecs_to_jiffies(AIRTIME_WORK_BACKOFF_MAX_MS), 1)
 
 /**
  * struct airtime_rounds_work - the module's own runner of a radio's deferred
  *	rounds
- * @dwork: queued on airtime_wq by a kick (at once) or by its own run (at
- *	once after progress, after @backoff without)
+ * @dwork: queued on airtime_wq by a kick (at once) or by its own run (after
+ *	progress: at once if no frame is in flight, else after 1 jiffy; after
+ *	@backoff without progress)
  * @radio: the radio whose waiting rounds it runs; set once, by
  *	airtime_rounds_work_bind(), before the radio is handed to the driver
- * @lock: orders @holds against every queueing of @dwork (a kick's, a run's)
+ * @lock: orders @holds against every queueing of @dwork (a kick's, a run's).
+ *	A raw spinlock: a kick takes it in its caller's context, which may have
+ *	preemption or IRQs truly disabled even on PREEMPT_RT, and its sections
+ *	only test bits and queue the work (which takes raw locks: the pool's,
+ *	the timer base's)
  * @holds: AIRTIME_WORK_* bits; @dwork is queued only while it is 0. The
  *	states: running (0), quiesced (QUIESCED and/or CHECKING: deferrals wait
  *	in airtime_rounds_waiting()), destroyed (DESTROYED, for good)
  * @backoff: the wait before the next run after runs that pushed nothing and
  *	were deferred again, in jiffies (0 after progress). Only the run touches
  *	it, and a work item never runs on two CPUs at once.
+ * @node: on airtime_works from alloc to free (airtime_works_lock)
  *
  * Owned by the Rust radio (its HAL), which allocates one only for a radio
  * whose driver gave no rounds_deferred() op (such a radio's rounds are
@@ -241,9 +258,10 @@ static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
 struct airtime_rounds_work {
 	struct delayed_work dwork;
 	struct airtime_radio *radio;
-	spinlock_t lock;
+	raw_spinlock_t lock;
 	unsigned int holds;
 	unsigned long backoff;
+	struct list_head node;
 };
 
 /*
@@ -254,32 +272,41 @@ struct airtime_rounds_work {
  * (a kworker; in_task(), not serving a softirq, preemptible on PREEMPT_RT),
  * not a NAPI poll.
  *
- * Re-queueing: if its rounds were deferred again, it queues itself at once
- * when it pushed frames (progress) and after a doubling backoff when it
- * pushed none (no progress: do not spin).
+ * Re-queueing: if its rounds were deferred again, it queues itself
+ *  - after progress (it pushed frames), at once if no frame is in flight
+ *    (no completion will come to free the ring and run rounds), else after
+ *    1 jiffy: under sustained load each run pushes a few frames and is
+ *    deferred again, and re-queueing at once would make the work a third,
+ *    CPU-bound TX context (BHs off) beside the wake and completion paths,
+ *    whose completions run the rounds anyway;
+ *  - after a doubling backoff without progress (it pushed none: do not spin).
+ * It is always queued again while rounds wait, so the delay only postpones
+ * the run (by at most 1 jiffy after progress): no deferral is lost to it.
  *
  * No lost wake: a deferral of another context (airtime_rounds_work_kick())
- * records its ACs in airtime_rounds_waiting() and then calls
- * mod_delayed_work(..., 0). If the work is idle, that queues it at once; if
- * it is queued with a backoff, the timer is cut to 0; if it is running, the
- * workqueue cleared its PENDING bit before calling this function, so the
- * kick queues a new run, which the workqueue starts only after this one
- * returns (a work item never runs concurrently with itself) and which reads
- * the waiting ACs afresh. This run's own queue_delayed_work() below does not
- * touch a run already queued (it returns false), so a backoff never delays a
- * fresh deferral's run.
+ * records its ACs in airtime_rounds_waiting() and then, under @lock, queues
+ * the work with no delay. If the work is idle, that queues it at once; if
+ * it waits with a delay (its timer armed), the timer is cut to 0
+ * (mod_delayed_work()); if it is already on the worklist, it stays there and
+ * runs as queued; if it is running, the workqueue cleared its PENDING bit
+ * before calling this function, so the kick queues a new run, which the
+ * workqueue starts only after this one returns (a work item never runs
+ * concurrently with itself) and which reads the waiting ACs afresh. This
+ * run's own queue_delayed_work() below does not touch a run already queued
+ * (it returns false), so neither a backoff nor the 1-jiffy wait ever delays
+ * a fresh deferral's run.
  */
 static void airtime_rounds_work_fn(struct work_struct *work)
 {
 	struct airtime_rounds_work *w = container_of(to_delayed_work(work), struct airtime_rounds_work, dwork);
 	unsigned long flags, delay;
-	bool deferred = false;
+	bool deferred = false, in_flight = false;
 	int frames;
 
 	atomic_long_inc(&airtime_work_runs);
 	local_bh_disable();
 	frames = airtime_rounds_work_run(w->radio, smp_processor_id(), div_u64(ktime_get_ns(), NSEC_PER_USEC),
-					 &deferred);
+					 &deferred, &in_flight);
 	local_bh_enable();
 	if (!deferred) {
 		w->backoff = 0;
@@ -287,15 +314,15 @@ static void airtime_rounds_work_fn(struct work_struct *work)
 	}
 	if (frames > 0) {
 		w->backoff = 0;
-		delay = 0;
+		delay = in_flight ? 1 : 0;
 	} else {
 		w->backoff = clamp(w->backoff * 2, 1UL, AIRTIME_WORK_BACKOFF_MAX);
 		delay = w->backoff;
 	}
-	spin_lock_irqsave(&w->lock, flags);
+	raw_spin_lock_irqsave(&w->lock, flags);
 	if (!w->holds)
 		queue_delayed_work(airtime_wq, &w->dwork, delay);
-	spin_unlock_irqrestore(&w->lock, flags);
+	raw_spin_unlock_irqrestore(&w->lock, flags);
 }
 
 struct airtime_rounds_work *airtime_rounds_work_alloc(void)
@@ -304,7 +331,10 @@ struct airtime_rounds_work *airtime_rounds_work_alloc(void)
 
 	if (w) {
 		INIT_DELAYED_WORK(&w->dwork, airtime_rounds_work_fn);
-		spin_lock_init(&w->lock);
+		raw_spin_lock_init(&w->lock);
+		mutex_lock(&airtime_works_lock);
+		list_add(&w->node, &airtime_works);
+		mutex_unlock(&airtime_works_lock);
 	}
 	return w;
 }
@@ -318,12 +348,28 @@ void airtime_rounds_work_kick(struct airtime_rounds_work *w)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&w->lock, flags);
+	raw_spin_lock_irqsave(&w->lock, flags);
 	/* Only a call during or after airtime_radio_destroy() sees this. */
 	WARN_ON_ONCE(w->holds & AIRTIME_WORK_DESTROYED);
-	if (w->radio && !w->holds)
-		mod_delayed_work(airtime_wq, &w->dwork, 0);
-	spin_unlock_irqrestore(&w->lock, flags);
+	/*
+	 * Cut a delay (the run's backoff or 1-jiffy wait: its timer armed) to 0,
+	 * but leave a run already on the worklist where it is: mod_delayed_work()
+	 * would take it off and queue it again at the tail of this CPU's pool on
+	 * every deferral (thousands a second under load), which costs the pool
+	 * lock each time and can keep postponing the run while deferrals come.
+	 * Race-free: only the run arms the timer, under @lock, which we hold; if
+	 * the timer fires between the test and mod_delayed_work(), the work is
+	 * then on the worklist and mod_delayed_work() queues it again at once,
+	 * as before. If the work is idle or running (PENDING clear),
+	 * queue_delayed_work() queues it; if it is already queued, it stays.
+	 */
+	if (w->radio && !w->holds) {
+		if (timer_pending(&w->dwork.timer))
+			mod_delayed_work(airtime_wq, &w->dwork, 0);
+		else
+			queue_delayed_work(airtime_wq, &w->dwork, 0);
+	}
+	raw_spin_unlock_irqrestore(&w->lock, flags);
 }
 
 void airtime_rounds_work_hold(struct airtime_rounds_work *w, unsigned int why)
@@ -331,9 +377,9 @@ void airtime_rounds_work_hold(struct airtime_rounds_work *w, unsigned int why)
 	unsigned long flags;
 
 	might_sleep();
-	spin_lock_irqsave(&w->lock, flags);
+	raw_spin_lock_irqsave(&w->lock, flags);
 	w->holds |= why;
-	spin_unlock_irqrestore(&w->lock, flags);
+	raw_spin_unlock_irqrestore(&w->lock, flags);
 	/* Nothing queues it any more: remove a queued run, wait for a running one. */
 	cancel_delayed_work_sync(&w->dwork);
 }
@@ -343,15 +389,18 @@ bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why
 	unsigned long flags;
 	bool free;
 
-	spin_lock_irqsave(&w->lock, flags);
+	raw_spin_lock_irqsave(&w->lock, flags);
 	w->holds &= ~why;
 	free = !w->holds;
-	spin_unlock_irqrestore(&w->lock, flags);
+	raw_spin_unlock_irqrestore(&w->lock, flags);
 	return free;
 }
 
 void airtime_rounds_work_free(struct airtime_rounds_work *w)
 {
+	mutex_lock(&airtime_works_lock);
+	list_del(&w->node);
+	mutex_unlock(&airtime_works_lock);
 	kfree(w);
 }
 
@@ -369,6 +418,36 @@ void airtime_radio_destroying(void)
 {
 	might_sleep();
 	atomic_dec(&airtime_live_radios);
+}
+
+void airtime_might_sleep(void)
+{
+	might_sleep();
+}
+
+/*
+ * Stops the rounds works still allocated, before destroy_workqueue(): a
+ * leaked radio's (a driver that did not destroy it; warned about), or none.
+ * destroy_workqueue() drains only what is on the worklist: it never touches
+ * a delayed work's timer, so a work waiting out its backoff would have its
+ * timer fire after the workqueue is freed and this module's text unloaded.
+ * Each is held for good (AIRTIME_WORK_DESTROYED: no kick or run queues it
+ * again), its timer deleted and a running run waited for
+ * (cancel_delayed_work_sync()). The works stay allocated: the leaked
+ * radios own them.
+ */
+static void airtime_stop_works(void)
+{
+	struct airtime_rounds_work *w;
+	unsigned int left = 0;
+
+	mutex_lock(&airtime_works_lock);
+	list_for_each_entry(w, &airtime_works, node) {
+		airtime_rounds_work_hold(w, AIRTIME_WORK_DESTROYED);
+		left++;
+	}
+	mutex_unlock(&airtime_works_lock);
+	WARN_ON_ONCE(left || atomic_read(&airtime_live_radios));
 }
 
 /**
@@ -484,7 +563,8 @@ static int __init airtime_init(void)
 	return 0;
 
 fail:
-	/* The self-tests destroy their radios, pass or fail: this drains nothing. */
+	/* The self-tests destroy their radios, pass or fail: this stops nothing. */
+	airtime_stop_works();
 	destroy_workqueue(airtime_wq);
 	return -EINVAL;
 }
@@ -496,15 +576,18 @@ fail:
  * theirs before init returns; a driver using the API destroys its radios
  * before it can be unloaded, and this module cannot be unloaded before it),
  * and airtime_radio_destroy() cancels the radio's rounds work. A radio left
- * is a driver's leak: warned about, and destroy_workqueue() still drains
- * whatever of its work is queued (a radio leaked mid-run is not made safe by
- * that: its memory is the driver's to keep valid).
+ * is a driver's leak: warned about, and airtime_stop_works() stops its work
+ * for good (holds it, deletes a backoff's timer and waits for a running run:
+ * cancel_delayed_work_sync()) before destroy_workqueue(), which would drain
+ * only the worklist and leave an armed timer to fire into the freed
+ * workqueue. A leaked radio's memory stays the driver's to keep valid until
+ * then.
  *
  * Context: Process context.
  */
 static void __exit airtime_exit(void)
 {
-	WARN_ON_ONCE(atomic_read(&airtime_live_radios));
+	airtime_stop_works();
 	destroy_workqueue(airtime_wq);
 	pr_info("unloaded\n");
 }

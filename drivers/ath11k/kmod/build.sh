@@ -55,7 +55,7 @@ SHIM_SYMBOLS=(
 	airtime_alloc_may_sleep_begin airtime_alloc_may_sleep_end
 	airtime_rounds_work_alloc airtime_rounds_work_bind airtime_rounds_work_kick
 	airtime_rounds_work_hold airtime_rounds_work_release airtime_rounds_work_free
-	airtime_radio_created airtime_radio_destroying
+	airtime_radio_created airtime_radio_destroying airtime_might_sleep
 	airtime_capi_selftest airtime_capi_mcast airtime_capi_deferred_work airtime_capi_work_control
 	airtime_capi_smp_stress
 )

@@ -20,10 +20,13 @@
  * completion NAPI poll, its HTT PPDU stats and rx monitor paths, and its
  * station and debugfs code.
  *
- * Locking: none on the radio. Every call but airtime_radio_destroy(),
- * airtime_radio_check_idle(), airtime_radio_quiesce() and
- * airtime_radio_resume_rounds() may run at once with any other, from any
- * context but hard IRQ: the wake path, the tx completion NAPI polls (one per
+ * Locking: none on the radio. Every call but airtime_radio_destroy() and
+ * airtime_radio_check_idle() (no other call on the radio meanwhile),
+ * airtime_radio_quiesce() and airtime_radio_resume_rounds() may run at once
+ * with any other, from any context but hard IRQ. The quiesce and resume calls
+ * (process context) are serialised by the driver only against each other,
+ * airtime_radio_check_idle() and airtime_radio_destroy(): every data-path
+ * call may overlap them. The concurrent callers: the wake path, the tx completion NAPI polls (one per
  * WBM ring, several at once on one radio), the PPDU stats and rx paths,
  * station and debugfs code, on different CPUs, and the module's own rounds
  * work (below). The scheduler inside is lock-free and a txq is served by one
@@ -365,15 +368,19 @@ struct airtime_tcl_desc {
  *	airtime_run_waiting_rounds(). A radio with concurrent rounds created
  *	without the op runs those rounds itself: each such deferral queues a
  *	work item of the module's own (one per radio, a delayed work on the
- *	module's workqueue, run at once: mod_delayed_work() with no delay),
+ *	module's workqueue, run at once: queued with no delay, an armed delay
+ *	cut to 0),
  *	which runs the waiting rounds with BHs disabled, in process context
  *	(a kworker, not a NAPI poll: see the note at the top of this file on
  *	what its callbacks must not assume), on the kworker's CPU and its ring.
- *	If its own rounds are deferred again it queues itself again: at once
- *	if it pushed frames, else after a wait that doubles from 1 jiffy up to
- *	HZ/10 (nothing is making progress, e.g. msdu_insert() failing under
- *	memory pressure while the ring reads free: it does not spin); a new
- *	deferral from another context still runs it at once. The driver stops
+ *	If its own rounds are deferred again it queues itself again: if it
+ *	pushed frames, at once with no MSDU outstanding, else after 1 jiffy
+ *	(the completions run rounds too: under load the work does not become a
+ *	third CPU-bound TX context); if it pushed none, after a wait that
+ *	doubles from 1 jiffy up to AIRTIME_WORK_BACKOFF_MAX_MS (nothing is
+ *	making progress, e.g. msdu_insert() failing under memory pressure
+ *	while the ring reads free: it does not spin); a new deferral from
+ *	another context still runs it at once. The driver stops
  *	it with airtime_radio_quiesce() where it stops its hardware and
  *	restarts it with airtime_radio_resume_rounds(); airtime_radio_destroy()
  *	stops it too. So no deferral waits for a completion pass that nothing
@@ -682,10 +689,17 @@ int airtime_radio_destroy(struct airtime_radio *radio);
  * ath11k_core_suspend()). Idempotent; nothing for a radio with the op (the
  * driver stops its own work).
  *
- * Context: Process context, may sleep; not at once with
- * airtime_radio_resume_rounds(), airtime_radio_check_idle() or
+ * Not counted: quiesce twice (ath11k's suspend and its reset path are
+ * separate) and one airtime_radio_resume_rounds() resumes. The module's
+ * workqueue is freezable: between the system freeze and thaw a deferral
+ * waits (for the thaw) even on a radio not quiesced, a TX stall bounded by
+ * the suspend itself.
+ *
+ * Context: Process context, may sleep (might_sleep(), for every radio); not
+ * at once with airtime_radio_resume_rounds(), airtime_radio_check_idle() or
  * airtime_radio_destroy() on @radio (the driver's control paths are
- * serialised, e.g. by ar->conf_mutex). Any other call may run meanwhile.
+ * serialised, e.g. by ar->conf_mutex). Every other call (the data path) may
+ * run meanwhile.
  * Return: 0, or -EFAULT if @radio is NULL.
  */
 int airtime_radio_quiesce(struct airtime_radio *radio);
@@ -695,10 +709,14 @@ int airtime_radio_quiesce(struct airtime_radio *radio);
  * @radio: the radio
  *
  * Deferrals queue the module's rounds work again; if rounds wait
- * (airtime_rounds_waiting() non-zero) it is queued at once to run them.
- * Nothing for a radio not quiesced or with the rounds_deferred() op. Call it
- * once the hardware runs again (ath11k's resume path, after
- * ath11k_core_resume()).
+ * (airtime_rounds_waiting() non-zero) it is queued at once to run them. One
+ * call undoes any number of quiesces (they are not counted). Nothing for a
+ * radio with the rounds_deferred() op; on a radio not quiesced it at most
+ * queues the work when rounds wait, which is harmless (the work runs them, as
+ * a deferral's kick would have). Call it once the hardware runs again
+ * (ath11k's resume path, after ath11k_core_resume()), and also after a
+ * suspend that failed or was aborted after the quiesce: until then the
+ * radio's deferred rounds wait.
  *
  * Context: Process context (does not sleep); as airtime_radio_quiesce().
  * Return: 0, or -EFAULT if @radio is NULL.
@@ -1068,8 +1086,8 @@ int airtime_rounds_waiting(struct airtime_radio *radio);
  * runs use airtime_rounds_work_run(), which is this call without the kick).
  *
  * Context: Process context or softirq, BHs disabled; no radio lock: it may
- * run at once with any other call but airtime_radio_destroy(),
- * airtime_radio_check_idle() and the quiesce and resume calls, the module's
+ * run at once with any other call but airtime_radio_destroy() and
+ * airtime_radio_check_idle(), the quiesce and resume calls and the module's
  * rounds work included.
  * Return: the frames pushed; -EFAULT if @radio is NULL.
  */
@@ -1203,7 +1221,8 @@ int airtime_radio_check(struct airtime_radio *radio);
  * afterwards, unless the driver quiesced the radio, it is queued again if
  * rounds wait. So the caller need not quiesce it first.
  *
- * Context: Process context, may sleep (the module's rounds work), the
+ * Context: Process context, may sleep (the module's rounds work;
+ * might_sleep() for every radio), the
  * driver's own callers stopped: no other call on @radio may run meanwhile.
  * Return: 0; -EUCLEAN if an invariant does not hold; -EFAULT.
  */
@@ -1337,9 +1356,12 @@ struct airtime_rounds_work;
  * Allocates with airtime_kmalloc()'s flags (GFP_KERNEL inside a create that
  * may sleep) and initialises the delayed work, which runs, on the module's
  * workqueue, with BHs disabled: airtime_rounds_work_run(radio,
- * smp_processor_id(), ktime_get_ns() / 1000, &deferred), then queues itself
- * again if deferred (at once after progress, after a backoff without). Not
- * queued before airtime_rounds_work_bind().
+ * smp_processor_id(), ktime_get_ns() / 1000, &deferred, &in_flight), then
+ * queues itself again if deferred (after progress at once, or after 1 jiffy
+ * if frames are in flight; after a backoff, up to
+ * AIRTIME_WORK_BACKOFF_MAX_MS, without). Not queued before
+ * airtime_rounds_work_bind(). Kept on the module's list of works until
+ * airtime_rounds_work_free(), so that module exit can stop a leaked radio's.
  *
  * Context: Process context (airtime_radio_create()).
  * Return: the work, or NULL if out of memory.
@@ -1362,18 +1384,28 @@ void airtime_rounds_work_bind(struct airtime_rounds_work *w, struct airtime_radi
 #define AIRTIME_WORK_CHECKING	(1U << 1)	/* airtime_radio_check_idle() */
 #define AIRTIME_WORK_DESTROYED	(1U << 2)	/* airtime_radio_destroy(), for good */
 
+/*
+ * The longest wait, in ms, between two runs of a rounds work whose runs push
+ * nothing and are deferred again (it doubles from 1 jiffy up to this; at
+ * least 1 jiffy). A new deferral cuts the wait short.
+ */
+#define AIRTIME_WORK_BACKOFF_MAX_MS	100
+
 /**
  * airtime_rounds_work_kick() - a new deferral: run the work at once
  * @w: a bound work
  *
- * What the radio does in place of the rounds_deferred() op:
- * mod_delayed_work() with no delay, under the work's lock, unless a hold
- * bit is set (then the deferral waits in airtime_rounds_waiting()). A work
- * queued with a backoff runs at once; one running is queued again. Warns
- * once if AIRTIME_WORK_DESTROYED is set (a call racing with destroy).
+ * What the radio does in place of the rounds_deferred() op, under the work's
+ * lock, unless a hold bit is set (then the deferral waits in
+ * airtime_rounds_waiting()): mod_delayed_work() with no delay if the work's
+ * timer is armed (a backoff or the 1-jiffy wait after progress: cut to 0),
+ * else queue_delayed_work() with no delay (a work already on the worklist
+ * stays where it is). A work running is queued again. Warns once if
+ * AIRTIME_WORK_DESTROYED is set (a call racing with destroy).
  *
  * Context: Any but hard IRQ and NMI: the context of the call whose rounds
- * were deferred. Takes the work's spinlock and the workqueue's pool lock.
+ * were deferred. Takes the work's raw spinlock and the workqueue's pool lock
+ * (raw too, so PREEMPT_RT callers with IRQs off may kick).
  */
 void airtime_rounds_work_kick(struct airtime_rounds_work *w);
 
@@ -1407,6 +1439,8 @@ bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why
  * @cpu: the CPU the work runs on (smp_processor_id(), BHs disabled)
  * @now_us: ktime_get_ns() / 1000
  * @deferred: set to whether these rounds were deferred again
+ * @in_flight: set, if they were deferred again after pushing frames, to
+ *	whether any MSDU is outstanding (a completion will come); else false
  *
  * airtime_run_waiting_rounds() without its kick: the work itself decides
  * when to run again.
@@ -1414,12 +1448,15 @@ bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why
  * Context: The work's run only, BHs disabled.
  * Return: the frames pushed, or -EFAULT.
  */
-int airtime_rounds_work_run(struct airtime_radio *radio, u32 cpu, u64 now_us, bool *deferred);
+int airtime_rounds_work_run(struct airtime_radio *radio, u32 cpu, u64 now_us, bool *deferred,
+			    bool *in_flight);
 
 /**
  * airtime_rounds_work_runs() - runs of every rounds work since load
  *
- * For the self-tests (the backoff's bound).
+ * For the self-tests (the backoff's bound). One counter for every work:
+ * a bound on one radio's runs holds only while no other radio's work runs
+ * (the self-tests run one at a time).
  *
  * Context: Any.
  * Return: the count.
@@ -1445,10 +1482,24 @@ void airtime_radio_created(void);
 void airtime_radio_destroying(void);
 
 /**
+ * airtime_might_sleep() - might_sleep(), for Rust
+ *
+ * airtime_radio_quiesce() and airtime_radio_check_idle() sleep only for a
+ * radio with the module's rounds work; they call this for every radio, so
+ * that a driver calling them from atomic context is told even with the op.
+ *
+ * Context: Process context, may sleep.
+ */
+void airtime_might_sleep(void);
+
+/**
  * airtime_rounds_work_free() - free a destroyed or never bound work
  * @w: the work
  *
- * Context: Any context except NMI.
+ * Takes it off the module's list of works (a mutex), then kfree().
+ *
+ * Context: Process context (airtime_radio_destroy(), or a failed
+ * airtime_radio_create()).
  */
 void airtime_rounds_work_free(struct airtime_rounds_work *w);
 

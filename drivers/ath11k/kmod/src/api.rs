@@ -10,7 +10,9 @@
 //! lock: every function but `airtime_radio_destroy()` and
 //! `airtime_radio_check_idle()` takes the radio shared (the adapter's entry points
 //! take `&self`) and may run at once with any other, from any context but hard
-//! IRQ. No function allocates after `airtime_radio_create()`, and none sleeps but
+//! IRQ, except that `airtime_radio_quiesce()` and `airtime_radio_resume_rounds()`
+//! (process context) are serialised against each other, `airtime_radio_check_idle()`
+//! and `airtime_radio_destroy()` by the driver; every data-path call may overlap them. No function allocates after `airtime_radio_create()`, and none sleeps but
 //! `airtime_radio_destroy()`, `airtime_radio_quiesce()` and `airtime_radio_check_idle()`,
 //! which wait for a run of the radio's rounds work (below) to end. A radio whose driver
 //! gave no `rounds_deferred` op (concurrent rounds only) owns a work item of the
@@ -930,27 +932,33 @@ pub unsafe extern "C" fn airtime_rounds_waiting(radio: *mut CRadio) -> i32 {
 /// Stops the radio's rounds work (a radio without the `rounds_deferred` op; nothing to
 /// do for one with it): on return no run of it is queued or running, and none starts
 /// until `airtime_radio_resume_rounds()`, however many deferrals come meanwhile (they
-/// wait in `airtime_rounds_waiting()`). Idempotent. Returns 0, or `-EFAULT` for null.
+/// wait in `airtime_rounds_waiting()`). Idempotent and not counted: one resume undoes
+/// any number of quiesces. Returns 0, or `-EFAULT` for null.
 ///
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()`. Process context,
-/// may sleep; not during `airtime_radio_resume_rounds()`, `airtime_radio_check_idle()`
-/// or `airtime_radio_destroy()` on the same radio (the driver serialises its control
-/// paths).
+/// may sleep (`might_sleep()` for every radio); not at once with
+/// `airtime_radio_resume_rounds()`, `airtime_radio_check_idle()` or
+/// `airtime_radio_destroy()` on the same radio (the driver serialises its control
+/// paths); every data-path call may run meanwhile.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_radio_quiesce(radio: *mut CRadio) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
+        // SAFETY: the shim's `might_sleep()`; process context (the contract).
+        unsafe { crate::ffi::airtime_might_sleep() };
         radio.hal().hold_rounds_work(crate::ffi::WORK_QUIESCED);
         Ok(0)
     })())
 }
 
-/// Undoes `airtime_radio_quiesce()`: deferrals queue the rounds work again, and if rounds
-/// wait (`airtime_rounds_waiting()`) it is queued at once. Nothing for a radio with the
-/// `rounds_deferred` op, or one not quiesced. Returns 0, or `-EFAULT` for null.
+/// Undoes `airtime_radio_quiesce()` (however many there were): deferrals queue the
+/// rounds work again, and if rounds wait (`airtime_rounds_waiting()`) it is queued at
+/// once. Nothing for a radio with the `rounds_deferred` op; for one not quiesced, at most
+/// a kick when rounds wait, which is harmless (the work runs them). Returns 0, or
+/// `-EFAULT` for null.
 ///
 /// # Safety
 ///
@@ -960,6 +968,10 @@ pub unsafe extern "C" fn airtime_radio_resume_rounds(radio: *mut CRadio) -> i32 
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
+        // The hold goes first, then the read: a deferral that came while it was held
+        // found the hold and only marked its ACs, which this read sees; one that comes
+        // after the release kicks the work itself. Read first, a deferral between the
+        // read and the release would be seen by neither.
         if radio.hal().release_rounds_work(crate::ffi::WORK_QUIESCED) && !radio.rounds_waiting().is_empty() {
             radio.hal().kick_rounds_work();
         }
@@ -969,28 +981,34 @@ pub unsafe extern "C" fn airtime_radio_resume_rounds(radio: *mut CRadio) -> i32 
 
 /// The run of a radio's rounds work (the shim's work function, BHs disabled): as
 /// `airtime_run_waiting_rounds()`, but a deferral of these rounds is not reported as a
-/// new one (no kick): it sets `*deferred`, and the work decides when to run again (at
-/// once after progress, after a backoff without). Returns the frames pushed, or
-/// `-EFAULT` for a null pointer.
+/// new one (no kick): it sets `*deferred`, and the work decides when to run again (after
+/// progress at once, or after 1 jiffy if `*in_flight`; after a backoff without).
+/// `*in_flight` is set, when the rounds were deferred again after pushing frames, to
+/// whether any MSDU is outstanding (a completion will come); else false. Returns the
+/// frames pushed, or `-EFAULT` for a null pointer.
 ///
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()` whose rounds work
-/// is running this; `deferred` must be null or valid for one write.
+/// is running this; `deferred` and `in_flight` must be null or valid for one write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_rounds_work_run(
     radio: *mut CRadio,
     cpu: u32,
     now_us: u64,
     deferred: *mut bool,
+    in_flight: *mut bool,
 ) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
         // SAFETY: null or valid for one write (the caller's promise).
         let deferred = unsafe { deferred.as_mut() }.ok_or(Errno::EFAULT)?;
+        // SAFETY: as `deferred`.
+        let in_flight = unsafe { in_flight.as_mut() }.ok_or(Errno::EFAULT)?;
         let run = radio.run_waiting_rounds(cpu, Instant::from_micros(now_us));
         *deferred = !run.deferred.is_empty();
+        *in_flight = *deferred && run.frames > 0 && radio.outstanding_msdus() > 0;
         Ok(i32::try_from(run.frames).unwrap_or(i32::MAX))
     })())
 }
@@ -1214,18 +1232,23 @@ pub unsafe extern "C" fn airtime_radio_check(radio: *mut CRadio) -> i32 {
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()`, and no other
-/// call on it may run meanwhile (the driver's contexts stopped). Process context.
+/// call on it may run meanwhile (the driver's contexts stopped). Process context, may
+/// sleep (`might_sleep()` for every radio).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_radio_check_idle(radio: *mut CRadio) -> i32 {
     // The work goes first, while the radio is only shared; it shares it again after.
     // SAFETY: forwarded from the caller.
     let Ok(shared) = (unsafe { radio_ref(radio) }) else { return Errno::EFAULT.to_c() };
+    // SAFETY: the shim's `might_sleep()`; process context (the contract).
+    unsafe { crate::ffi::airtime_might_sleep() };
     shared.hal().hold_rounds_work(crate::ffi::WORK_CHECKING);
     // SAFETY: forwarded from the caller; the work is held (not running, not queued), and
     // `shared` is not used while the exclusive reference lives.
     let ret = unsafe { check_idle(radio) };
     // SAFETY: forwarded from the caller; the exclusive reference is gone.
     let shared = unsafe { &*radio };
+    // Release, then read: as in `airtime_radio_resume_rounds()` (a deferral while held
+    // only marked its ACs; one after the release kicks by itself).
     if shared.hal().release_rounds_work(crate::ffi::WORK_CHECKING) && !shared.rounds_waiting().is_empty() {
         shared.hal().kick_rounds_work();
     }

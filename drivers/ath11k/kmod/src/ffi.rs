@@ -56,9 +56,10 @@ unsafe extern "C" {
     /// before the radio is handed to the driver.
     pub fn airtime_rounds_work_bind(work: *mut c_void, radio: *mut c_void);
 
-    /// A new deferral: `mod_delayed_work(airtime_wq, .., 0)` of a bound work unless a
-    /// hold is set (quiesced: the deferral waits in `airtime_rounds_waiting()`); warns
-    /// once if the radio is being destroyed. Any context but hard IRQ and NMI.
+    /// A new deferral: queues a bound work with no delay (`mod_delayed_work(.., 0)` if
+    /// its timer is armed, else `queue_delayed_work(.., 0)`) unless a hold is set
+    /// (quiesced: the deferral waits in `airtime_rounds_waiting()`); warns once if the
+    /// radio is being destroyed. Any context but hard IRQ and NMI.
     pub fn airtime_rounds_work_kick(work: *mut c_void);
 
     /// Sets the hold bits `why` ([`WORK_QUIESCED`], [`WORK_CHECKING`],
@@ -71,7 +72,7 @@ unsafe extern "C" {
     /// Any context but hard IRQ and NMI.
     pub fn airtime_rounds_work_release(work: *mut c_void, why: u32) -> bool;
 
-    /// `kfree()` of a destroyed (held for good) or never bound work.
+    /// `kfree()` of a destroyed (held for good) or never bound work. Process context.
     pub fn airtime_rounds_work_free(work: *mut c_void);
 
     /// A radio was created (the module's count of live radios, checked at unload).
@@ -79,6 +80,11 @@ unsafe extern "C" {
 
     /// A radio's destroy begins: `might_sleep()`, one live radio fewer.
     pub fn airtime_radio_destroying();
+
+    /// `might_sleep()`: for the calls that may sleep only when the radio has the
+    /// module's rounds work (`airtime_radio_quiesce()`, `airtime_radio_check_idle()`),
+    /// so that a caller in atomic context is reported for every radio.
+    pub fn airtime_might_sleep();
 
     /// Prints `len` bytes at `msg` with `pr_err` and calls `BUG()`.
     ///
