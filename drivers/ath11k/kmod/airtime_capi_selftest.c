@@ -32,6 +32,8 @@
 #include <linux/errno.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
+#include <linux/completion.h>
+#include <linux/cpumask.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -111,6 +113,7 @@ struct t_hw {
 	bool fail_inserts;	/* msdu_insert() fails (-ENOMEM): READ_ONCE/WRITE_ONCE */
 	u32 stall_ms;		/* the work's next tcl_free() busy-waits this long, once */
 	atomic_t stalled;	/* set when that stall began */
+	atomic64_t stall_end;	/* ktime_get_ns() when it ended (before stall_ms is cleared) */
 	atomic_t hal_calls;	/* tcl_free(), tcl_enqueue(), msdu_insert() calls */
 	atomic_t work_calls;	/* of those, by a workqueue worker with BHs off */
 	atomic_t wrong_ring;	/* worker calls naming a ring not of its CPU */
@@ -160,7 +163,8 @@ static u32 t_tcl_free(void *ctx, u8 ring)
 	if (t_count_call(hw, ring) && hw->stall_ms) {
 		atomic_set(&hw->stalled, 1);
 		mdelay(hw->stall_ms);	/* BHs are off: a busy wait, a run in progress */
-		hw->stall_ms = 0;
+		atomic64_set(&hw->stall_end, ktime_get_ns());
+		WRITE_ONCE(hw->stall_ms, 0);
 	}
 	if (hw->flicker && --hw->flicker % 2)
 		return 0;
@@ -1494,16 +1498,24 @@ static struct airtime_radio *w_radio(struct t_hw *hw, struct airtime_hal_ops *op
 	return radio;
 }
 
+/* The shim's backoff cap, in jiffies (AIRTIME_WORK_BACKOFF_MAX there). */
+static unsigned long w_backoff_cap(void)
+{
+	return max_t(unsigned long, msecs_to_jiffies(AIRTIME_WORK_BACKOFF_MAX_MS), 1);
+}
+
 /*
  * The most runs a work whose runs all push nothing and are deferred again
  * may make in @ms milliseconds after its first: the first at once, then
- * after 1, 2, 4, ... jiffies, capped at HZ/10 (the shim's backoff), plus 2
- * for timer and sleep granularity. Without the backoff it re-queues at once
- * and makes thousands.
+ * after 1, 2, 4, ... jiffies, capped at w_backoff_cap(), plus 2 for timer
+ * and sleep granularity. Without the backoff it re-queues at once and makes
+ * thousands. The runs compared with it are counted by one counter for every
+ * work (airtime_rounds_work_runs()): fine while the self-tests run one at a
+ * time and no other radio's work runs.
  */
 static long w_backoff_bound(s64 ms)
 {
-	unsigned long budget = msecs_to_jiffies(ms), t = 0, d = 1, cap = max_t(unsigned long, HZ / 10, 1);
+	unsigned long budget = msecs_to_jiffies(ms), t = 0, d = 1, cap = w_backoff_cap();
 	long runs = 1;
 
 	while (t + d <= budget) {
@@ -1512,6 +1524,136 @@ static long w_backoff_bound(s64 ms)
 		d = min(d * 2, cap);
 	}
 	return runs + 2;
+}
+
+/*
+ * A wake made from a kthread bound to another CPU than the test's: the kick
+ * queues the work on that CPU's pool (the workqueue is per-CPU), so its run
+ * (BHs off, not preemptible) does not keep the test thread, pinned to its
+ * own CPU, from watching it.
+ */
+struct w_waker {
+	struct task_struct *task;	/* until w_waker_stop() */
+	struct airtime_radio *radio;
+	u16 peer;
+	int ret;			/* the wake's */
+	ktime_t at;			/* when the wake returned */
+	struct completion done;
+};
+
+static int w_waker_fn(void *arg)
+{
+	struct w_waker *k = arg;
+
+	k->ret = w_wake(k->radio, k->peer);
+	k->at = ktime_get();
+	complete(&k->done);
+	/* Wait for kthread_stop(): the test stops it when it no longer matters. */
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+	return 0;
+}
+
+/* Makes the wake on @cpu and waits until it returned (k->ret, k->at); 0 or -errno. */
+static int w_wake_on(struct w_waker *k, struct airtime_radio *radio, u16 peer, unsigned int cpu)
+{
+	struct task_struct *t;
+
+	k->radio = radio;
+	k->peer = peer;
+	init_completion(&k->done);
+	t = kthread_create(w_waker_fn, k, "airtime_waker/%u", cpu);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	kthread_bind(t, cpu);
+	k->task = t;
+	wake_up_process(t);
+	wait_for_completion(&k->done);
+	return 0;
+}
+
+static void w_waker_stop(struct w_waker *k)
+{
+	if (k->task)
+		kthread_stop(k->task);
+	k->task = NULL;
+}
+
+/* Tries at a quiesce or destroy that begins while the work's run is in progress. */
+#define W_STOP_TRIES	8
+
+static int w_calls_during(struct t_hw *hw, unsigned int ms);
+
+/*
+ * One try of phase 3 of airtime_capi_work_control(): a fresh radio whose
+ * work's first run stalls 30 ms in tcl_free() (BHs off), on @cpu (the wake
+ * that kicks it runs there); the test thread, on another CPU, sees the
+ * stall begin and quiesces the radio (@destroy false) or destroys it. The
+ * stop must return only after the stall ended, and no HAL call may come in
+ * the next 30 ms. *@early_us: how long before the stall's end the stop
+ * began (stall_end - stop_start; not positive: it began too late to test
+ * anything). *@wrong: plus the work's callbacks naming a ring not of its CPU.
+ * Return: 0 if tested and passed; 1 if the stop began too late (try again);
+ * -1 on a failure, described in @msg.
+ */
+static int w_stop_during_run(struct t_hw *hw, struct airtime_hal_ops *ops, unsigned int cpu, bool destroy,
+			     s64 *early_us, int *wrong, char *msg, size_t len)
+{
+	const char *what = destroy ? "destroy" : "quiesce";
+	struct w_waker k = { 0 };
+	struct airtime_radio *radio;
+	int err = 0, r, calls, ret = -1;
+	ktime_t t0;
+	s64 start;
+
+	radio = w_radio(hw, ops, 3, &err);
+	if (!radio) {
+		snprintf(msg, len, "phase 3: create: err %d", err);
+		return -1;
+	}
+	hw->flicker = 1U << 30;
+	hw->stall_ms = 30;
+	r = w_wake_on(&k, radio, 3, cpu);
+	if (r || k.ret) {
+		snprintf(msg, len, "phase 3: the wake on CPU %u: %d, pushed %d", cpu, r, k.ret);
+		goto out;
+	}
+	t0 = ktime_get();
+	while (!atomic_read(&hw->stalled) && ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US)
+		usleep_range(200, 400);
+	if (!atomic_read(&hw->stalled)) {
+		snprintf(msg, len, "phase 3: the work did not run");
+		goto out;
+	}
+	start = ktime_get_ns();
+	if (destroy) {
+		r = airtime_radio_destroy(radio);
+		radio = NULL;
+	} else {
+		r = airtime_radio_quiesce(radio);
+	}
+	/* The stall ended (stall_ms cleared after it) before the stop returned. */
+	if (r || READ_ONCE(hw->stall_ms)) {
+		snprintf(msg, len, "phase 3: %s returned %d with the work's run still in progress", what, r);
+		goto out;
+	}
+	calls = w_calls_during(hw, 30);
+	if (calls) {
+		snprintf(msg, len, "phase 3: %d HAL calls after %s", calls, what);
+		goto out;
+	}
+	*early_us = div_s64(atomic64_read(&hw->stall_end) - start, NSEC_PER_USEC);
+	ret = *early_us > 0 ? 0 : 1;
+out:
+	w_waker_stop(&k);
+	if (radio)
+		airtime_radio_destroy(radio);
+	*wrong += atomic_read(&hw->wrong_ring);
+	return ret;
 }
 
 /* HAL calls over @ms milliseconds from now: none may come from a stopped work. */
@@ -1540,16 +1682,34 @@ static int w_calls_during(struct t_hw *hw, unsigned int ms)
  *    during the loop returns, and no HAL call comes after it.
  * 2. msdu_insert() failing (-ENOMEM) while the ring reads free: deferred,
  *    nothing pushed, the runs bounded the same way; once inserts succeed
- *    again a backoff run (at most HZ/10 later) sends the four frames.
- * 3. Destroy while a run is in progress (the work's tcl_free() busy-waits
- *    30 ms): destroy returns only after that run ended, and no HAL call
- *    comes after it.
+ *    again a backoff run (at most AIRTIME_WORK_BACKOFF_MAX_MS later) sends
+ *    the four frames.
+ * 3. Quiesce, then (on another radio) destroy, while a run is in progress
+ *    (the work's tcl_free() busy-waits 30 ms, BHs off): each returns only
+ *    after that run's stall ended, and no HAL call comes after it
+ *    (w_stop_during_run()). The wake is made on another CPU than the test
+ *    thread's (pinned to its own), so the run is there and the test sees it
+ *    begin while it lasts; a try counts only if the stop began before the
+ *    stall ended (stop start < stall_end, both ktime_get_ns()): else, the
+ *    test thread having seen the stall too late, it is made again, up to
+ *    W_STOP_TRIES times, then FAILs (it tested nothing). Quiesce is the
+ *    sharper check of the hold's cancel_delayed_work_sync(): with a plain
+ *    cancel_delayed_work() destroy was still seen to return after the stall
+ *    (taking the run's txq apart waited for the round), quiesce was not.
  * 4. Quiesce during the loop (twice: idempotent): no HAL call from the work
  *    after it returns while three more wakes defer (they wait in
  *    airtime_rounds_waiting()); resume, with the ring fine again, runs the
  *    work, which sends the four frames.
- * In all phases, every callback of the work names the ring of the CPU it
- * runs on (the work passes smp_processor_id()).
+ * 5. A deferral cuts a backoff short: refused inserts until two runs come a
+ *    full backoff cap (AIRTIME_WORK_BACKOFF_MAX_MS) apart; right after a
+ *    run (its timer armed for the whole cap), inserts work again and a wake
+ *    on the other CPU defers (hw->flicker: three rounds read the ring full
+ *    first); the work must push the four frames within a fifth of the cap
+ *    of the wake's return (without the kick's cut: at the timer, most of the
+ *    cap later).
+ * Phases 3 and 5 need two CPUs online; with one they are skipped, and the
+ * RESULT line says so. In all phases, every callback of the work names the
+ * ring of the CPU it runs on (the work passes smp_processor_id()).
  *
  * Context: Process context (module init); sleeps.
  * Return: 0 on success, non-zero on failure.
@@ -1559,11 +1719,15 @@ int airtime_capi_work_control(char *msg, size_t len)
 	struct airtime_radio_counters c;
 	struct airtime_hal_ops ops;
 	struct airtime_radio *radio = NULL;
+	struct w_waker waker = { 0 };
+	cpumask_var_t saved_mask;
+	bool pinned = false;
+	unsigned int cpu_test, cpu_wake;
 	struct t_hw *hw;
-	ktime_t t0;
-	s64 ms, ms2, idle_ms;
-	long runs, runs2, runs_after_check, bound, bound2;
-	int ret = 0, err = 0, r, waiting, calls, wrong = 0;
+	ktime_t t0, t1;
+	s64 ms, ms2, idle_ms, early_us[2] = { 0, 0 }, gap_ms = 0, kick_us = 0;
+	long runs, runs2, runs5, runs_after_check, bound, bound2;
+	int ret = 0, err = 0, r, waiting, calls, wrong = 0, tries[2] = { 0, 0 }, i;
 
 	if (!msg || !len)
 		return -EFAULT;
@@ -1572,6 +1736,20 @@ int airtime_capi_work_control(char *msg, size_t len)
 	if (!hw) {
 		snprintf(msg, len, "no memory for the test");
 		return -ENOMEM;
+	}
+	if (!alloc_cpumask_var(&saved_mask, GFP_KERNEL)) {
+		kfree(hw);
+		snprintf(msg, len, "no memory for the test");
+		return -ENOMEM;
+	}
+	/* The test thread stays on one CPU; the wakes of phases 3 and 5 run on another. */
+	cpumask_copy(saved_mask, current->cpus_ptr);
+	cpu_test = raw_smp_processor_id();
+	cpu_wake = cpumask_any_but(cpu_online_mask, cpu_test);
+	if (cpu_wake < nr_cpu_ids) {
+		r = set_cpus_allowed_ptr(current, cpumask_of(cpu_test));
+		CHECK(!r, "pinning the test thread to CPU %u: %d", cpu_test, r);
+		pinned = true;
 	}
 
 	/* 1. No progress, forever. */
@@ -1638,25 +1816,20 @@ int airtime_capi_work_control(char *msg, size_t len)
 	CHECK(r == 4, "phase 2: destroy handed back %d of 4 frames", r);
 	wrong += atomic_read(&hw->wrong_ring);
 
-	/* 3. Destroy while a run is in progress. */
-	radio = w_radio(hw, &ops, 3, &err);
-	CHECK(radio, "phase 3: create: err %d", err);
-	hw->flicker = 1U << 30;
-	hw->stall_ms = 30;
-	r = w_wake(radio, 3);
-	CHECK(r == 0, "phase 3: the wake pushed %d", r);
-	t0 = ktime_get();
-	while (!atomic_read(&hw->stalled) && ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US)
-		usleep_range(200, 400);
-	CHECK(atomic_read(&hw->stalled), "phase 3: the work did not run");
-	r = airtime_radio_destroy(radio);
-	radio = NULL;
-	/* The stall ended (stall_ms cleared after it) before destroy returned. */
-	CHECK(r == 0 && !READ_ONCE(hw->stall_ms), "phase 3: destroy returned %d with the work's run still in progress",
-	      r);
-	calls = w_calls_during(hw, 30);
-	CHECK(calls == 0, "phase 3: %d HAL calls after destroy", calls);
-	wrong += atomic_read(&hw->wrong_ring);
+	/* 3. Quiesce, then destroy, while a run is in progress on the other CPU. */
+	for (i = 0; pinned && i < 2; i++) {
+		do {
+			CHECK(tries[i] < W_STOP_TRIES,
+			      "phase 3: in %d tries %s never began before the work's stall ended (last: %lld us after): nothing tested",
+			      tries[i], i ? "destroy" : "quiesce", -early_us[i]);
+			tries[i]++;
+			r = w_stop_during_run(hw, &ops, cpu_wake, i, &early_us[i], &wrong, msg, len);
+			if (r < 0) {
+				ret = 1;
+				goto out;
+			}
+		} while (r);
+	}
 
 	/* 4. Quiesce and resume. */
 	radio = w_radio(hw, &ops, 4, &err);
@@ -1690,13 +1863,68 @@ int airtime_capi_work_control(char *msg, size_t len)
 	radio = NULL;
 	CHECK(r == 4, "phase 4: destroy handed back %d of 4 frames", r);
 	wrong += atomic_read(&hw->wrong_ring);
-	CHECK(!wrong, "%d callbacks of the work named a ring not of its CPU", wrong);
 	CHECK(!hw->bad_callbacks && !hw->double_returns, "%u bad callbacks, %u frames handed back twice",
 	      hw->bad_callbacks, hw->double_returns);
-	snprintf(msg, len,
-		 "no progress: %ld and %ld runs in 200 ms (bounds %ld, %ld); check_idle %lld ms mid-loop; resumed run sent 4 in %lld us",
-		 runs, runs2, bound, bound2, idle_ms, ms2);
+
+	/* 5. A deferral cuts a backoff short. */
+	if (pinned) {
+		radio = w_radio(hw, &ops, 5, &err);
+		CHECK(radio, "phase 5: create: err %d", err);
+		WRITE_ONCE(hw->fail_inserts, true);
+		r = w_wake(radio, 5);
+		CHECK(r == 0, "phase 5: the wake pushed %d with inserts refused", r);
+		/* Two runs a whole cap apart: the backoff is at the cap. */
+		t0 = ktime_get();
+		do {
+			runs5 = airtime_rounds_work_runs();
+			t1 = ktime_get();
+			while (airtime_rounds_work_runs() == runs5 && ktime_ms_delta(ktime_get(), t1) < 1000)
+				usleep_range(200, 400);
+			gap_ms = ktime_ms_delta(ktime_get(), t1);
+		} while (gap_ms < AIRTIME_WORK_BACKOFF_MAX_MS * 3 / 4 && ktime_ms_delta(ktime_get(), t0) < 2000);
+		CHECK(gap_ms >= AIRTIME_WORK_BACKOFF_MAX_MS * 3 / 4 && gap_ms < 1000,
+		      "phase 5: the backoff did not reach its cap (%d ms) in 2 s: last runs %lld ms apart",
+		      AIRTIME_WORK_BACKOFF_MAX_MS, gap_ms);
+		CHECK(!atomic_read(&hw->pushes), "phase 5: %d frames pushed with inserts refused",
+		      atomic_read(&hw->pushes));
+		/* That run has ended (a few rounds refused: microseconds); its timer waits the cap. */
+		usleep_range(2000, 3000);
+		WRITE_ONCE(hw->fail_inserts, false);
+		hw->flicker = 6;	/* the work is waiting for its timer: only the wake reads it */
+		r = w_wake_on(&waker, radio, 5, cpu_wake);
+		CHECK(!r && waker.ret == 0, "phase 5: the wake on CPU %u: %d, pushed %d", cpu_wake, r, waker.ret);
+		while (!t_pushed(hw, 4) && ktime_us_delta(ktime_get(), waker.at) < T_WORK_WAIT_US)
+			usleep_range(100, 200);
+		kick_us = ktime_us_delta(ktime_get(), waker.at);
+		w_waker_stop(&waker);
+		CHECK(t_pushed(hw, 4) && atomic_read(&hw->work_pushes) == 4 && !hw->flicker,
+		      "phase 5: %d frames pushed (%d by the work), %u flicker counts left, %lld us after the wake",
+		      atomic_read(&hw->pushes), atomic_read(&hw->work_pushes), hw->flicker, kick_us);
+		CHECK(kick_us < AIRTIME_WORK_BACKOFF_MAX_MS * 1000 / 5,
+		      "phase 5: the work pushed %lld us after a deferral, its backoff (%d ms) not cut short",
+		      kick_us, AIRTIME_WORK_BACKOFF_MAX_MS);
+		r = airtime_radio_destroy(radio);
+		radio = NULL;
+		CHECK(r == 4, "phase 5: destroy handed back %d of 4 frames", r);
+		wrong += atomic_read(&hw->wrong_ring);
+		CHECK(!hw->bad_callbacks && !hw->double_returns, "phase 5: %u bad callbacks, %u frames handed back twice",
+		      hw->bad_callbacks, hw->double_returns);
+	}
+	CHECK(!wrong, "%d callbacks of the work named a ring not of its CPU", wrong);
+	if (pinned)
+		snprintf(msg, len,
+			 "no progress: %ld, %ld runs/200 ms (bounds %ld, %ld); check_idle %lld ms; quiesce, destroy began %lld, %lld us before a run's stall ended (tries %d, %d; wake CPU %u, test %u); resume sent 4 in %lld us; a deferral cut a %lld ms backoff: 4 sent in %lld us",
+			 runs, runs2, bound, bound2, idle_ms, early_us[0], early_us[1], tries[0], tries[1], cpu_wake,
+			 cpu_test, ms2, gap_ms, kick_us);
+	else
+		snprintf(msg, len,
+			 "one CPU online: phases 3 (destroy during a run) and 5 (a deferral cuts a backoff) SKIPPED; no progress: %ld, %ld runs/200 ms (bounds %ld, %ld); check_idle %lld ms; resume sent 4 in %lld us",
+			 runs, runs2, bound, bound2, idle_ms, ms2);
 out:
+	w_waker_stop(&waker);
+	if (pinned)
+		set_cpus_allowed_ptr(current, saved_mask);
+	free_cpumask_var(saved_mask);
 	if (radio)
 		airtime_radio_destroy(radio);
 	kfree(hw);
