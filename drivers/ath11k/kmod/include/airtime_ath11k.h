@@ -1575,7 +1575,10 @@ int airtime_capi_deferred_work(char *msg, size_t len);
  *
  * Implemented in airtime_capi_selftest.c; run by the Rust scenario
  * c-api-work-control: a no-progress loop backs off, check_idle and destroy
- * during it, destroy during a run, quiesce and resume.
+ * during it, quiesce and destroy during a run on the other CPU, quiesce and
+ * resume, a deferral cutting a backoff at its cap short. Pins the calling
+ * task to its CPU meanwhile (restored on return); the phases that need a
+ * second online CPU are skipped, and said, without one.
  *
  * Context: Process context (module init); sleeps (about a second).
  * Return: 0 on success, non-zero on failure.

@@ -12,8 +12,9 @@
 //! - `c-api-deferred-work`: a concurrent radio whose driver gave no
 //!   `rounds_deferred` op, its deferral forced with nothing in flight and no poll:
 //!   the module's own work must send the frames;
-//! - `c-api-work-control`: that work backs off when it makes no progress, and
-//!   `airtime_radio_check_idle()`, destroy, quiesce and resume stop and restart it;
+//! - `c-api-work-control`: that work backs off when it makes no progress, a new
+//!   deferral cuts the backoff short, and `airtime_radio_check_idle()`, destroy,
+//!   quiesce (also during a run on another CPU) and resume stop and restart it;
 //! - `c-api-smp-stress`: a wake kthread and a completion kthread on different
 //!   CPUs hammering one radio for a few seconds, with station churn and weight
 //!   changes, then conservation, invariant and drain checks;
