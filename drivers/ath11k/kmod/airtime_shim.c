@@ -31,7 +31,6 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/mutex.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -196,12 +195,14 @@ static atomic_t airtime_live_radios = ATOMIC_INIT(0);
 
 /*
  * Every allocated rounds work not yet freed (airtime_rounds_work_alloc() to
- * airtime_rounds_work_free(), both in process context: a radio's create and
- * destroy), so that airtime_stop_works() can stop a leaked radio's work
- * before the workqueue and this module's text go away.
+ * airtime_rounds_work_free()), so that airtime_stop_works() can stop a leaked
+ * radio's work before the workqueue and this module's text go away. A
+ * spinlock, IRQ-safe: alloc runs in airtime_radio_create(), which allocates
+ * atomically when its caller cannot sleep, and free also on that create's
+ * failure path; neither may sleep on a lock.
  */
 static LIST_HEAD(airtime_works);
-static DEFINE_MUTEX(airtime_works_lock);
+static DEFINE_SPINLOCK(airtime_works_lock);
 
 /* Runs of every rounds work since load (self-test instrumentation). */
 static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
@@ -210,12 +211,12 @@ static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
  * The longest wait between two runs of a work whose last runs pushed nothing
  * and were deferred again (the ring reads free but every frame is refused,
  * e.g. msdu_insert() failing under memory pressure). The wait doubles from 1
- * jiffy up to this: AIRTIME_WORK_BACKOFF_MAX_MS (100 ms, HZ/10) keeps such a loop to 10 runs a second per
- * radio, each a few rounds, while a condition that clears by itself (memory
- * back) is retried within 100 ms; anything else that frees the ring (a
- * completion pass) runs the rounds itself, and a new deferral runs the work
- * at once (airtime_rounds_work_kick()), so the wait only bounds the case
- * where nothing else happens.
+ * jiffy up to this: AIRTIME_WORK_BACKOFF_MAX_MS (100 ms, HZ/10) keeps such a
+ * loop to 10 runs a second per radio, each a few rounds, while a condition
+ * that clears by itself (memory back) is retried within 100 ms; anything else
+ * that frees the ring (a completion pass) runs the rounds itself, and a new
+ * deferral runs the work at once (airtime_rounds_work_kick()), so the wait
+ * only bounds the case where nothing else happens.
  */
 #define AIRTIME_WORK_BACKOFF_MAX	max_t(unsigned long, msecs_to_jiffies(AIRTIME_WORK_BACKOFF_MAX_MS), 1)
 
@@ -223,8 +224,7 @@ static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
  * struct airtime_rounds_work - the module's own runner of a radio's deferred
  *	rounds
  * @dwork: queued on airtime_wq by a kick (at once) or by its own run (after
- *	progress: at once if no frame is in flight, else after 1 jiffy; after
- *	@backoff without progress)
+ *	progress: at the next tick; after @backoff without progress)
  * @radio: the radio whose waiting rounds it runs; set once, by
  *	airtime_rounds_work_bind(), before the radio is handed to the driver
  * @lock: orders @holds against every queueing of @dwork (a kick's, a run's).
@@ -238,7 +238,8 @@ static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
  * @backoff: the wait before the next run after runs that pushed nothing and
  *	were deferred again, in jiffies (0 after progress). Only the run touches
  *	it, and a work item never runs on two CPUs at once.
- * @node: on airtime_works from alloc to free (airtime_works_lock)
+ * @node: on airtime_works from alloc to free (airtime_works_lock, except in
+ *	airtime_stop_works())
  *
  * Owned by the Rust radio (its HAL), which allocates one only for a radio
  * whose driver gave no rounds_deferred() op (such a radio's rounds are
@@ -267,21 +268,29 @@ struct airtime_rounds_work {
 /*
  * The work: what a driver's own work item would do, with BHs disabled (the
  * HAL ops see a context like the data path's other callers': no softirq of
- * this CPU runs meanwhile, and smp_processor_id(), the ring it names, is
- * stable), with the clock the header names for now_us. It is process context
- * (a kworker; in_task(), not serving a softirq, preemptible on PREEMPT_RT),
- * not a NAPI poll.
+ * this CPU runs meanwhile, and smp_processor_id(), the ring every HAL call
+ * of the run names, is stable), with the clock the header names for now_us.
+ * It is process context (a kworker; in_task(), not serving a softirq,
+ * preemptible on PREEMPT_RT), not a NAPI poll.
  *
  * Re-queueing: if its rounds were deferred again, it queues itself
- *  - after progress (it pushed frames), at once if no frame is in flight
- *    (no completion will come to free the ring and run rounds), else after
- *    1 jiffy: under sustained load each run pushes a few frames and is
- *    deferred again, and re-queueing at once would make the work a third,
- *    CPU-bound TX context (BHs off) beside the wake and completion paths,
- *    whose completions run the rounds anyway;
+ *  - after progress (it pushed frames), with a delay of 1 jiffy, which
+ *    queue_delayed_work() turns into the next tick (0 to 1 jiffy away): the
+ *    frames it pushed are in flight, and their completion pass runs the
+ *    rounds anyway. Re-queueing at once would make the work, under sustained
+ *    load (each run pushes a few frames and is deferred again), a third
+ *    CPU-bound TX context (BHs off) beside the wake and completion paths.
+ *    The wait only paces the work while the completion passes themselves do
+ *    not defer: each deferral of one kicks the work, which cuts the wait to
+ *    0 (airtime_rounds_work_kick()), so a load whose completion passes keep
+ *    deferring can still run the work back to back;
  *  - after a doubling backoff without progress (it pushed none: do not spin).
  * It is always queued again while rounds wait, so the delay only postpones
- * the run (by at most 1 jiffy after progress): no deferral is lost to it.
+ * the run (to the next tick after progress): no deferral is lost to it.
+ * Whether frames are in flight is not asked of the HAL: only this CPU's
+ * ring may be touched here, and the run's own frames answer it (if they
+ * completed already, their completion pass ran the rounds, or deferred them
+ * and kicked the work).
  *
  * No lost wake: a deferral of another context (airtime_rounds_work_kick())
  * records its ACs in airtime_rounds_waiting() and then, under @lock, queues
@@ -300,13 +309,13 @@ static void airtime_rounds_work_fn(struct work_struct *work)
 {
 	struct airtime_rounds_work *w = container_of(to_delayed_work(work), struct airtime_rounds_work, dwork);
 	unsigned long flags, delay;
-	bool deferred = false, in_flight = false;
+	bool deferred = false;
 	int frames;
 
 	atomic_long_inc(&airtime_work_runs);
 	local_bh_disable();
 	frames = airtime_rounds_work_run(w->radio, smp_processor_id(), div_u64(ktime_get_ns(), NSEC_PER_USEC),
-					 &deferred, &in_flight);
+					 &deferred);
 	local_bh_enable();
 	if (!deferred) {
 		w->backoff = 0;
@@ -314,7 +323,7 @@ static void airtime_rounds_work_fn(struct work_struct *work)
 	}
 	if (frames > 0) {
 		w->backoff = 0;
-		delay = in_flight ? 1 : 0;
+		delay = 1;
 	} else {
 		w->backoff = clamp(w->backoff * 2, 1UL, AIRTIME_WORK_BACKOFF_MAX);
 		delay = w->backoff;
@@ -327,14 +336,15 @@ static void airtime_rounds_work_fn(struct work_struct *work)
 
 struct airtime_rounds_work *airtime_rounds_work_alloc(void)
 {
+	unsigned long flags;
 	struct airtime_rounds_work *w = kzalloc(sizeof(*w), airtime_gfp());
 
 	if (w) {
 		INIT_DELAYED_WORK(&w->dwork, airtime_rounds_work_fn);
 		raw_spin_lock_init(&w->lock);
-		mutex_lock(&airtime_works_lock);
+		spin_lock_irqsave(&airtime_works_lock, flags);
 		list_add(&w->node, &airtime_works);
-		mutex_unlock(&airtime_works_lock);
+		spin_unlock_irqrestore(&airtime_works_lock, flags);
 	}
 	return w;
 }
@@ -347,10 +357,10 @@ void airtime_rounds_work_bind(struct airtime_rounds_work *w, struct airtime_radi
 void airtime_rounds_work_kick(struct airtime_rounds_work *w)
 {
 	unsigned long flags;
+	unsigned int holds;
 
 	raw_spin_lock_irqsave(&w->lock, flags);
-	/* Only a call during or after airtime_radio_destroy() sees this. */
-	WARN_ON_ONCE(w->holds & AIRTIME_WORK_DESTROYED);
+	holds = w->holds;
 	/*
 	 * Cut a delay (the run's backoff or 1-jiffy wait: its timer armed) to 0,
 	 * but leave a run already on the worklist where it is: mod_delayed_work()
@@ -363,13 +373,15 @@ void airtime_rounds_work_kick(struct airtime_rounds_work *w)
 	 * as before. If the work is idle or running (PENDING clear),
 	 * queue_delayed_work() queues it; if it is already queued, it stays.
 	 */
-	if (w->radio && !w->holds) {
+	if (w->radio && !holds) {
 		if (timer_pending(&w->dwork.timer))
 			mod_delayed_work(airtime_wq, &w->dwork, 0);
 		else
 			queue_delayed_work(airtime_wq, &w->dwork, 0);
 	}
 	raw_spin_unlock_irqrestore(&w->lock, flags);
+	/* Only a call during or after airtime_radio_destroy() sees this. */
+	WARN_ON_ONCE(holds & AIRTIME_WORK_DESTROYED);
 }
 
 void airtime_rounds_work_hold(struct airtime_rounds_work *w, unsigned int why)
@@ -398,9 +410,11 @@ bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why
 
 void airtime_rounds_work_free(struct airtime_rounds_work *w)
 {
-	mutex_lock(&airtime_works_lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&airtime_works_lock, flags);
 	list_del(&w->node);
-	mutex_unlock(&airtime_works_lock);
+	spin_unlock_irqrestore(&airtime_works_lock, flags);
 	kfree(w);
 }
 
@@ -435,18 +449,23 @@ void airtime_might_sleep(void)
  * again), its timer deleted and a running run waited for
  * (cancel_delayed_work_sync()). The works stay allocated: the leaked
  * radios own them.
+ *
+ * Walks the list without airtime_works_lock (a spinlock, and the hold
+ * sleeps): it runs only from airtime_exit() and init's failure path, when
+ * nothing else can allocate or free a work. At init's failure the self-tests
+ * are over and no driver could link against this module yet; at exit no
+ * module that uses it is left (the module references), so no radio create
+ * or destroy is running or can start.
  */
 static void airtime_stop_works(void)
 {
 	struct airtime_rounds_work *w;
 	unsigned int left = 0;
 
-	mutex_lock(&airtime_works_lock);
 	list_for_each_entry(w, &airtime_works, node) {
 		airtime_rounds_work_hold(w, AIRTIME_WORK_DESTROYED);
 		left++;
 	}
-	mutex_unlock(&airtime_works_lock);
 	WARN_ON_ONCE(left || atomic_read(&airtime_live_radios));
 }
 
@@ -580,8 +599,11 @@ fail:
  * for good (holds it, deletes a backoff's timer and waits for a running run:
  * cancel_delayed_work_sync()) before destroy_workqueue(), which would drain
  * only the worklist and leave an armed timer to fire into the freed
- * workqueue. A leaked radio's memory stays the driver's to keep valid until
- * then.
+ * workqueue. That protects only this module's workqueue and text: the
+ * driver module that leaked the radio (it depends on this one) is unloaded
+ * by then, and nothing keeps its ops or context valid; a work's run after
+ * that unload would call into freed code, which only the driver destroying
+ * its radios before its own unload prevents.
  *
  * Context: Process context.
  */

@@ -26,15 +26,16 @@
  * with any other, from any context but hard IRQ. The quiesce and resume calls
  * (process context) are serialised by the driver only against each other,
  * airtime_radio_check_idle() and airtime_radio_destroy(): every data-path
- * call may overlap them. The concurrent callers: the wake path, the tx completion NAPI polls (one per
- * WBM ring, several at once on one radio), the PPDU stats and rx paths,
- * station and debugfs code, on different CPUs, and the module's own rounds
- * work (below). The scheduler inside is lock-free and a txq is served by one
- * context at a time. No function sleeps but airtime_radio_create() (in
- * reclaim, for its tables), and airtime_radio_destroy(),
- * airtime_radio_quiesce() and airtime_radio_check_idle() (which wait for a
- * run of the module's rounds work to end). The HAL callbacks run in the caller's context,
- * possibly on two CPUs at once: they lock what the hardware needs (each TCL
+ * call may overlap them. The concurrent callers: the wake path, the tx
+ * completion NAPI polls (one per WBM ring, several at once on one radio), the
+ * PPDU stats and rx paths, station and debugfs code, on different CPUs, and
+ * the module's own rounds work (below). The scheduler inside is lock-free
+ * and a txq is served by one context at a time. No function sleeps but
+ * airtime_radio_create() (in reclaim, for its tables), and
+ * airtime_radio_destroy(), airtime_radio_quiesce() and
+ * airtime_radio_check_idle() (which wait for a run of the module's rounds
+ * work to end). The HAL callbacks run in the caller's context, possibly on
+ * two CPUs at once: they lock what the hardware needs (each TCL
  * ring, as ath11k's tcl_ring->lock; each ring's MSDU table, as tx_idr_lock;
  * each txq's queue against its own enqueue), and must not call back into the
  * same radio.
@@ -374,9 +375,11 @@ struct airtime_tcl_desc {
  *	(a kworker, not a NAPI poll: see the note at the top of this file on
  *	what its callbacks must not assume), on the kworker's CPU and its ring.
  *	If its own rounds are deferred again it queues itself again: if it
- *	pushed frames, at once with no MSDU outstanding, else after 1 jiffy
- *	(the completions run rounds too: under load the work does not become a
- *	third CPU-bound TX context); if it pushed none, after a wait that
+ *	pushed frames, at the next tick (1 jiffy's delay, 0 to 1 jiffy away:
+ *	those frames' completions run rounds too, so the work is paced rather
+ *	than a third CPU-bound TX context, as long as the completion passes do
+ *	not defer themselves; each of their deferrals cuts the wait to 0); if
+ *	it pushed none, after a wait that
  *	doubles from 1 jiffy up to AIRTIME_WORK_BACKOFF_MAX_MS (nothing is
  *	making progress, e.g. msdu_insert() failing under memory pressure
  *	while the ring reads free: it does not spin); a new deferral from
@@ -1356,14 +1359,15 @@ struct airtime_rounds_work;
  * Allocates with airtime_kmalloc()'s flags (GFP_KERNEL inside a create that
  * may sleep) and initialises the delayed work, which runs, on the module's
  * workqueue, with BHs disabled: airtime_rounds_work_run(radio,
- * smp_processor_id(), ktime_get_ns() / 1000, &deferred, &in_flight), then
- * queues itself again if deferred (after progress at once, or after 1 jiffy
- * if frames are in flight; after a backoff, up to
- * AIRTIME_WORK_BACKOFF_MAX_MS, without). Not queued before
+ * smp_processor_id(), ktime_get_ns() / 1000, &deferred), then queues itself
+ * again if deferred (after progress at the next tick; after a backoff, up
+ * to AIRTIME_WORK_BACKOFF_MAX_MS, without; a kick cuts either wait to 0). Not queued before
  * airtime_rounds_work_bind(). Kept on the module's list of works until
- * airtime_rounds_work_free(), so that module exit can stop a leaked radio's.
+ * airtime_rounds_work_free(), so that module exit can stop a leaked radio's
+ * (the list's lock is a spinlock: no sleep beyond the allocation's flags).
  *
- * Context: Process context (airtime_radio_create()).
+ * Context: airtime_radio_create()'s: process context, or atomic if its
+ * caller cannot sleep after all (then GFP_ATOMIC).
  * Return: the work, or NULL if out of memory.
  */
 struct airtime_rounds_work *airtime_rounds_work_alloc(void);
@@ -1439,8 +1443,6 @@ bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why
  * @cpu: the CPU the work runs on (smp_processor_id(), BHs disabled)
  * @now_us: ktime_get_ns() / 1000
  * @deferred: set to whether these rounds were deferred again
- * @in_flight: set, if they were deferred again after pushing frames, to
- *	whether any MSDU is outstanding (a completion will come); else false
  *
  * airtime_run_waiting_rounds() without its kick: the work itself decides
  * when to run again.
@@ -1448,8 +1450,7 @@ bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why
  * Context: The work's run only, BHs disabled.
  * Return: the frames pushed, or -EFAULT.
  */
-int airtime_rounds_work_run(struct airtime_radio *radio, u32 cpu, u64 now_us, bool *deferred,
-			    bool *in_flight);
+int airtime_rounds_work_run(struct airtime_radio *radio, u32 cpu, u64 now_us, bool *deferred);
 
 /**
  * airtime_rounds_work_runs() - runs of every rounds work since load
@@ -1496,10 +1497,11 @@ void airtime_might_sleep(void);
  * airtime_rounds_work_free() - free a destroyed or never bound work
  * @w: the work
  *
- * Takes it off the module's list of works (a mutex), then kfree().
+ * Takes it off the module's list of works (a spinlock, IRQs saved), then
+ * kfree(). Does not sleep.
  *
- * Context: Process context (airtime_radio_destroy(), or a failed
- * airtime_radio_create()).
+ * Context: Process context (airtime_radio_destroy()), or a failed
+ * airtime_radio_create()'s, which may be atomic.
  */
 void airtime_rounds_work_free(struct airtime_rounds_work *w);
 

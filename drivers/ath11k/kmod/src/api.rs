@@ -12,7 +12,8 @@
 //! take `&self`) and may run at once with any other, from any context but hard
 //! IRQ, except that `airtime_radio_quiesce()` and `airtime_radio_resume_rounds()`
 //! (process context) are serialised against each other, `airtime_radio_check_idle()`
-//! and `airtime_radio_destroy()` by the driver; every data-path call may overlap them. No function allocates after `airtime_radio_create()`, and none sleeps but
+//! and `airtime_radio_destroy()` by the driver; every data-path call may overlap
+//! them. No function allocates after `airtime_radio_create()`, and none sleeps but
 //! `airtime_radio_destroy()`, `airtime_radio_quiesce()` and `airtime_radio_check_idle()`,
 //! which wait for a run of the radio's rounds work (below) to end. A radio whose driver
 //! gave no `rounds_deferred` op (concurrent rounds only) owns a work item of the
@@ -982,33 +983,28 @@ pub unsafe extern "C" fn airtime_radio_resume_rounds(radio: *mut CRadio) -> i32 
 /// The run of a radio's rounds work (the shim's work function, BHs disabled): as
 /// `airtime_run_waiting_rounds()`, but a deferral of these rounds is not reported as a
 /// new one (no kick): it sets `*deferred`, and the work decides when to run again (after
-/// progress at once, or after 1 jiffy if `*in_flight`; after a backoff without).
-/// `*in_flight` is set, when the rounds were deferred again after pushing frames, to
-/// whether any MSDU is outstanding (a completion will come); else false. Returns the
-/// frames pushed, or `-EFAULT` for a null pointer.
+/// progress at the next tick, its frames in flight; after a backoff without). Every HAL
+/// call of the run names `cpu`'s ring, none another's. Returns the frames pushed, or
+/// `-EFAULT` for a null pointer.
 ///
 /// # Safety
 ///
 /// `radio` must be null or a live radio from `airtime_radio_create()` whose rounds work
-/// is running this; `deferred` and `in_flight` must be null or valid for one write.
+/// is running this; `deferred` must be null or valid for one write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn airtime_rounds_work_run(
     radio: *mut CRadio,
     cpu: u32,
     now_us: u64,
     deferred: *mut bool,
-    in_flight: *mut bool,
 ) -> i32 {
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
         // SAFETY: null or valid for one write (the caller's promise).
         let deferred = unsafe { deferred.as_mut() }.ok_or(Errno::EFAULT)?;
-        // SAFETY: as `deferred`.
-        let in_flight = unsafe { in_flight.as_mut() }.ok_or(Errno::EFAULT)?;
         let run = radio.run_waiting_rounds(cpu, Instant::from_micros(now_us));
         *deferred = !run.deferred.is_empty();
-        *in_flight = *deferred && run.frames > 0 && radio.outstanding_msdus() > 0;
         Ok(i32::try_from(run.frames).unwrap_or(i32::MAX))
     })())
 }

@@ -47,8 +47,9 @@ unsafe extern "C" {
     pub fn airtime_kfree(ptr: *mut c_void);
 
     /// A radio's rounds work (`struct airtime_rounds_work`), allocated and
-    /// initialised, not yet bound to a radio; null when out of memory. Process
-    /// context ([`airtime_radio_create`](crate::api::airtime_radio_create)).
+    /// initialised, not yet bound to a radio; null when out of memory. In
+    /// [`airtime_radio_create`](crate::api::airtime_radio_create)'s context (atomic
+    /// if its caller cannot sleep: the list lock is a spinlock).
     pub fn airtime_rounds_work_alloc() -> *mut c_void;
 
     /// Names the radio `work` serves: its runs call
@@ -72,7 +73,8 @@ unsafe extern "C" {
     /// Any context but hard IRQ and NMI.
     pub fn airtime_rounds_work_release(work: *mut c_void, why: u32) -> bool;
 
-    /// `kfree()` of a destroyed (held for good) or never bound work. Process context.
+    /// `kfree()` of a destroyed (held for good) or never bound work (off the list under
+    /// a spinlock; no sleep). Process context, or a failed create's (maybe atomic).
     pub fn airtime_rounds_work_free(work: *mut c_void);
 
     /// A radio was created (the module's count of live radios, checked at unload).
