@@ -1434,8 +1434,22 @@ fn serve(
         }
         Meanwhile::Claim => {
             assert!(table.claim(id).unwrap().is_none(), "claimed while held");
-            assert_eq!(table.may_transmit(id, now).unwrap().refusal(), Some(Refusal::Served), "allowed while held");
-            assert_eq!(sched.may_transmit(id, now).unwrap().refusal(), Some(Refusal::Served), "allowed while held");
+            // Refused; the PHY limit and the deficit are checked before the holder, so the
+            // reason is theirs when they refuse (each ask may top a debt up: asked anew).
+            for table_asks in [true, false] {
+                let (station, ac) = (m.txq(id).station, m.txq(id).ac);
+                let expected = match may_transmit_expect(sched, station, ac, m.over_limit) {
+                    (true, _) => Refusal::Served,
+                    (false, true) => Refusal::Deficit,
+                    (false, false) => Refusal::OverPhyLimit,
+                };
+                let why = if table_asks {
+                    table.may_transmit(id, now).unwrap().refusal()
+                } else {
+                    sched.may_transmit(id, now).unwrap().refusal()
+                };
+                assert_eq!(why, Some(expected), "allowed while held, or refused for another reason");
+            }
         }
         Meanwhile::RemoveTxq => {
             table.remove_txq(id).unwrap();
