@@ -471,6 +471,19 @@ static void t_config(struct t_hw *hw, struct airtime_radio_config *cfg)
 	cfg->max_txqs = 32;
 }
 
+/* A zeroed test radio and its configuration; NULL, with @msg said, without memory. */
+static struct t_hw *t_hw_alloc(char *msg, size_t len, struct airtime_radio_config *cfg)
+{
+	struct t_hw *hw = kzalloc(sizeof(*hw), GFP_KERNEL);
+
+	if (!hw) {
+		snprintf(msg, len, "no memory for the test");
+		return NULL;
+	}
+	t_config(hw, cfg);
+	return hw;
+}
+
 /*
  * airtime_tx_complete() with @st as the completions tx_status_at() indexes
  * (through the cookie). Each entry processed that names a frame in the
@@ -1229,12 +1242,9 @@ int airtime_capi_mcast(char *msg, size_t len)
 	if (!msg || !len)
 		return -EFAULT;
 	msg[0] = '\0';
-	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
-	if (!hw) {
-		snprintf(msg, len, "no memory for the test");
+	hw = t_hw_alloc(msg, len, &cfg);
+	if (!hw)
 		return -ENOMEM;
-	}
-	t_config(hw, &cfg);
 	radio = airtime_radio_create(&cfg, &err);
 	CHECK(radio, "create: err %d", err);
 
@@ -1385,12 +1395,9 @@ int airtime_capi_deferred_work(char *msg, size_t len)
 	if (!msg || !len)
 		return -EFAULT;
 	msg[0] = '\0';
-	hw = kzalloc(sizeof(*hw), GFP_KERNEL);
-	if (!hw) {
-		snprintf(msg, len, "no memory for the test");
+	hw = t_hw_alloc(msg, len, &cfg);
+	if (!hw)
 		return -ENOMEM;
-	}
-	t_config(hw, &cfg);
 	ops = t_ops;
 	ops.rounds_deferred = NULL;
 	cfg.ops = &ops;
