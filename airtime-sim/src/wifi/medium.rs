@@ -384,13 +384,8 @@ mod tests {
         for seed in 1..20 {
             let mut rng = Rng::new(seed);
             let mut m = Medium::new(&[EdcaParams::AP_BE]);
-            m.set_ready(0, true, 0, &mut rng);
-            let (t, g) = m.next_access().unwrap();
-            m.access(t, g, &mut rng);
             // Its queue empties during the exchange; it draws a backoff at the end.
-            m.set_ready(0, false, t + 1, &mut rng);
-            let end = t + 1_000_000;
-            m.end_exchange(end, &[(0, 1_000_000, Outcome::Acknowledged)], &mut rng);
+            let end = exchange_emptying(&mut m, 0, Outcome::Acknowledged, true, &mut rng);
             assert!(m.next_access().is_none(), "no frames, no access");
             // 10 ms of idle medium later, a frame arrives mid-slot: the backoff was
             // counted down meanwhile (post-backoff), so it goes at the next boundary.
@@ -428,12 +423,7 @@ mod tests {
         for seed in 1..20 {
             let mut rng = Rng::new(seed);
             let mut m = Medium::new(&[EdcaParams::AP_BE, EdcaParams::STATION_BE]);
-            m.set_ready(0, true, 0, &mut rng);
-            let (t, g) = m.next_access().unwrap();
-            m.access(t, g, &mut rng);
-            m.set_ready(0, false, t + 1, &mut rng);
-            let end = t + 1_000_000;
-            m.end_exchange(end, &[(0, 1_000_000, Outcome::Acknowledged)], &mut rng);
+            let end = exchange_emptying(&mut m, 0, Outcome::Acknowledged, true, &mut rng);
             // The transmitter invokes a backoff whatever its queue holds (10.23.2.2 b).
             drawn += u32::from(m.contenders[0].backoff > 0);
             // Contender 1, its queue empty and its counter 0, gets a frame at the end
@@ -517,11 +507,20 @@ mod tests {
     }
 
     /// One exchange of contender 0 alone (the access point's BE or a station's, as the
-    /// medium was built), ending as `outcome`.
+    /// medium was built), ending as `outcome`; returns its end.
     fn one_exchange(m: &mut Medium, now: Nanos, outcome: Outcome, rng: &mut Rng) -> Nanos {
+        exchange_emptying(m, now, outcome, false, rng)
+    }
+
+    /// [`one_exchange`], contender 0's queue emptying during it if `empties` (its last
+    /// frames went).
+    fn exchange_emptying(m: &mut Medium, now: Nanos, outcome: Outcome, empties: bool, rng: &mut Rng) -> Nanos {
         m.set_ready(0, true, now, rng);
         let (t, g) = m.next_access().unwrap();
         assert_eq!(m.access(t, g, rng), vec![0]);
+        if empties {
+            m.set_ready(0, false, t + 1, rng);
+        }
         let end = t + 1_000_000;
         m.end_exchange(end, &[(0, 1_000_000, outcome)], rng);
         end
