@@ -223,7 +223,7 @@ impl Default for Config {
             // Weakened variant, only to prove loom model 10 catches it: mainline's test,
             // "handed out in this very round", ends a round; with two contexts starting
             // rounds, a txq handed out by the other's later round no longer ends this one.
-            round_policy: if cfg!(airtime_weakened = "round_end_this_only") {
+            round_policy: if weakened!("round_end_this_only") {
                 RoundPolicy::ResetOnClose
             } else {
                 RoundPolicy::KeepNumber

@@ -220,9 +220,9 @@ impl ListVisits {
         // `recheck_after_returns_only` (txq22, txq23: a round that only rotated an entry
         // is not followed) and `recheck_listed_with_frames` (txq19: nor one that
         // returned an empty txq a wake listed meanwhile).
-        if cfg!(airtime_weakened = "recheck_after_returns_only") {
+        if weakened!("recheck_after_returns_only") {
             self.returned
-        } else if cfg!(airtime_weakened = "recheck_listed_with_frames") {
+        } else if weakened!("recheck_listed_with_frames") {
             self.returned_with_frames
         } else {
             self.visited

@@ -308,6 +308,20 @@
 #![warn(missing_docs)]
 
 extern crate alloc;
+// The weakened variants read their switch from the environment (`weakened`).
+#[cfg(all(loom, not(test)))]
+extern crate std;
+
+/// A deliberately weakened variant's switch, for the loom models' proof that they can
+/// fail: `true` only in a loom build run with `AIRTIME_WEAKENED=<name>` (see
+/// `weakened`), the constant `false` in every other build. An undeclared name does not
+/// compile.
+macro_rules! weakened {
+    ($name:literal) => {{
+        const _: () = assert!($crate::weakened::declared($name), "undeclared weakened variant");
+        $crate::weakened::is($name)
+    }};
+}
 
 mod ac;
 pub mod aql;
@@ -332,6 +346,11 @@ pub mod traits;
 mod try_alloc;
 pub mod tx_status;
 pub mod txqs;
+mod weakened;
+/// A test-side variant's switch (a recipe a loom model follows), as the crate's own.
+#[cfg(loom)]
+#[doc(hidden)]
+pub use weakened::is as weakened_variant;
 
 /// The airtime estimator this crate's API speaks in ([`Station::last_tx_rate`]'s
 /// [`Rate`](airtime_est::Rate), the [`Calibrator`](airtime_est::Calibrator) a tx-status

@@ -128,7 +128,7 @@ impl RoundGate {
         // Release: orders this context's enqueues and wakes before the note, for the
         // runner that acquires it (`fetch_and` below). A context that becomes the runner
         // acquires the last runner's rounds there too, from the same release sequence.
-        let release = if cfg!(airtime_weakened = "gate_relaxed") { Ordering::Relaxed } else { Ordering::Release };
+        let release = if weakened!("gate_relaxed") { Ordering::Relaxed } else { Ordering::Release };
         if word.fetch_or(RUNNING | AGAIN, release) & RUNNING != 0 {
             return GateOutcome::HandedOff;
         }
@@ -137,7 +137,7 @@ impl RoundGate {
         let open_on_unwind = OpenOnDrop(word);
         let mut rounds = 0u32;
         let outcome = loop {
-            if cfg!(airtime_weakened = "gate_clear_after") {
+            if weakened!("gate_clear_after") {
                 // Weakened variant, only to prove the loom model catches it: the notes
                 // cleared after the round, so one left during it is lost.
                 round();
@@ -146,13 +146,12 @@ impl RoundGate {
                 // Take the notes left so far before the round (Acquire: it sees what
                 // their contexts enqueued and woke); a note left during the round makes
                 // the exit below fail, and the round runs again.
-                let acquire =
-                    if cfg!(airtime_weakened = "gate_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
+                let acquire = if weakened!("gate_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
                 word.fetch_and(!AGAIN, acquire);
                 round();
             }
             rounds = rounds.saturating_add(1);
-            if cfg!(airtime_weakened = "gate_exit_store") {
+            if weakened!("gate_exit_store") {
                 // Weakened variant: leaving with a plain store drops a note left after
                 // the last round started.
                 word.store(0, Ordering::Release);
@@ -172,11 +171,11 @@ impl RoundGate {
                 // these rounds and every note before it. The weakened variant, only to prove the
                 // loom model catches it, leaves without opening the gate, so every
                 // later request is handed to nobody.
-                if cfg!(airtime_weakened = "gate_defer_clears_note") {
+                if weakened!("gate_defer_clears_note") {
                     // Weakened variant, only to prove loom model gate4 catches it: the
                     // deferred notes cleared with RUNNING, so nothing shows them waiting.
                     word.fetch_and(!(RUNNING | AGAIN), Ordering::Release);
-                } else if !cfg!(airtime_weakened = "gate_defer_closed") {
+                } else if !weakened!("gate_defer_closed") {
                     word.fetch_and(!RUNNING, Ordering::Release);
                 }
                 break GateOutcome::Deferred { rounds };
@@ -215,7 +214,7 @@ impl Drop for OpenOnDrop<'_> {
         // leaves AGAIN set: the requests that round was serving, and any made during
         // it, show as waiting (`is_waiting`) until a call serves them. The weakened
         // variant, only to prove the loom model catches it, leaves it closed.
-        if !cfg!(airtime_weakened = "gate_unwind_closed") {
+        if !weakened!("gate_unwind_closed") {
             self.0.swap(AGAIN, Ordering::Release);
         }
     }

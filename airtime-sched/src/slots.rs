@@ -221,13 +221,13 @@ fn update_for(word: &AtomicU64, generation: u32, f: impl Fn(u64) -> u64) -> bool
     loop {
         // Weakened variant, only to prove loom models ctl1 and ctl2 catch it: the write
         // lands on whichever occupant holds the word.
-        if !cfg!(airtime_weakened = "untagged_write") && !tagged::is_for(now, generation) {
+        if !weakened!("untagged_write") && !tagged::is_for(now, generation) {
             return false;
         }
         let next = (now & !tagged::VALUE) | (f(tagged::value(now)) & tagged::VALUE);
         // Weakened variant, only to prove loom model 4 catches a lost update: a load and
         // a store instead of one read-modify-write.
-        if cfg!(airtime_weakened = "topup") {
+        if weakened!("topup") {
             word.store(next, Ordering::Relaxed);
             return true;
         }
@@ -459,10 +459,8 @@ impl StationSlot {
         let word = &self.ac[ac].aql;
         let mut now = word.load(Ordering::Relaxed);
         loop {
-            #[cfg(airtime_weakened = "charge_order")]
-            let ok = aql::is_open(now);
-            #[cfg(not(airtime_weakened = "charge_order"))]
-            let ok = aql::is_open(now) && aql::generation(now) == aql::tag(id.generation);
+            let ok =
+                aql::is_open(now) && (weakened!("charge_order") || aql::generation(now) == aql::tag(id.generation));
             if !ok {
                 return Err(ChargeRefused::NotLive);
             }
@@ -521,14 +519,12 @@ impl StationSlot {
             let next = aql::with_pending(now, pending.wrapping_sub(removed));
             // Weakened variant, only to prove loom models 6 and 7 catch it: a load and a
             // store instead of one read-modify-write, which loses a racing charge.
-            #[cfg(airtime_weakened = "release_store")]
-            {
+            if weakened!("release_store") {
                 word.store(next, Ordering::Release);
                 return Some((removed, pending.wrapping_sub(removed), aql::generation(now)));
             }
             // Release: a reuse that Acquires this word with nothing pending sees every
             // write the releasing context made before it.
-            #[cfg(not(airtime_weakened = "release_store"))]
             match word.compare_exchange_weak(now, next, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => return Some((removed, pending.wrapping_sub(removed), aql::generation(now))),
                 Err(seen) => now = seen,
@@ -564,7 +560,7 @@ impl StationSlot {
             let w = a.aql.load(Ordering::Acquire);
             // Weakened variant, only to prove loom model 8 catches it: a slot retired but
             // not yet closed looks reusable, and a late charge lands in the reuse.
-            let closed = cfg!(airtime_weakened = "drained_ignores_open") || !aql::is_open(w);
+            let closed = weakened!("drained_ignores_open") || !aql::is_open(w);
             closed && aql::pending_us(w) == 0
         })
     }
@@ -642,7 +638,7 @@ impl StationSlot {
             }
             // Weakened variant, only to prove loom models ctl4 and ctl5 catch it: the
             // live check alone, so the slot can be reused under the write.
-            if cfg!(airtime_weakened = "unguarded_control") {
+            if weakened!("unguarded_control") {
                 return true;
             }
             // Acquire: the write that follows sees the fields add_station published.
@@ -661,7 +657,7 @@ impl StationSlot {
 
     /// Drops a guard taken by [`hold`](Self::hold).
     pub(crate) fn unhold(&self) {
-        if cfg!(airtime_weakened = "unguarded_control") {
+        if weakened!("unguarded_control") {
             return;
         }
         // Release: the reuse that finds no guard left (its compare-and-swap Acquires the
@@ -733,7 +729,7 @@ impl<'a> LiveStation<'a> {
         let mut ours = Some(ours);
         // Weakened variant, only to prove loom model 21 catches it: the check and the
         // top-up as two steps, so two contexts can both top up one debt.
-        if cfg!(airtime_weakened = "topup_stale_read") {
+        if weakened!("topup_stale_read") {
             let debt = self.effective_deficit(ac) < 0;
             if debt {
                 self.top_up(ac, weight);
@@ -745,7 +741,7 @@ impl<'a> LiveStation<'a> {
         loop {
             // Weakened variant, only to prove loom model ctl2 catches it: the top-up lands
             // on whichever occupant holds the word.
-            if !cfg!(airtime_weakened = "untagged_write") && !tagged::is_for(now, self.generation) {
+            if !weakened!("untagged_write") && !tagged::is_for(now, self.generation) {
                 // Reused meanwhile: nothing to top up for this occupant; rotate it.
                 return TopUp::Owed;
             }
@@ -759,7 +755,7 @@ impl<'a> LiveStation<'a> {
             }
             let next = (now & !tagged::VALUE) | (tagged::from_signed(deficit.saturating_add(weight)) & tagged::VALUE);
             // Weakened variant, only to prove loom model 4 catches a lost update.
-            if cfg!(airtime_weakened = "topup") {
+            if weakened!("topup") {
                 word.store(next, Ordering::Relaxed);
                 return TopUp::Owed;
             }
@@ -801,7 +797,7 @@ impl<'a> LiveStation<'a> {
             }
             // Weakened variant, only to prove loom model ctl3 catches it: a plain store
             // into whichever occupant holds the word (what this was before the tag).
-            if cfg!(airtime_weakened = "untagged_stamp") {
+            if weakened!("untagged_stamp") {
                 last.store((word & !tagged::VALUE) | stamp::of(now_us), Ordering::Relaxed);
                 return;
             }
@@ -819,7 +815,7 @@ impl<'a> LiveStation<'a> {
                 Ok(_) => return,
                 // Weakened variant, only to prove loom model ctl10 catches it: a lost
                 // compare-and-swap gives up, leaving an older time over a later one.
-                Err(_) if cfg!(airtime_weakened = "stamp_no_retry") => return,
+                Err(_) if weakened!("stamp_no_retry") => return,
                 Err(seen) => word = seen,
             }
         }
@@ -844,11 +840,15 @@ pub(crate) enum TopUp {
 /// [`TxqSlot::station`]. Weakened variant `station_relaxed`, only to prove loom models
 /// 24 and 25 catch it: both Relaxed, so a reader may read a newcomer's field and still
 /// see the slot's old word on its second look.
-pub(crate) const OCCUPANT_LOAD: Ordering =
-    if cfg!(airtime_weakened = "station_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
-/// See [`OCCUPANT_LOAD`].
-pub(crate) const OCCUPANT_STORE: Ordering =
-    if cfg!(airtime_weakened = "station_relaxed") { Ordering::Relaxed } else { Ordering::Release };
+#[inline(always)]
+pub(crate) fn occupant_load() -> Ordering {
+    if weakened!("station_relaxed") { Ordering::Relaxed } else { Ordering::Acquire }
+}
+/// See [`occupant_load`].
+#[inline(always)]
+pub(crate) fn occupant_store() -> Ordering {
+    if weakened!("station_relaxed") { Ordering::Relaxed } else { Ordering::Release }
+}
 
 /// No station (a per-interface multicast txq): index 65535, never a slot.
 pub(crate) const NO_STATION: u64 = u64::MAX;
@@ -886,14 +886,14 @@ impl TxqSlot {
     /// may show the station before the claim.)
     #[inline]
     pub(crate) fn station(&self) -> Option<StationId> {
-        let raw = self.station.load(OCCUPANT_LOAD);
+        let raw = self.station.load(occupant_load());
         (raw != NO_STATION).then(|| StationId::from_raw(raw))
     }
 
     /// The occupant's TID, ordered as [`station`](Self::station) is.
     #[inline]
     pub(crate) fn tid(&self) -> u8 {
-        self.tid.load(OCCUPANT_LOAD) as u8
+        self.tid.load(occupant_load()) as u8
     }
 
     #[inline]

@@ -39,10 +39,10 @@
 //! | 29 | two completions put the only station back in debt between a walk's laps | the walk gives up after `MAX_LAPS` (some execution must), keeping the txq listed |
 //!
 //! A model that cannot fail proves nothing: each weakened variant below
-//! (`AIRTIME_WEAKENED=NAME` in the environment of the loom build, which the crate's
-//! build script turns into the `airtime_weakened` cfg; a deliberately broken line of the
-//! crate) must make the model beside it fail with a panic, not a loom limit, and CI
-//! (`.ci/run`) builds each and requires it:
+//! (`AIRTIME_WEAKENED=NAME` in the environment of a loom test run switches on a
+//! deliberately broken line of the crate: its `weakened!` sites, compiled into loom
+//! builds only) must make the model beside it fail with a panic, not a loom limit, and
+//! CI (`.ci/run`) runs each and requires it:
 //! `topup` (model 4), `charge_order` (6), `wake_serving` (3), `release_store` (7),
 //! `drained_ignores_open` (8), `ac_clamp` (9), `limits_split` (5),
 //! `round_end_this_only` (10), `flush_live_only` (11), `threshold_own_ac` (17),

@@ -1242,7 +1242,7 @@ fn txq24_a_claimed_turn_returned_while_woken_is_followed_by_a_round() {
             // Weakened variant `claim_recipe_frames_left`, only to prove this model
             // catches it: the recipe the crate docs gave before, a round only if the turn
             // saw frames left, which misses the wake that landed during the turn.
-            let round_after = if cfg!(airtime_weakened = "claim_recipe_frames_left") {
+            let round_after = if airtime_sched::weakened_variant("claim_recipe_frames_left") {
                 frames_left
             } else {
                 table.may_have_frames(q).unwrap()

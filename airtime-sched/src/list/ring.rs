@@ -101,8 +101,7 @@ impl TailRing {
                 // Weakened variant, only to prove the loom model catches it: Vyukov's
                 // order, the position claimed first and the cell written after, which
                 // hides every later entry while the pusher is preempted in between.
-                #[cfg(airtime_weakened = "ring_claim_first")]
-                {
+                if weakened!("ring_claim_first") {
                     if self.tail.compare_exchange(pos, pos.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed).is_ok()
                     {
                         slot.store(cell(pos.wrapping_add(1), index), Ordering::Release);
@@ -114,7 +113,6 @@ impl TailRing {
                 // Free for this position: publish the entry in one step. AcqRel: Release
                 // publishes it to the pop that Acquires the cell; Acquire orders it after
                 // the pop one lap back that freed the cell.
-                #[cfg_attr(airtime_weakened = "ring_claim_first", allow(unreachable_code))]
                 if slot
                     .compare_exchange(seen, cell(pos.wrapping_add(1), index), Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
@@ -212,7 +210,7 @@ impl TailRing {
     pub(crate) fn len(&self) -> u64 {
         // Weakened variant, only to prove loom model ring1 catches it: what this was when
         // review found it, one read of each end and a wrapping difference.
-        if cfg!(airtime_weakened = "len_single_read") {
+        if weakened!("len_single_read") {
             let (tail, head) = (self.tail.load(Ordering::Acquire), self.head.load(Ordering::Acquire));
             return tail.wrapping_sub(head).min(self.capacity());
         }

@@ -121,8 +121,7 @@ impl Scheduler {
                 let own = (*sum).min(u64::from(removed));
                 // Weakened variant, only to prove loom model txq10 catches it: all of it
                 // taken from the sum, as if no flush could have moved it to the counter.
-                #[cfg(airtime_weakened = "give_back_own_only")]
-                let own = u64::from(removed);
+                let own = if weakened!("give_back_own_only") { u64::from(removed) } else { own };
                 *sum = sum.saturating_sub(own);
                 own
             }
@@ -200,7 +199,7 @@ impl Scheduler {
     ) -> Result<(), SchedError> {
         // Weakened variant, only to prove loom model ctl8 catches it: airtime that
         // arrives after its station's removal is refused, and lost.
-        if cfg!(airtime_weakened = "departed_refused") {
+        if weakened!("departed_refused") {
             return Err(e);
         }
         if !self.stations.get(station.index()).is_some_and(|s| s.has_departed(station)) {
@@ -315,11 +314,12 @@ impl Scheduler {
     ) -> bool {
         // Weakened variant, only to prove loom model 17 catches it: the threshold
         // compared with this AC's pending airtime alone, not the PHY total over all ACs.
-        #[cfg(airtime_weakened = "threshold_own_ac")]
-        let total = u32::try_from(self.acs[ac].pending_us.load(Ordering::Relaxed).saturating_add(own_us as i64).max(0))
-            .unwrap_or(u32::MAX);
-        #[cfg(not(airtime_weakened = "threshold_own_ac"))]
-        let total = u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX);
+        let total = if weakened!("threshold_own_ac") {
+            u32::try_from(self.acs[ac].pending_us.load(Ordering::Relaxed).saturating_add(own_us as i64).max(0))
+                .unwrap_or(u32::MAX)
+        } else {
+            u32::try_from(self.total_pending_counting_us(Some((ac, own_us)))).unwrap_or(u32::MAX)
+        };
         crate::aql::station_may_send(pending, limits, total, self.aql_threshold_us()) || {
             if RECORD {
                 self.record_refused_check(slot, ac);

@@ -103,10 +103,10 @@ const fn tag(generation: u32) -> u64 {
 
 /// Whether `word` counts for occupant `generation`.
 #[inline]
-const fn is_for(word: u64, generation: u32) -> bool {
+fn is_for(word: u64, generation: u32) -> bool {
     // Weakened variant, only to prove loom model adaptive2 catches it: every write lands
     // on whichever occupant holds the word.
-    cfg!(airtime_weakened = "adaptive_untagged") || word & TAG == tag(generation)
+    weakened!("adaptive_untagged") || word & TAG == tag(generation)
 }
 
 /// A fresh word for occupant `generation`: no learnt limit yet (the configured one
@@ -241,7 +241,7 @@ pub(crate) fn record_release(
         }
         // Weakened variant, only to prove loom model adaptive1 catches it: a load and a
         // store, which loses a limited flag set between them.
-        if cfg!(airtime_weakened = "adaptive_store") {
+        if weakened!("adaptive_store") {
             word.store(next, Ordering::Relaxed);
             return;
         }

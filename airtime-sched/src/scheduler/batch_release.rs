@@ -214,12 +214,11 @@ impl Scheduler {
         // Weakened variant, only to prove loom model 9 catches it: the counter clamped at
         // zero, as it was before held txqs could owe it charges; a release that overtakes
         // the return then loses airtime for good.
-        #[cfg(airtime_weakened = "ac_clamp")]
-        {
+        if weakened!("ac_clamp") {
             let counter = &self.acs[ac].pending_us;
-            let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some((v - airtime_us).max(0)));
+            let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(airtime_us).max(0)));
+            return;
         }
-        #[cfg(not(airtime_weakened = "ac_clamp"))]
         // The parts are sums of at most eight u32s: far from i64::MIN.
         self.add_ac_pending(ac, airtime_us.wrapping_neg());
     }

@@ -138,7 +138,7 @@ impl Scheduler {
         let weight = i64::from(sslot.weight().max(1));
         // Weakened variant `topup_any_generation`, only to prove loom model 24 catches
         // it: the top-up made whichever txq the slot holds now.
-        let ours = || cfg!(airtime_weakened = "topup_any_generation") || same_generation(slot, generation);
+        let ours = || weakened!("topup_any_generation") || same_generation(slot, generation);
         match sslot.top_up_debt_if(ac, weight, ours) {
             TopUp::NoDebt => {}
             TopUp::Changed => return Step::Changed,
@@ -176,7 +176,7 @@ impl Scheduler {
         let word = slot.word.load(Ordering::Acquire);
         // Weakened variant `refusal_any_generation`, only to prove loom model 26 catches
         // it: the refusal recorded for whichever txq the slot holds now.
-        let visited = cfg!(airtime_weakened = "refusal_any_generation") || gen_of(word) == generation;
+        let visited = weakened!("refusal_any_generation") || gen_of(word) == generation;
         // A wake racing this visit may clear IDLE just after the load: that refusal is
         // not counted, and a growth it would have caused at the next completion is lost
         // unless a visit of the woken txq is refused before that completion. A take by
@@ -184,7 +184,7 @@ impl Scheduler {
         // Both are one adjustment of a heuristic, never a charge.
         // Weakened variant `refusal_counts_idle`, only to prove loom model adaptive5
         // catches it: the refusal counted for a txq listed for its debt alone.
-        if visited && (cfg!(airtime_weakened = "refusal_counts_idle") || word & txq::IDLE == 0) {
+        if visited && (weakened!("refusal_counts_idle") || word & txq::IDLE == 0) {
             self.record_refused_check(sslot, ac);
         }
     }
@@ -234,7 +234,7 @@ impl Scheduler {
                 // Counted as a walked visit's refusal is. Weakened variant
                 // `skip_counts_idle`, only to prove loom model adaptive6 catches it:
                 // counted whatever the txq holds.
-                if cfg!(airtime_weakened = "skip_counts_idle") {
+                if weakened!("skip_counts_idle") {
                     self.record_refused_check(sslot, ac);
                 } else {
                     self.refused_visit(slot, generation, sslot, ac);
@@ -251,7 +251,7 @@ impl Scheduler {
         });
         // Weakened variant `boost_rest_skipped`, only to prove loom model 15 catches it:
         // the skipped laps' top-ups never applied.
-        if skip_laps == 0 || skip_laps == i64::MAX || cfg!(airtime_weakened = "boost_rest_skipped") {
+        if skip_laps == 0 || skip_laps == i64::MAX || weakened!("boost_rest_skipped") {
             return;
         }
         // Pass 3: the skipped laps' top-ups, once per station.
@@ -267,8 +267,7 @@ impl Scheduler {
             let top_ups = needed(sslot.effective_deficit(ac), weight).min(skip_laps.saturating_mul(k));
             // Weakened variant `weight_reread`, only to prove loom model 12 catches it: the
             // credit priced at a weight read again, not the one the count was made with.
-            let credit =
-                if cfg!(airtime_weakened = "weight_reread") { i64::from(sslot.weight().max(1)) } else { weight };
+            let credit = if weakened!("weight_reread") { i64::from(sslot.weight().max(1)) } else { weight };
             if top_ups > 0 {
                 sslot.top_up(ac, top_ups.saturating_mul(credit));
             }

@@ -132,8 +132,8 @@ impl Scheduler {
             let after = slot.word.load(Ordering::Acquire);
             // Weakened variant, only to prove loom model ctl9 catches it: no reread, so a
             // slot reused between the two reads is reported.
-            let unchanged = cfg!(airtime_weakened = "check_no_reread")
-                || (sta::state(after) == state && sta::generation(after) == generation);
+            let unchanged =
+                weakened!("check_no_reread") || (sta::state(after) == state && sta::generation(after) == generation);
             if unchanged && !tags_ok {
                 return Err(InvariantViolation::AqlWordMismatch(index as u16));
             }

@@ -74,7 +74,7 @@ impl Scheduler {
     pub(crate) fn is_kept_live(slot: &TxqSlot, id: TxqId) -> bool {
         // Acquire: the queue the table put in the cell before LIVE was published.
         // Weakened variant `kept_live_relaxed`, only to prove loom model txq14 catches it.
-        let order = if cfg!(airtime_weakened = "kept_live_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
+        let order = if weakened!("kept_live_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
         kept_live(slot.word.load(order), id)
     }
 
@@ -99,7 +99,7 @@ impl Scheduler {
     pub(super) fn retire_kept(&self, index: usize) {
         // Weakened variant, only to prove the loom model catches it: the queue of a
         // removed txq is never handed back.
-        if cfg!(airtime_weakened = "kept_never_retired") {
+        if weakened!("kept_never_retired") {
             return;
         }
         // An index is on the stack at most once: the slot stays KEPT until popped.

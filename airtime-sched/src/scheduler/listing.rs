@@ -45,7 +45,7 @@ impl Scheduler {
             // station, which only a wake that lists the txq uses (Relaxed loads whose
             // values go unused order nothing). An enqueue's wake (`held`) ends its hold
             // here, as the loop would.
-            if cfg!(airtime_weakened = "wake_plain_load") && held == 0 {
+            if weakened!("wake_plain_load") && held == 0 {
                 return Ok(());
             }
             // The loop's read-modify-write (see there), of a word it leaves as it is but
@@ -84,7 +84,7 @@ impl Scheduler {
             let new = if word & txq::SERVING != 0 {
                 // The weakened variant drops a wake that arrives during service (the
                 // classic lost wake-up), only to prove the loom model catches it.
-                if cfg!(airtime_weakened = "wake_serving") { word } else { word | txq::WOKEN }
+                if weakened!("wake_serving") { word } else { word | txq::WOKEN }
             } else if word & queued == 0 {
                 word | queued
             } else {
@@ -94,10 +94,10 @@ impl Scheduler {
             // Whatever the branch, the txq has a frame now: not listed for its debt alone.
             // Weakened variant `wake_keeps_idle`, only to prove loom model adaptive5
             // catches it: the mark left, so the txq's refused visits never count.
-            let new = if cfg!(airtime_weakened = "wake_keeps_idle") { new } else { new & !txq::IDLE };
+            let new = if weakened!("wake_keeps_idle") { new } else { new & !txq::IDLE };
             // Weakened variant: the "already listed" path as a plain load, only to prove
             // the loom model catches the lost wake it allows (store buffering below).
-            if cfg!(airtime_weakened = "wake_plain_load") && new == word && held == 0 {
+            if weakened!("wake_plain_load") && new == word && held == 0 {
                 break (ac, None);
             }
             let new = new.wrapping_sub(held); // as above: our own producer count
@@ -146,11 +146,7 @@ impl Scheduler {
         // Weakened variant `have_frames_listed_only`, only to prove loom model txq15
         // catches it: a txq being served taken for one without frames.
         // (WOKEN is set only with SERVING.)
-        let held = if cfg!(airtime_weakened = "have_frames_listed_only") {
-            txq::PRODUCERS
-        } else {
-            txq::SERVING | txq::PRODUCERS
-        };
+        let held = if weakened!("have_frames_listed_only") { txq::PRODUCERS } else { txq::SERVING | txq::PRODUCERS };
         Ok(listed || word & held != 0)
     }
 
@@ -282,9 +278,9 @@ pub(super) enum Claim {
 /// that meets it changes nothing but an enqueue's hold (`wake_from`'s loop computes the
 /// same word back, less the hold, and neither lists the txq nor marks its station).
 #[inline]
-const fn listed_unheld(word: u64, id: TxqId) -> bool {
+fn listed_unheld(word: u64, id: TxqId) -> bool {
     let queued = txq::queued(txq::ac(word));
-    let idle = if cfg!(airtime_weakened = "wake_keeps_idle") { 0 } else { txq::IDLE };
+    let idle = if weakened!("wake_keeps_idle") { 0 } else { txq::IDLE };
     word & (txq::LIVE | txq::SERVING | txq::ORPHAN | idle | queued) == txq::LIVE | queued
         && gen_of(word) == id.generation
 }
@@ -292,11 +288,11 @@ const fn listed_unheld(word: u64, id: TxqId) -> bool {
 /// Whether a claim asked to take at `take`'s generation takes the servable txq `word`
 /// names: only the occupant the caller checked, never one that took the slot since.
 #[inline]
-const fn takes(take: Option<u32>, word: u64) -> bool {
+fn takes(take: Option<u32>, word: u64) -> bool {
     match take {
         // Weakened variant, only to prove loom model 22 catches it: the take at any
         // generation, so a new occupant is served on its predecessor's checks.
-        Some(_) if cfg!(airtime_weakened = "take_any_generation") => true,
+        Some(_) if weakened!("take_any_generation") => true,
         Some(generation) => generation == gen_of(word),
         None => false,
     }

@@ -255,22 +255,21 @@ impl Scheduler {
         let state = &self.acs[ac];
         // Weakened variant, only to prove loom model 5 catches it: the pair written as two
         // words would be, the new low limit first, so a reader can meet it with the old high.
-        #[cfg(airtime_weakened = "limits_split")]
-        let old = {
+        let old = if weakened!("limits_split") {
             let old = state.default_limits.load(Ordering::Relaxed);
             state.default_limits.store((old & !0xffff_ffff) | (limits.pack() & 0xffff_ffff), Ordering::Relaxed);
             state.default_limits.store(limits.pack(), Ordering::Relaxed);
             old
+        } else {
+            // AcqRel: Acquires the limits copied by a station added before this, whose
+            // check of the default this swap reads from (see `registry::follow_default`).
+            state.default_limits.swap(limits.pack(), Ordering::AcqRel)
         };
-        // AcqRel: Acquires the limits copied by a station added before this, whose check
-        // of the default this swap reads from (see `registry::follow_default`).
-        #[cfg(not(airtime_weakened = "limits_split"))]
-        let old = state.default_limits.swap(limits.pack(), Ordering::AcqRel);
         for slot in self.stations.iter() {
             let station_limits = &slot.ac[ac].limits;
             // Weakened variant, only to prove loom model ctl7 catches it: one move from
             // the old default to this one, which a concurrent change can overtake.
-            if cfg!(airtime_weakened = "default_no_follow") {
+            if weakened!("default_no_follow") {
                 let _ = station_limits.compare_exchange(old, limits.pack(), Ordering::Relaxed, Ordering::Relaxed);
             } else {
                 registry::follow_default(&state.default_limits, station_limits, old);

@@ -3,7 +3,7 @@
 
 use super::{DepartingStation, SchedError, Scheduler, adaptive_aql};
 use crate::config::{AqlLimits, Weight};
-use crate::slots::{LiveStation, NO_STATION, OCCUPANT_STORE, StationSlot, gen_of, sta, txq, with_gen};
+use crate::slots::{LiveStation, NO_STATION, StationSlot, gen_of, occupant_store, sta, txq, with_gen};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::{Ac, StationId, Tid, TxqId};
 
@@ -100,7 +100,7 @@ impl Scheduler {
                 slot.ac[ac].limits.store(limits, Ordering::Relaxed);
                 // Weakened variant, only to prove loom model ctl6 catches it: the copy
                 // alone, which a concurrent default change can miss.
-                if !cfg!(airtime_weakened = "default_no_follow") {
+                if !weakened!("default_no_follow") {
                     follow_default(default, &slot.ac[ac].limits, limits);
                 }
             }
@@ -207,9 +207,9 @@ impl Scheduler {
         };
         // Release: a reader still looking at the slot's last occupant that reads these
         // sees the claim above too, and so that the occupant changed (`TxqSlot::station`).
-        slot.station.store(station.map_or(NO_STATION, StationId::to_raw), OCCUPANT_STORE);
-        slot.tid.store(u32::from(tid.get()), OCCUPANT_STORE);
-        slot.round.store(0, OCCUPANT_STORE);
+        slot.station.store(station.map_or(NO_STATION, StationId::to_raw), occupant_store());
+        slot.tid.store(u32::from(tid.get()), occupant_store());
+        slot.round.store(0, occupant_store());
         init(index);
         // Publish LIVE, keeping the QUEUED bits of entries earlier txqs left (a pop may
         // clear them meanwhile, hence the loop). An entry on this txq's own AC becomes
@@ -221,11 +221,7 @@ impl Scheduler {
         loop {
             // Weakened variant `reuse_no_orphan`, only to prove loom model 19 catches it: the
             // old txq's entry taken to stand for the new one, which was never woken.
-            let orphan = if word & txq::queued(ac) != 0 && !cfg!(airtime_weakened = "reuse_no_orphan") {
-                txq::ORPHAN
-            } else {
-                0
-            };
+            let orphan = if word & txq::queued(ac) != 0 && !weakened!("reuse_no_orphan") { txq::ORPHAN } else { 0 };
             let live = with_gen(generation, txq::LIVE | kept | txq::ac_bits(ac) | orphan | (word & txq::QUEUED_ANY));
             match slot.word.compare_exchange_weak(word, live, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) => break,
@@ -260,14 +256,16 @@ impl Scheduler {
             // The AC of the word this CAS frees: once it succeeds, a new txq may take the
             // slot and rewrite its tid. The weakened variant reads the tid after the CAS,
             // as this once did, only to prove the loom model catches it.
-            #[cfg(not(airtime_weakened = "remove_ac_late"))]
-            let ac = txq::ac(word);
+            let ac_freed = txq::ac(word);
             let new = word & !(txq::LIVE | txq::WOKEN | txq::ORPHAN | txq::IDLE);
             // AcqRel: orders with the list and serving paths that read LIVE.
             match slot.word.compare_exchange_weak(word, new, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
-                    #[cfg(airtime_weakened = "remove_ac_late")]
-                    let ac = crate::Tid::new(slot.tid()).map_or(Ac::Be, crate::Tid::ac);
+                    let ac = if weakened!("remove_ac_late") {
+                        crate::Tid::new(slot.tid()).map_or(Ac::Be, crate::Tid::ac)
+                    } else {
+                        ac_freed
+                    };
                     // The entry stood for this txq: now it is dead (an orphan was already).
                     if word & txq::queued(ac) != 0 && word & txq::ORPHAN == 0 {
                         self.acs[ac].list.add_dead(1);
@@ -276,7 +274,7 @@ impl Scheduler {
                     // hands it back when it returns the txq (`finish_service`).
                     // Weakened variant `retire_serving`, only to prove loom model txq2
                     // catches it: the queue handed back while its server still uses it.
-                    let unserved = word & txq::SERVING == 0 || cfg!(airtime_weakened = "retire_serving");
+                    let unserved = word & txq::SERVING == 0 || weakened!("retire_serving");
                     if word & txq::KEPT != 0 && unserved {
                         self.retire_kept(id.index());
                     }
@@ -309,11 +307,12 @@ impl Scheduler {
             let word = &slot.ac[ac].limits;
             // Weakened variant, only to prove loom model 5 catches it: the low limit
             // written first, alone, so a check can meet the new low with the old high.
-            #[cfg(airtime_weakened = "station_limits_split")]
-            word.store(
-                (word.load(Ordering::Relaxed) & !0xffff_ffff) | (limits.pack() & 0xffff_ffff),
-                Ordering::Relaxed,
-            );
+            if weakened!("station_limits_split") {
+                word.store(
+                    (word.load(Ordering::Relaxed) & !0xffff_ffff) | (limits.pack() & 0xffff_ffff),
+                    Ordering::Relaxed,
+                );
+            }
             word.store(limits.pack(), Ordering::Relaxed)
         })
     }
@@ -343,7 +342,7 @@ impl Scheduler {
     pub(crate) fn txq_parts(&self, id: TxqId) -> Result<TxqParts, SchedError> {
         let (slot, ac) = self.txq_slot_ac(id)?;
         let (station, tid) = (slot.station(), slot.tid());
-        if !cfg!(airtime_weakened = "may_transmit_no_recheck") {
+        if !weakened!("may_transmit_no_recheck") {
             self.txq_slot(id)?;
         }
         Ok(TxqParts { ac, station, tid })

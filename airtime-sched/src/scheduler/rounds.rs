@@ -22,7 +22,7 @@ use super::round::Round;
 use super::serving::{Serving, TxqReturn};
 use super::{SchedError, Scheduler};
 use crate::config::RoundPolicy;
-use crate::slots::{OCCUPANT_LOAD, OCCUPANT_STORE, gen_of, txq};
+use crate::slots::{gen_of, occupant_load, occupant_store, txq};
 use crate::sync::Ordering;
 use crate::{Ac, Instant, TxqId};
 
@@ -61,29 +61,28 @@ impl Scheduler {
         let policy = self.config.round_policy;
         // Weakened variant, only to prove loom model 1 catches it: the number read and
         // written in two steps, so two contexts starting rounds at once can take one.
-        #[cfg(airtime_weakened = "round_load_store")]
-        let previous: Result<u64, u64> = {
+        let previous: Result<u64, u64> = if weakened!("round_load_store") {
             let w = state.round.load(Ordering::Acquire);
             let n = round_number(w).wrapping_add(1) & !OPEN;
             state.round.store(if open { OPEN | n.max(1) } else { w }, Ordering::Release);
             Ok(w)
-        };
-        // AcqRel: publishes the new number to next_txq calls that Acquire it.
-        #[cfg(not(airtime_weakened = "round_load_store"))]
-        let previous = state.round.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
-            let n = round_number(w);
-            Some(match (open, policy) {
-                (true, _) => {
-                    let mut next = n.wrapping_add(1) & !OPEN;
-                    if next == 0 {
-                        next = 1;
+        } else {
+            // AcqRel: publishes the new number to next_txq calls that Acquire it.
+            state.round.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+                let n = round_number(w);
+                Some(match (open, policy) {
+                    (true, _) => {
+                        let mut next = n.wrapping_add(1) & !OPEN;
+                        if next == 0 {
+                            next = 1;
+                        }
+                        OPEN | next
                     }
-                    OPEN | next
-                }
-                (false, RoundPolicy::ResetOnClose) => 0,
-                (false, _) => n,
+                    (false, RoundPolicy::ResetOnClose) => 0,
+                    (false, _) => n,
+                })
             })
-        });
+        };
         state.counters.count_round(open);
         // fetch_update with a closure that always returns Some cannot fail.
         let previous = previous.unwrap_or_else(|w| w);
@@ -152,7 +151,7 @@ impl Scheduler {
         // Weakened variant `no_overlap_recheck`, only to prove loom model txq17 catches
         // it: no start is ever seen, so a round that missed a txq held here is not
         // followed by another.
-        if cfg!(airtime_weakened = "no_overlap_recheck") || !round.is_open() || round.radio() != self.radio {
+        if weakened!("no_overlap_recheck") || !round.is_open() || round.radio() != self.radio {
             return false;
         }
         // AcqRel: Release publishes this context's returns to a start that reads it,
@@ -202,7 +201,7 @@ impl Scheduler {
         // round's own flag alone, missing a close by another context's start.
         if !round.is_open()
             || round.radio() != self.radio
-            || (!cfg!(airtime_weakened = "l3_round_only") && !round_open(state.round.load(Ordering::Acquire)))
+            || (!weakened!("l3_round_only") && !round_open(state.round.load(Ordering::Acquire)))
         {
             return None;
         }
@@ -221,12 +220,12 @@ impl Scheduler {
                 };
                 // Acquire, paired with the take's Release store below: a stamp of a
                 // newcomer's take comes with the newcomer's claim of the word.
-                if step == Step::Serve && self.served_since(slot.round.load(OCCUPANT_LOAD), number) {
+                if step == Step::Serve && self.served_since(slot.round.load(occupant_load()), number) {
                     // The stamp may be a newcomer's, if the slot changed hands since the
                     // look: then the entry is the newcomer's, to be looked at again.
                     // Weakened variant `round_stamp_any_generation`, only to prove loom
                     // model 25 catches it: the stamp taken as the looked-at txq's.
-                    if cfg!(airtime_weakened = "round_stamp_any_generation")
+                    if weakened!("round_stamp_any_generation")
                         || gen_of(slot.word.load(Ordering::Acquire)) == gen_of(seen)
                     {
                         // Already served in this round: the round ends here, and the txq
@@ -238,7 +237,7 @@ impl Scheduler {
                     }
                     // Weakened variant `stamp_changed_skips_look`, only to prove loom
                     // model 28 catches it on this path: the entry left behind.
-                    if cfg!(airtime_weakened = "stamp_changed_skips_look") {
+                    if weakened!("stamp_changed_skips_look") {
                         continue 'entries;
                     }
                     step = Step::Changed;
@@ -248,7 +247,7 @@ impl Scheduler {
                     Step::Serve => match self.take_seen(ac, slot, seen) {
                         Claim::Taken(word) => {
                             // Release: see the stamp's load above.
-                            slot.round.store(number, OCCUPANT_STORE);
+                            slot.round.store(number, occupant_store());
                             return Some(Serving::new(self, slot.id(index as usize, word), ac, slot));
                         }
                         // The slot was reused and its new occupant woken since the look:
@@ -261,7 +260,7 @@ impl Scheduler {
                     // (a changed entry met by the deficit step) and 28 (by the stamp
                     // check) catch it: the entry left behind, neither looked at again nor
                     // put back, so the newcomer's wake is lost.
-                    Step::Changed if cfg!(airtime_weakened = "changed_skips_look") => continue 'entries,
+                    Step::Changed if weakened!("changed_skips_look") => continue 'entries,
                     // A newcomer took the slot (and its entry, if woken) since the look:
                     // look at the entry again, as the newcomer's.
                     Step::Changed => match self.look_again(ac, slot) {
@@ -389,7 +388,7 @@ impl Scheduler {
             }
             // Weakened variant `may_transmit_serving`, only to prove loom model 18 catches
             // it: a second server allowed.
-            if word & txq::SERVING != 0 && !cfg!(airtime_weakened = "may_transmit_serving") {
+            if word & txq::SERVING != 0 && !weakened!("may_transmit_serving") {
                 // Another context serves it: S3 forbids a second server.
                 return Ok(None);
             }
@@ -435,7 +434,7 @@ impl Scheduler {
             // Weakened variant, only to prove loom model 29 catches it: the walk that
             // gives up takes an entry off the list again (with one txq listed, the one
             // it just put back), so that txq is lost.
-            if cfg!(airtime_weakened = "max_laps_unlisted") && *laps >= MAX_LAPS {
+            if weakened!("max_laps_unlisted") && *laps >= MAX_LAPS {
                 let _ = state.list.pop();
             }
             return true;
@@ -514,7 +513,7 @@ impl Scheduler {
                 // Listed now, or an entry from before (left while `may_transmit` held the
                 // txq, or orphaned) stands for it and keeps its place.
                 new = (new | queued) & !txq::ORPHAN;
-                let woken = if cfg!(airtime_weakened = "idle_first_load") { first_woken } else { woken };
+                let woken = if weakened!("idle_first_load") { first_woken } else { woken };
                 if !(has_frames || unseen || woken) {
                     // Listed for the debt alone: its visits keep back no frame.
                     new |= txq::IDLE;
@@ -542,7 +541,7 @@ impl Scheduler {
                     }
                     // Removed while served: this context was the last to hold it, so the
                     // kept queue goes back to its table now.
-                    if word & txq::KEPT != 0 && word & txq::LIVE == 0 && !cfg!(airtime_weakened = "retire_serving") {
+                    if word & txq::KEPT != 0 && word & txq::LIVE == 0 && !weakened!("retire_serving") {
                         self.retire_kept(id.index());
                     }
                     return;

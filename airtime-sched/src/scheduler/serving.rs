@@ -201,8 +201,7 @@ impl<'a> Serving<'a> {
         // Weakened variant, only to prove loom model 11 catches it: the sum is dropped when
         // the station was removed meanwhile, though its retired slot still holds those
         // charges, so their releases take from the AC counter what never reached it.
-        #[cfg(airtime_weakened = "flush_live_only")]
-        if self.station().is_none_or(|sta| self.sched.station_slot(sta).is_err()) {
+        if weakened!("flush_live_only") && self.station().is_none_or(|sta| self.sched.station_slot(sta).is_err()) {
             return;
         }
         if own != 0 {
@@ -238,13 +237,13 @@ impl Drop for Serving<'_> {
         if self.live {
             // Weakened variant, only to prove loom model 20 catches it: the charges made
             // through a dropped handle never reach the AC counter.
-            #[cfg(not(airtime_weakened = "drop_no_flush"))]
-            self.flush();
+            if !weakened!("drop_no_flush") {
+                self.flush();
+            }
             // Weakened variant, only to prove loom model 20 catches it: a dropped handle
             // returns its txq as empty, so the frames it left are scheduled only if a wake
             // arrived during the service.
-            let outcome =
-                if cfg!(airtime_weakened = "drop_unscheduled") { TxqReturn::Empty } else { TxqReturn::Stalled };
+            let outcome = if weakened!("drop_unscheduled") { TxqReturn::Empty } else { TxqReturn::Stalled };
             self.sched.finish_service(self.txq, self.ac, outcome, Instant::ZERO, false);
         }
     }

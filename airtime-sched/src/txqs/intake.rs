@@ -223,7 +223,7 @@ impl<F> Intake<F> {
     fn take_inline(&self) -> bool {
         // Weakened variant, only to prove the loom model catches it: the node taken
         // without ordering the last reader's read of its frame before this fill.
-        let take = if cfg!(airtime_weakened = "inline_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
+        let take = if weakened!("inline_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
         // A load first: a taken node costs no write to the line. Loom models go without
         // it. Relaxed and writing nothing, all it can do is skip the swap, and the
         // enqueue then takes a cached or new node as when the swap finds the node taken;
@@ -233,7 +233,7 @@ impl<F> Intake<F> {
         // and `take_all` places its frame by its position in the stack. Each atomic
         // access loom checks multiplies the interleavings of every model that enqueues.
         let taken = (cfg!(loom) || self.inline_free.load(Ordering::Relaxed))
-            && if cfg!(airtime_weakened = "inline_take_load_store") {
+            && if weakened!("inline_take_load_store") {
                 // Weakened variant, only to prove the loom model catches it: a load and a
                 // store instead of one swap, so two enqueues can take the node.
                 let free = self.inline_free.load(take);
@@ -252,7 +252,7 @@ impl<F> Intake<F> {
     /// Gives the intake's own node back, its frame read out.
     #[inline]
     fn give_back_inline(&self) {
-        let put = if cfg!(airtime_weakened = "inline_relaxed") { Ordering::Relaxed } else { Ordering::Release };
+        let put = if weakened!("inline_relaxed") { Ordering::Relaxed } else { Ordering::Release };
         // Release: the frame was read out before an enqueue that takes the node (Acquire)
         // fills it again.
         self.inline_free.store(true, put);
@@ -330,7 +330,7 @@ impl<F> Intake<F> {
         // frame put as many places from the oldest as it was from the newest.
         // newer < len: no borrow.
         let at = |newer: usize| {
-            if cfg!(airtime_weakened = "inline_at_newer") { newer } else { len.wrapping_sub(1).wrapping_sub(newer) }
+            if weakened!("inline_at_newer") { newer } else { len.wrapping_sub(1).wrapping_sub(newer) }
         };
         let inline = inline.map(|(frame, enqueued, newer)| Inline { frame, enqueued, at: at(newer) });
         Batch { head: oldest, len, yielded: 0, inline, _frames: PhantomData }
@@ -416,13 +416,13 @@ impl<F> Intake<F> {
     fn cached_node(&self) -> Option<*mut Node<F>> {
         // Weakened variant, only to prove the loom model catches it: a node taken
         // without ordering the drain's read of its last frame before this context's fill.
-        let take = if cfg!(airtime_weakened = "node_cache_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
+        let take = if weakened!("node_cache_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
         for (i, place) in self.cache.iter().enumerate() {
             // A load first: an empty place costs no write to the line.
             if !place.load(Ordering::Relaxed).is_null() {
                 // Acquire: the drain that emptied the node read its frame out before its
                 // Release put the node here.
-                let node = if cfg!(airtime_weakened = "cache_take_load_store") {
+                let node = if weakened!("cache_take_load_store") {
                     // Weakened variant, only to prove the loom model catches it: a load
                     // and a store instead of one swap, so two enqueues can take one node.
                     let node = place.load(take);
@@ -445,7 +445,7 @@ impl<F> Intake<F> {
     /// Keeps an empty node (the caller's alone) in the cache, or frees it if the cache
     /// is full. The place it went to, if any.
     fn cache_node(&self, node: *mut Node<F>) -> Option<usize> {
-        let put = if cfg!(airtime_weakened = "node_cache_relaxed") { Ordering::Relaxed } else { Ordering::Release };
+        let put = if weakened!("node_cache_relaxed") { Ordering::Relaxed } else { Ordering::Release };
         for (i, place) in self.cache.iter().enumerate() {
             // Release: the frame was read out of the node before an enqueue that takes
             // it (Acquire) fills it again.
@@ -579,7 +579,7 @@ impl<F> Drop for Chain<'_, F> {
             let own = link == inline_link();
             // Weakened variant, only to prove loom model intake5 catches it: the own node
             // given back before its frame is read out.
-            if own && cfg!(airtime_weakened = "chain_drop_early_give_back") {
+            if own && weakened!("chain_drop_early_give_back") {
                 self.intake.give_back_inline();
             }
             // SAFETY: the chain owns its nodes; each is read out once, then freed or, the
@@ -589,7 +589,7 @@ impl<F> Drop for Chain<'_, F> {
             // intake's own node from it for good.
             if !own {
                 unsafe { Node::free(link) };
-            } else if !cfg!(airtime_weakened = "chain_drop_early_give_back") {
+            } else if !weakened!("chain_drop_early_give_back") {
                 self.intake.give_back_inline();
             }
             drop(frame);

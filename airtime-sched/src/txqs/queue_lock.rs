@@ -51,7 +51,7 @@ impl QueueLock {
     #[inline]
     pub(super) fn try_enqueuer<'a>(&'a self, sched: &'a Scheduler, index: usize) -> Option<QueueGuard<'a>> {
         // Acquire: the queue as its last holder left it.
-        let acquire = if cfg!(airtime_weakened = "queue_lock_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
+        let acquire = if weakened!("queue_lock_relaxed") { Ordering::Relaxed } else { Ordering::Acquire };
         self.0.compare_exchange(0, LOCKED, acquire, Ordering::Relaxed).ok()?;
         Some(QueueGuard { lock: self, sched, index })
     }
@@ -120,7 +120,7 @@ impl QueueLock {
     /// Unlocks; whether a hand-back came meanwhile and must be redone.
     #[inline]
     fn unlock(&self) -> bool {
-        if cfg!(airtime_weakened = "handback_forgotten") {
+        if weakened!("handback_forgotten") {
             self.0.fetch_and(!LOCKED, Ordering::Release);
             return false;
         }

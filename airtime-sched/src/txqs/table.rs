@@ -177,7 +177,7 @@ impl<Q: Enqueue> EnqueueHold<'_, Q> {
         // occupant yet, so whatever is in the intake is the removed txq's; this
         // enqueue's frames may be in it after the hand-back took the rest, so it takes
         // them back.
-        let back = if cfg!(airtime_weakened = "intake_no_takeback") { Batch::empty() } else { self.cell.take_intake() };
+        let back = if weakened!("intake_no_takeback") { Batch::empty() } else { self.cell.take_intake() };
         if !self.unheld {
             sched.unhold_txq(self.id.index());
         }
@@ -604,7 +604,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         };
         // Weakened variant, only to prove the loom model catches it: no hold, so the
         // slot can be reused between the check and the push.
-        let unheld = cfg!(airtime_weakened = "enqueue_unheld");
+        let unheld = weakened!("enqueue_unheld");
         let held = if unheld {
             self.sched.txq_slot(id).map(|_| ()).map_err(|_| HoldRefused::Gone)
         } else {
@@ -689,7 +689,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         frames: &mut impl Iterator<Item = Q::Frame>,
         now: Instant,
     ) -> Direct<Q::Frame> {
-        let overtake = cfg!(airtime_weakened = "direct_overtakes_intake");
+        let overtake = weakened!("direct_overtakes_intake");
         // Checked before the lock too, so that a backlogged intake costs no lock.
         if !Q::DIRECT_ENQUEUE || (!cell.inbox.intake.is_empty() && !overtake) {
             return Direct::Rest(0, None);
@@ -697,7 +697,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         // An id stale already is refused before it touches the lock (see
         // `kept_live_slot`). Weakened variant `direct_unfiltered`, only to prove loom
         // models txq12 and txq13 catch it: no filter.
-        let slot = if cfg!(airtime_weakened = "direct_unfiltered") {
+        let slot = if weakened!("direct_unfiltered") {
             self.sched.txqs.get(id.index())
         } else {
             self.sched.kept_live_slot(id)
@@ -706,7 +706,7 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         // Weakened variant, only to prove loom model txq1 catches it: the txq checked
         // before its queue lock is taken, so the slot can change hands in between and
         // the frame land in the next occupant's queue.
-        let checked_unlocked = cfg!(airtime_weakened = "direct_checked_unlocked");
+        let checked_unlocked = weakened!("direct_checked_unlocked");
         if checked_unlocked && !Scheduler::is_kept_live(slot, id) {
             return Direct::Gone;
         }
