@@ -71,6 +71,7 @@ pub(crate) const VARIANTS: &[&str] = &[
     "direct_unfiltered",
     "kept_live_relaxed",
     "have_frames_listed_only",
+    "served_after_topup",
     "untagged_write",
     "untagged_stamp",
     "unguarded_control",

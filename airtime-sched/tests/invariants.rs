@@ -378,6 +378,30 @@ fn s3_a_served_txq_has_one_server_at_a_time() {
     s.check_invariants_quiescent().unwrap();
 }
 
+/// An ask for a txq another context holds is refused before the deficit is looked
+/// at, so a station in debt is not topped up for a turn it does not get.
+#[test]
+fn s3_an_ask_for_a_held_txq_leaves_the_deficit_alone() {
+    let mut s = sched();
+    let (sta, a) = station_with_txq(&s, 256, Ac::Be);
+    s.wake_txq(a, T0).unwrap();
+    let round = s.start_round(Ac::Be);
+    let serving = s.next_txq(round, T0).unwrap();
+    s.register_airtime(sta, Ac::Be, 5_000, 0, T0).unwrap();
+    let debt = s.deficit_us(sta, Ac::Be).unwrap();
+    assert!(debt < 0, "in debt: {debt}");
+    for _ in 0..3 {
+        assert_eq!(s.may_transmit(a, T0).unwrap().refusal(), Some(Refusal::Served));
+        assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), debt, "a refused ask for a held txq topped its deficit up");
+    }
+    assert_eq!(s.ac_counters(Ac::Be).pull_refusals.deficit, 0);
+    s.return_txq(serving, TxqReturn::Backlogged, T0);
+    // Free again: the debt refuses the ask, and tops it up by the weight.
+    assert_eq!(s.may_transmit(a, T0).unwrap().refusal(), Some(Refusal::Deficit));
+    assert_eq!(s.deficit_us(sta, Ac::Be).unwrap(), debt + 256);
+    s.check_invariants_quiescent().unwrap();
+}
+
 #[test]
 fn s4_a_txq_is_handed_out_at_most_once_per_round() {
     let mut s = sched();

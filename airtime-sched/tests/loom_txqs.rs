@@ -26,6 +26,7 @@
 //! | `no_overlap_recheck` | a round that returned a txq does not check whether another context started a round meanwhile (which could not serve the txq it held), so no round follows | `txq17` (ring full), `txq18` (AQL limit), `txq20` (a txq passed over), `txq21` (`driver_loop::run_round`), `txq25` (the entry held in the S4 check) |
 //! | `recheck_listed_with_frames` | the check follows only a round that returned a txq with frames, not one that returned a txq empty (which its return lists if a wake landed while it was held) | `txq19` |
 //! | `recheck_after_returns_only` | the check follows only a round that returned or passed over a txq, not one whose `next_txq` only rotated an entry (off the list while it looked) | `txq22` (`driver_loop::run_round`), `txq23` (`TxqTable::run_round`) |
+//! | `served_after_topup` | `may_transmit` checks whether another context holds the txq only after topping its station's deficit up, crediting the station for a turn it does not get | `txq26` |
 //! | `claim_recipe_frames_left` | the model's own recipe after a claimed turn (not the crate's code): a round only if the turn saw frames left, the crate docs' earlier advice, not if `may_have_frames` says so after the return | `txq24` |
 //!
 //! Models txq3–txq5 came from an adversarial review: an enqueue racing the end of a turn,
@@ -51,7 +52,8 @@
 //! rotated an entry (its station at its AQL limit) must be followed too. Models txq24
 //! and txq25 came from a second review: a power-save flush (`TxqTable::claim`, a turn
 //! outside any round) followed as the crate docs say, and a round that holds an entry
-//! in its S4 check (the txq already handed out in this round).
+//! in its S4 check (the txq already handed out in this round). Model txq26 came from a
+//! review of `may_transmit`'s check for a held txq, made before the deficit's top-up.
 #![cfg(loom)]
 
 #[allow(dead_code)]
@@ -61,7 +63,7 @@ mod loom_common;
 
 use airtime_sched::TxqId;
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, Retry, TurnBudget};
-use airtime_sched::{Ac, Enqueue, Frame, Instant, StationId, Tid, Txq, TxqReturn, TxqTable, Weight};
+use airtime_sched::{Ac, Enqueue, Frame, Instant, Refusal, StationId, Tid, Txq, TxqReturn, TxqTable, Weight};
 use fixtures::{OpenRing, Peer, Peers};
 use loom::sync::Arc;
 use loom::thread;
@@ -1295,5 +1297,49 @@ fn txq25_the_entry_a_round_holds_in_its_s4_check_is_followed_too() {
             sent == 0b110 || told_a || told_b,
             "frames stranded: T listed, its window open, nothing in flight, nobody told (sent {sent:#b})"
         );
+    });
+}
+
+/// txq26: a pull-mode ask (`may_transmit`) for a station in debt races a power-save
+/// flush's claim and return of the same txq. At the answer: refused `Served` (it saw the
+/// txq held) with the deficit untouched, or `Deficit` with it topped up by the weight
+/// once, never granted; exactly that refusal is counted. Then rounds still serve the
+/// txq's frame.
+#[test]
+fn txq26_an_ask_for_a_held_txq_never_tops_the_deficit_up() {
+    loom::model(|| {
+        let (table, sta, q) = station_txq(&[1]);
+        let sched = table.scheduler();
+        sched.register_airtime(sta, Ac::Be, 1000, 0, NOW).unwrap();
+        let debt = sched.deficit_us(sta, Ac::Be).unwrap();
+        let weight = i64::from(sched.weight(sta).unwrap().get());
+        assert!(debt + weight < 0, "one top-up leaves the station in debt");
+        let asker = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let sched = table.scheduler();
+                let why = table.may_transmit(q, NOW).unwrap().refusal().expect("a station in debt is never granted");
+                let after = sched.deficit_us(sta, Ac::Be).unwrap();
+                match why {
+                    Refusal::Served => assert_eq!(after, debt, "a refused ask for a held txq topped the deficit up"),
+                    Refusal::Deficit => assert_eq!(after, debt + weight, "a debt is topped up by the weight"),
+                    other => panic!("refused for {other:?}"),
+                }
+                why
+            })
+        };
+        if let Ok(Some(turn)) = table.claim(q) {
+            turn.finish(TxqReturn::Stalled, NOW);
+        }
+        let why = asker.join().unwrap();
+        let refusals = sched.ac_counters(Ac::Be).pull_refusals;
+        assert_eq!((refusals.served, refusals.deficit), if why == Refusal::Served { (1, 0) } else { (0, 1) });
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            seen.extend(serve_turn(&table));
+        }
+        assert_eq!(seen, [Pkt(1)], "the frame is served once, not stranded");
+        let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
+        table.check_invariants().expect("invariants hold when quiescent");
     });
 }

@@ -793,10 +793,17 @@ fuzz_target!(|input: Input| {
                     assert!(round.is_open());
                     if second {
                         // Another context's pull for the same txq: one server at a time (the
-                        // single-server invariant). Refused; the PHY limit and the deficit are
-                        // checked before the holder, so either may be the reason given.
+                        // single-server invariant). Refused; the PHY limit is checked before
+                        // the holder, the deficit after it, so it is never topped up here.
+                        let deficit = serving.station().map(|sta| w.sched.deficit_us(sta, ac));
+                        let pending = w.sched.ac_pending_us(ac);
+                        let over = w.sched.aql_enabled()
+                            && pending >= w.sched.default_limits(ac).high_us()
+                            && w.sched.phy_limit_us(ac).is_some_and(|limit| pending >= limit);
+                        let expected = if over && w.sched.config().over_limit == OverLimitPolicy::Refuse { Refusal::OverPhyLimit } else { Refusal::Served };
                         let why = w.sched.may_transmit(serving.txq(), w.d.now).unwrap().refusal();
-                        assert!(matches!(why, Some(Refusal::Served | Refusal::OverPhyLimit | Refusal::Deficit)), "{why:?}");
+                        assert_eq!(why, Some(expected), "a second server, or refused for another reason");
+                        assert_eq!(serving.station().map(|sta| w.sched.deficit_us(sta, ac)), deficit, "a refused ask topped a deficit up");
                     }
                     if w.d.serve(&w.sched, serving, frames, charging, end) {
                         break;

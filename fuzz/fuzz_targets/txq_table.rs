@@ -1434,21 +1434,20 @@ fn serve(
         }
         Meanwhile::Claim => {
             assert!(table.claim(id).unwrap().is_none(), "claimed while held");
-            // Refused; the PHY limit and the deficit are checked before the holder, so the
-            // reason is theirs when they refuse (each ask may top a debt up: asked anew).
+            // Refused; the PHY limit is checked before the holder, the deficit after it,
+            // so a debt is never topped up for an ask that cannot be granted.
             for table_asks in [true, false] {
                 let (station, ac) = (m.txq(id).station, m.txq(id).ac);
-                let expected = match may_transmit_expect(sched, station, ac, m.over_limit) {
-                    (true, _) => Refusal::Served,
-                    (false, true) => Refusal::Deficit,
-                    (false, false) => Refusal::OverPhyLimit,
-                };
+                let over = !under_phy_limit(sched, ac);
+                let expected = if over && m.over_limit == OverLimitPolicy::Refuse { Refusal::OverPhyLimit } else { Refusal::Served };
+                let deficit = station.map(|sta| sched.deficit_us(sta, ac).unwrap());
                 let why = if table_asks {
                     table.may_transmit(id, now).unwrap().refusal()
                 } else {
                     sched.may_transmit(id, now).unwrap().refusal()
                 };
                 assert_eq!(why, Some(expected), "allowed while held, or refused for another reason");
+                assert_eq!(station.map(|sta| sched.deficit_us(sta, ac).unwrap()), deficit, "a refused ask topped a deficit up");
             }
         }
         Meanwhile::RemoveTxq => {

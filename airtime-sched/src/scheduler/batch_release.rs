@@ -216,7 +216,8 @@ impl Scheduler {
         // the return then loses airtime for good.
         if weakened!("ac_clamp") {
             let counter = &self.acs[ac].pending_us;
-            let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(airtime_us).max(0)));
+            let _ = counter
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(airtime_us).max(0)));
             return;
         }
         // The parts are sums of at most eight u32s: far from i64::MIN.

@@ -65,7 +65,8 @@ pub enum Refusal {
     /// for what a pull-mode driver does about it.
     Deficit,
     /// Another context holds the txq now (a round's turn, another ask's, a claim; S3:
-    /// one server at a time). Its return lists the txq again if it has frames.
+    /// one server at a time). Its return lists the txq again if it has frames. The
+    /// station's deficit is not topped up.
     Served,
     /// An enqueue held the txq's queue throughout the server's bounded wait (the
     /// enqueuer was preempted; [`TxqTable::may_transmit`](crate::TxqTable::may_transmit)

@@ -340,12 +340,10 @@ impl Scheduler {
     /// of a txq that took the slot meanwhile (`TxqSlot::station`). Weakened variant
     /// `may_transmit_no_recheck`, only to prove loom model 23 catches it: no second look.
     pub(crate) fn txq_parts(&self, id: TxqId) -> Result<TxqParts, SchedError> {
-        let (slot, ac) = self.txq_slot_ac(id)?;
+        let (slot, first) = self.txq_slot_word(id)?;
         let (station, tid) = (slot.station(), slot.tid());
-        if !weakened!("may_transmit_no_recheck") {
-            self.txq_slot(id)?;
-        }
-        Ok(TxqParts { ac, station, tid })
+        let word = if weakened!("may_transmit_no_recheck") { first } else { self.txq_slot_word(id)?.1 };
+        Ok(TxqParts { ac: txq::ac(first), station, tid, held: word & txq::SERVING != 0 })
     }
 
     /// The slot of `id`, if `id` is its live occupant, as that occupant sees it: writes
@@ -376,10 +374,16 @@ impl Scheduler {
     /// [`txq_slot`](Self::txq_slot) with the txq's AC, read from the same word (a second
     /// read could be of the slot's next occupant).
     pub(crate) fn txq_slot_ac(&self, id: TxqId) -> Result<(&crate::slots::TxqSlot, Ac), SchedError> {
+        self.txq_slot_word(id).map(|(slot, word)| (slot, txq::ac(word)))
+    }
+
+    /// [`txq_slot`](Self::txq_slot) with the word that showed `id` live in it.
+    #[inline]
+    fn txq_slot_word(&self, id: TxqId) -> Result<(&crate::slots::TxqSlot, u64), SchedError> {
         let slot = self.txqs.get(id.index()).ok_or(SchedError::UnknownTxq)?;
         let word = slot.word.load(Ordering::Acquire);
         if word & txq::LIVE != 0 && gen_of(word) == id.generation {
-            Ok((slot, txq::ac(word)))
+            Ok((slot, word))
         } else {
             Err(SchedError::UnknownTxq)
         }
@@ -425,4 +429,7 @@ pub(crate) struct TxqParts {
     pub(crate) ac: Ac,
     pub(crate) station: Option<StationId>,
     pub(crate) tid: u8,
+    /// Whether another context served the txq at the second look: a hint, which a
+    /// claim checks again.
+    pub(crate) held: bool,
 }

@@ -309,12 +309,13 @@ impl Scheduler {
     ///   ([`Refusal::OverPhyLimit`](super::Refusal::OverPhyLimit);
     ///   [`Config::over_limit`](crate::Config::over_limit) chooses mainline's answer
     ///   instead, which allows);
+    /// * whether another context holds the txq ([`Refusal::Served`](super::Refusal::Served),
+    ///   S3), before the deficit, so that an ask for a txq it sees held does not top a
+    ///   deficit up (and again when the txq is claimed, after the deficit's check);
     /// * the station's *effective* deficit, its deficit minus its airtime in flight on
     ///   the AC: negative, the deficit is topped up by the station's weight and the txq
     ///   refused ([`Refusal::Deficit`](super::Refusal::Deficit)); station-less txqs
-    ///   skip this check;
-    /// * whether another context holds the txq ([`Refusal::Served`](super::Refusal::Served),
-    ///   S3).
+    ///   skip this check.
     ///
     /// It does **not** check the station's AQL limit: the turn's server does, before
     /// each frame ([`Serving::airtime_check`](super::Serving::airtime_check); the table's
@@ -354,7 +355,7 @@ impl Scheduler {
         use super::{MayTransmit, Refusal};
         // Read while the slot held `id`: a top-up must not land on the station of a txq
         // that took the slot meanwhile.
-        let super::registry::TxqParts { ac, station, .. } = self.txq_parts(id)?;
+        let super::registry::TxqParts { ac, station, held, .. } = self.txq_parts(id)?;
         let refuse = |why: Refusal| {
             self.acs[ac].counters.count_refusal(why);
             Ok(MayTransmit::Refused(why))
@@ -364,10 +365,20 @@ impl Scheduler {
             // As a round would (L3), station-less txqs included.
             return refuse(Refusal::OverPhyLimit);
         }
+        // Before the deficit: an ask for a txq it sees held must not top the deficit
+        // up, which would credit the station for a turn it does not get (another
+        // context's turn serves it now; mainline's `ieee80211_next_txq` takes the txq it
+        // hands out off the schedule, and `ieee80211_txq_may_transmit` tops up only a
+        // scheduled txq's station). The claim below checks again. Weakened variant
+        // `served_after_topup`, only to prove loom model txq26 catches it: the check
+        // made after the top-up.
+        if held && !weakened!("served_after_topup") {
+            return refuse(Refusal::Served);
+        }
         if let (false, Some(sta)) = (over, station) {
             let sslot = self.station_slot(sta)?;
             if sslot.top_up_debt(ac, i64::from(sslot.weight().max(1))) != crate::slots::TopUp::NoDebt {
-                return refuse(Refusal::Deficit);
+                return refuse(if held { Refusal::Served } else { Refusal::Deficit });
             }
         }
         match self.claim_txq(id)? {
