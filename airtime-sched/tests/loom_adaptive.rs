@@ -28,6 +28,8 @@ const NOW: Instant = Instant::from_micros(1_000_000);
 use loom::sync::Arc;
 use loom::thread;
 
+mod loom_common;
+
 /// Configured BE limits: the learnt limit stays in [500, 2000].
 const LIMITS: (u32, u32) = (500, 2000);
 
@@ -61,7 +63,7 @@ fn one_window_of_slack(sched: &Scheduler, sta: StationId) {
 
 #[test]
 fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(adaptive(1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         // The limit shrinks to 1750, so that it has room to grow.
@@ -112,7 +114,7 @@ fn adaptive1_a_refusal_racing_the_emptying_release_is_never_lost() {
 /// configured limit and learns from its own releases only.
 #[test]
 fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(adaptive(1));
         let old = sched.add_station(Weight::DEFAULT).unwrap();
         // The old occupant's own, lower limit, and a release that leaves it no slack:
@@ -149,7 +151,7 @@ fn adaptive2_a_late_release_never_reaches_the_slots_next_occupant() {
 /// is the old occupant's and must not make the next one grow when it runs dry.
 #[test]
 fn adaptive3_a_late_refusal_never_reaches_the_slots_next_occupant() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(adaptive(1));
         let old = sched.add_station(Weight::DEFAULT).unwrap();
         // Over its high limit: a check of it is refused.
@@ -194,7 +196,7 @@ fn adaptive3_a_late_refusal_never_reaches_the_slots_next_occupant() {
 fn adaptive4_a_round_records_refusals_only_for_the_txq_it_visited() {
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 2_000;
-    builder.check(|| {
+    loom_common::check(builder, || {
         let sched = Arc::new(adaptive(2));
         let free = sched.add_station(Weight::DEFAULT).unwrap();
         // A deficit above what it has in flight: a visit of it finds no debt to top up,
@@ -285,7 +287,7 @@ fn adaptive5_a_wake_racing_an_empty_return_makes_refusals_count_again() {
     let mut builder = loom::model::Builder::new();
     // Two schedulers' worth of set-up in one execution.
     builder.max_branches = 10_000;
-    builder.check(|| {
+    loom_common::check(builder, || {
         for woken in [false, true] {
             let sched = Arc::new(adaptive(1));
             let (sta, txq, last, serving) = debt_after_a_turn(&sched);
@@ -322,7 +324,7 @@ fn adaptive5_a_wake_racing_an_empty_return_makes_refusals_count_again() {
 fn adaptive6_the_lap_skip_counts_refusals_as_a_walked_visit_does() {
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 10_000;
-    builder.check(|| {
+    loom_common::check(builder, || {
         for woken in [false, true] {
             let sched = Arc::new(adaptive_txqs(2, 2));
             let (sta, txq, last, serving) = debt_after_a_turn(&sched);

@@ -77,7 +77,7 @@ fn race_reuse(
 /// the airtime statistics land on the newcomer.
 #[test]
 fn ctl1_stale_register_airtime_never_lands_on_the_next_occupant() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(w(256)).unwrap();
         let write = move |s: &Scheduler| {
@@ -101,7 +101,7 @@ fn ctl1_stale_register_airtime_never_lands_on_the_next_occupant() {
 /// newcomer owes airtime here.)
 #[test]
 fn ctl2_stale_top_up_never_lands_on_the_next_occupant() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(w(256)).unwrap();
         let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -125,7 +125,7 @@ fn ctl2_stale_top_up_never_lands_on_the_next_occupant() {
 /// charged to its deficit.
 #[test]
 fn ctl3_stale_wake_never_marks_the_next_occupant_active() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(w(256)).unwrap();
         let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -143,7 +143,7 @@ fn ctl3_stale_wake_never_marks_the_next_occupant_active() {
 /// new one: the newcomer keeps the default limits and its own weight.
 #[test]
 fn ctl4_stale_limit_write_never_lands_on_the_next_occupant() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(w(256)).unwrap();
         let write = move |s: &Scheduler| {
@@ -160,7 +160,7 @@ fn ctl4_stale_limit_write_never_lands_on_the_next_occupant() {
 /// statistics and deficit are not reset by the stale write.
 #[test]
 fn ctl5_stale_airtime_reset_never_lands_on_the_next_occupant() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(w(256)).unwrap();
         let write = move |s: &Scheduler| {
@@ -180,7 +180,7 @@ fn ctl5_stale_airtime_reset_never_lands_on_the_next_occupant() {
 /// station still on the old one: a station added between the two must not miss both).
 #[test]
 fn ctl6_a_new_station_gets_the_latest_default_limits() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let new_default = AqlLimits::new(100, 200).unwrap();
         let adder = {
@@ -202,7 +202,7 @@ fn ctl6_a_new_station_gets_the_latest_default_limits() {
 /// ends with the one set last, whichever order their scans of the stations run in.
 #[test]
 fn ctl7_two_default_changes_leave_every_follower_on_the_last() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(w(256)).unwrap();
         let setters: Vec<_> = [AqlLimits::new(100, 200).unwrap(), AqlLimits::new(300, 400).unwrap()]
@@ -227,7 +227,7 @@ fn ctl7_two_default_changes_leave_every_follower_on_the_last() {
 /// draining, never full; the departing station ends drained.
 #[test]
 fn ctl8_a_departing_station_drains_and_its_late_airtime_is_counted() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(w(256)).unwrap();
         let charge = sched.charge_us(sta, Ac::Be, 100).unwrap();
@@ -254,7 +254,7 @@ fn ctl8_a_departing_station_drains_and_its_late_airtime_is_counted() {
 /// its two occupants, reports nothing.
 #[test]
 fn ctl9_the_live_check_reports_nothing_while_a_slot_is_reused() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(w(256)).unwrap();
         let reader = {
@@ -275,7 +275,7 @@ fn ctl9_the_live_check_reports_nothing_while_a_slot_is_reused() {
 /// charged.
 #[test]
 fn ctl10_two_stamps_at_once_leave_the_later_time() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let (window, grain) = (sched.config().active_window_us, sched.config().active_stamp_grain_us());
         let sta = sched.add_station(w(256)).unwrap();

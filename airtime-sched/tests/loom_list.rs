@@ -22,7 +22,7 @@ use loom_common::{NOW, small};
 /// itself, not in a drain afterwards.
 #[test]
 fn list1_a_wakers_own_round_serves_its_txq_while_another_push_is_preempted() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 2));
         let a = sched.add_txq(None, Tid::BE).unwrap();
         let b = sched.add_txq(None, Tid::BE).unwrap();
@@ -51,7 +51,7 @@ fn list1_a_wakers_own_round_serves_its_txq_while_another_push_is_preempted() {
 /// `high + low / 2`. Checked at every read.
 #[test]
 fn list2_the_phy_limit_never_counts_an_entry_twice() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(2, 2));
         for _ in 0..2 {
             let sta = sched.add_station(Weight::DEFAULT).unwrap();
@@ -95,7 +95,7 @@ fn list3_a_wake_of_a_listed_txq_is_not_lost_to_a_concurrent_take() {
             }
         }
     }
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let a = sched.add_txq(None, Tid::BE).unwrap();
         sched.wake_txq(a, NOW).unwrap(); // listed, nothing to send yet
@@ -135,7 +135,7 @@ fn list3_a_wake_of_a_listed_txq_is_not_lost_to_a_concurrent_take() {
 /// the AC after freeing the slot, and counted the entry on the new txq's AC).
 #[test]
 fn list4_a_removal_counts_its_dead_entry_on_its_own_ac_while_the_slot_is_reused() {
-    loom::model(|| {
+    loom_common::model(|| {
         let vi = Tid::new(4).unwrap();
         let sched = Arc::new(small(1, 1));
         // An older VI entry already dead on VI's list.

@@ -112,7 +112,7 @@ fn drain_and_check(sched: Scheduler, frames: &[AtomicU32; 2], served: &AtomicU32
 /// once. No txq has two servers; no txq with frames is lost; round numbers only grow.
 #[test]
 fn model1_concurrent_rounds_serve_each_txq_once_and_lose_none() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 2));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -142,7 +142,7 @@ fn model1_concurrent_rounds_serve_each_txq_once_and_lose_none() {
 /// saw the queue empty, but the txq is queued again on return.
 #[test]
 fn model3_a_wake_during_service_is_not_lost() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 2));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a: TxqId = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -174,7 +174,7 @@ fn model3_a_wake_during_service_is_not_lost() {
 /// by at most one frame per concurrent server (L2).
 #[test]
 fn model2_charge_release_and_check_conserve_pending_airtime() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         sched.set_station_limits(sta, Ac::Be, AqlLimits::new(8, 8).unwrap()).unwrap();
@@ -225,7 +225,7 @@ fn model2_charge_release_and_check_conserve_pending_airtime() {
 /// whole number of top-ups (no lost update).
 #[test]
 fn model4_registered_airtime_and_top_ups_are_both_counted() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta: StationId = sched.add_station(Weight::new(1000).unwrap()).unwrap();
         let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -260,7 +260,7 @@ fn model4_registered_airtime_and_top_ups_are_both_counted() {
 /// limits, which round starts (the PHY limit) and new stations read.
 #[test]
 fn model5_a_limit_change_is_seen_whole() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let old = AqlLimits::DEFAULT;
@@ -294,7 +294,7 @@ fn model5_a_limit_change_is_seen_whole() {
 /// another and a late charge races in on a third: no charge lands on the slot's next
 /// occupant, and every charge is released.
 fn station_removal_race(charges_us: &'static [u32], complete: fn(&Scheduler, Vec<Charge>)) {
-    loom::model(move || {
+    loom_common::model(move || {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let last: Vec<Charge> = charges_us.iter().map(|&us| sched.charge_us(sta, Ac::Be, us).unwrap()).collect();
@@ -355,7 +355,7 @@ fn model7_batch_release_races_station_removal() {
 /// holds the slot until it is released, or is refused.
 #[test]
 fn model8_a_reuse_never_meets_a_slot_still_open_for_charges() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let remove = {
@@ -394,7 +394,7 @@ fn model8_a_reuse_never_meets_a_slot_still_open_for_charges() {
 /// release in progress makes any single read transient.)
 #[test]
 fn model9_charges_through_a_held_txq_are_counted_once_returned() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let txq = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -639,7 +639,7 @@ fn model10_rounds_of_two_contexts_each_end() {
     // per AC), which took this model past loom's default of 1000 branches per execution.
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 2_000;
-    builder.check(|| {
+    loom_common::check(builder, || {
         let sched = Arc::new(small(1, 2));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -671,7 +671,7 @@ fn model10_rounds_of_two_contexts_each_end() {
 /// nothing pending once all are released); the station's and txq's slots are reusable.
 #[test]
 fn model11_a_station_removed_while_its_txq_is_served() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -741,7 +741,7 @@ fn model11_a_station_removed_while_its_txq_is_served() {
 /// began used the old settings (the station is served and may send).
 #[test]
 fn model12_weight_and_limits_change_while_a_round_walks_the_debt() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::new(2).unwrap()).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -811,7 +811,7 @@ fn model12_weight_and_limits_change_while_a_round_walks_the_debt() {
 // `set_default_limits` had converted every slot; both now finish by following the
 // latest default (`registry::follow_default`), and this model passes.
 fn model13_a_new_station_never_keeps_a_stale_default() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let new = AqlLimits::new(100, 200).unwrap();
         let control = {
@@ -844,7 +844,7 @@ fn model14_a_closed_ac_hands_out_nothing_to_any_round() {
     // per AC), which took this model past loom's default of 1000 branches per execution.
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 2_000;
-    builder.check(|| {
+    loom_common::check(builder, || {
         let sched = Arc::new(small(2, 2));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let other = sched.add_station(Weight::DEFAULT).unwrap();
@@ -1006,7 +1006,7 @@ fn deficits_of(sched: &Scheduler, stations: &[StationId; 2]) -> [i64; 2] {
 #[test]
 fn model15_laps_walked_while_airtime_is_registered() {
     const WEIGHTS: [i64; 2] = [1, 2];
-    walking_laps().check(|| {
+    loom_common::check(walking_laps(), || {
         let (sched, stations) = indebted(WEIGHTS, [-3, -5]);
         let completion = {
             let sched = sched.clone();
@@ -1046,7 +1046,7 @@ fn model15_laps_walked_while_airtime_is_registered() {
 /// station and each deficit are within the walks', and nobody starves.
 #[test]
 fn model16_a_completion_during_a_walk_of_laps() {
-    walking_laps().check(|| {
+    loom_common::check(walking_laps(), || {
         let (sched, stations) = indebted([1, 1], [1, -5]);
         let inflight = sched.charge_us(stations[0], Ac::Be, 4).unwrap();
         let completion = {
@@ -1082,7 +1082,7 @@ fn model16_a_completion_during_a_walk_of_laps() {
 fn model29_a_walk_kept_in_debt_gives_up_after_max_laps_and_keeps_the_txq() {
     let gave_up = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let seen = gave_up.clone();
-    walking_laps().check(move || {
+    loom_common::check(walking_laps(), move || {
         let sched = Arc::new(small(1, 1));
         sched.set_aql_enabled(false);
         let sta = sched.add_station(Weight::new(1).unwrap()).unwrap();
@@ -1136,7 +1136,7 @@ fn model29_a_walk_kept_in_debt_gives_up_after_max_laps_and_keeps_the_txq() {
 /// above what is outstanding.
 #[test]
 fn model17_the_threshold_counts_every_ac() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(2, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let other = sched.add_station(Weight::DEFAULT).unwrap();
@@ -1205,7 +1205,7 @@ fn model17_the_threshold_counts_every_ac() {
 /// is lost (S1): the txq is scheduled while it has frames.
 #[test]
 fn model18_may_transmit_and_next_txq_never_both_serve() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -1242,7 +1242,7 @@ fn model18_may_transmit_and_next_txq_never_both_serve() {
 /// served once (S1), the old one's served or dropped with it, and the invariants hold.
 #[test]
 fn model19_a_reused_txq_slot_and_the_old_occupants_entry() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -1308,7 +1308,7 @@ fn check_reuse(model: impl Fn(Reused) + Sync + Send + 'static) {
     let seen = reused.clone();
     let mut builder = loom::model::Builder::new();
     builder.max_branches = 2_000;
-    builder.check(move || model(seen.clone()));
+    loom_common::check(builder, move || model(seen.clone()));
     assert!(reused.0.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution reused the slot");
 }
 
@@ -1383,7 +1383,7 @@ impl Reuse {
 /// dropped handle reached the AC counter once (it counts exactly what is still out, A1).
 #[test]
 fn model20_a_dropped_handle_keeps_its_txq_and_its_charges() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -1441,7 +1441,7 @@ fn model20_a_dropped_handle_keeps_its_txq_and_its_charges() {
 // older value) fails its swap and reads again. Weakened variant `topup_stale_read`: the
 // check and the top-up as two steps, which tops one debt up twice.
 fn model21_may_transmit_and_a_walk_top_up_a_debt_once() {
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::new(1).unwrap()).unwrap();
         let a = sched.add_txq(Some(sta), Tid::BE).unwrap();

@@ -131,7 +131,7 @@ fn frames_of(removed: RemovedTxq<Fifo>) -> Vec<Pkt> {
 /// the removed `q` — never in `q2`'s queue, checked at the turn that would send it.
 #[test]
 fn txq1_enqueue_racing_removal_and_reuse_loses_and_misroutes_nothing() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, sta, q) = station_txq(&[]);
         let producer = {
             let table = table.clone();
@@ -190,7 +190,7 @@ fn txq1_enqueue_racing_removal_and_reuse_loses_and_misroutes_nothing() {
 /// (loom checks), and both frames end exactly once: sent, or handed back.
 #[test]
 fn txq2_removal_during_a_turn_hands_the_queue_back_after_it() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, _, q) = station_txq(&[1, 2]);
         let server = {
             let table = table.clone();
@@ -250,7 +250,7 @@ type Serve = fn(&TxqTable<Fifo>, StationId) -> Vec<Pkt>;
 /// must not be stranded: once both are done, `serve` alone reaches it; and the txq
 /// word and the AC list agree once all is quiescent.
 fn an_enqueue_racing_the_end_of_a_turn(serve: Serve) {
-    loom::model(move || {
+    loom_common::model(move || {
         let (table, sta, q) = station_txq(&[1]);
         let server = {
             let table = table.clone();
@@ -305,7 +305,7 @@ fn txq8_an_enqueue_racing_the_ready_loops_drained_turn_is_not_stranded() {
 /// the slot is reusable afterwards (no hold left behind).
 #[test]
 fn txq4_two_enqueues_racing_a_removal_each_end_once() {
-    loom::model(|| {
+    loom_common::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         let producers: Vec<_> = [1, 2]
@@ -379,7 +379,7 @@ fn finish_pulled(turn: airtime_sched::TxqTurn<'_, Fifo>) {
 /// round and an enqueue.
 #[test]
 fn txq5_a_pull_turn_racing_a_round_and_an_enqueue() {
-    loom::model(|| {
+    loom_common::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
@@ -400,7 +400,7 @@ fn txq5_a_pull_turn_racing_a_round_and_an_enqueue() {
 /// sent, or handed back, none stranded in a txq nobody will serve.
 #[test]
 fn txq6_a_claimed_flush_racing_a_round_and_an_enqueue() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, _, q) = station_txq(&[1]);
         race_a_round_and_an_enqueue(table, q, flush);
     });
@@ -423,7 +423,7 @@ fn flush(table: &TxqTable<Fifo>, q: TxqId) -> Vec<Pkt> {
 /// flushed or handed back with the removed txq, and nothing is left held or listed.
 #[test]
 fn txq7_two_claimed_flushes_racing_a_removal_each_frame_once() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, _, q) = station_txq(&[1]);
         let mut turn = table.claim(q).unwrap().expect("nobody else serves it");
         turn.hold_back(Retry { frame: Pkt(0), charge: None }).unwrap();
@@ -468,7 +468,7 @@ fn txq7_two_claimed_flushes_racing_a_removal_each_frame_once() {
 /// once.
 #[test]
 fn txq9_an_enqueue_straight_into_the_queue_never_overtakes_the_intake() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, _, q) = station_txq(&[0]);
         let producer = {
             let table = table.clone();
@@ -556,7 +556,7 @@ fn refused_charge_given_back_after_a_flush(remove: bool) {
         // the completion) is txq10's, at the full bound.
         model.preemption_bound = Some(model.preemption_bound.map_or(2, |b| b.min(2)));
     }
-    model.check(move || {
+    loom_common::check(model, move || {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
         let q = table.add_txq(Some(sta), Tid::BE, Fifo(vec![Pkt(1), Pkt(2)])).map_err(|_| ()).unwrap();
@@ -627,7 +627,7 @@ fn txq11_the_same_racing_the_stations_removal_and_the_slots_reuse() {
 /// hand-back to its unlock).
 #[test]
 fn txq12_a_stale_enqueue_after_a_removal_does_not_defer_the_hand_back() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, _, q) = station_txq(&[]);
         table.remove_txq(q).unwrap();
         let producer = {
@@ -645,7 +645,7 @@ fn txq12_a_stale_enqueue_after_a_removal_does_not_defer_the_hand_back() {
 /// turn (by holding its queue lock while `q2`'s server waits).
 #[test]
 fn txq13_a_stale_enqueue_never_costs_the_slots_next_txq_its_turn() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, sta, q) = station_txq(&[]);
         table.remove_txq(q).unwrap();
         assert!(table.take_removed().is_some());
@@ -669,7 +669,7 @@ fn txq13_a_stale_enqueue_never_costs_the_slots_next_txq_its_turn() {
 #[test]
 fn txq14_an_enqueue_of_a_txq_added_on_another_thread_sees_its_queue() {
     use loom::sync::atomic::{AtomicU64, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let sta = table.scheduler().add_station(Weight::DEFAULT).unwrap();
         let raw = Arc::new(AtomicU64::new(u64::MAX));
@@ -697,7 +697,7 @@ fn txq14_an_enqueue_of_a_txq_added_on_another_thread_sees_its_queue() {
 /// with the serving mark).
 #[test]
 fn txq15_may_have_frames_never_says_none_of_a_txq_being_served() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, _, q) = station_txq(&[1, 2]);
         let server = {
             let table = table.clone();
@@ -724,7 +724,7 @@ fn txq15_may_have_frames_never_says_none_of_a_txq_being_served() {
 #[test]
 fn txq16_an_enqueued_frame_is_seen_until_a_turn_takes_it() {
     use loom::sync::atomic::{AtomicBool, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, _, q) = station_txq(&[]);
         let sent = Arc::new(AtomicBool::new(false));
         let server = {
@@ -794,7 +794,7 @@ impl airtime_sched::Ring for OneSlot {
 #[test]
 fn txq17_a_round_that_missed_a_held_txq_is_followed_by_another() {
     use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
@@ -871,7 +871,7 @@ impl airtime_sched::Ring for Charged {
 #[test]
 fn txq18_the_same_with_the_turn_ended_at_the_stations_aql_limit() {
     use loom::sync::atomic::{AtomicU32, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, sta, _) = station_txq(&[1, 2]);
         let one_frame = airtime_sched::AqlLimits::new(fixtures::PEER_PRICE_US, fixtures::PEER_PRICE_US).unwrap();
         table.scheduler().set_station_limits(sta, Ac::Be, one_frame).unwrap();
@@ -913,7 +913,7 @@ fn txq18_the_same_with_the_turn_ended_at_the_stations_aql_limit() {
 /// follow.
 #[test]
 fn txq19_a_round_that_returned_an_empty_txq_woken_meanwhile_is_followed_by_another() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, sta, q) = station_txq(&[1]);
         let peers = || Peers(vec![Peer(sta)]);
         // Setup: T sends frame 1, its station ends in debt, frame 1 completes: T stays
@@ -959,7 +959,7 @@ fn txq19_a_round_that_returned_an_empty_txq_woken_meanwhile_is_followed_by_anoth
 /// must follow.
 #[test]
 fn txq20_a_round_that_passed_over_a_txq_is_followed_by_another() {
-    loom::model(|| {
+    loom_common::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
@@ -1013,7 +1013,7 @@ impl Txq for DriverTxq {
 fn txq21_the_same_through_the_loop_over_txqs_the_driver_owns() {
     use airtime_sched::driver_loop::run_round;
     use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let q = sched.add_txq(None, Tid::BE).unwrap();
         let txq = DriverTxq(Arc::new(loom::sync::Mutex::new(vec![Pkt(1), Pkt(2)])));
@@ -1067,7 +1067,7 @@ fn txq21_the_same_through_the_loop_over_txqs_the_driver_owns() {
 fn txq22_a_round_that_only_rotated_a_txq_is_followed_by_another() {
     use airtime_sched::driver_loop::run_round;
     use loom::sync::atomic::{AtomicU32, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let sched = Arc::new(small(1, 1));
         let sta = sched.add_station(Weight::DEFAULT).unwrap();
         let q = sched.add_txq(Some(sta), Tid::BE).unwrap();
@@ -1131,7 +1131,7 @@ fn txq22_a_round_that_only_rotated_a_txq_is_followed_by_another() {
 #[test]
 fn txq23_the_same_through_the_table() {
     use loom::sync::atomic::{AtomicU32, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, sta, _) = station_txq(&[1, 2]);
         let one_frame = airtime_sched::AqlLimits::new(fixtures::PEER_PRICE_US, fixtures::PEER_PRICE_US).unwrap();
         table.scheduler().set_station_limits(sta, Ac::Be, one_frame).unwrap();
@@ -1210,7 +1210,7 @@ impl airtime_sched::Ring for Window {
 #[test]
 fn txq24_a_claimed_turn_returned_while_woken_is_followed_by_a_round() {
     use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
@@ -1274,7 +1274,7 @@ fn txq24_a_claimed_turn_returned_while_woken_is_followed_by_a_round() {
 #[test]
 fn txq25_the_entry_a_round_holds_in_its_s4_check_is_followed_too() {
     use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-    loom::model(|| {
+    loom_common::model(|| {
         let table = Arc::new(TxqTable::<Fifo>::new(small(1, 1)));
         let q = table.add_txq(None, Tid::BE, Fifo::default()).unwrap();
         table.enqueue(q, Pkt(1), NOW).unwrap();
@@ -1307,7 +1307,7 @@ fn txq25_the_entry_a_round_holds_in_its_s4_check_is_followed_too() {
 /// txq's frame.
 #[test]
 fn txq26_an_ask_for_a_held_txq_never_tops_the_deficit_up() {
-    loom::model(|| {
+    loom_common::model(|| {
         let (table, sta, q) = station_txq(&[1]);
         let sched = table.scheduler();
         sched.register_airtime(sta, Ac::Be, 1000, 0, NOW).unwrap();
@@ -1342,4 +1342,35 @@ fn txq26_an_ask_for_a_held_txq_never_tops_the_deficit_up() {
         let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
         table.check_invariants().expect("invariants hold when quiescent");
     });
+}
+
+#[test]
+fn txq99_probe() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    static EXECS: AtomicUsize = AtomicUsize::new(0);
+    static HELD: AtomicUsize = AtomicUsize::new(0);
+    let debt = std::env::var("PROBE_DEBT").is_ok();
+    let loads_only = std::env::var("PROBE_LOADS").is_ok();
+    loom_common::model(move || {
+        EXECS.fetch_add(1, Relaxed);
+        let (table, sta, q) = station_txq(&[1]);
+        if debt {
+            table.scheduler().register_airtime(sta, Ac::Be, 1000, 0, NOW).unwrap();
+        }
+        let holder = {
+            let table = table.clone();
+            thread::spawn(move || {
+                if let Ok(Some(turn)) = table.claim(q) {
+                    turn.finish(TxqReturn::Stalled, NOW);
+                }
+            })
+        };
+        if loads_only {
+            let _ = table.scheduler().txq_info(q);
+        } else if table.may_transmit(q, NOW).unwrap().refusal() == Some(Refusal::Served) {
+            HELD.fetch_add(1, Relaxed);
+        }
+        holder.join().unwrap();
+    });
+    std::eprintln!("EXECS {} served {}", EXECS.load(Relaxed), HELD.load(Relaxed));
 }
