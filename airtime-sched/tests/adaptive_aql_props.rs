@@ -5,7 +5,9 @@
 //! limit at most the high and not 0 unless configured 0, and a station with nothing
 //! pending is allowed whenever its configured limits would allow it.
 
-use airtime_sched::{Ac, AqlLimits, Config, Scheduler, StationId, Weight};
+mod common;
+
+use airtime_sched::{Ac, AqlLimits, Scheduler, StationId, Weight};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -53,7 +55,7 @@ fn check_bounds(s: &Scheduler, sta: StationId, floor_us: u32) -> Result<(), Test
 }
 
 fn run(no_pushback: bool, floor_us: u32, ops: Vec<Op>) -> Result<(), TestCaseError> {
-    let config = Config::builder()
+    let config = common::builder()
         .adaptive_aql(true)
         .adaptive_aql_floor_us(floor_us.into())
         .unwrap()

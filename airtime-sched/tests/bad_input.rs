@@ -519,7 +519,7 @@ fn a_double_release_takes_from_the_ac_only_what_its_station_had() {
 
 #[test]
 fn a_token_that_never_left_rust_is_checked_against_the_whole_generation() {
-    let mut config = Config::default();
+    let mut config = common::config();
     config.max_stations = 1;
     let s = Scheduler::new(config).unwrap();
     let sta = s.add_station(w(256)).unwrap();

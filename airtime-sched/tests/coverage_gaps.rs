@@ -469,7 +469,7 @@ fn re_priced_frames_come_back_charged_when_refused_and_multicast_charges_are_giv
 /// often a round visits the stopped txq.
 #[test]
 fn charges_given_back_teach_adaptive_aql_nothing() {
-    let s = Scheduler::new(airtime_sched::Config::builder().adaptive_aql(true).build()).unwrap();
+    let s = Scheduler::new(common::builder().adaptive_aql(true).build()).unwrap();
     let (mut txqs, stas, sta, txq) = tables(&s, 2);
     txqs[txq.index()].as_mut().unwrap().stopped = true;
     // Airtime in flight, so that a release would have something to teach.
@@ -719,7 +719,7 @@ fn the_simple_loop_ends_each_turn_at_the_ring_after_that_txqs_pushes() {
 /// nothing learnt by adaptive AQL.
 #[test]
 fn give_back_is_release_without_the_completion() {
-    let s = Scheduler::new(airtime_sched::Config::builder().adaptive_aql(true).build()).unwrap();
+    let s = Scheduler::new(common::builder().adaptive_aql(true).build()).unwrap();
     let (sta, _) = station_with_txq(&s, 256, Ac::Be);
     let in_flight = s.charge_us(sta, Ac::Be, 3000).unwrap();
     let before = s.effective_limits(sta, Ac::Be).unwrap();
@@ -736,7 +736,7 @@ fn give_back_is_release_without_the_completion() {
     s.give_back(Charge::from_raw(raw).unwrap()).unwrap();
     let twice = s.give_back(Charge::from_raw(raw).unwrap());
     assert!(matches!(twice, Err(airtime_sched::ReleaseError::Underflow)), "{twice:?}");
-    let other = Scheduler::new(airtime_sched::Config::default()).unwrap();
+    let other = Scheduler::new(common::config()).unwrap();
     let other_sta = other.add_station(airtime_sched::Weight::DEFAULT).unwrap();
     let foreign = other.charge_us(other_sta, Ac::Be, 400).unwrap();
     let refused = s.give_back(foreign);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use airtime_sched::{Ac, Config, Scheduler, Tid, TxqReturn, Weight};
+use airtime_sched::{Ac, Scheduler, Tid, TxqReturn, Weight};
 use common::{T0, sched, station_with_txq};
 
 /// A backlogged station-less (multicast) txq goes to the tail of the list, as in
@@ -51,7 +51,7 @@ fn a_backlogged_multicast_txq_does_not_starve_a_station_txq_in_debt() {
 #[test]
 fn a_removed_listed_txq_frees_its_slot_for_any_ac_at_once() {
     let mut s = Scheduler::new({
-        let mut c = Config::default();
+        let mut c = common::config();
         c.max_txqs = 1;
         c
     })
@@ -78,7 +78,7 @@ fn a_removed_listed_txq_frees_its_slot_for_any_ac_at_once() {
 #[test]
 fn a_new_txq_in_a_slot_with_a_dead_entry_is_served_only_once_woken() {
     let mut s = Scheduler::new({
-        let mut c = Config::default();
+        let mut c = common::config();
         c.max_txqs = 1;
         c
     })

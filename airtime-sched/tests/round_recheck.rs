@@ -14,8 +14,7 @@ mod common;
 use airtime_sched::driver_loop::{RoundEnd, StationTable, run_round};
 use airtime_sched::txqs::TurnBudget;
 use airtime_sched::{
-    Ac, Charge, Config, Frame, Instant, PushError, Ring, RingErrorKind, RoundPolicy, Scheduler, Tid, Txq, TxqReturn,
-    TxqTable,
+    Ac, Charge, Frame, Instant, PushError, Ring, RingErrorKind, RoundPolicy, Scheduler, Tid, Txq, TxqReturn, TxqTable,
 };
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -82,7 +81,7 @@ impl Ring for Racing<'_> {
 }
 
 fn setup() -> (Scheduler, Vec<Option<Q>>, airtime_sched::TxqId) {
-    let sched = Scheduler::new(Config::default()).unwrap();
+    let sched = Scheduler::new(common::config()).unwrap();
     let t = sched.add_txq(None, Tid::BE).unwrap();
     let mut txqs: Vec<Option<Q>> = (0..=t.index()).map(|_| None).collect();
     txqs[t.index()] = Some(Q([Pkt(1), Pkt(2)].into_iter().collect()));
@@ -173,7 +172,7 @@ fn a_refused_frame_returned_while_another_round_missed_its_txq_asks_for_another(
 #[test]
 fn one_context_runs_one_round_per_call() {
     for policy in [RoundPolicy::default(), RoundPolicy::ResetOnClose] {
-        let mut config = Config::default();
+        let mut config = common::config();
         config.round_policy = policy;
         let sched = Scheduler::new(config).unwrap();
         let t = sched.add_txq(None, Tid::BE).unwrap();
@@ -205,8 +204,8 @@ fn one_context_runs_one_round_per_call() {
 /// false; a round of this scheduler whose AC saw a start since answers true.
 #[test]
 fn round_started_since_answers_for_this_schedulers_open_rounds_of_one_ac() {
-    let a = Scheduler::new(Config::default()).unwrap();
-    let b = Scheduler::new(Config::default()).unwrap();
+    let a = Scheduler::new(common::config()).unwrap();
+    let b = Scheduler::new(common::config()).unwrap();
     let ra = a.start_round(Ac::Be);
     assert!(!a.round_started_since(ra));
     let _ = a.start_round(Ac::Be);
@@ -276,7 +275,7 @@ impl Ring for Lockstep<'_> {
 /// report `overlapped` (which would oblige its caller to ask for yet another round).
 #[test]
 fn a_call_whose_round_found_the_list_empty_runs_no_other_and_asks_for_none() {
-    let table: TxqTable<Fifo> = TxqTable::new(Scheduler::new(Config::default()).unwrap());
+    let table: TxqTable<Fifo> = TxqTable::new(Scheduler::new(common::config()).unwrap());
     let sched = table.scheduler();
     let mut ring = Lockstep { sched, other_rounds: Cell::new(0), sent: Vec::new() };
     let before = sched.round(Ac::Be).1;
@@ -293,7 +292,7 @@ fn a_call_whose_round_found_the_list_empty_runs_no_other_and_asks_for_none() {
 /// The same through `driver_loop::run_round`.
 #[test]
 fn the_same_through_the_loop_over_txqs_the_driver_owns() {
-    let sched = Scheduler::new(Config::default()).unwrap();
+    let sched = Scheduler::new(common::config()).unwrap();
     let mut txqs: Vec<Option<Q>> = Vec::new();
     let mut ring = Lockstep { sched: &sched, other_rounds: Cell::new(0), sent: Vec::new() };
     let before = sched.round(Ac::Be).1;
@@ -326,7 +325,7 @@ fn two_contexts_over_an_empty_list_never_ask_each_other_for_rounds() {
             Ok(())
         }
     }
-    let table: Arc<TxqTable<Fifo>> = Arc::new(TxqTable::new(Scheduler::new(Config::default()).unwrap()));
+    let table: Arc<TxqTable<Fifo>> = Arc::new(TxqTable::new(Scheduler::new(common::config()).unwrap()));
     let episodes = 100_000u64;
     let calls = Arc::new(AtomicU64::new(0));
     let overlapped = Arc::new(AtomicU64::new(0));
@@ -398,7 +397,7 @@ fn a_claimed_turn_returned_empty_while_woken_is_followed_by_a_round() {
             Ok(())
         }
     }
-    let table: TxqTable<Fifo> = TxqTable::new(Scheduler::new(Config::default()).unwrap());
+    let table: TxqTable<Fifo> = TxqTable::new(Scheduler::new(common::config()).unwrap());
     let t = table.add_txq(None, Tid::BE, Fifo::default()).ok().unwrap();
     table.enqueue(t, Pkt(1), NOW).unwrap();
     // 1. C claims T and flushes it.

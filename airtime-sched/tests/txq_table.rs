@@ -196,7 +196,7 @@ fn an_enqueue_during_the_turn_after_the_last_dequeue_is_not_lost() {
 
 /// A table with room for one txq, and that txq (BE) of a station.
 fn one_slot_table() -> (TxqTable<Fifo>, StationId, TxqId) {
-    let mut config = Config::default();
+    let mut config = common::config();
     config.max_txqs = 1;
     let t: TxqTable<Fifo> = TxqTable::new(Scheduler::new(config).unwrap());
     let sta = t.scheduler().add_station(Weight::DEFAULT).unwrap();
@@ -967,7 +967,7 @@ fn frames_enqueued_during_a_skip_or_after_a_flush_are_served_once_awake() {
 /// refuses; the AC's pending airtime is only what is in flight.
 #[test]
 fn refused_frames_give_their_charges_back_and_teach_adaptive_aql_nothing() {
-    let t = TxqTable::new(Scheduler::new(airtime_sched::Config::builder().adaptive_aql(true).build()).unwrap());
+    let t = TxqTable::new(Scheduler::new(common::builder().adaptive_aql(true).build()).unwrap());
     let (sta, peers, _) = one_station(&t, 4);
     let in_flight = t.scheduler().charge_us(sta, Ac::Be, 3000).unwrap();
     let before = t.scheduler().effective_limits(sta, Ac::Be).unwrap();

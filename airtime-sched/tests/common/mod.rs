@@ -5,24 +5,43 @@
 pub mod fixtures;
 pub mod reference_model;
 
-use airtime_sched::{Ac, Config, Instant, Round, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
+use airtime_sched::{Ac, Config, ConfigBuilder, Instant, Round, Scheduler, StationId, Tid, TxqId, TxqReturn, Weight};
 
 /// A time well past the epoch, so that "active within 100 ms" is decided by the test's
 /// own wakes and not by the initial `last_active` of 0.
 pub const T0: Instant = Instant::from_micros(10_000_000);
 
-/// The default configuration, on a smaller table under Miri: the interpreter spends about
-/// 2 s building the default's 1024 txq slots and 2 s on each `check_invariants` walk over
-/// them, which the tests do a dozen times each. Nothing the tests check depends on the
-/// table's size beyond the few stations and txqs each adds; those that test capacity
-/// set it themselves.
+/// The table [`config`] has under Miri: 8 stations and 16 txqs ([`MIRI_TXQS`]). The
+/// interpreter's cost of a scheduler and a txq table grows with their slots: building,
+/// checking and dropping a table of 32 stations and 128 txqs took about 15 s per test
+/// (most of `txq_table.rs`'s 355 s), of 8 and 16 about 1.5 s. Every test passes natively
+/// on this table (checked with it forced on; on 4 stations and 8 txqs one ran out of
+/// slots). The AC rings, sized by `max_txqs`, wrap sooner on it.
+pub const MIRI_STATIONS: u16 = 8;
+/// See [`MIRI_STATIONS`].
+pub const MIRI_TXQS: u16 = 16;
+
+/// The default configuration, on a smaller table under Miri (see [`MIRI_TXQS`]).
+/// Nothing the tests check depends on the table's size beyond the few stations and txqs
+/// each adds; those that test capacity set it themselves.
 pub fn config() -> Config {
     let mut config = Config::default();
     if cfg!(miri) {
-        config.max_stations = 32;
-        config.max_txqs = 128;
+        config.max_stations = MIRI_STATIONS;
+        config.max_txqs = MIRI_TXQS;
     }
     config
+}
+
+/// `Config::builder()` on [`config`]'s table: the default's natively, the smaller one
+/// under Miri.
+pub fn builder() -> ConfigBuilder {
+    let builder = Config::builder();
+    if cfg!(miri) {
+        builder.max_stations(MIRI_STATIONS.into()).and_then(|b| b.max_txqs(MIRI_TXQS.into())).expect("a valid table")
+    } else {
+        builder
+    }
 }
 
 /// A scheduler with the default configuration (see [`config`]).
