@@ -796,10 +796,7 @@ fuzz_target!(|input: Input| {
                         // single-server invariant). Refused; the PHY limit is checked before
                         // the holder, the deficit after it, so it is never topped up here.
                         let deficit = serving.station().map(|sta| w.sched.deficit_us(sta, ac));
-                        let pending = w.sched.ac_pending_us(ac);
-                        let over = w.sched.aql_enabled()
-                            && pending >= w.sched.default_limits(ac).high_us()
-                            && w.sched.phy_limit_us(ac).is_some_and(|limit| pending >= limit);
+                        let over = !common::under_phy_limit(&w.sched, ac);
                         let expected = if over && w.sched.config().over_limit == OverLimitPolicy::Refuse { Refusal::OverPhyLimit } else { Refusal::Served };
                         let why = w.sched.may_transmit(serving.txq(), w.d.now).unwrap().refusal();
                         assert_eq!(why, Some(expected), "a second server, or refused for another reason");

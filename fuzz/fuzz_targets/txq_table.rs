@@ -39,7 +39,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "common/mod.rs"]
 #[allow(dead_code)] // each target uses part of it
 mod common;
-use common::{RateSpec, StoppedErr};
+use common::{RateSpec, StoppedErr, under_phy_limit};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
@@ -487,13 +487,6 @@ fn limits(a: u16, b: u16) -> AqlLimits {
     AqlLimits::new(u32::from(a.min(b)), u32::from(a.max(b))).unwrap()
 }
 
-/// Whether a round started on `ac` now opens (L3).
-fn under_phy_limit(sched: &Scheduler, ac: Ac) -> bool {
-    let pending = sched.ac_pending_us(ac);
-    !sched.aql_enabled()
-        || pending < sched.default_limits(ac).high_us()
-        || sched.phy_limit_us(ac).is_none_or(|limit| pending < limit)
-}
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 struct StaSpec {

@@ -1,8 +1,9 @@
-//! What several fuzz targets share: a fuzzed PHY rate and a txq error for a stopped
-//! (BlockAck setup) queue. Each target includes this with `#[path]`, and uses part of it.
+//! What several fuzz targets share: a fuzzed PHY rate, a txq error for a stopped
+//! (BlockAck setup) queue, and the PHY-limit check a round opens on. Each target
+//! includes this with `#[path]`, and uses part of it.
 
 use airtime_est::{Bandwidth, HeGi, Rate};
-use airtime_sched::TxqErrorKind;
+use airtime_sched::{Ac, Scheduler, TxqErrorKind};
 use arbitrary::Arbitrary;
 
 /// A PHY rate from fuzz bytes: legacy OFDM, HT (1 to 4 streams, 20 or 40 MHz), VHT or
@@ -39,4 +40,12 @@ impl airtime_sched::TxqError for StoppedErr {
     fn kind(&self) -> TxqErrorKind {
         TxqErrorKind::Stopped
     }
+}
+
+/// Whether a round started on `ac` now opens (L3).
+pub fn under_phy_limit(sched: &Scheduler, ac: Ac) -> bool {
+    let pending = sched.ac_pending_us(ac);
+    !sched.aql_enabled()
+        || pending < sched.default_limits(ac).high_us()
+        || sched.phy_limit_us(ac).is_none_or(|limit| pending < limit)
 }
