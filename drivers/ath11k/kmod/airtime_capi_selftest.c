@@ -22,7 +22,9 @@
  * c-api-smp-stress (a HAL with a lock per TCL ring and per MSDU table, driven
  * by a wake kthread and a completion kthread on two CPUs at once, both pushing
  * into one ring part of the time and both running completion passes; see
- * airtime_capi_smp_stress()).
+ * airtime_capi_smp_stress()), and c-api-leak-radios (explicit only: two
+ * radios leaked on purpose, their works pending, for the boot test's check of
+ * module exit; see airtime_capi_leak_radios()).
  */
 #include <linux/atomic.h>
 #include <linux/bottom_half.h>
@@ -38,6 +40,7 @@
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -119,6 +122,9 @@ struct t_hw {
 	atomic_t hal_calls;	/* tcl_free(), tcl_enqueue(), msdu_insert() calls */
 	atomic_t work_calls;	/* of those, by a workqueue worker with BHs off */
 	atomic_t wrong_ring;	/* worker calls naming a ring not of its CPU */
+	/* airtime_capi_leak_radios(): */
+	int work_cpu;		/* the CPU of the work's last callback */
+	bool stall_until_unload;	/* each run of the work busy-waits until rmmod (see there) */
 };
 
 /*
@@ -134,6 +140,7 @@ static bool t_count_call(struct t_hw *hw, u8 ring)
 	if (!work)
 		return false;
 	atomic_inc(&hw->work_calls);
+	WRITE_ONCE(hw->work_cpu, smp_processor_id());
 	if (ring != smp_processor_id() % AIRTIME_TCL_RINGS)
 		atomic_inc(&hw->wrong_ring);
 	return true;
@@ -154,20 +161,48 @@ struct t_poll {
 	bool finishes[T_POLL_MAX];	/* entry i names a frame in the hardware */
 };
 
+/* The longest a run of airtime_capi_leak_radios()'s second radio waits for rmmod. */
+#define T_UNLOAD_STALL_MS	2000
+/* How long it goes on once rmmod began: airtime_exit() must find it running. */
+#define T_UNLOAD_GRACE_MS	200
+
+/*
+ * The work's run busy-waits (BHs off: a run in progress) until this module
+ * is going away (rmmod sets MODULE_STATE_GOING just before it calls the
+ * exit function), at most T_UNLOAD_STALL_MS, then T_UNLOAD_GRACE_MS more,
+ * so that airtime_exit() finds it running and has to wait for it.
+ * airtime_capi_leak_radios() only.
+ */
+static void t_stall_until_unload(struct t_hw *hw)
+{
+	ktime_t t0 = ktime_get();
+
+	atomic_set(&hw->stalled, 1);
+	while (READ_ONCE(THIS_MODULE->state) != MODULE_STATE_GOING &&
+	       ktime_ms_delta(ktime_get(), t0) < T_UNLOAD_STALL_MS)
+		mdelay(1);
+	if (READ_ONCE(THIS_MODULE->state) == MODULE_STATE_GOING)
+		mdelay(T_UNLOAD_GRACE_MS);
+}
+
 static u32 t_tcl_free(void *ctx, u8 ring)
 {
 	struct t_hw *hw = ctx;
+	bool work;
 
 	if (ring >= AIRTIME_TCL_RINGS) {
 		hw->bad_callbacks++;
 		return 0;
 	}
-	if (t_count_call(hw, ring) && hw->stall_ms) {
+	work = t_count_call(hw, ring);
+	if (work && hw->stall_ms) {
 		atomic_set(&hw->stalled, 1);
 		mdelay(hw->stall_ms);	/* BHs are off: a busy wait, a run in progress */
 		atomic64_set(&hw->stall_end, ktime_get_ns());
 		WRITE_ONCE(hw->stall_ms, 0);
 	}
+	if (work && READ_ONCE(hw->stall_until_unload))
+		t_stall_until_unload(hw);
 	if (hw->flicker && --hw->flicker % 2)
 		return 0;
 	return T_RING_SLOTS - hw->ring_count[ring];
@@ -1977,6 +2012,133 @@ out:
 	if (radio)
 		airtime_radio_destroy(radio);
 	kfree(hw);
+	return ret;
+}
+
+/* A leaked radio of airtime_capi_leak_radios(): its HAL and ops live as long as it does, for good. */
+struct l_leak {
+	struct t_hw hw;
+	struct airtime_hal_ops ops;
+};
+
+/**
+ * airtime_capi_leak_radios() - leak two radios whose rounds works are
+ *	pending, for the boot test's check that module exit stops them
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * A driver that never destroys its radios, on purpose: the boot test's
+ * leaked-radio phase loads the module with this scenario alone, unloads it
+ * and checks that airtime_exit() warned about the leak and stopped both
+ * works (airtime_stop_works()) before destroy_workqueue() and the unload
+ * of this module's text, with no fault afterwards.
+ *
+ * 1. A radio whose work makes no progress, forever (hw->flicker: every round
+ *    reads the ring full first and free at the re-read): its runs back off
+ *    up to AIRTIME_WORK_BACKOFF_MAX_MS. The test returns only once two of
+ *    its runs came at least 3/4 of that cap apart, so from then on the
+ *    work waits on its armed timer for the whole cap, a run of a few
+ *    rounds taking microseconds: the worst state, which destroy_workqueue()
+ *    alone would leave to fire into the freed workqueue.
+ * 2. A radio whose work's runs busy-wait in tcl_free() (BHs off) until the
+ *    module is going away, and 200 ms more (t_stall_until_unload(): at
+ *    most 2 s each before rmmod), kicked
+ *    from a kthread on another CPU than the first work's (whose timer is
+ *    then not held up by the busy CPU): at rmmod its run is in progress.
+ *    Skipped, and said, with one CPU online.
+ *
+ * Both radios, their HAL contexts and ops are leaked on purpose (the radio
+ * owns its work, so the module's exit leaves the works allocated too); the
+ * boot test loads this scenario only in its own phase, and the kernel warns
+ * (WARN_ON_ONCE in airtime_stop_works()), which taints it W.
+ *
+ * Context: Process context (module init); sleeps (about 300 ms).
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_leak_radios(char *msg, size_t len)
+{
+	struct l_leak *a = NULL, *b = NULL;
+	struct airtime_radio *ra = NULL, *rb = NULL;
+	struct w_waker waker = { 0 };
+	unsigned int cpu_a, cpu_b;
+	ktime_t t0, t_last = 0, t_now;
+	s64 gap_ms = 0, stall_wait_us = 0;
+	int ret = 0, err = 0, r, calls;
+
+	if (!msg || !len)
+		return -EFAULT;
+	msg[0] = '\0';
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	CHECK(a && b, "no memory for the test");
+
+	/* 1. No progress, forever: wait until the backoff is at its cap. */
+	ra = w_radio(&a->hw, &a->ops, 1, &err);
+	CHECK(ra, "radio 1: create: err %d", err);
+	a->hw.flicker = 1U << 30;
+	r = w_wake(ra, 1);
+	CHECK(r == 0 && airtime_rounds_waiting(ra) == BIT(AIRTIME_AC_BE), "radio 1: the wake pushed %d, ACs waiting %#x",
+	      r, airtime_rounds_waiting(ra));
+	t0 = ktime_get();
+	do {
+		calls = atomic_read(&a->hw.work_calls);
+		while (atomic_read(&a->hw.work_calls) == calls && ktime_ms_delta(ktime_get(), t0) < 3000)
+			usleep_range(200, 400);
+		t_now = ktime_get();
+		gap_ms = t_last ? ktime_ms_delta(t_now, t_last) : 0;
+		t_last = t_now;
+	} while (gap_ms < AIRTIME_WORK_BACKOFF_MAX_MS * 3 / 4 && ktime_ms_delta(ktime_get(), t0) < 2000);
+	CHECK(gap_ms >= AIRTIME_WORK_BACKOFF_MAX_MS * 3 / 4 && gap_ms < 1000,
+	      "radio 1: the backoff did not reach its cap (%d ms) in 2 s: last runs %lld ms apart",
+	      AIRTIME_WORK_BACKOFF_MAX_MS, gap_ms);
+	CHECK(!atomic_read(&a->hw.pushes), "radio 1: %d frames pushed to a full ring", atomic_read(&a->hw.pushes));
+	cpu_a = READ_ONCE(a->hw.work_cpu);
+
+	/* 2. A run in progress until rmmod, on another CPU. */
+	cpu_b = cpumask_any_but(cpu_online_mask, cpu_a);
+	if (cpu_b < nr_cpu_ids) {
+		rb = w_radio(&b->hw, &b->ops, 2, &err);
+		CHECK(rb, "radio 2: create: err %d", err);
+		b->hw.flicker = 1U << 30;
+		r = w_wake_on(&waker, rb, 2, cpu_b);
+		CHECK(!r && waker.ret == 0, "radio 2: the wake on CPU %u: %d, pushed %d", cpu_b, r, waker.ret);
+		/*
+		 * The kthread, bound to cpu_b, is stopped before the runs there
+		 * begin to busy-wait (it could not run to exit meanwhile); the
+		 * work, backing off on cpu_b, stalls from its next run on.
+		 */
+		w_waker_stop(&waker);
+		WRITE_ONCE(b->hw.stall_until_unload, true);
+		t0 = ktime_get();
+		while (!atomic_read(&b->hw.stalled) && ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US)
+			usleep_range(200, 400);
+		stall_wait_us = ktime_us_delta(ktime_get(), t0);
+		CHECK(atomic_read(&b->hw.stalled), "radio 2: the work did not run in %lld us", stall_wait_us);
+		CHECK(READ_ONCE(b->hw.work_cpu) == cpu_b, "radio 2: the work ran on CPU %d, not %u",
+		      READ_ONCE(b->hw.work_cpu), cpu_b);
+		snprintf(msg, len,
+			 "leaked 2 radios: 1 backing off at its cap (runs %lld ms apart, CPU %u), 1 with a run in progress until rmmod (CPU %u, began %lld us after its wake)",
+			 gap_ms, cpu_a, cpu_b, stall_wait_us);
+	} else {
+		snprintf(msg, len,
+			 "leaked 1 radio backing off at its cap (runs %lld ms apart); one CPU online: the radio with a run in progress SKIPPED",
+			 gap_ms);
+	}
+	/* Leaked on purpose: the module's exit must stop their works. */
+	ra = NULL;
+	rb = NULL;
+	a = NULL;
+	b = NULL;
+out:
+	w_waker_stop(&waker);
+	if (rb) {
+		WRITE_ONCE(b->hw.stall_until_unload, false);
+		airtime_radio_destroy(rb);
+	}
+	if (ra)
+		airtime_radio_destroy(ra);
+	kfree(b);
+	kfree(a);
 	return ret;
 }
 

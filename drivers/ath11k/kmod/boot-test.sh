@@ -70,16 +70,29 @@ fi
 command -v qemu-system-x86_64 >/dev/null || kmod_die "no qemu-system-x86_64: install qemu-system-x86"
 command -v cpio >/dev/null || kmod_die "no cpio: install cpio"
 
+# The leaked-radio phase (boot-init.sh's leak_phase): the exit's report of
+# the works it stopped (one of each kind the scenario leaves), its warning
+# about the leak (the phase's only warning), and every kernel trouble line
+# that warning brings (the guest echoes them tagged "[leaked-radio] kernel: ").
+LEAK_SCENARIO=c-api-leak-radios
+# Radio 1's timer armed; in the rare case rmmod lands in its run (microseconds
+# every 100 ms) or between its timer and its run, running or queued instead.
+LEAK_REPORT='airtime: stopped 2 rounds works of leaked radios: (1 with the timer armed, 0 queued, 1|0 with the timer armed, 1 queued, 1|0 with the timer armed, 0 queued, 2) running$'
+LEAK_WARN='WARNING: CPU: [0-9]* PID: [0-9]* at .*airtime_shim[.]c:[0-9]* airtime_stop_works[+]0x'
+LEAK_ALLOWED="$LEAK_WARN|RIP: 0010:airtime_stop_works[+]0x|RIP: 0033:|Call Trace:"
+
 # check_serial LOG: judges a serial log; prints each failed check, returns 1
 # if any failed.
 check_serial() {
-	local log=$1 failed=0 name before after trouble deliberate
+	local log=$1 failed=0 name before after leak trouble deliberate
 	# The FAIL lines the deliberately failing scenarios must print.
 	deliberate='airtime: FAIL (selftest-must-fail|c-api-smp-stress-lost-completion|c-api-smp-stress-lost-wake): '
-	# Up to the last phase nothing may go wrong; the last phase must oops.
-	before=$(sed '/^=== phase must-panic/,$d' "$log")
+	# Up to the last phase nothing may go wrong, but for the leaked-radio
+	# phase's one warning; the last phase must oops.
+	before=$(sed -e '/^=== phase must-panic/,$d' -e '/^=== phase leaked-radio/,/^=== phase /{/^=== phase leaked-radio/d;/^=== phase /!d}' "$log")
+	leak=$(sed -n '/^=== phase leaked-radio/,/^=== phase must-panic/{/^=== phase must-panic/!p}' "$log")
 	after=$(sed -n '/^=== phase must-panic/,$p' "$log")
-	trouble='Kernel panic|Oops|BUG:|kernel BUG|WARNING:|Call Trace|general protection fault|Rust panic'
+	trouble='Kernel panic|Oops|BUG:|kernel BUG|WARNING:|Call Trace|general protection fault|Rust panic|unable to handle'
 	fail() {
 		printf 'boot-test: FAIL: %s\n' "$*"
 		failed=1
@@ -107,6 +120,17 @@ check_serial() {
 	done
 	! grep -qE "$trouble" <<<"$before" ||
 		fail "kernel trouble: $(grep -E "$trouble" <<<"$before" | head -n 3 | tr '\n' ';')"
+	grep -qx "\[leaked-radio\] airtime: PASS $LEAK_SCENARIO" <<<"$leak" ||
+		fail "the leaked-radio phase did not leak its radios ($LEAK_SCENARIO passed)"
+	grep -qE "^\[leaked-radio\] $LEAK_REPORT" <<<"$leak" ||
+		fail "the leaked-radio phase: no report of the leaked works stopped at exit"
+	[[ $(grep -c "^\[leaked-radio\] kernel: .*$LEAK_WARN" <<<"$leak") == 1 ]] ||
+		fail "the leaked-radio phase: not exactly one leak warning from the exit"
+	! grep -E "$trouble" <<<"$leak" | grep -vqE "^\[leaked-radio\] kernel: .*($LEAK_ALLOWED)" ||
+		fail "kernel trouble in the leaked-radio phase: $(grep -E "$trouble" <<<"$leak" |
+			grep -vE "^\[leaked-radio\] kernel: .*($LEAK_ALLOWED)" | head -n 3 | tr '\n' ';')"
+	grep -q '^BOOT-CHECK ok: leaked-radio: no oops, BUG or fault' <<<"$leak" ||
+		fail "the leaked-radio phase's guest check of the log did not pass"
 	grep -q '^\[must-panic\] airtime: Rust panic: index out of bounds' <<<"$after" ||
 		fail "the deliberate Rust panic was not reported by the panic handler"
 	grep -q 'kernel BUG at' <<<"$after" ||
@@ -135,7 +159,7 @@ FAULTS='stress-lost-completion|c-api-smp-stress-lost-completion|names the frame 
 stress-lost-wake|c-api-smp-stress-lost-wake|names the txq left with frames|c-api-smp-stress-lost-wake: .*lost wake: txq 8 still holds'
 STRESS_RESULT='RESULT c-api-smp-stress: kthreads on CPUs'
 STRESS_WHAT='c-api-smp-stress ran its kthreads'
-EXPLICIT_ONLY='selftest-must-fail|c-api-smp-stress-lost'
+EXPLICIT_ONLY='selftest-must-fail|c-api-smp-stress-lost|c-api-leak'
 BY_NAME=c-api-roundtrip
 UNKNOWN=no-such-scenario
 UNKNOWN_MSG='airtime: unknown scenario "no-such-scenario"'
@@ -144,6 +168,11 @@ kernel BUG in the panic report|kernel BUG at .*airtime_shim.c
 oops names airtime_rust_panic|RIP: .*airtime_rust_panic
 call trace names the Rust scenario|must_panic
 the Rust frames unwind reliably (ORC data from objtool)|]  [^? ][^ ]*must_panic'
+LEAK=$LEAK_SCENARIO
+LEAK_REPORT='$LEAK_REPORT'
+LEAK_WARN='$LEAK_WARN'
+LEAK_ALLOWED='$LEAK_ALLOWED'
+LEAK_WAIT=0.3
 CONF
 # The kernel opens /dev/console before /init runs; without the node (making
 # it needs root) /init reopens it after mounting devtmpfs.
@@ -169,8 +198,12 @@ grep -v '^\[must-fail\]' "$serial" | sed 's/must-fail: insmod refused/must-fail:
 grep -v 'AIRTIME-BOOT-TEST' "$serial" >"$proof/no-marker.log" || true
 grep -v '^\[stress-lost-wake\]' "$serial" | sed 's/stress-lost-wake: insmod refused/stress-lost-wake: insmod loaded/' \
 	>"$proof/stress-fault-accepted.log"
+grep -v '^\[leaked-radio\] kernel: .*WARNING:' "$serial" >"$proof/no-leak-warning.log" || true
+sed '/^\[leaked-radio\] airtime: stopped /a [   99.999] BUG: unable to handle page fault for address: ffffffffc0a01234' \
+	"$serial" >"$proof/leak-fault.log"
 parser_broken=0
-doctored_logs=(missing-pass fail-line oops accepted no-marker no-panic-report stress-fault-accepted)
+doctored_logs=(missing-pass fail-line oops accepted no-marker no-panic-report stress-fault-accepted no-leak-warning
+	leak-fault)
 for doctored in "${doctored_logs[@]}"; do
 	if check_serial "$proof/$doctored.log" >/dev/null; then
 		kmod_log "the serial-log parser accepted a doctored log ($doctored)"
@@ -178,7 +211,41 @@ for doctored in "${doctored_logs[@]}"; do
 	fi
 done
 
-# 4. Judge.
+# 4. Prove the leaked-radio phase catches an exit that leaves a leaked
+# radio's work pending: the weakened variant (build.sh; its
+# airtime_stop_works() holds nothing) booted in that phase alone must fail,
+# its guest check or the kernel reporting the fault of a timer firing into
+# the freed workqueue and unloaded module.
+weak_module=$KMOD_BUILD_DIR/weakened/$KMOD_NAME.ko
+[[ -f $weak_module ]] || kmod_die "no weakened variant at $weak_module: run build.sh first"
+weak_dir=$boot_dir/weakened
+mkdir -p "$weak_dir"
+cp "$weak_module" "$root/$KMOD_NAME.ko"
+echo 'LEAK_ONLY=yes' >>"$root/etc/boot-test.conf"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$weak_dir/initramfs.gz"
+kmod_log "booting the weakened variant (exit stops no leaked work) in the leaked-radio phase alone: it must fail"
+boot_started=$(kmod_now)
+real_qemu_rc=$qemu_rc
+BOOT_TIMEOUT=${WEAK_BOOT_TIMEOUT:-120} kmod_boot "$kernel" "$weak_dir/initramfs.gz" "$weak_dir/serial.raw" \
+	"$weak_dir/serial.log"
+weak_qemu_rc=$qemu_rc
+qemu_rc=$real_qemu_rc
+# What the catch looks like: the guest's failed checks, the fault.
+weak_caught=$(grep -E '^BOOT-CHECK FAIL|^\[leaked-radio\] kernel: |BUG: unable to handle|general protection|Kernel panic' \
+	"$weak_dir/serial.log" | grep -vE "^\[leaked-radio\] kernel: .*($LEAK_ALLOWED)" | head -n 6 || true)
+weak_proven=0
+# (Not anchored: the phase's first line may follow the firmware's last output.)
+if grep -q '=== phase leaked-radio' "$weak_dir/serial.log" && [[ -n $weak_caught ]] &&
+	! grep -q 'AIRTIME-BOOT-TEST: PASS' "$weak_dir/serial.log"; then
+	weak_proven=1
+	kmod_log "weakened variant caught (qemu exit $weak_qemu_rc after $(kmod_elapsed "$boot_started") s):"
+	printf '  %s\n' "${weak_caught//$'\n'/$'\n'  }" >&2
+else
+	kmod_log "FAIL: the leaked-radio phase did not catch the weakened variant (qemu exit $weak_qemu_rc; $weak_dir/serial.log):"
+	tail -n 20 "$weak_dir/serial.log" >&2
+fi
+
+# 5. Judge.
 status=0
 if ((qemu_rc == 124)); then
 	kmod_log "FAIL: timeout after ${BOOT_TIMEOUT} s"
@@ -190,6 +257,7 @@ fi
 verdict=$(check_serial "$serial") || status=1
 [[ -z $verdict ]] || printf '%s\n' "$verdict"
 ((parser_broken == 0)) || status=1
+((weak_proven == 1)) || status=1
 guest_checks=$(grep -c '^BOOT-CHECK ' "$serial" || true)
 guest_failed=$(grep -c '^BOOT-CHECK FAIL' "$serial" || true)
 if ((status != 0)); then
@@ -201,5 +269,5 @@ if ((status != 0)); then
 	exit 1
 fi
 printf 'boot-test: %d passed, 0 failed\n' "$guest_checks"
-printf 'KMOD BOOT TEST: PASS (%d guest checks, parser proven on %d doctored logs, %s s)\n' \
+printf 'KMOD BOOT TEST: PASS (%d guest checks, parser proven on %d doctored logs, weakened exit caught, %s s)\n' \
 	"$guest_checks" "${#doctored_logs[@]}" "$(kmod_elapsed "$started")"

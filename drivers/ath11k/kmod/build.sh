@@ -13,6 +13,9 @@
 #
 # Output (all under drivers/ath11k/kmod/build/, ignored by git):
 #   airtime_ath11k.ko   the module
+#   weakened/airtime_ath11k.ko   a variant whose exit does not stop leaked
+#                       radios' works (never shipped: boot-test.sh proves its
+#                       leaked-radio phase fails on it)
 #   kbuild/             the Kbuild tree: shim sources, the Rust object
 #                       (airtime_ath11k_rust.o_shipped) and make's products
 #   cargo.json, kbuild.log, objcheck/   logs and the checks' own test objects
@@ -57,6 +60,7 @@ SHIM_SYMBOLS=(
 	airtime_rounds_work_hold airtime_rounds_work_release airtime_rounds_work_free
 	airtime_radio_created airtime_radio_destroying airtime_might_sleep
 	airtime_capi_selftest airtime_capi_mcast airtime_capi_deferred_work airtime_capi_work_control
+	airtime_capi_leak_radios
 	airtime_capi_smp_stress
 )
 # The C sources of the module (Kbuild).
@@ -276,3 +280,25 @@ vermagic=$(modinfo -F vermagic "$ko")
 modinfo -F parm "$ko" | grep -q '^scenario:' || kmod_die "module parameter scenario missing"
 cp "$ko" "$KMOD_BUILD_DIR/$KMOD_NAME.ko"
 kmod_log "built $KMOD_BUILD_DIR/$KMOD_NAME.ko for $kver ($(stat -c %s "$ko") bytes) in $(kmod_elapsed "$started") s"
+
+# 8. The weakened variant, never shipped: the same objects with the shim's
+# airtime_stop_works() not stopping the leaked radios' works
+# (-DAIRTIME_WEAKENED_NO_STOP_WORKS). boot-test.sh boots it in the
+# leaked-radio phase alone, which must fail: proof that the phase catches a
+# module exit that leaves a work's timer armed.
+weak_dir=$KMOD_BUILD_DIR/kbuild-weakened
+rm -rf "$weak_dir"
+mkdir -p "$weak_dir"
+cp -r "$KBUILD_DIR/Kbuild" "$KBUILD_DIR/include" "${C_SOURCES[@]/#/$KBUILD_DIR/}" "$KBUILD_DIR/${RUST_OBJ}_shipped" "$weak_dir/"
+printf 'cmd_%s := cp %s %s\n' "$weak_dir/$RUST_OBJ" "${RUST_OBJ}_shipped" "$RUST_OBJ" >"$weak_dir/.$RUST_OBJ.cmd"
+if ! make -C "$kdir" M="$weak_dir" KCFLAGS=-DAIRTIME_WEAKENED_NO_STOP_WORKS modules \
+	>"$KMOD_BUILD_DIR/kbuild-weakened.log" 2>&1; then
+	cat "$KMOD_BUILD_DIR/kbuild-weakened.log" >&2
+	kmod_die "Kbuild failed on the weakened variant"
+fi
+if grep -iE '(^|[^a-z])(warning|error):' "$KMOD_BUILD_DIR/kbuild-weakened.log" >&2; then
+	kmod_die "Kbuild or modpost warned on the weakened variant (full log $KMOD_BUILD_DIR/kbuild-weakened.log)"
+fi
+mkdir -p "$KMOD_BUILD_DIR/weakened"
+cp "$weak_dir/$KMOD_NAME.ko" "$KMOD_BUILD_DIR/weakened/$KMOD_NAME.ko"
+kmod_log "built the weakened variant (no stop of leaked works at exit): $KMOD_BUILD_DIR/weakened/$KMOD_NAME.ko"

@@ -1587,6 +1587,27 @@ int airtime_capi_deferred_work(char *msg, size_t len);
  */
 int airtime_capi_work_control(char *msg, size_t len);
 
+/**
+ * airtime_capi_leak_radios() - leak two radios with their rounds works
+ *	pending, for the boot test's check of module exit
+ * @msg: buffer for the result, always NUL-terminated
+ * @len: size of @msg, at least 1
+ *
+ * Implemented in airtime_capi_selftest.c; run by the Rust scenario
+ * c-api-leak-radios (explicit only). Deliberately never destroys its two
+ * radios (a driver's leak): one whose work makes no progress, returned once
+ * its backoff is at its cap (AIRTIME_WORK_BACKOFF_MAX_MS), so its timer is
+ * armed; one whose work's run busy-waits (BHs off) in tcl_free() until the
+ * module is going away and 200 ms more (at most 2 s a run before), so a run
+ * is in progress when rmmod calls airtime_exit(), on another CPU than the
+ * first work's. The module's exit must stop both (airtime_stop_works()). The
+ * radios, their HALs and ops stay allocated for good: leaked on purpose.
+ *
+ * Context: Process context (module init); sleeps (about 300 ms).
+ * Return: 0 on success, non-zero on failure.
+ */
+int airtime_capi_leak_radios(char *msg, size_t len);
+
 /*
  * airtime_capi_smp_stress() faults, each of which must make it FAIL: the
  * firmware loses one completion (a frame stays in the hardware, its airtime

@@ -115,6 +115,11 @@ unsafe extern "C" {
     /// (`airtime_capi_selftest.c`): as [`airtime_capi_selftest`]. Sleeps (about a second).
     pub fn airtime_capi_work_control(msg: *mut c_char, len: usize) -> i32;
 
+    /// Leaks two radios with their rounds works pending (a backoff timer armed,
+    /// a run in progress), for the boot test's check of module exit
+    /// (`airtime_capi_selftest.c`): as [`airtime_capi_selftest`]. Sleeps.
+    pub fn airtime_capi_leak_radios(msg: *mut c_char, len: usize) -> i32;
+
     /// The SMP stress self-test (`airtime_capi_selftest.c`): two kthreads on
     /// one radio for a few seconds; `flags` are `AIRTIME_STRESS_*` faults that
     /// must make it fail. Sleeps. As [`airtime_capi_selftest`] otherwise.

@@ -27,7 +27,9 @@
 //! `selftest-must-fail` (a FAIL refuses the load), `selftest-must-panic`
 //! (a panic becomes a clean `BUG()` oops with the Rust location), and
 //! `c-api-smp-stress-lost-completion` / `-lost-wake` (the stress test's
-//! checks catch a frame that never completes and a txq never served).
+//! checks catch a frame that never completes and a txq never served);
+//! `c-api-leak-radios` leaks two radios with their works pending, so that the
+//! boot test can check that `rmmod` stops them (`airtime_stop_works()`).
 
 use core::ffi::CStr;
 
@@ -132,6 +134,7 @@ pub static SCENARIOS: &[Scenario] = &[
     Scenario::explicit_only(c"selftest-must-panic", must_panic),
     Scenario::explicit_only(c"c-api-smp-stress-lost-completion", capi::smp_stress_lost_completion),
     Scenario::explicit_only(c"c-api-smp-stress-lost-wake", capi::smp_stress_lost_wake),
+    Scenario::explicit_only(c"c-api-leak-radios", capi::leak_radios),
 ];
 
 /// Always panics, with an out-of-bounds index. It exists so the boot test

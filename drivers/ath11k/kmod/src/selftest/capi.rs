@@ -22,7 +22,10 @@
 //!   module's rounds work a third context, quiesced and resumed every 100 ms;
 //! - `c-api-smp-stress-lost-completion` and `c-api-smp-stress-lost-wake`
 //!   (explicit only): the same with one completion, or every wake of the
-//!   multicast txq, lost on purpose; the checks must catch each (FAIL).
+//!   multicast txq, lost on purpose; the checks must catch each (FAIL);
+//! - `c-api-leak-radios` (explicit only): two radios leaked on purpose, their
+//!   works pending (a backoff timer armed, a run in progress), for the boot
+//!   test's check that module exit stops them.
 
 use core::ffi::c_char;
 
@@ -80,6 +83,15 @@ pub(super) fn deferred_work(msg: &mut MsgBuf<'_>) -> Outcome {
 pub(super) fn work_control(msg: &mut MsgBuf<'_>) -> Outcome {
     // SAFETY: as in `roundtrip`; the C side sleeps, which module init allows.
     run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_work_control(buf, len) })
+}
+
+/// `c-api-leak-radios` (explicit only): leaks two radios on purpose, one with
+/// its work's backoff timer armed and one with a run in progress, so that the
+/// boot test can check that `rmmod` stops both works (`airtime_stop_works()`)
+/// before the workqueue and the module's text go away.
+pub(super) fn leak_radios(msg: &mut MsgBuf<'_>) -> Outcome {
+    // SAFETY: as in `roundtrip`; the C side sleeps, which module init allows.
+    run_c(msg, |buf, len| unsafe { crate::ffi::airtime_capi_leak_radios(buf, len) })
 }
 
 /// `c-api-smp-stress`.
