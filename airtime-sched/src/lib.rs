@@ -308,7 +308,8 @@
 #![warn(missing_docs)]
 
 extern crate alloc;
-// The weakened variants read their switch from the environment (`weakened`).
+// The weakened variants read their switch from the environment (`weakened`); the loom
+// model runner counts executions (`loom_model`).
 #[cfg(all(loom, not(test)))]
 extern crate std;
 
@@ -335,6 +336,10 @@ pub mod driver_loop;
 pub mod fq_codel;
 mod ids;
 mod list;
+/// The runner of every loom model: `loom::model`, failing a collapsed search.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_model;
 #[cfg(not(loom))]
 mod prefetch;
 pub mod round_gate;

@@ -351,7 +351,7 @@ mod tests {
 }
 
 /// Loom models of the gate. Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3
-/// cargo test --release -p airtime-sched --lib gate`; CI proves the weakened variants
+/// tools/loom/cargo-loom test --release -p airtime-sched --lib gate`; CI proves the weakened variants
 /// `gate_clear_after`, `gate_exit_store`, `gate_relaxed`, `gate_defer_closed` and
 /// `gate_unwind_closed` are caught.
 #[cfg(all(test, loom))]
@@ -480,7 +480,7 @@ mod loom_models {
     }
 
     fn two_contexts(budget: u32) {
-        loom::model(move || {
+        crate::loom_model::model(move || {
             let shared = Shared::new();
             both_request(&shared, move |s, me, n| s.request(me, n, budget));
             shared.check_all_served();
@@ -513,7 +513,7 @@ mod loom_models {
     /// sees it serves it and leaves nothing waiting.
     #[test]
     fn gate4_a_deferred_request_shows_as_waiting_until_served() {
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let shared = Shared::new();
             both_request(&shared, |s, me, n| s.request_once(me, n, 1));
             let waiting = shared.gate.is_waiting(Ac::Be);
@@ -533,7 +533,7 @@ mod loom_models {
     /// round is served.
     #[test]
     fn gate3_a_round_that_unwinds_opens_the_gate() {
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let shared = Shared::new();
             let failing = {
                 let s = shared.clone();

@@ -6,7 +6,7 @@
 //! however late, may reach the slot's next occupant once a removed station's slot is
 //! reused (the word carries its occupant's tag, as the slot's other per-occupant words).
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 cargo test --release
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 tools/loom/cargo-loom test --release
 //! -p airtime-sched --test loom_adaptive`.
 //!
 //! | variant | what it undoes | caught by |

@@ -5,7 +5,7 @@
 //! departs while its last frame completes is drained, its airtime counted, and the live
 //! invariant check reports nothing meanwhile.
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 cargo test --release
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 tools/loom/cargo-loom test --release
 //! -p airtime-sched --test loom_control`.
 //!
 //! Every model has a deliberately weakened variant of the code it covers, which CI builds

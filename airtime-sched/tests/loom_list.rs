@@ -1,7 +1,7 @@
 //! Loom models of the AC list (`src/list`) and the txq word that guards it, run on the
 //! real code: the paths a context preempted in the middle of a push, a pop or a wake
 //! exposes. Run like `loom_models.rs`:
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched --test loom_list`.
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 tools/loom/cargo-loom test --release -p airtime-sched --test loom_list`.
 //!
 //! Each model has a weakened variant CI proves it catches: `ring_claim_first` (list 1),
 //! `listed_torn` (list 2), `wake_plain_load` (list 3), `remove_ac_late` (list 4).

@@ -2,7 +2,7 @@
 //! `--cfg loom` the crate's `sync` module maps every atomic to loom's, so these
 //! explore the interleavings of the shipped data path.
 //!
-//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched --test loom_models`.
+//! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 tools/loom/cargo-loom test --release -p airtime-sched --test loom_models`.
 //!
 //! Each model has two or three threads and the smallest state that still shows its
 //! race, and checks what must hold at the step where it must hold (a hand-out, a

@@ -5,7 +5,11 @@
 //! may touch one txq's queue at once (loom's `UnsafeCell` checks every access).
 //!
 //! Run: `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 RUST_BACKTRACE=0 cargo test --release
-//! -p airtime-sched --test loom_txqs`.
+//! -p airtime-sched --test loom_txqs`. CI runs this file on loom 0.7.3 as released, blind
+//! to a load then a write racing another thread's load (`tools/loom/`): on the patched
+//! checker the models txq5 to txq9 and txq11 did not finish in 25 minutes, and their
+//! states must shrink before they can run there. Every other model of this file passed
+//! on it.
 //!
 //! | variant | what it undoes | caught by |
 //! |---|---|---|
@@ -1342,35 +1346,4 @@ fn txq26_an_ask_for_a_held_txq_never_tops_the_deficit_up() {
         let mut table = Arc::try_unwrap(table).unwrap_or_else(|_| panic!("all threads joined"));
         table.check_invariants().expect("invariants hold when quiescent");
     });
-}
-
-#[test]
-fn txq99_probe() {
-    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-    static EXECS: AtomicUsize = AtomicUsize::new(0);
-    static HELD: AtomicUsize = AtomicUsize::new(0);
-    let debt = std::env::var("PROBE_DEBT").is_ok();
-    let loads_only = std::env::var("PROBE_LOADS").is_ok();
-    loom_common::model(move || {
-        EXECS.fetch_add(1, Relaxed);
-        let (table, sta, q) = station_txq(&[1]);
-        if debt {
-            table.scheduler().register_airtime(sta, Ac::Be, 1000, 0, NOW).unwrap();
-        }
-        let holder = {
-            let table = table.clone();
-            thread::spawn(move || {
-                if let Ok(Some(turn)) = table.claim(q) {
-                    turn.finish(TxqReturn::Stalled, NOW);
-                }
-            })
-        };
-        if loads_only {
-            let _ = table.scheduler().txq_info(q);
-        } else if table.may_transmit(q, NOW).unwrap().refusal() == Some(Refusal::Served) {
-            HELD.fetch_add(1, Relaxed);
-        }
-        holder.join().unwrap();
-    });
-    std::eprintln!("EXECS {} served {}", EXECS.load(Relaxed), HELD.load(Relaxed));
 }

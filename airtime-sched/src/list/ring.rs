@@ -378,7 +378,7 @@ mod tests {
 }
 
 /// Loom models of the ring itself (in the crate: the ring is not public). Run with
-/// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release -p airtime-sched
+/// `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 tools/loom/cargo-loom test --release -p airtime-sched
 /// --lib ring1_`; CI proves the weakened variant `len_single_read` is caught.
 #[cfg(all(test, loom))]
 mod loom_models {
@@ -393,7 +393,7 @@ mod loom_models {
     /// checked at the read itself, and the ring is empty at the end.
     #[test]
     fn ring1_len_never_counts_more_than_the_ring_held() {
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let ring = Arc::new(TailRing::new(8));
             ring.push(0).unwrap();
             ring.push(1).unwrap();

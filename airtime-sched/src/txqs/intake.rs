@@ -1064,7 +1064,7 @@ mod loom_models {
     #[test]
     fn intake1_a_reused_node_is_filled_only_after_its_last_frame_was_read() {
         static REUSED: AtomicUsize = AtomicUsize::new(0);
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let intake = push_drain_push(Intake::without_own_node());
             REUSED.fetch_add(
                 intake.reused.load(std::sync::atomic::Ordering::Relaxed),
@@ -1120,7 +1120,7 @@ mod loom_models {
     #[test]
     fn intake2_two_enqueuers_never_take_the_same_cached_node() {
         static BOTH: AtomicUsize = AtomicUsize::new(0);
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let intake = Arc::new(Intake::without_own_node());
             for f in 0..3u32 {
                 intake.push(f, Instant::ZERO).unwrap();
@@ -1155,7 +1155,7 @@ mod loom_models {
     #[test]
     fn intake3_the_own_node_is_filled_again_only_after_its_frame_was_read() {
         static TWICE: AtomicUsize = AtomicUsize::new(0);
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let intake = push_drain_push(Intake::new());
             reached(&TWICE, taken(&intake) == 2);
         });
@@ -1169,7 +1169,7 @@ mod loom_models {
     #[test]
     fn intake4_two_enqueuers_never_hold_the_own_node_at_once() {
         static BOTH: AtomicUsize = AtomicUsize::new(0);
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let intake = Arc::new(Intake::new());
             let enqueuers: Vec<_> =
                 [10u32, 20].into_iter().map(|f| on(&intake, move |i| i.push(f, Instant::ZERO).unwrap())).collect();
@@ -1194,7 +1194,7 @@ mod loom_models {
     #[test]
     fn intake5_a_dropped_chain_gives_the_own_node_back_once_its_frame_is_out() {
         static TWICE: AtomicUsize = AtomicUsize::new(0);
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let intake = Arc::new(Intake::new());
             let dropper = on(&intake, |i| {
                 let mut chain = Chain::new(i);
@@ -1218,7 +1218,7 @@ mod loom_models {
     #[test]
     fn intake6_one_enqueuers_frames_keep_their_order_around_the_own_node() {
         static MIXED: AtomicUsize = AtomicUsize::new(0);
-        loom::model(|| {
+        crate::loom_model::model(|| {
             let intake = Arc::new(Intake::new());
             let producer = on(&intake, |i| {
                 for f in 1..=3u32 {
