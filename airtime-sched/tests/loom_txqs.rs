@@ -67,7 +67,9 @@ mod loom_common;
 
 use airtime_sched::TxqId;
 use airtime_sched::txqs::{EnqueueError, RemovedTxq, Retry, TurnBudget};
-use airtime_sched::{Ac, Enqueue, Frame, Instant, Refusal, StationId, Tid, Txq, TxqReturn, TxqTable, Weight};
+use airtime_sched::{
+    Ac, Enqueue, Frame, Instant, MayTransmit, Refusal, StationId, Tid, Txq, TxqReturn, TxqTable, Weight,
+};
 use fixtures::{OpenRing, Peer, Peers};
 use loom::sync::Arc;
 use loom::thread;
@@ -412,7 +414,7 @@ fn txq6_a_claimed_flush_racing_a_round_and_an_enqueue() {
 
 /// A power-save flush: `claim`, the retry frame first, then the whole queue.
 fn flush(table: &TxqTable<Fifo>, q: TxqId) -> Vec<Pkt> {
-    let Ok(Some(mut turn)) = table.claim(q) else { return Vec::new() };
+    let Some(mut turn) = table.claim(q).ok().and_then(MayTransmit::granted) else { return Vec::new() };
     let mut flushed: Vec<Pkt> = turn.take_retry().map(|r| r.frame).into_iter().collect();
     while let Ok(Some(frame)) = turn.dequeue(NOW) {
         flushed.push(frame);
@@ -429,7 +431,7 @@ fn flush(table: &TxqTable<Fifo>, q: TxqId) -> Vec<Pkt> {
 fn txq7_two_claimed_flushes_racing_a_removal_each_frame_once() {
     loom_common::model(|| {
         let (table, _, q) = station_txq(&[1]);
-        let mut turn = table.claim(q).unwrap().expect("nobody else serves it");
+        let mut turn = table.claim(q).unwrap().granted().expect("nobody else serves it");
         turn.hold_back(Retry { frame: Pkt(0), charge: None }).unwrap();
         turn.finish(TxqReturn::Backlogged, NOW);
         let flushers: Vec<_> = (0..2)
@@ -1229,13 +1231,13 @@ fn txq24_a_claimed_turn_returned_while_woken_is_followed_by_a_round() {
                 r.overlapped
             })
         };
-        // The flush (`claim` says: `Ok(None)` while another context serves T or an
-        // enqueue holds its queue, try again later), and the recipe.
+        // The flush (`claim` says: refused `Served` while another context serves T,
+        // `QueueBusy` while an enqueue holds its queue; try again later), and the recipe.
         let mut flushed = Vec::new();
         let claimed = loop {
             match table.claim(q) {
-                Ok(Some(turn)) => break Some(turn),
-                Ok(None) => thread::yield_now(),
+                Ok(MayTransmit::Granted(turn)) => break Some(turn),
+                Ok(MayTransmit::Refused(_)) => thread::yield_now(),
                 Err(_) => break None,
             }
         };
@@ -1332,7 +1334,7 @@ fn txq26_an_ask_for_a_held_txq_never_tops_the_deficit_up() {
                 why
             })
         };
-        if let Ok(Some(turn)) = table.claim(q) {
+        if let Ok(MayTransmit::Granted(turn)) = table.claim(q) {
             turn.finish(TxqReturn::Stalled, NOW);
         }
         let why = asker.join().unwrap();

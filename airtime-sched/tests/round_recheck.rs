@@ -401,7 +401,7 @@ fn a_claimed_turn_returned_empty_while_woken_is_followed_by_a_round() {
     let t = table.add_txq(None, Tid::BE, Fifo::default()).ok().unwrap();
     table.enqueue(t, Pkt(1), NOW).unwrap();
     // 1. C claims T and flushes it.
-    let mut turn = table.claim(t).unwrap().expect("T is not served");
+    let mut turn = table.claim(t).unwrap().granted().expect("T is not served");
     let mut flushed = Vec::new();
     while let Ok(Some(f)) = turn.dequeue(NOW) {
         flushed.push(f);

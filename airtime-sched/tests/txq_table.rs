@@ -875,9 +875,9 @@ fn a_claimed_txq_hands_its_retry_frame_and_queue_over_whatever_its_budget() {
     t.scheduler().set_station_limits(sta, Ac::Be, airtime_sched::AqlLimits::new(100, 100).unwrap()).unwrap();
     let report = t.run_round(Ac::Be, NOW, &peers, &mut r, TurnBudget::UNLIMITED);
     assert_eq!(report.frames, 0, "over its AQL budget");
-    let mut turn = t.claim(q).unwrap().expect("nobody serves it");
+    let mut turn = t.claim(q).unwrap().granted().expect("nobody serves it");
     // While claimed, nobody else gets it: not a round, not a second claim.
-    assert!(t.claim(q).unwrap().is_none());
+    assert_eq!(t.claim(q).unwrap().refusal(), Some(Refusal::Served));
     let flushed = flush(&mut turn);
     assert!(!turn.is_backlogged());
     turn.finish(TxqReturn::Empty, NOW);
@@ -934,7 +934,7 @@ fn frames_enqueued_during_a_skip_or_after_a_flush_are_served_once_awake() {
     let t = table();
     let (_, peers, q) = one_station(&t, 1);
     // Dozes: flushed through a claim (frame 0 to the driver's buffer), returned empty.
-    let mut turn = t.claim(q).unwrap().expect("nobody serves it");
+    let mut turn = t.claim(q).unwrap().granted().expect("nobody serves it");
     assert_eq!(flush(&mut turn), [Pkt(0)]);
     turn.finish(TxqReturn::Empty, NOW);
     // Asleep, a frame arrives: listed by its wake; the round skips it, and another
@@ -1112,7 +1112,7 @@ fn a_turn_finished_empty_as_an_enqueue_fills_its_intake_is_woken_to_the_head() {
     let qa = t.add_txq(Some(a), Tid::BE, Fifo::default()).unwrap();
     let qb = t.add_txq(Some(b), Tid::BE, Fifo::default()).unwrap();
     t.enqueue(qb, Pkt(100), NOW).unwrap();
-    let turn = t.claim(qa).unwrap().unwrap();
+    let turn = t.claim(qa).unwrap().granted().unwrap();
     t.enqueue(qa, Pkt(0), NOW).unwrap();
     turn.finish(TxqReturn::Empty, NOW);
     let round = t.scheduler().start_round(Ac::Be);

@@ -67,7 +67,7 @@ fn an_unserved_txq_fills_its_queue_then_its_intake_and_drops_only_at_its_turn() 
     assert!(matches!(t.enqueue(q, Pkt(u32::MAX), NOW), Err(EnqueueError::Full(Pkt(u32::MAX)))));
     // The server's turn moves the intake into the full queue, which drops to its limit:
     // every frame is queued or handed back as a drop, none lost.
-    let mut turn = t.claim(q).unwrap().expect("nobody holds it");
+    let mut turn = t.claim(q).unwrap().granted().expect("nobody holds it");
     let queue = turn.queue().unwrap();
     let stats = queue.stats();
     assert_eq!(stats.enqueued, u64::from(4 + INTAKE_LIMIT));
@@ -80,7 +80,7 @@ fn an_unserved_txq_fills_its_queue_then_its_intake_and_drops_only_at_its_turn() 
 fn frames_enqueued_while_the_server_holds_the_queue_go_out_before_later_ones() {
     let (t, q) = table_with_txq(1024);
     // The turn holds the queue: frame 1 goes through the intake.
-    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    let turn = t.claim(q).unwrap().granted().expect("nobody holds it");
     t.enqueue(q, Pkt(1), NOW).unwrap();
     turn.finish(TxqReturn::Empty, NOW);
     // Free now, but frame 1 still waits in the intake: frame 2 must not overtake it.
@@ -98,7 +98,7 @@ fn a_queue_that_fills_mid_burst_sends_the_rest_through_the_intake_in_order() {
     assert_eq!(t.enqueue_burst(q, &mut (0..5).map(Pkt), NOW).unwrap(), 5);
     // Two went into the queue, three into the intake; the turn's pull makes the queue
     // drop two to its limit (the oldest, from the head), counted and handed back.
-    let mut turn = t.claim(q).unwrap().expect("nobody holds it");
+    let mut turn = t.claim(q).unwrap().granted().expect("nobody holds it");
     let mut sent = Vec::new();
     while let Ok(Some(p)) = turn.dequeue(NOW) {
         sent.push(p);
@@ -170,7 +170,11 @@ fn a_preempted_enqueue_costs_its_txq_the_turn_not_the_round_or_a_frame() {
         assert_eq!(turn.dequeue(NOW).unwrap(), Some(Pkt(100)));
         turn.finish(TxqReturn::Empty, NOW);
         assert!(t.next_txq(round, NOW).is_none(), "the passed-over txq ends the round when met again");
-        assert!(t.claim(q).unwrap().is_none(), "a claim waits for the enqueue too");
+        assert_eq!(
+            t.claim(q).unwrap().refusal(),
+            Some(airtime_sched::Refusal::QueueBusy),
+            "a claim waits for the enqueue too"
+        );
         assert_eq!(
             t.may_transmit(q, NOW).unwrap().refusal(),
             Some(airtime_sched::Refusal::QueueBusy),
@@ -353,7 +357,7 @@ fn a_burst_whose_iterator_panics_leaves_its_frames_queued_and_the_txq_free() {
     enqueue_then_panic(&t, q, vec![Pkt(1), Pkt(2)]);
     assert_eq!(serve(&t), Some(vec![Pkt(1), Pkt(2)]), "woken despite the panic");
     // Through the intake (a turn holds the queue): the same.
-    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    let turn = t.claim(q).unwrap().granted().expect("nobody holds it");
     enqueue_then_panic(&t, q, vec![Pkt(3), Pkt(4)]);
     turn.finish(TxqReturn::Empty, NOW);
     assert_eq!(serve(&t), Some(vec![Pkt(3), Pkt(4)]), "pushed and woken despite the panic");
@@ -390,7 +394,7 @@ fn a_burst_that_panics_after_its_txq_was_removed_hands_every_earlier_frame_back(
 fn a_burst_that_panics_before_queuing_leaves_the_removed_txqs_intake_to_its_hand_back() {
     let (t, q) = one_slot_table();
     // A turn holds the queue: frame 1 waits in the intake, its enqueue done.
-    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    let turn = t.claim(q).unwrap().granted().expect("nobody holds it");
     t.enqueue(q, Pkt(1), NOW).unwrap();
     // Another enqueue holds the txq while it is removed and returned, then panics
     // before it queues anything: frame 1 is not its to take back.
@@ -412,14 +416,14 @@ fn a_burst_that_panics_before_queuing_leaves_the_removed_txqs_intake_to_its_hand
 fn a_burst_whose_iterator_panics_keeps_the_intake_bound_exact() {
     let (t, q) = table_with_txq(1024);
     // A turn holds the queue, so the burst goes through the intake.
-    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    let turn = t.claim(q).unwrap().granted().expect("nobody holds it");
     enqueue_then_panic(&t, q, vec![Pkt(0), Pkt(1)]);
     turn.finish(TxqReturn::Empty, NOW);
     // Its two frames counted against the intake's bound; the turn takes them out of
     // the intake and their places with them.
     serve(&t).expect("woken");
     // Held again, the intake takes exactly its bound.
-    let turn = t.claim(q).unwrap().expect("nobody holds it");
+    let turn = t.claim(q).unwrap().granted().expect("nobody holds it");
     let fitted = t.enqueue_burst(q, &mut (100..).map(Pkt), NOW);
     assert!(matches!(fitted, Err(EnqueueError::Full(Pkt(n))) if n == 100 + INTAKE_LIMIT), "{fitted:?}");
     turn.finish(TxqReturn::Backlogged, NOW);

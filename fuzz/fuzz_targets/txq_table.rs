@@ -1426,7 +1426,7 @@ fn serve(
             }
         }
         Meanwhile::Claim => {
-            assert!(table.claim(id).unwrap().is_none(), "claimed while held");
+            assert_eq!(table.claim(id).unwrap().refusal(), Some(Refusal::Served), "claimed while held");
             // Refused; the PHY limit is checked before the holder, the deficit after it,
             // so a debt is never topped up for an ask that cannot be granted.
             for table_asks in [true, false] {
@@ -1772,7 +1772,7 @@ fuzz_target!(|input: Input| {
             Op::Claim { txq, flush } => {
                 let Some(id) = w.m.pick_txq(txq) else { continue };
                 let World { table, m, now, .. } = &mut w;
-                let mut turn = table.claim(id).unwrap().expect("nothing holds it");
+                let mut turn = table.claim(id).unwrap().granted().expect("nothing holds it");
                 let t = m.txq(id);
                 assert_eq!((turn.txq(), turn.station(), turn.ac()), (id, t.station, t.ac));
                 t.intake = 0;
@@ -2115,7 +2115,7 @@ fn drain(w: &mut World) {
         w.m.txqs.iter().flatten().filter(|t| matches!(t.slot, Slot::Held(Some(_)))).map(|t| t.id).collect();
     for id in kept {
         let World { table, m, now, .. } = &mut *w;
-        let mut turn = table.claim(id).unwrap().expect("nothing holds it");
+        let mut turn = table.claim(id).unwrap().granted().expect("nothing holds it");
         let t = m.txq(id);
         t.intake = 0;
         let r = turn.take_retry().expect("its retry frame");

@@ -1,10 +1,12 @@
 //! What a pull-mode ask ([`Scheduler::may_transmit`](super::Scheduler::may_transmit),
-//! [`TxqTable::may_transmit`](crate::TxqTable::may_transmit)) answered, and why it
-//! refused.
+//! [`TxqTable::may_transmit`](crate::TxqTable::may_transmit)) or a claim
+//! ([`TxqTable::claim`](crate::TxqTable::claim)) answered, and why it refused.
 
 /// The answer of [`Scheduler::may_transmit`](super::Scheduler::may_transmit) (`T` is a
-/// [`Serving`](super::Serving)) or [`TxqTable::may_transmit`](crate::TxqTable::may_transmit)
-/// (a [`TxqTurn`](crate::TxqTurn)): the txq's turn, or why there is none. A firmware
+/// [`Serving`](super::Serving)), [`TxqTable::may_transmit`](crate::TxqTable::may_transmit)
+/// or [`TxqTable::claim`](crate::TxqTable::claim) (a [`TxqTurn`](crate::TxqTurn)): the
+/// txq's turn, or why there is none (a claim is refused only
+/// [`Served`](Refusal::Served) or [`QueueBusy`](Refusal::QueueBusy)). A firmware
 /// that asked for frames does not ask again on its own, so the reason says what the
 /// driver owes the txq instead ([`Refusal`]).
 #[derive(Debug)]
@@ -42,8 +44,9 @@ impl<T> MayTransmit<T> {
     }
 }
 
-/// Why a pull-mode ask was refused. Each refusal is counted per AC
-/// ([`AcCounters::pull_refusals`](super::AcCounters::pull_refusals)).
+/// Why a pull-mode ask (or a claim) was refused. Each refusal of an ask is counted per
+/// AC ([`AcCounters::pull_refusals`](super::AcCounters::pull_refusals)); a claim's are
+/// not.
 ///
 /// Whatever the reason, the txq keeps its frames and its place (listed if it was), and
 /// a round on the AC serves it as usual; a driver that runs rounds beside its pull-mode
@@ -70,7 +73,7 @@ pub enum Refusal {
     Served,
     /// An enqueue held the txq's queue throughout the server's bounded wait (the
     /// enqueuer was preempted; [`TxqTable::may_transmit`](crate::TxqTable::may_transmit)
-    /// only). The txq was returned stalled, still listed: a round serves it once the
+    /// and [`TxqTable::claim`](crate::TxqTable::claim) only). The txq was returned stalled, still listed: a round serves it once the
     /// enqueue is done, as after a round's [`RoundEnd::QueueBusy`](crate::driver_loop::RoundEnd::QueueBusy).
     QueueBusy,
 }

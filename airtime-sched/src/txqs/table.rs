@@ -808,10 +808,14 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// deficit: where a driver reaches a txq's retry frame and queue for a power-save
     /// flush (its station dozed: [`TxqTurn::take_retry`] first, then
     /// [`TxqTurn::dequeue`] into the driver's power-save buffer) or inspects them.
-    /// `Ok(None)` while another context serves it (S3: one server at a time; try after
-    /// that turn, or use [`run_round_hooked`](Self::run_round_hooked)'s pre-turn hook,
-    /// which holds the turn the round got), or while a preempted enqueue holds its queue
-    /// (the txq is left listed: try again later). Finish it as any turn: `Empty` once
+    /// Refused, with nothing held, for one of two reasons:
+    /// [`Refusal::Served`](crate::Refusal::Served) while another context serves it (S3:
+    /// one server at a time; try after that turn, or use
+    /// [`run_round_hooked`](Self::run_round_hooked)'s pre-turn hook, which holds the turn
+    /// the round got), or [`Refusal::QueueBusy`](crate::Refusal::QueueBusy) while a
+    /// preempted enqueue holds its queue (the txq is left listed: try again later).
+    /// Neither is counted in [`AcCounters::pull_refusals`](crate::AcCounters::pull_refusals),
+    /// which counts pull-mode asks. Finish a granted turn as any turn: `Empty` once
     /// flushed (it leaves its AC's list until its next wake; `Empty` with frames left
     /// is taken as `Stalled`), `Stalled` to leave it listed. A removed txq's retry
     /// frame comes back with it instead ([`take_removed`](Self::take_removed)).
@@ -831,8 +835,15 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// buffer before re-enqueueing anything, or by buffering the dozing station's new
     /// frames too. A driver that leaves them in the txq instead skips the station's
     /// turns ([`TurnStart::Skip`](super::TurnStart::Skip)) and keeps order for free.
-    pub fn claim(&self, id: TxqId) -> Result<Option<TxqTurn<'_, Q>>, SchedError> {
-        Ok(self.sched.claim_txq(id)?.and_then(|serving| self.turn_or_stall(serving, Instant::ZERO)))
+    pub fn claim(&self, id: TxqId) -> Result<crate::MayTransmit<TxqTurn<'_, Q>>, SchedError> {
+        use crate::{MayTransmit, Refusal};
+        Ok(match self.sched.claim_txq(id)? {
+            None => MayTransmit::Refused(Refusal::Served),
+            Some(serving) => match self.turn_or_stall(serving, Instant::ZERO) {
+                Some(turn) => MayTransmit::Granted(turn),
+                None => MayTransmit::Refused(Refusal::QueueBusy),
+            },
+        })
     }
 
     /// Asks whether txq `id` may send now ([`Scheduler::may_transmit`], pull mode: its
@@ -953,20 +964,20 @@ mod tests {
         t.enqueue(q, Pkt, NOW).unwrap();
         assert_eq!(t.may_have_frames(q), Ok(true), "a frame queued");
         // Served: true until the turn returns it, whatever the turn took.
-        let mut turn = t.claim(q).unwrap().unwrap();
+        let mut turn = t.claim(q).unwrap().granted().unwrap();
         assert!(turn.dequeue(NOW).unwrap().is_some());
         assert_eq!(t.may_have_frames(q), Ok(true), "being served");
         // The ring refused it: kept in the retry slot, the txq returned stalled.
         assert!(turn.hold_back(Retry { frame: Pkt, charge: None }).is_ok());
         turn.finish(TxqReturn::Stalled, NOW);
         assert_eq!(t.may_have_frames(q), Ok(true), "a frame in the retry slot");
-        let mut turn = t.claim(q).unwrap().unwrap();
+        let mut turn = t.claim(q).unwrap().granted().unwrap();
         assert!(turn.take_retry().is_some());
         turn.finish(TxqReturn::Empty, NOW);
         assert_eq!(t.may_have_frames(q), Ok(false), "sent, returned empty");
         // Listed for its station's debt alone: listed, and still no frame.
         t.enqueue(q, Pkt, NOW).unwrap();
-        let mut turn = t.claim(q).unwrap().unwrap();
+        let mut turn = t.claim(q).unwrap().granted().unwrap();
         assert!(turn.dequeue(NOW).unwrap().is_some());
         t.scheduler().register_airtime(sta, be, 100_000, 0, NOW).unwrap();
         turn.finish(TxqReturn::Empty, NOW);
@@ -1003,7 +1014,7 @@ mod tests {
         assert_eq!(t.may_have_frames(q), Ok(false), "sent: now it is empty");
         // Frames left in the queue count too.
         t.enqueue_burst(q, &mut [Pkt, Pkt].into_iter(), NOW).unwrap();
-        let mut turn = t.claim(q).unwrap().unwrap();
+        let mut turn = t.claim(q).unwrap().granted().unwrap();
         assert!(turn.dequeue(NOW).unwrap().is_some());
         turn.finish(TxqReturn::Empty, NOW);
         assert_eq!(t.may_have_frames(q), Ok(true), "one frame left in the queue");
@@ -1039,7 +1050,7 @@ mod tests {
         assert!(t.sched.hold_txq(q).is_err(), "every hold taken");
         assert!(matches!(t.enqueue_burst(q, &mut [Pkt, Pkt].into_iter(), NOW), Err(EnqueueError::Busy(Pkt))));
         assert_ne!(txq_word(&t, q) & txq::queued(crate::Ac::Be), 0, "woken for the frame it queued");
-        let mut turn = t.claim(q).unwrap().unwrap();
+        let mut turn = t.claim(q).unwrap().granted().unwrap();
         assert!(turn.dequeue(NOW).unwrap().is_some(), "the first frame is in the queue");
         assert!(turn.dequeue(NOW).unwrap().is_none(), "and only it");
         turn.finish(TxqReturn::Empty, NOW);
@@ -1056,7 +1067,7 @@ mod tests {
         // A frame in the queue, three in the intake (a turn holds the queue meanwhile):
         // the intake's own node and two allocated ones.
         t.enqueue(q, Pkt, NOW).unwrap();
-        let turn = t.claim(q).unwrap().unwrap();
+        let turn = t.claim(q).unwrap().granted().unwrap();
         assert!(matches!(t.enqueue_burst(q, &mut [Pkt, Pkt, Pkt].into_iter(), NOW), Ok(3)));
         turn.finish(TxqReturn::Backlogged, NOW);
         assert_eq!(t.check_invariants(), Ok(()), "frames in the queue and the intake, at rest");
@@ -1074,7 +1085,7 @@ mod tests {
         assert_eq!(t.check_invariants(), stale);
         t.cells[q.index()].inbox.len.fetch_add(1, Ordering::Relaxed);
         // Served: at rest again.
-        let mut turn = t.claim(q).unwrap().unwrap();
+        let mut turn = t.claim(q).unwrap().granted().unwrap();
         for _ in 0..4 {
             assert!(turn.dequeue(NOW).unwrap().is_some());
         }

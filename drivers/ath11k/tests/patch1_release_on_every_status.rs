@@ -300,7 +300,7 @@ fn a_txq_served_at_its_removal_is_handed_back_after_the_turn_and_a_reap() {
     let q = b.txq(sta, 0);
     assert!(!b.radio.txq_handed_back(q));
     // Another context holds the txq's turn (the C API's other CPU).
-    let turn = b.radio.txq_table().claim(q).unwrap().expect("idle: the turn is ours");
+    let turn = b.radio.txq_table().claim(q).unwrap().granted().expect("idle: the turn is ours");
     let mut released = 0;
     b.radio.remove_station(sta, |_| released += 1).unwrap();
     assert_eq!(released, 0, "served: not handed back by the removal");
@@ -336,7 +336,7 @@ fn a_txqs_slot_takes_no_new_txq_before_its_hand_back_returns() {
     // Again, with the add racing the hand-back.
     let qb = radio.add_txq(Some(other), be, common::Q::default()).map_err(|e| e.0).unwrap();
     assert_eq!(qb.index(), qa.index());
-    let turn = radio.txq_table().claim(qb).unwrap().expect("idle");
+    let turn = radio.txq_table().claim(qb).unwrap().granted().expect("idle");
     radio.remove_station(other, |_| ()).unwrap();
     turn.finish(TxqReturn::Empty, b.now);
     let third = radio.add_station(3, airtime_sched::Weight::DEFAULT).unwrap();
