@@ -12,7 +12,8 @@
 #[derive(Debug)]
 #[must_use = "a granted turn must be served and returned"]
 pub enum MayTransmit<T> {
-    /// The txq may send: the caller holds its turn, and returns it as any other.
+    /// The caller holds the txq's turn (for an ask, the txq may send; a claim skips the
+    /// ask's checks), and returns it as any other.
     Granted(T),
     /// The txq may not send now, for this reason; nothing is held.
     Refused(Refusal),
@@ -73,8 +74,9 @@ pub enum Refusal {
     Served,
     /// An enqueue held the txq's queue throughout the server's bounded wait (the
     /// enqueuer was preempted; [`TxqTable::may_transmit`](crate::TxqTable::may_transmit)
-    /// and [`TxqTable::claim`](crate::TxqTable::claim) only). The txq was returned stalled, still listed: a round serves it once the
-    /// enqueue is done, as after a round's [`RoundEnd::QueueBusy`](crate::driver_loop::RoundEnd::QueueBusy).
+    /// and [`TxqTable::claim`](crate::TxqTable::claim) only). The txq was returned
+    /// stalled, still listed: a round serves it once the enqueue is done, as after a
+    /// round's [`RoundEnd::QueueBusy`](crate::driver_loop::RoundEnd::QueueBusy).
     QueueBusy,
 }
 

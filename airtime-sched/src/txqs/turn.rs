@@ -50,10 +50,10 @@ impl<'a, Q: Txq + Enqueue> TxqTurn<'a, Q> {
     /// serving context. (`finish` does not pull: a pull may drop on the queue's limits,
     /// and the driver takes the drops before it ends the turn.)
     pub fn pull_intake(&mut self) -> usize {
-        // No inline hint: hinted, the check inlined into a turn's start tips the
-        // two-thread end-to-end run at 256 stations with a round after every burst into
-        // its slow state (the completion context's rounds take a frame a turn), 33 %
-        // fewer frames a second there, for 3 to 9 % more in the other cases
+        // No inline hint (the compiler inlines it anyway): hinted, the round loop's code
+        // tipped the two-thread end-to-end run at 256 stations with a round after every
+        // burst into its slow state (the completion context's rounds take a frame a
+        // turn), 33 % fewer frames a second there, for 3 to 9 % more in the other cases
         // (benches/LOG.md, "The intake's pull, not hinted inline").
         // The empty check first: at a turn's end the intake is most often empty.
         if self.cell.inbox.intake.is_empty() {
