@@ -1557,6 +1557,22 @@ static struct airtime_radio *w_radio(struct t_hw *hw, struct airtime_hal_ops *op
 	return radio;
 }
 
+/* Phase 6's window: a wake whose rounds are deferred, made inside a resume. */
+struct w_window {
+	struct airtime_radio *radio;
+	u16 peer;
+	int calls, ret, waiting;
+};
+
+static void w_window_wake(void *arg)
+{
+	struct w_window *win = arg;
+
+	win->calls++;
+	win->ret = w_wake(win->radio, win->peer);
+	win->waiting = airtime_rounds_waiting(win->radio);
+}
+
 /* The shim's backoff cap, in jiffies (AIRTIME_WORK_BACKOFF_MAX there). */
 static unsigned long w_backoff_cap(void)
 {
@@ -1770,6 +1786,16 @@ static int w_calls_during(struct t_hw *hw, unsigned int ms)
  *    kick's cut: at the timer, about the whole cap later). Neither figure
  *    includes scheduling delays after the wake, so a stalled vCPU does not
  *    fail it.
+ * 6. A deferral between resume's two steps: on a quiesced radio with nothing
+ *    waiting, airtime_radio_resume_rounds() clears the hold, and then (the
+ *    shim's window, airtime_rounds_work_set_window()) a wake is deferred
+ *    (hw->flicker: its three rounds read the ring full first), before the
+ *    resume reads the waiting ACs. That deferral found no hold, so its kick
+ *    queued the work, which sends the four frames. A resume that read the
+ *    waiting ACs before it released the hold would see none, and the
+ *    deferral's kick would find the hold: nothing would run the rounds
+ *    (build.sh's weakened variant, which the boot test proves this phase
+ *    catches).
  * Phases 3 and 5 need two CPUs online; with one they are skipped, and the
  * RESULT line says so. In all phases, every callback of the work names the
  * ring of the CPU it runs on (the work passes smp_processor_id()).
@@ -1783,12 +1809,13 @@ int airtime_capi_work_control(char *msg, size_t len)
 	struct airtime_hal_ops ops;
 	struct airtime_radio *radio = NULL;
 	struct w_waker waker = { 0 };
+	struct w_window window = { 0 };
 	cpumask_var_t saved_mask;
 	bool pinned = false;
 	unsigned int cpu_test, cpu_wake;
 	struct t_hw *hw;
 	ktime_t t0, t1, t_run;
-	s64 ms, ms2, idle_ms, early_us[2] = { 0, 0 }, gap_ms = 0, kick_us = 0, push_ms = 0;
+	s64 ms, ms2, idle_ms, early_us[2] = { 0, 0 }, gap_ms = 0, kick_us = 0, push_ms = 0, window_us;
 	long runs, runs2, runs5, runs_after_check, bound, bound2;
 	int ret = 0, err = 0, r, waiting, calls, wrong = 0, tries[2] = { 0, 0 }, i;
 
@@ -1994,16 +2021,46 @@ int airtime_capi_work_control(char *msg, size_t len)
 		CHECK(!hw->bad_callbacks && !hw->double_returns, "phase 5: %u bad callbacks, %u frames handed back twice",
 		      hw->bad_callbacks, hw->double_returns);
 	}
+
+	/* 6. A deferral between resume's release and its read of the waiting ACs. */
+	radio = w_radio(hw, &ops, 6, &err);
+	CHECK(radio, "phase 6: create: err %d", err);
+	CHECK(!airtime_radio_quiesce(radio), "phase 6: quiesce failed");
+	waiting = airtime_rounds_waiting(radio);
+	CHECK(!waiting, "phase 6: ACs %#x waiting before the resume", waiting);
+	window.radio = radio;
+	window.peer = 6;
+	airtime_rounds_work_set_window(radio, w_window_wake, &window);
+	hw->flicker = 6;	/* the work is held: only the window's wake reads it */
+	CHECK(!airtime_radio_resume_rounds(radio), "phase 6: resume failed");
+	t0 = ktime_get();
+	CHECK(window.calls == 1 && window.ret == 0 && window.waiting == BIT(AIRTIME_AC_BE),
+	      "phase 6: the window ran %d times, its wake pushed %d and left ACs %#x waiting (want 1, 0, BE)",
+	      window.calls, window.ret, window.waiting);
+	while (!t_pushed(hw, 4) && ktime_us_delta(ktime_get(), t0) < T_WORK_WAIT_US)
+		usleep_range(200, 400);
+	window_us = ktime_us_delta(ktime_get(), t0);
+	waiting = airtime_rounds_waiting(radio);
+	CHECK(atomic_read(&hw->work_pushes) == 4 && !waiting,
+	      "phase 6: a deferral between the resume's release and its read was lost: %d frames pushed (%d by the work) in %lld us, ACs waiting %#x",
+	      atomic_read(&hw->pushes), atomic_read(&hw->work_pushes), window_us, waiting);
+	r = airtime_radio_destroy(radio);
+	radio = NULL;
+	CHECK(r == 4, "phase 6: destroy handed back %d of 4 frames", r);
+	wrong += atomic_read(&hw->wrong_ring);
+	CHECK(!hw->bad_callbacks && !hw->double_returns, "phase 6: %u bad callbacks, %u frames handed back twice",
+	      hw->bad_callbacks, hw->double_returns);
+
 	CHECK(!wrong, "%d callbacks of the work named a ring not of its CPU", wrong);
 	if (pinned)
 		snprintf(msg, len,
-			 "stuck: %ld, %ld runs/200 ms (max %ld, %ld); check_idle %lld ms; stops %lld, %lld us before stall end (tries %d, %d; CPUs %u, %u); resume: 4 in %lld us; %lld ms backoff cut: 4 sent %lld ms after its run, %lld us after the wake",
+			 "stuck: %ld, %ld runs/200 ms (max %ld, %ld); check_idle %lld ms; stops %lld, %lld us before stall end (tries %d, %d; CPUs %u, %u); resume: 4 in %lld us; %lld ms backoff cut: 4 sent %lld ms after its run, %lld us after the wake; deferred in resume's window: 4 in %lld us",
 			 runs, runs2, bound, bound2, idle_ms, early_us[0], early_us[1], tries[0], tries[1], cpu_wake,
-			 cpu_test, ms2, gap_ms, push_ms, kick_us);
+			 cpu_test, ms2, gap_ms, push_ms, kick_us, window_us);
 	else
 		snprintf(msg, len,
-			 "one CPU online: phases 3 (destroy during a run) and 5 (a deferral cuts a backoff) SKIPPED; no progress: %ld, %ld runs/200 ms (bounds %ld, %ld); check_idle %lld ms; resume sent 4 in %lld us",
-			 runs, runs2, bound, bound2, idle_ms, ms2);
+			 "one CPU online: phases 3 (destroy during a run) and 5 (a deferral cuts a backoff) SKIPPED; no progress: %ld, %ld runs/200 ms (bounds %ld, %ld); check_idle %lld ms; resume sent 4 in %lld us; deferred in resume's window: 4 in %lld us",
+			 runs, runs2, bound, bound2, idle_ms, ms2, window_us);
 out:
 	w_waker_stop(&waker);
 	if (pinned)

@@ -240,6 +240,11 @@ static atomic_long_t airtime_work_runs = ATOMIC_LONG_INIT(0);
  *	it, and a work item never runs on two CPUs at once.
  * @node: on airtime_works from alloc to free (airtime_works_lock, except in
  *	airtime_stop_works())
+ * @window: self-test instrumentation, NULL otherwise: called once (then
+ *	cleared) by airtime_rounds_work_release() between its two steps, where
+ *	c-api-work-control's phase 6 makes a deferral
+ *	(airtime_rounds_work_set_window())
+ * @window_ctx: @window's argument
  *
  * Owned by the Rust radio (its HAL), which allocates one only for a radio
  * whose driver gave no rounds_deferred() op (such a radio's rounds are
@@ -263,6 +268,8 @@ struct airtime_rounds_work {
 	unsigned int holds;
 	unsigned long backoff;
 	struct list_head node;
+	void (*window)(void *ctx);
+	void *window_ctx;
 };
 
 /*
@@ -396,16 +403,62 @@ void airtime_rounds_work_hold(struct airtime_rounds_work *w, unsigned int why)
 	cancel_delayed_work_sync(&w->dwork);
 }
 
-bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why)
+/* The self-test's window between the release's two steps, once (see @window). */
+static void airtime_rounds_work_window(struct airtime_rounds_work *w)
+{
+	void (*window)(void *ctx) = w->window;
+
+	if (window) {
+		w->window = NULL;
+		window(w->window_ctx);
+	}
+}
+
+/*
+ * The hold goes first, then the read of the waiting ACs: a deferral that came
+ * while the work was held found the hold under @lock and only marked its ACs,
+ * and that unlock comes before this one's lock, so the read sees the marks; a
+ * deferral after this unlock finds no hold and kicks the work itself. Read
+ * first, a deferral between the read and the release would be seen by
+ * neither: c-api-work-control's phase 6 makes one in that window (@window),
+ * and build.sh's weakened variant -DAIRTIME_WEAKENED_RESUME_READ_FIRST (never
+ * shipped) reads first, which that phase must catch.
+ */
+void airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why)
 {
 	unsigned long flags;
-	bool free;
+	bool free, waiting;
 
+#ifdef AIRTIME_WEAKENED_RESUME_READ_FIRST
+	waiting = airtime_rounds_waiting(w->radio) > 0;
+	airtime_rounds_work_window(w);
+#endif
 	raw_spin_lock_irqsave(&w->lock, flags);
 	w->holds &= ~why;
 	free = !w->holds;
 	raw_spin_unlock_irqrestore(&w->lock, flags);
-	return free;
+#ifndef AIRTIME_WEAKENED_RESUME_READ_FIRST
+	airtime_rounds_work_window(w);
+	/* -EFAULT (< 0) for a work not yet bound: nothing waits. */
+	waiting = free && airtime_rounds_waiting(w->radio) > 0;
+#endif
+	if (free && waiting)
+		airtime_rounds_work_kick(w);
+}
+
+void airtime_rounds_work_set_window(struct airtime_radio *radio, void (*window)(void *ctx), void *ctx)
+{
+	struct airtime_rounds_work *w;
+	unsigned long flags;
+
+	spin_lock_irqsave(&airtime_works_lock, flags);
+	list_for_each_entry(w, &airtime_works, node) {
+		if (w->radio == radio) {
+			w->window_ctx = ctx;
+			w->window = window;
+		}
+	}
+	spin_unlock_irqrestore(&airtime_works_lock, flags);
 }
 
 void airtime_rounds_work_free(struct airtime_rounds_work *w)

@@ -29,6 +29,8 @@
 #   LEAK_WAIT      seconds to wait after rmmod (past the longest backoff)
 #   LEAK_ONLY      "yes": run the leaked-radio phase alone (boot-test.sh's
 #                  proof that it fails on a module whose exit stops nothing)
+#   FAULT_ONLY     a line as in FAULTS: run that phase alone (boot-test.sh's
+#                  proof that a scenario fails on a weakened module), or ""
 #
 # Each phase loads the module with some parameters and checks the kernel log
 # of that load. Every line the module logged is echoed to the console tagged
@@ -172,6 +174,10 @@ leak_only_allowed() { ! grep -E "$LEAK_TROUBLE" "$log" | grep -vqE "$LEAK_ALLOWE
 
 if [ "${LEAK_ONLY:-}" = yes ]; then
 	leak_phase
+	finish
+fi
+if [ -n "${FAULT_ONLY:-}" ]; then
+	each_line "$FAULT_ONLY" fault_phase
 	finish
 fi
 

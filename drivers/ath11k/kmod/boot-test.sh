@@ -211,38 +211,65 @@ for doctored in "${doctored_logs[@]}"; do
 	fi
 done
 
-# 4. Prove the leaked-radio phase catches an exit that leaves a leaked
-# radio's work pending: the weakened variant (build.sh; its
-# airtime_stop_works() holds nothing) booted in that phase alone must fail,
-# its guest check or the kernel reporting the fault of a timer firing into
-# the freed workqueue and unloaded module.
-weak_module=$KMOD_BUILD_DIR/weakened/$KMOD_NAME.ko
-[[ -f $weak_module ]] || kmod_die "no weakened variant at $weak_module: run build.sh first"
-weak_dir=$boot_dir/weakened
-mkdir -p "$weak_dir"
-cp "$weak_module" "$root/$KMOD_NAME.ko"
-echo 'LEAK_ONLY=yes' >>"$root/etc/boot-test.conf"
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$weak_dir/initramfs.gz"
+# 4. Prove that two phases catch what they test, each on a weakened variant
+# built by build.sh. boot_weakened NAME CONF: boots $KMOD_BUILD_DIR/NAME's
+# module with the line CONF added to /init's configuration; its serial log is
+# left in $weak_log.
+boot_weakened() {
+	local name=$1 conf=$2 weak_module=$KMOD_BUILD_DIR/$1/$KMOD_NAME.ko real_qemu_rc=$qemu_rc
+	local weak_dir=$boot_dir/$1
+	[[ -f $weak_module ]] || kmod_die "no weakened variant at $weak_module: run build.sh first"
+	mkdir -p "$weak_dir"
+	cp "$weak_module" "$root/$KMOD_NAME.ko"
+	cp "$root/etc/boot-test.conf" "$weak_dir/boot-test.conf"
+	echo "$conf" >>"$root/etc/boot-test.conf"
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$weak_dir/initramfs.gz"
+	mv "$weak_dir/boot-test.conf" "$root/etc/boot-test.conf"
+	weak_started=$(kmod_now)
+	BOOT_TIMEOUT=${WEAK_BOOT_TIMEOUT:-120} kmod_boot "$kernel" "$weak_dir/initramfs.gz" "$weak_dir/serial.raw" \
+		"$weak_dir/serial.log"
+	weak_qemu_rc=$qemu_rc
+	qemu_rc=$real_qemu_rc
+	weak_log=$weak_dir/serial.log
+}
+
+# 4a. The leaked-radio phase catches an exit that leaves a leaked radio's
+# work pending: the variant whose airtime_stop_works() holds nothing, booted
+# in that phase alone, must fail, its guest check or the kernel reporting the
+# fault of a timer firing into the freed workqueue and unloaded module.
 kmod_log "booting the weakened variant (exit stops no leaked work) in the leaked-radio phase alone: it must fail"
-boot_started=$(kmod_now)
-real_qemu_rc=$qemu_rc
-BOOT_TIMEOUT=${WEAK_BOOT_TIMEOUT:-120} kmod_boot "$kernel" "$weak_dir/initramfs.gz" "$weak_dir/serial.raw" \
-	"$weak_dir/serial.log"
-weak_qemu_rc=$qemu_rc
-qemu_rc=$real_qemu_rc
+boot_weakened weakened 'LEAK_ONLY=yes'
 # What the catch looks like: the guest's failed checks, the fault.
 weak_caught=$(grep -E '^BOOT-CHECK FAIL|^\[leaked-radio\] kernel: |BUG: unable to handle|general protection|Kernel panic' \
-	"$weak_dir/serial.log" | grep -vE "^\[leaked-radio\] kernel: .*($LEAK_ALLOWED)" | head -n 6 || true)
+	"$weak_log" | grep -vE "^\[leaked-radio\] kernel: .*($LEAK_ALLOWED)" | head -n 6 || true)
 weak_proven=0
 # (Not anchored: the phase's first line may follow the firmware's last output.)
-if grep -q '=== phase leaked-radio' "$weak_dir/serial.log" && [[ -n $weak_caught ]] &&
-	! grep -q 'AIRTIME-BOOT-TEST: PASS' "$weak_dir/serial.log"; then
+if grep -q '=== phase leaked-radio' "$weak_log" && [[ -n $weak_caught ]] &&
+	! grep -q 'AIRTIME-BOOT-TEST: PASS' "$weak_log"; then
 	weak_proven=1
-	kmod_log "weakened variant caught (qemu exit $weak_qemu_rc after $(kmod_elapsed "$boot_started") s):"
+	kmod_log "weakened variant caught (qemu exit $weak_qemu_rc after $(kmod_elapsed "$weak_started") s):"
 	printf '  %s\n' "${weak_caught//$'\n'/$'\n'  }" >&2
 else
-	kmod_log "FAIL: the leaked-radio phase did not catch the weakened variant (qemu exit $weak_qemu_rc; $weak_dir/serial.log):"
-	tail -n 20 "$weak_dir/serial.log" >&2
+	kmod_log "FAIL: the leaked-radio phase did not catch the weakened variant (qemu exit $weak_qemu_rc; $weak_log):"
+	tail -n 20 "$weak_log" >&2
+fi
+
+# 4b. c-api-work-control's phase 6 catches a resume that reads the waiting
+# ACs before it releases the work: on that variant, loaded alone, the
+# scenario must fail there (and only there: its earlier phases pass on it),
+# refusing the load; the guest's checks of that all pass.
+kmod_log "booting the weakened variant (a release reads the waiting ACs first) with c-api-work-control alone: phase 6 must fail"
+boot_weakened weakened-resume \
+	"FAULT_ONLY='resume-window|c-api-work-control|phase 6 (a deferral in the resume window lost)|c-api-work-control: line [0-9]*: phase 6: a deferral between the resume.s release and its read was lost'"
+if grep -q '^BOOT-CHECK ok: resume-window: FAIL phase 6' "$weak_log" &&
+	grep -q '^BOOT-CHECK ok: resume-window: insmod refused' "$weak_log" &&
+	! grep -q '^BOOT-CHECK FAIL' "$weak_log" && grep -q 'AIRTIME-BOOT-TEST: PASS' "$weak_log"; then
+	kmod_log "weakened variant caught (qemu exit $weak_qemu_rc after $(kmod_elapsed "$weak_started") s):"
+	grep '^\[resume-window\] airtime: FAIL' "$weak_log" | sed 's/^/  /' >&2
+else
+	weak_proven=0
+	kmod_log "FAIL: c-api-work-control did not catch the weakened resume (qemu exit $weak_qemu_rc; $weak_log):"
+	tail -n 20 "$weak_log" >&2
 fi
 
 # 5. Judge.
@@ -269,5 +296,5 @@ if ((status != 0)); then
 	exit 1
 fi
 printf 'boot-test: %d passed, 0 failed\n' "$guest_checks"
-printf 'KMOD BOOT TEST: PASS (%d guest checks, parser proven on %d doctored logs, weakened exit caught, %s s)\n' \
+printf 'KMOD BOOT TEST: PASS (%d guest checks, parser proven on %d doctored logs, weakened exit and resume caught, %s s)\n' \
 	"$guest_checks" "${#doctored_logs[@]}" "$(kmod_elapsed "$started")"

@@ -16,6 +16,10 @@
 #   weakened/airtime_ath11k.ko   a variant whose exit does not stop leaked
 #                       radios' works (never shipped: boot-test.sh proves its
 #                       leaked-radio phase fails on it)
+#   weakened-resume/airtime_ath11k.ko   a variant whose resume reads the
+#                       waiting ACs before it releases the work (never
+#                       shipped: boot-test.sh proves c-api-work-control
+#                       fails on it)
 #   kbuild/             the Kbuild tree: shim sources, the Rust object
 #                       (airtime_ath11k_rust.o_shipped) and make's products
 #   cargo.json, kbuild.log, objcheck/   logs and the checks' own test objects
@@ -281,24 +285,33 @@ modinfo -F parm "$ko" | grep -q '^scenario:' || kmod_die "module parameter scena
 cp "$ko" "$KMOD_BUILD_DIR/$KMOD_NAME.ko"
 kmod_log "built $KMOD_BUILD_DIR/$KMOD_NAME.ko for $kver ($(stat -c %s "$ko") bytes) in $(kmod_elapsed "$started") s"
 
-# 8. The weakened variant, never shipped: the same objects with the shim's
-# airtime_stop_works() not stopping the leaked radios' works
-# (-DAIRTIME_WEAKENED_NO_STOP_WORKS). boot-test.sh boots it in the
-# leaked-radio phase alone, which must fail: proof that the phase catches a
-# module exit that leaves a work's timer armed.
-weak_dir=$KMOD_BUILD_DIR/kbuild-weakened
-rm -rf "$weak_dir"
-mkdir -p "$weak_dir"
-cp -r "$KBUILD_DIR/Kbuild" "$KBUILD_DIR/include" "${C_SOURCES[@]/#/$KBUILD_DIR/}" "$KBUILD_DIR/${RUST_OBJ}_shipped" "$weak_dir/"
-printf 'cmd_%s := cp %s %s\n' "$weak_dir/$RUST_OBJ" "${RUST_OBJ}_shipped" "$RUST_OBJ" >"$weak_dir/.$RUST_OBJ.cmd"
-if ! make -C "$kdir" M="$weak_dir" KCFLAGS=-DAIRTIME_WEAKENED_NO_STOP_WORKS modules \
-	>"$KMOD_BUILD_DIR/kbuild-weakened.log" 2>&1; then
-	cat "$KMOD_BUILD_DIR/kbuild-weakened.log" >&2
-	kmod_die "Kbuild failed on the weakened variant"
-fi
-if grep -iE '(^|[^a-z])(warning|error):' "$KMOD_BUILD_DIR/kbuild-weakened.log" >&2; then
-	kmod_die "Kbuild or modpost warned on the weakened variant (full log $KMOD_BUILD_DIR/kbuild-weakened.log)"
-fi
-mkdir -p "$KMOD_BUILD_DIR/weakened"
-cp "$weak_dir/$KMOD_NAME.ko" "$KMOD_BUILD_DIR/weakened/$KMOD_NAME.ko"
-kmod_log "built the weakened variant (no stop of leaked works at exit): $KMOD_BUILD_DIR/weakened/$KMOD_NAME.ko"
+# 8. The weakened variants, never shipped: the same objects with one of the
+# shim's defines. boot-test.sh boots each where its check must catch it:
+#   weakened/            -DAIRTIME_WEAKENED_NO_STOP_WORKS: airtime_stop_works()
+#                        stops no leaked radio's work; the leaked-radio phase
+#                        must fail (a module exit that leaves a timer armed)
+#   weakened-resume/     -DAIRTIME_WEAKENED_RESUME_READ_FIRST: a release reads
+#                        the waiting ACs before it clears the hold;
+#                        c-api-work-control's phase 6 must fail (a deferral
+#                        between the two is lost)
+# build_weakened NAME DEFINE WHAT
+build_weakened() {
+	local name=$1 define=$2 what=$3
+	local weak_dir=$KMOD_BUILD_DIR/kbuild-$name
+	rm -rf "$weak_dir"
+	mkdir -p "$weak_dir"
+	cp -r "$KBUILD_DIR/Kbuild" "$KBUILD_DIR/include" "${C_SOURCES[@]/#/$KBUILD_DIR/}" "$KBUILD_DIR/${RUST_OBJ}_shipped" "$weak_dir/"
+	printf 'cmd_%s := cp %s %s\n' "$weak_dir/$RUST_OBJ" "${RUST_OBJ}_shipped" "$RUST_OBJ" >"$weak_dir/.$RUST_OBJ.cmd"
+	if ! make -C "$kdir" M="$weak_dir" KCFLAGS="-D$define" modules >"$KMOD_BUILD_DIR/kbuild-$name.log" 2>&1; then
+		cat "$KMOD_BUILD_DIR/kbuild-$name.log" >&2
+		kmod_die "Kbuild failed on the weakened variant $name"
+	fi
+	if grep -iE '(^|[^a-z])(warning|error):' "$KMOD_BUILD_DIR/kbuild-$name.log" >&2; then
+		kmod_die "Kbuild or modpost warned on the weakened variant $name (full log $KMOD_BUILD_DIR/kbuild-$name.log)"
+	fi
+	mkdir -p "$KMOD_BUILD_DIR/$name"
+	cp "$weak_dir/$KMOD_NAME.ko" "$KMOD_BUILD_DIR/$name/$KMOD_NAME.ko"
+	kmod_log "built the weakened variant ($what): $KMOD_BUILD_DIR/$name/$KMOD_NAME.ko"
+}
+build_weakened weakened AIRTIME_WEAKENED_NO_STOP_WORKS "no stop of leaked works at exit"
+build_weakened weakened-resume AIRTIME_WEAKENED_RESUME_READ_FIRST "a release reads the waiting ACs first"

@@ -1427,15 +1427,34 @@ void airtime_rounds_work_kick(struct airtime_rounds_work *w);
 void airtime_rounds_work_hold(struct airtime_rounds_work *w, unsigned int why);
 
 /**
- * airtime_rounds_work_release() - clear hold bits
+ * airtime_rounds_work_release() - clear hold bits, and run the rounds that
+ *	waited
  * @w: the work
  * @why: AIRTIME_WORK_* bits to clear
  *
- * Context: Any but hard IRQ and NMI.
- * Return: true if no hold bit is left (the caller kicks the work if rounds
- * wait).
+ * Clears @why under the work's lock; if no hold bit is left, then reads
+ * airtime_rounds_waiting() and kicks the work if rounds wait. In that order:
+ * a deferral while held only marked its ACs (the read sees them), one after
+ * the release kicks the work itself.
+ *
+ * Context: Process context (airtime_radio_resume_rounds(),
+ * airtime_radio_check_idle()), not at once with another release or hold of @w.
  */
-bool airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why);
+void airtime_rounds_work_release(struct airtime_rounds_work *w, unsigned int why);
+
+/**
+ * airtime_rounds_work_set_window() - a call between a release's two steps
+ * @radio: the radio whose work it is for
+ * @window: called once by the next airtime_rounds_work_release() of that
+ *	work, after it cleared the hold bits and before it reads the waiting ACs
+ * @ctx: @window's argument
+ *
+ * For the self-tests (c-api-work-control's phase 6 makes a deferral there).
+ * Nothing for a radio without a work.
+ *
+ * Context: Any but hard IRQ and NMI; before the release, by its caller.
+ */
+void airtime_rounds_work_set_window(struct airtime_radio *radio, void (*window)(void *ctx), void *ctx);
 
 /**
  * airtime_rounds_work_run() - one run of a radio's rounds work (Rust)

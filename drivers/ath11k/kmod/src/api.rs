@@ -969,13 +969,9 @@ pub unsafe extern "C" fn airtime_radio_resume_rounds(radio: *mut CRadio) -> i32 
     result_to_c((|| {
         // SAFETY: forwarded from the caller.
         let radio = unsafe { radio_ref(radio) }?;
-        // The hold goes first, then the read: a deferral that came while it was held
-        // found the hold and only marked its ACs, which this read sees; one that comes
-        // after the release kicks the work itself. Read first, a deferral between the
-        // read and the release would be seen by neither.
-        if radio.hal().release_rounds_work(crate::ffi::WORK_QUIESCED) && !radio.rounds_waiting().is_empty() {
-            radio.hal().kick_rounds_work();
-        }
+        // The release, then the read of the waiting ACs, then a kick if rounds wait, in
+        // the shim: a deferral in between kicks the work itself.
+        radio.hal().release_rounds_work(crate::ffi::WORK_QUIESCED);
         Ok(0)
     })())
 }
@@ -1243,11 +1239,9 @@ pub unsafe extern "C" fn airtime_radio_check_idle(radio: *mut CRadio) -> i32 {
     let ret = unsafe { check_idle(radio) };
     // SAFETY: forwarded from the caller; the exclusive reference is gone.
     let shared = unsafe { &*radio };
-    // Release, then read: as in `airtime_radio_resume_rounds()` (a deferral while held
-    // only marked its ACs; one after the release kicks by itself).
-    if shared.hal().release_rounds_work(crate::ffi::WORK_CHECKING) && !shared.rounds_waiting().is_empty() {
-        shared.hal().kick_rounds_work();
-    }
+    // Released as in `airtime_radio_resume_rounds()`, which kicks the work if rounds
+    // wait and the driver has not quiesced it.
+    shared.hal().release_rounds_work(crate::ffi::WORK_CHECKING);
     ret
 }
 

@@ -313,19 +313,19 @@ impl CHal {
         }
     }
 
-    /// Releases the hold bits `why`; true if the work is free to run again (no bit
-    /// left). False for a radio without the work.
-    pub(crate) fn release_rounds_work(&self, why: u32) -> bool {
-        match &self.rounds_work {
-            // SAFETY: a live work of this HAL.
-            Some(w) => unsafe { crate::ffi::airtime_rounds_work_release(w.0.as_ptr(), why) },
-            None => false,
+    /// Releases the hold bits `why`, and queues the work if no bit is left and rounds
+    /// wait (the shim reads them after the release: see there). Nothing for a radio
+    /// without the work.
+    pub(crate) fn release_rounds_work(&self, why: u32) {
+        if let Some(w) = &self.rounds_work {
+            // SAFETY: a live work of this HAL, bound at creation; process context,
+            // serialised with its holds (the callers' contract).
+            unsafe { crate::ffi::airtime_rounds_work_release(w.0.as_ptr(), why) }
         }
     }
 
-    /// Queues the module's rounds work at once (unless it is held), as a new deferral
-    /// does: after a release, when rounds wait.
-    pub(crate) fn kick_rounds_work(&self) {
+    /// Queues the module's rounds work at once (unless it is held): a new deferral's.
+    fn kick_rounds_work(&self) {
         if let Some(w) = &self.rounds_work {
             // SAFETY: a live work of this HAL, bound at creation.
             unsafe { crate::ffi::airtime_rounds_work_kick(w.0.as_ptr()) }

@@ -69,9 +69,12 @@ unsafe extern "C" {
     /// sleep.
     pub fn airtime_rounds_work_hold(work: *mut c_void, why: u32);
 
-    /// Clears the hold bits `why`; true if no bit is left (kicks queue the work again).
-    /// Any context but hard IRQ and NMI.
-    pub fn airtime_rounds_work_release(work: *mut c_void, why: u32) -> bool;
+    /// Clears the hold bits `why`; if no bit is left, then reads
+    /// [`airtime_rounds_waiting`](crate::api::airtime_rounds_waiting) and kicks the work
+    /// if rounds wait (in that order: a deferral while held only marked its ACs, one
+    /// after the release kicks by itself). Process context, serialised with the
+    /// work's other holds and releases.
+    pub fn airtime_rounds_work_release(work: *mut c_void, why: u32);
 
     /// `kfree()` of a destroyed (held for good) or never bound work (off the list under
     /// a spinlock; no sleep). Process context, or a failed create's (maybe atomic).

@@ -14,7 +14,8 @@
 //!   the module's own work must send the frames;
 //! - `c-api-work-control`: that work backs off when it makes no progress, a new
 //!   deferral cuts the backoff short, and `airtime_radio_check_idle()`, destroy,
-//!   quiesce (also during a run on another CPU) and resume stop and restart it;
+//!   quiesce (also during a run on another CPU) and resume stop and restart it,
+//!   a deferral made between a resume's release and its read included;
 //! - `c-api-smp-stress`: a wake kthread and a completion kthread on different
 //!   CPUs hammering one radio for a few seconds, with station churn and weight
 //!   changes, then conservation, invariant and drain checks;
