@@ -11,6 +11,7 @@ pub mod minstrel;
 pub mod ofdma;
 pub mod phy;
 pub mod reorder;
+pub mod seq_window;
 pub mod station_txq;
 
 pub use phy::PhyTiming;

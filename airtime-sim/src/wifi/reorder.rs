@@ -4,60 +4,50 @@
 //! released in sequence order. Without it a lost subframe would reach TCP as a
 //! reordering and cut its window; with it a loss costs delay and airtime only.
 //!
-//! It also keeps the originator's side of the window (802.11-2020 10.25.6): the frames
-//! numbered and not yet acknowledged or given up, the oldest of which is WinStart, so
-//! the transmitter numbers no new frame beyond WinStart + WinSize - 1
-//! ([`Reorder::room`]) and the receiver never holds a window's worth.
+//! It also keeps the originator's side of the window ([`SeqWindow`]; [`Reorder::room`]):
+//! the world numbers a frame when it first reaches a BlockAck.
 
-use std::collections::{BTreeMap, BTreeSet};
+use super::seq_window::SeqWindow;
+use std::collections::BTreeMap;
 
 /// The sequence space of one transmitter towards one receiver (one TID).
 #[derive(Clone, Debug)]
 pub struct Reorder<T> {
-    /// The next sequence number the transmitter assigns.
-    next_tx: u32,
+    /// The originator's side, where the world numbers the frames.
+    window: SeqWindow,
     /// The next sequence number the receiver releases.
     next_rx: u32,
     /// Held MPDUs by sequence number; `None` marks one the transmitter gave up on.
     held: BTreeMap<u32, Option<T>>,
-    /// Sequence numbers assigned and neither received nor given up.
-    unacked: BTreeSet<u32>,
 }
 
 impl<T> Default for Reorder<T> {
     fn default() -> Self {
-        Reorder { next_tx: 1, next_rx: 1, held: BTreeMap::new(), unacked: BTreeSet::new() }
+        Reorder { window: SeqWindow::default(), next_rx: 1, held: BTreeMap::new() }
     }
 }
 
 impl<T> Reorder<T> {
     /// The sequence number of an MPDU sent for the first time (`current` 0), or its own.
     pub fn assign(&mut self, current: u32) -> u32 {
-        if current != 0 {
-            return current;
-        }
-        let s = self.next_tx;
-        self.next_tx += 1;
-        self.unacked.insert(s);
-        s
+        self.window.assign(current)
     }
 
-    /// The originator's WinStart: its oldest frame not yet acknowledged or given up,
-    /// or the next sequence number when there is none.
+    /// The originator's WinStart ([`SeqWindow::win_start`]).
     pub fn win_start(&self) -> u32 {
-        self.unacked.first().copied().unwrap_or(self.next_tx)
+        self.window.win_start()
     }
 
-    /// How many new sequence numbers a window of `win_size` has room for: up to
-    /// WinStart + WinSize - 1 (802.11-2020 10.25.6).
+    /// How many new sequence numbers a window of `win_size` has room for
+    /// ([`SeqWindow::room`]).
     pub fn room(&self, win_size: u32) -> u32 {
-        self.win_start().saturating_add(win_size).saturating_sub(self.next_tx)
+        self.window.room(win_size)
     }
 
     /// MPDU `seq` arrived (`Some`) or was given up (`None`); releases into `out`
     /// whatever is now in order.
     pub fn receive(&mut self, seq: u32, mpdu: Option<T>, out: &mut Vec<T>) {
-        self.unacked.remove(&seq);
+        self.window.done(seq);
         if seq < self.next_rx {
             return;
         }
