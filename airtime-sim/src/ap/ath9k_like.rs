@@ -10,9 +10,11 @@
 //!   frame while it holds fewer than
 //!   [`ATH_NON_AGGR_MIN_QDEPTH`](super::host_ampdu::ATH_NON_AGGR_MIN_QDEPTH) PPDUs
 //!   (`-EBUSY` otherwise: the txq is returned with its frames). The aggregate takes
-//!   subframes from the txq (`ath_tx_form_aggr`: the txq's kept frame first, the table's
-//!   retry slot standing for `tid->retry_q`, then `ieee80211_tx_dequeue`) until half the
-//!   BlockAck window or the 4 ms byte length is reached; the frame that does not fit is
+//!   subframes from the txq (`ath_tx_form_aggr`: the frames to resend first, the
+//!   [`RetryFirst`] queue standing for `tid->retry_q`, then the frame kept back at the
+//!   last turn, in the table's retry slot, then `ieee80211_tx_dequeue`) until half the
+//!   BlockAck window or the 4 ms byte length is reached, or a new frame would be
+//!   numbered past the BlockAck window (`BAW_WITHIN`); the frame that does not go is
 //!   kept for the txq's next turn. With airtime fairness mac80211 lists a txq that made
 //!   progress at the head, so its round ends there and the next wake or completion serves
 //!   it again while its deficit lasts; without it, at the tail (round robin).
@@ -39,19 +41,28 @@
 //! Transmit airtime is registered per PPDU at completion (`ath_tx_count_airtime`; here
 //! through the PPDU-stats event) and received airtime per PPDU, both only under airtime
 //! fairness. Every frame the driver takes is accounted: sent and completed, kept in a
-//! txq's retry slot, or dropped by its queue (FQ-CoDel, the qdisc) and handed back.
+//! txq's retry slot or waiting there to be resent, or dropped by its queue (FQ-CoDel,
+//! the qdisc) and handed back.
+//!
+//! Over a lossy link a PPDU's completion ([`Ath9k::ppdu_done`]) puts the subframes its
+//! BlockAck missed back in their TID queue, numbered, to go first into the TID's next
+//! aggregate with new frames (`ath_tx_complete_aggr`); the driver numbers frames and
+//! keeps each station's BlockAck window per access category ([`SeqWindow`]), moved as
+//! completions are handled (`ath_tx_update_baw`).
 
 use super::hardware::{HwFrame, TxStatus};
-use super::host_ampdu::{AggregateLimits, HostHwQueue, HostPpdu};
+use super::host_ampdu::{AggregateLimits, HostHwQueue, HostPpdu, WME_MAX_BA};
 use super::mac80211::{SimStation, SimTxq};
 use super::qdisc::Qdisc;
+use super::tid_retry::RetryFirst;
 use crate::engine::Nanos;
 use crate::engine::time::instant;
 use crate::net::{Node, Packet};
 use crate::wifi::PhyTiming;
+use crate::wifi::seq_window::SeqWindow;
 use airtime_est::Rate;
 use airtime_sched::traits::{Enqueue, Txq};
-use airtime_sched::txqs::Retry;
+use airtime_sched::txqs::{Retry, TxqTurn};
 use airtime_sched::{Ac, Instant, Scheduler, StationId, Tid, TxqId, TxqReturn, TxqTable, Weight};
 use std::collections::VecDeque;
 
@@ -125,11 +136,15 @@ pub struct Ath9kCounters {
     pub ppdus: u64,
     /// Turns that found the hardware queue full (`-EBUSY`).
     pub busy_turns: u64,
+    /// Subframes a BlockAck missed, put back to be resent (`ath_tx_complete_aggr`).
+    pub resent: u64,
+    /// Aggregates that stopped at a new frame outside the BlockAck window.
+    pub window_stops: u64,
 }
 
 /// The driver with its TID queues of type `Q`.
 pub struct Ath9k<Q: TidQueue> {
-    table: TxqTable<Q>,
+    table: TxqTable<RetryFirst<Q>>,
     /// Station record and simulator station number, by scheduler handle index.
     stations: Vec<Option<(SimStation, u16)>>,
     /// Scheduler handle of each station, by station number.
@@ -149,6 +164,10 @@ pub struct Ath9k<Q: TidQueue> {
     pub pending_frames: [u32; Ac::COUNT],
     /// Counters.
     pub counters: Ath9kCounters,
+    /// Each station's sequence space and BlockAck window per access category
+    /// (`Ac::index`), one for its TIDs of that category, as the receiver's reorder
+    /// buffer has one.
+    windows: Vec<[SeqWindow; Ac::COUNT]>,
     any_aggregating: bool,
     any_legacy: bool,
     shape: ScheduleShape,
@@ -174,7 +193,8 @@ impl<Q: TidQueue> Ath9k<Q> {
         for (s, (rate, w)) in reported.iter().zip(weights).enumerate() {
             let weight = Weight::new(*w).map_err(|e| format!("weight: {e}"))?;
             let id = table.scheduler().add_station(weight).map_err(|e| format!("{e:?}"))?;
-            let txq = table.add_txq(Some(id), Tid::BE, new_queue()).map_err(|e| format!("{:?}", e.error))?;
+            let txq =
+                table.add_txq(Some(id), Tid::BE, RetryFirst::new(new_queue())).map_err(|e| format!("{:?}", e.error))?;
             let slot = stations.get_mut(id.index()).ok_or("station index beyond the table")?;
             *slot = Some((
                 SimStation { id, rate: *rate, mu_scale_q8: airtime_ath11k::mu_charging::SCALE_ONE_Q8 },
@@ -201,6 +221,7 @@ impl<Q: TidQueue> Ath9k<Q> {
             hwqs: Default::default(),
             pending_frames: [0; Ac::COUNT],
             counters: Ath9kCounters::default(),
+            windows: (0..timings.len()).map(|_| Default::default()).collect(),
             dropped_scratch: Vec::new(),
         })
     }
@@ -225,7 +246,7 @@ impl<Q: TidQueue> Ath9k<Q> {
             return Some(id);
         }
         let id = *self.sta_ids.get(usize::from(s))?;
-        let txq = self.table.add_txq(Some(id), Tid::new(up).ok()?, (self.new_queue)()).ok()?;
+        let txq = self.table.add_txq(Some(id), Tid::new(up).ok()?, RetryFirst::new((self.new_queue)())).ok()?;
         self.tid_txqs[usize::from(s)][usize::from(up)] = Some(txq);
         Some(txq)
     }
@@ -324,11 +345,15 @@ impl<Q: TidQueue> Ath9k<Q> {
             let (mut taken, mut singles) = (0usize, 0usize);
             while taken < lim.max_frames {
                 taken += 1;
-                // `ieee80211_tx_dequeue`'s AQL check, before each frame.
-                if !turn.airtime_check() {
+                // `ath_tid_dequeue`: the frames to resend first, oldest number first;
+                // mac80211's AQL check (`ieee80211_tx_dequeue`'s, before each new frame)
+                // applies to the rest.
+                let resend = turn.queue().is_some_and(|q| q.resend_next());
+                if !resend && !turn.airtime_check() {
                     break;
                 }
-                let (pkt, charge) = match turn.take_retry() {
+                let slot = if resend { None } else { turn.take_retry() };
+                let (pkt, charge) = match slot {
                     Some(Retry { frame, charge }) => (frame, charge),
                     None => match turn.dequeue(now_i) {
                         Ok(Some(p)) => (p, None),
@@ -338,14 +363,16 @@ impl<Q: TidQueue> Ath9k<Q> {
                 let sub = pkt.ampdu_subframe_bytes();
                 if lim.aggregates && !frames.is_empty() && bytes + sub > lim.max_bytes {
                     // `ath_tx_form_aggr`'s stop: the frame goes back for the next turn.
-                    match turn.hold_back(Retry { frame: pkt, charge }) {
-                        Ok(()) => break,
-                        // Unreachable (the slot was just emptied); never lose the frame.
-                        Err(back) => {
-                            push_frame(&mut frames, &mut bytes, back.frame, back.charge, s);
-                            break;
-                        }
-                    }
+                    put_back(&mut turn, Retry { frame: pkt, charge }, &mut frames, &mut bytes, s);
+                    break;
+                }
+                if lim.aggregates && pkt.mpdu_seq == 0 && self.windows[usize::from(s)][a].room(WME_MAX_BA) == 0 {
+                    // `BAW_WITHIN`: a new frame would take a number past the BlockAck
+                    // window, so the aggregate ends here and the frame waits for the
+                    // oldest outstanding one to complete (802.11-2020 10.25.6).
+                    self.counters.window_stops += 1;
+                    put_back(&mut turn, Retry { frame: pkt, charge }, &mut frames, &mut bytes, s);
+                    break;
                 }
                 let charge = match charge {
                     Some(c) => c,
@@ -354,17 +381,19 @@ impl<Q: TidQueue> Ath9k<Q> {
                         // Its station is gone: the frame is kept back, uncharged, and comes
                         // back with the txq; sent, it would be in flight where the
                         // station's drain cannot see it.
-                        Err(_) => match turn.hold_back(Retry { frame: pkt, charge: None }) {
-                            Ok(()) => break,
-                            // Unreachable (the slot was just emptied); never lose the frame.
-                            Err(back) => {
+                        Err(_) => {
+                            if let Some(back) = hold(&mut turn, Retry { frame: pkt, charge: None }) {
                                 turn.send_uncharged();
                                 push_frame(&mut frames, &mut bytes, back.frame, None, s);
-                                break;
                             }
-                        },
+                            break;
+                        }
                     },
                 };
+                // `ath_tx_setup_buffer` numbers a new frame from the TID's `seq_next`; a
+                // resent one keeps its number.
+                let mut pkt = pkt;
+                pkt.mpdu_seq = self.windows[usize::from(s)][a].assign(pkt.mpdu_seq);
                 push_frame(&mut frames, &mut bytes, pkt, Some(charge), s);
                 if !lim.aggregates {
                     // `ath_tx_form_burst`: each frame its own PPDU.
@@ -385,7 +414,7 @@ impl<Q: TidQueue> Ath9k<Q> {
                 self.counters.ppdus += 1;
             }
             if let Some(q) = turn.queue() {
-                q.take_drops(drops);
+                q.fresh.take_drops(drops);
             }
             let outcome = match (turn.is_backlogged(), formed) {
                 (false, _) => TxqReturn::Empty,
@@ -397,21 +426,83 @@ impl<Q: TidQueue> Ath9k<Q> {
         (sent, stopped)
     }
 
-    /// One PPDU's completion (`ath_tx_process_buffer`): its frames' charges released, its
-    /// hardware queue's counts updated. Returns that queue's access category, which the
-    /// caller schedules afterwards.
-    pub fn complete(&mut self, statuses: &mut [TxStatus]) -> Option<Ac> {
-        let ac = statuses.first()?.ac;
-        self.hwqs[ac.index()].complete();
+    /// Frames completed (acknowledged, or dropped at the retry limit): their charges
+    /// released, and each leaves its BlockAck window (`ath_tx_update_baw` moves
+    /// `seq_start` past the oldest ones done).
+    pub fn complete_frames(&mut self, statuses: &mut [TxStatus]) {
         for st in statuses.iter_mut() {
             if let Some(c) = st.charge.take() {
                 let _ = self.table.scheduler().release(c);
             }
             self.counters.frames_completed += 1;
-            let pending = &mut self.pending_frames[ac.index()];
+            let pending = &mut self.pending_frames[st.ac.index()];
             *pending = pending.saturating_sub(1);
+            if let Some(w) = self.windows.get_mut(usize::from(st.station)) {
+                w[st.ac.index()].done(st.mpdu_seq);
+            }
         }
-        Some(ac)
+    }
+
+    /// The completion of `ac`'s oldest PPDU on the air, to `station`
+    /// (`ath_tx_process_buffer`): it leaves the hardware queue's counts, its completed
+    /// frames complete, and those its BlockAck missed go back to the head of their TID
+    /// queue, keeping their numbers, to be resent in the TID's next aggregate with its
+    /// new frames (`ath_tx_complete_aggr`). Frames that cannot go back (unreachable:
+    /// every TID queue takes them) go to `dropped`.
+    pub fn ppdu_done(
+        &mut self,
+        ac: Ac,
+        station: u16,
+        statuses: &mut [TxStatus],
+        failed: Vec<HwFrame>,
+        now: Nanos,
+        dropped: &mut Vec<Packet>,
+    ) {
+        let done = self.hwqs[ac.index()].complete(station);
+        debug_assert!(done.is_some(), "a completion with no PPDU on the air");
+        self.complete_frames(statuses);
+        for f in failed {
+            self.resend(f, now, dropped);
+        }
+    }
+
+    /// Puts a frame its BlockAck missed back in its TID queue: the table's enqueue wakes
+    /// the txq (`ath_tx_queue_tid`), and the queue keeps it ahead of the new frames.
+    ///
+    /// Its AQL charge is released here and it is charged again when resent, so AQL
+    /// counts what waits in the hardware queue, and a frame waiting in the driver holds
+    /// no airtime. mac80211 would hold the charge until the frame's final status; with
+    /// AQL's station and PHY limits that can hold back the very txq whose resent frames
+    /// would release it (a stall this model showed with an HT20 MCS0 and a legacy station).
+    fn resend(&mut self, f: HwFrame, now: Nanos, dropped: &mut Vec<Packet>) {
+        let HwFrame { pkt, charge, station, .. } = f;
+        debug_assert!(pkt.mpdu_seq != 0, "a resent frame keeps the number it was sent with");
+        let key = (station, pkt.ac().index(), pkt.mpdu_seq);
+        if let Some(c) = charge {
+            let _ = self.table.scheduler().release(c);
+        }
+        self.counters.resent += 1;
+        let Some(txq) = self.txq_of(station, &pkt) else {
+            self.give_up(key, pkt, dropped);
+            return;
+        };
+        if let Err(e) = self.table.enqueue(txq, pkt, instant(now)) {
+            for p in e.into_frames() {
+                let key = (station, p.ac().index(), p.mpdu_seq);
+                self.give_up(key, p, dropped);
+            }
+        }
+    }
+
+    /// A frame the driver cannot keep: it leaves its window and counts as dropped.
+    fn give_up(&mut self, key: (u16, usize, u32), pkt: Packet, dropped: &mut Vec<Packet>) {
+        debug_assert!(false, "station {}'s TID queue refused a frame to resend", key.0);
+        if let Some(w) = self.windows.get_mut(usize::from(key.0)) {
+            w[key.1].done(key.2);
+        }
+        self.pending_frames[key.1] = self.pending_frames[key.1].saturating_sub(1);
+        self.counters.frames_dropped += 1;
+        dropped.push(pkt);
     }
 
     /// Transmit or receive airtime of station `s` in `ac`, registered for airtime
@@ -425,6 +516,37 @@ impl<Q: TidQueue> Ath9k<Q> {
 
 /// Best effort's index in per-AC arrays.
 const BE: usize = Ac::Be.index();
+
+/// Keeps a frame for the txq's next turn in its retry slot; hands it back if the slot
+/// is taken (unreachable: the turn emptied it before taking the frame).
+fn hold<Q: TidQueue>(turn: &mut TxqTurn<'_, RetryFirst<Q>>, r: Retry<Packet>) -> Option<Retry<Packet>> {
+    turn.hold_back(r).err()
+}
+
+/// A frame taken and not sent in this turn goes back for the next one: a numbered
+/// frame to its place among the frames to resend (uncharged, as they wait), a new one to
+/// the txq's retry slot. Should the slot be taken (unreachable: the turn emptied it
+/// before taking a new frame), the frame goes into the PPDU rather than be lost.
+fn put_back<Q: TidQueue>(
+    turn: &mut TxqTurn<'_, RetryFirst<Q>>,
+    r: Retry<Packet>,
+    frames: &mut Vec<HwFrame>,
+    bytes: &mut u32,
+    s: u16,
+) {
+    if r.frame.mpdu_seq != 0 && turn.queue().is_some() {
+        if let Some(c) = r.charge {
+            let _ = turn.give_back(c);
+        }
+        if let Some(q) = turn.queue() {
+            q.enqueue(r.frame, Instant::from_micros(0));
+        }
+        return;
+    }
+    if let Some(back) = hold(turn, r) {
+        push_frame(frames, bytes, back.frame, back.charge, s);
+    }
+}
 
 /// Adds a frame to the PPDU being formed for station `s`.
 fn push_frame(frames: &mut Vec<HwFrame>, bytes: &mut u32, pkt: Packet, charge: Option<airtime_sched::Charge>, s: u16) {
@@ -553,16 +675,40 @@ impl Ath9kAp {
         dropped.extend(qdisc.take_drops());
     }
 
-    /// One PPDU's completions, then the schedule (and, before txqs, the qdisc woken
-    /// once `pending_frames` is below [`ATH_MAX_QDEPTH`]).
+    /// Frames completed outside a PPDU's completion (dropped at the retry limit in a
+    /// collision whose PPDU the hardware retries), then the schedule.
     pub fn tx_status(&mut self, statuses: &mut [TxStatus], now: Nanos, dropped: &mut Vec<Packet>) {
+        let ac = statuses.first().map_or(Ac::Be, |st| st.ac);
         match self {
-            Ath9kAp::Txqs(d) => {
-                let ac = d.complete(statuses).unwrap_or(Ac::Be);
-                d.schedule_ac(ac, now, dropped);
-            }
+            Ath9kAp::Txqs(d) => d.complete_frames(statuses),
+            Ath9kAp::Qdisc { driver, .. } => driver.complete_frames(statuses),
+        }
+        self.after_completion(ac, now, dropped);
+    }
+
+    /// One PPDU's completion ([`Ath9k::ppdu_done`]), then the schedule.
+    pub fn ppdu_done(
+        &mut self,
+        ac: Ac,
+        station: u16,
+        statuses: &mut [TxStatus],
+        failed: Vec<HwFrame>,
+        now: Nanos,
+        dropped: &mut Vec<Packet>,
+    ) {
+        match self {
+            Ath9kAp::Txqs(d) => d.ppdu_done(ac, station, statuses, failed, now, dropped),
+            Ath9kAp::Qdisc { driver, .. } => driver.ppdu_done(ac, station, statuses, failed, now, dropped),
+        }
+        self.after_completion(ac, now, dropped);
+    }
+
+    /// The schedule of `ac` after a completion (and, before txqs, the qdisc woken once
+    /// `pending_frames` is below [`ATH_MAX_QDEPTH`]).
+    fn after_completion(&mut self, ac: Ac, now: Nanos, dropped: &mut Vec<Packet>) {
+        match self {
+            Ath9kAp::Txqs(d) => d.schedule_ac(ac, now, dropped),
             Ath9kAp::Qdisc { driver, stopped, .. } => {
-                let ac = driver.complete(statuses).unwrap_or(Ac::Be);
                 let a = ac.index();
                 if stopped[a] && driver.pending_frames[a] < ATH_MAX_QDEPTH {
                     stopped[a] = false;
@@ -594,14 +740,14 @@ impl Ath9kAp {
 }
 
 #[cfg(test)]
-mod tests {
+mod tests_support {
     use super::*;
     use crate::net::Payload;
     use crate::net::packet::FlowTag;
     use airtime_est::Bandwidth;
     use airtime_sched::Config;
 
-    fn udp(station: u16, seq: u64) -> Packet {
+    pub fn udp(station: u16, seq: u64) -> Packet {
         Packet {
             payload: Payload::Udp { seq, sent_ns: 0 },
             len_bytes: 1500,
@@ -616,7 +762,7 @@ mod tests {
         }
     }
 
-    fn rates() -> Vec<Rate> {
+    pub fn rates() -> Vec<Rate> {
         vec![
             Rate::ht(15, Bandwidth::Mhz20, true).unwrap(),
             Rate::ht(15, Bandwidth::Mhz20, true).unwrap(),
@@ -625,20 +771,36 @@ mod tests {
         ]
     }
 
-    fn driver() -> Ath9k<SimTxq> {
+    pub fn driver() -> Ath9k<SimTxq> {
         driver_shaped(ScheduleShape::Mac80211Round)
     }
 
-    fn driver_shaped(shape: ScheduleShape) -> Ath9k<SimTxq> {
-        let r = rates();
+    /// One VHT80 MCS9 station, as the lossy-link tests run it.
+    pub fn one_station_driver() -> Ath9k<SimTxq> {
+        driver_with(vec![Rate::vht(9, 1, Bandwidth::Mhz80, true).unwrap()], ScheduleShape::Mac80211Round)
+    }
+
+    pub fn driver_shaped(shape: ScheduleShape) -> Ath9k<SimTxq> {
+        driver_with(rates(), shape)
+    }
+
+    fn driver_with(r: Vec<Rate>, shape: ScheduleShape) -> Ath9k<SimTxq> {
         let timings: Vec<PhyTiming> = r.iter().map(|x| PhyTiming::new(*x)).collect();
         let sched = Scheduler::new(Config::default()).unwrap();
         // CoDel out of the way: these tests count frames, not sojourn times.
         let mut fq = airtime_sched::fq_codel::FqCodelConfig::MAC80211;
         fq.codel_target_us = 1_000_000;
         fq.codel_interval_us = 10_000_000;
-        Ath9k::new(sched, shape, &timings, &r, &[256; 4], move || super::super::mac80211::new_txq(fq)).unwrap()
+        let weights = vec![256; r.len()];
+        Ath9k::new(sched, shape, &timings, &r, &weights, move || super::super::mac80211::new_txq(fq)).unwrap()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::*;
+    use super::*;
+    use airtime_sched::Config;
 
     /// Sends every chained PPDU and completes it, scheduling after each completion as
     /// ath9k does; returns each PPDU's (station, frames).
@@ -648,22 +810,11 @@ mod tests {
             assert!(d.hwqs[BE].ampdu_depth() <= super::super::host_ampdu::ATH_AGGR_MIN_QDEPTH);
             assert!(d.hwqs[BE].depth() <= super::super::host_ampdu::ATH_NON_AGGR_MIN_QDEPTH);
             sent.push((station, frames.len()));
-            let mut statuses: Vec<TxStatus> = frames
-                .into_iter()
-                .map(|f| TxStatus {
-                    charge: f.charge,
-                    ring: f.ring,
-                    station: f.station,
-                    flow: f.pkt.flow,
-                    ac: f.pkt.ac(),
-                    from_ap: false,
-                    len_bytes: f.pkt.len_bytes,
-                    msdu_id: None,
-                })
-                .collect();
+            let mut statuses: Vec<TxStatus> = frames.into_iter().map(|f| f.complete().0).collect();
             *now += 1_000_000;
-            d.complete(&mut statuses);
+            d.ppdu_done(Ac::Be, station, &mut statuses, Vec::new(), *now, dropped);
             d.schedule(*now, dropped);
+            assert_eq!(d.hwqs[BE].check_counts(), Ok(()));
         }
         sent
     }
@@ -728,22 +879,10 @@ mod tests {
             d.schedule(now, &mut dropped);
             // Complete a few PPDUs between arrivals, not all.
             for _ in 0..3 {
-                let Some((_, frames, _)) = d.hwqs[BE].next_ppdu() else { break };
-                let mut st: Vec<TxStatus> = frames
-                    .into_iter()
-                    .map(|f| TxStatus {
-                        charge: f.charge,
-                        ring: 0,
-                        station: f.station,
-                        flow: f.pkt.flow,
-                        ac: f.pkt.ac(),
-                        from_ap: false,
-                        len_bytes: 0,
-                        msdu_id: None,
-                    })
-                    .collect();
+                let Some((station, frames, _)) = d.hwqs[BE].next_ppdu() else { break };
+                let mut st: Vec<TxStatus> = frames.into_iter().map(|f| f.complete().0).collect();
                 now += 2_000_000;
-                d.complete(&mut st);
+                d.ppdu_done(Ac::Be, station, &mut st, Vec::new(), now, &mut dropped);
                 d.schedule(now, &mut dropped);
             }
         }
@@ -776,26 +915,175 @@ mod tests {
         assert_eq!(ap.pending_frames(), ATH_MAX_QDEPTH + 1);
         let mut now = 0;
         let mut completed = 0;
-        while let Some((_, frames, _)) = ap.next_ppdu(Ac::Be) {
-            let mut st: Vec<TxStatus> = frames
-                .into_iter()
-                .map(|f| TxStatus {
-                    charge: f.charge,
-                    ring: 0,
-                    station: f.station,
-                    flow: f.pkt.flow,
-                    ac: f.pkt.ac(),
-                    from_ap: false,
-                    len_bytes: 0,
-                    msdu_id: None,
-                })
-                .collect();
+        while let Some((station, frames, _)) = ap.next_ppdu(Ac::Be) {
+            let mut st: Vec<TxStatus> = frames.into_iter().map(|f| f.complete().0).collect();
             completed += st.len();
             now += 1_000_000;
-            ap.tx_status(&mut st, now, &mut dropped);
+            ap.ppdu_done(Ac::Be, station, &mut st, Vec::new(), now, &mut dropped);
             assert!(ap.pending_frames() <= ATH_MAX_QDEPTH + 1);
         }
         assert_eq!(completed, 600);
         assert_eq!(ap.pending_frames(), 0);
+    }
+}
+
+#[cfg(test)]
+mod lossy_tests {
+    //! The driver over a lossy link, its BlockAck emulated as the world's is: each
+    //! subframe lost with a probability, a lost one counting a try and dropped at
+    //! [`MAX_ATTEMPTS`], as `block_ack_down` does.
+    use super::tests_support::*;
+    use super::*;
+    use crate::engine::Rng;
+    use crate::wifi::link::MAX_ATTEMPTS;
+
+    /// What the emulated BlockAcks saw.
+    #[derive(Default)]
+    struct Seen {
+        /// Each PPDU's sequence numbers, in the order sent.
+        ppdus: Vec<Vec<u32>>,
+        /// Frames acknowledged, dropped at the retry limit.
+        acked: u64,
+        retry_dropped: u64,
+    }
+
+    /// Sends the next chained PPDU and hands its completion to the driver (then the
+    /// schedule, as `Ath9kAp::ppdu_done` runs it): `lose(seq)` says which subframes the
+    /// BlockAck misses; `collide` puts the PPDU back at the head of the chain instead, its
+    /// frames counting a try. Returns `false` when nothing is chained.
+    fn exchange(
+        d: &mut Ath9k<SimTxq>,
+        now: &mut Nanos,
+        seen: &mut Seen,
+        collide: bool,
+        mut lose: impl FnMut(u32) -> bool,
+    ) -> bool {
+        let mut dropped = Vec::new();
+        let Some((station, frames, _)) = d.hwqs[BE].next_ppdu() else { return false };
+        seen.ppdus.push(frames.iter().map(|f| f.pkt.mpdu_seq).collect());
+        *now += 1_000_000;
+        let (mut statuses, mut failed, mut kept) = (Vec::new(), Vec::new(), Vec::new());
+        for mut f in frames {
+            if !collide && !lose(f.pkt.mpdu_seq) {
+                seen.acked += 1;
+                statuses.push(f.complete().0);
+                continue;
+            }
+            f.pkt.tries += 1;
+            if f.pkt.tries >= MAX_ATTEMPTS {
+                seen.retry_dropped += 1;
+                statuses.push(f.complete().0);
+            } else if collide {
+                kept.push(f);
+            } else {
+                failed.push(f);
+            }
+        }
+        if collide && !kept.is_empty() {
+            d.hwqs[BE].requeue_front(station, kept);
+            d.complete_frames(&mut statuses);
+        } else {
+            d.ppdu_done(Ac::Be, station, &mut statuses, failed, *now, &mut dropped);
+        }
+        d.schedule(*now, &mut dropped);
+        assert!(dropped.is_empty(), "the txq dropped {}", dropped.len());
+        assert_eq!(d.hwqs[BE].check_counts(), Ok(()));
+        true
+    }
+
+    fn offer(d: &mut Ath9k<SimTxq>, from: u64, n: u64) {
+        let mut dropped = Vec::new();
+        for seq in from..from + n {
+            d.enqueue(0, udp(0, seq), 0, &mut dropped);
+        }
+        d.schedule(0, &mut dropped);
+        assert!(dropped.is_empty());
+    }
+
+    #[test]
+    fn a_lost_subframe_is_resent_inside_a_later_ampdu_with_new_frames() {
+        let mut d = one_station_driver();
+        let (mut now, mut seen) = (0, Seen::default());
+        offer(&mut d, 0, 200);
+        // The first aggregate loses its sixth subframe; nothing else is lost.
+        assert!(exchange(&mut d, &mut now, &mut seen, false, |seq| seq == 6));
+        while exchange(&mut d, &mut now, &mut seen, false, |_| false) {}
+        let first = seen.ppdus[0].clone();
+        assert_eq!(first.len(), 32, "half the BlockAck window");
+        let again: Vec<&Vec<u32>> = seen.ppdus[1..].iter().filter(|p| p.contains(&6)).collect();
+        assert_eq!(again.len(), 1, "resent once: {:?}", seen.ppdus);
+        let resent_in = again[0];
+        // Not a PPDU of its own: it heads an A-MPDU of frames never sent before.
+        assert_eq!(resent_in[0], 6);
+        let newest_before = seen.ppdus.iter().take_while(|p| !p.contains(&6) || **p == first).flatten().max();
+        assert!(resent_in.len() > 1 && resent_in[1..].iter().all(|s| Some(s) > newest_before), "{resent_in:?}");
+        assert_eq!((d.counters.resent, seen.acked), (1, 200));
+        assert_eq!((d.hwqs[BE].depth(), d.hwqs[BE].ampdu_depth()), (0, 0));
+    }
+
+    #[test]
+    fn no_new_sequence_number_goes_past_the_block_ack_window_after_losses() {
+        let mut d = one_station_driver();
+        let (mut now, mut seen, mut rng) = (0, Seen::default(), Rng::new(7));
+        offer(&mut d, 0, 3000);
+        // The frames sent and not yet acknowledged: WinStart is the oldest of them.
+        let mut outstanding = std::collections::BTreeSet::new();
+        loop {
+            let mut lost = Vec::new();
+            let sent = exchange(&mut d, &mut now, &mut seen, false, |s| {
+                let l = rng.unit() < 0.2;
+                if l {
+                    lost.push(s);
+                }
+                l
+            });
+            let Some(p) = seen.ppdus.last().filter(|_| sent) else { break };
+            let start = outstanding.first().or(p.iter().min()).copied().unwrap_or(0);
+            for &s in p {
+                assert!(s < start + WME_MAX_BA, "sequence number {s} past the window from {start}");
+                outstanding.insert(s);
+            }
+            for s in p.iter().filter(|s| !lost.contains(s)) {
+                outstanding.remove(s);
+            }
+        }
+        assert!(d.counters.window_stops > 0, "at p = 0.2 the window binds");
+        assert_eq!(seen.acked + seen.retry_dropped, 3000);
+    }
+
+    #[test]
+    fn the_depth_counts_return_to_zero_and_every_frame_is_delivered_or_dropped_at_the_retry_limit() {
+        let mut d = driver();
+        let (mut now, mut seen, mut rng) = (0, Seen::default(), Rng::new(11));
+        // Four stations, three of them aggregating; p = 0.9 sends some frames to their
+        // retry limit (0.9^30: 4 %), and one exchange in five collides.
+        for round in 0..10 {
+            for s in 0..4u16 {
+                let mut dropped = Vec::new();
+                for k in 0..50 {
+                    d.enqueue(s, udp(s, round * 100 + k), now, &mut dropped);
+                }
+                d.schedule(now, &mut dropped);
+            }
+            for _ in 0..20 {
+                let collide = rng.unit() < 0.2;
+                exchange(&mut d, &mut now, &mut seen, collide, |_| rng.unit() < 0.9);
+            }
+        }
+        loop {
+            let collide = rng.unit() < 0.2;
+            if !exchange(&mut d, &mut now, &mut seen, collide, |_| rng.unit() < 0.9) {
+                break;
+            }
+        }
+        let c = d.counters;
+        assert_eq!(c.frames_in, 2000);
+        assert_eq!(seen.acked + seen.retry_dropped, 2000, "{c:?}");
+        assert!(seen.retry_dropped > 0 && c.resent > 0);
+        assert_eq!((c.frames_completed, c.frames_dropped), (2000, 0));
+        assert_eq!((d.hwqs[BE].depth(), d.hwqs[BE].ampdu_depth()), (0, 0));
+        for id in &d.sta_ids {
+            assert_eq!(d.sched().station_pending_us(*id, Ac::Be).unwrap(), 0, "every charge came back");
+        }
     }
 }

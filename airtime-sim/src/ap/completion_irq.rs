@@ -92,6 +92,7 @@ mod tests {
                 ac: airtime_sched::Ac::Be,
                 from_ap: true,
                 len_bytes: 1500,
+                mpdu_seq: 0,
             })
             .collect()
     }

@@ -160,6 +160,7 @@ impl HwFrame {
             ac: self.pkt.ac(),
             from_ap: self.pkt.src == crate::net::Node::Ap,
             len_bytes: self.pkt.len_bytes,
+            mpdu_seq: self.pkt.mpdu_seq,
         };
         (status, self.pkt)
     }
@@ -184,6 +185,9 @@ pub struct TxStatus {
     pub len_bytes: u32,
     /// The MSDU id written into the descriptor (adapter design only).
     pub msdu_id: Option<u32>,
+    /// Its sequence number (0 if it never got one): a host-aggregating driver's window
+    /// moves past it.
+    pub mpdu_seq: u32,
 }
 
 #[derive(Debug, Default)]

@@ -95,12 +95,21 @@ pub struct HostPpdu {
     pub aggregate: bool,
 }
 
-/// The hardware queue of one access category.
+/// A PPDU sent and not yet completed.
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    station: u16,
+    aggregate: bool,
+}
+
+/// The hardware queue of one access category. Every PPDU chained is counted until its
+/// one completion; one that collided goes back to the chain's head still counted (the
+/// hardware retries it).
 #[derive(Debug, Default)]
 pub struct HostHwQueue {
     chain: VecDeque<HostPpdu>,
-    /// Whether each PPDU sent and not yet completed was an aggregate, oldest first.
-    on_air: VecDeque<bool>,
+    /// PPDUs sent and not yet completed, oldest first.
+    on_air: VecDeque<Sent>,
     /// PPDUs chained and not yet completed (`axq_depth`).
     depth: u32,
     /// Aggregates chained and not yet completed (`axq_ampdu_depth`).
@@ -148,26 +157,47 @@ impl HostHwQueue {
     /// The next PPDU to send: station, frames and PSDU bytes.
     pub fn next_ppdu(&mut self) -> Option<(u16, Vec<HwFrame>, u32)> {
         let p = self.chain.pop_front()?;
-        self.on_air.push_back(p.aggregate);
+        self.on_air.push_back(Sent { station: p.station, aggregate: p.aggregate });
         Some((p.station, p.frames, p.psdu_bytes))
     }
 
-    /// A PPDU that collided goes back to the head of the chain (the hardware retries it).
+    /// A PPDU that collided goes back to the head of the chain (the hardware retries it):
+    /// the last one sent, as one access category sends one PPDU at a time.
     pub fn requeue_front(&mut self, station: u16, frames: Vec<HwFrame>) {
-        let aggregate = self.on_air.pop_back().unwrap_or(frames.len() > 1);
+        let sent = self.on_air.pop_back();
+        debug_assert!(sent.is_some_and(|p| p.station == station), "requeued a PPDU not on the air");
+        let aggregate = sent.map_or(frames.len() > 1, |p| p.aggregate);
         let psdu_bytes = frames.iter().map(|f| f.pkt.ampdu_subframe_bytes()).sum();
         self.chain.push_front(HostPpdu { station, frames, psdu_bytes, aggregate });
     }
 
-    /// One PPDU's completion was handled (`ath_tx_process_buffer`): it leaves the counts.
-    /// Returns whether it was an aggregate, `None` if no PPDU was on the air.
-    pub fn complete(&mut self) -> Option<bool> {
-        let aggregate = self.on_air.pop_front()?;
-        self.depth = self.depth.saturating_sub(1);
-        if aggregate {
-            self.ampdu_depth = self.ampdu_depth.saturating_sub(1);
+    /// The completion of the oldest PPDU on the air, to `station`, was handled
+    /// (`ath_tx_process_buffer`): it leaves the counts. Returns whether it was an
+    /// aggregate, `None` if no PPDU was on the air.
+    pub fn complete(&mut self, station: u16) -> Option<bool> {
+        let sent = self.on_air.pop_front()?;
+        debug_assert_eq!(sent.station, station, "completions come in the order the PPDUs were sent");
+        self.depth -= 1;
+        if sent.aggregate {
+            self.ampdu_depth -= 1;
         }
-        Some(aggregate)
+        debug_assert_eq!(self.check_counts(), Ok(()));
+        Some(sent.aggregate)
+    }
+
+    /// Whether the depth counts match the PPDUs chained and on the air.
+    pub fn check_counts(&self) -> Result<(), String> {
+        let ppdus = self.chain.len() + self.on_air.len();
+        let aggregates =
+            self.chain.iter().filter(|p| p.aggregate).count() + self.on_air.iter().filter(|p| p.aggregate).count();
+        if self.depth as usize == ppdus && self.ampdu_depth as usize == aggregates {
+            Ok(())
+        } else {
+            Err(format!(
+                "depth {} for {ppdus} PPDUs, ampdu_depth {} for {aggregates} aggregates",
+                self.depth, self.ampdu_depth
+            ))
+        }
     }
 }
 
@@ -201,7 +231,7 @@ mod tests {
         assert_eq!(q.next_ppdu().map(|p| p.0), Some(0));
         // Sent but not completed: still counted.
         assert!(!q.has_room(true));
-        assert_eq!(q.complete(), Some(true));
+        assert_eq!(q.complete(0), Some(true));
         assert!(q.has_room(true));
         assert_eq!((q.depth(), q.ampdu_depth(), q.max_ampdu_depth_seen), (1, 1, 2));
     }

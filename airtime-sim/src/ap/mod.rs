@@ -29,6 +29,7 @@ pub mod qdisc;
 pub mod sim_hal;
 pub mod stock;
 pub mod tcl_port;
+pub mod tid_retry;
 
 use crate::engine::Nanos;
 use crate::engine::time::instant;
@@ -498,6 +499,30 @@ impl Ap {
             stock::tx_status(self, statuses);
         }
         self.collect_txq_drops();
+    }
+
+    /// Whether the host forms the PPDUs (the ath9k-shaped designs): their completions go
+    /// through [`Ap::host_ppdu_done`], one per PPDU.
+    pub fn host_aggregates(&self) -> bool {
+        self.ath9k.is_some()
+    }
+
+    /// A host-aggregating driver's PPDU of `ac` to `station` completed: `statuses` for
+    /// its frames that completed, `failed` those its BlockAck missed, which the driver
+    /// resends.
+    pub fn host_ppdu_done(
+        &mut self,
+        ac: Ac,
+        station: u16,
+        statuses: &mut [TxStatus],
+        failed: Vec<HwFrame>,
+        now: Nanos,
+    ) {
+        if let Some(d) = self.ath9k.as_mut() {
+            let before = self.dropped.len();
+            d.ppdu_done(ac, station, statuses, failed, now, &mut self.dropped);
+            self.counters.txq_drops += (self.dropped.len() - before) as u64;
+        }
     }
 
     /// A PPDU-stats report: `airtime_us` of transmit airtime to station `s` in `ac`, which

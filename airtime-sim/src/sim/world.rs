@@ -54,6 +54,8 @@ enum Event {
     Access(u64),
     ExchangeEnd,
     TxStatus(Vec<TxStatus>),
+    /// A host-aggregating driver's PPDU completion.
+    HostPpduDone(HostCompletion),
     /// The tx completion ring's moderated interrupt number `n`.
     TxIrq(u64),
     /// An SU PPDU's stats: station, access category, airtime in us, the MSDUs it had
@@ -66,6 +68,18 @@ enum Event {
     FlowStop(usize),
     UdpSend(usize),
     TcpTimer(usize),
+}
+
+/// A PPDU's completion as a host-aggregating driver handles it (ath9k's
+/// `ath_tx_process_buffer`): the frames that completed (acknowledged, or dropped at the
+/// retry limit) and those its BlockAck missed, which the driver resends
+/// (`ath_tx_complete_aggr`). Every PPDU the driver chained completes once, whatever its
+/// BlockAck said, so its hardware queue's counts stay exact.
+struct HostCompletion {
+    ac: Ac,
+    station: u16,
+    statuses: Vec<TxStatus>,
+    failed: Vec<HwFrame>,
 }
 
 /// A flow run by the Linux-like TCP.
@@ -510,6 +524,11 @@ impl World {
             Event::Access(generation) => self.access(now, generation),
             Event::ExchangeEnd => self.exchange_end(now),
             Event::TxStatus(statuses) => self.tx_status(statuses, now),
+            Event::HostPpduDone(c) => {
+                let HostCompletion { ac, station, mut statuses, failed } = c;
+                self.ap.host_ppdu_done(ac, station, &mut statuses, failed, now);
+                self.after_completions(&statuses, now);
+            }
             Event::TxIrq(n) => {
                 if let Some(statuses) = self.completion_ring.as_mut().and_then(|r| r.fire(n)) {
                     self.tx_status(statuses, now);
@@ -795,10 +814,12 @@ impl World {
                     let mut statuses = Vec::with_capacity(frames.len());
                     let mut acked = AckedMsdus::default();
                     let mut outcome = Outcome::Acknowledged;
+                    let mut failed = Vec::new();
                     if self.links[s].is_some() {
-                        let (released, ended) =
+                        let (released, ended, lost) =
                             self.block_ack_down(s, frames, airtime_ns, now, measuring, &mut statuses);
                         outcome = ended;
+                        failed = lost;
                         for p in released {
                             acked.add(&p);
                             self.packets += 1;
@@ -815,8 +836,18 @@ impl World {
                     }
                     self.delivered.push(Delivery::Poll(s));
                     transmitted.push((contender, airtime_ns, outcome));
-                    if !statuses.is_empty() {
-                        self.schedule_completions(statuses, now);
+                    if self.ap.host_aggregates() {
+                        // The driver resends the missed subframes when it handles the
+                        // completion, aggregated with its TID's new frames.
+                        self.schedule_host_completion(HostCompletion { ac, station, statuses, failed }, now);
+                    } else {
+                        // The firmware resends them from the head of the station's queue.
+                        if !failed.is_empty() {
+                            self.ap.requeue_ppdu(station, failed);
+                        }
+                        if !statuses.is_empty() {
+                            self.schedule_completions(statuses, now);
+                        }
                     }
                     let stats_at = now + us(self.ap.hw().config.ppdu_stats_delay_us);
                     self.q.schedule(stats_at, Event::PpduStats(station, ac, (airtime_ns / 1000) as u32, acked));
@@ -918,11 +949,23 @@ impl World {
         }
     }
 
+    /// A host-aggregating driver's PPDU completion is reaped after the fixed delay.
+    fn schedule_host_completion(&mut self, c: HostCompletion, now: Nanos) {
+        let at = self.ap.hw().completion_at(now);
+        self.q.schedule(at, Event::HostPpduDone(c));
+    }
+
     /// The host reaps `statuses` from the tx completion ring at `now`.
     fn tx_status(&mut self, mut statuses: Vec<TxStatus>, now: Nanos) {
         self.ap.tx_status(&mut statuses, now);
+        self.after_completions(&statuses, now);
+    }
+
+    /// What the host does after the driver handled `statuses`: TCP small queues'
+    /// budget freed, the senders and the AP's stack run.
+    fn after_completions(&mut self, statuses: &[TxStatus], now: Nanos) {
         let mut freed = 0;
-        for st in &statuses {
+        for st in statuses {
             if st.from_ap {
                 freed += u64::from(st.len_bytes);
                 if let FlowTag::Tcp(f) = st.flow {
@@ -991,7 +1034,11 @@ impl World {
                 // Each user's subframes pass its link's losses, BlockAck and the
                 // station's reorder buffer, as an SU A-MPDU's do: a frame lost in an SU
                 // PPDU may be resent in an MU one and the other way round.
-                let (released, outcome) = self.block_ack_down(s, u.frames, share_ns, now, measuring, &mut statuses);
+                let (released, outcome, lost) =
+                    self.block_ack_down(s, u.frames, share_ns, now, measuring, &mut statuses);
+                if !lost.is_empty() {
+                    self.ap.requeue_ppdu(u.station, lost);
+                }
                 acknowledged |= outcome == Outcome::Acknowledged;
                 dropped |= outcome == Outcome::FailedAtRetryLimit;
                 for p in released {

@@ -4,8 +4,10 @@
 //! released in sequence order. Without it a lost subframe would reach TCP as a
 //! reordering and cut its window; with it a loss costs delay and airtime only.
 //!
-//! It also keeps the originator's side of the window ([`SeqWindow`]; [`Reorder::room`]):
-//! the world numbers a frame when it first reaches a BlockAck.
+//! It also keeps the originator's side of the window where the firmware aggregates
+//! ([`SeqWindow`]; [`Reorder::room`]): the world numbers a frame when it first reaches
+//! a BlockAck. A host-aggregating driver numbers its frames itself, and they pass here
+//! with their numbers.
 
 use super::seq_window::SeqWindow;
 use std::collections::BTreeMap;
@@ -19,11 +21,13 @@ pub struct Reorder<T> {
     next_rx: u32,
     /// Held MPDUs by sequence number; `None` marks one the transmitter gave up on.
     held: BTreeMap<u32, Option<T>>,
+    /// The highest sequence number that has reached a BlockAck.
+    highest_attempted: u32,
 }
 
 impl<T> Default for Reorder<T> {
     fn default() -> Self {
-        Reorder { window: SeqWindow::default(), next_rx: 1, held: BTreeMap::new() }
+        Reorder { window: SeqWindow::default(), next_rx: 1, held: BTreeMap::new(), highest_attempted: 0 }
     }
 }
 
@@ -42,6 +46,15 @@ impl<T> Reorder<T> {
     /// ([`SeqWindow::room`]).
     pub fn room(&self, win_size: u32) -> u32 {
         self.window.room(win_size)
+    }
+
+    /// Whether MPDU `seq` reaches a BlockAck for the first time. New numbers reach it in
+    /// increasing order, whoever assigns them (the world here, or a driver in the order
+    /// it chains its PPDUs), and resent frames carry lower ones.
+    pub fn first_attempt(&mut self, seq: u32) -> bool {
+        let first = seq > self.highest_attempted;
+        self.highest_attempted = self.highest_attempted.max(seq);
+        first
     }
 
     /// MPDU `seq` arrived (`Some`) or was given up (`None`); releases into `out`

@@ -4,7 +4,10 @@
 //! receiver's reorder buffer never has to hold a window's worth.
 //!
 //! The firmware keeps it on the firmware-aggregating designs (the world numbers a frame
-//! when it first reaches a BlockAck, [`super::reorder::Reorder`]).
+//! when it first reaches a BlockAck, [`super::reorder::Reorder`]); on the
+//! host-aggregating ones the driver keeps it per TID, as ath9k's `tid->seq_next`,
+//! `tid->seq_start` and `tid->tx_buf` (numbered in `ath_tx_setup_buffer`, checked with
+//! `BAW_WITHIN`, advanced by `ath_tx_update_baw`).
 
 use std::collections::BTreeSet;
 

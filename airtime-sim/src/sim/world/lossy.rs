@@ -4,7 +4,7 @@
 //! buffer, and the rate the driver reports to mac80211 afterwards. Stations with an
 //! ideal link never come here.
 
-use super::{Delivery, LinkPair, World};
+use super::{Delivery, HostCompletion, LinkPair, World};
 use crate::ap::hardware::{HwFrame, TxStatus};
 use crate::engine::Nanos;
 use crate::net::Packet;
@@ -13,6 +13,7 @@ use crate::wifi::PhyTiming;
 use crate::wifi::link::{LinkResult, MAX_ATTEMPTS};
 use crate::wifi::medium::Outcome;
 use crate::wifi::reorder::Reorder;
+use airtime_sched::Ac;
 
 impl World {
     /// Picks the rate of the coming exchange of contender `w` (any of the AP's EDCA
@@ -46,12 +47,13 @@ impl World {
     }
 
     /// The BlockAck of the AP's A-MPDU to station `s`: completions for the acknowledged
-    /// frames and for those dropped at the retry limit go to `statuses`; the lost ones
-    /// go back to the head of the station's firmware queue. Returns the packets the
-    /// station's reorder buffer releases, and how the exchange ended for the AP's
-    /// contention window: acknowledged if a BlockAck came back (any subframe arrived),
-    /// else failed, at the retry limit if it dropped a frame there (802.11-2020
-    /// 10.23.2.4).
+    /// frames and for those dropped at the retry limit go to `statuses`. Returns the
+    /// packets the station's reorder buffer releases, how the exchange ended for the
+    /// AP's contention window (acknowledged if a BlockAck came back, any subframe
+    /// arrived, else failed, at the retry limit if it dropped a frame there,
+    /// 802.11-2020 10.23.2.4), and the lost frames, in order, for the caller to resend:
+    /// at the head of the station's firmware queue at once, or through a
+    /// host-aggregating driver's completion.
     pub(super) fn block_ack_down(
         &mut self,
         s: usize,
@@ -60,9 +62,9 @@ impl World {
         now: Nanos,
         measuring: bool,
         statuses: &mut Vec<TxStatus>,
-    ) -> (Vec<Packet>, Outcome) {
+    ) -> (Vec<Packet>, Outcome, Vec<HwFrame>) {
         let mut released = Vec::new();
-        let Some(l) = self.links[s].as_mut() else { return (released, Outcome::Acknowledged) };
+        let Some(l) = self.links[s].as_mut() else { return (released, Outcome::Acknowledged, frames) };
         let Some(choice) = l.down_choice.take() else {
             // Unreachable: every access of the AP's EDCA functions picks the rates first.
             // Should it happen, the frames count as acknowledged: each still completes
@@ -76,20 +78,20 @@ impl World {
                 statuses.push(status);
                 rx.receive(pkt.mpdu_seq, Some(pkt), &mut released);
             }
-            return (released, Outcome::Acknowledged);
+            return (released, Outcome::Acknowledged, Vec::new());
         };
         let price_rate = l.fixed_report.unwrap_or_else(|| l.down.reported_rate());
         let (mut acked, mut lost, mut dropped) = (0u32, Vec::new(), false);
         let sent = frames.len() as u32;
         for mut f in frames {
-            // Priced once, on its first pass through the BlockAck (a collision before it
-            // may have counted a try already); its sequence number is assigned there.
-            if f.pkt.mpdu_seq == 0 && measuring {
+            // Numbered here unless its driver numbered it; priced once, on its first pass
+            // through the BlockAck (a collision before it may have counted a try already).
+            let tid = f.pkt.ac().index();
+            f.pkt.mpdu_seq = l.down_rx[tid].assign(f.pkt.mpdu_seq);
+            if l.down_rx[tid].first_attempt(f.pkt.mpdu_seq) && measuring {
                 l.priced_us +=
                     u64::from(airtime_est::expected_tx_airtime_us(price_rate, f.pkt.mac_frame_bytes(), true));
             }
-            let tid = f.pkt.ac().index();
-            f.pkt.mpdu_seq = l.down_rx[tid].assign(f.pkt.mpdu_seq);
             let ok = l.down.subframe_ok(choice.rate, now, &mut self.chan_rng);
             if !ok {
                 f.pkt.tries = f.pkt.tries.saturating_add(1);
@@ -117,11 +119,8 @@ impl World {
             l.spent_ns += airtime_ns;
         }
         l.down.block_ack(choice, sent, acked, now);
-        if !lost.is_empty() {
-            self.ap.requeue_ppdu(s as u16, lost);
-        }
         self.report_rate(s, now);
-        (released, Outcome::of(acked > 0, dropped))
+        (released, Outcome::of(acked > 0, dropped), lost)
     }
 
     /// The BlockAck of an A-MPDU from queue `q` of a station: the lost frames go back to
@@ -184,6 +183,7 @@ impl World {
     /// head of their queue in order. Returns whether it dropped a frame.
     pub(super) fn collided_down(&mut self, station: u16, frames: Vec<HwFrame>, now: Nanos) -> bool {
         let s = usize::from(station);
+        let ac = frames.first().map_or(Ac::Be, |f| f.pkt.ac());
         let (mut kept, mut statuses, mut released) = (Vec::with_capacity(frames.len()), Vec::new(), Vec::new());
         for mut f in frames {
             f.pkt.tries = f.pkt.tries.saturating_add(1);
@@ -206,7 +206,8 @@ impl World {
                 }
             }
         }
-        if !kept.is_empty() {
+        let given_up = kept.is_empty();
+        if !given_up {
             self.ap.requeue_ppdu(station, kept);
         }
         if !released.is_empty() {
@@ -217,7 +218,11 @@ impl World {
             self.delivered.push(Delivery::Poll(s));
         }
         let dropped = !statuses.is_empty();
-        if dropped {
+        if given_up && self.ap.host_aggregates() {
+            // Every frame reached its limit: the PPDU is given up and, completed, leaves
+            // the hardware queue's counts (a requeued one stays counted).
+            self.schedule_host_completion(HostCompletion { ac, station, statuses, failed: Vec::new() }, now);
+        } else if dropped {
             self.schedule_completions(statuses, now);
         }
         dropped
