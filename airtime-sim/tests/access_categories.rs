@@ -197,6 +197,7 @@ fn the_channel_access_category_and_flent_scenarios_parse_and_rrul_runs_marked() 
         "flent-rrul.toml",
         "flent-rtt-fair-var-up.toml",
         "lossy-link-retries.toml",
+        "lossy-link-host-aggregating.toml",
         "walk-away-minstrel.toml",
     ] {
         let r = scenario::load(std::path::Path::new(&format!("{dir}{f}"))).unwrap_or_else(|e| panic!("{e}"));
