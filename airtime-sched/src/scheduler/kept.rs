@@ -113,6 +113,12 @@ impl Scheduler {
         let _ = self.retired.push(index as u32);
     }
 
+    /// Whether a removed kept txq is on the stack (a snapshot: one load).
+    #[inline]
+    pub(crate) fn has_retired(&self) -> bool {
+        self.retired.top().is_some()
+    }
+
     /// Pops a removed kept txq: its slot's index and the id it had. The slot stays
     /// `KEPT` until [`release_kept`](Self::release_kept).
     pub(crate) fn pop_retired(&self) -> Option<(usize, TxqId)> {

@@ -518,6 +518,16 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
         self.take_removed_with(|removed| removed)
     }
 
+    /// Whether a removed txq waits for [`take_removed`](Self::take_removed): one load,
+    /// cheap enough for a hot path. An enqueue that was writing a removed txq's queue
+    /// puts it there as it returns, so its caller sees `true` after it (until some
+    /// context takes it): what a driver checks after each enqueue, so that those frames
+    /// do not wait for an unrelated call. A snapshot otherwise, as any.
+    #[inline]
+    pub fn has_removed(&self) -> bool {
+        self.sched.has_retired()
+    }
+
     /// [`take_removed`](Self::take_removed), running `hand_back` on the txq before its
     /// slot can take a new one: what a driver keeps by slot
     /// ([`TxqId::index`](crate::TxqId::index)) and resets there cannot meet the slot's
