@@ -29,6 +29,21 @@ pub trait DriverTxq: Txq + Enqueue {
     fn take_dropped(&mut self, each: &mut dyn FnMut(Self::Frame)) {
         let _ = each;
     }
+
+    /// Gives every frame the queue still holds to `each`, whatever would stop a
+    /// [`dequeue`](Txq::dequeue) (mac80211's `ieee80211_purge_txq` frees a txq's frames
+    /// whatever its stop flags): what the adapter does with a removed txq, handing each
+    /// frame back as purged. The default dequeues until the queue is empty or refuses;
+    /// a queue whose `dequeue` can refuse while it holds frames
+    /// ([`TxqErrorKind::Stopped`](airtime_sched::traits::TxqErrorKind::Stopped), a
+    /// BlockAck session being set up) must override it. Frames a removed txq's queue
+    /// still holds after this call go down with it, counted in
+    /// [`Mt76Stats::unpurged_txqs`].
+    fn purge(&mut self, now: Instant, each: &mut dyn FnMut(Self::Frame)) {
+        while let Ok(Some(frame)) = self.dequeue(now) {
+            each(frame);
+        }
+    }
 }
 
 impl<F: FqFrame> DriverTxq for FqCodelTxq<F> {
@@ -127,6 +142,10 @@ pub enum Mt76Error {
     NoRounds,
     /// [`Config::tx_status_timeout_us`] is 0: every token would be overdue at once.
     NoStatusTimeout,
+    /// The DMA queue of this AC has no more descriptors than [`Config::txq_free_thr`]:
+    /// it would read stopped while empty (`queued + txq_free_thr >= ndesc`), and no
+    /// frame would ever be written to it.
+    DmaQueueTooSmall(Ac),
     /// A removed station on this WTBL index still has frames in flight (or a turn
     /// writing one): the index is free once they complete (mt76 frees a wcid only
     /// after its RCU grace period).
@@ -164,6 +183,9 @@ impl fmt::Display for Mt76Error {
             Mt76Error::BadTokenConfig => f.write_str("token_size must exceed token_free_thr"),
             Mt76Error::NoRounds => f.write_str("max_rounds must not be 0"),
             Mt76Error::NoStatusTimeout => f.write_str("tx_status_timeout_us must not be 0"),
+            Mt76Error::DmaQueueTooSmall(ac) => {
+                write!(f, "the {ac:?} DMA queue has no more descriptors than txq_free_thr: it would never take a frame")
+            }
             Mt76Error::WcidDraining(w) => write!(f, "wcid {w} still has a removed station's frames in flight"),
             Mt76Error::TxNotStopped => f.write_str("tx is not stopped: call stop_tx before reset_tokens"),
             Mt76Error::TxFreeBusy => {
@@ -219,6 +241,10 @@ pub struct Mt76Stats {
     pub stale_tx_free: u64,
     /// WTBL polls that cleared a station's counters (`BIT(30)` reached).
     pub wtbl_clears: u64,
+    /// Removed txqs whose queue still held frames after [`DriverTxq::purge`]: a queue
+    /// whose `dequeue` refused and that does not override `purge`. Their frames went
+    /// down with the queue, in no other count; 0 in a correct driver.
+    pub unpurged_txqs: u64,
 }
 
 #[derive(Default)]
@@ -233,6 +259,7 @@ struct Counters {
     dma_refused: AtomicU64,
     stale_tx_free: AtomicU64,
     wtbl_clears: AtomicU64,
+    unpurged_txqs: AtomicU64,
 }
 
 fn bump(c: &AtomicU64, n: u64) {
@@ -609,6 +636,12 @@ where
         if config.tx_status_timeout_us == 0 {
             return Err(Mt76Error::NoStatusTimeout);
         }
+        // A queue is stopped while `queued + txq_free_thr >= ndesc`: with no more
+        // descriptors than the threshold it is stopped while empty, and every round
+        // would end at once with nothing sent.
+        if let Some(ac) = Ac::ALL.into_iter().find(|&ac| hal.ndesc(ac) <= config.txq_free_thr) {
+            return Err(Mt76Error::DmaQueueTooSmall(ac));
+        }
         let sched = Scheduler::new(config.sched)?;
         let max_stations = usize::from(config.sched.max_stations);
         let stations = Stations::new(max_stations, config.multicast_rate).ok_or(Mt76Error::OutOfMemory)?;
@@ -681,6 +714,7 @@ where
             dma_refused: l(&c.dma_refused),
             stale_tx_free: l(&c.stale_tx_free),
             wtbl_clears: l(&c.wtbl_clears),
+            unpurged_txqs: l(&c.unpurged_txqs),
         }
     }
 
@@ -775,16 +809,25 @@ where
     /// rounds reach [`Config::max_rounds`] first, the next call's
     /// ([`rounds_waiting`](Self::rounds_waiting) then says so). Frames already written
     /// stay in the DMA queue (the hardware's own power-save handling). Returns the
-    /// frames the wake sent here.
+    /// frames the wake sent here; rounds it left owed show only in
+    /// [`rounds_waiting`](Self::rounds_waiting). Refused
+    /// ([`SchedError::UnknownStation`]) for a station no longer in its slot, checked as
+    /// the flag is set, so a station removed and its slot reused meanwhile does not
+    /// pass its flag to the newcomer.
     pub fn sta_ps(&self, station: StationId, asleep: bool, now: Instant) -> Result<u32, Mt76Error> {
         let record = self.stations.station(station).ok_or(Mt76Error::Sched(SchedError::UnknownStation))?;
-        record.set_asleep(asleep);
+        // Checked again as the flag is set: the station may have been removed and its
+        // slot reused since the look-up.
+        if !record.set_asleep(station, asleep) {
+            return Err(Mt76Error::Sched(SchedError::UnknownStation));
+        }
         Ok(if asleep { 0 } else { self.schedule_all(now) })
     }
 
-    /// Hands back the frames of txqs removed and no longer held by any context (a txq
-    /// served, or whose queue an enqueue was writing, at its removal comes back at a
-    /// later call).
+    /// Hands back the frames of txqs removed and no longer held by any context. A txq
+    /// served at its removal comes back at the end of the round that served it (the
+    /// rounds reap), one whose queue an enqueue was writing at the end of that
+    /// enqueue.
     pub fn reap(&self, now: Instant) -> u32 {
         let mut n = 0u32;
         while let Some(removed) = self.txqs.take_removed() {
@@ -804,14 +847,17 @@ where
             self.hand_back(retry.frame, charged_us);
             n = n.saturating_add(1);
         }
-        while let Ok(Some(frame)) = queue.dequeue(now) {
+        queue.purge(now, &mut |frame| {
             self.hand_back(frame, 0);
             n = n.saturating_add(1);
-        }
+        });
         queue.take_dropped(&mut |frame| {
             self.drop_frame(frame);
             n = n.saturating_add(1);
         });
+        if !queue.is_empty() {
+            bump(&self.counters.unpurged_txqs, 1);
+        }
         for frame in intake {
             self.hand_back(frame, 0);
             n = n.saturating_add(1);
@@ -836,24 +882,30 @@ where
     /// Queues `frame` on `txq` from any context, without a lock (mac80211's
     /// `ieee80211_queue_skb` into the txq). `Err` hands the frame back if the txq is
     /// unknown, its intake full or out of memory; a frame whose txq is removed meanwhile is
-    /// accepted and handed back to the stack as purged.
+    /// accepted and handed back to the stack as purged (here, if the removal came while
+    /// this enqueue was writing the txq's queue: the removal could not take it then).
     pub fn enqueue(&self, txq: TxqId, frame: Q::Frame, now: Instant) -> Result<(), Q::Frame> {
         match self.txqs.enqueue(txq, frame, now) {
-            Ok(()) => {
-                bump(&self.counters.enqueued, 1);
-                Ok(())
-            }
+            Ok(()) => bump(&self.counters.enqueued, 1),
             Err(
                 EnqueueError::UnknownTxq(f) | EnqueueError::NoMemory(f) | EnqueueError::Busy(f) | EnqueueError::Full(f),
-            ) => Err(f),
+            ) => return Err(f),
             Err(EnqueueError::Removed(back)) => {
                 bump(&self.counters.enqueued, 1);
+                // The frames not yet in the queue; those written into it come back with
+                // the queue, below.
                 for frame in back {
                     self.hand_back(frame, 0);
                 }
-                Ok(())
             }
         }
+        // One load: a removal that found this enqueue writing the queue left the txq to
+        // it (the enqueue put it back for a later hand-back as it unlocked), and no
+        // later call is sure to come on a quiet radio.
+        if self.txqs.has_removed() {
+            self.reap(now);
+        }
+        Ok(())
     }
 
     /// mac80211's `wake_tx_queue` (`mt76_wake_tx_queue`, which schedules the tx worker):
@@ -1067,6 +1119,18 @@ where
     /// It may be true spuriously (one empty round).
     pub fn rounds_waiting(&self) -> bool {
         Ac::ALL.into_iter().any(|ac| self.gate.is_waiting(ac) || self.rerun.contains(ac))
+    }
+
+    /// After a DMA cleanup that ran apart from the tx-free events (a DMA-done interrupt
+    /// that lowers [`DmaQueues::queued`](crate::hal::DmaQueues::queued) after the events of
+    /// those descriptors were handled): runs [`schedule`](Self::schedule) on `ac`. A
+    /// HAL that cleans up before it reports the events, as mt7915's
+    /// `mt7915_mac_tx_free` does (`mt76_queue_tx_cleanup` first), never needs it: the
+    /// tx-free pass's own rounds then see the room. Without it, a round that the last
+    /// pass ran may read the queue stopped and end, and no later event would run the
+    /// AC again.
+    pub fn tx_cleanup_done(&self, ac: Ac, now: Instant) -> ScheduleReport {
+        self.schedule(ac, now)
     }
 
     /// `mt76_txq_schedule_all`: [`schedule`](Self::schedule) on every AC, VO first.
@@ -1304,16 +1368,21 @@ where
     }
 
     /// Restarts tx after a reset and runs the tx worker ([`schedule_all`](Self::schedule_all)),
-    /// which serves every txq left listed. Returns the frames it wrote. Without a
+    /// which serves every txq left listed. Returns the frames it wrote; rounds it left
+    /// owed ([`Config::max_rounds`] reached while others asked, a rerun bit) show only
+    /// in [`rounds_waiting`](Self::rounds_waiting): poll it after this call, as after a
+    /// tx-free pass. Without a
     /// [`stop_tx`](Self::stop_tx) before, it only runs the tx worker. Refused, with
     /// nothing changed, while [`reset_tokens`](Self::reset_tokens) flushes
     /// ([`Mt76Error::TxFlushing`]: a frame written now could be flushed while the
     /// hardware holds its descriptor) and while `stop_tx` waits for running rounds
     /// ([`Mt76Error::TxStopping`]: it would return with tx running).
     pub fn start_tx(&self, now: Instant) -> Result<u32, Mt76Error> {
-        // AcqRel: rounds after it see the flush (Release of `EndFlush`), and a round
-        // that reads the state Relaxed after its SeqCst fence is ordered after this.
-        // The next epoch: a `stop_tx` still at its last step of an earlier stop does not
+        // AcqRel: acquires the flush's end (`EndFlush`'s Release), and releases it with
+        // this write. A round reads the state Relaxed after its SeqCst fence, which
+        // orders nothing after this write: what the flush touched (the token table, the
+        // DMA queues) is behind the token lock, the HAL's queue locks and atomics, which
+        // order it for the round themselves. The next epoch: a `stop_tx` still at its last step of an earlier stop does not
         // publish over a later one (see there).
         let mut seen = self.tx_state.load(Ordering::Acquire);
         loop {
@@ -1365,7 +1434,10 @@ where
     /// DMA reset: flushed under it, its token id would be handed out again after
     /// [`start_tx`](Self::start_tx), and the pass would free the new frame while the
     /// hardware still holds its descriptor. mt76 disables its tx-free NAPI
-    /// (`napi_disable`, which waits for a running poll) for the same reason. The event
+    /// (`napi_disable`, which waits for a running poll and keeps new ones out) for the
+    /// same reason; a driver does the same around the reset, as nothing here keeps new
+    /// passes out: a tx-free poll that runs back to back can keep every retry
+    /// answering `TxFreeBusy`. The event
     /// source's reset and `next_tx_free` must be ordered (the simulated HAL takes one
     /// lock for both, held only while events are dropped or read), so that a pass that
     /// reads after the DMA reset finds only events for descriptors written since; and
@@ -1378,8 +1450,9 @@ where
     /// [`TxFreeSource`]: crate::hal::TxFreeSource
     pub fn reset_tokens(&self) -> Result<u32, Mt76Error> {
         // Acquire: pairs with `stop_tx`'s Release of `TX_STOPPED`, published after its
-        // wait, so no round is writing and what the rounds wrote is seen here.
-        let stopped = self.tx_state.load(Ordering::Relaxed);
+        // wait, so no round is writing and what the rounds wrote is seen here (the
+        // compare-exchange below acquires it again from the same value).
+        let stopped = self.tx_state.load(Ordering::Acquire);
         match tx_state(stopped) {
             TX_STOPPED => {}
             TX_FLUSHING => return Err(Mt76Error::TxFlushing),

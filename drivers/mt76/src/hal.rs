@@ -91,6 +91,14 @@ pub trait DmaQueues {
     /// Descriptors in the queue of `ac` (`q->ndesc`).
     fn ndesc(&self, ac: Ac) -> u32;
     /// Descriptors it holds now, written and not yet cleaned up (`q->queued`).
+    ///
+    /// Cleaned up no later than their tx-free events are read: a descriptor whose event
+    /// [`TxFreeSource::next_tx_free`] returned no longer counts here by the end of that
+    /// call (mt7915's `mt7915_mac_tx_free` runs `mt76_queue_tx_cleanup` before it
+    /// reads the event), so that the rounds of the tx-free pass see the room it freed.
+    /// A HAL whose cleanup runs apart (a DMA-done interrupt) calls
+    /// [`Mt76::tx_cleanup_done`](crate::Mt76::tx_cleanup_done) after each, or a backlog
+    /// that met a stopped queue can wait with no event left to run its AC.
     fn queued(&self, ac: Ac) -> u32;
     /// Writes `desc` into the queue of `desc.ac`, under the queue's lock. On `Err` nothing
     /// was written.

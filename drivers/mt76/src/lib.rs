@@ -55,7 +55,9 @@
 //!   reads full ([`queued`](hal::DmaQueues::queued) at its `ndesc`) with none of this
 //!   adapter's descriptors in it, filled by another user, ends the round with nothing
 //!   to run it again; a HAL whose queues carry only this adapter's frames, as mt76's
-//!   data queues do, never reads full so. A frame that cannot be mapped is dropped, as mt76
+//!   data queues do, and that cleans up descriptors no later than it reports their
+//!   tx-free events ([`queued`](hal::DmaQueues::queued), or
+//!   [`Mt76::tx_cleanup_done`] after a cleanup that runs apart), never reads full so. A frame that cannot be mapped is dropped, as mt76
 //!   drops it, and, as mt76 does, the burst ends there: the txq keeps its other frames
 //!   (the next one held in its retry slot) and stays listed, and the round goes on with
 //!   the next txq. Those frames wait for the tx worker's next run, which the tx-free of
@@ -66,9 +68,11 @@
 //!   [`Mt76::rounds_waiting`]).
 //! * **Token ids** are handed out cyclically (mt76's `idr_alloc` takes the lowest free
 //!   id), and a tx-free whose WCID names another station than the token's frees
-//!   nothing, so a stray tx-free (a duplicate, a late one) finds the token empty
-//!   instead of completing a newer frame — unless the cyclic search has reached the id
-//!   again since it was freed: about one pass of the table for a frame's usual tx-free,
+//!   nothing (checked only when both name one: a station-less (multicast) frame's token
+//!   has no WCID, and an event without a WCID pair names none), so a stray tx-free (a
+//!   duplicate, a late one) finds the token empty instead of completing a newer frame —
+//!   unless the cyclic search has reached the id again since it was freed (or neither
+//!   names a station): about one pass of the table for a frame's usual tx-free,
 //!   but possibly the next frame for an id held while the search went round (a hung
 //!   token). A reset relies on the DMA reset emptying the tx-free events, as mt76
 //!   does, and [`Mt76::reset_tokens`] waits for a pass holding one it read before.
@@ -84,7 +88,10 @@
 //! run at once on two CPUs. The scheduler and the txq table are lock-free; the locks are
 //! where mt76 has them: the token table (`token_lock`), each DMA queue (`q->lock`,
 //! inside the HAL), each station's last WTBL reading, and station management
-//! (serialised by mac80211's wiphy mutex in the kernel, by an admin lock here). An AC's
+//! (serialised by mac80211's wiphy mutex in the kernel, by an admin lock here). mt76
+//! takes its locks with `spin_lock_bh`, and the tx-free path runs in softirq: in the
+//! kernel, call the entry points from process context with bottom halves disabled
+//! (the crate's locks cannot disable them). An AC's
 //! rounds run in one context at a time, as mt76 runs them all from one tx worker: a
 //! call that finds another context running them leaves a note for it and returns
 //! ([`airtime_sched::RoundGate`]): no request for a round is lost, and one that the

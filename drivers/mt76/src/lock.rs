@@ -3,8 +3,10 @@
 //! `q->lock` in the simulated HAL, a station's WTBL snapshot).
 //!
 //! Critical sections are a few loads and stores, so a waiter spins for a bounded time
-//! unless the holder is preempted (in the kernel the holder runs with bottom halves
-//! disabled; in tests a preempted holder only slows the waiter down). The one section
+//! unless the holder is preempted (in the kernel the caller of a process-context entry
+//! point must have bottom halves disabled, as `spin_lock_bh` would: this lock cannot
+//! disable them itself, and a softirq spinning on it over the holder it interrupted
+//! would deadlock the CPU; in tests a preempted holder only slows the waiter down). The one section
 //! that calls out, the WTBL poll's reads and clear of a station's counters (which can
 //! busy-wait on the hardware), is only ever tried: a second poll skips the station.
 

@@ -10,19 +10,21 @@ use airtime_sched::traits::{StationErrorKind, price_from_rate};
 use airtime_sched::{Ac, Station, StationId};
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 const NONE: u64 = u64::MAX;
+/// The power-save flag, in the occupant's word: a bit `StationId::to_raw` leaves 0
+/// (16 to 31), so that setting it checks the occupant in the same read-modify-write.
+const PS: u64 = 1 << 16;
 
 /// One station as the adapter keeps it: its WTBL index, its tx rate (read from the WTBL
 /// by the poll, and from tx-free events), and the last WTBL airtime words the poll read.
 pub struct StationRecord {
-    /// Raw `StationId` of the occupant, [`NONE`] if none.
+    /// Raw `StationId` of the occupant with [`PS`] when it is asleep
+    /// (`MT_WCID_FLAG_PS`), [`NONE`] if none.
     id: AtomicU64,
     /// The WTBL index (`wcid->idx`), `u32::MAX` if none.
     wcid: AtomicU32,
-    /// Asleep (`MT_WCID_FLAG_PS`).
-    ps: AtomicBool,
     rate: SpinLock<Option<Rate>>,
     /// The poll's last reading (`msta->airtime_ac`), under the slot's lock so that two
     /// polls never register the same delta twice (the second skips the station).
@@ -34,7 +36,6 @@ impl StationRecord {
         StationRecord {
             id: AtomicU64::new(NONE),
             wcid: AtomicU32::new(u32::MAX),
-            ps: AtomicBool::new(false),
             rate: SpinLock::new(None),
             last: SpinLock::new(AirtimeWords::default()),
         }
@@ -47,11 +48,25 @@ impl StationRecord {
 
     /// Whether the station is in power save (`MT_WCID_FLAG_PS`).
     pub fn asleep(&self) -> bool {
-        self.ps.load(Ordering::Acquire)
+        let word = self.id.load(Ordering::Acquire);
+        word != NONE && word & PS != 0
     }
 
-    pub(crate) fn set_asleep(&self, asleep: bool) {
-        self.ps.store(asleep, Ordering::Release);
+    /// Sets the power-save flag of `id`, if it still occupies the slot: a station
+    /// removed and its slot reused since the caller looked it up keeps the newcomer's
+    /// flag (false then).
+    pub(crate) fn set_asleep(&self, id: StationId, asleep: bool) -> bool {
+        // AcqRel: Release publishes the flag to the rounds' Acquire loads.
+        self.id
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
+                (word & !PS == id.to_raw()).then_some(if asleep { word | PS } else { word & !PS })
+            })
+            .is_ok()
+    }
+
+    /// Whether `id` occupies the slot.
+    fn holds(&self, id: StationId) -> bool {
+        self.id.load(Ordering::Acquire) & !PS == id.to_raw()
     }
 
     /// Its current tx rate, as last read.
@@ -78,6 +93,7 @@ impl Station for StationRecord {
     type Error = StationErrorKind;
 
     fn station_id(&self) -> StationId {
+        // `from_raw` ignores the power-save bit.
         StationId::from_raw(self.id.load(Ordering::Acquire))
     }
 
@@ -128,8 +144,8 @@ impl Stations {
         let mut last = r.last.lock();
         *last = AirtimeWords::default();
         r.set_rate(rate);
-        r.set_asleep(false);
         r.wcid.store(u32::from(wcid), Ordering::Release);
+        // Awake: the word without the power-save bit.
         r.id.store(id.to_raw(), Ordering::Release);
         drop(last);
         true
@@ -138,7 +154,10 @@ impl Stations {
     /// Empties the slot of `id` (`mt76_sta_pre_rcu_remove`: `dev->wcid[idx] = NULL`).
     pub(crate) fn clear(&self, id: StationId) {
         if let Some(r) = self.slots.get(id.index()) {
-            if r.id.compare_exchange(id.to_raw(), NONE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+            // Asleep or not.
+            let cleared =
+                r.id.fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| (w & !PS == id.to_raw()).then_some(NONE));
+            if cleared.is_ok() {
                 r.wcid.store(u32::MAX, Ordering::Release);
             }
         }
@@ -149,10 +168,38 @@ impl StationTable for Stations {
     type Station = StationRecord;
 
     fn station(&self, id: StationId) -> Option<&StationRecord> {
-        self.slots.get(id.index()).filter(|r| r.id.load(Ordering::Acquire) == id.to_raw())
+        self.slots.get(id.index()).filter(|r| r.holds(id))
     }
 
     fn multicast_airtime_us(&self, frame_len: u32, ac: Ac) -> Option<u32> {
         price_from_rate(self.multicast_rate, frame_len, ac).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A station looked up, then removed and its slot given to another, before the
+    /// caller sets its power-save flag (an rx path preempted in `sta_ps`): the flag does
+    /// not land on the newcomer.
+    #[test]
+    fn the_power_save_flag_lands_only_on_the_station_it_was_set_for() {
+        let stations = Stations::new(2, None).unwrap();
+        let old = StationId::from_raw(1 | (1 << 32));
+        let new = StationId::from_raw(1 | (2 << 32));
+        assert!(stations.install(old, 7, None));
+        let record = stations.station(old).unwrap();
+        assert!(record.set_asleep(old, true) && record.asleep());
+        assert!(stations.station(old).is_some(), "asleep, still found by its id");
+        stations.clear(old);
+        assert!(stations.station(old).is_none(), "an asleep station is cleared too");
+        assert!(stations.install(new, 8, None));
+        assert!(!record.asleep(), "a newcomer starts awake");
+        assert!(!record.set_asleep(old, true), "the departed station's flag is refused");
+        assert!(!record.asleep());
+        assert!(record.set_asleep(new, true) && record.asleep());
+        assert_eq!(stations.station(new).map(Station::station_id), Some(new), "the flag is not in the id");
+        assert!(record.set_asleep(new, false) && !record.asleep());
     }
 }

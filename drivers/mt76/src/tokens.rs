@@ -115,8 +115,10 @@ impl<F> TokenTable<F> {
     }
 
     /// As [`release`](Self::release), but only if the token's frame is for `wcid` when
-    /// the event names one: a tx-free whose WCID pair names another station is for an
-    /// earlier occupant of the id (a stray event, after a reset) and frees nothing.
+    /// both the event and the frame name one: a tx-free whose WCID pair names another
+    /// station is for an earlier occupant of the id (a stray event, after a reset) and
+    /// frees nothing. A station-less frame (no WCID) or an event without one is not
+    /// checked: the id alone decides.
     pub(crate) fn release_for(&self, token: Token, wcid: Option<u16>) -> Option<Entry<F>> {
         let mut t = self.inner.lock();
         let slot = t.slots.get_mut(token.0 as usize)?;

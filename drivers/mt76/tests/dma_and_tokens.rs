@@ -252,3 +252,114 @@ fn no_rounds_or_no_status_timeout_is_a_config_error() {
     b.drain();
     b.check_invariants();
 }
+
+/// A DMA queue with no more descriptors than the stop threshold would read stopped
+/// while empty: the radio is refused at creation, naming the AC, instead of never
+/// sending.
+#[test]
+fn a_dma_queue_no_larger_than_the_free_threshold_is_refused_at_creation() {
+    let sim = SimConfig { ndesc: airtime_mt76::hal::MT_TXQ_FREE_THR, ..SimConfig::default() };
+    match Radio::new(SimHal::new(sim), Config::default()) {
+        Err(Mt76Error::DmaQueueTooSmall(ac)) => assert_eq!(ac, Ac::ALL[0]),
+        Err(e) => panic!("refused for another reason: {e:?}"),
+        Ok(_) => panic!("a radio whose DMA queues read stopped while empty was accepted"),
+    }
+    let sim = SimConfig { ndesc: airtime_mt76::hal::MT_TXQ_FREE_THR + 1, ..SimConfig::default() };
+    assert!(Radio::new(SimHal::new(sim), Config::default()).is_ok(), "one descriptor above it works");
+}
+
+/// A HAL whose DMA cleanup runs apart from the tx-free events (a DMA-done interrupt):
+/// `queued` drops only at `dma_done`, after the pass that handled the events.
+struct LaggingCleanup {
+    sim: SimHal<common::Pkt>,
+    written: airtime_sched::PerAc<std::sync::atomic::AtomicU32>,
+    cleaned: airtime_sched::PerAc<std::sync::atomic::AtomicU32>,
+}
+
+impl LaggingCleanup {
+    fn dma_done(&self) {
+        use std::sync::atomic::Ordering::SeqCst;
+        for ac in Ac::ALL {
+            self.cleaned[ac].store(self.written[ac].load(SeqCst) - self.sim.queued(ac), SeqCst);
+        }
+    }
+}
+
+use airtime_mt76::hal::{AirtimeWords, DmaQueues, StatusSink, TxDesc, TxFree, TxFreeSource, TxReport, WtblCounters};
+
+impl DmaQueues for LaggingCleanup {
+    fn ndesc(&self, ac: Ac) -> u32 {
+        self.sim.ndesc(ac)
+    }
+    fn queued(&self, ac: Ac) -> u32 {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.written[ac].load(SeqCst) - self.cleaned[ac].load(SeqCst)
+    }
+    fn queue_desc(&self, desc: TxDesc) -> Result<(), DmaError> {
+        let ac = desc.ac;
+        self.sim.queue_desc(desc)?;
+        self.written[ac].fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(())
+    }
+    fn kick(&self, ac: Ac) {
+        self.sim.kick(ac)
+    }
+}
+
+impl TxFreeSource for LaggingCleanup {
+    fn next_tx_free(&self) -> Option<TxFree> {
+        self.sim.next_tx_free()
+    }
+}
+
+impl WtblCounters for LaggingCleanup {
+    fn airtime(&self, wcid: u16) -> AirtimeWords {
+        self.sim.airtime(wcid)
+    }
+    fn clear_airtime(&self, wcid: u16) {
+        self.sim.clear_airtime(wcid)
+    }
+    fn tx_rate(&self, wcid: u16) -> Option<airtime_est::Rate> {
+        self.sim.tx_rate(wcid)
+    }
+}
+
+impl StatusSink<common::Pkt> for LaggingCleanup {
+    fn tx_status(&self, frame: common::Pkt, report: TxReport) {
+        self.sim.tx_status(frame, report)
+    }
+}
+
+/// The burst stops at the free threshold; the tx-free pass for every written frame
+/// runs before the cleanup, so its rounds still read the queue stopped. Nothing is in
+/// flight and no round is owed: only `tx_cleanup_done` after the cleanup sends the
+/// rest (what the HAL contract of `DmaQueues::queued` asks of such a HAL).
+#[test]
+fn a_dma_cleanup_apart_from_the_tx_free_events_is_followed_by_tx_cleanup_done() {
+    let sim = SimHal::new(SimConfig { ndesc: 64, ..SimConfig::default() });
+    let hal = LaggingCleanup {
+        sim,
+        written: airtime_sched::PerAc::from_fn(|_| Default::default()),
+        cleaned: airtime_sched::PerAc::from_fn(|_| Default::default()),
+    };
+    let radio: airtime_mt76::Mt76<LaggingCleanup, common::Q> = airtime_mt76::Mt76::new(hal, Config::default()).unwrap();
+    let sta = radio.add_station(1, airtime_sched::Weight::DEFAULT).unwrap();
+    let txq = radio.add_txq(Some(sta), airtime_sched::Tid::BE, common::Q::default()).map_err(|e| e.0).unwrap();
+    let mut now = airtime_sched::Instant::from_millis(1);
+    for seq in 0..40 {
+        radio.enqueue(txq, common::Pkt { seq, txq, len: 200 }, now).unwrap();
+    }
+    let first = radio.wake_tx_queue(txq, now).unwrap();
+    let written = first.frames;
+    assert!(written > 0 && written < 40 && first.end == Some(RoundEnd::RingFull), "{first:?}");
+    radio.hal().sim.advance(now);
+    now = now.add_micros(1000);
+    radio.hal().sim.advance(now);
+    let pass = radio.tx_free(256, now);
+    assert_eq!((pass.completed, pass.frames_sent), (written, 0), "{pass:?}");
+    radio.hal().dma_done();
+    assert_eq!(radio.tokens_in_use(), 0);
+    assert!(!radio.rounds_waiting(), "nothing owed: only the cleanup's call can run the AC");
+    let after = radio.tx_cleanup_done(Ac::Be, now);
+    assert_eq!(u64::from(written + after.frames), 40, "{after:?}");
+}

@@ -2,11 +2,13 @@
 //! reported overdue but never released while the hardware may hold their frames (mt76
 //! releases a token only at its tx-free or at a reset, `mt76_connac2_tx_token_put`, once
 //! DMA has stopped); a reset releases them and their charges; a stray event after it
-//! completes nothing.
+//! completes nothing, even once its id carries another station's frame.
 
 mod common;
 
+use airtime_mt76::Config;
 use airtime_mt76::hal::{MT_TX_STATUS_SKB_TIMEOUT_US, TxFree, TxOutcome};
+use airtime_mt76::sim_hal::SimConfig;
 use airtime_sched::Ac;
 use common::Bench;
 
@@ -111,5 +113,40 @@ fn a_reset_flushes_every_token_and_a_stray_event_after_it_completes_nothing() {
     b.drain();
     b.collect();
     assert_eq!(b.outcomes(TxOutcome::Flushed), 8);
+    b.check_invariants();
+}
+
+/// The same stray event once the cyclic search has handed its id to another station's
+/// frame: the WCID pair tells them apart, and the new frame completes once, by its own
+/// event.
+#[test]
+fn a_stray_event_after_a_reset_frees_nothing_once_its_id_is_another_stations() {
+    let config = Config { token_size: 16, token_free_thr: 2, ..Config::default() };
+    let mut b = Bench::new(config, SimConfig::default());
+    let s1 = b.station(1, 256);
+    let q1 = b.txq(s1, 0);
+    b.send(q1, 8, 1500);
+    let token = b.radio.hal().oldest_token(Ac::Be).unwrap();
+    assert_eq!(b.reset(), (8, 8));
+    // Station 2's frames, one at a time, until the search comes back to the id.
+    let s2 = b.station(2, 256);
+    let q2 = b.txq(s2, 0);
+    let mut sent = 0;
+    while !b.radio.hal().descs(Ac::Be).iter().any(|d| d.token == token) {
+        assert!(sent < 14, "the cyclic search never came back to {token:?}");
+        b.send(q2, 1, 1500);
+        sent += 1;
+    }
+    let reused = b.radio.hal().descs(Ac::Be).into_iter().find(|d| d.token == token).unwrap();
+    assert_eq!(reused.wcid, Some(2), "the id now carries station 2's frame");
+    let in_use = b.radio.tokens_in_use();
+    b.radio.hal().inject_tx_free(TxFree { token, wcid: Some(1), tries: 1, acked: true, rate: None });
+    let pass = b.radio.tx_free(16, b.now);
+    assert_eq!((pass.completed, pass.stale), (0, 1), "station 1's stray event freed station 2's frame");
+    assert_eq!(b.radio.tokens_in_use(), in_use);
+    b.drain();
+    b.collect();
+    assert_eq!(b.outcomes(TxOutcome::Flushed), 8);
+    assert_eq!(b.done.iter().filter(|(p, _)| p.txq == q2).count(), sent, "each of station 2's frames once");
     b.check_invariants();
 }

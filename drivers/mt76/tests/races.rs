@@ -827,3 +827,70 @@ fn a_stop_tx_whose_wait_outlasts_another_stop_flush_and_start_tx_returns_only_wi
     let waiting = u32::try_from(held(&radio)).unwrap();
     assert_eq!(radio.start_tx(now), Ok(waiting - 1), "all but VI's dozing frame");
 }
+
+/// A FIFO txq that the enqueue writes itself (`DIRECT_ENQUEUE`), parking the enqueue of
+/// frame `seq == 99` inside the queue once, as a preemption there would.
+struct ParkingEnqueueQ {
+    q: Q,
+    reached: &'static Barrier,
+    resume: &'static Barrier,
+}
+
+impl Txq for ParkingEnqueueQ {
+    type Frame = Pkt;
+    type Error = core::convert::Infallible;
+    fn dequeue(&mut self, now: Instant) -> Result<Option<Pkt>, Self::Error> {
+        self.q.dequeue(now)
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.q.peek_len()
+    }
+}
+
+impl Enqueue for ParkingEnqueueQ {
+    const DIRECT_ENQUEUE: bool = true;
+    fn has_room_for(&self, _: &Pkt) -> bool {
+        true
+    }
+    fn enqueue(&mut self, frame: Pkt, now: Instant) {
+        if frame.seq == 99 {
+            self.reached.wait();
+            self.resume.wait();
+        }
+        self.q.enqueue(frame, now)
+    }
+}
+
+impl DriverTxq for ParkingEnqueueQ {}
+
+/// A station removed while an enqueue is writing its txq's queue: the removal cannot
+/// take the queue then, and the enqueue hands the frames back as it returns, so they do
+/// not wait for a later call that a quiet radio may never make.
+#[test]
+fn a_txq_removed_under_an_enqueue_is_handed_back_by_that_enqueue() {
+    static REACHED: Barrier = Barrier::new(2);
+    static RESUME: Barrier = Barrier::new(2);
+    let radio: Mt76<SimHal<Pkt>, ParkingEnqueueQ> =
+        Mt76::new(SimHal::new(SimConfig::default()), Config::default()).unwrap();
+    let now = Instant::from_millis(1);
+    let sta = radio.add_station(1, Weight::DEFAULT).unwrap();
+    let queue = ParkingEnqueueQ { q: Q::default(), reached: &REACHED, resume: &RESUME };
+    let txq = radio.add_txq(Some(sta), Tid::BE, queue).map_err(|e| e.0).unwrap();
+    // Asleep: the frames stay in the txq.
+    radio.sta_ps(sta, true, now).unwrap();
+    for seq in 0..3 {
+        radio.enqueue(txq, Pkt { seq, txq, len: 1500 }, now).unwrap();
+    }
+    std::thread::scope(|s| {
+        let writer = s.spawn(|| radio.enqueue(txq, Pkt { seq: 99, txq, len: 1500 }, now));
+        REACHED.wait();
+        radio.remove_station(sta, now).unwrap();
+        assert_eq!(radio.stats().purged, 0, "the enqueue holds the queue: the removal cannot take it");
+        RESUME.wait();
+        writer.join().unwrap().unwrap();
+    });
+    let s = radio.stats();
+    assert_eq!((s.enqueued, s.purged), (4, 4), "handed back by the enqueue itself: {s:?}");
+    assert_eq!(radio.hal().take_done().len(), 4);
+    assert_eq!(radio.reap(now), 0);
+}

@@ -84,3 +84,85 @@ fn a_weight_change_at_run_time_moves_the_airtime_share() {
     b.drain();
     b.check_invariants();
 }
+
+/// A FIFO txq whose dequeue refuses while a BlockAck session is being set up
+/// (mac80211's `IEEE80211_TXQ_STOP`), with a `purge` that takes its frames whatever the
+/// stop, or (`purges: false`) without one.
+struct BaSetupQ {
+    q: common::Q,
+    stopped: bool,
+    purges: bool,
+}
+
+#[derive(Debug)]
+struct BaStopped;
+
+impl airtime_sched::traits::TxqError for BaStopped {
+    fn kind(&self) -> airtime_sched::traits::TxqErrorKind {
+        airtime_sched::traits::TxqErrorKind::Stopped
+    }
+}
+
+impl airtime_sched::Txq for BaSetupQ {
+    type Frame = common::Pkt;
+    type Error = BaStopped;
+    fn dequeue(&mut self, _: airtime_sched::Instant) -> Result<Option<common::Pkt>, BaStopped> {
+        if self.stopped { Err(BaStopped) } else { Ok(self.q.0.pop_front()) }
+    }
+    fn peek_len(&self) -> Option<u32> {
+        self.q.0.front().map(|p| p.len)
+    }
+}
+
+impl airtime_sched::traits::Enqueue for BaSetupQ {
+    fn enqueue(&mut self, frame: common::Pkt, _: airtime_sched::Instant) {
+        self.q.0.push_back(frame);
+    }
+}
+
+impl airtime_mt76::DriverTxq for BaSetupQ {
+    fn purge(&mut self, now: airtime_sched::Instant, each: &mut dyn FnMut(common::Pkt)) {
+        if !self.purges {
+            // The trait's default: dequeue until empty or refused.
+            while let Ok(Some(frame)) = airtime_sched::Txq::dequeue(self, now) {
+                each(frame);
+            }
+            return;
+        }
+        for frame in self.q.0.drain(..) {
+            each(frame);
+        }
+    }
+}
+
+/// A station removed while its txq's BlockAck session is being set up: the frames its
+/// stopped queue holds come back purged, none lost; a queue that does not override
+/// `purge` is counted, not lost from the books in silence.
+#[test]
+fn removing_a_station_whose_txq_is_stopped_for_a_block_ack_setup_hands_back_its_frames() {
+    for purges in [true, false] {
+        let radio: airtime_mt76::Mt76<airtime_mt76::sim_hal::SimHal<common::Pkt>, BaSetupQ> =
+            airtime_mt76::Mt76::new(airtime_mt76::sim_hal::SimHal::new(SimConfig::default()), Config::default())
+                .unwrap();
+        let now = airtime_sched::Instant::from_millis(1);
+        let sta = radio.add_station(1, Weight::DEFAULT).unwrap();
+        let queue = BaSetupQ { q: common::Q::default(), stopped: true, purges };
+        let txq = radio.add_txq(Some(sta), airtime_sched::Tid::BE, queue).map_err(|e| e.0).unwrap();
+        for seq in 0..3 {
+            radio.enqueue(txq, common::Pkt { seq, txq, len: 1500 }, now).unwrap();
+        }
+        // The turn pulls the intake into the queue, whose dequeue refuses.
+        let report = radio.wake_tx_queue(txq, now).unwrap();
+        assert_eq!(report.frames, 0, "{report:?}");
+        radio.remove_station(sta, now).unwrap();
+        radio.reap(now);
+        let s = radio.stats();
+        if purges {
+            assert_eq!((s.purged, s.unpurged_txqs), (3, 0), "{s:?}");
+            assert_eq!(radio.hal().take_done().len(), 3);
+            assert_eq!(s.enqueued, s.completed + s.flushed + s.purged + s.dropped, "{s:?}");
+        } else {
+            assert_eq!((s.purged, s.unpurged_txqs), (0, 1), "the loss is counted: {s:?}");
+        }
+    }
+}
