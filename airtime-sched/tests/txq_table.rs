@@ -221,13 +221,16 @@ fn an_add_while_a_removed_txq_is_still_held_says_draining_not_full() {
     let refused = t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap_err();
     assert_eq!(refused.error, SchedError::TxqsDraining, "a turn holds the removed txq");
     assert!(t.take_removed().is_none(), "not handed back while held");
+    assert!(!t.has_removed(), "nothing waits while the turn holds it");
     turn.finish(TxqReturn::Stalled, NOW);
+    assert!(t.has_removed(), "the return leaves it for take_removed");
     assert_eq!(
         t.add_txq(Some(sta), Tid::BE, Fifo::default()).unwrap_err().error,
         SchedError::TxqsDraining,
         "returned, its frames not handed back yet"
     );
     let removed = t.take_removed().expect("returned: handed back");
+    assert!(!t.has_removed());
     assert_eq!(removed.queue.0.len(), 1);
     t.add_txq(Some(sta), Tid::BE, Fifo::default()).expect("free now");
     // The scheduler alone: a served removed txq holds its slot until returned.

@@ -415,10 +415,11 @@ static void airtime_rounds_work_window(struct airtime_rounds_work *w)
 }
 
 /*
- * The hold goes first, then the read of the waiting ACs: a deferral that came
- * while the work was held found the hold under @lock and only marked its ACs,
- * and that unlock comes before this one's lock, so the read sees the marks; a
- * deferral after this unlock finds no hold and kicks the work itself. Read
+ * The hold goes first, then the read of the waiting ACs: a deferral marks its
+ * ACs, then kicks; a kick that found the hold under @lock did nothing, and its
+ * unlock, which comes after its mark, comes before this one's lock, so the read
+ * sees the marks; a kick after this unlock finds no hold and queues the work
+ * itself. Read
  * first, a deferral between the read and the release would be seen by
  * neither: c-api-work-control's phase 6 makes one in that window (@window),
  * and build.sh's weakened variant -DAIRTIME_WEAKENED_RESUME_READ_FIRST (never

@@ -826,8 +826,9 @@ where
 
     /// Hands back the frames of txqs removed and no longer held by any context. A txq
     /// served at its removal comes back at the end of the round that served it (the
-    /// rounds reap), one whose queue an enqueue was writing at the end of that
-    /// enqueue.
+    /// rounds reap), one whose queue an enqueue held at the end of that enqueue
+    /// (whatever it returned). So [`remove_station`](Self::remove_station) may return
+    /// before every frame of its txqs is handed back, on another CPU.
     pub fn reap(&self, now: Instant) -> u32 {
         let mut n = 0u32;
         while let Some(removed) = self.txqs.take_removed() {
@@ -885,11 +886,14 @@ where
     /// accepted and handed back to the stack as purged (here, if the removal came while
     /// this enqueue was writing the txq's queue: the removal could not take it then).
     pub fn enqueue(&self, txq: TxqId, frame: Q::Frame, now: Instant) -> Result<(), Q::Frame> {
-        match self.txqs.enqueue(txq, frame, now) {
-            Ok(()) => bump(&self.counters.enqueued, 1),
+        let result = match self.txqs.enqueue(txq, frame, now) {
+            Ok(()) => {
+                bump(&self.counters.enqueued, 1);
+                Ok(())
+            }
             Err(
                 EnqueueError::UnknownTxq(f) | EnqueueError::NoMemory(f) | EnqueueError::Busy(f) | EnqueueError::Full(f),
-            ) => return Err(f),
+            ) => Err(f),
             Err(EnqueueError::Removed(back)) => {
                 bump(&self.counters.enqueued, 1);
                 // The frames not yet in the queue; those written into it come back with
@@ -897,15 +901,17 @@ where
                 for frame in back {
                     self.hand_back(frame, 0);
                 }
+                Ok(())
             }
-        }
-        // One load: a removal that found this enqueue writing the queue left the txq to
-        // it (the enqueue put it back for a later hand-back as it unlocked), and no
-        // later call is sure to come on a quiet radio.
+        };
+        // On every path, a refused frame's too: a removal that found this enqueue
+        // holding the txq's queue (writing it, or finding it full or the txq gone) left
+        // the txq to it, which put it back for a later hand-back as it unlocked, and no
+        // later call is sure to come on a quiet radio. One load when none waits.
         if self.txqs.has_removed() {
             self.reap(now);
         }
-        Ok(())
+        result
     }
 
     /// mac80211's `wake_tx_queue` (`mt76_wake_tx_queue`, which schedules the tx worker):
@@ -1038,8 +1044,8 @@ where
             // `mt76_txq_schedule_list` skips a station in power save
             // (`MT_WCID_FLAG_PS`): nothing is dequeued or charged, and the txq stays
             // listed for the round after its wake.
-            |turn| match turn.station().and_then(|s| self.stations.station(s)) {
-                Some(record) if record.asleep() => TurnStart::Skip,
+            |turn| match turn.station() {
+                Some(sta) if self.stations.asleep(sta) => TurnStart::Skip,
                 _ => TurnStart::Serve,
             },
             |turn| {

@@ -136,6 +136,11 @@ impl Stations {
         self.live().find(|(_, r)| r.wcid() == Some(wcid))
     }
 
+    /// Whether `id` occupies its slot and is asleep: one load, the id checked in it.
+    pub(crate) fn asleep(&self, id: StationId) -> bool {
+        self.slots.get(id.index()).is_some_and(|r| r.id.load(Ordering::Acquire) == id.to_raw() | PS)
+    }
+
     /// Fills the slot of `id` (admin context only).
     pub(crate) fn install(&self, id: StationId, wcid: u16, rate: Option<Rate>) -> bool {
         let Some(r) = self.slots.get(id.index()) else { return false };
@@ -200,6 +205,7 @@ mod tests {
         assert!(!record.asleep());
         assert!(record.set_asleep(new, true) && record.asleep());
         assert_eq!(stations.station(new).map(Station::station_id), Some(new), "the flag is not in the id");
-        assert!(record.set_asleep(new, false) && !record.asleep());
+        assert!(stations.asleep(new) && !stations.asleep(old), "the id is checked in the same load");
+        assert!(record.set_asleep(new, false) && !record.asleep() && !stations.asleep(new));
     }
 }

@@ -828,10 +828,12 @@ fn a_stop_tx_whose_wait_outlasts_another_stop_flush_and_start_tx_returns_only_wi
     assert_eq!(radio.start_tx(now), Ok(waiting - 1), "all but VI's dozing frame");
 }
 
-/// A FIFO txq that the enqueue writes itself (`DIRECT_ENQUEUE`), parking the enqueue of
-/// frame `seq == 99` inside the queue once, as a preemption there would.
+/// A FIFO txq that the enqueue writes itself (`DIRECT_ENQUEUE`): the enqueue of frame
+/// `seq == 99` parks once where it holds the queue's lock (its room check, as a
+/// preemption there would), then finds room or, if `full`, none.
 struct ParkingEnqueueQ {
     q: Q,
+    full: bool,
     reached: &'static Barrier,
     resume: &'static Barrier,
 }
@@ -849,48 +851,76 @@ impl Txq for ParkingEnqueueQ {
 
 impl Enqueue for ParkingEnqueueQ {
     const DIRECT_ENQUEUE: bool = true;
-    fn has_room_for(&self, _: &Pkt) -> bool {
-        true
-    }
-    fn enqueue(&mut self, frame: Pkt, now: Instant) {
+    fn has_room_for(&self, frame: &Pkt) -> bool {
         if frame.seq == 99 {
             self.reached.wait();
             self.resume.wait();
+            return !self.full;
         }
+        true
+    }
+    fn enqueue(&mut self, frame: Pkt, now: Instant) {
         self.q.enqueue(frame, now)
     }
 }
 
 impl DriverTxq for ParkingEnqueueQ {}
 
-/// A station removed while an enqueue is writing its txq's queue: the removal cannot
-/// take the queue then, and the enqueue hands the frames back as it returns, so they do
-/// not wait for a later call that a quiet radio may never make.
-#[test]
-fn a_txq_removed_under_an_enqueue_is_handed_back_by_that_enqueue() {
-    static REACHED: Barrier = Barrier::new(2);
-    static RESUME: Barrier = Barrier::new(2);
+/// A station removed while an enqueue holds its txq's queue: the removal cannot take
+/// the queue then, and the enqueue hands the txq's frames back as it returns, whether
+/// it wrote its frame (`full: false`) or was refused for room (`full: true`, a dozing
+/// station's full FQ-CoDel txq), so they do not wait for a later call that a quiet
+/// radio may never make.
+fn a_txq_removed_under_an_enqueue_is_handed_back_by_that_enqueue(
+    full: bool,
+    reached: &'static Barrier,
+    resume: &'static Barrier,
+) {
     let radio: Mt76<SimHal<Pkt>, ParkingEnqueueQ> =
         Mt76::new(SimHal::new(SimConfig::default()), Config::default()).unwrap();
     let now = Instant::from_millis(1);
     let sta = radio.add_station(1, Weight::DEFAULT).unwrap();
-    let queue = ParkingEnqueueQ { q: Q::default(), reached: &REACHED, resume: &RESUME };
+    let queue = ParkingEnqueueQ { q: Q::default(), full, reached, resume };
     let txq = radio.add_txq(Some(sta), Tid::BE, queue).map_err(|e| e.0).unwrap();
     // Asleep: the frames stay in the txq.
     radio.sta_ps(sta, true, now).unwrap();
     for seq in 0..3 {
         radio.enqueue(txq, Pkt { seq, txq, len: 1500 }, now).unwrap();
     }
-    std::thread::scope(|s| {
+    // Every check after the writer is released: a failed one inside the scope would
+    // leave it parked, and the scope's join waiting for it.
+    let (removed, purged_meanwhile, written) = std::thread::scope(|s| {
         let writer = s.spawn(|| radio.enqueue(txq, Pkt { seq: 99, txq, len: 1500 }, now));
-        REACHED.wait();
-        radio.remove_station(sta, now).unwrap();
-        assert_eq!(radio.stats().purged, 0, "the enqueue holds the queue: the removal cannot take it");
-        RESUME.wait();
-        writer.join().unwrap().unwrap();
+        reached.wait();
+        let removed = radio.remove_station(sta, now);
+        let purged = radio.stats().purged;
+        resume.wait();
+        (removed, purged, writer.join().unwrap())
     });
+    assert!(removed.is_ok(), "{removed:?}");
+    assert_eq!(purged_meanwhile, 0, "the enqueue held the queue: the removal could not take it");
     let s = radio.stats();
-    assert_eq!((s.enqueued, s.purged), (4, 4), "handed back by the enqueue itself: {s:?}");
-    assert_eq!(radio.hal().take_done().len(), 4);
-    assert_eq!(radio.reap(now), 0);
+    if full {
+        assert_eq!(written.map_err(|p| p.seq), Err(99), "no room: the frame comes back to the caller");
+        assert_eq!((s.enqueued, s.purged), (3, 3), "handed back by the refused enqueue: {s:?}");
+    } else {
+        assert!(written.is_ok());
+        assert_eq!((s.enqueued, s.purged), (4, 4), "handed back by the enqueue itself: {s:?}");
+    }
+    assert_eq!(radio.hal().take_done().len() as u64, s.purged);
+    assert_eq!(radio.reap(now), 0, "nothing left for a later call");
+}
+
+#[test]
+fn a_txq_removed_under_an_enqueue_that_writes_is_handed_back_by_it() {
+    static REACHED: Barrier = Barrier::new(2);
+    static RESUME: Barrier = Barrier::new(2);
+    a_txq_removed_under_an_enqueue_is_handed_back_by_that_enqueue(false, &REACHED, &RESUME);
+}
+
+#[test]
+fn a_txq_removed_under_an_enqueue_refused_for_room_is_handed_back_by_it() {
+    static REACHED: Barrier = Barrier::new(2);
+    static RESUME: Barrier = Barrier::new(2);
+    a_txq_removed_under_an_enqueue_is_handed_back_by_that_enqueue(true, &REACHED, &RESUME);
 }
