@@ -335,12 +335,18 @@ impl Radio {
         // The driver's record goes last: the rounds stop charging to it.
         self.peers.0[sta.index()].id.store(u64::MAX, Ordering::Release);
         // A txq a round is serving comes back when that round returns it: a later call
-        // (here, the next removal's or the final one) hands its frames back.
+        // (here, the next removal's or the final one) hands its frames back; one whose
+        // queue an enqueue held, at that enqueue's end (the wake thread's check).
+        Ok((departing, self.reap_removed()))
+    }
+
+    /// Hands back every removed txq no context holds any more; how many frames.
+    fn reap_removed(&self) -> u64 {
         let mut back = 0;
         while let Some(removed) = self.txqs.take_removed() {
             back += self.reap(removed);
         }
-        Ok((departing, back))
+        back
     }
 }
 
@@ -422,6 +428,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             Err(e) => panic!("enqueue: {e}"),
                         }
                     }
+                }
+                // One load: a txq removed while one of these enqueues held its queue
+                // was left to that enqueue, and comes back here rather than at the next
+                // removal.
+                if radio.txqs.has_removed() {
+                    radio.reap_removed();
                 }
                 radio.round();
                 std::thread::sleep(Duration::from_micros(200));

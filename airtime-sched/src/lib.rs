@@ -131,7 +131,11 @@
 //! its wake, which ends the hold in the same compare-and-swap. Either way a removed
 //! txq's slot is reused only once no enqueue can still put a frame into it; the removed
 //! txq's queue, retry frame and intake are handed back by [`TxqTable::take_removed`]
-//! once no context holds it or its queue (loom models in `tests/loom_txqs.rs`).
+//! once no context holds it or its queue (loom models in `tests/loom_txqs.rs`). A
+//! removal that finds an enqueue holding the queue leaves the txq to that enqueue,
+//! which puts it back for `take_removed` as it unlocks: a driver asks
+//! [`TxqTable::has_removed`] (one load) after its enqueues, or those frames wait for its
+//! next call to `take_removed`.
 //!
 //! What a preempted thread can delay is only the one txq it holds:
 //! * a txq being served (between `next_txq`, `may_transmit` or [`TxqTable::claim`] and
