@@ -217,12 +217,22 @@ where
         Ok(())
     }
 
+    /// Whether a removed txq waits for [`reap_removed`](Self::reap_removed)
+    /// ([`TxqTable::has_removed`]: one load). A txq removed while an enqueue held its
+    /// queue is left to that enqueue, which puts it back as it unlocks: a driver asks
+    /// this after its enqueues (whatever they returned) and, when true, runs
+    /// `reap_removed` or schedules the work item that does.
+    #[inline]
+    pub fn has_removed(&self) -> bool {
+        self.txqs.has_removed()
+    }
+
     /// Takes back every removed txq no context holds any more: its queue goes to
     /// `on_txq`; its kept frame (charge released) and the frames still in its intake
     /// go to the status sink as [`TxStatus::Removed`]. Returns the txqs taken back.
     /// Any context; the removal calls run it, and a driver whose wake or completion
     /// context may be serving a txq, or enqueuing into its queue, at its removal runs
-    /// it again later (a work item).
+    /// it again later (a work item; [`has_removed`](Self::has_removed) says when).
     pub fn reap_removed(&self, mut on_txq: impl FnMut(T)) -> u32 {
         let mut n = 0u32;
         // The slot's marks are settled inside the hand-back, before the slot can take a
