@@ -168,6 +168,10 @@ pub struct Ath9k<Q: TidQueue> {
     /// (`Ac::index`), one for its TIDs of that category, as the receiver's reorder
     /// buffer has one.
     windows: Vec<[SeqWindow; Ac::COUNT]>,
+    /// Numbered frames the driver gave up outside the retry limit (station, access
+    /// category, number), for the world to move the receiver's reorder buffer past them
+    /// as a BlockAck request would ([`take_given_up`](Self::take_given_up)).
+    given_up: Vec<(u16, Ac, u32)>,
     any_aggregating: bool,
     any_legacy: bool,
     shape: ScheduleShape,
@@ -221,6 +225,7 @@ impl<Q: TidQueue> Ath9k<Q> {
             hwqs: Default::default(),
             pending_frames: [0; Ac::COUNT],
             counters: Ath9kCounters::default(),
+            given_up: Vec::new(),
             windows: (0..timings.len()).map(|_| Default::default()).collect(),
             dropped_scratch: Vec::new(),
         })
@@ -494,15 +499,26 @@ impl<Q: TidQueue> Ath9k<Q> {
         }
     }
 
-    /// A frame the driver cannot keep: it leaves its window and counts as dropped.
+    /// A frame the driver cannot keep: it leaves its window and counts as dropped, and
+    /// the receiver is told to stop waiting for it ([`take_given_up`](Self::take_given_up)),
+    /// as ath9k's `ath_send_bar` does for a frame it gives up. Not reached by any
+    /// scenario (the TID queues take every resend); handled so that a release build
+    /// never leaves the receiver's reorder buffer holding frames behind it.
     fn give_up(&mut self, key: (u16, usize, u32), pkt: Packet, dropped: &mut Vec<Packet>) {
         debug_assert!(false, "station {}'s TID queue refused a frame to resend", key.0);
         if let Some(w) = self.windows.get_mut(usize::from(key.0)) {
             w[key.1].done(key.2);
         }
+        self.given_up.push((key.0, pkt.ac(), key.2));
         self.pending_frames[key.1] = self.pending_frames[key.1].saturating_sub(1);
         self.counters.frames_dropped += 1;
         dropped.push(pkt);
+    }
+
+    /// The numbered frames given up since the last call (station, access category,
+    /// number): the receiver's reorder buffer must move past each.
+    pub fn take_given_up(&mut self) -> Vec<(u16, Ac, u32)> {
+        core::mem::take(&mut self.given_up)
     }
 
     /// Transmit or receive airtime of station `s` in `ac`, registered for airtime
@@ -684,6 +700,15 @@ impl Ath9kAp {
             Ath9kAp::Qdisc { driver, .. } => driver.complete_frames(statuses),
         }
         self.after_completion(ac, now, dropped);
+    }
+
+    /// The numbered frames the driver gave up since the last call
+    /// ([`Ath9k::take_given_up`]).
+    pub fn take_given_up(&mut self) -> Vec<(u16, Ac, u32)> {
+        match self {
+            Ath9kAp::Txqs(d) => d.take_given_up(),
+            Ath9kAp::Qdisc { driver, .. } => driver.take_given_up(),
+        }
     }
 
     /// One PPDU's completion ([`Ath9k::ppdu_done`]), then the schedule.

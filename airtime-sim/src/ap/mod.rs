@@ -525,6 +525,12 @@ impl Ap {
         }
     }
 
+    /// The numbered frames a host-aggregating driver gave up outside the retry limit
+    /// since the last call (station, access category, number).
+    pub fn take_given_up(&mut self) -> Vec<(u16, Ac, u32)> {
+        self.ath9k.as_mut().map(|d| d.take_given_up()).unwrap_or_default()
+    }
+
     /// A PPDU-stats report: `airtime_us` of transmit airtime to station `s` in `ac`, which
     /// had `acked` MSDUs acknowledged (only the adapter reads them).
     pub fn ppdu_stats(&mut self, s: u16, ac: Ac, airtime_us: u32, acked: sim_hal::AckedMsdus, now: Nanos) {

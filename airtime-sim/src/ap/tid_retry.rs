@@ -1,12 +1,17 @@
 //! A host-aggregating driver's TID queue with its software retry queue in front: the
-//! subframes a BlockAck missed wait here, oldest sequence number first, and go before
-//! any new frame into the TID's next aggregate (ath9k: `ath_tx_complete_aggr` puts them
-//! on `tid->retry_q`, `ath_tid_dequeue` takes that queue first, `ath_tx_form_aggr` forms
-//! the aggregate from what it hands out).
+//! subframes a BlockAck missed wait here and go before any new frame into the TID's
+//! next aggregate (ath9k: `ath_tx_complete_aggr` puts them on `tid->retry_q`,
+//! `ath_tid_dequeue` takes that queue first, `ath_tx_form_aggr` forms the aggregate
+//! from what it hands out). They wait oldest sequence number first, a simplification:
+//! ath9k appends each completion's missed subframes at the queue's tail (the two
+//! orders measured the same on a lossy VHT80 link).
+//!
+//! A frame is told a resend by its number: this holds while every frame the AP sends
+//! reaches it unnumbered (from the wired side or the AP's own stack); a frame forwarded
+//! between stations would carry its uplink number and must be cleared first.
 //!
 //! A resent frame reaches the queue through the txq table's enqueue, which wakes the
-//! txq as `ath_tx_complete_aggr`'s `ath_tx_queue_tid` schedules the TID again; it is told
-//! from a new one by its sequence number (a new frame has none yet).
+//! txq as `ath_tx_complete_aggr`'s `ath_tx_queue_tid` schedules the TID again.
 
 use crate::net::Packet;
 use airtime_sched::Instant;

@@ -527,6 +527,7 @@ impl World {
             Event::HostPpduDone(c) => {
                 let HostCompletion { ac, station, mut statuses, failed } = c;
                 self.ap.host_ppdu_done(ac, station, &mut statuses, failed, now);
+                self.receivers_pass_given_up();
                 self.after_completions(&statuses, now);
             }
             Event::TxIrq(n) => {

@@ -173,6 +173,26 @@ impl World {
         (released, Outcome::of(acked > 0, dropped))
     }
 
+    /// Moves each station's reorder buffer past the frames its AP's host-aggregating
+    /// driver gave up outside the retry limit (ath9k's BlockAck request after
+    /// `ath_send_bar`, its timing not modelled), handing the station what that releases.
+    pub(super) fn receivers_pass_given_up(&mut self) {
+        for (station, ac, seq) in self.ap.take_given_up() {
+            let s = usize::from(station);
+            let mut released = Vec::new();
+            if let Some(l) = self.links.get_mut(s).and_then(Option::as_mut) {
+                l.down_rx[ac.index()].receive(seq, None, &mut released);
+            }
+            if !released.is_empty() {
+                for p in released {
+                    self.packets += 1;
+                    self.delivered.push(Delivery::Down(s, p));
+                }
+                self.delivered.push(Delivery::Poll(s));
+            }
+        }
+    }
+
     /// The AP's A-MPDU (or MU user's subframes) to `station` collided: no BlockAck, so
     /// each frame counts a failed attempt, as a lost subframe does (ath9k counts a
     /// software retry for every subframe of an aggregate without a BlockAck,
