@@ -1174,3 +1174,24 @@ fn a_push_that_unwinds_loses_only_its_own_frame_and_charge() {
     assert_eq!(t.scheduler().station_pending_us(sta, Ac::Be).unwrap(), 100, "the lost charge stays");
     assert_eq!(r.turns, [q]);
 }
+
+/// `add_txq_with`'s hook runs with the txq's id before any other call can see the txq:
+/// neither an enqueue nor a removal reaches it yet, so what a driver records there is in
+/// place before a removal racing the add could look for it.
+#[test]
+fn add_txq_with_runs_its_hook_before_the_txq_is_live() {
+    let t = TxqTable::<Fifo>::new(Scheduler::new(Config::default()).unwrap());
+    let sta2 = t.scheduler().add_station(Weight::DEFAULT).unwrap();
+    let mut seen = None;
+    let id = t
+        .add_txq_with(Some(sta2), Tid::BE, Fifo::default(), |id| {
+            assert_eq!(t.scheduler().txq_info(id), Err(SchedError::UnknownTxq), "not live in the hook");
+            assert!(matches!(t.enqueue(id, Pkt(1), NOW), Err(EnqueueError::UnknownTxq(Pkt(1)))));
+            assert_eq!(t.remove_txq(id), Err(SchedError::UnknownTxq), "nor removable");
+            seen = Some(id);
+        })
+        .unwrap();
+    assert_eq!(seen, Some(id), "the hook saw the id the add returned");
+    assert!(t.scheduler().txq_info(id).is_ok());
+    t.enqueue(id, Pkt(2), NOW).unwrap();
+}

@@ -176,7 +176,7 @@ impl Scheduler {
         station: Option<StationId>,
         tid: Tid,
         kept: u64,
-        init: impl FnOnce(usize),
+        init: impl FnOnce(TxqId),
     ) -> Result<TxqId, SchedError> {
         if let Some(sta) = station {
             self.station_slot(sta)?;
@@ -210,7 +210,7 @@ impl Scheduler {
         slot.station.store(station.map_or(NO_STATION, StationId::to_raw), occupant_store());
         slot.tid.store(u32::from(tid.get()), occupant_store());
         slot.round.store(0, occupant_store());
-        init(index);
+        init(TxqId { index: index as u16, generation });
         // Publish LIVE, keeping the QUEUED bits of entries earlier txqs left (a pop may
         // clear them meanwhile, hence the loop). An entry on this txq's own AC becomes
         // its ORPHAN: it stands for no wake of this txq until one takes it over.

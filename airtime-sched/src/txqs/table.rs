@@ -474,13 +474,30 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// txq) refuses with [`SchedError::TxqsDraining`], not `TxqsFull`: finish the turn
     /// or call `take_removed`, then try again.
     pub fn add_txq(&self, station: Option<StationId>, tid: Tid, queue: Q) -> Result<TxqId, AddTxqError<Q>> {
+        self.add_txq_with(station, tid, queue, |_| ())
+    }
+
+    /// [`add_txq`](Self::add_txq), running `before_live` with the txq's id before any
+    /// other context can see it (enqueue to it, serve it, remove it): where a driver
+    /// records what it keeps by slot for the txq, so that a removal racing the add (of
+    /// its station, on another context) always finds the record. It runs even if the
+    /// add then fails because the station was removed meanwhile (the txq comes back
+    /// through [`take_removed`](Self::take_removed) then, as a removed one does).
+    pub fn add_txq_with(
+        &self,
+        station: Option<StationId>,
+        tid: Tid,
+        queue: Q,
+        before_live: impl FnOnce(TxqId),
+    ) -> Result<TxqId, AddTxqError<Q>> {
         let mut queue = Some(queue);
-        let added = self.sched.add_txq_with(station, tid, txq::KEPT, |index| {
-            if let Some(cell) = self.cells.get(index) {
+        let added = self.sched.add_txq_with(station, tid, txq::KEPT, |id| {
+            if let Some(cell) = self.cells.get(id.index()) {
                 // SAFETY: the slot is claimed INIT by this call and was reusable, so its
                 // last queue was taken back: nobody else touches the cell.
                 cell.kept.with_mut(|kept| unsafe { *kept = Kept::new(queue.take()) });
             }
+            before_live(id);
         });
         match added {
             // The scheduler and the table have the same slots, so the queue is in place;

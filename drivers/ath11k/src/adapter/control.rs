@@ -185,11 +185,17 @@ where
                 return Err((e, Some(txq)));
             }
         }
-        match self.txqs.add_txq(station, tid, txq) {
+        // The mark before the txq is live: a removal of its station racing this add
+        // (another context) can only see the txq once it is live, so its hand-back
+        // always finds the mark and clears it; stored after, it would outlive that
+        // hand-back, and on a reused slot overwrite the next txq's.
+        let marked = |id: TxqId| {
+            if let Some(mark) = self.txq_marks.get(id.index()) {
+                mark.id.store(id.to_raw(), Ordering::Release);
+            }
+        };
+        match self.txqs.add_txq_with(station, tid, txq, marked) {
             Ok(id) => {
-                if let Some(mark) = self.txq_marks.get(id.index()) {
-                    mark.id.store(id.to_raw(), Ordering::Release);
-                }
                 if let Some(sta) = station {
                     self.stations.settle_txq(sta, tid, Some(id));
                 }
@@ -370,6 +376,13 @@ where
     /// ACs a round found the ring full for (or refusing) since the last completion
     /// pass that resumed them ([`Config::resume_blocked_acs`](crate::Config::resume_blocked_acs)):
     /// rounds only add to it, so that no round erases another context's mark.
+    ///
+    /// Only this radio's completion passes that reap something resume a blocked AC. A
+    /// driver whose TCL rings also carry other radios' frames (ath11k's `dp.tx_ring[]`
+    /// is the SoC's, shared by its pdevs), or whose `tcl_enqueue` can refuse for
+    /// another reason than a full ring (no memory), with none of this radio's frames in
+    /// flight, is not woken by them: it runs [`run_rounds`](Self::run_rounds) on these
+    /// ACs from a timer, or its txqs wait for the next wake.
     pub fn blocked_acs(&self) -> AcSet {
         self.blocked.load()
     }
