@@ -197,7 +197,16 @@ where
     /// releases its charge, counts the status and hands the frame back. Returns the
     /// frame's AC, or `None` for an id with no outstanding entry (counted, ignored).
     /// The building block of [`poll_tx_completions`](Self::poll_tx_completions) for a
-    /// caller that reads the completion ring itself.
+    /// caller that reads the completion ring itself. It does none of what the pass does
+    /// after its completions (the SeqCst fence against a round that read the ring full,
+    /// the blocked ACs' resume, the waiting rounds): a caller that uses it runs rounds on
+    /// every blocked AC afterwards, not only on those it completed frames of, or a round
+    /// that read the ring full just before these completions freed it is left with no
+    /// one to run it again.
+    ///
+    /// An MSDU id is the hardware's, reused once freed (ath11k's `idr_alloc` takes the
+    /// lowest free id): a duplicated completion that arrives after its id was reused
+    /// completes the newer frame, as in ath11k. The HAL must not report one twice.
     pub fn complete_msdu(&self, c: TxCompletion) -> Option<Ac> {
         let mut charges = PassCharges::new();
         let ac = self.complete_msdu_in_pass(c, &mut charges, &mut |frame, c| self.hal.tx_completed(frame, c));

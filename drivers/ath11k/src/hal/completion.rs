@@ -118,8 +118,9 @@ pub trait TxCompletionRing {
 }
 
 /// Where finished frames go: `ieee80211_tx_status_ext` for transmitted frames,
-/// `ieee80211_free_txskb` for the rest. The adapter has released the frame's charge
-/// before it calls this (so the stack must not release it again).
+/// `ieee80211_free_txskb` for the rest. The adapter owns the frame's charge and
+/// releases it itself (a completion pass releases its frames' charges together, after
+/// their statuses; a frame of a removed txq, before): the stack must not release it.
 ///
 /// Locking: `&self`, from any context: the completion context (completions), the wake
 /// context (never: a refused frame is kept, not freed) and control operations (frames
