@@ -482,7 +482,9 @@ impl<Q: Txq + Enqueue> TxqTable<Q> {
     /// records what it keeps by slot for the txq, so that a removal racing the add (of
     /// its station, on another context) always finds the record. It runs even if the
     /// add then fails because the station was removed meanwhile (the txq comes back
-    /// through [`take_removed`](Self::take_removed) then, as a removed one does).
+    /// through [`take_removed`](Self::take_removed) then, as a removed one does). It
+    /// runs while the slot is claimed and not yet live: it must not block or panic (a
+    /// hook that unwinds leaves the slot claimed for good).
     pub fn add_txq_with(
         &self,
         station: Option<StationId>,

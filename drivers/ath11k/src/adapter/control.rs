@@ -382,7 +382,9 @@ where
     /// is the SoC's, shared by its pdevs), or whose `tcl_enqueue` can refuse for
     /// another reason than a full ring (no memory), with none of this radio's frames in
     /// flight, is not woken by them: it runs [`run_rounds`](Self::run_rounds) on these
-    /// ACs from a timer, or its txqs wait for the next wake.
+    /// ACs from a timer, or its txqs wait for the next wake. Only such a pass clears the
+    /// set, so the timer stops on the radio's own state (no frames held back or queued
+    /// on those ACs), not on this set emptying.
     pub fn blocked_acs(&self) -> AcSet {
         self.blocked.load()
     }
