@@ -32,16 +32,23 @@ struct ParkingQ {
     resume: &'static Barrier,
 }
 
-impl Txq for ParkingQ {
-    type Frame = Pkt;
-    type Error = core::convert::Infallible;
-    fn dequeue(&mut self, now: Instant) -> Result<Option<Pkt>, Self::Error> {
-        self.q.dequeue(now)
-    }
-    fn peek_len(&self) -> Option<u32> {
-        self.q.peek_len()
-    }
+/// `Txq` for a wrapper of the FIFO `Q` in its field `q`: dequeues from it.
+macro_rules! txq_of_fifo {
+    ($wrapper:ty) => {
+        impl Txq for $wrapper {
+            type Frame = Pkt;
+            type Error = core::convert::Infallible;
+            fn dequeue(&mut self, now: Instant) -> Result<Option<Pkt>, Self::Error> {
+                self.q.dequeue(now)
+            }
+            fn peek_len(&self) -> Option<u32> {
+                self.q.peek_len()
+            }
+        }
+    };
 }
+
+txq_of_fifo!(ParkingQ);
 
 impl Enqueue for ParkingQ {
     fn enqueue(&mut self, frame: Pkt, now: Instant) {
@@ -838,16 +845,7 @@ struct ParkingEnqueueQ {
     resume: &'static Barrier,
 }
 
-impl Txq for ParkingEnqueueQ {
-    type Frame = Pkt;
-    type Error = core::convert::Infallible;
-    fn dequeue(&mut self, now: Instant) -> Result<Option<Pkt>, Self::Error> {
-        self.q.dequeue(now)
-    }
-    fn peek_len(&self) -> Option<u32> {
-        self.q.peek_len()
-    }
-}
+txq_of_fifo!(ParkingEnqueueQ);
 
 impl Enqueue for ParkingEnqueueQ {
     const DIRECT_ENQUEUE: bool = true;
